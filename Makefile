@@ -1,0 +1,55 @@
+# huddle -- the two commands a newcomer needs:
+#   make run    install missing packages, build, apply the example team
+#   make test   install missing packages, then every test, twice: a normal
+#               build and an ASan+UBSan build
+# Also: make (build), make bench, make fuzz, make clean.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+RUN_HOME   ?= $(BUILD)/home
+FUZZ_SECONDS ?= 30
+
+.PHONY: all deps build build-asan run test test-unit bench fuzz clean format
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+build-asan:
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHUDDLE_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+run: deps build
+	@scripts/run.sh $(BUILD) $(RUN_HOME)
+
+test: deps
+	@scripts/checksrc.sh
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build-asan
+	@echo "== tests: normal build =="
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@echo "== tests: ASan+UBSan build =="
+	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: deps
+	@cmake -S . -B $(BUILD)-release -DCMAKE_BUILD_TYPE=Release -DHUDDLE_TESTS=OFF >/dev/null
+	@cmake --build $(BUILD)-release -j $(JOBS)
+	@bench/run.sh $(BUILD)-release
+
+fuzz: deps
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHUDDLE_FUZZ=ON -DHUDDLE_TESTS=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BUILD)-release

@@ -1,0 +1,80 @@
+/*
+ * agent.h -- agents: the members of teams (SPEC 3).
+ *
+ * An agent id is a slug, globally unique; an agent is in at most one team.
+ * runtime names the adapter that runs it (scripted, exec, claude-code,
+ * codex, hermes, openai) and runtime_config is that adapter's JSON object.
+ */
+#ifndef HUDDLE_AGENT_H
+#define HUDDLE_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "store.h"
+
+typedef struct hd_agent {
+	char *id;
+	char *name;
+	char *team_id; /* or NULL */
+	char *role;    /* "" when none */
+	char *runtime;
+	json_t *runtime_config; /* an object; owned */
+	char *status; /* idle | working | shutdown_requested | shutdown | error */
+	char *spawned_by;  /* or NULL */
+	char *session_key; /* or NULL */
+	int is_leader;
+	int64_t last_active_at; /* 0 when never */
+	int64_t created_at;
+	int64_t updated_at;
+} hd_agent;
+
+typedef struct hd_agents {
+	hd_agent *items;
+	size_t n;
+} hd_agents;
+
+typedef struct hd_agent_spec {
+	const char *id;
+	const char *team;
+	const char *name;	     /* default: the id */
+	const char *role;	     /* default: "" */
+	const char *runtime;	     /* default: "scripted" */
+	const json_t *runtime_config; /* default: {} (borrowed) */
+	int leader;		     /* make it the team's leader */
+} hd_agent_spec;
+
+/* Runtimes an agent may name. */
+int hd_agent_runtime_known(const char *runtime);
+
+/*
+ * Check runtime and runtime_config together: an unknown runtime or a config
+ * of the wrong shape is HD_EINVAL with a message naming the field.
+ */
+int hd_agent_check_runtime(const char *runtime, const json_t *config,
+    hd_err *err);
+
+/* Add an agent to an existing team. `agent "x" already exists` when the id
+ * is taken; `team dev already has a leader (manager)` for a second leader. */
+int hd_agent_add(hd_agent **out, hd_store *st, const hd_agent_spec *spec,
+    hd_err *err);
+
+/* Fetch one agent. `agent "x" not found`. */
+int hd_agent_get(hd_agent **out, hd_store *st, const char *id, hd_err *err);
+
+/* Agents of a team (or of every team when team is NULL), leader first,
+ * then by id. */
+int hd_agent_list(hd_agents *out, hd_store *st, const char *team,
+    hd_err *err);
+
+/* Remove an agent; a leader's team is left without a leader. */
+int hd_agent_remove(hd_store *st, const char *id, hd_err *err);
+
+json_t *hd_agent_to_json(const hd_agent *a);
+void hd_agent_free(hd_agent *a);
+void hd_agents_dispose(hd_agents *l);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * events.h -- the append-only log of what happened (SPEC 13).
+ *
+ * Writing an event never fails the operation it describes: hd_events_append
+ * returns nothing and logs its own failures. Called inside a write
+ * transaction the event commits (or rolls back) with the change it
+ * describes.
+ */
+#ifndef HUDDLE_EVENTS_H
+#define HUDDLE_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "store.h"
+
+typedef struct hd_event {
+	int64_t seq; /* global order, gapless within one process's view */
+	char *id;    /* random UUID */
+	int64_t ts;  /* ms since the epoch */
+	char *kind;
+	char *team_id;	/* or NULL */
+	int64_t task_id; /* 0 when none */
+	char *agent_id; /* or NULL */
+	json_t *data;	/* always an object */
+} hd_event;
+
+typedef struct hd_event_list {
+	hd_event *items;
+	size_t n;
+} hd_event_list;
+
+typedef struct hd_event_filter {
+	const char *team;  /* NULL: any */
+	const char *kind;  /* NULL: any */
+	int64_t after_seq; /* > 0: events after this seq, oldest first */
+	int limit;	   /* 1..10000; 0 means 100 */
+} hd_event_filter;
+
+#define HD_EVENTS_LIMIT_MAX 10000
+
+/* Append an event. data (an object or NULL) is stolen. Never fails. */
+void hd_events_append(hd_store *st, const char *kind, const char *team,
+    int64_t task_id, const char *agent, json_t *data);
+
+/*
+ * List events. Without after_seq: the newest `limit` events, oldest first
+ * (like tail). With after_seq: the first `limit` events after it. *out is
+ * the caller's: hd_event_list_dispose() it.
+ */
+int hd_events_list(hd_event_list *out, hd_store *st, const hd_event_filter *f,
+    hd_err *err);
+
+/* The highest seq in the log (0 when empty). */
+int hd_events_head(int64_t *out, hd_store *st, hd_err *err);
+
+/* A new JSON object for an event (the caller owns it). */
+json_t *hd_event_to_json(const hd_event *e);
+
+void hd_event_list_dispose(hd_event_list *l);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * store.h -- the one SQLite database under HUDDLE_HOME.
+ *
+ * An hd_store is one connection; it is not shared between threads (open one
+ * per thread). Opening creates the home (0700) and huddle.db, sets the
+ * pragmas every connection uses (WAL, foreign keys, synchronous=NORMAL, a
+ * busy handler) and applies pending schema migrations. Surfaces see only
+ * this header; domain modules use the private src/store/store.h for SQL.
+ */
+#ifndef HUDDLE_STORE_H
+#define HUDDLE_STORE_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct hd_store hd_store;
+
+/* Default wall-clock budget for retrying a busy database. */
+#define HD_STORE_BUSY_BUDGET_MS 2000
+
+/*
+ * Open (creating when needed) HUDDLE_HOME/huddle.db. home must be a resolved
+ * path (see hd_home_resolve). Refuses a database whose schema is newer than
+ * this binary. On success *out belongs to the caller: hd_store_close() it.
+ * Returns 0, HD_EREFUSED (newer schema), HD_EBUSY or HD_ERR.
+ */
+int hd_store_open(hd_store **out, const char *home, hd_err *err);
+
+/* Close and free. NULL-safe. */
+void hd_store_close(hd_store *st);
+
+/* The home directory and database path. Borrowed; live with st. */
+const char *hd_store_home(const hd_store *st);
+const char *hd_store_path(const hd_store *st);
+
+/* Change the busy budget (milliseconds) for this connection. */
+void hd_store_set_busy_budget(hd_store *st, int ms);
+
+/* The schema version this binary writes, and the one the file has. */
+int hd_store_schema_version(void);
+int hd_store_file_version(hd_store *st, hd_err *err);
+
+/* Run PRAGMA integrity_check; 0 when the answer is "ok", else HD_ERR with
+ * the first problem in err. */
+int hd_store_integrity(hd_store *st, hd_err *err);
+
+/*
+ * kv: small shared state (per-agent turn state and the like).
+ * hd_store_kv_get sets *out to a malloc'd copy of the value, or NULL when
+ * the key is absent (returning 0 either way).
+ */
+int hd_store_kv_get(char **out, hd_store *st, const char *key, hd_err *err);
+int hd_store_kv_put(hd_store *st, const char *key, const char *value,
+    hd_err *err);
+
+#endif

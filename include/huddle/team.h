@@ -1,0 +1,101 @@
+/*
+ * team.h -- teams and their agents (SPEC 3).
+ *
+ * Team and agent ids match ^[a-z0-9][a-z0-9_-]{0,49}$; anything else is
+ * refused before any write, and no path is ever built from a name that has
+ * not passed that check. A team has at most one leader. An agent belongs to
+ * at most one team. A team's agent count is computed on read.
+ */
+#ifndef HUDDLE_TEAM_H
+#define HUDDLE_TEAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "store.h"
+
+typedef struct hd_team {
+	char *id;
+	char *name;
+	char *description; /* "" when none */
+	char *icon;	   /* or NULL */
+	char *color;	   /* or NULL */
+	char *leader_agent_id; /* or NULL */
+	char *status;	   /* active | shutting_down | shutdown */
+	int64_t agent_count;
+	int64_t created_at;
+	int64_t updated_at;
+} hd_team;
+
+typedef struct hd_teams {
+	hd_team *items;
+	size_t n;
+} hd_teams;
+
+/* Fields for create and update; NULL means "not given". */
+typedef struct hd_team_spec {
+	const char *id;
+	const char *name;
+	const char *description;
+	const char *icon;
+	const char *color;
+	const char *leader; /* update only: an agent of the team, "" clears */
+} hd_team_spec;
+
+/* Create a team. `team "x" already exists` (HD_EEXISTS) when taken. On
+ * success *out (when out is non-NULL) is the new team: hd_team_free() it. */
+int hd_team_create(hd_team **out, hd_store *st, const hd_team_spec *spec,
+    hd_err *err);
+
+/* Fetch one team with its agent count. `team "x" not found`. */
+int hd_team_get(hd_team **out, hd_store *st, const char *id, hd_err *err);
+
+/* All teams ordered by id. Dispose with hd_teams_dispose(). */
+int hd_team_list(hd_teams *out, hd_store *st, hd_err *err);
+
+/* Change the given fields of spec->id. */
+int hd_team_update(hd_team **out, hd_store *st, const hd_team_spec *spec,
+    hd_err *err);
+
+/*
+ * Remove a team and its agents. A team that still has tasks, posts or
+ * messages is refused (HD_EREFUSED) unless purge is set, which deletes them
+ * too. The event log is kept.
+ */
+int hd_team_remove(hd_store *st, const char *id, int purge, hd_err *err);
+
+/* Set err to `no member "x" in team y` (HD_EREFUSED) unless agent is in
+ * team. The team must exist (else `team "y" not found`). */
+int hd_team_member_check(hd_store *st, const char *team, const char *agent,
+    hd_err *err);
+
+json_t *hd_team_to_json(const hd_team *t);
+void hd_team_free(hd_team *t);
+void hd_teams_dispose(hd_teams *l);
+
+/* What hd_team_apply_file did, for the caller to show. */
+typedef struct hd_apply_report {
+	json_t *json; /* {"team","action","agents":[{"id","action"}],
+			 "warnings":[...]}; owned by the report */
+	int changed;  /* 1 when anything was created or updated */
+} hd_apply_report;
+
+/*
+ * Apply a team file (SPEC 3) idempotently in one transaction: create what
+ * is missing, update what changed, never delete. A malformed file gives
+ * `<path>:<line>:<column>: <problem>` and changes nothing; a file that
+ * parses but is wrong names the field (`<path>: agents[1].id: ...`).
+ */
+int hd_team_apply_file(hd_apply_report *out, hd_store *st, const char *path,
+    hd_err *err);
+
+/* The same from an already parsed document; origin names it in errors. */
+int hd_team_apply_json(hd_apply_report *out, hd_store *st, const json_t *doc,
+    const char *origin, hd_err *err);
+
+void hd_apply_report_dispose(hd_apply_report *r);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * util.h -- small portable helpers every layer uses: time, names, random
+ * ids, files. No huddle rules live here apart from the name syntax.
+ */
+#ifndef HUDDLE_UTIL_H
+#define HUDDLE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* Wall-clock milliseconds since the epoch (what every table stores). */
+int64_t hd_now_ms(void);
+
+/* Monotonic milliseconds and microseconds, for budgets and timing only. */
+int64_t hd_mono_ms(void);
+int64_t hd_mono_us(void);
+
+/* Sleep for us microseconds (restarts on EINTR). */
+void hd_sleep_us(int64_t us);
+
+/* Format ms-since-epoch as ISO 8601 UTC with milliseconds
+ * ("2026-11-22T10:29:03.123Z") into out (>= 25 bytes). */
+void hd_time_iso(char *out, size_t outlen, int64_t ms);
+
+/* 1 when s matches ^[a-z0-9][a-z0-9_-]{0,49}$, the syntax of team and agent
+ * ids; only names that pass may ever become part of a path. */
+int hd_slug_ok(const char *s);
+
+/*
+ * Check a team or agent id; on failure set err to
+ * `invalid <what> name "<s>": use 1-50 lowercase letters, digits, '-' or '_'`
+ * and return HD_EINVAL.
+ */
+int hd_slug_check(const char *what, const char *s, hd_err *err);
+
+/* 1 when the len bytes at s are valid UTF-8 (no overlongs, surrogates or
+ * code points past U+10FFFF). */
+int hd_utf8_ok(const char *s, size_t len);
+
+/* The number of code points in the NUL-terminated UTF-8 string s, or -1
+ * when s is not valid UTF-8. */
+long hd_utf8_chars(const char *s);
+
+/*
+ * Check a text field: valid UTF-8 with min..max code points. Messages:
+ * `<what> must be valid UTF-8`, `<what> must not be empty`,
+ * `<what> is 201 characters; the limit is 200`.
+ */
+int hd_text_check(const char *what, const char *s, long min, long max,
+    hd_err *err);
+
+/* Fill buf with n cryptographically random bytes (OpenSSL). */
+int hd_random_bytes(void *buf, size_t n, hd_err *err);
+
+/* A random RFC 4122 version 4 UUID, 36 chars + NUL, into out[37]. */
+int hd_uuid(char out[37], hd_err *err);
+
+/* A random lowercase hex string of 2*nbytes chars into out. */
+int hd_random_hex(char *out, size_t nbytes, hd_err *err);
+
+/* A uniformly random integer in [0, n) for jitter; not for secrets. */
+uint32_t hd_jitter(uint32_t n);
+
+/* mkdir -p with mode for every directory it creates; an existing directory
+ * is left alone. */
+int hd_mkdir_p(const char *path, int mode, hd_err *err);
+
+/* Resolve HUDDLE_HOME: override when given, else $HUDDLE_HOME, else
+ * $HOME/.huddle. Returns a malloc'd string or NULL with err set. */
+char *hd_home_resolve(const char *override, hd_err *err);
+
+/* Read a whole file (at most max bytes) into a malloc'd, NUL-terminated
+ * string. */
+int hd_read_file(char **out, size_t *outlen, const char *path, size_t max,
+    hd_err *err);
+
+/* Parse a base-10 int64 that must fill s completely; 0 or HD_EINVAL with
+ * `<what> must be an integer, not "<s>"`. */
+int hd_parse_i64(int64_t *out, const char *s, const char *what, hd_err *err);
+
+#endif

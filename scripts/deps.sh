@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# deps.sh -- install the Debian packages huddle needs to build and test.
+#
+# Idempotent: when every package is present it prints nothing and exits 0.
+# Otherwise it names what it installs, runs apt-get (through sudo when not
+# root) and fails with a clear message when it cannot.
+#
+#   scripts/deps.sh            build + unit-test dependencies
+#   scripts/deps.sh --e2e      also Node.js/npm and Chromium for e2e tests
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
+      libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libcmocka-dev
+      clang sqlite3)
+if [ "${1:-}" = "--e2e" ]; then
+	pkgs+=(nodejs npm chromium)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+	# nodejs/npm may come from elsewhere than Debian (e.g. nodesource, nvm):
+	# a working command counts as present.
+	case "$p" in
+	nodejs) command -v node >/dev/null 2>&1 && continue ;;
+	npm) command -v npm >/dev/null 2>&1 && continue ;;
+	chromium) command -v chromium >/dev/null 2>&1 && continue ;;
+	esac
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$status" in
+	*" installed") ;;
+	*) missing+=("$p") ;;
+	esac
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps.sh: installing ${missing[*]}" >&2
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "deps.sh: apt-get not found; install these packages by hand: ${missing[*]}" >&2
+	exit 1
+fi
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		sudo=(sudo)
+	else
+		echo "deps.sh: not root and sudo is missing; as root run: apt-get install ${missing[*]}" >&2
+		exit 1
+	fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+if ! "${sudo[@]}" apt-get update -qq >/dev/null; then
+	echo "deps.sh: apt-get update failed; check the network or apt sources" >&2
+	exit 1
+fi
+if ! "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+	echo "deps.sh: apt-get install failed for: ${missing[*]}" >&2
+	exit 1
+fi
+echo "deps.sh: installed ${missing[*]}" >&2

@@ -1,0 +1,108 @@
+/*
+ * cli.h -- the command-line surface: the command table, parsed arguments,
+ * and the one place errors are printed.
+ *
+ * A command is one hd_cli_cmd in a cmd-<name>.c file, listed in main.c's
+ * table. The dispatcher handles --home, --json, --help, unknown commands
+ * and options, and positional counts the same way for every command, so a
+ * command function only reads its arguments, calls the library and renders.
+ * Exit codes: 0 success, 1 refused or failed, 2 usage error.
+ */
+#ifndef HD_CLI_H
+#define HD_CLI_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include <huddle/huddle.h>
+
+#define HD_EXIT_OK 0
+#define HD_EXIT_FAIL 1
+#define HD_EXIT_USAGE 2
+
+typedef struct hd_cli_opt {
+	const char *name;  /* long name, without the dashes */
+	int short_name;	   /* or 0 */
+	const char *arg;   /* metavariable; NULL for a flag */
+	const char *help;
+	int multi;	   /* may be given more than once */
+} hd_cli_opt;
+
+typedef struct hd_cli hd_cli;
+typedef int (*hd_cli_fn)(hd_cli *cli);
+
+typedef struct hd_cli_cmd {
+	const char *name;
+	const char *args;    /* positional synopsis, e.g. "TEAM AGENT" */
+	const char *summary; /* one line */
+	int min_args;
+	int max_args;	     /* -1: any number */
+	const hd_cli_opt *opts; /* NULL-name terminated, or NULL */
+	hd_cli_fn fn;	     /* NULL when the command has subcommands */
+	const struct hd_cli_cmd *subs; /* NULL-name terminated, or NULL */
+	const char *details; /* more help text, or NULL */
+} hd_cli_cmd;
+
+#define HD_CLI_MAX_OPTS 32
+#define HD_CLI_MAX_VALS 64
+
+struct hd_cli {
+	const char *home_opt; /* --home, or NULL */
+	int json;	      /* --json */
+	const char *path;     /* "team create", for messages */
+	const hd_cli_cmd *cmd;
+	int argc;	      /* positionals */
+	char **argv;
+	struct {
+		const hd_cli_opt *opt;
+		const char *vals[HD_CLI_MAX_VALS];
+		int n;
+	} parsed[HD_CLI_MAX_OPTS];
+	int nparsed;
+	hd_store *st; /* opened on first use */
+	hd_err err;
+};
+
+/* The last value of an option, or NULL when absent. */
+const char *hd_cli_opt_str(hd_cli *c, const char *name);
+/* 1 when a flag (or any option of that name) was given. */
+int hd_cli_flag(hd_cli *c, const char *name);
+/* All values of a repeatable option; returns the count. */
+int hd_cli_opt_all(hd_cli *c, const char *name, const char *const **vals);
+/* Parse an integer option; absent leaves *out alone. Usage error text on
+ * failure (return HD_EXIT_USAGE), else 0. */
+int hd_cli_opt_int(hd_cli *c, const char *name, int64_t min, int64_t max,
+    int64_t *out);
+
+/* Open the store (once); on failure print the error and return 1. */
+int hd_cli_store(hd_cli *c, hd_store **out);
+
+/* Print `huddle: <err>` on stderr; return HD_EXIT_FAIL. */
+int hd_cli_fail(hd_cli *c);
+/* Print `huddle: <msg>` and a hint to --help; return HD_EXIT_USAGE. */
+int hd_cli_usage(hd_cli *c, const char *fmt, ...) HD_PRINTFLIKE(2, 3);
+/* Print `huddle: warning: <msg>` on stderr. */
+void hd_cli_warn(const char *fmt, ...) HD_PRINTFLIKE(1, 2);
+
+/* Print a JSON value on stdout, indented, and steal it. */
+void hd_cli_json(json_t *v);
+
+/* Aligned text tables for human output. */
+typedef struct hd_table hd_table;
+hd_table *hd_table_new(int ncols, ...); /* the column headings */
+void hd_table_row(hd_table *t, ...);	/* ncols strings (NULL prints "-") */
+void hd_table_print(hd_table *t, FILE *f, const char *indent);
+void hd_table_free(hd_table *t);
+
+/* Format ms-since-epoch for people: "2026-11-22 10:29:03". */
+void hd_cli_time(char *out, size_t outlen, int64_t ms);
+
+/* The commands. */
+extern const hd_cli_cmd hd_cli_cmd_init;
+extern const hd_cli_cmd hd_cli_cmd_up;
+extern const hd_cli_cmd hd_cli_cmd_team;
+extern const hd_cli_cmd hd_cli_cmd_agent;
+extern const hd_cli_cmd hd_cli_cmd_events;
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * cmd-team.c -- `huddle team create|list|show|update|rm`.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static void
+print_agents(const hd_agents *al, const char *indent)
+{
+	hd_table *t = hd_table_new(5, "AGENT", "ROLE", "RUNTIME", "STATUS",
+	    "LEADER");
+	size_t i;
+
+	for (i = 0; i < al->n; i++) {
+		const hd_agent *a = &al->items[i];
+
+		hd_table_row(t, a->id, a->role[0] ? a->role : "-", a->runtime,
+		    a->status, a->is_leader ? "yes" : "");
+	}
+	hd_table_print(t, stdout, indent);
+	hd_table_free(t);
+}
+
+static int
+cmd_team_create(hd_cli *c)
+{
+	hd_team_spec spec = {0};
+	hd_team *t = NULL;
+	hd_store *st;
+
+	spec.id = c->argv[0];
+	spec.name = hd_cli_opt_str(c, "name");
+	spec.description = hd_cli_opt_str(c, "description");
+	spec.icon = hd_cli_opt_str(c, "icon");
+	spec.color = hd_cli_opt_str(c, "color");
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_team_create(&t, st, &spec, &c->err) < 0)
+		return hd_cli_fail(c);
+	if (c->json)
+		hd_cli_json(hd_team_to_json(t));
+	else
+		printf("created team %s (%s)\n", t->id, t->name);
+	hd_team_free(t);
+	return HD_EXIT_OK;
+}
+
+static int
+cmd_team_list(hd_cli *c)
+{
+	hd_teams l;
+	hd_store *st;
+	hd_table *t;
+	json_t *arr;
+	size_t i;
+
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_team_list(&l, st, &c->err) < 0)
+		return hd_cli_fail(c);
+	if (c->json) {
+		arr = json_array();
+		for (i = 0; i < l.n; i++)
+			json_array_append_new(arr, hd_team_to_json(&l.items[i]));
+		hd_cli_json(arr);
+	} else if (l.n == 0)
+		printf("no teams yet; create one with 'huddle team create' or "
+		       "'huddle up FILE'\n");
+	else {
+		t = hd_table_new(5, "TEAM", "NAME", "AGENTS", "LEADER", "STATUS");
+		for (i = 0; i < l.n; i++) {
+			char n[24];
+
+			snprintf(n, sizeof(n), "%lld",
+			    (long long)l.items[i].agent_count);
+			hd_table_row(t, l.items[i].id, l.items[i].name, n,
+			    l.items[i].leader_agent_id, l.items[i].status);
+		}
+		hd_table_print(t, stdout, "");
+		hd_table_free(t);
+	}
+	hd_teams_dispose(&l);
+	return HD_EXIT_OK;
+}
+
+static int
+cmd_team_show(hd_cli *c)
+{
+	hd_team *t = NULL;
+	hd_agents al = {0};
+	hd_store *st;
+	json_t *o, *arr;
+	char when[32];
+	size_t i;
+	int rc = HD_EXIT_FAIL;
+
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_team_get(&t, st, c->argv[0], &c->err) < 0 ||
+	    hd_agent_list(&al, st, c->argv[0], &c->err) < 0) {
+		rc = hd_cli_fail(c);
+		goto done;
+	}
+	if (c->json) {
+		o = hd_team_to_json(t);
+		arr = json_array();
+		for (i = 0; i < al.n; i++)
+			json_array_append_new(arr, hd_agent_to_json(&al.items[i]));
+		json_object_set_new(o, "agents", arr);
+		hd_cli_json(o);
+	} else {
+		hd_cli_time(when, sizeof(when), t->created_at);
+		printf("team %s: %s\n", t->id, t->name);
+		printf("  status:       %s\n", t->status);
+		printf("  leader:       %s\n",
+		    t->leader_agent_id ? t->leader_agent_id : "(none)");
+		printf("  description:  %s\n",
+		    t->description[0] ? t->description : "(none)");
+		printf("  created:      %s\n", when);
+		printf("  agents (%zu):\n", al.n);
+		if (al.n > 0)
+			print_agents(&al, "    ");
+	}
+	rc = HD_EXIT_OK;
+done:
+	hd_team_free(t);
+	hd_agents_dispose(&al);
+	return rc;
+}
+
+static int
+cmd_team_update(hd_cli *c)
+{
+	hd_team_spec spec = {0};
+	hd_team *t = NULL;
+	hd_store *st;
+
+	spec.id = c->argv[0];
+	spec.name = hd_cli_opt_str(c, "name");
+	spec.description = hd_cli_opt_str(c, "description");
+	spec.icon = hd_cli_opt_str(c, "icon");
+	spec.color = hd_cli_opt_str(c, "color");
+	spec.leader = hd_cli_opt_str(c, "leader");
+	if (hd_cli_flag(c, "no-leader")) {
+		if (spec.leader != NULL)
+			return hd_cli_usage(c,
+			    "--leader and --no-leader cannot go together");
+		spec.leader = "";
+	}
+	if (!spec.name && !spec.description && !spec.icon && !spec.color &&
+	    !spec.leader)
+		return hd_cli_usage(c, "nothing to update: pass --name, "
+				       "--description, --icon, --color or "
+				       "--leader");
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_team_update(&t, st, &spec, &c->err) < 0)
+		return hd_cli_fail(c);
+	if (c->json)
+		hd_cli_json(hd_team_to_json(t));
+	else
+		printf("updated team %s\n", t->id);
+	hd_team_free(t);
+	return HD_EXIT_OK;
+}
+
+static int
+cmd_team_rm(hd_cli *c)
+{
+	hd_store *st;
+	int purge = hd_cli_flag(c, "purge");
+
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_team_remove(st, c->argv[0], purge, &c->err) < 0)
+		return hd_cli_fail(c);
+	if (c->json)
+		hd_cli_json(json_pack("{s:s, s:b}", "removed", c->argv[0],
+		    "purged", purge));
+	else
+		printf("removed team %s%s\n", c->argv[0],
+		    purge ? " and everything in it" : "");
+	return HD_EXIT_OK;
+}
+
+static const hd_cli_opt team_fields[] = {
+	{"name", 0, "TEXT", "display name (default: the id)", 0},
+	{"description", 0, "TEXT", "what the team is for", 0},
+	{"icon", 0, "TEXT", "an icon (an emoji, say)", 0},
+	{"color", 0, "TEXT", "a colour for the dashboard (#4f46e5)", 0},
+	{NULL, 0, NULL, NULL, 0},
+};
+
+static const hd_cli_opt team_update_opts[] = {
+	{"name", 0, "TEXT", "display name", 0},
+	{"description", 0, "TEXT", "what the team is for", 0},
+	{"icon", 0, "TEXT", "an icon", 0},
+	{"color", 0, "TEXT", "a colour for the dashboard", 0},
+	{"leader", 0, "AGENT", "make AGENT (a member) the leader", 0},
+	{"no-leader", 0, NULL, "leave the team without a leader", 0},
+	{NULL, 0, NULL, NULL, 0},
+};
+
+static const hd_cli_opt team_rm_opts[] = {
+	/* deliberately no short form: hard to hit by accident */
+	{"purge", 0, NULL, "also delete the team's tasks, posts and messages", 0},
+	{NULL, 0, NULL, NULL, 0},
+};
+
+static const hd_cli_cmd team_subs[] = {
+	{"create", "TEAM", "Create a team", 1, 1, team_fields, cmd_team_create,
+	    NULL, "TEAM is 1-50 lowercase letters, digits, '-' or '_'."},
+	{"list", NULL, "List teams with their agent counts", 0, 0, NULL,
+	    cmd_team_list, NULL, NULL},
+	{"show", "TEAM", "Show a team and its agents", 1, 1, NULL,
+	    cmd_team_show, NULL, NULL},
+	{"update", "TEAM", "Change a team's name, description or leader", 1, 1,
+	    team_update_opts, cmd_team_update, NULL, NULL},
+	{"rm", "TEAM", "Remove a team and its agents", 1, 1, team_rm_opts,
+	    cmd_team_rm, NULL,
+	    "A team that still has tasks, posts or messages is refused unless "
+	    "--purge is given.\nThe event log is kept."},
+	{NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
+};
+
+const hd_cli_cmd hd_cli_cmd_team = {
+	.name = "team",
+	.summary = "Create, list, show, update and remove teams",
+	.subs = team_subs,
+};

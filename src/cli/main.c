@@ -1,0 +1,396 @@
+/*
+ * main.c -- `huddle`: the command table and the dispatcher.
+ *
+ * Every command goes through dispatch(): global options (--home, --json,
+ * --help, --version) may come before the command, and --home/--json/--help
+ * after it too; getopt_long parses each command's own table; the
+ * positional count is checked from the table. Errors are printed only by
+ * hd_cli_fail/hd_cli_usage, as `huddle: <message>` on stderr.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const hd_cli_cmd *const cmd_table[] = {
+	&hd_cli_cmd_init,
+	&hd_cli_cmd_up,
+	&hd_cli_cmd_team,
+	&hd_cli_cmd_agent,
+	&hd_cli_cmd_events,
+	NULL,
+};
+
+static const hd_cli_opt common_opts[] = {
+	{"home", 0, "DIR", "use DIR as HUDDLE_HOME (default: $HUDDLE_HOME, "
+			   "else ~/.huddle)", 0},
+	{"json", 0, NULL, "print machine-readable JSON on stdout", 0},
+	{"help", 'h', NULL, "show this help", 0},
+	{NULL, 0, NULL, NULL, 0},
+};
+
+static void
+print_opts(FILE *f, const hd_cli_opt *opts)
+{
+	const hd_cli_opt *o;
+	char left[64];
+
+	for (o = opts; o != NULL && o->name != NULL; o++) {
+		if (o->short_name)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name,
+			    o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
+			    o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(f, "  %-24s %s%s\n", left, o->help,
+		    o->multi ? " (repeatable)" : "");
+	}
+}
+
+static void
+print_main_help(FILE *f)
+{
+	const hd_cli_cmd *const *cp;
+
+	fprintf(f,
+	    "usage: huddle [--home DIR] [--json] <command> [options]\n\n"
+	    "huddle: one shared place for a team of AI agents on different "
+	    "runtimes:\n"
+	    "a board of tasks, a room, mailboxes.\n\ncommands:\n");
+	for (cp = cmd_table; *cp != NULL; cp++)
+		fprintf(f, "  %-10s %s\n", (*cp)->name, (*cp)->summary);
+	fprintf(f, "\noptions:\n");
+	print_opts(f, common_opts);
+	fprintf(f, "  %-24s %s\n", "    --version", "print the version");
+	fprintf(f, "\nRun 'huddle <command> --help' for a command's options.\n");
+}
+
+static void
+print_cmd_help(FILE *f, const char *path, const hd_cli_cmd *cmd)
+{
+	const hd_cli_cmd *sc;
+
+	if (cmd->subs != NULL) {
+		fprintf(f, "usage: huddle %s <subcommand> [options]\n\n%s.\n\n"
+			   "subcommands:\n",
+		    path, cmd->summary);
+		for (sc = cmd->subs; sc->name != NULL; sc++)
+			fprintf(f, "  %-12s %s\n", sc->name, sc->summary);
+		fprintf(f, "\nRun 'huddle %s <subcommand> --help' for its "
+			   "options.\n",
+		    path);
+		return;
+	}
+	fprintf(f, "usage: huddle %s%s%s [options]\n\n%s.\n", path,
+	    cmd->args ? " " : "", cmd->args ? cmd->args : "", cmd->summary);
+	if (cmd->details != NULL)
+		fprintf(f, "\n%s\n", cmd->details);
+	fprintf(f, "\noptions:\n");
+	print_opts(f, cmd->opts);
+	print_opts(f, common_opts);
+}
+
+int
+hd_cli_usage(hd_cli *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("huddle: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (c != NULL && c->path != NULL)
+		fprintf(stderr, "\nsee 'huddle %s --help'\n", c->path);
+	else
+		fprintf(stderr, "\nsee 'huddle --help'\n");
+	return HD_EXIT_USAGE;
+}
+
+/* Parse a leaf command's options and positionals, then run it. */
+static int
+run_leaf(hd_cli *c, const hd_cli_cmd *cmd, int argc, char **argv)
+{
+	struct option lopts[HD_CLI_MAX_OPTS + 4];
+	const hd_cli_opt *all[HD_CLI_MAX_OPTS + 4], *o;
+	char shorts[HD_CLI_MAX_OPTS * 2 + 4];
+	size_t ns = 0;
+	int n = 0, i, ch, idx;
+
+	shorts[ns++] = ':'; /* report missing arguments as ':' */
+	for (i = 0; i < 2; i++) {
+		for (o = i == 0 ? cmd->opts : common_opts;
+		     o != NULL && o->name != NULL; o++) {
+			if (n >= HD_CLI_MAX_OPTS + 3)
+				break;
+			all[n] = o;
+			lopts[n].name = o->name;
+			lopts[n].has_arg = o->arg ? required_argument : no_argument;
+			lopts[n].flag = NULL;
+			lopts[n].val = 1000 + n;
+			if (o->short_name) {
+				shorts[ns++] = (char)o->short_name;
+				if (o->arg)
+					shorts[ns++] = ':';
+			}
+			n++;
+		}
+	}
+	memset(&lopts[n], 0, sizeof(lopts[n]));
+	shorts[ns] = '\0';
+
+	c->cmd = cmd;
+	optind = 0; /* glibc: full re-initialisation */
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, shorts, lopts, &idx)) != -1) {
+		if (ch == '?') {
+			if (optopt != 0 && optopt < 1000)
+				return hd_cli_usage(c, "unknown option -%c for '%s'",
+				    optopt, c->path);
+			return hd_cli_usage(c, "unknown option %s for '%s'",
+			    argv[optind - 1], c->path);
+		}
+		if (ch == ':')
+			return hd_cli_usage(c, "option %s needs a value",
+			    argv[optind - 1]);
+		if (ch >= 1000)
+			o = all[ch - 1000];
+		else {
+			o = NULL;
+			for (i = 0; i < n; i++)
+				if (all[i]->short_name == ch)
+					o = all[i];
+			if (o == NULL)
+				return hd_cli_usage(c, "unknown option -%c", ch);
+		}
+		if (strcmp(o->name, "help") == 0) {
+			print_cmd_help(stdout, c->path, cmd);
+			return HD_EXIT_OK;
+		}
+		if (strcmp(o->name, "home") == 0) {
+			c->home_opt = optarg;
+			continue;
+		}
+		if (strcmp(o->name, "json") == 0) {
+			c->json = 1;
+			continue;
+		}
+		for (i = 0; i < c->nparsed; i++)
+			if (c->parsed[i].opt == o)
+				break;
+		if (i == c->nparsed) {
+			if (c->nparsed == HD_CLI_MAX_OPTS)
+				return hd_cli_usage(c, "too many options");
+			c->parsed[c->nparsed].opt = o;
+			c->parsed[c->nparsed].n = 0;
+			c->nparsed++;
+		}
+		if (c->parsed[i].n > 0 && !o->multi)
+			c->parsed[i].n = 0; /* the last one wins */
+		if (c->parsed[i].n == HD_CLI_MAX_VALS)
+			return hd_cli_usage(c, "--%s given too many times",
+			    o->name);
+		c->parsed[i].vals[c->parsed[i].n++] = o->arg ? optarg : "";
+	}
+	c->argc = argc - optind;
+	c->argv = argv + optind;
+	if (c->argc < cmd->min_args)
+		return hd_cli_usage(c, "'%s' needs %s", c->path,
+		    cmd->args ? cmd->args : "more arguments");
+	if (cmd->max_args >= 0 && c->argc > cmd->max_args)
+		return hd_cli_usage(c, "unexpected argument \"%.64s\" for '%s'",
+		    c->argv[cmd->max_args], c->path);
+	return cmd->fn(c);
+}
+
+const char *
+hd_cli_opt_str(hd_cli *c, const char *name)
+{
+	int i;
+
+	for (i = 0; i < c->nparsed; i++)
+		if (strcmp(c->parsed[i].opt->name, name) == 0 &&
+		    c->parsed[i].n > 0)
+			return c->parsed[i].vals[c->parsed[i].n - 1];
+	return NULL;
+}
+
+int
+hd_cli_flag(hd_cli *c, const char *name)
+{
+	return hd_cli_opt_str(c, name) != NULL;
+}
+
+int
+hd_cli_opt_all(hd_cli *c, const char *name, const char *const **vals)
+{
+	int i;
+
+	for (i = 0; i < c->nparsed; i++)
+		if (strcmp(c->parsed[i].opt->name, name) == 0) {
+			*vals = c->parsed[i].vals;
+			return c->parsed[i].n;
+		}
+	*vals = NULL;
+	return 0;
+}
+
+int
+hd_cli_opt_int(hd_cli *c, const char *name, int64_t min, int64_t max,
+    int64_t *out)
+{
+	const char *v = hd_cli_opt_str(c, name);
+	hd_err err = HD_ERR_INIT;
+	int64_t n;
+	char what[64];
+
+	if (v == NULL)
+		return 0;
+	snprintf(what, sizeof(what), "--%s", name);
+	if (hd_parse_i64(&n, v, what, &err) < 0)
+		return hd_cli_usage(c, "%s", err.msg);
+	if (n < min || n > max)
+		return hd_cli_usage(c, "--%s must be between %lld and %lld", name,
+		    (long long)min, (long long)max);
+	*out = n;
+	return 0;
+}
+
+int
+hd_cli_store(hd_cli *c, hd_store **out)
+{
+	char *home;
+
+	if (c->st == NULL) {
+		if ((home = hd_home_resolve(c->home_opt, &c->err)) == NULL)
+			return hd_cli_fail(c);
+		if (hd_store_open(&c->st, home, &c->err) < 0) {
+			free(home);
+			return hd_cli_fail(c);
+		}
+		free(home);
+	}
+	*out = c->st;
+	return 0;
+}
+
+int
+hd_cli_fail(hd_cli *c)
+{
+	fprintf(stderr, "huddle: %s\n",
+	    c->err.msg[0] ? c->err.msg : hd_code_name(c->err.code));
+	return HD_EXIT_FAIL;
+}
+
+void
+hd_cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("huddle: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void
+hd_cli_json(json_t *v)
+{
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(v);
+}
+
+static const hd_cli_cmd *
+find_cmd(const hd_cli_cmd *const *table, const hd_cli_cmd *subs,
+    const char *name)
+{
+	const hd_cli_cmd *sc;
+
+	if (table != NULL) {
+		for (; *table != NULL; table++)
+			if (strcmp((*table)->name, name) == 0)
+				return *table;
+		return NULL;
+	}
+	for (sc = subs; sc->name != NULL; sc++)
+		if (strcmp(sc->name, name) == 0)
+			return sc;
+	return NULL;
+}
+
+static int
+is_help(const char *a)
+{
+	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 ||
+	    strcmp(a, "help") == 0;
+}
+
+/* Take leading --home/--json/--help/--version, then dispatch. */
+int
+main(int argc, char **argv)
+{
+	static char pathbuf[128];
+	hd_cli c;
+	const hd_cli_cmd *cmd, *sub;
+	int i = 1, rc;
+
+	memset(&c, 0, sizeof(c));
+	while (i < argc && argv[i][0] == '-') {
+		if (strcmp(argv[i], "--json") == 0)
+			c.json = 1;
+		else if (strcmp(argv[i], "--home") == 0 && i + 1 < argc)
+			c.home_opt = argv[++i];
+		else if (strncmp(argv[i], "--home=", 7) == 0)
+			c.home_opt = argv[i] + 7;
+		else if (is_help(argv[i])) {
+			print_main_help(stdout);
+			return HD_EXIT_OK;
+		} else if (strcmp(argv[i], "--version") == 0) {
+			printf("huddle %s\n", hd_version());
+			return HD_EXIT_OK;
+		} else
+			return hd_cli_usage(NULL, "unknown option %s", argv[i]);
+		i++;
+	}
+	if (i >= argc) {
+		print_main_help(stderr);
+		return HD_EXIT_USAGE;
+	}
+	if (strcmp(argv[i], "help") == 0) {
+		if (i + 1 < argc &&
+		    (cmd = find_cmd(cmd_table, NULL, argv[i + 1])) != NULL)
+			print_cmd_help(stdout, cmd->name, cmd);
+		else
+			print_main_help(stdout);
+		return HD_EXIT_OK;
+	}
+	if ((cmd = find_cmd(cmd_table, NULL, argv[i])) == NULL)
+		return hd_cli_usage(NULL, "unknown command \"%.64s\"", argv[i]);
+	snprintf(pathbuf, sizeof(pathbuf), "%s", cmd->name);
+	c.path = pathbuf;
+	if (cmd->subs != NULL) {
+		if (i + 1 >= argc) {
+			print_cmd_help(stderr, cmd->name, cmd);
+			return HD_EXIT_USAGE;
+		}
+		if (is_help(argv[i + 1])) {
+			print_cmd_help(stdout, cmd->name, cmd);
+			return HD_EXIT_OK;
+		}
+		if ((sub = find_cmd(NULL, cmd->subs, argv[i + 1])) == NULL) {
+			return hd_cli_usage(&c, "unknown subcommand \"%.64s\" for "
+						"'%s'",
+			    argv[i + 1], cmd->name);
+		}
+		snprintf(pathbuf, sizeof(pathbuf), "%s %s", cmd->name, sub->name);
+		cmd = sub;
+		i++;
+	}
+	rc = run_leaf(&c, cmd, argc - i, argv + i);
+	hd_store_close(c.st);
+	return rc;
+}

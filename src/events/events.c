@@ -1,0 +1,203 @@
+/*
+ * events.c -- the append-only event log (SPEC 13). Owns table `events`.
+ *  (1) hd_events_append never fails its caller: a failed insert is logged
+ *      and dropped. Inside a write transaction the event commits with the
+ *      change it describes, so the log never claims something that rolled
+ *      back.
+ *  (2) seq is AUTOINCREMENT: never reused, so a reader resuming "after
+ *      seq N" never misses or repeats an event.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/events.h>
+#include <huddle/util.h>
+
+#include "../store/store.h"
+
+#define HD_LOG_COMPONENT "events"
+#include <huddle/log.h>
+
+void
+hd_events_append(hd_store *st, const char *kind, const char *team,
+    int64_t task_id, const char *agent, json_t *data)
+{
+	sqlite3_stmt *s;
+	hd_err err = HD_ERR_INIT;
+	char id[37], *text = NULL;
+	int src;
+
+	if (hd_uuid(id, &err) < 0 ||
+	    hd_store_prepare(st, &s,
+		"INSERT INTO events(id, ts, kind, team_id, task_id, agent_id, data)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?)",
+		&err) < 0) {
+		hd_log_warn("event %s dropped: %s", kind, err.msg);
+		json_decref(data);
+		return;
+	}
+	if (data == NULL)
+		data = json_object();
+	text = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, hd_now_ms());
+	sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
+	hd_store_bind_text(s, 4, team);
+	if (task_id > 0)
+		sqlite3_bind_int64(s, 5, task_id);
+	hd_store_bind_text(s, 6, agent);
+	sqlite3_bind_text(s, 7, text != NULL ? text : "{}", -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src != SQLITE_DONE) {
+		hd_store_sqlerr(st, src, &err);
+		hd_log_warn("event %s dropped: %s", kind, err.msg);
+	}
+	hd_store_reset(s);
+	free(text);
+	json_decref(data);
+}
+
+static int
+events_row(hd_event *e, sqlite3_stmt *s)
+{
+	const char *data;
+
+	memset(e, 0, sizeof(*e));
+	e->seq = sqlite3_column_int64(s, 0);
+	e->id = hd_store_col_dup(s, 1);
+	e->ts = sqlite3_column_int64(s, 2);
+	e->kind = hd_store_col_dup(s, 3);
+	e->team_id = hd_store_col_dup(s, 4);
+	e->task_id = sqlite3_column_int64(s, 5);
+	e->agent_id = hd_store_col_dup(s, 6);
+	data = (const char *)sqlite3_column_text(s, 7);
+	e->data = json_loads(data != NULL ? data : "{}", 0, NULL);
+	if (e->data == NULL || !json_is_object(e->data)) {
+		json_decref(e->data);
+		e->data = json_object();
+	}
+	return (e->id == NULL || e->kind == NULL || e->data == NULL) ? -1 : 0;
+}
+
+static void
+event_dispose(hd_event *e)
+{
+	free(e->id);
+	free(e->kind);
+	free(e->team_id);
+	free(e->agent_id);
+	json_decref(e->data);
+}
+
+int
+hd_events_list(hd_event_list *out, hd_store *st, const hd_event_filter *f,
+    hd_err *err)
+{
+	static const char *const sql_after =
+	    "SELECT seq, id, ts, kind, team_id, task_id, agent_id, data"
+	    " FROM events WHERE seq > ?1 AND (?2 IS NULL OR team_id = ?2)"
+	    " AND (?3 IS NULL OR kind = ?3) ORDER BY seq LIMIT ?4";
+	static const char *const sql_tail =
+	    "SELECT * FROM (SELECT seq, id, ts, kind, team_id, task_id,"
+	    " agent_id, data FROM events WHERE (?2 IS NULL OR team_id = ?2)"
+	    " AND (?3 IS NULL OR kind = ?3) ORDER BY seq DESC LIMIT ?4)"
+	    " ORDER BY seq";
+	sqlite3_stmt *s;
+	hd_event *items = NULL;
+	size_t n = 0, cap = 0;
+	int limit = f->limit == 0 ? 100 : f->limit;
+	int rc, src;
+
+	memset(out, 0, sizeof(*out));
+	if (limit < 1 || limit > HD_EVENTS_LIMIT_MAX)
+		return hd_err_set(err, HD_EINVAL,
+		    "limit must be between 1 and %d, not %d", HD_EVENTS_LIMIT_MAX,
+		    limit);
+	if ((rc = hd_store_prepare(st, &s,
+		 f->after_seq > 0 ? sql_after : sql_tail, err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, f->after_seq);
+	hd_store_bind_text(s, 2, f->team);
+	hd_store_bind_text(s, 3, f->kind);
+	sqlite3_bind_int(s, 4, limit);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			hd_event *ni;
+
+			cap = cap ? cap * 2 : 16;
+			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
+				rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+				goto done;
+			}
+			items = ni;
+		}
+		if (events_row(&items[n++], s) < 0) {
+			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+			goto done;
+		}
+	}
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		goto done;
+	}
+	out->items = items;
+	out->n = n;
+	items = NULL;
+	n = 0;
+done:
+	hd_store_reset(s);
+	while (n > 0)
+		event_dispose(&items[--n]);
+	free(items);
+	return rc;
+}
+
+int
+hd_events_head(int64_t *out, hd_store *st, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT COALESCE(MAX(seq), 0) FROM events", err)) < 0)
+		return rc;
+	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	else
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+json_t *
+hd_event_to_json(const hd_event *e)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "seq", json_integer(e->seq));
+	json_object_set_new(o, "id", json_string(e->id));
+	json_object_set_new(o, "ts", json_integer(e->ts));
+	json_object_set_new(o, "kind", json_string(e->kind));
+	json_object_set_new(o, "team_id",
+	    e->team_id ? json_string(e->team_id) : json_null());
+	json_object_set_new(o, "task_id",
+	    e->task_id ? json_integer(e->task_id) : json_null());
+	json_object_set_new(o, "agent_id",
+	    e->agent_id ? json_string(e->agent_id) : json_null());
+	json_object_set(o, "data", e->data);
+	return o;
+}
+
+void
+hd_event_list_dispose(hd_event_list *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		event_dispose(&l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->n = 0;
+}

@@ -1,0 +1,465 @@
+/*
+ * store.c -- the connection to HUDDLE_HOME/huddle.db.
+ *
+ * Many processes open the database at once (the server, CLI calls, stdio MCP
+ * servers), so every rule here holds across processes:
+ *  (1) Every connection runs in WAL mode with foreign keys on and
+ *      synchronous=NORMAL: a committed write survives kill -9 of any
+ *      process (the WAL frame is in the OS before COMMIT returns).
+ *  (2) Every read-modify-write runs in BEGIN IMMEDIATE via hd_store_write,
+ *      so the write lock is taken before anything is read.
+ *  (3) SQLITE_BUSY is retried by our busy handler with jittered exponential
+ *      backoff (50 us doubling to 5 ms) under a wall-clock budget, default
+ *      2000 ms, measured from the start of the operation; past the budget
+ *      the caller gets HD_EBUSY. Jitter keeps many waiting processes from
+ *      waking in lock step.
+ *  (4) Migrations run at open, each in its own BEGIN IMMEDIATE, and re-read
+ *      user_version inside the transaction so two processes opening a fresh
+ *      home at once apply each migration exactly once.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <huddle/util.h>
+#include <huddle/version.h>
+
+#include "store.h"
+
+#define STMT_CACHE 96
+
+struct hd_store {
+	sqlite3 *db;
+	char *home;
+	char *path;
+	int busy_budget_ms;
+	int64_t deadline_us; /* op-wide deadline while in hd_store_write, or 0 */
+	int64_t wait_start_us;
+	int txn_depth;
+	struct {
+		const char *sql;
+		sqlite3_stmt *stmt;
+	} cache[STMT_CACHE];
+	int ncache;
+};
+
+static int
+store_busy(void *arg, int count)
+{
+	hd_store *st = arg;
+	int64_t now = hd_mono_us(), deadline, backoff;
+
+	if (st->deadline_us != 0)
+		deadline = st->deadline_us;
+	else {
+		if (count == 0)
+			st->wait_start_us = now;
+		deadline = st->wait_start_us + (int64_t)st->busy_budget_ms * 1000;
+	}
+	if (now >= deadline)
+		return 0;
+	backoff = (int64_t)50 << (count < 7 ? count : 7);
+	if (backoff > 5000)
+		backoff = 5000;
+	backoff = backoff / 2 + hd_jitter((uint32_t)(backoff / 2) + 1);
+	if (now + backoff > deadline)
+		backoff = deadline - now;
+	hd_sleep_us(backoff);
+	return 1;
+}
+
+int
+hd_store_sqlerr(hd_store *st, int src, hd_err *err)
+{
+	int prim = src & 0xff;
+
+	if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
+		return hd_err_set(err, HD_EBUSY,
+		    "database is busy: gave up after %d ms", st->busy_budget_ms);
+	if (src == SQLITE_CONSTRAINT_UNIQUE ||
+	    src == SQLITE_CONSTRAINT_PRIMARYKEY)
+		return hd_err_set(err, HD_EEXISTS, "%s", sqlite3_errmsg(st->db));
+	if (prim == SQLITE_NOMEM)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return hd_err_set(err, HD_ERR, "database error: %s",
+	    sqlite3_errmsg(st->db));
+}
+
+int
+hd_store_exec(hd_store *st, const char *sql, hd_err *err)
+{
+	char *msg = NULL;
+	int src;
+
+	src = sqlite3_exec(st->db, sql, NULL, NULL, &msg);
+	sqlite3_free(msg);
+	if (src != SQLITE_OK)
+		return hd_store_sqlerr(st, src, err);
+	return 0;
+}
+
+static int
+store_user_version(hd_store *st, int *out, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int src;
+
+	if ((src = sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s,
+		 NULL)) != SQLITE_OK)
+		return hd_store_sqlerr(st, src, err);
+	src = sqlite3_step(s);
+	if (src != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return hd_store_sqlerr(st, src, err);
+	}
+	*out = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int
+store_migrate_one(hd_store *st, void *payload, hd_err *err)
+{
+	int target = *(int *)payload, have, rc;
+	char sql[64];
+
+	if ((rc = store_user_version(st, &have, err)) < 0)
+		return rc;
+	if (have >= target) /* another process got here first */
+		return 0;
+	if ((rc = hd_store_exec(st, hd_store_migrations[target - 1], err)) < 0)
+		return rc;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", target);
+	return hd_store_exec(st, sql, err);
+}
+
+static int
+store_migrate(hd_store *st, hd_err *err)
+{
+	int have, v, rc;
+
+	if ((rc = store_user_version(st, &have, err)) < 0)
+		return rc;
+	if (have > hd_store_nmigrations)
+		return hd_err_set(err, HD_EREFUSED,
+		    "%s has schema version %d but this huddle (%s) knows only up "
+		    "to %d; upgrade huddle",
+		    st->path, have, HD_VERSION, hd_store_nmigrations);
+	for (v = have + 1; v <= hd_store_nmigrations; v++)
+		if ((rc = hd_store_write(st, store_migrate_one, &v, err)) < 0)
+			return rc;
+	return 0;
+}
+
+int
+hd_store_open(hd_store **out, const char *home, hd_err *err)
+{
+	hd_store *st;
+	size_t n;
+	int src, rc;
+
+	*out = NULL;
+	if ((rc = hd_mkdir_p(home, 0700, err)) < 0)
+		return rc;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	st->busy_budget_ms = HD_STORE_BUSY_BUDGET_MS;
+	n = strlen(home) + sizeof("/huddle.db");
+	if ((st->home = strdup(home)) == NULL ||
+	    (st->path = malloc(n)) == NULL) {
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+		goto fail;
+	}
+	snprintf(st->path, n, "%s/huddle.db", home);
+	src = sqlite3_open_v2(st->path, &st->db,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	    NULL);
+	if (src != SQLITE_OK) {
+		rc = hd_err_set(err, HD_ERR, "cannot open %s: %s", st->path,
+		    st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(src));
+		goto fail;
+	}
+	chmod(st->path, 0600);
+	sqlite3_busy_handler(st->db, store_busy, st);
+	sqlite3_extended_result_codes(st->db, 1);
+	if ((rc = hd_store_exec(st,
+		 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+		 "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
+		 err)) < 0)
+		goto fail;
+	if ((rc = store_migrate(st, err)) < 0)
+		goto fail;
+	*out = st;
+	return 0;
+fail:
+	hd_store_close(st);
+	return rc;
+}
+
+void
+hd_store_close(hd_store *st)
+{
+	int i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < st->ncache; i++)
+		sqlite3_finalize(st->cache[i].stmt);
+	if (st->db != NULL)
+		sqlite3_close(st->db);
+	free(st->home);
+	free(st->path);
+	free(st);
+}
+
+const char *
+hd_store_home(const hd_store *st)
+{
+	return st->home;
+}
+
+const char *
+hd_store_path(const hd_store *st)
+{
+	return st->path;
+}
+
+sqlite3 *
+hd_store_db(hd_store *st)
+{
+	return st->db;
+}
+
+void
+hd_store_set_busy_budget(hd_store *st, int ms)
+{
+	st->busy_budget_ms = ms > 0 ? ms : HD_STORE_BUSY_BUDGET_MS;
+}
+
+int
+hd_store_schema_version(void)
+{
+	return hd_store_nmigrations;
+}
+
+int
+hd_store_file_version(hd_store *st, hd_err *err)
+{
+	int v, rc;
+
+	if ((rc = store_user_version(st, &v, err)) < 0)
+		return rc;
+	return v;
+}
+
+int
+hd_store_prepare(hd_store *st, sqlite3_stmt **out, const char *sql,
+    hd_err *err)
+{
+	sqlite3_stmt *s;
+	int i, src;
+
+	for (i = 0; i < st->ncache; i++) {
+		if (st->cache[i].sql == sql ||
+		    strcmp(st->cache[i].sql, sql) == 0) {
+			s = st->cache[i].stmt;
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			*out = s;
+			return 0;
+		}
+	}
+	src = sqlite3_prepare_v3(st->db, sql, -1,
+	    st->ncache < STMT_CACHE ? SQLITE_PREPARE_PERSISTENT : 0, &s, NULL);
+	if (src != SQLITE_OK)
+		return hd_store_sqlerr(st, src, err);
+	if (st->ncache == STMT_CACHE) {
+		/* full: evict the oldest entry; statements are cheap to redo */
+		sqlite3_finalize(st->cache[0].stmt);
+		memmove(&st->cache[0], &st->cache[1],
+		    sizeof(st->cache[0]) * (STMT_CACHE - 1));
+		st->ncache--;
+	}
+	st->cache[st->ncache].sql = sql;
+	st->cache[st->ncache].stmt = s;
+	st->ncache++;
+	*out = s;
+	return 0;
+}
+
+void
+hd_store_reset(sqlite3_stmt *stmt)
+{
+	if (stmt != NULL) {
+		sqlite3_reset(stmt);
+		sqlite3_clear_bindings(stmt);
+	}
+}
+
+/* Reset every cached statement: a statement left mid-step would keep a
+ * read snapshot (and with it a WAL read lock) open past its transaction. */
+static void
+store_reset_all(hd_store *st)
+{
+	int i;
+
+	for (i = 0; i < st->ncache; i++)
+		if (sqlite3_stmt_busy(st->cache[i].stmt))
+			sqlite3_reset(st->cache[i].stmt);
+}
+
+static int
+store_txn(hd_store *st, const char *begin, hd_store_txn_fn fn, void *payload,
+    hd_err *err)
+{
+	int64_t start = hd_mono_us();
+	int64_t budget = (int64_t)st->busy_budget_ms * 1000;
+	int rc, src;
+
+	if (st->txn_depth > 0)
+		return fn(st, payload, err);
+	st->deadline_us = start + budget;
+	for (;;) {
+		src = sqlite3_exec(st->db, begin, NULL, NULL, NULL);
+		if (src != SQLITE_OK) {
+			rc = hd_store_sqlerr(st, src, err);
+			if (rc == HD_EBUSY && hd_mono_us() < st->deadline_us)
+				continue;
+			break;
+		}
+		st->txn_depth++;
+		hd_err_clear(err);
+		rc = fn(st, payload, err);
+		st->txn_depth--;
+		store_reset_all(st);
+		if (rc >= 0) {
+			src = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+			if (src == SQLITE_OK)
+				break;
+			rc = hd_store_sqlerr(st, src, err);
+		}
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		if (rc != HD_EBUSY || hd_mono_us() >= st->deadline_us)
+			break;
+		hd_sleep_us(50 + hd_jitter(500));
+	}
+	st->deadline_us = 0;
+	return rc;
+}
+
+int
+hd_store_write(hd_store *st, hd_store_txn_fn fn, void *payload, hd_err *err)
+{
+	return store_txn(st, "BEGIN IMMEDIATE", fn, payload, err);
+}
+
+int
+hd_store_read(hd_store *st, hd_store_txn_fn fn, void *payload, hd_err *err)
+{
+	return store_txn(st, "BEGIN", fn, payload, err);
+}
+
+int
+hd_store_in_txn(const hd_store *st)
+{
+	return st->txn_depth > 0;
+}
+
+int
+hd_store_table_exists(hd_store *st, const char *name)
+{
+	sqlite3_stmt *s;
+	int found;
+
+	if (hd_store_prepare(st, &s,
+		"SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+		NULL) < 0)
+		return 0;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	hd_store_reset(s);
+	return found;
+}
+
+int
+hd_store_bind_text(sqlite3_stmt *stmt, int idx, const char *s)
+{
+	if (s == NULL)
+		return sqlite3_bind_null(stmt, idx);
+	return sqlite3_bind_text(stmt, idx, s, -1, SQLITE_TRANSIENT);
+}
+
+char *
+hd_store_col_dup(sqlite3_stmt *stmt, int col)
+{
+	const unsigned char *t;
+
+	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
+		return NULL;
+	t = sqlite3_column_text(stmt, col);
+	return strdup(t != NULL ? (const char *)t : "");
+}
+
+int
+hd_store_integrity(hd_store *st, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int src, rc = 0;
+
+	if ((src = sqlite3_prepare_v2(st->db, "PRAGMA integrity_check", -1, &s,
+		 NULL)) != SQLITE_OK)
+		return hd_store_sqlerr(st, src, err);
+	src = sqlite3_step(s);
+	if (src != SQLITE_ROW)
+		rc = hd_store_sqlerr(st, src, err);
+	else if (strcmp((const char *)sqlite3_column_text(s, 0), "ok") != 0)
+		rc = hd_err_set(err, HD_ERR, "integrity check: %s",
+		    (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int
+hd_store_kv_get(char **out, hd_store *st, const char *key, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	*out = NULL;
+	if ((rc = hd_store_prepare(st, &s, "SELECT value FROM kv WHERE key=?",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src == SQLITE_ROW) {
+		if ((*out = hd_store_col_dup(s, 0)) == NULL)
+			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+	} else if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+int
+hd_store_kv_put(hd_store *st, const char *key, const char *value, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO kv(key, value, updated_at) VALUES (?, ?, ?) "
+		 "ON CONFLICT(key) DO UPDATE SET value=excluded.value, "
+		 "updated_at=excluded.updated_at",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, hd_now_ms());
+	src = sqlite3_step(s);
+	if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}

@@ -1,0 +1,68 @@
+/*
+ * store.h (private) -- what domain modules use to reach SQLite. Surfaces
+ * never include this file: they call domain functions.
+ */
+#ifndef HD_STORE_PRIVATE_H
+#define HD_STORE_PRIVATE_H
+
+#include <sqlite3.h>
+
+#include <huddle/store.h>
+
+/* The raw connection, for the domain modules that own tables. */
+sqlite3 *hd_store_db(hd_store *st);
+
+/*
+ * A cached prepared statement for sql (which must be a string literal or
+ * otherwise outlive st). The statement comes back reset with bindings
+ * cleared; the caller steps it and should hd_store_reset() it when done so
+ * no read snapshot stays open. Never use one statement re-entrantly.
+ */
+int hd_store_prepare(hd_store *st, sqlite3_stmt **out, const char *sql,
+    hd_err *err);
+void hd_store_reset(sqlite3_stmt *stmt);
+
+/*
+ * Map a SQLite result code to an hd code and set err: busy -> HD_EBUSY,
+ * unique/primary-key violation -> HD_EEXISTS, anything else -> HD_ERR with
+ * sqlite3_errmsg().
+ */
+int hd_store_sqlerr(hd_store *st, int src, hd_err *err);
+
+/* A transaction body; may run more than once (on busy retry), so it must
+ * only touch the database and its own payload. */
+typedef int (*hd_store_txn_fn)(hd_store *st, void *payload, hd_err *err);
+
+/*
+ * Run fn inside BEGIN IMMEDIATE; commit when it returns >= 0, roll back
+ * otherwise. SQLITE_BUSY anywhere is retried with jittered backoff until the
+ * busy budget is spent, then HD_EBUSY `database is busy: gave up after N ms`.
+ * Called inside an open transaction, fn simply runs in it (no nesting).
+ */
+int hd_store_write(hd_store *st, hd_store_txn_fn fn, void *payload,
+    hd_err *err);
+
+/* Like hd_store_write but a deferred (read) transaction: one snapshot. */
+int hd_store_read(hd_store *st, hd_store_txn_fn fn, void *payload,
+    hd_err *err);
+
+/* 1 while a transaction opened by hd_store_write/read is running. */
+int hd_store_in_txn(const hd_store *st);
+
+/* Run a statement with no result rows, for small fixed SQL. */
+int hd_store_exec(hd_store *st, const char *sql, hd_err *err);
+
+/* 1 when a table of that name exists. */
+int hd_store_table_exists(hd_store *st, const char *name);
+
+/* Helpers for binding optional text: NULL binds SQL NULL. */
+int hd_store_bind_text(sqlite3_stmt *stmt, int idx, const char *s);
+
+/* A malloc'd copy of a text column, or NULL for SQL NULL. */
+char *hd_store_col_dup(sqlite3_stmt *stmt, int col);
+
+/* The migrations, oldest first: migration i takes user_version i to i+1. */
+extern const char *const hd_store_migrations[];
+extern const int hd_store_nmigrations;
+
+#endif

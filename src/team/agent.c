@@ -1,0 +1,516 @@
+/*
+ * agent.c -- agents, the members of teams (SPEC 3). Owns table `agents`.
+ *  (1) An agent id is a slug, unique across all teams; an agent is in at
+ *      most one team.
+ *  (2) runtime is one of hd_agent_runtime_known() and runtime_config has
+ *      that runtime's shape (checked by hd_agent_check_runtime) before any
+ *      write, so an engine never meets a config it cannot run.
+ *  (3) A team keeps at most one leader: adding a second is refused, and
+ *      removing the leader leaves the team without one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/events.h>
+#include <huddle/util.h>
+
+#include "team_int.h"
+
+static const char *const runtimes[] = {
+	"scripted", "exec", "claude-code", "codex", "hermes", "openai", NULL,
+};
+
+int
+hd_agent_runtime_known(const char *runtime)
+{
+	int i;
+
+	for (i = 0; runtimes[i] != NULL; i++)
+		if (strcmp(runtimes[i], runtime) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+check_keys(const json_t *obj, const char *const *allowed, const char *runtime,
+    hd_err *err)
+{
+	const char *key;
+	json_t *v;
+	int i, ok;
+
+	json_object_foreach((json_t *)obj, key, v) {
+		ok = 0;
+		for (i = 0; allowed[i] != NULL && !ok; i++)
+			ok = strcmp(allowed[i], key) == 0;
+		if (!ok)
+			return hd_err_set(err, HD_EINVAL,
+			    "runtime_config: unknown key \"%.64s\" for runtime %s",
+			    key, runtime);
+	}
+	return 0;
+}
+
+static int
+check_scripted(const json_t *c, hd_err *err)
+{
+	static const char *const keys[] = {"rules", "default", "delay_ms", NULL};
+	static const char *const rule_keys[] = {"when", "reply", NULL};
+	const json_t *rules = json_object_get(c, "rules"), *v;
+	size_t i;
+	int rc;
+
+	if ((rc = check_keys(c, keys, "scripted", err)) < 0)
+		return rc;
+	if (rules != NULL) {
+		if (!json_is_array(rules))
+			return hd_err_set(err, HD_EINVAL,
+			    "runtime_config.rules must be an array");
+		json_array_foreach(rules, i, v) {
+			if (!json_is_object(v) ||
+			    !json_is_string(json_object_get(v, "when")) ||
+			    !json_is_string(json_object_get(v, "reply")))
+				return hd_err_set(err, HD_EINVAL,
+				    "runtime_config.rules[%zu] must be {\"when\": "
+				    "text, \"reply\": text}",
+				    i);
+			if ((rc = check_keys(v, rule_keys, "scripted", err)) < 0)
+				return rc;
+		}
+	}
+	if ((v = json_object_get(c, "default")) != NULL && !json_is_string(v))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.default must be a string");
+	if ((v = json_object_get(c, "delay_ms")) != NULL &&
+	    (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		json_integer_value(v) > 600000))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.delay_ms must be an integer from 0 to 600000");
+	return 0;
+}
+
+static int
+check_exec(const json_t *c, hd_err *err)
+{
+	static const char *const keys[] = {"command", "prompt", "timeout_s",
+	    "env", "cwd", NULL};
+	const json_t *cmd = json_object_get(c, "command"), *v;
+	const char *key;
+	size_t i;
+	int rc;
+
+	if ((rc = check_keys(c, keys, "exec", err)) < 0)
+		return rc;
+	if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+		goto badcmd;
+	json_array_foreach(cmd, i, v) {
+		if (!json_is_string(v) || json_string_length(v) == 0)
+			goto badcmd;
+	}
+	if ((v = json_object_get(c, "prompt")) != NULL &&
+	    (!json_is_string(v) || (strcmp(json_string_value(v), "stdin") != 0 &&
+				       strcmp(json_string_value(v), "arg") != 0)))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.prompt must be \"stdin\" or \"arg\"");
+	if ((v = json_object_get(c, "timeout_s")) != NULL &&
+	    (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		json_integer_value(v) > 86400))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.timeout_s must be an integer from 1 to 86400");
+	if ((v = json_object_get(c, "cwd")) != NULL && !json_is_string(v))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.cwd must be a string");
+	if ((v = json_object_get(c, "env")) != NULL) {
+		const json_t *ev;
+
+		if (!json_is_object(v))
+			return hd_err_set(err, HD_EINVAL,
+			    "runtime_config.env must be an object of strings");
+		json_object_foreach((json_t *)v, key, ev) {
+			if (!json_is_string(ev) || key[0] == '\0' ||
+			    strchr(key, '=') != NULL)
+				return hd_err_set(err, HD_EINVAL,
+				    "runtime_config.env must be an object of "
+				    "strings");
+		}
+	}
+	return 0;
+badcmd:
+	return hd_err_set(err, HD_EINVAL,
+	    "runtime_config.command must be a non-empty array of strings");
+}
+
+int
+hd_agent_check_runtime(const char *runtime, const json_t *config,
+    hd_err *err)
+{
+	if (!hd_agent_runtime_known(runtime))
+		return hd_err_set(err, HD_EINVAL,
+		    "unknown runtime \"%.64s\": use scripted, exec, claude-code, "
+		    "codex, hermes or openai",
+		    runtime);
+	if (config == NULL)
+		return 0;
+	if (!json_is_object(config))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config must be a JSON object");
+	if (strcmp(runtime, "scripted") == 0)
+		return check_scripted(config, err);
+	if (strcmp(runtime, "exec") == 0)
+		return check_exec(config, err);
+	return 0;
+}
+
+int
+hd_agent__check_fields(const char *name, const char *role, hd_err *err)
+{
+	int rc;
+
+	if (name != NULL && (rc = hd_text_check("agent display name", name, 1,
+				 HD_AGENT_NAME_MAX, err)) < 0)
+		return rc;
+	if (role != NULL && (rc = hd_text_check("agent role", role, 0,
+				 HD_AGENT_ROLE_MAX, err)) < 0)
+		return rc;
+	return 0;
+}
+
+#define AGENT_COLS                                                            \
+	"a.id, a.name, a.team_id, a.role, a.runtime, a.runtime_config,"       \
+	" a.status, a.spawned_by, a.session_key, a.last_active_at,"           \
+	" a.created_at, a.updated_at,"                                        \
+	" (SELECT t.leader_agent_id = a.id FROM teams t WHERE t.id = a.team_id)"
+
+static int
+agent_row(hd_agent *a, sqlite3_stmt *s)
+{
+	const char *cfg;
+
+	memset(a, 0, sizeof(*a));
+	a->id = hd_store_col_dup(s, 0);
+	a->name = hd_store_col_dup(s, 1);
+	a->team_id = hd_store_col_dup(s, 2);
+	a->role = hd_store_col_dup(s, 3);
+	a->runtime = hd_store_col_dup(s, 4);
+	cfg = (const char *)sqlite3_column_text(s, 5);
+	a->runtime_config = json_loads(cfg != NULL ? cfg : "{}", 0, NULL);
+	if (!json_is_object(a->runtime_config)) {
+		json_decref(a->runtime_config);
+		a->runtime_config = json_object();
+	}
+	a->status = hd_store_col_dup(s, 6);
+	a->spawned_by = hd_store_col_dup(s, 7);
+	a->session_key = hd_store_col_dup(s, 8);
+	a->last_active_at = sqlite3_column_int64(s, 9);
+	a->created_at = sqlite3_column_int64(s, 10);
+	a->updated_at = sqlite3_column_int64(s, 11);
+	a->is_leader = sqlite3_column_int(s, 12);
+	if (a->id == NULL || a->name == NULL || a->role == NULL ||
+	    a->runtime == NULL || a->status == NULL || a->runtime_config == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+agent_dispose(hd_agent *a)
+{
+	free(a->id);
+	free(a->name);
+	free(a->team_id);
+	free(a->role);
+	free(a->runtime);
+	json_decref(a->runtime_config);
+	free(a->status);
+	free(a->spawned_by);
+	free(a->session_key);
+}
+
+void
+hd_agent_free(hd_agent *a)
+{
+	if (a == NULL)
+		return;
+	agent_dispose(a);
+	free(a);
+}
+
+void
+hd_agents_dispose(hd_agents *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		agent_dispose(&l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->n = 0;
+}
+
+int
+hd_agent__load(hd_agent **out, hd_store *st, const char *id, hd_err *err)
+{
+	sqlite3_stmt *s;
+	hd_agent *a = NULL;
+	int rc, src;
+
+	*out = NULL;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT " AGENT_COLS " FROM agents a WHERE a.id = ?", err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src == SQLITE_ROW) {
+		if ((a = calloc(1, sizeof(*a))) == NULL || agent_row(a, s) < 0) {
+			hd_agent_free(a);
+			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+		} else
+			*out = a;
+	} else if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+int
+hd_agent_get(hd_agent **out, hd_store *st, const char *id, hd_err *err)
+{
+	int rc;
+
+	*out = NULL;
+	if ((rc = hd_slug_check("agent", id, err)) < 0)
+		return rc;
+	if ((rc = hd_agent__load(out, st, id, err)) < 0)
+		return rc;
+	if (*out == NULL)
+		return hd_err_set(err, HD_ENOTFOUND, "agent \"%s\" not found", id);
+	return 0;
+}
+
+int
+hd_agent_list(hd_agents *out, hd_store *st, const char *team,
+    hd_err *err)
+{
+	sqlite3_stmt *s;
+	hd_agent *items = NULL;
+	size_t n = 0, cap = 0;
+	int rc, src;
+
+	memset(out, 0, sizeof(*out));
+	if (team != NULL) {
+		hd_team *t = NULL;
+
+		if ((rc = hd_team_get(&t, st, team, err)) < 0)
+			return rc;
+		hd_team_free(t);
+	}
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT " AGENT_COLS " FROM agents a"
+		 " WHERE ?1 IS NULL OR a.team_id = ?1"
+		 " ORDER BY a.team_id, 13 DESC, a.id",
+		 err)) < 0)
+		return rc;
+	hd_store_bind_text(s, 1, team);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			hd_agent *ni;
+
+			cap = cap ? cap * 2 : 8;
+			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL)
+				goto oom;
+			items = ni;
+		}
+		if (agent_row(&items[n++], s) < 0)
+			goto oom;
+	}
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		goto done;
+	}
+	out->items = items;
+	out->n = n;
+	items = NULL;
+	n = 0;
+	goto done;
+oom:
+	rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+done:
+	hd_store_reset(s);
+	while (n > 0)
+		agent_dispose(&items[--n]);
+	free(items);
+	return rc;
+}
+
+int
+hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int64_t now = hd_now_ms();
+	char *cfg = NULL;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO agents(id, name, team_id, role, runtime,"
+		 " runtime_config, created_at, updated_at)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		 err)) < 0)
+		return rc;
+	cfg = spec->runtime_config != NULL
+	    ? json_dumps(spec->runtime_config, JSON_COMPACT | JSON_SORT_KEYS)
+	    : NULL;
+	sqlite3_bind_text(s, 1, spec->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, spec->name ? spec->name : spec->id, -1,
+	    SQLITE_STATIC);
+	hd_store_bind_text(s, 3, spec->team);
+	sqlite3_bind_text(s, 4, spec->role ? spec->role : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, spec->runtime ? spec->runtime : "scripted", -1,
+	    SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, cfg ? cfg : "{}", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 7, now);
+	sqlite3_bind_int64(s, 8, now);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	free(cfg);
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		if (rc == HD_EEXISTS)
+			hd_err_set(err, HD_EEXISTS, "agent \"%s\" already exists",
+			    spec->id);
+		return rc;
+	}
+	hd_events_append(st, "agent_added", spec->team, 0, spec->id,
+	    json_pack("{s:s, s:b}", "runtime",
+		spec->runtime ? spec->runtime : "scripted", "leader",
+		spec->leader));
+	return 0;
+}
+
+static int
+agent_add_txn(hd_store *st, void *payload, hd_err *err)
+{
+	const hd_agent_spec *spec = payload;
+	hd_team *t = NULL;
+	hd_agent *a = NULL;
+	int rc;
+
+	if ((rc = hd_team__load(&t, st, spec->team, err)) < 0)
+		goto done;
+	if (t == NULL) {
+		rc = hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found",
+		    spec->team);
+		goto done;
+	}
+	if ((rc = hd_agent__load(&a, st, spec->id, err)) < 0)
+		goto done;
+	if (a != NULL) {
+		if (a->team_id != NULL)
+			rc = hd_err_set(err, HD_EEXISTS,
+			    "agent \"%s\" already exists in team %s", spec->id,
+			    a->team_id);
+		else
+			rc = hd_err_set(err, HD_EEXISTS,
+			    "agent \"%s\" already exists", spec->id);
+		goto done;
+	}
+	if (spec->leader && t->leader_agent_id != NULL) {
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "team %s already has a leader (%s)", t->id, t->leader_agent_id);
+		goto done;
+	}
+	if ((rc = hd_agent__insert(st, spec, err)) < 0)
+		goto done;
+	if (spec->leader)
+		rc = hd_team__set_leader(st, spec->team, spec->id, err);
+done:
+	hd_team_free(t);
+	hd_agent_free(a);
+	return rc;
+}
+
+int
+hd_agent_add(hd_agent **out, hd_store *st, const hd_agent_spec *spec,
+    hd_err *err)
+{
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = hd_slug_check("team", spec->team, err)) < 0 ||
+	    (rc = hd_slug_check("agent", spec->id, err)) < 0 ||
+	    (rc = hd_agent__check_fields(spec->name, spec->role, err)) < 0 ||
+	    (rc = hd_agent_check_runtime(
+		 spec->runtime ? spec->runtime : "scripted",
+		 spec->runtime_config, err)) < 0)
+		return rc;
+	if ((rc = hd_store_write(st, agent_add_txn, (void *)spec, err)) < 0)
+		return rc;
+	return out != NULL ? hd_agent_get(out, st, spec->id, err) : 0;
+}
+
+static int
+agent_rm_txn(hd_store *st, void *payload, hd_err *err)
+{
+	const char *id = payload;
+	hd_agent *a = NULL;
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_agent__load(&a, st, id, err)) < 0)
+		return rc;
+	if (a == NULL)
+		return hd_err_set(err, HD_ENOTFOUND, "agent \"%s\" not found", id);
+	if (a->is_leader &&
+	    (rc = hd_team__set_leader(st, a->team_id, NULL, err)) < 0)
+		goto done;
+	if ((rc = hd_store_prepare(st, &s, "DELETE FROM agents WHERE id = ?",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		goto done;
+	}
+	hd_events_append(st, "agent_removed", a->team_id, 0, id, NULL);
+done:
+	hd_agent_free(a);
+	return rc;
+}
+
+int
+hd_agent_remove(hd_store *st, const char *id, hd_err *err)
+{
+	int rc;
+
+	if ((rc = hd_slug_check("agent", id, err)) < 0)
+		return rc;
+	return hd_store_write(st, agent_rm_txn, (void *)id, err);
+}
+
+json_t *
+hd_agent_to_json(const hd_agent *a)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_string(a->id));
+	json_object_set_new(o, "name", json_string(a->name));
+	json_object_set_new(o, "team_id",
+	    a->team_id ? json_string(a->team_id) : json_null());
+	json_object_set_new(o, "role", json_string(a->role));
+	json_object_set_new(o, "runtime", json_string(a->runtime));
+	json_object_set(o, "runtime_config", a->runtime_config);
+	json_object_set_new(o, "status", json_string(a->status));
+	json_object_set_new(o, "leader", json_boolean(a->is_leader));
+	json_object_set_new(o, "spawned_by",
+	    a->spawned_by ? json_string(a->spawned_by) : json_null());
+	json_object_set_new(o, "session_key",
+	    a->session_key ? json_string(a->session_key) : json_null());
+	json_object_set_new(o, "last_active_at",
+	    a->last_active_at ? json_integer(a->last_active_at) : json_null());
+	json_object_set_new(o, "created_at", json_integer(a->created_at));
+	json_object_set_new(o, "updated_at", json_integer(a->updated_at));
+	return o;
+}

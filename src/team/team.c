@@ -1,0 +1,517 @@
+/*
+ * team.c -- teams (SPEC 3). Owns table `teams`.
+ *  (1) An id is validated with hd_slug_check before it reaches SQL or a
+ *      path; the error text is the spec's.
+ *  (2) agent_count is computed on read (COUNT over agents), never stored.
+ *  (3) leader_agent_id, when set, names an agent whose team_id is this
+ *      team; agent.c clears it when that agent leaves.
+ *  (4) Removing a team that still has board, room or mailbox rows is
+ *      refused unless purge is asked for; the event log is never purged.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/events.h>
+#include <huddle/util.h>
+
+#include "team_int.h"
+
+#define TEAM_COLS                                                             \
+	"t.id, t.name, t.description, t.icon, t.color, t.leader_agent_id,"    \
+	" t.status, (SELECT COUNT(*) FROM agents a WHERE a.team_id = t.id),"  \
+	" t.created_at, t.updated_at"
+
+static int
+team_row(hd_team *t, sqlite3_stmt *s)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = hd_store_col_dup(s, 0);
+	t->name = hd_store_col_dup(s, 1);
+	t->description = hd_store_col_dup(s, 2);
+	t->icon = hd_store_col_dup(s, 3);
+	t->color = hd_store_col_dup(s, 4);
+	t->leader_agent_id = hd_store_col_dup(s, 5);
+	t->status = hd_store_col_dup(s, 6);
+	t->agent_count = sqlite3_column_int64(s, 7);
+	t->created_at = sqlite3_column_int64(s, 8);
+	t->updated_at = sqlite3_column_int64(s, 9);
+	if (t->id == NULL || t->name == NULL || t->description == NULL ||
+	    t->status == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+team_dispose(hd_team *t)
+{
+	free(t->id);
+	free(t->name);
+	free(t->description);
+	free(t->icon);
+	free(t->color);
+	free(t->leader_agent_id);
+	free(t->status);
+}
+
+void
+hd_team_free(hd_team *t)
+{
+	if (t == NULL)
+		return;
+	team_dispose(t);
+	free(t);
+}
+
+void
+hd_teams_dispose(hd_teams *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		team_dispose(&l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->n = 0;
+}
+
+int
+hd_team__load(hd_team **out, hd_store *st, const char *id, hd_err *err)
+{
+	sqlite3_stmt *s;
+	hd_team *t = NULL;
+	int rc, src;
+
+	*out = NULL;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT " TEAM_COLS " FROM teams t WHERE t.id = ?", err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src == SQLITE_ROW) {
+		if ((t = calloc(1, sizeof(*t))) == NULL || team_row(t, s) < 0) {
+			hd_team_free(t);
+			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+		} else
+			*out = t;
+	} else if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+int
+hd_team_get(hd_team **out, hd_store *st, const char *id, hd_err *err)
+{
+	int rc;
+
+	*out = NULL;
+	if ((rc = hd_slug_check("team", id, err)) < 0)
+		return rc;
+	if ((rc = hd_team__load(out, st, id, err)) < 0)
+		return rc;
+	if (*out == NULL)
+		return hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found", id);
+	return 0;
+}
+
+int
+hd_team_list(hd_teams *out, hd_store *st, hd_err *err)
+{
+	sqlite3_stmt *s;
+	hd_team *items = NULL;
+	size_t n = 0, cap = 0;
+	int rc, src;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT " TEAM_COLS " FROM teams t ORDER BY t.id", err)) < 0)
+		return rc;
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			hd_team *ni;
+
+			cap = cap ? cap * 2 : 8;
+			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL)
+				goto oom;
+			items = ni;
+		}
+		if (team_row(&items[n++], s) < 0)
+			goto oom;
+	}
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		goto done;
+	}
+	out->items = items;
+	out->n = n;
+	items = NULL;
+	n = 0;
+	goto done;
+oom:
+	rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+done:
+	hd_store_reset(s);
+	while (n > 0)
+		team_dispose(&items[--n]);
+	free(items);
+	return rc;
+}
+
+int
+hd_team__check_fields(const hd_team_spec *spec, hd_err *err)
+{
+	int rc;
+
+	if (spec->name != NULL && (rc = hd_text_check("team display name",
+				       spec->name, 1, HD_TEAM_NAME_MAX, err)) < 0)
+		return rc;
+	if (spec->description != NULL &&
+	    (rc = hd_text_check("team description", spec->description, 0,
+		 HD_TEAM_DESCRIPTION_MAX, err)) < 0)
+		return rc;
+	if (spec->icon != NULL && (rc = hd_text_check("team icon", spec->icon,
+				       0, HD_TEAM_DECOR_MAX, err)) < 0)
+		return rc;
+	if (spec->color != NULL && (rc = hd_text_check("team color",
+				        spec->color, 0, HD_TEAM_DECOR_MAX, err)) < 0)
+		return rc;
+	return 0;
+}
+
+int
+hd_team__insert(hd_store *st, const hd_team_spec *spec, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int64_t now = hd_now_ms();
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO teams(id, name, description, icon, color,"
+		 " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, spec->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, spec->name != NULL ? spec->name : spec->id, -1,
+	    SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, spec->description ? spec->description : "", -1,
+	    SQLITE_STATIC);
+	hd_store_bind_text(s, 4, spec->icon);
+	hd_store_bind_text(s, 5, spec->color);
+	sqlite3_bind_int64(s, 6, now);
+	sqlite3_bind_int64(s, 7, now);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		if (rc == HD_EEXISTS)
+			hd_err_set(err, HD_EEXISTS, "team \"%s\" already exists",
+			    spec->id);
+		return rc;
+	}
+	hd_events_append(st, "team_created", spec->id, 0, NULL,
+	    json_pack("{s:s}", "name", spec->name ? spec->name : spec->id));
+	return 0;
+}
+
+static int
+team_create_txn(hd_store *st, void *payload, hd_err *err)
+{
+	const hd_team_spec *spec = payload;
+	hd_team *t = NULL;
+	int rc;
+
+	if ((rc = hd_team__load(&t, st, spec->id, err)) < 0)
+		return rc;
+	if (t != NULL) {
+		hd_team_free(t);
+		return hd_err_set(err, HD_EEXISTS, "team \"%s\" already exists",
+		    spec->id);
+	}
+	return hd_team__insert(st, spec, err);
+}
+
+int
+hd_team_create(hd_team **out, hd_store *st, const hd_team_spec *spec,
+    hd_err *err)
+{
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = hd_slug_check("team", spec->id, err)) < 0 ||
+	    (rc = hd_team__check_fields(spec, err)) < 0)
+		return rc;
+	if ((rc = hd_store_write(st, team_create_txn, (void *)spec, err)) < 0)
+		return rc;
+	return out != NULL ? hd_team_get(out, st, spec->id, err) : 0;
+}
+
+int
+hd_team__set_leader(hd_store *st, const char *team, const char *leader,
+    hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE teams SET leader_agent_id = ?, updated_at = ?"
+		 " WHERE id = ?",
+		 err)) < 0)
+		return rc;
+	hd_store_bind_text(s, 1, leader);
+	sqlite3_bind_int64(s, 2, hd_now_ms());
+	sqlite3_bind_text(s, 3, team, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+}
+
+static int
+team_update_txn(hd_store *st, void *payload, hd_err *err)
+{
+	const hd_team_spec *spec = payload;
+	hd_team *t = NULL;
+	sqlite3_stmt *s;
+	json_t *changed;
+	int rc, src;
+
+	if ((rc = hd_team__load(&t, st, spec->id, err)) < 0)
+		return rc;
+	if (t == NULL)
+		return hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found",
+		    spec->id);
+	hd_team_free(t);
+	if (spec->leader != NULL && spec->leader[0] != '\0' &&
+	    (rc = hd_team_member_check(st, spec->id, spec->leader, err)) < 0)
+		return rc;
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE teams SET name = COALESCE(?1, name),"
+		 " description = COALESCE(?2, description),"
+		 " icon = COALESCE(?3, icon), color = COALESCE(?4, color),"
+		 " leader_agent_id = CASE WHEN ?5 IS NULL THEN leader_agent_id"
+		 "   WHEN ?5 = '' THEN NULL ELSE ?5 END,"
+		 " updated_at = ?6 WHERE id = ?7",
+		 err)) < 0)
+		return rc;
+	hd_store_bind_text(s, 1, spec->name);
+	hd_store_bind_text(s, 2, spec->description);
+	hd_store_bind_text(s, 3, spec->icon);
+	hd_store_bind_text(s, 4, spec->color);
+	hd_store_bind_text(s, 5, spec->leader);
+	sqlite3_bind_int64(s, 6, hd_now_ms());
+	sqlite3_bind_text(s, 7, spec->id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	changed = json_object();
+	if (spec->name)
+		json_object_set_new(changed, "name", json_string(spec->name));
+	if (spec->description)
+		json_object_set_new(changed, "description",
+		    json_string(spec->description));
+	if (spec->icon)
+		json_object_set_new(changed, "icon", json_string(spec->icon));
+	if (spec->color)
+		json_object_set_new(changed, "color", json_string(spec->color));
+	if (spec->leader)
+		json_object_set_new(changed, "leader",
+		    spec->leader[0] ? json_string(spec->leader) : json_null());
+	hd_events_append(st, "team_updated", spec->id, 0, NULL, changed);
+	return 0;
+}
+
+int
+hd_team_update(hd_team **out, hd_store *st, const hd_team_spec *spec,
+    hd_err *err)
+{
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = hd_slug_check("team", spec->id, err)) < 0 ||
+	    (rc = hd_team__check_fields(spec, err)) < 0)
+		return rc;
+	if (spec->leader != NULL && spec->leader[0] != '\0' &&
+	    (rc = hd_slug_check("agent", spec->leader, err)) < 0)
+		return rc;
+	if ((rc = hd_store_write(st, team_update_txn, (void *)spec, err)) < 0)
+		return rc;
+	return out != NULL ? hd_team_get(out, st, spec->id, err) : 0;
+}
+
+/*
+ * The rows other modules keep per team. A table appears here once its
+ * migration exists; rows are only counted or purged when the table is in
+ * this database. Order matters for purging: children before parents.
+ */
+static const struct {
+	const char *table;
+	const char *noun; /* NULL: purged but never a reason to refuse */
+	const char *count_sql;
+	const char *purge_sql;
+} team_owned[] = {
+	{"task_comments", NULL, NULL,
+	    "DELETE FROM task_comments WHERE task_id IN"
+	    " (SELECT id FROM tasks WHERE team_id = ?1)"},
+	{"task_deps", NULL, NULL,
+	    "DELETE FROM task_deps WHERE task_id IN"
+	    " (SELECT id FROM tasks WHERE team_id = ?1) OR depends_on IN"
+	    " (SELECT id FROM tasks WHERE team_id = ?1)"},
+	{"tasks", "task", "SELECT COUNT(*) FROM tasks WHERE team_id = ?1",
+	    "DELETE FROM tasks WHERE team_id = ?1"},
+	{"team_chat", "post", "SELECT COUNT(*) FROM team_chat WHERE team_id = ?1",
+	    "DELETE FROM team_chat WHERE team_id = ?1"},
+	{"messages", "message",
+	    "SELECT COUNT(*) FROM messages WHERE team_id = ?1",
+	    "DELETE FROM messages WHERE team_id = ?1"},
+	{"conversations", "conversation",
+	    "SELECT COUNT(*) FROM conversations WHERE team_id = ?1",
+	    "DELETE FROM conversations WHERE team_id = ?1"},
+	{"sessions", NULL, NULL, "DELETE FROM sessions WHERE team_id = ?1"},
+	{"room_locks", NULL, NULL,
+	    "DELETE FROM room_locks WHERE room_id = 'team:' || ?1"},
+	{"kv", NULL, NULL,
+	    "DELETE FROM kv WHERE substr(key, 1, length('turn:team:' || ?1 ||"
+	    " ':')) = 'turn:team:' || ?1 || ':'"},
+};
+
+#define NOWNED (sizeof(team_owned) / sizeof(team_owned[0]))
+
+struct team_rm {
+	const char *id;
+	int purge;
+};
+
+static int
+team_run(hd_store *st, const char *sql, const char *id, int64_t *count,
+    hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (count != NULL && src == SQLITE_ROW) {
+		*count = sqlite3_column_int64(s, 0);
+		src = SQLITE_DONE;
+	}
+	hd_store_reset(s);
+	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+}
+
+static int
+team_rm_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct team_rm *r = payload;
+	hd_team *t = NULL;
+	char why[256] = "";
+	size_t i, len = 0;
+	int rc;
+
+	if ((rc = hd_team__load(&t, st, r->id, err)) < 0)
+		return rc;
+	if (t == NULL)
+		return hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found",
+		    r->id);
+	hd_team_free(t);
+	for (i = 0; i < NOWNED && !r->purge; i++) {
+		int64_t n = 0;
+
+		if (team_owned[i].noun == NULL ||
+		    !hd_store_table_exists(st, team_owned[i].table))
+			continue;
+		if ((rc = team_run(st, team_owned[i].count_sql, r->id, &n,
+			 err)) < 0)
+			return rc;
+		if (n > 0 && len < sizeof(why))
+			len += (size_t)snprintf(why + len, sizeof(why) - len,
+			    "%s%lld %s%s", len ? ", " : "", (long long)n,
+			    team_owned[i].noun, n == 1 ? "" : "s");
+	}
+	if (len > 0)
+		return hd_err_set(err, HD_EREFUSED,
+		    "team %s still has %s; pass --purge to delete them too",
+		    r->id, why);
+	for (i = 0; i < NOWNED; i++) {
+		if (!hd_store_table_exists(st, team_owned[i].table))
+			continue;
+		if ((rc = team_run(st, team_owned[i].purge_sql, r->id, NULL,
+			 err)) < 0)
+			return rc;
+	}
+	if ((rc = team_run(st, "DELETE FROM agents WHERE team_id = ?1", r->id,
+		 NULL, err)) < 0 ||
+	    (rc = team_run(st, "DELETE FROM teams WHERE id = ?1", r->id, NULL,
+		 err)) < 0)
+		return rc;
+	hd_events_append(st, "team_removed", r->id, 0, NULL,
+	    json_pack("{s:b}", "purge", r->purge));
+	return 0;
+}
+
+int
+hd_team_remove(hd_store *st, const char *id, int purge, hd_err *err)
+{
+	struct team_rm r = {id, purge};
+	int rc;
+
+	if ((rc = hd_slug_check("team", id, err)) < 0)
+		return rc;
+	return hd_store_write(st, team_rm_txn, &r, err);
+}
+
+int
+hd_team_member_check(hd_store *st, const char *team, const char *agent,
+    hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src, found_team = 0, member = 0;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT EXISTS(SELECT 1 FROM teams WHERE id = ?1),"
+		 " EXISTS(SELECT 1 FROM agents WHERE id = ?2 AND team_id = ?1)",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		found_team = sqlite3_column_int(s, 0);
+		member = sqlite3_column_int(s, 1);
+	} else
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	if (rc < 0)
+		return rc;
+	if (!found_team)
+		return hd_err_set(err, HD_ENOTFOUND, "team \"%.128s\" not found",
+		    team);
+	if (!member)
+		return hd_err_set(err, HD_EREFUSED,
+		    "no member \"%.128s\" in team %s", agent, team);
+	return 0;
+}
+
+json_t *
+hd_team_to_json(const hd_team *t)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_string(t->id));
+	json_object_set_new(o, "name", json_string(t->name));
+	json_object_set_new(o, "description", json_string(t->description));
+	json_object_set_new(o, "icon", t->icon ? json_string(t->icon) : json_null());
+	json_object_set_new(o, "color",
+	    t->color ? json_string(t->color) : json_null());
+	json_object_set_new(o, "leader_agent_id",
+	    t->leader_agent_id ? json_string(t->leader_agent_id) : json_null());
+	json_object_set_new(o, "status", json_string(t->status));
+	json_object_set_new(o, "agent_count", json_integer(t->agent_count));
+	json_object_set_new(o, "created_at", json_integer(t->created_at));
+	json_object_set_new(o, "updated_at", json_integer(t->updated_at));
+	return o;
+}

@@ -1,0 +1,148 @@
+/*
+ * buf.c -- the capped, sticky-failure string builder of buf.h.
+ *  (1) ptr is NUL-terminated whenever it is non-NULL.
+ *  (2) once failed is set no append changes the contents.
+ *  (3) len never exceeds max when max is non-zero.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/buf.h>
+
+static int
+buf_grow(hd_buf *b, size_t extra)
+{
+	size_t need, ncap;
+	char *np;
+
+	if (b->failed)
+		return -1;
+	if (b->max != 0 && (extra > b->max || b->len > b->max - extra)) {
+		b->failed = HD_ETOOBIG;
+		return -1;
+	}
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return 0;
+	ncap = b->cap ? b->cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if ((np = realloc(b->ptr, ncap)) == NULL) {
+		b->failed = HD_ENOMEM;
+		return -1;
+	}
+	b->ptr = np;
+	b->cap = ncap;
+	return 0;
+}
+
+void
+hd_buf_put(hd_buf *b, const void *data, size_t len)
+{
+	if (buf_grow(b, len) < 0)
+		return;
+	if (len > 0)
+		memcpy(b->ptr + b->len, data, len);
+	b->len += len;
+	b->ptr[b->len] = '\0';
+}
+
+void
+hd_buf_puts(hd_buf *b, const char *s)
+{
+	hd_buf_put(b, s, strlen(s));
+}
+
+void
+hd_buf_putc(hd_buf *b, char c)
+{
+	hd_buf_put(b, &c, 1);
+}
+
+void
+hd_buf_vprintf(hd_buf *b, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	if (b->failed)
+		return;
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0) {
+		b->failed = HD_ENOMEM;
+		return;
+	}
+	if (buf_grow(b, (size_t)n) < 0)
+		return;
+	vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
+void
+hd_buf_printf(hd_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	hd_buf_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+const char *
+hd_buf_cstr(const hd_buf *b)
+{
+	return b->ptr != NULL ? b->ptr : "";
+}
+
+int
+hd_buf_failed(const hd_buf *b)
+{
+	return b->failed != 0;
+}
+
+int
+hd_buf_error(const hd_buf *b, const char *what, hd_err *err)
+{
+	if (b->failed == HD_ETOOBIG)
+		return hd_err_set(err, HD_ETOOBIG, "%s is over the limit of %zu bytes",
+		    what, b->max);
+	return hd_err_set(err, HD_ENOMEM, "out of memory");
+}
+
+char *
+hd_buf_detach(hd_buf *b)
+{
+	char *p;
+
+	if (b->failed) {
+		hd_buf_dispose(b);
+		return NULL;
+	}
+	p = b->ptr != NULL ? b->ptr : strdup("");
+	b->ptr = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
+void
+hd_buf_reset(hd_buf *b)
+{
+	b->len = 0;
+	b->failed = 0;
+	if (b->ptr != NULL)
+		b->ptr[0] = '\0';
+}
+
+void
+hd_buf_dispose(hd_buf *b)
+{
+	if (b == NULL)
+		return;
+	free(b->ptr);
+	b->ptr = NULL;
+	b->len = b->cap = 0;
+	b->failed = 0;
+}

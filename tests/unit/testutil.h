@@ -1,0 +1,49 @@
+/*
+ * testutil.h -- shared test fixture: a fresh HUDDLE_HOME in a temporary
+ * directory per test, an open store, and assertions that print the
+ * library's error message when a call fails.
+ */
+#ifndef HD_TESTUTIL_H
+#define HD_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <huddle/huddle.h>
+
+typedef struct hd_fixture {
+	char home[256];
+	hd_store *st;
+} hd_fixture;
+
+/* cmocka setup/teardown: a fresh home with an open store in *state. */
+int hd_fixture_setup(void **state);
+int hd_fixture_teardown(void **state);
+
+/* Remove a directory tree (test homes). */
+void hd_rm_rf(const char *path);
+
+/* Create team `team` with agents given as NULL-terminated ids; the first
+ * is the leader. */
+void hd_fixture_team(hd_fixture *fx, const char *team, ...);
+
+#define assert_hd_ok(call, errp)                                              \
+	do {                                                                  \
+		int rc_ = (call);                                             \
+		if (rc_ != 0)                                                 \
+			fail_msg("%s returned %d: %s", #call, rc_,            \
+			    (errp)->msg);                                     \
+	} while (0)
+
+#define assert_hd_err(call, code, text, errp)                                 \
+	do {                                                                  \
+		int rc_ = (call);                                             \
+		assert_int_equal(rc_, (code));                                \
+		assert_string_equal((errp)->msg, (text));                     \
+	} while (0)
+
+#endif
