@@ -6,11 +6,15 @@
 #define HUDDLE_H
 
 #include "agent.h"
+#include "board.h"
 #include "buf.h"
 #include "err.h"
 #include "events.h"
+#include "envelope.h"
 #include "log.h"
+#include "mailbox.h"
 #include "store.h"
+#include "room.h"
 #include "team.h"
 #include "util.h"
 #include "version.h"

@@ -1,0 +1,90 @@
+/*
+ * room.h -- the team room (SPEC 5): an append-only, ordered transcript per
+ * team, narration only. Room id of team T is "team:T".
+ *
+ * (1) seq is MAX(seq)+1 for the room taken inside BEGIN IMMEDIATE: the
+ *     first post is 1, and posters in many processes never collide and
+ *     never leave gaps.
+ * (2) A peer post's author must be a member of the team; a system post is
+ *     authored "huddle", a user post "user". Bodies are 1..100000 bytes of
+ *     valid UTF-8.
+ */
+#ifndef HUDDLE_ROOM_H
+#define HUDDLE_ROOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "store.h"
+
+#define HD_ROOM_BODY_MAX 100000
+#define HD_ROOM_READ_MAX 500
+#define HD_ROOM_READ_DEFAULT 100
+
+typedef struct hd_post {
+	char *id; /* random UUID */
+	char *room_id;
+	char *team_id;
+	char *author; /* agent id, "huddle" (system) or "user" */
+	char *body;
+	char *kind; /* peer | system | user */
+	int64_t created_at;
+	int64_t seq;
+} hd_post;
+
+typedef struct hd_posts {
+	hd_post *items; /* oldest first */
+	size_t n;
+	int64_t next_seq; /* the cursor to pass as since_seq next time */
+} hd_posts;
+
+/* "team:<team>" into out. */
+void hd_room_id(char *out, size_t outlen, const char *team);
+
+/*
+ * Post to team's room. kind is "peer" (author: a member agent), "system"
+ * (author forced to "huddle") or "user" (author forced to "user"). Emits
+ * team_chat_post. *out (when out is non-NULL) is the stored post:
+ * hd_post_free() it.
+ */
+int hd_room_post(hd_post **out, hd_store *st, const char *team,
+    const char *kind, const char *author, const char *body, hd_err *err);
+
+/* Posts with seq > since_seq, oldest first, at most limit (1..500; 0 means
+ * 100), skipping exclude_author when non-NULL. next_seq is the last seq
+ * returned, or since_seq when none. */
+int hd_room_read(hd_posts *out, hd_store *st, const char *team,
+    int64_t since_seq, int limit, const char *exclude_author, hd_err *err);
+
+/*
+ * The read a runtime uses: excludes agent's own posts (echo guard).
+ * next_seq is the seq of the last post delivered when limit cut the page,
+ * else the room's head (so a subscriber whose own posts are newest never
+ * stalls); never below since_seq.
+ */
+int hd_room_subscribe(hd_posts *out, hd_store *st, const char *team,
+    const char *agent, int64_t since_seq, int limit, hd_err *err);
+
+/* The room's highest seq (0 when empty). */
+int hd_room_head(int64_t *out, hd_store *st, const char *team, hd_err *err);
+
+/*
+ * Wait until posts after since_seq exist, or timeout_ms passes (-1: no
+ * limit), then read them as hd_room_read would. A post committed by any
+ * process wakes the waiter within milliseconds, without busy polling.
+ * Returns 0 with out->n == 0 on timeout.
+ */
+int hd_room_follow(hd_posts *out, hd_store *st, const char *team,
+    int64_t since_seq, int limit, int timeout_ms, hd_err *err);
+
+/* The REST/MCP shape: {"id","roomId","teamId","authorAgentId","body",
+ * "kind","createdAt","seq"}. A new reference. */
+json_t *hd_post_to_json(const hd_post *p);
+
+void hd_post_free(hd_post *p);
+void hd_posts_dispose(hd_posts *l);
+
+#endif
