@@ -59,6 +59,28 @@ typedef struct hd_message_spec {
 	const char *conversation_id;
 } hd_message_spec;
 
+/*
+ * Send one message. The sender and the recipient must be members of
+ * spec->team. Emits message_sent. *out (when non-NULL) is the stored
+ * message: hd_message_free() it. Works inside a caller's transaction.
+ */
+int hd_mailbox_send(hd_message **out, hd_store *st,
+    const hd_message_spec *spec, hd_err *err);
+
+/* One copy to every member of spec->team except the sender, type
+ * "broadcast"; *out_count is how many were sent. */
+int hd_mailbox_broadcast(size_t *out_count, hd_store *st,
+    const hd_message_spec *spec, hd_err *err);
+
+/* Take up to limit (0: all) undelivered messages of agent, oldest first,
+ * marking them delivered in the same transaction. */
+int hd_mailbox_read(hd_messages *out, hd_store *st, const char *agent,
+    int limit, hd_err *err);
+
+/* The same without marking anything delivered. */
+int hd_mailbox_peek(hd_messages *out, hd_store *st, const char *agent,
+    int limit, hd_err *err);
+
 /* The pure renderers (no database). */
 
 /* <teammate-message ...> blocks for msgs, oldest first (SPEC 6). */
