@@ -20,11 +20,11 @@ deps:
 
 build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 build-asan:
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHUDDLE_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 
 run: deps build
 	@scripts/run.sh $(BUILD) $(RUN_HOME)
@@ -40,7 +40,7 @@ test: deps
 
 bench: deps
 	@cmake -S . -B $(BUILD)-release -DCMAKE_BUILD_TYPE=Release -DHUDDLE_TESTS=OFF >/dev/null
-	@cmake --build $(BUILD)-release -j $(JOBS)
+	@cmake --build $(BUILD)-release -j $(JOBS) -- --no-print-directory
 	@bench/run.sh $(BUILD)-release
 
 fuzz: deps

@@ -122,7 +122,7 @@ store_user_version(hd_store *st, int *out, hd_err *err)
 static int
 store_migrate_one(hd_store *st, void *payload, hd_err *err)
 {
-	int target = *(int *)payload, have, rc;
+	int target = *(int *)payload, have = 0, rc;
 	char sql[64];
 
 	if ((rc = store_user_version(st, &have, err)) < 0)
@@ -138,7 +138,7 @@ store_migrate_one(hd_store *st, void *payload, hd_err *err)
 static int
 store_migrate(hd_store *st, hd_err *err)
 {
-	int have, v, rc;
+	int have = 0, v, rc;
 
 	if ((rc = store_user_version(st, &have, err)) < 0)
 		return rc;
@@ -247,7 +247,7 @@ hd_store_schema_version(void)
 int
 hd_store_file_version(hd_store *st, hd_err *err)
 {
-	int v, rc;
+	int v = 0, rc;
 
 	if ((rc = store_user_version(st, &v, err)) < 0)
 		return rc;

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# run.sh BUILD_DIR -- run every benchmark; each prints its figure next to a
+# baseline measured in the same run, as `name: X | baseline Y | ratio R`.
+set -euo pipefail
+build=${1:-build-release}
+status=0
+for b in "$build"/bench/bench_*; do
+	[ -x "$b" ] || continue
+	"$b" || { echo "bench: $(basename "$b") failed" >&2; status=1; }
+done
+exit $status

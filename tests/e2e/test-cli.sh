@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# test-cli.sh -- the CLI contract through the real binary: --help everywhere,
+# usage errors exit 2 with a hint, refusals exit 1 as `huddle: ...`,
+# --json parses, team files apply idempotently.
+. "$(dirname "$0")/lib.sh"
+
+# --help on every command and subcommand, found from the help itself, so
+# a new command is covered the day it is added.
+run --help
+expect_rc 0 "huddle --help"
+cmds=$(printf '%s\n' "$OUT" | awk '/^commands:/{on=1; next} /^$/{on=0} on{print $1}')
+[ -n "$cmds" ] || fail "no commands listed in --help"
+for c in $cmds; do
+	run "$c" --help
+	expect_rc 0 "huddle $c --help"
+	expect_contains "$OUT" "usage: huddle $c" "help of $c"
+	subs=$(printf '%s\n' "$OUT" | awk '/^subcommands:/{on=1; next} /^$/{on=0} on{print $1}')
+	for s in $subs; do
+		run "$c" "$s" --help
+		expect_rc 0 "huddle $c $s --help"
+		expect_contains "$OUT" "usage: huddle $c $s" "help of $c $s"
+	done
+done
+run --version
+expect_rc 0 "--version"
+expect_contains "$OUT" "huddle " "--version prints the version"
+
+# Usage errors: exit 2 with a hint.
+run frobnicate
+expect_rc 2 "unknown command"
+expect_eq "$ERR" $'huddle: unknown command "frobnicate"\nsee \'huddle --help\'' "unknown command text"
+run team frob
+expect_rc 2 "unknown subcommand"
+expect_contains "$ERR" "see 'huddle team --help'" "subcommand hint"
+run team create dev --bogus
+expect_rc 2 "unknown option"
+expect_eq "$ERR" $'huddle: unknown option --bogus for \'team create\'\nsee \'huddle team create --help\'' "unknown option text"
+run team create
+expect_rc 2 "missing argument"
+expect_contains "$ERR" "huddle: 'team create' needs TEAM" "missing argument text"
+run team show a b
+expect_rc 2 "extra argument"
+run events --limit abc
+expect_rc 2 "bad integer"
+expect_contains "$ERR" 'huddle: --limit must be an integer, not "abc"' "bad integer text"
+run
+expect_rc 2 "no command"
+
+# Refusals: exit 1, `huddle: <message>` on stderr, nothing on stdout.
+run team create 'test@team'
+expect_rc 1 "bad team name"
+expect_eq "$ERR" "huddle: invalid team name \"test@team\": use 1-50 lowercase letters, digits, '-' or '_'" "bad name text"
+expect_eq "$OUT" "" "nothing on stdout for a refusal"
+run team show ghost
+expect_rc 1 "missing team"
+expect_eq "$ERR" 'huddle: team "ghost" not found' "missing team text"
+
+# init, then a team by hand.
+run init
+expect_rc 0 "init"
+expect_contains "$OUT" "$HUDDLE_HOME" "init names the home"
+[ "$(stat -c %a "$HUDDLE_HOME")" = 700 ] && pass || fail "home is not 0700"
+run team create existing-team --name "Existing"
+expect_rc 0 "team create"
+run team create existing-team
+expect_rc 1 "duplicate team"
+expect_eq "$ERR" 'huddle: team "existing-team" already exists' "duplicate text"
+run agent add existing-team lead --leader --role "team lead"
+expect_rc 0 "agent add"
+run agent add existing-team second --leader
+expect_eq "$ERR" 'huddle: team existing-team already has a leader (lead)' "second leader"
+run agent add existing-team bot --runtime exec --config '{"command": ["./bot"]}'
+expect_rc 0 "agent add exec"
+run agent add existing-team bot2 --config '{nope'
+expect_rc 2 "bad --config JSON is a usage error"
+
+# --json output parses, and says the right things.
+run --json team list
+expect_rc 0 "team list --json"
+expect_json "$OUT" "team list --json"
+expect_eq "$(json_get "$OUT" 'j[0]["agent_count"]')" 2 "agent_count"
+run team show existing-team --json
+expect_json "$OUT" "team show --json"
+expect_eq "$(json_get "$OUT" 'j["leader_agent_id"]')" "lead" "leader in show"
+run agent list --json
+expect_json "$OUT" "agent list --json"
+run agent show bot --json
+expect_eq "$(json_get "$OUT" 'j["runtime_config"]["command"][0]')" "./bot" "runtime_config kept"
+run events --json --team existing-team
+expect_json "$OUT" "events --json"
+expect_eq "$(json_get "$OUT" '[e["kind"] for e in j]')" "['team_created', 'agent_added', 'agent_added']" "events of the team"
+
+# huddle up: create, then nothing to change, then an edit.
+cp "$HUDDLE_SRC/examples/dev-team.json" "$T_TMP/dev.json"
+run up "$T_TMP/dev.json"
+expect_rc 0 "up"
+expect_contains "$OUT" "team dev: created" "up creates"
+expect_contains "$OUT" "agent manager: created (leader)" "up names the leader"
+run up "$T_TMP/dev.json"
+expect_rc 0 "up again"
+expect_contains "$OUT" "nothing to change" "up is idempotent"
+sed -i 's/"Dev team"/"Development"/' "$T_TMP/dev.json"
+run up "$T_TMP/dev.json" --json
+expect_eq "$(json_get "$OUT" 'j["action"]')" "updated" "edit is applied"
+run team show dev --json
+expect_eq "$(json_get "$OUT" 'j["name"]')" "Development" "new name"
+expect_eq "$(json_get "$OUT" 'len(j["agents"])')" 4 "four agents"
+
+# A malformed file: file, line and column, nothing written.
+printf '{"team": "broken",\n "agents": [\n   {"id": "a",}\n]}\n' >"$T_TMP/bad.json"
+run up "$T_TMP/bad.json"
+expect_rc 1 "malformed file"
+expect_eq "$ERR" "huddle: $T_TMP/bad.json:3:15: string or '}' expected near '}'" "malformed file text"
+run team show broken
+expect_rc 1 "nothing written for a malformed file"
+run up "$T_TMP/missing.json"
+expect_rc 1 "missing file"
+expect_contains "$ERR" "cannot read $T_TMP/missing.json: No such file or directory" "missing file text"
+
+# Several leaders: the first is kept, with a warning on stderr.
+printf '{"team": "two", "agents": [{"id": "x1", "leader": true}, {"id": "x2", "leader": true}]}' >"$T_TMP/two.json"
+run up "$T_TMP/two.json"
+expect_rc 0 "two leaders"
+expect_eq "$ERR" "huddle: warning: multiple leaders flagged for team two; keeping the first (x1)" "leader warning"
+
+# rm: refused with rows, fine when empty; --home wins over HUDDLE_HOME.
+run team rm two
+expect_rc 0 "rm empty team"
+run --home "$T_TMP/other" team list --json
+expect_eq "$OUT" "[]" "--home points elsewhere"
+finish

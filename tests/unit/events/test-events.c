@@ -1,0 +1,123 @@
+/*
+ * test-events.c -- the event log: filters, tail and resume order, and that
+ * an event written inside a rolled-back transaction leaves no trace.
+ */
+#include <string.h>
+
+#include <store/store.h>
+
+#include "testutil.h"
+
+static void
+test_events__filters_and_tail_order(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_event_filter f = {0};
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+
+	hd_events_append(fx->st, "task_created", "dev", 5, "coder",
+	    json_pack("{s:s}", "subject", "Write docs"));
+	hd_events_append(fx->st, "task_claimed", "dev", 5, "coder", NULL);
+	hd_events_append(fx->st, "task_created", "ops", 6, NULL, NULL);
+
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 3);
+	assert_int_equal(l.items[0].seq, 1);
+	assert_string_equal(l.items[0].kind, "task_created");
+	assert_int_equal(l.items[0].task_id, 5);
+	assert_string_equal(l.items[0].agent_id, "coder");
+	assert_string_equal(
+	    json_string_value(json_object_get(l.items[0].data, "subject")),
+	    "Write docs");
+	assert_int_equal(json_object_size(l.items[1].data), 0);
+	assert_null(l.items[2].agent_id);
+	hd_event_list_dispose(&l);
+
+	f.team = "dev";
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 2);
+	hd_event_list_dispose(&l);
+
+	f.team = NULL;
+	f.kind = "task_created";
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.items[1].team_id, "ops");
+	hd_event_list_dispose(&l);
+
+	/* The newest N, oldest first. */
+	f.kind = NULL;
+	f.limit = 2;
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.items[0].seq, 2);
+	assert_int_equal(l.items[1].seq, 3);
+	hd_event_list_dispose(&l);
+
+	/* Resume after a seq. */
+	f.limit = 0;
+	f.after_seq = 1;
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.items[0].seq, 2);
+	hd_event_list_dispose(&l);
+
+	f.limit = 10001;
+	assert_hd_err(hd_events_list(&l, fx->st, &f, &err), HD_EINVAL,
+	    "limit must be between 1 and 10000, not 10001", &err);
+}
+
+static int
+append_then_fail(hd_store *st, void *payload, hd_err *err)
+{
+	(void)payload;
+	hd_events_append(st, "team_created", "ghost", 0, NULL, NULL);
+	return hd_err_set(err, HD_EREFUSED, "refused on purpose");
+}
+
+static void
+test_events__rolled_back_with_the_change_they_describe(void **state)
+{
+	hd_fixture *fx = *state;
+	int64_t head = -1;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_err(hd_store_write(fx->st, append_then_fail, NULL, &err),
+	    HD_EREFUSED, "refused on purpose", &err);
+	assert_hd_ok(hd_events_head(&head, fx->st, &err), &err);
+	assert_int_equal(head, 0);
+}
+
+static void
+test_events__team_changes_are_logged(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_event_filter f = {0};
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.items[0].kind, "team_created");
+	assert_string_equal(l.items[1].kind, "agent_added");
+	assert_string_equal(l.items[1].agent_id, "manager");
+	assert_true(json_is_true(json_object_get(l.items[1].data, "leader")));
+	assert_int_equal(strlen(l.items[1].id), 36);
+	hd_event_list_dispose(&l);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, hd_fixture_setup, \
+    hd_fixture_teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_events__filters_and_tail_order),
+		T(test_events__rolled_back_with_the_change_they_describe),
+		T(test_events__team_changes_are_logged),
+	};
+	return cmocka_run_group_tests_name("unit/events", tests, NULL, NULL);
+}

@@ -1,0 +1,226 @@
+/*
+ * test-store.c -- the store: migrations, refusing a newer schema, the busy
+ * budget against a writer in another process, kv.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "testutil.h"
+
+static void
+test_store__fresh_home_is_migrated_to_the_latest_schema(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+
+	assert_int_equal(hd_store_file_version(fx->st, &err),
+	    hd_store_schema_version());
+	assert_true(hd_store_schema_version() >= 1);
+	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
+}
+
+static void
+test_store__reopen_keeps_data_and_version(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {.id = "keep", .name = "Kept"};
+	hd_store *st2 = NULL;
+	hd_team *t = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
+	hd_store_close(fx->st);
+	fx->st = NULL;
+	assert_hd_ok(hd_store_open(&st2, fx->home, &err), &err);
+	fx->st = st2;
+	assert_int_equal(hd_store_file_version(fx->st, &err),
+	    hd_store_schema_version());
+	assert_hd_ok(hd_team_get(&t, fx->st, "keep", &err), &err);
+	assert_string_equal(t->name, "Kept");
+	hd_team_free(t);
+}
+
+static void
+test_store__home_is_created_private(void **state)
+{
+	hd_fixture *fx = *state;
+	char path[512];
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/nested/home", fx->home);
+	assert_hd_ok(hd_store_open(&st, path, &err), &err);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+	hd_store_close(st);
+}
+
+static void
+test_store__newer_schema_is_refused(void **state)
+{
+	hd_fixture *fx = *state;
+	char dbpath[512], want[1024];
+	sqlite3 *db;
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	snprintf(dbpath, sizeof(dbpath), "%s/huddle.db", fx->home);
+	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 999", NULL,
+			     NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	snprintf(want, sizeof(want),
+	    "%s has schema version 999 but this huddle (%s) knows only up to "
+	    "%d; upgrade huddle",
+	    dbpath, HD_VERSION, hd_store_schema_version());
+	assert_hd_err(hd_store_open(&st, fx->home, &err), HD_EREFUSED, want,
+	    &err);
+	assert_null(st);
+}
+
+/*
+ * A writer in another process holds BEGIN IMMEDIATE; our write retries for
+ * the budget (2000 ms by default) and then gives up with the spec's text.
+ */
+static void
+test_store__busy_writer_elsewhere_exhausts_the_budget(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {.id = "late"};
+	char dbpath[512], c;
+	int ready[2];
+	int64_t t0, elapsed;
+	hd_err err = HD_ERR_INIT;
+	hd_team *t = NULL;
+	pid_t pid;
+
+	snprintf(dbpath, sizeof(dbpath), "%s/huddle.db", fx->home);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sqlite3 *db;
+
+		close(ready[0]);
+		if (sqlite3_open(dbpath, &db) != SQLITE_OK ||
+		    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+			SQLITE_OK)
+			_exit(1);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause(); /* hold the write lock until killed */
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+
+	t0 = hd_mono_ms();
+	assert_hd_err(hd_team_create(NULL, fx->st, &ts, &err), HD_EBUSY,
+	    "database is busy: gave up after 2000 ms", &err);
+	elapsed = hd_mono_ms() - t0;
+	/* It tried for the whole budget and then stopped, not much later. */
+	assert_true(elapsed >= 1900);
+	assert_true(elapsed < 6000);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	/* The holder died without committing: the write now goes through. */
+	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
+	assert_hd_ok(hd_team_get(&t, fx->st, "late", &err), &err);
+	hd_team_free(t);
+}
+
+static void
+test_store__budget_is_configurable_and_named_in_the_error(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {.id = "quick"};
+	char dbpath[512], c;
+	int ready[2];
+	hd_err err = HD_ERR_INIT;
+	pid_t pid;
+
+	snprintf(dbpath, sizeof(dbpath), "%s/huddle.db", fx->home);
+	assert_int_equal(pipe(ready), 0);
+	if ((pid = fork()) == 0) {
+		sqlite3 *db;
+
+		close(ready[0]);
+		if (sqlite3_open(dbpath, &db) != SQLITE_OK ||
+		    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+			SQLITE_OK ||
+		    write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	hd_store_set_busy_budget(fx->st, 150);
+	assert_hd_err(hd_team_create(NULL, fx->st, &ts, &err), HD_EBUSY,
+	    "database is busy: gave up after 150 ms", &err);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void
+test_store__kv_round_trips_and_overwrites(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	char *v = NULL;
+
+	assert_hd_ok(hd_store_kv_get(&v, fx->st, "turn:team:dev:coder", &err),
+	    &err);
+	assert_null(v);
+	assert_hd_ok(hd_store_kv_put(fx->st, "turn:team:dev:coder", "{\"a\":1}",
+			 &err),
+	    &err);
+	assert_hd_ok(hd_store_kv_put(fx->st, "turn:team:dev:coder", "{\"a\":2}",
+			 &err),
+	    &err);
+	assert_hd_ok(hd_store_kv_get(&v, fx->st, "turn:team:dev:coder", &err),
+	    &err);
+	assert_string_equal(v, "{\"a\":2}");
+	free(v);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_store__fresh_home_is_migrated_to_the_latest_schema,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__reopen_keeps_data_and_version, hd_fixture_setup,
+		    hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__home_is_created_private, hd_fixture_setup,
+		    hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__newer_schema_is_refused, hd_fixture_setup,
+		    hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__busy_writer_elsewhere_exhausts_the_budget,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__budget_is_configurable_and_named_in_the_error,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__kv_round_trips_and_overwrites, hd_fixture_setup,
+		    hd_fixture_teardown),
+	};
+	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
+}

@@ -1,0 +1,333 @@
+/*
+ * test-team.c -- teams and agents: the spec's validation texts, duplicates,
+ * leader rules, agent counts, and what `team rm` refuses.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <store/store.h>
+
+#include "testutil.h"
+
+static void
+expect_no_teams(hd_fixture *fx)
+{
+	hd_teams l;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_team_list(&l, fx->st, &err), &err);
+	assert_int_equal(l.n, 0);
+	hd_teams_dispose(&l);
+}
+
+static void
+test_team__bad_names_are_refused_before_any_write(void **state)
+{
+	static const char *const bad[] = {
+		"../x", "a/b", "", "Upper", "test@team", "-lead", "_x", "a b",
+		"ab\xc3\xa9", "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijk",
+	};
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {0};
+	hd_err err = HD_ERR_INIT;
+	char want[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ts.id = bad[i];
+		snprintf(want, sizeof(want),
+		    "invalid team name \"%s\": use 1-50 lowercase letters, "
+		    "digits, '-' or '_'",
+		    bad[i]);
+		assert_hd_err(hd_team_create(NULL, fx->st, &ts, &err),
+		    HD_EINVAL, want, &err);
+	}
+	expect_no_teams(fx);
+}
+
+static void
+test_team__names_at_the_limits_are_accepted(void **state)
+{
+	hd_fixture *fx = *state;
+	const char *fifty = "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij";
+	hd_team_spec ts = {0};
+	hd_err err = HD_ERR_INIT;
+
+	assert_int_equal(strlen(fifty), 50);
+	ts.id = fifty;
+	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
+	ts.id = "0";
+	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
+	ts.id = "a-b_c9";
+	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
+}
+
+static void
+test_team__duplicate_is_refused(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {.id = "existing-team", .name = "First"};
+	hd_team *t = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
+	ts.name = "Second";
+	assert_hd_err(hd_team_create(NULL, fx->st, &ts, &err), HD_EEXISTS,
+	    "team \"existing-team\" already exists", &err);
+	assert_hd_ok(hd_team_get(&t, fx->st, "existing-team", &err), &err);
+	assert_string_equal(t->name, "First");
+	hd_team_free(t);
+}
+
+static void
+test_team__missing_team_is_named(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team *t = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_err(hd_team_get(&t, fx->st, "ghost", &err), HD_ENOTFOUND,
+	    "team \"ghost\" not found", &err);
+	assert_null(t);
+}
+
+static void
+test_team__list_counts_agents_on_read(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_teams l;
+	hd_err err = HD_ERR_INIT;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", "tester", NULL);
+	hd_fixture_team(fx, "ops", "sre", NULL);
+	hd_fixture_team(fx, "empty", NULL);
+	assert_hd_ok(hd_team_list(&l, fx->st, &err), &err);
+	assert_int_equal(l.n, 3);
+	assert_string_equal(l.items[0].id, "dev");
+	assert_int_equal(l.items[0].agent_count, 3);
+	assert_string_equal(l.items[0].leader_agent_id, "manager");
+	assert_string_equal(l.items[1].id, "empty");
+	assert_int_equal(l.items[1].agent_count, 0);
+	assert_null(l.items[1].leader_agent_id);
+	assert_string_equal(l.items[2].id, "ops");
+	assert_int_equal(l.items[2].agent_count, 1);
+	hd_teams_dispose(&l);
+	assert_hd_ok(hd_agent_remove(fx->st, "tester", &err), &err);
+	assert_hd_ok(hd_team_list(&l, fx->st, &err), &err);
+	assert_int_equal(l.items[0].agent_count, 2);
+	hd_teams_dispose(&l);
+}
+
+static void
+test_team__field_limits_have_clear_errors(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {.id = "dev"};
+	char longname[160];
+	hd_err err = HD_ERR_INIT;
+
+	memset(longname, 'n', 101);
+	longname[101] = '\0';
+	ts.name = longname;
+	assert_hd_err(hd_team_create(NULL, fx->st, &ts, &err), HD_EINVAL,
+	    "team display name is 101 characters; the limit is 100", &err);
+	ts.name = "";
+	assert_hd_err(hd_team_create(NULL, fx->st, &ts, &err), HD_EINVAL,
+	    "team display name must not be empty", &err);
+	ts.name = "bad \xff utf8";
+	assert_hd_err(hd_team_create(NULL, fx->st, &ts, &err), HD_EINVAL,
+	    "team display name must be valid UTF-8", &err);
+	expect_no_teams(fx);
+}
+
+static void
+test_agent__bad_names_and_runtimes_are_refused(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_agent_spec as = {.team = "dev"};
+	json_t *cfg;
+	hd_agents l;
+	hd_err err = HD_ERR_INIT;
+
+	hd_fixture_team(fx, "dev", NULL);
+	as.id = "Coder";
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
+	    "invalid agent name \"Coder\": use 1-50 lowercase letters, digits, "
+	    "'-' or '_'",
+	    &err);
+	as.id = "coder";
+	as.runtime = "gpt";
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
+	    "unknown runtime \"gpt\": use scripted, exec, claude-code, codex, "
+	    "hermes or openai",
+	    &err);
+	as.runtime = "exec";
+	cfg = json_pack("{s:[]}", "command");
+	as.runtime_config = cfg;
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
+	    "runtime_config.command must be a non-empty array of strings", &err);
+	json_decref(cfg);
+	as.runtime = "scripted";
+	cfg = json_pack("{s:[{s:s}]}", "rules", "when", "x");
+	as.runtime_config = cfg;
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
+	    "runtime_config.rules[0] must be {\"when\": text, \"reply\": text}",
+	    &err);
+	json_decref(cfg);
+	cfg = json_pack("{s:s}", "defualt", "x");
+	as.runtime_config = cfg;
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
+	    "runtime_config: unknown key \"defualt\" for runtime scripted",
+	    &err);
+	json_decref(cfg);
+	as.runtime_config = NULL;
+	as.team = "ghost";
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_ENOTFOUND,
+	    "team \"ghost\" not found", &err);
+	assert_hd_ok(hd_agent_list(&l, fx->st, NULL, &err), &err);
+	assert_int_equal(l.n, 0);
+	hd_agents_dispose(&l);
+}
+
+static void
+test_agent__an_agent_is_in_one_team(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_agent_spec as = {.id = "coder", .team = "qa"};
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	hd_fixture_team(fx, "qa", NULL);
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EEXISTS,
+	    "agent \"coder\" already exists in team dev", &err);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_string_equal(a->team_id, "dev");
+	assert_string_equal(a->runtime, "scripted");
+	assert_string_equal(a->status, "idle");
+	assert_false(a->is_leader);
+	hd_agent_free(a);
+	assert_hd_err(hd_agent_get(&a, fx->st, "nobody", &err), HD_ENOTFOUND,
+	    "agent \"nobody\" not found", &err);
+}
+
+static void
+test_team__one_leader_at_a_time(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_agent_spec as = {.id = "second", .team = "dev", .leader = 1};
+	hd_team_spec up = {.id = "dev"};
+	hd_team *t = NULL;
+	hd_agents l;
+	hd_err err = HD_ERR_INIT;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	hd_fixture_team(fx, "ops", "sre", NULL);
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EREFUSED,
+	    "team dev already has a leader (manager)", &err);
+	up.leader = "sre";
+	assert_hd_err(hd_team_update(NULL, fx->st, &up, &err), HD_EREFUSED,
+	    "no member \"sre\" in team dev", &err);
+	up.leader = "coder";
+	assert_hd_ok(hd_team_update(&t, fx->st, &up, &err), &err);
+	assert_string_equal(t->leader_agent_id, "coder");
+	hd_team_free(t);
+	/* The leader is listed first. */
+	assert_hd_ok(hd_agent_list(&l, fx->st, "dev", &err), &err);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.items[0].id, "coder");
+	assert_true(l.items[0].is_leader);
+	assert_false(l.items[1].is_leader);
+	hd_agents_dispose(&l);
+	/* Removing the leader leaves the team without one. */
+	assert_hd_ok(hd_agent_remove(fx->st, "coder", &err), &err);
+	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
+	assert_null(t->leader_agent_id);
+	hd_team_free(t);
+	up.leader = "";
+	assert_hd_ok(hd_team_update(NULL, fx->st, &up, &err), &err);
+}
+
+static void
+insert_post(hd_fixture *fx, const char *team, int seq)
+{
+	char sql[512];
+	hd_err err = HD_ERR_INIT;
+
+	snprintf(sql, sizeof(sql),
+	    "INSERT INTO team_chat(id, room_id, team_id, author_agent_id, body,"
+	    " kind, created_at, seq) VALUES ('p%s%d', 'team:%s', '%s', 'user',"
+	    " 'hi', 'user', 1, %d)",
+	    team, seq, team, team, seq);
+	assert_hd_ok(hd_store_exec(fx->st, sql, &err), &err);
+}
+
+static void
+test_team__rm_refuses_a_team_with_posts_unless_purged(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team *t = NULL;
+	hd_agent *a = NULL;
+	hd_event_list ev;
+	hd_event_filter f = {.kind = "team_removed"};
+	hd_err err = HD_ERR_INIT;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	hd_fixture_team(fx, "ops", "sre", NULL);
+	insert_post(fx, "dev", 1);
+	insert_post(fx, "dev", 2);
+	insert_post(fx, "ops", 1);
+	assert_hd_err(hd_team_remove(fx->st, "dev", 0, &err), HD_EREFUSED,
+	    "team dev still has 2 posts; pass --purge to delete them too", &err);
+	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
+	hd_team_free(t);
+	assert_hd_ok(hd_team_remove(fx->st, "dev", 1, &err), &err);
+	assert_hd_err(hd_team_get(&t, fx->st, "dev", &err), HD_ENOTFOUND,
+	    "team \"dev\" not found", &err);
+	assert_hd_err(hd_agent_get(&a, fx->st, "coder", &err), HD_ENOTFOUND,
+	    "agent \"coder\" not found", &err);
+	/* The other team's posts are untouched. */
+	assert_hd_err(hd_team_remove(fx->st, "ops", 0, &err), HD_EREFUSED,
+	    "team ops still has 1 post; pass --purge to delete them too", &err);
+	assert_hd_err(hd_team_remove(fx->st, "ghost", 0, &err), HD_ENOTFOUND,
+	    "team \"ghost\" not found", &err);
+	/* The event log keeps the removal. */
+	assert_hd_ok(hd_events_list(&ev, fx->st, &f, &err), &err);
+	assert_int_equal(ev.n, 1);
+	assert_string_equal(ev.items[0].team_id, "dev");
+	hd_event_list_dispose(&ev);
+}
+
+static void
+test_team__rm_of_an_empty_team_needs_no_purge(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	assert_hd_ok(hd_team_remove(fx->st, "dev", 0, &err), &err);
+	expect_no_teams(fx);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, hd_fixture_setup, \
+    hd_fixture_teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_team__bad_names_are_refused_before_any_write),
+		T(test_team__names_at_the_limits_are_accepted),
+		T(test_team__duplicate_is_refused),
+		T(test_team__missing_team_is_named),
+		T(test_team__list_counts_agents_on_read),
+		T(test_team__field_limits_have_clear_errors),
+		T(test_agent__bad_names_and_runtimes_are_refused),
+		T(test_agent__an_agent_is_in_one_team),
+		T(test_team__one_leader_at_a_time),
+		T(test_team__rm_refuses_a_team_with_posts_unless_purged),
+		T(test_team__rm_of_an_empty_team_needs_no_purge),
+	};
+	return cmocka_run_group_tests_name("unit/team", tests, NULL, NULL);
+}
