@@ -34,7 +34,7 @@
 /* The reply of one turn is capped here; past it the text is dropped and
  * HD_RUNTIME_TRUNCATED_NOTE is appended once. */
 #define HD_RUNTIME_OUTPUT_MAX (1024 * 1024)
-#define HD_RUNTIME_TRUNCATED_NOTE                                             \
+#define HD_RUNTIME_TRUNCATED_NOTE                                              \
 	"\n[output truncated: the agent wrote more than 1 MiB]"
 
 /* The file huddle owns in every runtime home, rewritten every run. */
@@ -49,9 +49,9 @@ typedef enum hd_runtime_class {
 } hd_runtime_class;
 
 typedef enum hd_home_scope {
-	HD_HOME_SCOPE_NONE = 0,		/* the runtime uses no directory */
+	HD_HOME_SCOPE_NONE = 0,         /* the runtime uses no directory */
 	HD_HOME_SCOPE_PER_IDENTITY = 1, /* one home per agent */
-	HD_HOME_SCOPE_PER_RUN = 2,	/* a fresh home per turn */
+	HD_HOME_SCOPE_PER_RUN = 2,      /* a fresh home per turn */
 } hd_home_scope;
 
 typedef enum hd_native_keep {
@@ -183,12 +183,12 @@ typedef struct hd_runtime_turn {
 	const char *team;      /* default: agent->team_id */
 	const char *prompt;
 	const char *resume_session_id; /* native session to resume, or NULL */
-	const char *home_dir;	       /* the runtime's home, or NULL */
+	const char *home_dir;          /* the runtime's home, or NULL */
 	const char *huddle_home;       /* HUDDLE_HOME, or NULL */
-	const char *mcp_url;	       /* the agent's attach URL, or NULL */
-	const char *mcp_token;	       /* its token, or NULL */
-	int64_t timeout_ms;	       /* 0: only the adapter's own limit */
-	atomic_int *abort;	       /* or NULL; set non-zero to stop */
+	const char *mcp_url;           /* the agent's attach URL, or NULL */
+	const char *mcp_token;         /* its token, or NULL */
+	int64_t timeout_ms;            /* 0: only the adapter's own limit */
+	atomic_int *abort;             /* or NULL; set non-zero to stop */
 } hd_runtime_turn;
 
 /* 1 once the turn's abort flag is set. */
@@ -199,14 +199,14 @@ int hd_runtime_aborted(const hd_runtime_turn *in);
  * with hd_runtime_result_dispose().
  */
 typedef struct hd_runtime_result {
-	char *text;	 /* the reply (capped, see above); never NULL once run */
+	char *text; /* the reply (capped, see above); never NULL once run */
 	size_t text_len;
 	hd_done_reason reason;
-	char *error;	 /* the last error message, or NULL */
-	char *summary;	 /* from done, or NULL */
+	char *error;             /* the last error message, or NULL */
+	char *summary;           /* from done, or NULL */
 	char *native_session_id; /* from done, or NULL */
-	hd_runtime_cost cost;	 /* summed over cost events */
-	int truncated;	 /* 1: the reply went over HD_RUNTIME_OUTPUT_MAX */
+	hd_runtime_cost cost;    /* summed over cost events */
+	int truncated; /* 1: the reply went over HD_RUNTIME_OUTPUT_MAX */
 	int64_t duration_ms;
 } hd_runtime_result;
 
@@ -242,8 +242,8 @@ typedef struct hd_runtime_adapter {
  * yet` (HD_ENOTFOUND); any other name: `unknown runtime "x": use ...`
  * (HD_EINVAL). *out is a static adapter; never free it.
  */
-int hd_runtime_find(const hd_runtime_adapter **out, const char *name,
-    hd_err *err);
+int hd_runtime_find(
+    const hd_runtime_adapter **out, const char *name, hd_err *err);
 
 /* Emitting, for adapters. Anything after done is dropped. */
 void hd_runtime_emit_event(hd_runtime_emit *em, const hd_runtime_event *ev);
@@ -255,8 +255,7 @@ void hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
 void hd_runtime_emit_done(hd_runtime_emit *em, hd_done_reason reason,
     const char *summary, const char *native_session_id);
 /* The text emitted so far (capped) and its length. Borrowed. */
-const char *hd_runtime_emit_text_so_far(const hd_runtime_emit *em,
-    size_t *len);
+const char *hd_runtime_emit_text_so_far(const hd_runtime_emit *em, size_t *len);
 
 /*
  * Estimate a turn's cost (SPEC 8.2): ceil(chars / 4) tokens each way, at
@@ -290,10 +289,10 @@ typedef struct hd_runtime_seed {
 
 typedef struct hd_runtime_home_spec {
 	const char *huddle_home; /* required for a persistent home */
-	const char *runtime;	 /* slug */
-	const char *agent;	 /* slug */
-	const char *mcp_url;	 /* or NULL: no MCP config is written */
-	const char *mcp_token;	 /* or NULL */
+	const char *runtime;     /* slug */
+	const char *agent;       /* slug */
+	const char *mcp_url;     /* or NULL: no MCP config is written */
+	const char *mcp_token;   /* or NULL */
 	const hd_runtime_seed *seeds;
 	size_t nseeds;
 } hd_runtime_home_spec;

@@ -34,7 +34,12 @@
  *      HUDDLE_HOME, HUDDLE_MCP_URL, HUDDLE_MCP_TOKEN and
  *      HUDDLE_AGENT_HOME (the runtime home). Identity variables the caller
  *      itself inherited are never passed on, so a child can never act
- *      under its parent's identity.
+ *      under its parent's identity. The caller's environment is read
+ *      while the turn starts, so no thread may setenv() meanwhile; the
+ *      command is looked up on the caller's PATH.
+ *  (7) cwd (relative to the caller's working directory) is entered
+ *      before the command is looked up, so a relative command such as
+ *      "./agent.sh" is relative to cwd when cwd is given.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,17 +64,21 @@
 extern char **environ;
 
 #define EXEC_DEFAULT_TIMEOUT_S 600
-#define EXEC_GRACE_MS 500	 /* SIGTERM -> SIGKILL */
-#define EXEC_DRAIN_MS 2000	 /* after SIGKILL, wait this long for EOF */
-#define EXEC_SLICE_MS 20	 /* how often the abort flag is looked at */
+#define EXEC_GRACE_MS 500  /* SIGTERM -> SIGKILL */
+#define EXEC_DRAIN_MS 2000 /* after SIGKILL, wait this long for EOF */
+#define EXEC_SLICE_MS 20   /* how often the abort flag is looked at */
 #define EXEC_READ_CHUNK 65536
 #define EXEC_WRITE_CHUNK 65536
-#define EXEC_TAIL_BYTES 4096	 /* stderr kept for messages */
+#define EXEC_TAIL_BYTES 4096 /* stderr kept for messages */
 #define EXEC_TAIL_LINES 20
 
 static const char *const identity_vars[] = {
-	"HUDDLE_AGENT", "HUDDLE_TEAM", "HUDDLE_MCP_URL", "HUDDLE_MCP_TOKEN",
-	"HUDDLE_AGENT_HOME", NULL,
+    "HUDDLE_AGENT",
+    "HUDDLE_TEAM",
+    "HUDDLE_MCP_URL",
+    "HUDDLE_MCP_TOKEN",
+    "HUDDLE_AGENT_HOME",
+    NULL,
 };
 
 static void
@@ -158,14 +167,14 @@ build_env(strv *env, const hd_runtime_turn *in, const json_t *cfg_env)
 		for (i = 0; identity_vars[i] != NULL && !skip; i++)
 			skip = env_is(*e, identity_vars[i]);
 		if (!skip && cfg_env != NULL) {
-			json_object_foreach((json_t *)cfg_env, key, v)
+			json_object_foreach ((json_t *)cfg_env, key, v)
 				if (env_is(*e, key))
 					skip = 1;
 		}
 		if (!skip)
 			strv_add(env, strdup(*e));
 	}
-	json_object_foreach((json_t *)cfg_env, key, v) {
+	json_object_foreach ((json_t *)cfg_env, key, v) {
 		skip = strcmp(key, "HUDDLE_HOME") == 0 && in->huddle_home;
 		for (i = 0; identity_vars[i] != NULL && !skip; i++)
 			skip = strcmp(key, identity_vars[i]) == 0;
@@ -228,8 +237,8 @@ spawn_child(child *c, char **argv, char **envp, const char *cwd,
 	c->in_fd = c->out_fd = c->err_fd = c->pidfd = -1;
 	if ((prompt_stdin && pipe2(inp, O_CLOEXEC) != 0) ||
 	    pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
-		rc = hd_err_set(err, HD_ERR, "cannot make a pipe: %s",
-		    strerror(errno));
+		rc = hd_err_set(
+		    err, HD_ERR, "cannot make a pipe: %s", strerror(errno));
 		goto done;
 	}
 	posix_spawn_file_actions_init(&fa);
@@ -237,13 +246,13 @@ spawn_child(child *c, char **argv, char **envp, const char *cwd,
 	if (prompt_stdin)
 		posix_spawn_file_actions_adddup2(&fa, inp[0], 0);
 	else
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
-		    0);
+		posix_spawn_file_actions_addopen(
+		    &fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
 	if (cwd != NULL)
 		posix_spawn_file_actions_addchdir_np(&fa, cwd);
-#if defined(__GLIBC__) &&                                                     \
+#if defined(__GLIBC__) &&                                                      \
     (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3); /* (3) */
 #endif
@@ -259,18 +268,20 @@ spawn_child(child *c, char **argv, char **envp, const char *cwd,
 	posix_spawnattr_setsigdefault(&attr, &defaults);
 	posix_spawnattr_setpgroup(&attr, 0); /* (1) */
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+					    POSIX_SPAWN_SETSIGMASK |
+					    POSIX_SPAWN_SETSIGDEF);
 	src = posix_spawnp(&c->pid, argv[0], &fa, &attr, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (src != 0) {
 		c->pid = -1;
 		if (src == ENOENT && cwd != NULL && access(cwd, X_OK) != 0)
-			rc = hd_err_set(err, HD_ERR, "cannot run in %s: %s", cwd,
-			    strerror(errno));
+			rc = hd_err_set(err, HD_ERR, "cannot run in %s: %s",
+			    cwd, strerror(errno));
 		else
-			rc = hd_err_set(err, HD_ERR, "cannot run \"%.200s\": %s",
-			    argv[0], strerror(src));
+			rc =
+			    hd_err_set(err, HD_ERR, "cannot run \"%.200s\": %s",
+				argv[0], strerror(src));
 		goto done;
 	}
 	c->in_fd = inp[1];
@@ -327,10 +338,14 @@ emit_bytes(hd_runtime_emit *em, run_state *rs, char *buf, size_t n, int eof)
 			lead = (unsigned char)buf[i - 1];
 			if ((lead & 0xc0) == 0x80)
 				continue;
-			need = lead >= 0xf0 && lead <= 0xf7 ? 4
-			    : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-			if (lead >= 0xf8)
-				need = 1;
+			if (lead >= 0xf0 && lead <= 0xf7)
+				need = 4;
+			else if (lead >= 0xe0 && lead <= 0xef)
+				need = 3;
+			else if (lead >= 0xc0 && lead <= 0xdf)
+				need = 2;
+			else
+				need = 1; /* ASCII or not a lead: send it */
 			if (need > n - (i - 1))
 				keep = n - (i - 1);
 			break;
@@ -397,8 +412,8 @@ drain(int *fd, int is_reply, hd_runtime_emit *em, run_state *rs)
 	for (;;) {
 		if (is_reply && rs->ncarry > 0)
 			memcpy(buf, rs->carry, rs->ncarry);
-		n = read(*fd, buf + (is_reply ? rs->ncarry : 0),
-		    EXEC_READ_CHUNK);
+		n = read(
+		    *fd, buf + (is_reply ? rs->ncarry : 0), EXEC_READ_CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -427,7 +442,8 @@ feed(child *c, run_state *rs)
 
 	while (c->in_fd >= 0) {
 		if (rs->prompt_off == rs->prompt_len) {
-			close_fd(&c->in_fd); /* EOF tells the command to start */
+			close_fd(
+			    &c->in_fd); /* EOF tells the command to start */
 			return;
 		}
 		want = rs->prompt_len - rs->prompt_off;
@@ -502,8 +518,8 @@ supervise(child *c, run_state *rs, hd_runtime_emit *em,
 		if (in->abort != NULL)
 			slice = EXEC_SLICE_MS;
 		if (!exited && c->pidfd < 0)
-			slice = c->out_fd < 0 && c->err_fd < 0 ? 1
-							       : EXEC_SLICE_MS;
+			slice =
+			    c->out_fd < 0 && c->err_fd < 0 ? 1 : EXEC_SLICE_MS;
 		wait_ms = until - hd_mono_ms();
 		if (slice >= 0 && wait_ms > slice)
 			wait_ms = slice;
@@ -526,7 +542,8 @@ supervise(child *c, run_state *rs, hd_runtime_emit *em,
 			exited = 1;
 			close_fd(&c->pidfd);
 			close_fd(&c->in_fd);
-			if (stage != STAGE_KILL) { /* (1): nothing outlives it */
+			if (stage !=
+			    STAGE_KILL) { /* (1): nothing outlives it */
 				signal_group(c->pid, SIGKILL);
 				stage = STAGE_KILL;
 				until = now + EXEC_DRAIN_MS;
@@ -583,7 +600,7 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		return hd_err_set(err, HD_EINVAL,
 		    "runtime_config.command must be a non-empty array of "
 		    "strings");
-	json_array_foreach(cmd, i, v)
+	json_array_foreach (cmd, i, v)
 		strv_add(&argv, strdup(json_string_value(v)));
 	mode = json_string_value(json_object_get(cfg, "prompt"));
 	if (mode != NULL && strcmp(mode, "arg") == 0)
@@ -615,8 +632,8 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
 	masked = 1;
 
-	if ((rc = spawn_child(&c, argv.v, env.v, cwd, rs.prompt != NULL,
-		 err)) < 0)
+	if ((rc = spawn_child(&c, argv.v, env.v, cwd, rs.prompt != NULL, err)) <
+	    0)
 		goto done;
 	why = supervise(&c, &rs, em, in, timeout_ms, &status);
 	tail = tail_text(&rs);
@@ -624,11 +641,11 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		hd_runtime_emit_done(em, HD_DONE_ABORTED, NULL, NULL);
 	else if (why == WHY_TIMEOUT) {
 		hd_runtime__timeout_msg(msg, sizeof(msg), timeout_ms);
-		hd_runtime_emit_error(em, "%s%s%s", msg, tail[0] ? ": " : "",
-		    tail);
+		hd_runtime_emit_error(
+		    em, "%s%s%s", msg, tail[0] ? ": " : "", tail);
 		hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
-		rc = hd_err_set(err, HD_ETIMEOUT, "%s%s%s", msg,
-		    tail[0] ? ": " : "", tail);
+		rc = hd_err_set(
+		    err, HD_ETIMEOUT, "%s%s%s", msg, tail[0] ? ": " : "", tail);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		hd_runtime_emit_done(em, HD_DONE_SUCCESS, NULL, NULL);
 	else {
@@ -636,16 +653,16 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 			snprintf(msg, sizeof(msg), "exit status %d",
 			    WEXITSTATUS(status));
 		else
-			snprintf(msg, sizeof(msg), "killed by signal %d (SIG%s)",
-			    WTERMSIG(status),
+			snprintf(msg, sizeof(msg),
+			    "killed by signal %d (SIG%s)", WTERMSIG(status),
 			    sigabbrev_np(WTERMSIG(status))
 				? sigabbrev_np(WTERMSIG(status))
 				: "?");
-		hd_runtime_emit_error(em, "%s%s%s", msg, tail[0] ? ": " : "",
-		    tail);
+		hd_runtime_emit_error(
+		    em, "%s%s%s", msg, tail[0] ? ": " : "", tail);
 		hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
-		rc = hd_err_set(err, HD_ERR, "%s%s%s", msg, tail[0] ? ": " : "",
-		    tail);
+		rc = hd_err_set(
+		    err, HD_ERR, "%s%s%s", msg, tail[0] ? ": " : "", tail);
 	}
 done:
 	close_fd(&c.in_fd);
@@ -659,7 +676,7 @@ done:
 		 * take it before unblocking so it is never delivered. */
 		if (rs.saw_epipe && !pipe_was_pending)
 			while (sigtimedwait(&pipe_set, NULL, &zero) < 0 &&
-			    errno == EINTR)
+			       errno == EINTR)
 				;
 		pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	}
@@ -670,9 +687,9 @@ done:
 }
 
 const hd_runtime_adapter hd_runtime__exec = {
-	.name = "exec",
-	.label = "exec",
-	.is_scripted = 0,
-	.capabilities = exec_caps,
-	.run = exec_run,
+    .name = "exec",
+    .label = "exec",
+    .is_scripted = 0,
+    .capabilities = exec_caps,
+    .run = exec_run,
 };

@@ -70,39 +70,40 @@ temp_beside(char *tmp, size_t tmplen, const char *dir, const char *base,
 		    dir, strerror(errno));
 	}
 	if (fchmod(fd, (mode_t)mode) != 0) {
+		int e = errno;
+
 		close(fd);
 		unlink(tmp);
 		tmp[0] = '\0';
 		return hd_err_set(err, HD_ERR, "cannot create a file in %s: %s",
-		    dir, strerror(errno));
+		    dir, strerror(e));
 	}
 	return fd;
 }
 
 /* (3): the MCP config, or its removal when there is no URL to give. */
 static int
-write_mcp(const char *home, const char *url, const char *token,
-    hd_err *err)
+write_mcp(const char *home, const char *url, const char *token, hd_err *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	json_t *cfg = NULL;
 	char *text = NULL;
-	int fd = -1, rc = 0;
+	int fd = -1, rc = 0, e;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", home,
 		HD_RUNTIME_MCP_FILE) >= sizeof(path))
 		return hd_err_set(err, HD_EINVAL, "path too long in %s", home);
 	if (url == NULL) {
 		if (unlink(path) != 0 && errno != ENOENT)
-			return hd_err_set(err, HD_ERR, "cannot remove %s: %s", path,
-			    strerror(errno));
+			return hd_err_set(err, HD_ERR, "cannot remove %s: %s",
+			    path, strerror(errno));
 		return 0;
 	}
 	cfg = json_pack("{s:{s:{s:s, s:s}}}", "mcpServers", "huddle", "type",
 	    "http", "url", url);
 	if (cfg != NULL && token != NULL) {
-		json_t *srv = json_object_get(json_object_get(cfg, "mcpServers"),
-		    "huddle");
+		json_t *srv = json_object_get(
+		    json_object_get(cfg, "mcpServers"), "huddle");
 		json_t *hdr = json_object();
 		char bearer[1024];
 
@@ -110,30 +111,31 @@ write_mcp(const char *home, const char *url, const char *token,
 		json_object_set_new(hdr, "Authorization", json_string(bearer));
 		json_object_set_new(srv, "headers", hdr);
 	}
-	if (cfg == NULL || (text = json_dumps(cfg, JSON_INDENT(2) |
-				JSON_PRESERVE_ORDER)) == NULL) {
-		rc = hd_err_set(err, HD_EINVAL,
-		    "the MCP attach URL must be valid UTF-8");
+	if (cfg == NULL ||
+	    (text = json_dumps(cfg, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) ==
+		NULL) {
+		rc = hd_err_set(
+		    err, HD_EINVAL, "the MCP attach URL must be valid UTF-8");
 		goto done;
 	}
-	if ((fd = temp_beside(tmp, sizeof(tmp), home, HD_RUNTIME_MCP_FILE,
-		 0600, err)) < 0) {
+	if ((fd = temp_beside(
+		 tmp, sizeof(tmp), home, HD_RUNTIME_MCP_FILE, 0600, err)) < 0) {
 		rc = fd;
 		goto done;
 	}
-	if (write_all(fd, text, strlen(text)) != 0 || write_all(fd, "\n", 1) ||
-	    close(fd) != 0) {
-		fd = -1;
-		unlink(tmp);
-		rc = hd_err_set(err, HD_ERR, "cannot write %s: %s", path,
-		    strerror(errno));
-		goto done;
-	}
+	e = write_all(fd, text, strlen(text)) != 0 ||
+		write_all(fd, "\n", 1) != 0
+	    ? errno
+	    : 0;
+	if (close(fd) != 0 && e == 0)
+		e = errno;
 	fd = -1;
-	if (rename(tmp, path) != 0) {
+	if (e == 0 && rename(tmp, path) != 0)
+		e = errno;
+	if (e != 0) {
 		unlink(tmp);
-		rc = hd_err_set(err, HD_ERR, "cannot write %s: %s", path,
-		    strerror(errno));
+		rc = hd_err_set(
+		    err, HD_ERR, "cannot write %s: %s", path, strerror(e));
 	}
 done:
 	if (fd >= 0)
@@ -220,8 +222,8 @@ seed_one(const char *home, const hd_runtime_seed *s, hd_err *err)
 	}
 	out = -1;
 	if (link(tmp, dest) != 0 && errno != EEXIST)
-		rc = hd_err_set(err, HD_ERR, "cannot write %s: %s", dest,
-		    strerror(errno));
+		rc = hd_err_set(
+		    err, HD_ERR, "cannot write %s: %s", dest, strerror(errno));
 done:
 	if (out >= 0)
 		close(out);
@@ -245,8 +247,8 @@ persistent_dir(char **out, const hd_runtime_home_spec *spec, hd_err *err)
 		    spec->agent);
 	if ((size_t)snprintf(path, sizeof(path), "%s/homes/%s/%s",
 		spec->huddle_home, spec->runtime, spec->agent) >= sizeof(path))
-		return hd_err_set(err, HD_EINVAL, "path too long in %s",
-		    spec->huddle_home);
+		return hd_err_set(
+		    err, HD_EINVAL, "path too long in %s", spec->huddle_home);
 	if ((rc = hd_mkdir_p(path, 0700, err)) < 0)
 		return rc;
 	if (lstat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
@@ -255,8 +257,8 @@ persistent_dir(char **out, const hd_runtime_home_spec *spec, hd_err *err)
 	 * only its owner can, and only its owner's matters. */
 	if ((sb.st_mode & 07777) != 0700 && sb.st_uid == geteuid() &&
 	    chmod(path, 0700) != 0)
-		return hd_err_set(err, HD_ERR, "cannot chmod %s: %s", path,
-		    strerror(errno));
+		return hd_err_set(
+		    err, HD_ERR, "cannot chmod %s: %s", path, strerror(errno));
 	if ((*out = strdup(path)) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	return 0;
@@ -305,7 +307,8 @@ hd_runtime_home_prepare(hd_runtime_home *out, const hd_runtime_plan *plan,
 	}
 	if (rc < 0)
 		return rc;
-	if ((rc = write_mcp(out->path, spec->mcp_url, spec->mcp_token, err)) < 0)
+	if ((rc = write_mcp(out->path, spec->mcp_url, spec->mcp_token, err)) <
+	    0)
 		return rc;
 	for (i = 0; i < spec->nseeds; i++)
 		if ((rc = seed_one(out->path, &spec->seeds[i], err)) < 0)

@@ -32,9 +32,9 @@
 #define ERROR_MSG_MAX (16 * 1024)
 
 static const hd_runtime_adapter *const adapters[] = {
-	&hd_runtime__scripted,
-	&hd_runtime__exec,
-	NULL,
+    &hd_runtime__scripted,
+    &hd_runtime__exec,
+    NULL,
 };
 
 struct hd_runtime_emit {
@@ -109,8 +109,9 @@ hd_runtime_resolve_integration(const hd_runtime_caps *caps)
 	memset(&p, 0, sizeof(p));
 	p.home = HD_HOME_EPHEMERAL;
 	p.needs_dir = 1;
+	/* omitted caps: wrapped-oneshot, ephemeral, nothing kept */
 	if (caps == NULL)
-		return p; /* omitted: wrapped-oneshot, ephemeral, nothing kept */
+		return p;
 	if (caps->runtime_class == HD_RUNTIME_CONNECTED_SUBSTRATE) {
 		p.home = HD_HOME_CONNECTED;
 		p.needs_dir = 0;
@@ -119,15 +120,15 @@ hd_runtime_resolve_integration(const hd_runtime_caps *caps)
 		return p;
 	}
 	persistent = caps->native_home.scope == HD_HOME_SCOPE_PER_IDENTITY &&
-	    caps->native_home.persist;
+		     caps->native_home.persist;
 	p.home = persistent ? HD_HOME_PERSISTENT : HD_HOME_EPHEMERAL;
 	p.needs_dir = caps->native_home.scope != HD_HOME_SCOPE_NONE;
 	/* Preserving native state needs somewhere to keep it: anything else
 	 * is a misdeclaration and degrades to the safe default. */
-	p.preserve_memory = persistent &&
-	    caps->native_memory == HD_NATIVE_PRESERVE;
-	p.preserve_skills = persistent &&
-	    caps->native_skills == HD_NATIVE_PRESERVE;
+	p.preserve_memory =
+	    persistent && caps->native_memory == HD_NATIVE_PRESERVE;
+	p.preserve_skills =
+	    persistent && caps->native_skills == HD_NATIVE_PRESERVE;
 	p.co_run_scheduler = 0;
 	return p;
 }
@@ -135,8 +136,7 @@ hd_runtime_resolve_integration(const hd_runtime_caps *caps)
 /* ---- lookup ---- */
 
 int
-hd_runtime_find(const hd_runtime_adapter **out, const char *name,
-    hd_err *err)
+hd_runtime_find(const hd_runtime_adapter **out, const char *name, hd_err *err)
 {
 	int i;
 
@@ -348,18 +348,14 @@ hd_runtime_emit_event(hd_runtime_emit *em, const hd_runtime_event *ev)
 	case HD_RT_TEXT_DELTA:
 		hd_runtime_emit_text(em, ev->text, ev->len);
 		return;
-	case HD_RT_STATUS:
-		hd_runtime_emit_status(em, ev->text);
-		return;
-	case HD_RT_COST:
-		hd_runtime_emit_cost(em, &ev->cost);
-		return;
+	case HD_RT_STATUS: hd_runtime_emit_status(em, ev->text); return;
+	case HD_RT_COST: hd_runtime_emit_cost(em, &ev->cost); return;
 	case HD_RT_ERROR:
 		hd_runtime_emit_error(em, "%s", ev->text ? ev->text : "error");
 		return;
 	case HD_RT_DONE:
-		hd_runtime_emit_done(em, ev->reason, ev->summary,
-		    ev->native_session_id);
+		hd_runtime_emit_done(
+		    em, ev->reason, ev->summary, ev->native_session_id);
 		return;
 	case HD_RT_TOOL_CALL:
 	case HD_RT_TOOL_RESULT:
@@ -447,25 +443,27 @@ hd_runtime_result_to_json(const hd_runtime_result *r)
 {
 	json_t *o = json_object(), *c = json_object();
 
-	json_object_set_new(o, "reason",
-	    json_string(hd_runtime_done_name(r->reason)));
-	json_object_set_new(o, "text", json_text(r->text ? r->text : "",
-	    r->text ? r->text_len : 0));
+	json_object_set_new(
+	    o, "reason", json_string(hd_runtime_done_name(r->reason)));
+	json_object_set_new(o, "text",
+	    json_text(r->text ? r->text : "", r->text ? r->text_len : 0));
 	json_object_set_new(o, "error",
 	    r->error ? json_text(r->error, strlen(r->error)) : json_null());
-	json_object_set_new(o, "summary", r->summary
-	    ? json_text(r->summary, strlen(r->summary)) : json_null());
-	json_object_set_new(o, "native_session_id", r->native_session_id
-	    ? json_text(r->native_session_id, strlen(r->native_session_id))
-	    : json_null());
+	json_object_set_new(o, "summary",
+	    r->summary ? json_text(r->summary, strlen(r->summary))
+		       : json_null());
+	json_object_set_new(o, "native_session_id",
+	    r->native_session_id
+		? json_text(r->native_session_id, strlen(r->native_session_id))
+		: json_null());
 	json_object_set_new(o, "truncated", json_boolean(r->truncated));
 	json_object_set_new(o, "duration_ms", json_integer(r->duration_ms));
 	json_object_set_new(c, "usd", json_real(r->cost.usd));
 	json_object_set_new(c, "microcents", json_integer(r->cost.microcents));
-	json_object_set_new(c, "input_tokens",
-	    json_integer(r->cost.input_tokens));
-	json_object_set_new(c, "output_tokens",
-	    json_integer(r->cost.output_tokens));
+	json_object_set_new(
+	    c, "input_tokens", json_integer(r->cost.input_tokens));
+	json_object_set_new(
+	    c, "output_tokens", json_integer(r->cost.output_tokens));
 	json_object_set_new(c, "estimated", json_boolean(r->cost.estimated));
 	json_object_set_new(o, "cost", c);
 	return o;
@@ -474,8 +472,8 @@ hd_runtime_result_to_json(const hd_runtime_result *r)
 /* ---- the drivers ---- */
 
 static void
-emit_init(hd_runtime_emit *em, const hd_runtime_turn *in,
-    hd_runtime_sink sink, void *payload)
+emit_init(hd_runtime_emit *em, const hd_runtime_turn *in, hd_runtime_sink sink,
+    void *payload)
 {
 	memset(em, 0, sizeof(*em));
 	em->in = in;
@@ -488,16 +486,16 @@ emit_init(hd_runtime_emit *em, const hd_runtime_turn *in,
 
 /* Hand the emitter's findings to out (or drop them) and pick the code. */
 static int
-emit_finish(hd_runtime_emit *em, hd_runtime_result *out, int64_t t0,
-    int arc, const hd_err *aerr, hd_err *err)
+emit_finish(hd_runtime_emit *em, hd_runtime_result *out, int64_t t0, int arc,
+    const hd_err *aerr, hd_err *err)
 {
 	int rc = 0;
 
 	if (em->reason == HD_DONE_ERROR) {
 		if (arc < 0 && aerr->msg[0] != '\0')
-			rc = hd_err_set(err, aerr->code != HD_OK ? aerr->code
-							       : HD_ERR,
-			    "%s", aerr->msg);
+			rc = hd_err_set(err,
+			    aerr->code != HD_OK ? aerr->code : HD_ERR, "%s",
+			    aerr->msg);
 		else
 			rc = hd_err_set(err, arc < 0 ? arc : HD_ERR, "%s",
 			    em->error ? em->error : "the turn ended in error");
@@ -505,8 +503,8 @@ emit_finish(hd_runtime_emit *em, hd_runtime_result *out, int64_t t0,
 	if (out != NULL) {
 		memset(out, 0, sizeof(*out));
 		out->text_len = em->text.len;
-		out->text = hd_buf_failed(&em->text) ? NULL
-		    : hd_buf_detach(&em->text);
+		out->text =
+		    hd_buf_failed(&em->text) ? NULL : hd_buf_detach(&em->text);
 		if (out->text == NULL) {
 			out->text = strdup("");
 			out->text_len = 0;
@@ -545,8 +543,7 @@ turn_fail(hd_runtime_result *out, const hd_runtime_turn *in,
 
 int
 hd_runtime_run_turn(hd_runtime_result *out, const hd_runtime_adapter *rt,
-    const hd_runtime_turn *in, hd_runtime_sink sink, void *payload,
-    hd_err *err)
+    const hd_runtime_turn *in, hd_runtime_sink sink, void *payload, hd_err *err)
 {
 	hd_runtime_emit em;
 	hd_err aerr = HD_ERR_INIT, local = HD_ERR_INIT;
@@ -569,8 +566,7 @@ hd_runtime_run_turn(hd_runtime_result *out, const hd_runtime_adapter *rt,
 		if (arc < 0) {
 			if (em.error == NULL || strcmp(em.error, aerr.msg) != 0)
 				hd_runtime_emit_error(&em, "%s",
-				    aerr.msg[0] ? aerr.msg
-						: hd_code_name(arc));
+				    aerr.msg[0] ? aerr.msg : hd_code_name(arc));
 			hd_runtime_emit_done(&em, HD_DONE_ERROR, NULL, NULL);
 		} else if (hd_runtime_aborted(in))
 			hd_runtime_emit_done(&em, HD_DONE_ABORTED, NULL, NULL);
@@ -616,7 +612,8 @@ hd_runtime_run(hd_runtime_result *out, const hd_runtime_turn *in,
 		hs.agent = in->agent->id;
 		hs.mcp_url = in->mcp_url;
 		hs.mcp_token = in->mcp_token;
-		if ((rc = hd_runtime_home_prepare(&home, &plan, &hs, err)) < 0) {
+		if ((rc = hd_runtime_home_prepare(&home, &plan, &hs, err)) <
+		    0) {
 			hd_runtime_home_release(&home);
 			return turn_fail(out, &t, sink, payload, rc, err);
 		}

@@ -40,7 +40,7 @@ scripted_pick(const json_t *cfg, const char *prompt, const char *agent,
 	const json_t *rules = json_object_get(cfg, "rules"), *r, *when, *reply;
 	size_t i;
 
-	json_array_foreach(rules, i, r) {
+	json_array_foreach (rules, i, r) {
 		when = json_object_get(r, "when");
 		reply = json_object_get(r, "reply");
 		if (json_is_string(when) && json_is_string(reply) &&
@@ -82,7 +82,8 @@ scripted_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		if (now >= until)
 			break;
 		if (now >= limit) {
-			hd_runtime__timeout_msg(msg, sizeof(msg), in->timeout_ms);
+			hd_runtime__timeout_msg(
+			    msg, sizeof(msg), in->timeout_ms);
 			hd_runtime_emit_error(em, "%s", msg);
 			hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
 			return hd_err_set(err, HD_ETIMEOUT, "%s", msg);
@@ -90,20 +91,20 @@ scripted_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		us = ((until < limit ? until : limit) - now) * 1000;
 		hd_sleep_us(us < SCRIPTED_SLICE_US ? us : SCRIPTED_SLICE_US);
 	}
-	reply = scripted_pick(cfg, in->prompt, in->agent->id, fallback,
-	    sizeof(fallback));
+	reply = scripted_pick(
+	    cfg, in->prompt, in->agent->id, fallback, sizeof(fallback));
 	hd_runtime_emit_text(em, reply, strlen(reply));
-	hd_runtime_cost_estimate(&cost, in->prompt, strlen(in->prompt), reply,
-	    strlen(reply));
+	hd_runtime_cost_estimate(
+	    &cost, in->prompt, strlen(in->prompt), reply, strlen(reply));
 	hd_runtime_emit_cost(em, &cost);
 	hd_runtime_emit_done(em, HD_DONE_SUCCESS, NULL, NULL);
 	return 0;
 }
 
 const hd_runtime_adapter hd_runtime__scripted = {
-	.name = "scripted",
-	.label = "scripted",
-	.is_scripted = 1,
-	.capabilities = scripted_caps,
-	.run = scripted_run,
+    .name = "scripted",
+    .label = "scripted",
+    .is_scripted = 1,
+    .capabilities = scripted_caps,
+    .run = scripted_run,
 };

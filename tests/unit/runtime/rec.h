@@ -19,10 +19,10 @@ typedef struct rec {
 	hd_runtime_event_kind kinds[REC_MAX];
 	char *texts[REC_MAX];
 	size_t n;
-	hd_buf reply; /* every text_delta, concatenated */
+	hd_buf reply;          /* every text_delta, concatenated */
 	int deltas_valid_utf8; /* 1 while every delta was whole UTF-8 */
 	hd_done_reason reason;
-	hd_runtime_cost cost; /* the last cost event */
+	hd_runtime_cost cost;      /* the last cost event */
 	atomic_int *abort_on_text; /* set this on the first text_delta */
 } rec;
 
@@ -52,7 +52,8 @@ rec_sink(const hd_runtime_event *ev, void *payload)
 	if (r->n < REC_MAX) {
 		r->kinds[r->n] = ev->kind;
 		r->texts[r->n] = ev->text && ev->kind != HD_RT_TEXT_DELTA
-		    ? strdup(ev->text) : NULL;
+				     ? strdup(ev->text)
+				     : NULL;
 		r->n++;
 	}
 	if (ev->kind == HD_RT_TEXT_DELTA) {

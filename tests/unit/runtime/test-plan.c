@@ -9,11 +9,11 @@
 
 static const hd_runtime_class classes[] = {HD_RUNTIME_WRAPPED_ONESHOT,
     HD_RUNTIME_NATIVE, HD_RUNTIME_CONNECTED_SUBSTRATE};
-static const hd_home_scope scopes[] = {HD_HOME_SCOPE_NONE,
-    HD_HOME_SCOPE_PER_IDENTITY, HD_HOME_SCOPE_PER_RUN};
+static const hd_home_scope scopes[] = {
+    HD_HOME_SCOPE_NONE, HD_HOME_SCOPE_PER_IDENTITY, HD_HOME_SCOPE_PER_RUN};
 static const hd_native_keep keeps[] = {HD_NATIVE_NONE, HD_NATIVE_PRESERVE};
-static const hd_native_channels channels[] = {HD_CHANNELS_NONE,
-    HD_CHANNELS_NATIVE, HD_CHANNELS_GATEWAY};
+static const hd_native_channels channels[] = {
+    HD_CHANNELS_NONE, HD_CHANNELS_NATIVE, HD_CHANNELS_GATEWAY};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -38,32 +38,35 @@ static void
 test_plan__every_combination(void **state)
 {
 	hd_runtime_caps c;
-	size_t a, b, p, m, s, ch, sch, rows = 0;
+	size_t row, rows = 0;
 
 	(void)state;
-	for (a = 0; a < N(classes); a++)
-	for (b = 0; b < N(scopes); b++)
-	for (p = 0; p < 2; p++)
-	for (m = 0; m < N(keeps); m++)
-	for (s = 0; s < N(keeps); s++)
-	for (ch = 0; ch < N(channels); ch++)
-	for (sch = 0; sch < 2; sch++) {
+	for (row = 0; row < 432; row++) {
+		size_t r = row, a, b, p, m, s, ch;
 		int connected, persistent;
 
+		/* row as a mixed-radix number, one digit per field */
 		memset(&c, 0, sizeof(c));
+		a = r % N(classes), r /= N(classes);
+		b = r % N(scopes), r /= N(scopes);
+		p = r % 2, r /= 2;
+		m = r % N(keeps), r /= N(keeps);
+		s = r % N(keeps), r /= N(keeps);
+		ch = r % N(channels), r /= N(channels);
 		c.runtime_class = classes[a];
 		c.native_home.scope = scopes[b];
 		c.native_home.persist = (int)p;
 		c.native_memory = keeps[m];
 		c.native_skills = keeps[s];
 		c.native_channels = channels[ch];
-		c.native_scheduler = (int)sch;
+		c.native_scheduler = (int)(r % 2);
 		connected = classes[a] == HD_RUNTIME_CONNECTED_SUBSTRATE;
 		persistent = !connected &&
-		    scopes[b] == HD_HOME_SCOPE_PER_IDENTITY && p == 1;
+			     scopes[b] == HD_HOME_SCOPE_PER_IDENTITY && p == 1;
 		check(&c,
-		    connected ? HD_HOME_CONNECTED
-			: persistent ? HD_HOME_PERSISTENT : HD_HOME_EPHEMERAL,
+		    connected    ? HD_HOME_CONNECTED
+		    : persistent ? HD_HOME_PERSISTENT
+				 : HD_HOME_EPHEMERAL,
 		    persistent && keeps[s] == HD_NATIVE_PRESERVE,
 		    persistent && keeps[m] == HD_NATIVE_PRESERVE,
 		    connected && channels[ch] == HD_CHANNELS_GATEWAY,
@@ -100,7 +103,7 @@ test_plan__named_rows(void **state)
 	c.native_memory = HD_NATIVE_PRESERVE;
 	c.native_skills = HD_NATIVE_PRESERVE;
 	c.native_channels = HD_CHANNELS_GATEWAY; /* not connected: ignored */
-	c.native_scheduler = 1;			 /* never co-run */
+	c.native_scheduler = 1;                  /* never co-run */
 	check(&c, HD_HOME_PERSISTENT, 1, 1, 0, 1);
 
 	/* misdeclared: preserve with a per-run home degrades to nothing */
@@ -145,22 +148,23 @@ test_plan__builtin_adapters(void **state)
 	assert_hd_ok(hd_runtime_find(&rt, "exec", &err), &err);
 	rt->capabilities(&c);
 	check(&c, HD_HOME_PERSISTENT, 0, 0, 0, 1);
-	assert_string_equal(hd_runtime_home_kind_name(HD_HOME_PERSISTENT),
-	    "persistent");
-	assert_string_equal(hd_runtime_home_kind_name(HD_HOME_EPHEMERAL),
-	    "ephemeral");
-	assert_string_equal(hd_runtime_home_kind_name(HD_HOME_CONNECTED),
-	    "connected");
+	assert_string_equal(
+	    hd_runtime_home_kind_name(HD_HOME_PERSISTENT), "persistent");
+	assert_string_equal(
+	    hd_runtime_home_kind_name(HD_HOME_EPHEMERAL), "ephemeral");
+	assert_string_equal(
+	    hd_runtime_home_kind_name(HD_HOME_CONNECTED), "connected");
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan__every_combination),
-		cmocka_unit_test(test_plan__omitted_caps_are_wrapped_oneshot_ephemeral),
-		cmocka_unit_test(test_plan__named_rows),
-		cmocka_unit_test(test_plan__builtin_adapters),
+	    cmocka_unit_test(test_plan__every_combination),
+	    cmocka_unit_test(
+		test_plan__omitted_caps_are_wrapped_oneshot_ephemeral),
+	    cmocka_unit_test(test_plan__named_rows),
+	    cmocka_unit_test(test_plan__builtin_adapters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,8 +32,8 @@ test_turn__find_builtin_adapters(void **state)
 static void
 test_turn__declared_but_unbuilt_runtimes_say_so(void **state)
 {
-	static const char *const names[] = {"claude-code", "codex", "hermes",
-	    "openai"};
+	static const char *const names[] = {
+	    "claude-code", "codex", "hermes", "openai"};
 	const hd_runtime_adapter *rt = (void *)1;
 	hd_err err = HD_ERR_INIT;
 	char want[128];
@@ -69,14 +69,14 @@ test_turn__run_with_an_unbuilt_runtime_still_ends_in_done(void **state)
 	t.agent = &a;
 	t.prompt = "hi";
 	assert_hd_err(hd_runtime_run(&res, &t, rec_sink, &r, &err),
-	    HD_ENOTFOUND, "runtime \"codex\" is not available in this build yet",
-	    &err);
+	    HD_ENOTFOUND,
+	    "runtime \"codex\" is not available in this build yet", &err);
 	assert_string_equal(rec_kinds(&r), "error,cost,done");
-	assert_string_equal(r.texts[0],
-	    "runtime \"codex\" is not available in this build yet");
+	assert_string_equal(
+	    r.texts[0], "runtime \"codex\" is not available in this build yet");
 	assert_int_equal(res.reason, HD_DONE_ERROR);
-	assert_string_equal(res.error,
-	    "runtime \"codex\" is not available in this build yet");
+	assert_string_equal(
+	    res.error, "runtime \"codex\" is not available in this build yet");
 	assert_string_equal(res.text, "");
 	hd_runtime_result_dispose(&res);
 	rec_dispose(&r);
@@ -101,8 +101,8 @@ test_turn__cost_estimate_arithmetic(void **state)
 	assert_int_equal(c.estimated, 1);
 
 	/* chars are code points: "héllo wörld" is 13 bytes, 11 chars */
-	hd_runtime_cost_estimate(&c, "h\xc3\xa9llo w\xc3\xb6rld", 13,
-	    "\xf0\x9f\x8e\x89", 4);
+	hd_runtime_cost_estimate(
+	    &c, "h\xc3\xa9llo w\xc3\xb6rld", 13, "\xf0\x9f\x8e\x89", 4);
 	assert_int_equal(c.input_tokens, 3);
 	assert_int_equal(c.output_tokens, 1);
 	assert_int_equal(c.microcents, 3 * 300 + 1500);
@@ -154,15 +154,15 @@ scripted_reply(const char *cfg, const char *prompt, const char *want)
 	t.agent = &a;
 	t.prompt = prompt;
 	assert_hd_ok(hd_runtime_find(&rt, "scripted", &err), &err);
-	assert_hd_ok(hd_runtime_run_turn(&res, rt, &t, rec_sink, &r, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_runtime_run_turn(&res, rt, &t, rec_sink, &r, &err), &err);
 	assert_string_equal(res.text, want);
 	assert_int_equal(res.text_len, strlen(want));
 	assert_string_equal(hd_buf_cstr(&r.reply), want);
 	assert_int_equal(res.reason, HD_DONE_SUCCESS);
 	assert_string_equal(rec_kinds(&r), "text_delta,cost,done");
-	hd_runtime_cost_estimate(&est, prompt, strlen(prompt), want,
-	    strlen(want));
+	hd_runtime_cost_estimate(
+	    &est, prompt, strlen(prompt), want, strlen(want));
 	assert_int_equal(res.cost.microcents, est.microcents);
 	assert_int_equal(res.cost.input_tokens, est.input_tokens);
 	assert_int_equal(res.cost.output_tokens, est.output_tokens);
@@ -178,10 +178,10 @@ test_turn__scripted_first_matching_rule_wins(void **state)
 {
 	(void)state;
 	/* both "all hands" and "hands" match: the first rule wins */
-	scripted_reply(scripted_cfg, "Team, all hands on deck please",
-	    "On my way.");
-	scripted_reply(scripted_cfg, "many hands make light work",
-	    "second rule");
+	scripted_reply(
+	    scripted_cfg, "Team, all hands on deck please", "On my way.");
+	scripted_reply(
+	    scripted_cfg, "many hands make light work", "second rule");
 	scripted_reply(scripted_cfg, "status report?", "All green.");
 	/* substring match is case-sensitive and exact */
 	scripted_reply(scripted_cfg, "STATUS?", "Noted.");
@@ -194,8 +194,8 @@ test_turn__scripted_default_then_fallback(void **state)
 	scripted_reply(scripted_cfg, "something else", "Noted.");
 	scripted_reply("{\"rules\": [{\"when\": \"x\", \"reply\": \"y\"}]}",
 	    "nothing matches", "(scripted agent coder has no reply for this)");
-	scripted_reply("{}", "anything",
-	    "(scripted agent coder has no reply for this)");
+	scripted_reply(
+	    "{}", "anything", "(scripted agent coder has no reply for this)");
 }
 
 static void
@@ -213,8 +213,7 @@ test_turn__scripted_cost_is_exact(void **state)
 	t.agent = &a;
 	t.prompt = "hello world";
 	assert_hd_ok(hd_runtime_find(&rt, "scripted", &err), &err);
-	assert_hd_ok(hd_runtime_run_turn(&res, rt, &t, NULL, NULL, &err),
-	    &err);
+	assert_hd_ok(hd_runtime_run_turn(&res, rt, &t, NULL, NULL, &err), &err);
 	assert_string_equal(res.text, "Hi there!");
 	assert_int_equal(res.cost.input_tokens, 3);
 	assert_int_equal(res.cost.output_tokens, 3);
@@ -263,8 +262,8 @@ test_turn__scripted_delay_is_abortable(void **state)
 	t.abort = &abort_flag;
 	assert_hd_ok(hd_runtime_find(&rt, "scripted", &err), &err);
 	assert_int_equal(pthread_create(&th, NULL, set_later, &l), 0);
-	assert_hd_ok(hd_runtime_run_turn(&res, rt, &t, rec_sink, &r, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_runtime_run_turn(&res, rt, &t, rec_sink, &r, &err), &err);
 	pthread_join(th, NULL);
 	assert_int_equal(res.reason, HD_DONE_ABORTED);
 	assert_string_equal(res.text, "");
@@ -275,8 +274,8 @@ test_turn__scripted_delay_is_abortable(void **state)
 
 	/* aborted before it starts: no reply either */
 	rec_init(&r);
-	assert_hd_ok(hd_runtime_run_turn(&res, rt, &t, rec_sink, &r, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_runtime_run_turn(&res, rt, &t, rec_sink, &r, &err), &err);
 	assert_int_equal(res.reason, HD_DONE_ABORTED);
 	assert_int_equal(rec_count(&r, HD_RT_TEXT_DELTA), 0);
 	hd_runtime_result_dispose(&res);
@@ -315,8 +314,7 @@ test_turn__scripted_delay_past_the_timeout_is_an_error(void **state)
 	test_agent(&a, "coder", "scripted",
 	    "{\"default\": \"on time\", \"delay_ms\": 10}");
 	t.timeout_ms = 60000;
-	assert_hd_ok(hd_runtime_run_turn(&res, rt, &t, NULL, NULL, &err),
-	    &err);
+	assert_hd_ok(hd_runtime_run_turn(&res, rt, &t, NULL, NULL, &err), &err);
 	assert_string_equal(res.text, "on time");
 	hd_runtime_result_dispose(&res);
 	json_decref(a.runtime_config);
@@ -353,9 +351,7 @@ fake_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 
 	(void)in;
 	switch (fake_mode) {
-	case FAKE_FORGETS_DONE:
-		hd_runtime_emit_text(em, "half", 4);
-		return 0;
+	case FAKE_FORGETS_DONE: hd_runtime_emit_text(em, "half", 4); return 0;
 	case FAKE_TWO_DONES:
 		hd_runtime_emit_text(em, "one", 3);
 		hd_runtime_emit_done(em, HD_DONE_MAX_TURNS, "sum", "sess-1");
@@ -415,7 +411,11 @@ fake_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 }
 
 static const hd_runtime_adapter fake = {
-	"fake", "fake", 0, fake_caps, fake_run,
+    "fake",
+    "fake",
+    0,
+    fake_caps,
+    fake_run,
 };
 
 static int
@@ -490,8 +490,8 @@ test_turn__a_failing_adapter_ends_in_error_done(void **state)
 	rec r;
 
 	(void)state;
-	assert_hd_err(run_fake(FAKE_FAILS, &res, &r, &err, NULL), HD_ERR,
-	    "boom", &err);
+	assert_hd_err(
+	    run_fake(FAKE_FAILS, &res, &r, &err, NULL), HD_ERR, "boom", &err);
 	assert_string_equal(rec_kinds(&r), "text_delta,error,cost,done");
 	assert_string_equal(r.texts[1], "boom");
 	assert_int_equal(r.reason, HD_DONE_ERROR);
@@ -511,8 +511,8 @@ test_turn__a_failing_adapter_ends_in_error_done(void **state)
 	/* out may be NULL: the sink still sees the whole shape */
 	fake_mode = FAKE_FAILS;
 	rec_init(&r);
-	assert_hd_err(run_fake(FAKE_FAILS, NULL, &r, &err, NULL), HD_ERR,
-	    "boom", &err);
+	assert_hd_err(
+	    run_fake(FAKE_FAILS, NULL, &r, &err, NULL), HD_ERR, "boom", &err);
 	assert_string_equal(rec_kinds(&r), "text_delta,error,cost,done");
 	rec_dispose(&r);
 }
@@ -554,8 +554,8 @@ test_turn__the_reply_is_capped_at_one_mib(void **state)
 	/* the sink got exactly the bytes the result keeps */
 	assert_int_equal(r.reply.len, res.text_len);
 	assert_memory_equal(r.reply.ptr, res.text, res.text_len);
-	assert_string_equal(rec_kinds(&r),
-	    "text_delta,text_delta,text_delta,cost,done");
+	assert_string_equal(
+	    rec_kinds(&r), "text_delta,text_delta,text_delta,cost,done");
 	hd_runtime_result_dispose(&res);
 	rec_dispose(&r);
 
@@ -576,8 +576,8 @@ test_turn__tool_and_status_events_pass_through(void **state)
 
 	(void)state;
 	assert_hd_ok(run_fake(FAKE_TOOLS, &res, &r, &err, NULL), &err);
-	assert_string_equal(rec_kinds(&r),
-	    "tool_call,tool_result,status,text_delta,cost,done");
+	assert_string_equal(
+	    rec_kinds(&r), "tool_call,tool_result,status,text_delta,cost,done");
 	assert_string_equal(r.texts[2], "thinking");
 	assert_string_equal(res.text, "ok");
 	hd_runtime_result_dispose(&res);
@@ -603,8 +603,8 @@ test_turn__result_json(void **state)
 	res.cost.estimated = 1;
 	j = hd_runtime_result_to_json(&res);
 	/* usd is a double, so it is compared as one; the rest exactly */
-	assert_true(json_real_value(json_object_get(json_object_get(j, "cost"),
-			"usd")) == 0.000054);
+	assert_true(json_real_value(json_object_get(
+			json_object_get(j, "cost"), "usd")) == 0.000054);
 	json_object_del(json_object_get(j, "cost"), "usd");
 	s = json_dumps(j, JSON_COMPACT);
 	assert_string_equal(s,
@@ -624,24 +624,24 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_turn__find_builtin_adapters),
-		cmocka_unit_test(test_turn__declared_but_unbuilt_runtimes_say_so),
-		cmocka_unit_test(
-		    test_turn__run_with_an_unbuilt_runtime_still_ends_in_done),
-		cmocka_unit_test(test_turn__cost_estimate_arithmetic),
-		cmocka_unit_test(test_turn__scripted_first_matching_rule_wins),
-		cmocka_unit_test(test_turn__scripted_default_then_fallback),
-		cmocka_unit_test(test_turn__scripted_cost_is_exact),
-		cmocka_unit_test(test_turn__scripted_delay_is_abortable),
-		cmocka_unit_test(
-		    test_turn__scripted_delay_past_the_timeout_is_an_error),
-		cmocka_unit_test(test_turn__a_forgotten_done_is_supplied),
-		cmocka_unit_test(test_turn__only_the_first_done_counts),
-		cmocka_unit_test(test_turn__a_failing_adapter_ends_in_error_done),
-		cmocka_unit_test(test_turn__a_reported_cost_is_not_estimated),
-		cmocka_unit_test(test_turn__the_reply_is_capped_at_one_mib),
-		cmocka_unit_test(test_turn__tool_and_status_events_pass_through),
-		cmocka_unit_test(test_turn__result_json),
+	    cmocka_unit_test(test_turn__find_builtin_adapters),
+	    cmocka_unit_test(test_turn__declared_but_unbuilt_runtimes_say_so),
+	    cmocka_unit_test(
+		test_turn__run_with_an_unbuilt_runtime_still_ends_in_done),
+	    cmocka_unit_test(test_turn__cost_estimate_arithmetic),
+	    cmocka_unit_test(test_turn__scripted_first_matching_rule_wins),
+	    cmocka_unit_test(test_turn__scripted_default_then_fallback),
+	    cmocka_unit_test(test_turn__scripted_cost_is_exact),
+	    cmocka_unit_test(test_turn__scripted_delay_is_abortable),
+	    cmocka_unit_test(
+		test_turn__scripted_delay_past_the_timeout_is_an_error),
+	    cmocka_unit_test(test_turn__a_forgotten_done_is_supplied),
+	    cmocka_unit_test(test_turn__only_the_first_done_counts),
+	    cmocka_unit_test(test_turn__a_failing_adapter_ends_in_error_done),
+	    cmocka_unit_test(test_turn__a_reported_cost_is_not_estimated),
+	    cmocka_unit_test(test_turn__the_reply_is_capped_at_one_mib),
+	    cmocka_unit_test(test_turn__tool_and_status_events_pass_through),
+	    cmocka_unit_test(test_turn__result_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
