@@ -12,7 +12,9 @@
  *      command exits by itself, whatever it left behind in its group is
  *      killed. The leader is always reaped (no zombie), and its pid is
  *      reaped only after the last signal to the group, so the group id
- *      can never name a recycled process.
+ *      can never name a recycled process. The caller must not reap
+ *      children it did not spawn (no waitpid(-1) in a SIGCHLD handler),
+ *      or the turn cannot learn how its command ended.
  *  (2) Nothing blocks: the prompt is written to a non-blocking pipe from
  *      the same poll() loop that drains both output pipes, so a command
  *      that never reads its input cannot deadlock the turn, and one that
