@@ -16,6 +16,7 @@
 #include "store.h"
 #include "room.h"
 #include "shutdown.h"
+#include "runtime.h"
 #include "team.h"
 #include "util.h"
 #include "version.h"

@@ -1,8 +1,11 @@
 /*
- * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|set-status`.
+ * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|set-status|run`.
  */
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -183,6 +186,133 @@ done:
 	return rc;
 }
 
+/* Ctrl-C aborts the turn (and kills the agent's process group) instead of
+ * leaving it running behind us. */
+static atomic_int run_abort;
+
+static void
+on_interrupt(int sig)
+{
+	(void)sig;
+	atomic_store(&run_abort, 1);
+}
+
+struct run_view {
+	int stream;	 /* print deltas as they arrive */
+	int ends_nl;	 /* the last byte printed was a newline */
+	size_t printed;
+};
+
+static void
+run_sink(const hd_runtime_event *ev, void *payload)
+{
+	struct run_view *v = payload;
+
+	if (ev->kind != HD_RT_TEXT_DELTA || !v->stream || ev->len == 0)
+		return;
+	if (fwrite(ev->text, 1, ev->len, stdout) != ev->len ||
+	    fflush(stdout) != 0) {
+		v->stream = 0; /* the reader went away: stop the turn */
+		atomic_store(&run_abort, 1);
+		return;
+	}
+	v->printed += ev->len;
+	v->ends_nl = ev->text[ev->len - 1] == '\n';
+}
+
+static int
+cmd_agent_run(hd_cli *c)
+{
+	const hd_runtime_adapter *rt;
+	hd_runtime_turn turn;
+	hd_runtime_result res;
+	struct run_view view = {0, 1, 0};
+	struct sigaction sa, old_int, old_term;
+	hd_agent *a = NULL;
+	hd_store *st;
+	char *home = NULL, *prompt = NULL;
+	int64_t timeout_s = 0;
+	int rc = HD_EXIT_FAIL, trc;
+
+	if ((rc = hd_cli_opt_int(c, "timeout", 1, 86400, &timeout_s)) != 0)
+		return rc;
+	rc = HD_EXIT_FAIL;
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_agent_get(&a, st, c->argv[0], &c->err) < 0 ||
+	    hd_runtime_find(&rt, a->runtime, &c->err) < 0 ||
+	    (home = hd_home_resolve(c->home_opt, &c->err)) == NULL) {
+		rc = hd_cli_fail(c);
+		goto done;
+	}
+	if (strcmp(c->argv[1], "-") == 0) {
+		if (hd_read_file(&prompt, NULL, "/dev/stdin", 16 << 20,
+			&c->err) < 0) {
+			rc = hd_cli_fail(c);
+			goto done;
+		}
+	} else if ((prompt = strdup(c->argv[1])) == NULL) {
+		hd_err_set(&c->err, HD_ENOMEM, "out of memory");
+		rc = hd_cli_fail(c);
+		goto done;
+	}
+	if (rt->is_scripted)
+		fprintf(stderr, "note: %s runs the %s runtime: canned replies, "
+				"not a model\n",
+		    a->id, rt->label);
+	memset(&turn, 0, sizeof(turn));
+	turn.agent = a;
+	turn.team = a->team_id;
+	turn.prompt = prompt;
+	turn.huddle_home = home;
+	turn.timeout_ms = timeout_s * 1000;
+	turn.abort = &run_abort;
+	view.stream = !c->json;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt; /* no SA_RESTART: wake the poll */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	signal(SIGPIPE, SIG_IGN); /* a closed stdout aborts; see run_sink */
+	trc = hd_runtime_run(&res, &turn, run_sink, &view, &c->err);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+
+	if (c->json) {
+		json_t *j = hd_runtime_result_to_json(&res);
+
+		json_object_set_new(j, "agent", json_string(a->id));
+		json_object_set_new(j, "runtime", json_string(rt->name));
+		json_object_set_new(j, "scripted", json_boolean(rt->is_scripted));
+		hd_cli_json(j);
+	} else {
+		if (view.printed > 0 && !view.ends_nl && isatty(1))
+			fputc('\n', stdout);
+		fflush(stdout);
+		fprintf(stderr, "[%s: %s in %.2f s, $%.6f %s (%lld in / %lld out "
+				"tokens)]\n",
+		    rt->label, hd_runtime_done_name(res.reason),
+		    (double)res.duration_ms / 1000.0, res.cost.usd,
+		    res.cost.estimated ? "estimated" : "reported",
+		    (long long)res.cost.input_tokens,
+		    (long long)res.cost.output_tokens);
+	}
+	if (trc < 0)
+		rc = hd_cli_fail(c);
+	else if (res.reason == HD_DONE_ABORTED) {
+		hd_err_set(&c->err, HD_ERR, "the turn was aborted");
+		rc = hd_cli_fail(c);
+	} else
+		rc = HD_EXIT_OK;
+	hd_runtime_result_dispose(&res);
+done:
+	free(prompt);
+	free(home);
+	hd_agent_free(a);
+	return rc;
+}
+
 static int
 cmd_agent_set_status(hd_cli *c)
 {
@@ -211,6 +341,12 @@ static const hd_cli_opt agent_spawn_opts[] = {
 	{"runtime", 0, "NAME",
 	    "scripted (default), exec, claude-code, codex, hermes or openai", 0},
 	{"config", 0, "JSON", "the runtime's configuration object", 0},
+	{NULL, 0, NULL, NULL, 0},
+};
+
+static const hd_cli_opt agent_run_opts[] = {
+	{"timeout", 0, "S", "stop the turn after S seconds (default: the "
+			    "runtime's own limit)", 0},
 	{NULL, 0, NULL, NULL, 0},
 };
 
@@ -243,11 +379,17 @@ static const hd_cli_cmd agent_subs[] = {
 	{"set-status", "AGENT STATUS", "Set an agent's status", 2, 2, NULL,
 	    cmd_agent_set_status, NULL,
 	    "STATUS is idle, working, shutdown_requested, shutdown or error."},
+	{"run", "AGENT PROMPT", "Run one turn of an agent's runtime by hand", 2,
+	    2, agent_run_opts, cmd_agent_run, NULL,
+	    "The reply streams to stdout as it arrives; a summary line goes to "
+	    "stderr.\nPROMPT \"-\" reads the prompt from stdin. Nothing is "
+	    "posted to the team:\nthis only tries the runtime. Ctrl-C stops the "
+	    "turn."},
 	{NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
 
 const hd_cli_cmd hd_cli_cmd_agent = {
 	.name = "agent",
-	.summary = "Add, list, show, remove and spawn agents",
+	.summary = "Add, list, show, remove, spawn and try agents",
 	.subs = agent_subs,
 };

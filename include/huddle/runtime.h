@@ -1,0 +1,333 @@
+/*
+ * runtime.h -- runtime adapters: run one turn of an agent (SPEC 9).
+ *
+ * An adapter (scripted, exec, ...) is a table of functions: its name, its
+ * capabilities, and run(), which takes a turn (the agent, its team, the
+ * prompt, the session to resume, its home, its MCP attach URL and token, a
+ * timeout and an abort flag) and reports what happens as a stream of events
+ * to a sink: text_delta, tool_call, tool_result, status, cost, error and
+ * exactly one terminal done, always last.
+ *
+ * Engines call hd_runtime_run() (find the adapter, plan, prepare the home,
+ * run, clean up) or, with an adapter and a home in hand,
+ * hd_runtime_run_turn(). Both guarantee the sink sees exactly one done and
+ * that it comes last, whatever the adapter does, cap the reply at
+ * HD_RUNTIME_OUTPUT_MAX bytes, and estimate the cost when the runtime
+ * reports none (SPEC 8.2). Both are safe to call from several threads at
+ * once: nothing is shared between turns.
+ *
+ * The host branches only on the plan from hd_runtime_resolve_integration(),
+ * never on a runtime's name (SPEC 9.2).
+ */
+#ifndef HUDDLE_RUNTIME_H
+#define HUDDLE_RUNTIME_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "agent.h"
+#include "err.h"
+
+/* The reply of one turn is capped here; past it the text is dropped and
+ * HD_RUNTIME_TRUNCATED_NOTE is appended once. */
+#define HD_RUNTIME_OUTPUT_MAX (1024 * 1024)
+#define HD_RUNTIME_TRUNCATED_NOTE                                              \
+	"\n[output truncated: the agent wrote more than 1 MiB]"
+
+/* The file huddle owns in every runtime home, rewritten every run. */
+#define HD_RUNTIME_MCP_FILE "huddle-mcp.json"
+
+/* ---- capabilities and the integration plan (SPEC 9.1, 9.2) ---- */
+
+typedef enum hd_runtime_class {
+	HD_RUNTIME_WRAPPED_ONESHOT = 0, /* the default when caps are omitted */
+	HD_RUNTIME_NATIVE = 1,
+	HD_RUNTIME_CONNECTED_SUBSTRATE = 2,
+} hd_runtime_class;
+
+typedef enum hd_home_scope {
+	HD_HOME_SCOPE_NONE = 0,         /* the runtime uses no directory */
+	HD_HOME_SCOPE_PER_IDENTITY = 1, /* one home per agent */
+	HD_HOME_SCOPE_PER_RUN = 2,      /* a fresh home per turn */
+} hd_home_scope;
+
+typedef enum hd_native_keep {
+	HD_NATIVE_NONE = 0,
+	HD_NATIVE_PRESERVE = 1,
+} hd_native_keep;
+
+typedef enum hd_native_channels {
+	HD_CHANNELS_NONE = 0,
+	HD_CHANNELS_NATIVE = 1,
+	HD_CHANNELS_GATEWAY = 2,
+} hd_native_channels;
+
+/* What an adapter declares about itself. */
+typedef struct hd_runtime_caps {
+	hd_runtime_class runtime_class;
+	struct {
+		hd_home_scope scope;
+		int persist; /* 1: the home outlives the run */
+	} native_home;
+	hd_native_keep native_memory;
+	hd_native_keep native_skills;
+	hd_native_channels native_channels;
+	int native_scheduler; /* 1: the runtime has its own scheduler */
+} hd_runtime_caps;
+
+typedef enum hd_home_kind {
+	HD_HOME_EPHEMERAL = 0,
+	HD_HOME_PERSISTENT = 1,
+	HD_HOME_CONNECTED = 2,
+} hd_home_kind;
+
+/* What the host does for a runtime, derived from its caps alone. */
+typedef struct hd_runtime_plan {
+	hd_home_kind home;
+	int preserve_skills;
+	int preserve_memory;
+	int use_gateway_channels;
+	int co_run_scheduler; /* always 0: huddle never co-runs a scheduler */
+	/* 1 when the host must hand the runtime a directory (a persistent or
+	 * ephemeral home); 0 for connected runtimes and for runtimes that
+	 * declare no home (an addition to SPEC 9.2's plan). */
+	int needs_dir;
+} hd_runtime_plan;
+
+/*
+ * The pure function of SPEC 9.2. caps NULL means "omitted": a
+ * wrapped-oneshot runtime with an ephemeral home and nothing preserved.
+ *  - connected-substrate: home connected, nothing preserved,
+ *    use_gateway_channels iff native_channels is gateway;
+ *  - otherwise persistent only for a per-identity home with persist set,
+ *    else ephemeral;
+ *  - preserve_* only with a persistent home (a misdeclared adapter
+ *    degrades to the safe default); co_run_scheduler is always 0.
+ */
+hd_runtime_plan hd_runtime_resolve_integration(const hd_runtime_caps *caps);
+
+/* "persistent", "ephemeral", "connected". */
+const char *hd_runtime_home_kind_name(hd_home_kind k);
+
+/* ---- events ---- */
+
+typedef enum hd_runtime_event_kind {
+	HD_RT_TEXT_DELTA = 0,
+	HD_RT_TOOL_CALL = 1,
+	HD_RT_TOOL_RESULT = 2,
+	HD_RT_STATUS = 3,
+	HD_RT_COST = 4,
+	HD_RT_ERROR = 5,
+	HD_RT_DONE = 6,
+} hd_runtime_event_kind;
+
+typedef enum hd_done_reason {
+	HD_DONE_SUCCESS = 0,
+	HD_DONE_MAX_TURNS = 1,
+	HD_DONE_ABORTED = 2,
+	HD_DONE_ERROR = 3,
+} hd_done_reason;
+
+/*
+ * Cost of a turn. Spend is kept in micro-cents (1 USD = 100,000,000
+ * micro-cents, the unit of SPEC 8.2 budgets) so estimates are exact
+ * integers; usd is the same figure as a double, for display.
+ */
+typedef struct hd_runtime_cost {
+	double usd;
+	int64_t microcents;
+	int64_t input_tokens;
+	int64_t output_tokens;
+	int estimated; /* 1: huddle's estimate, not the runtime's report */
+} hd_runtime_cost;
+
+/*
+ * One event. Every pointer is borrowed and valid only during the sink
+ * call. Fields by kind:
+ *   text_delta   text, len (bytes, not NUL-terminated)
+ *   tool_call    name, id, data (the input) -- any may be NULL
+ *   tool_result  name, id, data (the output), is_error
+ *   status       text (NUL-terminated), len
+ *   cost         cost
+ *   error        text (the message, one line), len
+ *   done         reason, summary, native_session_id (each may be NULL)
+ */
+typedef struct hd_runtime_event {
+	hd_runtime_event_kind kind;
+	const char *text;
+	size_t len;
+	const char *name;
+	const char *id;
+	const json_t *data;
+	int is_error;
+	hd_runtime_cost cost;
+	hd_done_reason reason;
+	const char *summary;
+	const char *native_session_id;
+} hd_runtime_event;
+
+/* Receives every event of a turn, in order, on the thread running it. */
+typedef void (*hd_runtime_sink)(const hd_runtime_event *ev, void *payload);
+
+/* "text_delta", ..., "done"; "success", "max_turns", "aborted", "error". */
+const char *hd_runtime_event_kind_name(hd_runtime_event_kind k);
+const char *hd_runtime_done_name(hd_done_reason r);
+
+/* ---- a turn ---- */
+
+typedef struct hd_runtime_turn {
+	const hd_agent *agent; /* id, team_id, runtime, runtime_config */
+	const char *team;      /* default: agent->team_id */
+	const char *prompt;
+	const char *resume_session_id; /* native session to resume, or NULL */
+	const char *home_dir;          /* the runtime's home, or NULL */
+	const char *huddle_home;       /* HUDDLE_HOME, or NULL */
+	const char *mcp_url;           /* the agent's attach URL, or NULL */
+	const char *mcp_token;         /* its token, or NULL */
+	int64_t timeout_ms;            /* 0: only the adapter's own limit */
+	atomic_int *abort;             /* or NULL; set non-zero to stop */
+} hd_runtime_turn;
+
+/* 1 once the turn's abort flag is set. */
+int hd_runtime_aborted(const hd_runtime_turn *in);
+
+/*
+ * What a turn produced, for callers that do not stream. Owned: release
+ * with hd_runtime_result_dispose().
+ */
+typedef struct hd_runtime_result {
+	char *text; /* the reply (capped, see above); never NULL once run */
+	size_t text_len;
+	hd_done_reason reason;
+	char *error;             /* the last error message, or NULL */
+	char *summary;           /* from done, or NULL */
+	char *native_session_id; /* from done, or NULL */
+	hd_runtime_cost cost;    /* summed over cost events */
+	int truncated; /* 1: the reply went over HD_RUNTIME_OUTPUT_MAX */
+	int64_t duration_ms;
+} hd_runtime_result;
+
+void hd_runtime_result_dispose(hd_runtime_result *r);
+
+/* {"reason", "text", "error", "summary", "native_session_id",
+ *  "truncated", "duration_ms", "cost": {"usd", "microcents",
+ *  "input_tokens", "output_tokens", "estimated"}}. New reference. */
+json_t *hd_runtime_result_to_json(const hd_runtime_result *r);
+
+/* ---- adapters ---- */
+
+/* The emitter an adapter reports through (owned by hd_runtime_run_turn). */
+typedef struct hd_runtime_emit hd_runtime_emit;
+
+typedef struct hd_runtime_adapter {
+	const char *name;  /* the agents.runtime value */
+	const char *label; /* how surfaces show it, e.g. "scripted" */
+	int is_scripted;   /* 1: canned replies, not a model; say so */
+	void (*capabilities)(hd_runtime_caps *out);
+	/*
+	 * Run one turn. Report through em; end with hd_runtime_emit_done().
+	 * Return 0, or a negative code with err set for a failure the adapter
+	 * did not report as done (the caller turns it into error + done).
+	 * Must return promptly once in->abort is set.
+	 */
+	int (*run)(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err);
+} hd_runtime_adapter;
+
+/*
+ * Find the adapter for a runtime name. A runtime agents may name but this
+ * build does not have: `runtime "codex" is not available in this build
+ * yet` (HD_ENOTFOUND); any other name: `unknown runtime "x": use ...`
+ * (HD_EINVAL). *out is a static adapter; never free it.
+ */
+int hd_runtime_find(
+    const hd_runtime_adapter **out, const char *name, hd_err *err);
+
+/* Emitting, for adapters. Anything after done is dropped. */
+void hd_runtime_emit_event(hd_runtime_emit *em, const hd_runtime_event *ev);
+void hd_runtime_emit_text(hd_runtime_emit *em, const char *text, size_t len);
+void hd_runtime_emit_status(hd_runtime_emit *em, const char *text);
+void hd_runtime_emit_cost(hd_runtime_emit *em, const hd_runtime_cost *c);
+void hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
+    HD_PRINTFLIKE(2, 3);
+void hd_runtime_emit_done(hd_runtime_emit *em, hd_done_reason reason,
+    const char *summary, const char *native_session_id);
+/* The text emitted so far (capped) and its length. Borrowed. */
+const char *hd_runtime_emit_text_so_far(const hd_runtime_emit *em, size_t *len);
+
+/*
+ * Estimate a turn's cost (SPEC 8.2): ceil(chars / 4) tokens each way, at
+ * $3 per million input tokens and $15 per million output tokens, flagged
+ * estimated. chars counts UTF-8 code points (bytes that do not continue a
+ * sequence).
+ */
+void hd_runtime_cost_estimate(hd_runtime_cost *out, const char *prompt,
+    size_t prompt_len, const char *reply, size_t reply_len);
+
+/*
+ * Run one turn of in->agent on adapter rt, streaming events to sink (may
+ * be NULL) and, when out is non-NULL, collecting them into *out (dispose
+ * it even on failure). The sink sees exactly one done, last: the adapter's
+ * first, or one made here (error when run() failed, aborted when the abort
+ * flag is set, else success). A cost event comes before done: the
+ * runtime's, or an estimate. Returns 0 when the turn ended success,
+ * max_turns or aborted (read out->reason), HD_ETIMEOUT or another negative
+ * code with err set to the error message when it ended in error.
+ */
+int hd_runtime_run_turn(hd_runtime_result *out, const hd_runtime_adapter *rt,
+    const hd_runtime_turn *in, hd_runtime_sink sink, void *payload,
+    hd_err *err);
+
+/* ---- homes (SPEC 9.3) ---- */
+
+typedef struct hd_runtime_seed {
+	const char *src;  /* a file to copy */
+	const char *name; /* relative path inside the home ("a/b.json") */
+} hd_runtime_seed;
+
+typedef struct hd_runtime_home_spec {
+	const char *huddle_home; /* required for a persistent home */
+	const char *runtime;     /* slug */
+	const char *agent;       /* slug */
+	const char *mcp_url;     /* or NULL: no MCP config is written */
+	const char *mcp_token;   /* or NULL */
+	const hd_runtime_seed *seeds;
+	size_t nseeds;
+} hd_runtime_home_spec;
+
+typedef struct hd_runtime_home {
+	char *path;    /* NULL when the plan gives no directory */
+	int ephemeral; /* 1: removed by hd_runtime_home_release() */
+} hd_runtime_home;
+
+/*
+ * Prepare the home a plan asks for, before a run:
+ *  - persistent: HUDDLE_HOME/homes/<runtime>/<agent>/, created 0700 (the
+ *    runtime and agent must be slugs: `invalid agent name ...`);
+ *  - ephemeral: a fresh 0700 directory under $TMPDIR (or /tmp);
+ *  - connected, or a plan that needs no directory: path NULL.
+ * In a directory, huddle rewrites the files it owns (HD_RUNTIME_MCP_FILE
+ * with the attach URL and token, 0600; removed when there is no URL) and
+ * copies each seed only when its name is absent; nothing else is touched.
+ * Release with hd_runtime_home_release() even on failure.
+ */
+int hd_runtime_home_prepare(hd_runtime_home *out, const hd_runtime_plan *plan,
+    const hd_runtime_home_spec *spec, hd_err *err);
+
+/* Remove an ephemeral home (recursively, never following links) and free
+ * the path. A persistent home is left as it is. NULL-safe. */
+void hd_runtime_home_release(hd_runtime_home *h);
+
+/*
+ * Everything for one turn of an agent: find its adapter, resolve the plan
+ * from its capabilities, prepare its home (unless in->home_dir is given;
+ * a persistent home needs in->huddle_home), run the turn as
+ * hd_runtime_run_turn() does, and release the home. A failure before the
+ * run (unknown runtime, home) still reaches the sink as error + done.
+ */
+int hd_runtime_run(hd_runtime_result *out, const hd_runtime_turn *in,
+    hd_runtime_sink sink, void *payload, hd_err *err);
+
+#endif

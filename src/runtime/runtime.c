@@ -1,0 +1,625 @@
+/*
+ * runtime.c -- the runtime contract (SPEC 9.1, 9.2): the adapter registry,
+ * the integration plan, the emitter every adapter reports through, and the
+ * turn drivers hd_runtime_run_turn() and hd_runtime_run(). Owns no table.
+ *  (1) A sink sees exactly one done per turn and nothing after it: the
+ *      emitter drops whatever follows the first done, and the driver makes
+ *      one when the adapter did not (error when run() failed, aborted when
+ *      the abort flag is set, else success).
+ *  (2) A cost event always precedes done: the runtime's own, or the SPEC
+ *      8.2 estimate made here from the prompt and the reply.
+ *  (3) The reply keeps at most HD_RUNTIME_OUTPUT_MAX bytes, cut on a UTF-8
+ *      boundary; the first cut appends HD_RUNTIME_TRUNCATED_NOTE once, and
+ *      the sink receives exactly the bytes the result keeps.
+ *  (4) hd_runtime_resolve_integration() is pure: the plan depends on the
+ *      capabilities alone, never on a runtime's name.
+ *  (5) Nothing here is shared between turns, so turns run concurrently on
+ *      different threads without locks.
+ * Callers: engines (conversations, exchanges) and `huddle agent run`.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/buf.h>
+#include <huddle/runtime.h>
+#include <huddle/util.h>
+
+#include "runtime_int.h"
+
+/* An error message keeps at most this much (a stderr tail is ~4 KiB). */
+#define ERROR_MSG_MAX (16 * 1024)
+
+static const hd_runtime_adapter *const adapters[] = {
+    &hd_runtime__scripted,
+    &hd_runtime__exec,
+    NULL,
+};
+
+struct hd_runtime_emit {
+	const hd_runtime_turn *in;
+	hd_runtime_sink sink;
+	void *payload;
+	hd_buf text; /* the kept reply, (3) */
+	int truncated;
+	int done;
+	hd_done_reason reason;
+	char *error;
+	char *summary;
+	char *native_session_id;
+	hd_runtime_cost cost;
+	int have_cost;
+};
+
+/* ---- names ---- */
+
+const char *
+hd_runtime_home_kind_name(hd_home_kind k)
+{
+	switch (k) {
+	case HD_HOME_PERSISTENT: return "persistent";
+	case HD_HOME_CONNECTED: return "connected";
+	case HD_HOME_EPHEMERAL: break;
+	}
+	return "ephemeral";
+}
+
+const char *
+hd_runtime_event_kind_name(hd_runtime_event_kind k)
+{
+	switch (k) {
+	case HD_RT_TEXT_DELTA: return "text_delta";
+	case HD_RT_TOOL_CALL: return "tool_call";
+	case HD_RT_TOOL_RESULT: return "tool_result";
+	case HD_RT_STATUS: return "status";
+	case HD_RT_COST: return "cost";
+	case HD_RT_ERROR: return "error";
+	case HD_RT_DONE: return "done";
+	}
+	return "unknown";
+}
+
+const char *
+hd_runtime_done_name(hd_done_reason r)
+{
+	switch (r) {
+	case HD_DONE_SUCCESS: return "success";
+	case HD_DONE_MAX_TURNS: return "max_turns";
+	case HD_DONE_ABORTED: return "aborted";
+	case HD_DONE_ERROR: return "error";
+	}
+	return "error";
+}
+
+void
+hd_runtime__timeout_msg(char *out, size_t outlen, int64_t ms)
+{
+	snprintf(out, outlen, "timed out after %g s", (double)ms / 1000.0);
+}
+
+/* ---- the plan (SPEC 9.2) ---- */
+
+hd_runtime_plan
+hd_runtime_resolve_integration(const hd_runtime_caps *caps)
+{
+	hd_runtime_plan p;
+	int persistent;
+
+	memset(&p, 0, sizeof(p));
+	p.home = HD_HOME_EPHEMERAL;
+	p.needs_dir = 1;
+	/* omitted caps: wrapped-oneshot, ephemeral, nothing kept */
+	if (caps == NULL)
+		return p;
+	if (caps->runtime_class == HD_RUNTIME_CONNECTED_SUBSTRATE) {
+		p.home = HD_HOME_CONNECTED;
+		p.needs_dir = 0;
+		p.use_gateway_channels =
+		    caps->native_channels == HD_CHANNELS_GATEWAY;
+		return p;
+	}
+	persistent = caps->native_home.scope == HD_HOME_SCOPE_PER_IDENTITY &&
+		     caps->native_home.persist;
+	p.home = persistent ? HD_HOME_PERSISTENT : HD_HOME_EPHEMERAL;
+	p.needs_dir = caps->native_home.scope != HD_HOME_SCOPE_NONE;
+	/* Preserving native state needs somewhere to keep it: anything else
+	 * is a misdeclaration and degrades to the safe default. */
+	p.preserve_memory =
+	    persistent && caps->native_memory == HD_NATIVE_PRESERVE;
+	p.preserve_skills =
+	    persistent && caps->native_skills == HD_NATIVE_PRESERVE;
+	p.co_run_scheduler = 0;
+	return p;
+}
+
+/* ---- lookup ---- */
+
+int
+hd_runtime_find(const hd_runtime_adapter **out, const char *name, hd_err *err)
+{
+	int i;
+
+	*out = NULL;
+	if (name == NULL)
+		name = "";
+	for (i = 0; adapters[i] != NULL; i++)
+		if (strcmp(adapters[i]->name, name) == 0) {
+			*out = adapters[i];
+			return 0;
+		}
+	if (hd_agent_runtime_known(name))
+		return hd_err_set(err, HD_ENOTFOUND,
+		    "runtime \"%s\" is not available in this build yet", name);
+	return hd_agent_check_runtime(name, NULL, err);
+}
+
+/* ---- cost (SPEC 8.2) ---- */
+
+static int64_t
+count_chars(const char *s, size_t len)
+{
+	int64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+void
+hd_runtime_cost_estimate(hd_runtime_cost *out, const char *prompt,
+    size_t prompt_len, const char *reply, size_t reply_len)
+{
+	int64_t in_chars = prompt ? count_chars(prompt, prompt_len) : 0;
+	int64_t out_chars = reply ? count_chars(reply, reply_len) : 0;
+
+	memset(out, 0, sizeof(*out));
+	out->input_tokens = (in_chars + 3) / 4;
+	out->output_tokens = (out_chars + 3) / 4;
+	/* $3 per million tokens is 300 micro-cents a token; $15 is 1500. */
+	out->microcents = out->input_tokens * 300 + out->output_tokens * 1500;
+	out->usd = (double)out->microcents / 1e8;
+	out->estimated = 1;
+}
+
+/* ---- the emitter ---- */
+
+int
+hd_runtime_aborted(const hd_runtime_turn *in)
+{
+	return in != NULL && in->abort != NULL && atomic_load(in->abort) != 0;
+}
+
+static void
+deliver(hd_runtime_emit *em, const hd_runtime_event *ev)
+{
+	if (em->sink != NULL)
+		em->sink(ev, em->payload);
+}
+
+void
+hd_runtime_emit_text(hd_runtime_emit *em, const char *text, size_t len)
+{
+	hd_runtime_event ev;
+	size_t room, cut;
+
+	if (em->done || em->truncated || len == 0)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = HD_RT_TEXT_DELTA;
+	room = HD_RUNTIME_OUTPUT_MAX - em->text.len;
+	cut = len <= room ? len : room;
+	if (cut < len) /* never split a character at the cap */
+		while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
+			cut--;
+	if (cut > 0) {
+		hd_buf_put(&em->text, text, cut);
+		ev.text = text;
+		ev.len = cut;
+		deliver(em, &ev);
+	}
+	if (cut < len) {
+		em->truncated = 1;
+		hd_buf_puts(&em->text, HD_RUNTIME_TRUNCATED_NOTE);
+		ev.text = HD_RUNTIME_TRUNCATED_NOTE;
+		ev.len = strlen(HD_RUNTIME_TRUNCATED_NOTE);
+		deliver(em, &ev);
+	}
+}
+
+const char *
+hd_runtime_emit_text_so_far(const hd_runtime_emit *em, size_t *len)
+{
+	if (len != NULL)
+		*len = em->text.len;
+	return hd_buf_cstr(&em->text);
+}
+
+void
+hd_runtime_emit_status(hd_runtime_emit *em, const char *text)
+{
+	hd_runtime_event ev;
+
+	if (em->done || text == NULL)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = HD_RT_STATUS;
+	ev.text = text;
+	ev.len = strlen(text);
+	deliver(em, &ev);
+}
+
+void
+hd_runtime_emit_cost(hd_runtime_emit *em, const hd_runtime_cost *c)
+{
+	hd_runtime_event ev;
+
+	if (em->done)
+		return;
+	em->cost.microcents += c->microcents;
+	em->cost.input_tokens += c->input_tokens;
+	em->cost.output_tokens += c->output_tokens;
+	em->cost.usd = (double)em->cost.microcents / 1e8;
+	em->cost.estimated |= c->estimated;
+	em->have_cost = 1;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = HD_RT_COST;
+	ev.cost = *c;
+	deliver(em, &ev);
+}
+
+/* Record and deliver an error message (made one line here). */
+static void
+emit_error_msg(hd_runtime_emit *em, char *msg)
+{
+	hd_runtime_event ev;
+	size_t i, len = strlen(msg);
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+			msg[i] = ' ';
+	while (len > 0 && msg[len - 1] == ' ')
+		msg[--len] = '\0';
+	free(em->error);
+	em->error = msg;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = HD_RT_ERROR;
+	ev.text = msg;
+	ev.len = len;
+	deliver(em, &ev);
+}
+
+void
+hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	va_list ap;
+	char *msg;
+
+	if (em->done)
+		return;
+	va_start(ap, fmt);
+	hd_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if ((msg = hd_buf_detach(&b)) == NULL)
+		msg = strdup("out of memory");
+	if (msg == NULL)
+		return;
+	if (strlen(msg) > ERROR_MSG_MAX)
+		msg[ERROR_MSG_MAX] = '\0';
+	emit_error_msg(em, msg);
+}
+
+void
+hd_runtime_emit_done(hd_runtime_emit *em, hd_done_reason reason,
+    const char *summary, const char *native_session_id)
+{
+	hd_runtime_event ev;
+	hd_runtime_cost est;
+
+	if (em->done)
+		return;
+	if (!em->have_cost) { /* (2) */
+		const char *p = em->in != NULL ? em->in->prompt : NULL;
+
+		hd_runtime_cost_estimate(&est, p, p ? strlen(p) : 0,
+		    hd_buf_cstr(&em->text), em->text.len);
+		hd_runtime_emit_cost(em, &est);
+	}
+	em->done = 1;
+	em->reason = reason;
+	em->summary = summary ? strdup(summary) : NULL;
+	em->native_session_id =
+	    native_session_id ? strdup(native_session_id) : NULL;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = HD_RT_DONE;
+	ev.reason = reason;
+	ev.summary = summary;
+	ev.native_session_id = native_session_id;
+	deliver(em, &ev);
+}
+
+void
+hd_runtime_emit_event(hd_runtime_emit *em, const hd_runtime_event *ev)
+{
+	switch (ev->kind) {
+	case HD_RT_TEXT_DELTA:
+		hd_runtime_emit_text(em, ev->text, ev->len);
+		return;
+	case HD_RT_STATUS: hd_runtime_emit_status(em, ev->text); return;
+	case HD_RT_COST: hd_runtime_emit_cost(em, &ev->cost); return;
+	case HD_RT_ERROR:
+		hd_runtime_emit_error(em, "%s", ev->text ? ev->text : "error");
+		return;
+	case HD_RT_DONE:
+		hd_runtime_emit_done(
+		    em, ev->reason, ev->summary, ev->native_session_id);
+		return;
+	case HD_RT_TOOL_CALL:
+	case HD_RT_TOOL_RESULT:
+		if (!em->done)
+			deliver(em, ev);
+		return;
+	}
+}
+
+/* ---- results ---- */
+
+void
+hd_runtime_result_dispose(hd_runtime_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->text);
+	free(r->error);
+	free(r->summary);
+	free(r->native_session_id);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	cp = s[0] & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* A JSON string of len bytes; invalid UTF-8 becomes U+FFFD, since an
+ * agent's output is bytes and JSON needs text. */
+static json_t *
+json_text(const char *s, size_t len)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	json_t *j;
+	size_t i = 0, k;
+
+	if (s == NULL)
+		return json_null();
+	if (hd_utf8_ok(s, len) && memchr(s, '\0', len) == NULL)
+		return json_stringn(s, len);
+	while (i < len) {
+		k = utf8_seq((const unsigned char *)s + i, len - i);
+		if (k == 0 || s[i] == '\0') {
+			hd_buf_puts(&b, "\xef\xbf\xbd");
+			i++;
+		} else {
+			hd_buf_put(&b, s + i, k);
+			i += k;
+		}
+	}
+	j = json_stringn(hd_buf_cstr(&b), b.len);
+	hd_buf_dispose(&b);
+	return j ? j : json_null();
+}
+
+json_t *
+hd_runtime_result_to_json(const hd_runtime_result *r)
+{
+	json_t *o = json_object(), *c = json_object();
+
+	json_object_set_new(
+	    o, "reason", json_string(hd_runtime_done_name(r->reason)));
+	json_object_set_new(o, "text",
+	    json_text(r->text ? r->text : "", r->text ? r->text_len : 0));
+	json_object_set_new(o, "error",
+	    r->error ? json_text(r->error, strlen(r->error)) : json_null());
+	json_object_set_new(o, "summary",
+	    r->summary ? json_text(r->summary, strlen(r->summary))
+		       : json_null());
+	json_object_set_new(o, "native_session_id",
+	    r->native_session_id
+		? json_text(r->native_session_id, strlen(r->native_session_id))
+		: json_null());
+	json_object_set_new(o, "truncated", json_boolean(r->truncated));
+	json_object_set_new(o, "duration_ms", json_integer(r->duration_ms));
+	json_object_set_new(c, "usd", json_real(r->cost.usd));
+	json_object_set_new(c, "microcents", json_integer(r->cost.microcents));
+	json_object_set_new(
+	    c, "input_tokens", json_integer(r->cost.input_tokens));
+	json_object_set_new(
+	    c, "output_tokens", json_integer(r->cost.output_tokens));
+	json_object_set_new(c, "estimated", json_boolean(r->cost.estimated));
+	json_object_set_new(o, "cost", c);
+	return o;
+}
+
+/* ---- the drivers ---- */
+
+static void
+emit_init(hd_runtime_emit *em, const hd_runtime_turn *in, hd_runtime_sink sink,
+    void *payload)
+{
+	memset(em, 0, sizeof(*em));
+	em->in = in;
+	em->sink = sink;
+	em->payload = payload;
+	/* The cap is enforced by hd_runtime_emit_text; this one only stops a
+	 * runaway bug from growing without bound. */
+	em->text = (hd_buf)HD_BUF_INIT(HD_RUNTIME_OUTPUT_MAX + 256);
+}
+
+/* Hand the emitter's findings to out (or drop them) and pick the code. */
+static int
+emit_finish(hd_runtime_emit *em, hd_runtime_result *out, int64_t t0, int arc,
+    const hd_err *aerr, hd_err *err)
+{
+	int rc = 0;
+
+	if (em->reason == HD_DONE_ERROR) {
+		if (arc < 0 && aerr->msg[0] != '\0')
+			rc = hd_err_set(err,
+			    aerr->code != HD_OK ? aerr->code : HD_ERR, "%s",
+			    aerr->msg);
+		else
+			rc = hd_err_set(err, arc < 0 ? arc : HD_ERR, "%s",
+			    em->error ? em->error : "the turn ended in error");
+	}
+	if (out != NULL) {
+		memset(out, 0, sizeof(*out));
+		out->text_len = em->text.len;
+		out->text =
+		    hd_buf_failed(&em->text) ? NULL : hd_buf_detach(&em->text);
+		if (out->text == NULL) {
+			out->text = strdup("");
+			out->text_len = 0;
+		}
+		out->reason = em->reason;
+		out->error = em->error;
+		out->summary = em->summary;
+		out->native_session_id = em->native_session_id;
+		out->cost = em->cost;
+		out->truncated = em->truncated;
+		out->duration_ms = hd_mono_ms() - t0;
+		em->error = em->summary = em->native_session_id = NULL;
+	}
+	hd_buf_dispose(&em->text);
+	free(em->error);
+	free(em->summary);
+	free(em->native_session_id);
+	return rc;
+}
+
+/* A turn that fails before any adapter runs still ends with error + done,
+ * so every caller of the drivers sees the same shape (1). err is set and
+ * non-NULL. */
+static int
+turn_fail(hd_runtime_result *out, const hd_runtime_turn *in,
+    hd_runtime_sink sink, void *payload, int code, hd_err *err)
+{
+	hd_runtime_emit em;
+	hd_err aerr = *err;
+
+	emit_init(&em, in, sink, payload);
+	hd_runtime_emit_error(&em, "%s", aerr.msg);
+	hd_runtime_emit_done(&em, HD_DONE_ERROR, NULL, NULL);
+	return emit_finish(&em, out, hd_mono_ms(), code, &aerr, err);
+}
+
+int
+hd_runtime_run_turn(hd_runtime_result *out, const hd_runtime_adapter *rt,
+    const hd_runtime_turn *in, hd_runtime_sink sink, void *payload, hd_err *err)
+{
+	hd_runtime_emit em;
+	hd_err aerr = HD_ERR_INIT, local = HD_ERR_INIT;
+	int64_t t0 = hd_mono_ms();
+	int arc;
+
+	if (err == NULL)
+		err = &local;
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (rt == NULL || in == NULL || in->agent == NULL ||
+	    in->prompt == NULL) {
+		hd_err_set(err, HD_EINVAL,
+		    "a turn needs a runtime, an agent and a prompt");
+		return turn_fail(out, in, sink, payload, HD_EINVAL, err);
+	}
+	emit_init(&em, in, sink, payload);
+	arc = rt->run(in, &em, &aerr);
+	if (!em.done) { /* (1): the adapter forgot or failed */
+		if (arc < 0) {
+			if (em.error == NULL || strcmp(em.error, aerr.msg) != 0)
+				hd_runtime_emit_error(&em, "%s",
+				    aerr.msg[0] ? aerr.msg : hd_code_name(arc));
+			hd_runtime_emit_done(&em, HD_DONE_ERROR, NULL, NULL);
+		} else if (hd_runtime_aborted(in))
+			hd_runtime_emit_done(&em, HD_DONE_ABORTED, NULL, NULL);
+		else
+			hd_runtime_emit_done(&em, HD_DONE_SUCCESS, NULL, NULL);
+	}
+	return emit_finish(&em, out, t0, arc, &aerr, err);
+}
+
+int
+hd_runtime_run(hd_runtime_result *out, const hd_runtime_turn *in,
+    hd_runtime_sink sink, void *payload, hd_err *err)
+{
+	const hd_runtime_adapter *rt;
+	hd_runtime_caps caps;
+	hd_runtime_plan plan;
+	hd_runtime_home home = {NULL, 0};
+	hd_runtime_home_spec hs;
+	hd_runtime_turn t;
+	hd_err local = HD_ERR_INIT;
+	int rc;
+
+	if (err == NULL)
+		err = &local;
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (in == NULL || in->agent == NULL) {
+		hd_err_set(err, HD_EINVAL, "a turn needs an agent");
+		return turn_fail(out, in, sink, payload, HD_EINVAL, err);
+	}
+	if ((rc = hd_runtime_find(&rt, in->agent->runtime, err)) < 0)
+		return turn_fail(out, in, sink, payload, rc, err);
+	t = *in;
+	if (t.team == NULL)
+		t.team = in->agent->team_id;
+	if (t.home_dir == NULL) {
+		memset(&caps, 0, sizeof(caps));
+		rt->capabilities(&caps);
+		plan = hd_runtime_resolve_integration(&caps);
+		memset(&hs, 0, sizeof(hs));
+		hs.huddle_home = in->huddle_home;
+		hs.runtime = rt->name;
+		hs.agent = in->agent->id;
+		hs.mcp_url = in->mcp_url;
+		hs.mcp_token = in->mcp_token;
+		if ((rc = hd_runtime_home_prepare(&home, &plan, &hs, err)) <
+		    0) {
+			hd_runtime_home_release(&home);
+			return turn_fail(out, &t, sink, payload, rc, err);
+		}
+		t.home_dir = home.path;
+	}
+	rc = hd_runtime_run_turn(out, rt, &t, sink, payload, err);
+	hd_runtime_home_release(&home);
+	return rc;
+}
