@@ -49,6 +49,10 @@ int hd_board__announce(hd_buf *b, const hd_board__change *c);
 /* How many characters of a result or reason the announcement carries. */
 #define HD_BOARD__ANNOUNCE_CHARS 200
 
+/* 1 (the default): committed changes are reflected. Benchmarks set 0 to
+ * measure the board alone; nothing else may touch it. */
+extern int hd_board__reflect_on;
+
 /*
  * Reflect a committed change into the room and the leader's mailbox.
  * Runs after the board transaction committed; never fails: a failed post
