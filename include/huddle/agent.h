@@ -45,6 +45,8 @@ typedef struct hd_agent_spec {
 	const char *runtime;	     /* default: "scripted" */
 	const json_t *runtime_config; /* default: {} (borrowed) */
 	int leader;		     /* make it the team's leader */
+	const char *spawned_by;	     /* who spawned it, or NULL */
+	const char *session_key;     /* or NULL */
 } hd_agent_spec;
 
 /* Runtimes an agent may name. */
@@ -72,6 +74,17 @@ int hd_agent_list(hd_agents *out, hd_store *st, const char *team,
 
 /* Remove an agent; a leader's team is left without a leader. */
 int hd_agent_remove(hd_store *st, const char *id, hd_err *err);
+
+/*
+ * Set an agent's status: idle, working, shutdown_requested, shutdown or
+ * error, else HD_EINVAL `invalid agent status "x": use idle, working,
+ * shutdown_requested, shutdown or error`. `agent "x" not found`. Becoming
+ * working also stamps last_active_at. Emits agent_status {from, to} when
+ * the status changes (the dashboard shows status live). Works inside a
+ * caller's transaction.
+ */
+int hd_agent_set_status(hd_store *st, const char *agent, const char *status,
+    hd_err *err);
 
 json_t *hd_agent_to_json(const hd_agent *a);
 void hd_agent_free(hd_agent *a);

@@ -15,6 +15,7 @@
 #include "mailbox.h"
 #include "store.h"
 #include "room.h"
+#include "shutdown.h"
 #include "team.h"
 #include "util.h"
 #include "version.h"

@@ -23,6 +23,8 @@
 #include "team.h"
 
 #define HD_MESSAGE_MAX 100000
+#define HD_MAILBOX_READ_MAX 10000 /* largest explicit read/peek limit */
+#define HD_MAILBOX_SYSTEM "huddle" /* sender of protocol notices */
 
 typedef struct hd_message {
 	int64_t id;
@@ -63,6 +65,20 @@ typedef struct hd_message_spec {
  * Send one message. The sender and the recipient must be members of
  * spec->team. Emits message_sent. *out (when non-NULL) is the stored
  * message: hd_message_free() it. Works inside a caller's transaction.
+ * Refusals, checked in this order before anything is written:
+ *   `invalid message type "x": use message, broadcast, shutdown_request,
+ *   shutdown_response, idle, task_update or mention` (HD_EINVAL);
+ *   `message must not be empty`, `message is 100001 bytes; the limit is
+ *   100000` (HD_ETOOBIG), `message must be valid UTF-8`;
+ *   `shutdown_request needs a request_id`, `shutdown_response needs a
+ *   request_id`, `shutdown_response needs approve (true or false)`,
+ *   `a refused shutdown needs a reason`; then, in the transaction,
+ *   `team "t" not found` and `no member "x" in team t` (HD_EREFUSED) for
+ *   the sender, then for the recipient.
+ * A shutdown_response or idle message also drives a pending shutdown of
+ * the team (shutdown.h) in the same transaction; a shutdown_response
+ * naming a request the team never had is refused:
+ *   `no shutdown request "shutdown-x" in team dev`.
  */
 int hd_mailbox_send(hd_message **out, hd_store *st,
     const hd_message_spec *spec, hd_err *err);
@@ -72,8 +88,13 @@ int hd_mailbox_send(hd_message **out, hd_store *st,
 int hd_mailbox_broadcast(size_t *out_count, hd_store *st,
     const hd_message_spec *spec, hd_err *err);
 
-/* Take up to limit (0: all) undelivered messages of agent, oldest first,
- * marking them delivered in the same transaction. */
+/*
+ * Take up to limit (0: all; at most HD_MAILBOX_READ_MAX) undelivered
+ * messages of agent, oldest first, marking them delivered in the same
+ * BEGIN IMMEDIATE transaction: across processes every message is returned
+ * by exactly one read. `agent "x" not found`. Dispose *out with
+ * hd_messages_dispose().
+ */
 int hd_mailbox_read(hd_messages *out, hd_store *st, const char *agent,
     int limit, hd_err *err);
 
@@ -83,11 +104,48 @@ int hd_mailbox_peek(hd_messages *out, hd_store *st, const char *agent,
 
 /* The pure renderers (no database). */
 
-/* <teammate-message ...> blocks for msgs, oldest first (SPEC 6). */
+/*
+ * <teammate-message ...> blocks for msgs, in the order given (SPEC 6):
+ *
+ *   <teammate-message teammate_id="coder" type="message" summary="s">
+ *   content
+ *   </teammate-message>
+ *
+ * teammate_id is the sender. Attributes appear in the order teammate_id,
+ * type, summary, request_id, approve ("true"/"false"), reason, each only
+ * when set (non-NULL; request_id and reason also non-empty; approve not
+ * -1); values escape & < > " as &amp; &lt; &gt; &quot;. In the content
+ * every "<teammate-message" or "</teammate-message" (ASCII
+ * case-insensitive) is written with "&lt;" for its "<"; nothing else is
+ * changed. Blocks are joined by one blank line ("</teammate-message>\n\n
+ * <teammate-message"), as in the design notes, and the text has no
+ * trailing newline; no messages render as "". *out is malloc'd.
+ */
 int hd_mailbox_render(char **out, const hd_messages *msgs, hd_err *err);
 
-/* The "=== TEAM STATE ===" block (SPEC 6) for a team, its members (leader
- * first) and its task counts. */
+/*
+ * The "=== TEAM STATE ===" block (SPEC 6) for a team, its members (in the
+ * order given; each shown by id, "(Lead)" for the team's leader, else
+ * "(Member)") and its task counts ("In Progress" = claimed + in_progress),
+ * byte for byte:
+ *
+ *   === TEAM STATE ===\n
+ *   Team: Dev team (dev)\n
+ *   Status: active\n
+ *   Description: N/A\n            (N/A when the description is empty)
+ *   \n
+ *   Members (2):\n
+ *     - manager (Lead)\n          (two spaces, "- ")
+ *     - coder (Member)\n
+ *   \n
+ *   Task Counts:\n
+ *     - Pending: 5\n
+ *     - In Progress: 2\n
+ *     - Completed: 10\n
+ *   ====================\n        (20 '='; the text ends with this \n)
+ *
+ * *out is malloc'd.
+ */
 int hd_team_state_render(char **out, const hd_team *team,
     const hd_agents *members, const hd_task_counts *counts, hd_err *err);
 
@@ -98,5 +156,61 @@ char *hd_mailbox_summary(const char *content);
 void hd_message_free(hd_message *m);
 void hd_messages_dispose(hd_messages *l);
 json_t *hd_message_to_json(const hd_message *m);
+
+/*
+ * Team operations that write mailboxes. They live with the mailbox
+ * (src/mailbox/) because the team module sits below it.
+ */
+
+/* Everything the team-state block shows, read in one snapshot. */
+typedef struct hd_team_snapshot {
+	hd_team *team;
+	hd_agents members; /* leader first, then by id */
+	hd_task_counts counts;
+} hd_team_snapshot;
+
+/*
+ * Load a team, its members and its task counts in one read transaction,
+ * after evaluating a pending shutdown's timeout (shutdown.h), so a team
+ * whose shutdown timed out reads as active. `team "x" not found`.
+ * Dispose with hd_team_snapshot_dispose().
+ */
+int hd_team_snapshot_get(hd_team_snapshot *out, hd_store *st,
+    const char *team, hd_err *err);
+void hd_team_snapshot_dispose(hd_team_snapshot *s);
+
+/* {"team": {...}, "members": [...], "task_counts": {"pending",
+ * "in_progress" (claimed + in_progress), "completed", "claimed",
+ * "failed", "cancelled"}}. A new reference. */
+json_t *hd_team_snapshot_to_json(const hd_team_snapshot *s);
+
+/* hd_team_snapshot_get + hd_team_state_render: *out is malloc'd. */
+int hd_team_state(char **out, hd_store *st, const char *team, hd_err *err);
+
+/* Teammate spawning (SPEC 3). */
+typedef struct hd_spawn_spec {
+	const char *team;
+	const char *id;	    /* the new agent's id (a slug) */
+	const char *caller; /* spawned_by: a member of team; NULL: the leader
+			       (or nobody when the team has none) */
+	const char *name;   /* display name; default: the id */
+	const char *role;
+	const char *runtime; /* default "scripted" */
+	const json_t *runtime_config; /* borrowed; default {} */
+	const char *task; /* the first message; default
+			     "Join team <team> as <id>" */
+} hd_spawn_spec;
+
+/*
+ * Add an agent to an active team with spawned_by = the caller and session
+ * key "agent:<id>:teammate:<uuid>", and put its first message (the task,
+ * or `Join team <team> as <id>`) in its mailbox, from the caller (from
+ * "huddle" when the team has no leader and no caller was given), all in
+ * one transaction. `team "ghost" not found`; `team "dev" is not active
+ * (status: shutdown)` (HD_EREFUSED); the errors of hd_agent_add and
+ * hd_mailbox_send. *out (when non-NULL) is the new agent: hd_agent_free().
+ */
+int hd_team_spawn(hd_agent **out, hd_store *st, const hd_spawn_spec *spec,
+    hd_err *err);
 
 #endif

@@ -72,6 +72,16 @@ int hd_team_remove(hd_store *st, const char *id, int purge, hd_err *err);
 int hd_team_member_check(hd_store *st, const char *team, const char *agent,
     hd_err *err);
 
+/*
+ * Set a team's status: active, shutting_down or shutdown, else HD_EINVAL
+ * `invalid team status "x": use active, shutting_down or shutdown`.
+ * `team "x" not found`. Emits team_status {from, to} when it changes.
+ * Works inside a caller's transaction. The shutdown protocol (shutdown.h)
+ * is the one that moves a team through these; this is its setter.
+ */
+int hd_team_set_status(hd_store *st, const char *team, const char *status,
+    hd_err *err);
+
 json_t *hd_team_to_json(const hd_team *t);
 void hd_team_free(hd_team *t);
 void hd_teams_dispose(hd_teams *l);

@@ -98,6 +98,9 @@ void hd_table_free(hd_table *t);
 /* Format ms-since-epoch for people: "2026-11-22 10:29:03". */
 void hd_cli_time(char *out, size_t outlen, int64_t ms);
 
+/* One line (with its newline) describing a shutdown request's state. */
+void hd_cli_shutdown_describe(FILE *f, const hd_shutdown *s);
+
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;
 extern const hd_cli_cmd hd_cli_cmd_up;
@@ -105,5 +108,9 @@ extern const hd_cli_cmd hd_cli_cmd_team;
 extern const hd_cli_cmd hd_cli_cmd_agent;
 extern const hd_cli_cmd hd_cli_cmd_task;
 extern const hd_cli_cmd hd_cli_cmd_events;
+extern const hd_cli_cmd hd_cli_cmd_send;
+extern const hd_cli_cmd hd_cli_cmd_broadcast;
+extern const hd_cli_cmd hd_cli_cmd_inbox;
+extern const hd_cli_cmd hd_cli_cmd_shutdown_response;
 
 #endif

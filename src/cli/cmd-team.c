@@ -1,6 +1,7 @@
 /*
- * cmd-team.c -- `huddle team create|list|show|update|rm`.
+ * cmd-team.c -- `huddle team create|list|show|update|rm|state|shutdown`.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -184,6 +185,83 @@ cmd_team_rm(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
+static int
+cmd_team_state(hd_cli *c)
+{
+	hd_team_snapshot snap;
+	hd_store *st;
+	json_t *o;
+	char *text = NULL;
+	int rc = HD_EXIT_OK;
+
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_team_snapshot_get(&snap, st, c->argv[0], &c->err) < 0)
+		return hd_cli_fail(c);
+	if (hd_team_state_render(&text, snap.team, &snap.members, &snap.counts,
+		&c->err) < 0) {
+		rc = hd_cli_fail(c);
+		goto done;
+	}
+	if (c->json) {
+		o = hd_team_snapshot_to_json(&snap);
+		json_object_set_new(o, "text", json_string(text));
+		hd_cli_json(o);
+	} else
+		fputs(text, stdout);
+done:
+	free(text);
+	hd_team_snapshot_dispose(&snap);
+	return rc;
+}
+
+static int
+cmd_team_shutdown(hd_cli *c)
+{
+	hd_shutdown *s = NULL, *fin = NULL;
+	hd_store *st;
+	int64_t timeout_s = 0;
+	int rc;
+
+	if ((rc = hd_cli_opt_int(c, "timeout", 1,
+		 HD_SHUTDOWN_TIMEOUT_MAX_MS / 1000, &timeout_s)))
+		return rc;
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_team_shutdown(&s, st, c->argv[0], hd_cli_opt_str(c, "reason"),
+		timeout_s * 1000, &c->err) < 0)
+		return hd_cli_fail(c);
+	rc = HD_EXIT_OK;
+	if (hd_cli_flag(c, "wait") && strcmp(s->outcome, "pending") == 0) {
+		if (!c->json) {
+			hd_cli_shutdown_describe(stdout, s);
+			fflush(stdout);
+		}
+		if (hd_team_shutdown_wait(&fin, st, c->argv[0], s->request_id,
+			0, &c->err) < 0) {
+			rc = hd_cli_fail(c);
+			goto done;
+		}
+		hd_shutdown_free(s);
+		s = fin;
+	}
+	if (c->json)
+		hd_cli_json(hd_shutdown_to_json(s));
+	if (strcmp(s->outcome, "pending") == 0 ||
+	    strcmp(s->outcome, "shutdown") == 0) {
+		if (!c->json)
+			hd_cli_shutdown_describe(stdout, s);
+	} else {
+		/* --wait saw it fail: that is the command failing */
+		fputs("huddle: ", stderr);
+		hd_cli_shutdown_describe(stderr, s);
+		rc = HD_EXIT_FAIL;
+	}
+done:
+	hd_shutdown_free(s);
+	return rc;
+}
+
 static const hd_cli_opt team_fields[] = {
 	{"name", 0, "TEXT", "display name (default: the id)", 0},
 	{"description", 0, "TEXT", "what the team is for", 0},
@@ -208,6 +286,14 @@ static const hd_cli_opt team_rm_opts[] = {
 	{NULL, 0, NULL, NULL, 0},
 };
 
+static const hd_cli_opt team_shutdown_opts[] = {
+	{"reason", 0, "TEXT", "why, sent to every member asked", 0},
+	{"wait", 'w', NULL, "wait until every member answered or time ran out",
+	    0},
+	{"timeout", 0, "S", "seconds members have to answer (default 60)", 0},
+	{NULL, 0, NULL, NULL, 0},
+};
+
 static const hd_cli_cmd team_subs[] = {
 	{"create", "TEAM", "Create a team", 1, 1, team_fields, cmd_team_create,
 	    NULL, "TEAM is 1-50 lowercase letters, digits, '-' or '_'."},
@@ -221,11 +307,20 @@ static const hd_cli_cmd team_subs[] = {
 	    cmd_team_rm, NULL,
 	    "A team that still has tasks, posts or messages is refused unless "
 	    "--purge is given.\nThe event log is kept."},
+	{"state", "TEAM", "Show the TEAM STATE block a leader sees", 1, 1, NULL,
+	    cmd_team_state, NULL, NULL},
+	{"shutdown", "TEAM", "Shut a team down, asking working members first", 1,
+	    1, team_shutdown_opts, cmd_team_shutdown, NULL,
+	    "No member working: the team is shut down at once. Otherwise each "
+	    "working member\ngets a shutdown_request; the team is shut down "
+	    "when all approve, and back to\nactive when one refuses or time "
+	    "runs out. Nothing is deleted.\nMembers answer with 'huddle "
+	    "shutdown-response'."},
 	{NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
 
 const hd_cli_cmd hd_cli_cmd_team = {
 	.name = "team",
-	.summary = "Create, list, show, update and remove teams",
+	.summary = "Create, list, show, update, remove and shut down teams",
 	.subs = team_subs,
 };

@@ -22,6 +22,10 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_agent,
 	&hd_cli_cmd_task,
 	&hd_cli_cmd_events,
+	&hd_cli_cmd_send,
+	&hd_cli_cmd_broadcast,
+	&hd_cli_cmd_inbox,
+	&hd_cli_cmd_shutdown_response,
 	NULL,
 };
 

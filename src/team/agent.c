@@ -7,6 +7,8 @@
  *      write, so an engine never meets a config it cannot run.
  *  (3) A team keeps at most one leader: adding a second is refused, and
  *      removing the leader leaves the team without one.
+ *  (4) status is written only by hd_agent_set_status, which emits
+ *      agent_status when it changes (the dashboard shows status live).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -353,8 +355,8 @@ hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO agents(id, name, team_id, role, runtime,"
-		 " runtime_config, created_at, updated_at)"
-		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		 " runtime_config, created_at, updated_at, spawned_by,"
+		 " session_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
 	cfg = spec->runtime_config != NULL
@@ -370,6 +372,8 @@ hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 	sqlite3_bind_text(s, 6, cfg ? cfg : "{}", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 7, now);
 	sqlite3_bind_int64(s, 8, now);
+	hd_store_bind_text(s, 9, spec->spawned_by);
+	hd_store_bind_text(s, 10, spec->session_key);
 	src = sqlite3_step(s);
 	hd_store_reset(s);
 	free(cfg);
@@ -513,4 +517,71 @@ hd_agent_to_json(const hd_agent *a)
 	json_object_set_new(o, "created_at", json_integer(a->created_at));
 	json_object_set_new(o, "updated_at", json_integer(a->updated_at));
 	return o;
+}
+
+static const char *const agent_statuses[] = {
+	"idle", "working", "shutdown_requested", "shutdown", "error", NULL,
+};
+
+struct agent_status {
+	const char *id;
+	const char *status;
+};
+
+static int
+agent_status_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct agent_status *as = payload;
+	hd_agent *a = NULL;
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_agent__load(&a, st, as->id, err)) < 0)
+		return rc;
+	if (a == NULL)
+		return hd_err_set(err, HD_ENOTFOUND, "agent \"%s\" not found",
+		    as->id);
+	if (strcmp(a->status, as->status) == 0)
+		goto done; /* no change, no event */
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE agents SET status = ?1, updated_at = ?2,"
+		 " last_active_at = CASE WHEN ?1 = 'working' THEN ?2"
+		 "   ELSE last_active_at END"
+		 " WHERE id = ?3",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_text(s, 1, as->status, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, hd_now_ms());
+	sqlite3_bind_text(s, 3, as->id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		goto done;
+	}
+	hd_events_append(st, "agent_status", a->team_id, 0, as->id,
+	    json_pack("{s:s, s:s}", "from", a->status, "to", as->status));
+done:
+	hd_agent_free(a);
+	return rc;
+}
+
+int
+hd_agent_set_status(hd_store *st, const char *agent, const char *status,
+    hd_err *err)
+{
+	struct agent_status as = {agent, status};
+	int i, rc;
+
+	if ((rc = hd_slug_check("agent", agent, err)) < 0)
+		return rc;
+	for (i = 0; agent_statuses[i] != NULL; i++)
+		if (strcmp(agent_statuses[i], status) == 0)
+			break;
+	if (agent_statuses[i] == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "invalid agent status \"%.64s\": use idle, working, "
+		    "shutdown_requested, shutdown or error",
+		    status);
+	return hd_store_write(st, agent_status_txn, &as, err);
 }

@@ -7,6 +7,8 @@
  *      team; agent.c clears it when that agent leaves.
  *  (4) Removing a team that still has board, room or mailbox rows is
  *      refused unless purge is asked for; the event log is never purged.
+ *  (5) status is written only by hd_team_set_status (the shutdown
+ *      protocol's setter), which emits team_status when it changes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +378,7 @@ static const struct {
 	{"kv", NULL, NULL,
 	    "DELETE FROM kv WHERE substr(key, 1, length('turn:team:' || ?1 ||"
 	    " ':')) = 'turn:team:' || ?1 || ':'"},
+	{"kv", NULL, NULL, "DELETE FROM kv WHERE key = 'shutdown:' || ?1"},
 };
 
 #define NOWNED (sizeof(team_owned) / sizeof(team_owned[0]))
@@ -514,4 +517,68 @@ hd_team_to_json(const hd_team *t)
 	json_object_set_new(o, "created_at", json_integer(t->created_at));
 	json_object_set_new(o, "updated_at", json_integer(t->updated_at));
 	return o;
+}
+
+static const char *const team_statuses[] = {
+	"active", "shutting_down", "shutdown", NULL,
+};
+
+struct team_status {
+	const char *id;
+	const char *status;
+};
+
+static int
+team_status_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct team_status *ts = payload;
+	hd_team *t = NULL;
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_team__load(&t, st, ts->id, err)) < 0)
+		return rc;
+	if (t == NULL)
+		return hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found",
+		    ts->id);
+	if (strcmp(t->status, ts->status) == 0)
+		goto done; /* no change, no event */
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE teams SET status = ?, updated_at = ? WHERE id = ?",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_text(s, 1, ts->status, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, hd_now_ms());
+	sqlite3_bind_text(s, 3, ts->id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		goto done;
+	}
+	hd_events_append(st, "team_status", ts->id, 0, NULL,
+	    json_pack("{s:s, s:s}", "from", t->status, "to", ts->status));
+done:
+	hd_team_free(t);
+	return rc;
+}
+
+int
+hd_team_set_status(hd_store *st, const char *team, const char *status,
+    hd_err *err)
+{
+	struct team_status ts = {team, status};
+	int i, rc;
+
+	if ((rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
+	for (i = 0; team_statuses[i] != NULL; i++)
+		if (strcmp(team_statuses[i], status) == 0)
+			break;
+	if (team_statuses[i] == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "invalid team status \"%.64s\": use active, shutting_down "
+		    "or shutdown",
+		    status);
+	return hd_store_write(st, team_status_txn, &ts, err);
 }

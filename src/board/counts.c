@@ -1,0 +1,57 @@
+/*
+ * counts.c -- task counts by status for one team (the team-state block,
+ * SPEC 6). Reads table `tasks`, which the board owns; writes nothing.
+ *  (1) One GROUP BY over the team's tasks in one statement, so the counts
+ *      come from a single snapshot.
+ *  (2) A status the schema does not know cannot occur (CHECK constraint);
+ *      were it to, it is not counted anywhere.
+ * Callers: hd_team_snapshot_get (src/mailbox/state.c).
+ */
+#include <string.h>
+
+#include <huddle/board.h>
+#include <huddle/util.h>
+
+#include "../store/store.h"
+
+int
+hd_board_counts(hd_task_counts *out, hd_store *st, const char *team,
+    hd_err *err)
+{
+	sqlite3_stmt *s;
+	const char *status;
+	int64_t n;
+	int rc, src;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT status, COUNT(*) FROM tasks WHERE team_id = ?"
+		 " GROUP BY status",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		status = (const char *)sqlite3_column_text(s, 0);
+		n = sqlite3_column_int64(s, 1);
+		if (status == NULL)
+			continue;
+		if (strcmp(status, "pending") == 0)
+			out->pending = n;
+		else if (strcmp(status, "claimed") == 0)
+			out->claimed = n;
+		else if (strcmp(status, "in_progress") == 0)
+			out->in_progress = n;
+		else if (strcmp(status, "completed") == 0)
+			out->completed = n;
+		else if (strcmp(status, "failed") == 0)
+			out->failed = n;
+		else if (strcmp(status, "cancelled") == 0)
+			out->cancelled = n;
+	}
+	hd_store_reset(s);
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	return 0;
+}

@@ -1,0 +1,586 @@
+/*
+ * mailbox.c -- directed messages between agents (SPEC 6). Owns table
+ * `messages`; nothing else writes it (team.c only purges a removed team's
+ * rows).
+ *  (1) A message is validated (type, content size and encoding, protocol
+ *      fields) before any write. Sender and recipient membership is checked
+ *      inside the writing transaction, so no message ever lands in the
+ *      inbox of an agent that is not (or no longer) in the team.
+ *  (2) id is AUTOINCREMENT and assigned under the write lock: a recipient's
+ *      messages in id order are in commit order, across processes.
+ *  (3) hd_mailbox_read selects the oldest undelivered rows and marks exactly
+ *      those delivered in one BEGIN IMMEDIATE transaction: two readers in
+ *      any processes never both receive a message, and an unread message
+ *      waits durably until some read returns it.
+ *  (4) summary is never NULL once stored: the sender's, else
+ *      hd_mailbox_summary(content).
+ *  (5) message_sent is emitted in the sending transaction, and a
+ *      shutdown_response or idle message drives the shutdown protocol in
+ *      that same transaction (shutdown.c), so the message and its effect
+ *      commit together or not at all.
+ * Callers: the CLI (send, broadcast, inbox), shutdown.c, spawn.c; later the
+ * conversation engine and the MCP/HTTP surfaces.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/buf.h>
+#include <huddle/events.h>
+#include <huddle/util.h>
+
+#include "mailbox_int.h"
+
+#define MSG_SUMMARY_MAX 1000 /* characters of a given summary */
+#define MSG_FIELD_MAX 200    /* request_id, conversation_id */
+#define MSG_REASON_MAX 2000
+
+static const char *const msg_types[] = {
+	"message", "broadcast", "shutdown_request", "shutdown_response", "idle",
+	"task_update", "mention", NULL,
+};
+
+int
+hd_mailbox__check_content(const char *content, hd_err *err)
+{
+	size_t len = content != NULL ? strlen(content) : 0;
+
+	if (len == 0)
+		return hd_err_set(err, HD_EINVAL, "message must not be empty");
+	if (len > HD_MESSAGE_MAX)
+		return hd_err_set(err, HD_ETOOBIG,
+		    "message is %zu bytes; the limit is %d", len, HD_MESSAGE_MAX);
+	if (!hd_utf8_ok(content, len))
+		return hd_err_set(err, HD_EINVAL, "message must be valid UTF-8");
+	return 0;
+}
+
+/* Everything that can be checked without the database (invariant 1). */
+static int
+msg_check(const hd_message_spec *spec, const char *type, int system,
+    int need_to, hd_err *err)
+{
+	int i, rc;
+
+	for (i = 0; msg_types[i] != NULL; i++)
+		if (strcmp(msg_types[i], type) == 0)
+			break;
+	if (msg_types[i] == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "invalid message type \"%.64s\": use message, broadcast, "
+		    "shutdown_request, shutdown_response, idle, task_update or "
+		    "mention",
+		    type);
+	if (spec->team == NULL)
+		return hd_err_set(err, HD_EINVAL, "a message needs a team");
+	if ((rc = hd_slug_check("team", spec->team, err)) < 0)
+		return rc;
+	if (!system && spec->from == NULL)
+		return hd_err_set(err, HD_EINVAL, "a message needs a sender");
+	if (need_to && spec->to == NULL)
+		return hd_err_set(err, HD_EINVAL, "a message needs a recipient");
+	if ((rc = hd_mailbox__check_content(spec->content, err)) < 0)
+		return rc;
+	if (spec->summary != NULL && spec->summary[0] != '\0' &&
+	    (rc = hd_text_check("summary", spec->summary, 1, MSG_SUMMARY_MAX,
+		 err)) < 0)
+		return rc;
+	if (spec->request_id != NULL &&
+	    (rc = hd_text_check("request_id", spec->request_id, 1,
+		 MSG_FIELD_MAX, err)) < 0)
+		return rc;
+	if (spec->conversation_id != NULL &&
+	    (rc = hd_text_check("conversation_id", spec->conversation_id, 1,
+		 MSG_FIELD_MAX, err)) < 0)
+		return rc;
+	if (spec->reason != NULL &&
+	    (rc = hd_text_check("reason", spec->reason, 0, MSG_REASON_MAX,
+		 err)) < 0)
+		return rc;
+	if (spec->approve < -1 || spec->approve > 1)
+		return hd_err_set(err, HD_EINVAL,
+		    "approve must be -1 (unset), 0 or 1");
+	if (strcmp(type, "shutdown_request") == 0 && spec->request_id == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "shutdown_request needs a request_id");
+	if (strcmp(type, "shutdown_response") == 0) {
+		if (spec->request_id == NULL)
+			return hd_err_set(err, HD_EINVAL,
+			    "shutdown_response needs a request_id");
+		if (spec->approve == -1)
+			return hd_err_set(err, HD_EINVAL,
+			    "shutdown_response needs approve (true or false)");
+		if (spec->approve == 0 &&
+		    (spec->reason == NULL || spec->reason[0] == '\0'))
+			return hd_err_set(err, HD_EINVAL,
+			    "a refused shutdown needs a reason");
+	}
+	return 0;
+}
+
+static int
+msg_is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	    c == '\f';
+}
+
+char *
+hd_mailbox_summary(const char *content)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	const char *p = content, *start;
+	int words = 0;
+
+	while (*p != '\0') {
+		while (msg_is_space(*p))
+			p++;
+		if (*p == '\0')
+			break;
+		start = p;
+		while (*p != '\0' && !msg_is_space(*p))
+			p++;
+		if (++words > 10)
+			break; /* an eleventh word: cut */
+		if (words > 1)
+			hd_buf_putc(&b, ' ');
+		hd_buf_put(&b, start, (size_t)(p - start));
+	}
+	if (words <= 10) {
+		hd_buf_dispose(&b);
+		return strdup(content);
+	}
+	hd_buf_puts(&b, "...");
+	return hd_buf_detach(&b);
+}
+
+/* Insert m (a view: id, created_at and delivered_at are ignored); sets
+ * *id and emits message_sent. Inside the caller's transaction. */
+static int
+msg_insert(hd_store *st, const hd_message *m, int64_t *id, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO messages(team_id, from_agent, to_agent, type,"
+		 " content, summary, request_id, approve, reason,"
+		 " conversation_id, created_at)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, m->team_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, m->from_agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, m->to_agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, m->type, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, m->content, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, m->summary, -1, SQLITE_STATIC);
+	hd_store_bind_text(s, 7, m->request_id);
+	if (m->approve >= 0)
+		sqlite3_bind_int(s, 8, m->approve);
+	hd_store_bind_text(s, 9, m->reason);
+	hd_store_bind_text(s, 10, m->conversation_id);
+	sqlite3_bind_int64(s, 11, m->created_at);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	*id = sqlite3_last_insert_rowid(hd_store_db(st));
+	hd_events_append(st, "message_sent", m->team_id, 0, m->from_agent,
+	    json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)*id, "to",
+		m->to_agent, "type", m->type, "summary", m->summary));
+	return 0;
+}
+
+/* A view of a spec as a message; the strings stay the caller's. */
+static void
+msg_view(hd_message *m, const hd_message_spec *spec, const char *from,
+    const char *to, const char *type, const char *summary)
+{
+	memset(m, 0, sizeof(*m));
+	m->team_id = (char *)spec->team;
+	m->from_agent = (char *)from;
+	m->to_agent = (char *)to;
+	m->type = (char *)type;
+	m->content = (char *)spec->content;
+	m->summary = (char *)summary;
+	m->request_id = (char *)spec->request_id;
+	m->approve = spec->approve;
+	m->reason = (char *)spec->reason;
+	m->conversation_id = (char *)spec->conversation_id;
+}
+
+struct send_ctx {
+	hd_message m; /* the view being sent */
+	int system;
+};
+
+static int
+send_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct send_ctx *c = payload;
+	int rc;
+
+	if (!c->system && (rc = hd_team_member_check(st, c->m.team_id,
+			       c->m.from_agent, err)) < 0)
+		return rc;
+	if ((rc = hd_team_member_check(st, c->m.team_id, c->m.to_agent,
+		 err)) < 0)
+		return rc;
+	c->m.created_at = hd_now_ms();
+	if ((rc = msg_insert(st, &c->m, &c->m.id, err)) < 0)
+		return rc;
+	if (c->system) /* protocol notices never drive the protocol */
+		return 0;
+	return hd_shutdown__on_message(st, &c->m, err);
+}
+
+static char *
+msg_dup(const char *s, int *oom)
+{
+	char *d;
+
+	if (s == NULL)
+		return NULL;
+	if ((d = strdup(s)) == NULL)
+		*oom = 1;
+	return d;
+}
+
+/* A heap copy of a view. */
+static int
+msg_copy(hd_message **out, const hd_message *v, hd_err *err)
+{
+	hd_message *m;
+	int oom = 0;
+
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	m->id = v->id;
+	m->team_id = msg_dup(v->team_id, &oom);
+	m->from_agent = msg_dup(v->from_agent, &oom);
+	m->to_agent = msg_dup(v->to_agent, &oom);
+	m->type = msg_dup(v->type, &oom);
+	m->content = msg_dup(v->content, &oom);
+	m->summary = msg_dup(v->summary, &oom);
+	m->request_id = msg_dup(v->request_id, &oom);
+	m->approve = v->approve;
+	m->reason = msg_dup(v->reason, &oom);
+	m->conversation_id = msg_dup(v->conversation_id, &oom);
+	m->created_at = v->created_at;
+	m->delivered_at = v->delivered_at;
+	if (oom) {
+		hd_message_free(m);
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	}
+	*out = m;
+	return 0;
+}
+
+int
+hd_mailbox__send(hd_message **out, hd_store *st,
+    const hd_message_spec *spec, int system, hd_err *err)
+{
+	struct send_ctx c;
+	const char *type = spec->type != NULL ? spec->type : "message";
+	char *autosum = NULL;
+	const char *summary = spec->summary;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = msg_check(spec, type, system, 1, err)) < 0)
+		return rc;
+	if (summary == NULL || summary[0] == '\0') {
+		if ((autosum = hd_mailbox_summary(spec->content)) == NULL)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		summary = autosum;
+	}
+	msg_view(&c.m, spec, system ? HD_MAILBOX_SYSTEM : spec->from, spec->to,
+	    type, summary);
+	c.system = system;
+	if ((rc = hd_store_write(st, send_txn, &c, err)) < 0)
+		goto done;
+	if (out != NULL)
+		rc = msg_copy(out, &c.m, err);
+done:
+	free(autosum);
+	return rc;
+}
+
+int
+hd_mailbox_send(hd_message **out, hd_store *st, const hd_message_spec *spec,
+    hd_err *err)
+{
+	return hd_mailbox__send(out, st, spec, 0, err);
+}
+
+struct bcast_ctx {
+	hd_message m;
+	size_t count;
+};
+
+static int
+bcast_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct bcast_ctx *c = payload;
+	hd_agents members = {0};
+	size_t i;
+	int64_t id;
+	int rc;
+
+	c->count = 0;
+	if ((rc = hd_team_member_check(st, c->m.team_id, c->m.from_agent,
+		 err)) < 0)
+		return rc;
+	if ((rc = hd_agent_list(&members, st, c->m.team_id, err)) < 0)
+		return rc;
+	c->m.created_at = hd_now_ms();
+	for (i = 0; i < members.n; i++) {
+		if (strcmp(members.items[i].id, c->m.from_agent) == 0)
+			continue;
+		c->m.to_agent = members.items[i].id;
+		if ((rc = msg_insert(st, &c->m, &id, err)) < 0)
+			break;
+		c->count++;
+	}
+	c->m.to_agent = NULL; /* pointed into members */
+	hd_agents_dispose(&members);
+	return rc;
+}
+
+int
+hd_mailbox_broadcast(size_t *out_count, hd_store *st,
+    const hd_message_spec *spec, hd_err *err)
+{
+	struct bcast_ctx c;
+	char *autosum = NULL;
+	const char *summary = spec->summary;
+	int rc;
+
+	if (out_count != NULL)
+		*out_count = 0;
+	if ((rc = msg_check(spec, "broadcast", 0, 0, err)) < 0)
+		return rc;
+	if (summary == NULL || summary[0] == '\0') {
+		if ((autosum = hd_mailbox_summary(spec->content)) == NULL)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		summary = autosum;
+	}
+	msg_view(&c.m, spec, spec->from, NULL, "broadcast", summary);
+	c.count = 0;
+	rc = hd_store_write(st, bcast_txn, &c, err);
+	if (rc == 0 && out_count != NULL)
+		*out_count = c.count;
+	free(autosum);
+	return rc;
+}
+
+#define MSG_COLS                                                              \
+	"id, team_id, from_agent, to_agent, type, content, summary,"          \
+	" request_id, approve, reason, conversation_id, created_at,"          \
+	" delivered_at"
+
+static int
+msg_row(hd_message *m, sqlite3_stmt *s)
+{
+	memset(m, 0, sizeof(*m));
+	m->id = sqlite3_column_int64(s, 0);
+	m->team_id = hd_store_col_dup(s, 1);
+	m->from_agent = hd_store_col_dup(s, 2);
+	m->to_agent = hd_store_col_dup(s, 3);
+	m->type = hd_store_col_dup(s, 4);
+	m->content = hd_store_col_dup(s, 5);
+	m->summary = hd_store_col_dup(s, 6);
+	m->request_id = hd_store_col_dup(s, 7);
+	m->approve = sqlite3_column_type(s, 8) == SQLITE_NULL
+	    ? -1
+	    : sqlite3_column_int(s, 8) != 0;
+	m->reason = hd_store_col_dup(s, 9);
+	m->conversation_id = hd_store_col_dup(s, 10);
+	m->created_at = sqlite3_column_int64(s, 11);
+	m->delivered_at = sqlite3_column_int64(s, 12);
+	if (m->team_id == NULL || m->from_agent == NULL ||
+	    m->to_agent == NULL || m->type == NULL || m->content == NULL)
+		return -1;
+	if (m->summary == NULL && (m->summary = strdup("")) == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+msg_dispose(hd_message *m)
+{
+	free(m->team_id);
+	free(m->from_agent);
+	free(m->to_agent);
+	free(m->type);
+	free(m->content);
+	free(m->summary);
+	free(m->request_id);
+	free(m->reason);
+	free(m->conversation_id);
+}
+
+void
+hd_message_free(hd_message *m)
+{
+	if (m == NULL)
+		return;
+	msg_dispose(m);
+	free(m);
+}
+
+void
+hd_messages_dispose(hd_messages *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		msg_dispose(&l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->n = 0;
+}
+
+struct read_ctx {
+	const char *agent;
+	int limit;
+	int mark; /* read (1) or peek (0) */
+	hd_messages list;
+};
+
+static int
+read_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct read_ctx *c = payload;
+	hd_agent *a = NULL;
+	sqlite3_stmt *s;
+	size_t cap = 0, i;
+	int64_t now;
+	int rc, src;
+
+	hd_messages_dispose(&c->list); /* a retried body starts afresh */
+	if ((rc = hd_agent_get(&a, st, c->agent, err)) < 0)
+		return rc;
+	hd_agent_free(a);
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT " MSG_COLS " FROM messages"
+		 " WHERE to_agent = ? AND delivered_at IS NULL"
+		 " ORDER BY id LIMIT ?",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, c->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, c->limit > 0 ? c->limit : -1);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (c->list.n == cap) {
+			hd_message *ni;
+
+			cap = cap ? cap * 2 : 16;
+			if ((ni = realloc(c->list.items, cap * sizeof(*ni))) ==
+			    NULL)
+				goto oom;
+			c->list.items = ni;
+		}
+		if (msg_row(&c->list.items[c->list.n++], s) < 0)
+			goto oom;
+	}
+	hd_store_reset(s);
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	if (!c->mark || c->list.n == 0)
+		return 0;
+	/* Invariant 3: exactly the rows returned, under the same lock. */
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE messages SET delivered_at = ?1 WHERE to_agent = ?2"
+		 " AND delivered_at IS NULL AND id <= ?3",
+		 err)) < 0)
+		return rc;
+	now = hd_now_ms();
+	sqlite3_bind_int64(s, 1, now);
+	sqlite3_bind_text(s, 2, c->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, c->list.items[c->list.n - 1].id);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	for (i = 0; i < c->list.n; i++)
+		c->list.items[i].delivered_at = now;
+	return 0;
+oom:
+	hd_store_reset(s);
+	return hd_err_set(err, HD_ENOMEM, "out of memory");
+}
+
+static int
+mailbox_take(hd_messages *out, hd_store *st, const char *agent, int limit,
+    int mark, hd_err *err)
+{
+	struct read_ctx c;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hd_slug_check("agent", agent, err)) < 0)
+		return rc;
+	if (limit < 0 || limit > HD_MAILBOX_READ_MAX)
+		return hd_err_set(err, HD_EINVAL,
+		    "limit must be between 0 (all) and %d, not %d",
+		    HD_MAILBOX_READ_MAX, limit);
+	memset(&c, 0, sizeof(c));
+	c.agent = agent;
+	c.limit = limit;
+	c.mark = mark;
+	rc = mark ? hd_store_write(st, read_txn, &c, err)
+		  : hd_store_read(st, read_txn, &c, err);
+	if (rc < 0) {
+		hd_messages_dispose(&c.list);
+		return rc;
+	}
+	*out = c.list;
+	return 0;
+}
+
+int
+hd_mailbox_read(hd_messages *out, hd_store *st, const char *agent, int limit,
+    hd_err *err)
+{
+	return mailbox_take(out, st, agent, limit, 1, err);
+}
+
+int
+hd_mailbox_peek(hd_messages *out, hd_store *st, const char *agent, int limit,
+    hd_err *err)
+{
+	return mailbox_take(out, st, agent, limit, 0, err);
+}
+
+static json_t *
+json_str_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+json_t *
+hd_message_to_json(const hd_message *m)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(m->id));
+	json_object_set_new(o, "team_id", json_str_or_null(m->team_id));
+	json_object_set_new(o, "from_agent", json_str_or_null(m->from_agent));
+	json_object_set_new(o, "to_agent", json_str_or_null(m->to_agent));
+	json_object_set_new(o, "type", json_str_or_null(m->type));
+	json_object_set_new(o, "content", json_str_or_null(m->content));
+	json_object_set_new(o, "summary", json_str_or_null(m->summary));
+	json_object_set_new(o, "request_id", json_str_or_null(m->request_id));
+	json_object_set_new(o, "approve",
+	    m->approve < 0 ? json_null() : json_boolean(m->approve));
+	json_object_set_new(o, "reason", json_str_or_null(m->reason));
+	json_object_set_new(o, "conversation_id",
+	    json_str_or_null(m->conversation_id));
+	json_object_set_new(o, "created_at", json_integer(m->created_at));
+	json_object_set_new(o, "delivered_at",
+	    m->delivered_at ? json_integer(m->delivered_at) : json_null());
+	return o;
+}

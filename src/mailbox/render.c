@@ -1,0 +1,157 @@
+/*
+ * render.c -- the pure renderers of mailbox.h: messages as
+ * <teammate-message> blocks and the TEAM STATE block (SPEC 6). No
+ * database, no I/O.
+ *  (1) Attribute values escape & < > " (&amp; &lt; &gt; &quot;), so a
+ *      value can never end its attribute or its tag.
+ *  (2) In content, every "<teammate-message" and "</teammate-message"
+ *      (ASCII case-insensitive) has its '<' written as "&lt;", so content
+ *      can never open or close a block; nothing else in content changes.
+ *  (3) Blocks are joined by one blank line and the text has no trailing
+ *      newline; the TEAM STATE block ends with "====================\n".
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/buf.h>
+
+#include "mailbox_int.h"
+
+/* A rendered mailbox holds at most what a read returns (each message
+ * capped at HD_MESSAGE_MAX) grown by escaping; this cap only stops a
+ * runaway caller. */
+#define RENDER_MAX ((size_t)256 * 1024 * 1024)
+
+static void
+put_attr(hd_buf *b, const char *name, const char *v)
+{
+	const char *p;
+
+	hd_buf_printf(b, " %s=\"", name);
+	for (p = v; *p != '\0'; p++) {
+		switch (*p) {
+		case '&': hd_buf_puts(b, "&amp;"); break;
+		case '<': hd_buf_puts(b, "&lt;"); break;
+		case '>': hd_buf_puts(b, "&gt;"); break;
+		case '"': hd_buf_puts(b, "&quot;"); break;
+		default: hd_buf_putc(b, *p); break;
+		}
+	}
+	hd_buf_putc(b, '"');
+}
+
+/* 1 when the '<' at p starts a block tag, opening or closing; ASCII
+ * case-insensitive whatever the locale. */
+static int
+is_block_tag(const char *p)
+{
+	static const char tag[] = "teammate-message";
+	size_t i;
+	char c;
+
+	p++;
+	if (*p == '/')
+		p++;
+	for (i = 0; i < sizeof(tag) - 1; i++) {
+		c = p[i]; /* the NUL ends the loop: it matches no tag char */
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c != tag[i])
+			return 0;
+	}
+	return 1;
+}
+
+static void
+put_content(hd_buf *b, const char *c)
+{
+	const char *p = c, *lt;
+
+	while ((lt = strchr(p, '<')) != NULL) {
+		hd_buf_put(b, p, (size_t)(lt - p));
+		hd_buf_puts(b, is_block_tag(lt) ? "&lt;" : "<");
+		p = lt + 1;
+	}
+	hd_buf_puts(b, p);
+}
+
+int
+hd_mailbox_render(char **out, const hd_messages *msgs, hd_err *err)
+{
+	hd_buf b = HD_BUF_INIT(RENDER_MAX);
+	size_t i;
+
+	*out = NULL;
+	for (i = 0; i < msgs->n; i++) {
+		const hd_message *m = &msgs->items[i];
+
+		if (i > 0)
+			hd_buf_puts(&b, "\n\n");
+		hd_buf_puts(&b, "<teammate-message");
+		put_attr(&b, "teammate_id", m->from_agent);
+		put_attr(&b, "type", m->type);
+		if (m->summary != NULL)
+			put_attr(&b, "summary", m->summary);
+		if (m->request_id != NULL && m->request_id[0] != '\0')
+			put_attr(&b, "request_id", m->request_id);
+		if (m->approve >= 0)
+			put_attr(&b, "approve", m->approve ? "true" : "false");
+		if (m->reason != NULL && m->reason[0] != '\0')
+			put_attr(&b, "reason", m->reason);
+		hd_buf_puts(&b, ">\n");
+		put_content(&b, m->content);
+		hd_buf_puts(&b, "\n</teammate-message>");
+	}
+	if (hd_buf_failed(&b)) {
+		int rc = hd_buf_error(&b, "rendered mailbox", err);
+
+		hd_buf_dispose(&b);
+		return rc;
+	}
+	if ((*out = hd_buf_detach(&b)) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
+
+int
+hd_team_state_render(char **out, const hd_team *team,
+    const hd_agents *members, const hd_task_counts *counts, hd_err *err)
+{
+	hd_buf b = HD_BUF_INIT(0); /* bounded: every field is capped */
+	size_t i;
+
+	*out = NULL;
+	hd_buf_puts(&b, "=== TEAM STATE ===\n");
+	hd_buf_printf(&b, "Team: %s (%s)\n", team->name, team->id);
+	hd_buf_printf(&b, "Status: %s\n", team->status);
+	hd_buf_printf(&b, "Description: %s\n",
+	    team->description != NULL && team->description[0] != '\0'
+		? team->description
+		: "N/A");
+	hd_buf_printf(&b, "\nMembers (%zu):\n", members->n);
+	for (i = 0; i < members->n; i++) {
+		const hd_agent *a = &members->items[i];
+		int lead = a->is_leader || (team->leader_agent_id != NULL &&
+					       strcmp(team->leader_agent_id,
+						   a->id) == 0);
+
+		hd_buf_printf(&b, "  - %s (%s)\n", a->id,
+		    lead ? "Lead" : "Member");
+	}
+	hd_buf_puts(&b, "\nTask Counts:\n");
+	hd_buf_printf(&b, "  - Pending: %" PRId64 "\n", counts->pending);
+	hd_buf_printf(&b, "  - In Progress: %" PRId64 "\n",
+	    counts->claimed + counts->in_progress);
+	hd_buf_printf(&b, "  - Completed: %" PRId64 "\n", counts->completed);
+	hd_buf_puts(&b, "====================\n");
+	if (hd_buf_failed(&b)) {
+		int rc = hd_buf_error(&b, "team state", err);
+
+		hd_buf_dispose(&b);
+		return rc;
+	}
+	if ((*out = hd_buf_detach(&b)) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
