@@ -199,8 +199,9 @@ verify(const char *home, const int *claims, const char *label)
 	if (hd_board_list(&l, st, "bench", &f, &err) < 0)
 		die("verify list", &err);
 	if (doubles || missed || l.n != 0) {
-		fprintf(stderr, "bench-claim: %s: %d double claims, %d missed, "
-				"%zu left pending\n",
+		fprintf(stderr,
+		    "bench-claim: %s: %d double claims, %d missed, "
+		    "%zu left pending\n",
 		    label, doubles, missed, l.n);
 		exit(1);
 	}
@@ -250,7 +251,8 @@ round_once(int mode, int r)
 
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
 		if (system(cmd) != 0)
-			fprintf(stderr, "bench-claim: could not remove %s\n", home);
+			fprintf(
+			    stderr, "bench-claim: could not remove %s\n", home);
 	}
 	return (double)ntasks * 1e6 / (double)(t1 - t0);
 }
@@ -284,7 +286,8 @@ main(int argc, char **argv)
 		nrounds = atoi(argv[3]);
 	if (ntasks < 1 || nprocs < 1 || nprocs > 256 || nrounds < 1 ||
 	    nrounds > 64) {
-		fprintf(stderr, "usage: bench_claim [TASKS] [PROCS] [ROUNDS]\n");
+		fprintf(
+		    stderr, "usage: bench_claim [TASKS] [PROCS] [ROUNDS]\n");
 		return 2;
 	}
 	hd_log_set_level(HD_LOG_WARN);

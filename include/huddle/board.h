@@ -42,17 +42,17 @@ typedef struct hd_task_counts {
 } hd_task_counts;
 
 /* Count a team's tasks by status. */
-int hd_board_counts(hd_task_counts *out, hd_store *st, const char *team,
-    hd_err *err);
+int hd_board_counts(
+    hd_task_counts *out, hd_store *st, const char *team, hd_err *err);
 
-#define HD_TASK_SUBJECT_MAX 200	     /* characters */
+#define HD_TASK_SUBJECT_MAX 200       /* characters */
 #define HD_TASK_DESCRIPTION_MAX 10000 /* characters */
 #define HD_TASK_ACTIVE_FORM_MAX 200   /* characters */
 #define HD_TASK_RESULT_MAX 100000     /* characters */
-#define HD_TASK_REASON_MAX 2000	     /* characters */
+#define HD_TASK_REASON_MAX 2000       /* characters */
 #define HD_TASK_COMMENT_MAX 10000     /* characters */
 #define HD_TASK_METADATA_MAX 10000    /* bytes of compact JSON */
-#define HD_TASK_DEPS_MAX 100	     /* depends_on ids at create */
+#define HD_TASK_DEPS_MAX 100          /* depends_on ids at create */
 
 /* The literal actor naming a person rather than an agent. */
 #define HD_BOARD_USER "user"
@@ -70,12 +70,12 @@ typedef struct hd_task {
 	char *subject;
 	char *description; /* "" when none */
 	char *active_form; /* or NULL */
-	char *status;	   /* pending | claimed | in_progress | completed |
+	char *status;      /* pending | claimed | in_progress | completed |
 			      failed | cancelled */
-	char *owner;	   /* or NULL; always NULL while pending */
+	char *owner;       /* or NULL; always NULL while pending */
 	int64_t priority;  /* higher first */
 	json_t *metadata;  /* an object; owned */
-	char *result;	   /* completed: the result; failed: the reason;
+	char *result;      /* completed: the result; failed: the reason;
 			      else NULL */
 	char *created_by;  /* agent id, "user", or NULL */
 	int64_t created_at;
@@ -100,11 +100,11 @@ typedef struct hd_tasks {
 /* What hd_board_create needs; NULL means "not given". */
 typedef struct hd_task_spec {
 	const char *team;
-	const char *subject;	 /* 1..200 characters */
-	const char *description; /* 0..10000 characters */
-	const char *active_form; /* e.g. "Writing docs" */
-	int64_t priority;	 /* default 0; higher is claimed first */
-	const json_t *metadata;	 /* must be an object (borrowed) */
+	const char *subject;       /* 1..200 characters */
+	const char *description;   /* 0..10000 characters */
+	const char *active_form;   /* e.g. "Writing docs" */
+	int64_t priority;          /* default 0; higher is claimed first */
+	const json_t *metadata;    /* must be an object (borrowed) */
 	const int64_t *depends_on; /* task ids of the same team */
 	size_t ndepends_on;
 	const char *created_by; /* an agent of the team, or NULL/"user" */
@@ -112,10 +112,10 @@ typedef struct hd_task_spec {
 
 /* hd_board_list filters; zeroed means "everything, newest first". */
 typedef struct hd_task_filter {
-	const char *status; /* NULL: any */
-	const char *owner;  /* NULL: any */
-	int ready;	    /* only ready tasks */
-	int blocked;	    /* only blocked tasks */
+	const char *status;      /* NULL: any */
+	const char *owner;       /* NULL: any */
+	int ready;               /* only ready tasks */
+	int blocked;             /* only blocked tasks */
 	const char *const *meta; /* "KEY=VALUE": metadata.KEY equals VALUE */
 	size_t nmeta;
 	int limit; /* 0: all */
@@ -133,8 +133,8 @@ int hd_task_status_ok(const char *s);
  * 9`, `no member "x" in team dev` (created_by). *out (when non-NULL) is the
  * new task: hd_task_free() it.
  */
-int hd_board_create(hd_task **out, hd_store *st, const hd_task_spec *spec,
-    hd_err *err);
+int hd_board_create(
+    hd_task **out, hd_store *st, const hd_task_spec *spec, hd_err *err);
 
 /* One task with depends_on, blocked_by and comments. `task 5 not found`
  * (HD_ENOTFOUND). */
@@ -158,8 +158,8 @@ int hd_board_list(hd_tasks *out, hd_store *st, const char *team,
  * (HD_ECONFLICT), `task 5 is blocked by 3, 4`, `task 5 is completed`
  * (HD_EREFUSED), `no member "x" in team dev` (HD_EREFUSED).
  */
-int hd_board_claim(hd_task **out, hd_store *st, int64_t id,
-    const char *agent, hd_err *err);
+int hd_board_claim(
+    hd_task **out, hd_store *st, int64_t id, const char *agent, hd_err *err);
 
 /* Claim the ready task of team with the highest priority, then the lowest
  * id, in one statement. `no ready task in team dev` (HD_ENOTFOUND). */
@@ -172,8 +172,8 @@ int hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
  * may assign task 5, not coder`. Reflected as
  * `Task #5 "Write docs" assigned to coder by manager.`.
  */
-int hd_board_assign(hd_task **out, hd_store *st, int64_t id,
-    const char *agent, const char *actor, hd_err *err);
+int hd_board_assign(hd_task **out, hd_store *st, int64_t id, const char *agent,
+    const char *actor, hd_err *err);
 
 /*
  * The owner-checked transitions (emit status_changed {from, to, by}).
@@ -197,18 +197,18 @@ int hd_board_assign(hd_task **out, hd_store *st, int64_t id,
  * `Task #5 "W" failed by coder: <reason, first 200 characters>` (no colon
  * part when there is no text; then the line ends with a period).
  */
-int hd_board_start(hd_task **out, hd_store *st, int64_t id,
-    const char *actor, hd_err *err);
+int hd_board_start(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err);
 int hd_board_complete(hd_task **out, hd_store *st, int64_t id,
     const char *actor, const char *result, hd_err *err);
 int hd_board_fail(hd_task **out, hd_store *st, int64_t id, const char *actor,
     const char *reason, hd_err *err);
-int hd_board_release(hd_task **out, hd_store *st, int64_t id,
-    const char *actor, hd_err *err);
-int hd_board_cancel(hd_task **out, hd_store *st, int64_t id,
-    const char *actor, hd_err *err);
-int hd_board_retry(hd_task **out, hd_store *st, int64_t id,
-    const char *actor, hd_err *err);
+int hd_board_release(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err);
+int hd_board_cancel(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err);
+int hd_board_retry(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err);
 
 /*
  * Make task id depend on task dep (same team; emits dep_linked; reflected

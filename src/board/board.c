@@ -40,14 +40,15 @@
 
 #include "board_int.h"
 
-#define TASK_COLS                                                             \
-	"id, team_id, subject, description, active_form, status, owner,"      \
-	" priority, metadata, result, created_by, created_at, claimed_at,"    \
+#define TASK_COLS                                                              \
+	"id, team_id, subject, description, active_form, status, owner,"       \
+	" priority, metadata, result, created_by, created_at, claimed_at,"     \
 	" started_at, completed_at, updated_at"
 
 /* True when the task aliased T has a dependency that is not completed. */
-#define UNFINISHED_DEP(T)                                                     \
-	"EXISTS (SELECT 1 FROM task_deps d JOIN tasks p ON p.id = d.depends_on" \
+#define UNFINISHED_DEP(T)                                                      \
+	"EXISTS (SELECT 1 FROM task_deps d"                                    \
+	" JOIN tasks p ON p.id = d.depends_on"                                 \
 	" WHERE d.task_id = " T ".id AND p.status <> 'completed')"
 
 enum {
@@ -60,8 +61,8 @@ enum {
 	NSTATUS
 };
 
-static const char *const status_names[NSTATUS] = {"pending", "claimed",
-    "in_progress", "completed", "failed", "cancelled"};
+static const char *const status_names[NSTATUS] = {
+    "pending", "claimed", "in_progress", "completed", "failed", "cancelled"};
 
 /*
  * The transition table: board_transitions[from][to] is 1 exactly for the
@@ -71,13 +72,13 @@ static const char *const status_names[NSTATUS] = {"pending", "claimed",
  * an arrow the diagram lacks.
  */
 static const unsigned char board_transitions[NSTATUS][NSTATUS] = {
-	/* to:      pend clm  inpr comp fail canc */
-	[ST_PENDING] = {0, 1, 0, 0, 0, 1},
-	[ST_CLAIMED] = {1, 0, 1, 1, 1, 1},
-	[ST_IN_PROGRESS] = {1, 0, 0, 1, 1, 1},
-	[ST_COMPLETED] = {0, 0, 0, 0, 0, 0},
-	[ST_FAILED] = {1, 0, 0, 0, 0, 0},
-	[ST_CANCELLED] = {0, 0, 0, 0, 0, 0},
+    /* to:      pend clm  inpr comp fail canc */
+    [ST_PENDING] = {0, 1, 0, 0, 0, 1},
+    [ST_CLAIMED] = {1, 0, 1, 1, 1, 1},
+    [ST_IN_PROGRESS] = {1, 0, 0, 1, 1, 1},
+    [ST_COMPLETED] = {0, 0, 0, 0, 0, 0},
+    [ST_FAILED] = {1, 0, 0, 0, 0, 0},
+    [ST_CANCELLED] = {0, 0, 0, 0, 0, 0},
 };
 
 /* The owner-checked operations: their target and the states they leave. */
@@ -98,32 +99,31 @@ static const struct {
 	const char *sql; /* the conditional UPDATE; ?1 id, ?2 from, ?3 now,
 			    ?4 text */
 } board_ops[] = {
-	[OP_START] = {"start", ST_IN_PROGRESS, 1u << ST_CLAIMED,
-	    HD_BOARD__STARTED,
-	    "UPDATE tasks SET status = 'in_progress', started_at = ?3,"
-	    " updated_at = ?3 WHERE id = ?1 AND status = ?2"},
-	[OP_COMPLETE] = {"complete", ST_COMPLETED,
-	    1u << ST_CLAIMED | 1u << ST_IN_PROGRESS, HD_BOARD__COMPLETED,
-	    "UPDATE tasks SET status = 'completed', result = ?4,"
-	    " completed_at = ?3, updated_at = ?3 WHERE id = ?1 AND status = ?2"},
-	[OP_FAIL] = {"fail", ST_FAILED,
-	    1u << ST_CLAIMED | 1u << ST_IN_PROGRESS, HD_BOARD__FAILED,
-	    "UPDATE tasks SET status = 'failed', result = ?4,"
-	    " completed_at = ?3, updated_at = ?3 WHERE id = ?1 AND status = ?2"},
-	[OP_RELEASE] = {"release", ST_PENDING,
-	    1u << ST_CLAIMED | 1u << ST_IN_PROGRESS, HD_BOARD__RELEASED,
-	    "UPDATE tasks SET status = 'pending', owner = NULL,"
-	    " claimed_at = NULL, started_at = NULL, updated_at = ?3"
-	    " WHERE id = ?1 AND status = ?2"},
-	[OP_CANCEL] = {"cancel", ST_CANCELLED,
-	    1u << ST_PENDING | 1u << ST_CLAIMED | 1u << ST_IN_PROGRESS,
-	    HD_BOARD__CANCELLED,
-	    "UPDATE tasks SET status = 'cancelled', completed_at = ?3,"
-	    " updated_at = ?3 WHERE id = ?1 AND status = ?2"},
-	[OP_RETRY] = {"retry", ST_PENDING, 1u << ST_FAILED, HD_BOARD__RETRIED,
-	    "UPDATE tasks SET status = 'pending', owner = NULL, result = NULL,"
-	    " claimed_at = NULL, started_at = NULL, completed_at = NULL,"
-	    " updated_at = ?3 WHERE id = ?1 AND status = ?2"},
+    [OP_START] = {"start", ST_IN_PROGRESS, 1u << ST_CLAIMED, HD_BOARD__STARTED,
+	"UPDATE tasks SET status = 'in_progress', started_at = ?3,"
+	" updated_at = ?3 WHERE id = ?1 AND status = ?2"},
+    [OP_COMPLETE] = {"complete", ST_COMPLETED,
+	1u << ST_CLAIMED | 1u << ST_IN_PROGRESS, HD_BOARD__COMPLETED,
+	"UPDATE tasks SET status = 'completed', result = ?4,"
+	" completed_at = ?3, updated_at = ?3 WHERE id = ?1 AND status = ?2"},
+    [OP_FAIL] = {"fail", ST_FAILED, 1u << ST_CLAIMED | 1u << ST_IN_PROGRESS,
+	HD_BOARD__FAILED,
+	"UPDATE tasks SET status = 'failed', result = ?4,"
+	" completed_at = ?3, updated_at = ?3 WHERE id = ?1 AND status = ?2"},
+    [OP_RELEASE] = {"release", ST_PENDING,
+	1u << ST_CLAIMED | 1u << ST_IN_PROGRESS, HD_BOARD__RELEASED,
+	"UPDATE tasks SET status = 'pending', owner = NULL,"
+	" claimed_at = NULL, started_at = NULL, updated_at = ?3"
+	" WHERE id = ?1 AND status = ?2"},
+    [OP_CANCEL] = {"cancel", ST_CANCELLED,
+	1u << ST_PENDING | 1u << ST_CLAIMED | 1u << ST_IN_PROGRESS,
+	HD_BOARD__CANCELLED,
+	"UPDATE tasks SET status = 'cancelled', completed_at = ?3,"
+	" updated_at = ?3 WHERE id = ?1 AND status = ?2"},
+    [OP_RETRY] = {"retry", ST_PENDING, 1u << ST_FAILED, HD_BOARD__RETRIED,
+	"UPDATE tasks SET status = 'pending', owner = NULL, result = NULL,"
+	" claimed_at = NULL, started_at = NULL, completed_at = NULL,"
+	" updated_at = ?3 WHERE id = ?1 AND status = ?2"},
 };
 
 static int
@@ -225,8 +225,8 @@ static int64_t
 col_ms(sqlite3_stmt *s, int col)
 {
 	return sqlite3_column_type(s, col) == SQLITE_NULL
-	    ? 0
-	    : sqlite3_column_int64(s, col);
+		   ? 0
+		   : sqlite3_column_int64(s, col);
 }
 
 /* Fill t from a row of TASK_COLS; -1 on allocation failure. */
@@ -282,8 +282,8 @@ ids_push(int64_t **v, size_t *n, size_t *cap, int64_t id)
 
 /* Record that t depends on dep (whose status is dep_status). */
 static int
-task_add_dep(hd_task *t, int64_t dep, const char *dep_status, size_t *capd,
-    size_t *capb)
+task_add_dep(
+    hd_task *t, int64_t dep, const char *dep_status, size_t *capd, size_t *capb)
 {
 	if (ids_push(&t->depends_on, &t->ndepends_on, capd, dep) < 0)
 		return -1;
@@ -394,8 +394,8 @@ task_step(hd_task **out, hd_store *st, sqlite3_stmt *s, hd_err *err)
 
 /* Load a task with its dependencies; *out NULL (0 returned) when absent. */
 static int
-task_load(hd_task **out, hd_store *st, int64_t id, int with_comments,
-    hd_err *err)
+task_load(
+    hd_task **out, hd_store *st, int64_t id, int with_comments, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -423,8 +423,8 @@ task_team(char **team, hd_store *st, int64_t id, hd_err *err)
 	int rc, src;
 
 	*team = NULL;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT team_id FROM tasks WHERE id = ?", err)) < 0)
+	if ((rc = hd_store_prepare(
+		 st, &s, "SELECT team_id FROM tasks WHERE id = ?", err)) < 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, id);
 	src = sqlite3_step(s);
@@ -432,8 +432,8 @@ task_team(char **team, hd_store *st, int64_t id, hd_err *err)
 		if ((*team = hd_store_col_dup(s, 0)) == NULL)
 			rc = oom(err);
 	} else if (src == SQLITE_DONE)
-		rc = hd_err_set(err, HD_ENOTFOUND, "task %" PRId64 " not found",
-		    id);
+		rc = hd_err_set(
+		    err, HD_ENOTFOUND, "task %" PRId64 " not found", id);
 	else
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
@@ -483,7 +483,7 @@ typedef struct board_txn {
 	char *leader;
 	char *dep_subject;
 	hd_task_comment *comment;
-	int assign; /* claim on behalf of agent (actor: leader or user) */
+	int assign;  /* claim on behalf of agent (actor: leader or user) */
 	int changed; /* 0: nothing written (an existing link) */
 } board_txn;
 
@@ -527,7 +527,8 @@ event_agent(const char *actor)
 	return is_user(actor) ? NULL : actor;
 }
 
-/* ---- create ---------------------------------------------------------------- */
+/* ---- create ----------------------------------------------------------------
+ */
 
 static int
 board_create_txn(hd_store *st, void *payload, hd_err *err)
@@ -545,8 +546,8 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 	if (is_user(spec->created_by)) {
 		if ((rc = hd_team_get(&team, st, spec->team, err)) < 0)
 			goto done;
-	} else if ((rc = hd_team_member_check(st, spec->team, spec->created_by,
-			err)) < 0)
+	} else if ((rc = hd_team_member_check(
+			st, spec->team, spec->created_by, err)) < 0)
 		goto done;
 	for (i = 0; i < spec->ndepends_on; i++) {
 		rc = task_team(&dteam, st, spec->depends_on[i], err);
@@ -560,9 +561,9 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 		if (rc < 0)
 			goto done;
 	}
-	meta = spec->metadata != NULL
-	    ? json_dumps(spec->metadata, JSON_COMPACT | JSON_PRESERVE_ORDER)
-	    : strdup("{}");
+	meta = spec->metadata != NULL ? json_dumps(spec->metadata,
+					    JSON_COMPACT | JSON_PRESERVE_ORDER)
+				      : strdup("{}");
 	if (meta == NULL) {
 		rc = oom(err);
 		goto done;
@@ -611,11 +612,13 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = task_load(&b->task, st, id, 0, err)) < 0)
 		goto done;
 	for (i = 0; i < b->task->ndepends_on; i++)
-		json_array_append_new(deps, json_integer(b->task->depends_on[i]));
+		json_array_append_new(
+		    deps, json_integer(b->task->depends_on[i]));
 	hd_events_append(st, "task_created", spec->team, id,
 	    event_agent(spec->created_by),
 	    json_pack("{s:s, s:I, s:O, s:s}", "subject", spec->subject,
-		"priority", (json_int_t)spec->priority, "depends_on", deps, "by",
+		"priority", (json_int_t)spec->priority, "depends_on", deps,
+		"by",
 		is_user(spec->created_by) ? HD_BOARD_USER : spec->created_by));
 	b->changed = 1;
 done:
@@ -626,8 +629,8 @@ done:
 }
 
 int
-hd_board_create(hd_task **out, hd_store *st, const hd_task_spec *spec,
-    hd_err *err)
+hd_board_create(
+    hd_task **out, hd_store *st, const hd_task_spec *spec, hd_err *err)
 {
 	board_txn b;
 	char *meta;
@@ -639,7 +642,8 @@ hd_board_create(hd_task **out, hd_store *st, const hd_task_spec *spec,
 	if ((rc = hd_slug_check("team", spec->team, err)) < 0)
 		return rc;
 	if (spec->subject == NULL)
-		return hd_err_set(err, HD_EINVAL, "task subject must not be empty");
+		return hd_err_set(
+		    err, HD_EINVAL, "task subject must not be empty");
 	if ((rc = hd_text_check("task subject", spec->subject, 1,
 		 HD_TASK_SUBJECT_MAX, err)) < 0)
 		return rc;
@@ -686,7 +690,8 @@ hd_board_create(hd_task **out, hd_store *st, const hd_task_spec *spec,
 	return board_finish(out, st, &b, HD_BOARD__CREATED);
 }
 
-/* ---- read ------------------------------------------------------------------ */
+/* ---- read ------------------------------------------------------------------
+ */
 
 static int
 board_get_txn(hd_store *st, void *payload, hd_err *err)
@@ -697,8 +702,8 @@ board_get_txn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = task_load(&b->task, st, b->id, 1, err)) < 0)
 		return rc;
 	if (b->task == NULL)
-		return hd_err_set(err, HD_ENOTFOUND,
-		    "task %" PRId64 " not found", b->id);
+		return hd_err_set(
+		    err, HD_ENOTFOUND, "task %" PRId64 " not found", b->id);
 	return 0;
 }
 
@@ -760,8 +765,8 @@ task_matches_meta(const hd_task *t, const struct board_list *l)
 	size_t i;
 
 	for (i = 0; i < l->nmeta; i++)
-		if (!meta_value_matches(json_object_get(t->metadata,
-					    l->meta[i].key),
+		if (!meta_value_matches(
+			json_object_get(t->metadata, l->meta[i].key),
 			l->meta[i].value))
 			return 0;
 	return 1;
@@ -839,9 +844,11 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 		 " AND (?2 IS NULL OR t.status = ?2)"
 		 " AND (?3 IS NULL OR t.owner = ?3)"
 		 " AND (?4 = 0 OR (t.status = 'pending' AND t.owner IS NULL"
-		 "   AND NOT " UNFINISHED_DEP("t") "))"
-		 " AND (?5 = 0 OR " UNFINISHED_DEP("t") ")"
-		 " ORDER BY t.id DESC LIMIT ?6",
+		 "   AND NOT " UNFINISHED_DEP(
+		     "t") "))"
+			  " AND (?5 = 0 OR " UNFINISHED_DEP(
+			      "t") ")"
+				   " ORDER BY t.id DESC LIMIT ?6",
 		 err)) < 0)
 		return rc;
 	limit = f != NULL && f->limit > 0 ? f->limit : -1;
@@ -922,8 +929,8 @@ hd_board_list(hd_tasks *out, hd_store *st, const char *team,
 				    f->meta[i]);
 				goto done;
 			}
-			l.meta[i].key = strndup(f->meta[i],
-			    (size_t)(eq - f->meta[i]));
+			l.meta[i].key =
+			    strndup(f->meta[i], (size_t)(eq - f->meta[i]));
 			l.meta[i].value = eq + 1;
 			l.nmeta++;
 			if (l.meta[i].key == NULL) {
@@ -944,7 +951,8 @@ done:
 	return rc;
 }
 
-/* ---- claim ------------------------------------------------------------------ */
+/* ---- claim ------------------------------------------------------------------
+ */
 
 /* Why task id could not be claimed: called only for a loser, inside the
  * same transaction, so what it reads is what the UPDATE saw. */
@@ -959,12 +967,12 @@ claim_refusal(hd_store *st, int64_t id, hd_err *err)
 	if ((rc = task_load(&t, st, id, 0, err)) < 0)
 		return rc;
 	if (t == NULL)
-		rc = hd_err_set(err, HD_ENOTFOUND, "task %" PRId64 " not found",
-		    id);
+		rc = hd_err_set(
+		    err, HD_ENOTFOUND, "task %" PRId64 " not found", id);
 	else if (t->owner != NULL &&
-	    (strcmp(t->status, "claimed") == 0 ||
-		strcmp(t->status, "in_progress") == 0 ||
-		strcmp(t->status, "pending") == 0))
+		 (strcmp(t->status, "claimed") == 0 ||
+		     strcmp(t->status, "in_progress") == 0 ||
+		     strcmp(t->status, "pending") == 0))
 		rc = hd_err_set(err, HD_ECONFLICT,
 		    "task %" PRId64 " is already claimed by %s", id, t->owner);
 	else if (strcmp(t->status, "pending") == 0 && t->nblocked_by > 0) {
@@ -978,8 +986,8 @@ claim_refusal(hd_store *st, int64_t id, hd_err *err)
 			    "task %" PRId64 " is blocked by %s", id,
 			    hd_buf_cstr(&ids));
 	} else
-		rc = hd_err_set(err, HD_EREFUSED, "task %" PRId64 " is %s", id,
-		    t->status);
+		rc = hd_err_set(
+		    err, HD_EREFUSED, "task %" PRId64 " is %s", id, t->status);
 	hd_buf_dispose(&ids);
 	hd_task_free(t);
 	return rc;
@@ -987,8 +995,8 @@ claim_refusal(hd_store *st, int64_t id, hd_err *err)
 
 /* The one conditional UPDATE that decides a claim. */
 static int
-claim_update(hd_task **out, hd_store *st, int64_t id, const char *agent,
-    hd_err *err)
+claim_update(
+    hd_task **out, hd_store *st, int64_t id, const char *agent, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -1009,8 +1017,7 @@ claim_update(hd_task **out, hd_store *st, int64_t id, const char *agent,
 static void
 claim_event(hd_store *st, const hd_task *t, const char *by, int automatic)
 {
-	hd_events_append(st, "task_claimed", t->team_id, t->id,
-	    event_agent(by),
+	hd_events_append(st, "task_claimed", t->team_id, t->id, event_agent(by),
 	    json_pack("{s:s, s:s, s:b}", "owner", t->owner, "by",
 		is_user(by) ? HD_BOARD_USER : by, "auto", automatic));
 }
@@ -1055,8 +1062,8 @@ done:
 }
 
 int
-hd_board_claim(hd_task **out, hd_store *st, int64_t id, const char *agent,
-    hd_err *err)
+hd_board_claim(
+    hd_task **out, hd_store *st, int64_t id, const char *agent, hd_err *err)
 {
 	board_txn b;
 	int rc;
@@ -1121,10 +1128,11 @@ board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 		 " claimed_at = ?3, updated_at = ?3"
 		 " WHERE id = (SELECT t.id FROM tasks t WHERE t.team_id = ?1"
 		 "   AND t.status = 'pending' AND t.owner IS NULL"
-		 "   AND NOT " UNFINISHED_DEP("t")
-		 "   ORDER BY t.priority DESC, t.id LIMIT 1)"
-		 " AND status = 'pending' AND owner IS NULL"
-		 " AND NOT " UNFINISHED_DEP("tasks") " RETURNING " TASK_COLS,
+		 "   AND NOT " UNFINISHED_DEP(
+		     "t") "   ORDER BY t.priority DESC, t.id LIMIT 1)"
+			  " AND status = 'pending' AND owner IS NULL"
+			  " AND NOT " UNFINISHED_DEP(
+			      "tasks") " RETURNING " TASK_COLS,
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, b->team, -1, SQLITE_STATIC);
@@ -1133,8 +1141,8 @@ board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = task_step(&b->task, st, s, err)) < 0)
 		return rc;
 	if (b->task == NULL)
-		return hd_err_set(err, HD_ENOTFOUND, "no ready task in team %s",
-		    b->team);
+		return hd_err_set(
+		    err, HD_ENOTFOUND, "no ready task in team %s", b->team);
 	if ((rc = task_load_deps(st, b->task, err)) < 0)
 		return rc;
 	claim_event(st, b->task, b->agent, 1);
@@ -1165,7 +1173,8 @@ hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
 	return board_finish(out, st, &b, HD_BOARD__CLAIMED);
 }
 
-/* ---- the owner-checked transitions ------------------------------------------ */
+/* ---- the owner-checked transitions ------------------------------------------
+ */
 
 static int
 board_move_txn(hd_store *st, void *payload, hd_err *err)
@@ -1178,8 +1187,8 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = task_load(&t, st, b->id, 0, err)) < 0)
 		goto done;
 	if (t == NULL) {
-		rc = hd_err_set(err, HD_ENOTFOUND, "task %" PRId64 " not found",
-		    b->id);
+		rc = hd_err_set(
+		    err, HD_ENOTFOUND, "task %" PRId64 " not found", b->id);
 		goto done;
 	}
 	if ((rc = actor_member(st, t->team_id, b->actor, err)) < 0)
@@ -1190,8 +1199,8 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 	if (from < 0 || !(board_ops[b->op].from & (1u << from)) ||
 	    !board_transitions[from][to]) {
 		rc = hd_err_set(err, HD_EREFUSED,
-		    "task %" PRId64 " cannot go from %s to %s", b->id, t->status,
-		    status_names[to]);
+		    "task %" PRId64 " cannot go from %s to %s", b->id,
+		    t->status, status_names[to]);
 		goto done;
 	}
 	if ((rc = team_leader(&b->leader, st, t->team_id, err)) < 0)
@@ -1244,12 +1253,12 @@ board_move(hd_task **out, hd_store *st, int64_t id, const char *actor,
 	if ((rc = actor_check(actor, err)) < 0)
 		return rc;
 	if (text != NULL && op == OP_COMPLETE &&
-	    (rc = hd_text_check("task result", text, 0, HD_TASK_RESULT_MAX,
-		 err)) < 0)
+	    (rc = hd_text_check(
+		 "task result", text, 0, HD_TASK_RESULT_MAX, err)) < 0)
 		return rc;
 	if (text != NULL && op == OP_FAIL &&
-	    (rc = hd_text_check("failure reason", text, 0, HD_TASK_REASON_MAX,
-		 err)) < 0)
+	    (rc = hd_text_check(
+		 "failure reason", text, 0, HD_TASK_REASON_MAX, err)) < 0)
 		return rc;
 	memset(&b, 0, sizeof(b));
 	b.id = id;
@@ -1264,15 +1273,15 @@ board_move(hd_task **out, hd_store *st, int64_t id, const char *actor,
 }
 
 int
-hd_board_start(hd_task **out, hd_store *st, int64_t id, const char *actor,
-    hd_err *err)
+hd_board_start(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err)
 {
 	return board_move(out, st, id, actor, OP_START, NULL, err);
 }
 
 int
-hd_board_complete(hd_task **out, hd_store *st, int64_t id,
-    const char *actor, const char *result, hd_err *err)
+hd_board_complete(hd_task **out, hd_store *st, int64_t id, const char *actor,
+    const char *result, hd_err *err)
 {
 	return board_move(out, st, id, actor, OP_COMPLETE, result, err);
 }
@@ -1285,27 +1294,28 @@ hd_board_fail(hd_task **out, hd_store *st, int64_t id, const char *actor,
 }
 
 int
-hd_board_release(hd_task **out, hd_store *st, int64_t id, const char *actor,
-    hd_err *err)
+hd_board_release(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err)
 {
 	return board_move(out, st, id, actor, OP_RELEASE, NULL, err);
 }
 
 int
-hd_board_cancel(hd_task **out, hd_store *st, int64_t id, const char *actor,
-    hd_err *err)
+hd_board_cancel(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err)
 {
 	return board_move(out, st, id, actor, OP_CANCEL, NULL, err);
 }
 
 int
-hd_board_retry(hd_task **out, hd_store *st, int64_t id, const char *actor,
-    hd_err *err)
+hd_board_retry(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err)
 {
 	return board_move(out, st, id, actor, OP_RETRY, NULL, err);
 }
 
-/* ---- dependencies and comments ---------------------------------------------- */
+/* ---- dependencies and comments ----------------------------------------------
+ */
 
 static int
 board_link_txn(hd_store *st, void *payload, hd_err *err)
@@ -1367,7 +1377,8 @@ board_link_txn(hd_store *st, void *payload, hd_err *err)
 	b->changed = sqlite3_changes(hd_store_db(st)) > 0;
 	if (b->changed) {
 		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE tasks SET updated_at = ? WHERE id = ?", err)) < 0)
+			 "UPDATE tasks SET updated_at = ? WHERE id = ?", err)) <
+		    0)
 			goto done;
 		sqlite3_bind_int64(s, 1, hd_now_ms());
 		sqlite3_bind_int64(s, 2, b->id);
@@ -1445,8 +1456,8 @@ board_comment_txn(hd_store *st, void *payload, hd_err *err)
 		goto done;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->author = strdup(is_user(b->actor) ? HD_BOARD_USER
-						  : b->actor)) == NULL ||
+	    (c->author = strdup(
+		 is_user(b->actor) ? HD_BOARD_USER : b->actor)) == NULL ||
 	    (c->body = strdup(b->text)) == NULL) {
 		rc = oom(err);
 		goto done;
@@ -1473,9 +1484,10 @@ hd_board_comment(hd_task_comment **out, hd_store *st, int64_t id,
 	if ((rc = actor_check(author, err)) < 0)
 		return rc;
 	if (body == NULL)
-		return hd_err_set(err, HD_EINVAL, "task comment must not be empty");
-	if ((rc = hd_text_check("task comment", body, 1, HD_TASK_COMMENT_MAX,
-		 err)) < 0)
+		return hd_err_set(
+		    err, HD_EINVAL, "task comment must not be empty");
+	if ((rc = hd_text_check(
+		 "task comment", body, 1, HD_TASK_COMMENT_MAX, err)) < 0)
 		return rc;
 	memset(&b, 0, sizeof(b));
 	b.id = id;
@@ -1490,7 +1502,8 @@ hd_board_comment(hd_task_comment **out, hd_store *st, int64_t id,
 	return rc;
 }
 
-/* ---- JSON ------------------------------------------------------------------ */
+/* ---- JSON ------------------------------------------------------------------
+ */
 
 static json_t *
 json_ms(int64_t ms)
@@ -1539,28 +1552,28 @@ hd_task_to_json(const hd_task *t)
 	json_object_set_new(o, "owner", json_str_or_null(t->owner));
 	json_object_set_new(o, "priority", json_integer(t->priority));
 	json_object_set(o, "metadata", t->metadata);
-	json_object_set_new(o, "result",
-	    json_str_or_null(failed ? NULL : t->result));
-	json_object_set_new(o, "reason",
-	    json_str_or_null(failed ? t->result : NULL));
+	json_object_set_new(
+	    o, "result", json_str_or_null(failed ? NULL : t->result));
+	json_object_set_new(
+	    o, "reason", json_str_or_null(failed ? t->result : NULL));
 	json_object_set_new(o, "created_by", json_str_or_null(t->created_by));
 	json_object_set_new(o, "created_at", json_integer(t->created_at));
 	json_object_set_new(o, "claimed_at", json_ms(t->claimed_at));
 	json_object_set_new(o, "started_at", json_ms(t->started_at));
 	json_object_set_new(o, "completed_at", json_ms(t->completed_at));
 	json_object_set_new(o, "updated_at", json_integer(t->updated_at));
-	json_object_set_new(o, "depends_on",
-	    json_ids(t->depends_on, t->ndepends_on));
-	json_object_set_new(o, "blocked_by",
-	    json_ids(t->blocked_by, t->nblocked_by));
+	json_object_set_new(
+	    o, "depends_on", json_ids(t->depends_on, t->ndepends_on));
+	json_object_set_new(
+	    o, "blocked_by", json_ids(t->blocked_by, t->nblocked_by));
 	json_object_set_new(o, "ready",
 	    json_boolean(strcmp(t->status, "pending") == 0 &&
-		t->owner == NULL && t->nblocked_by == 0));
+			 t->owner == NULL && t->nblocked_by == 0));
 	if (t->has_comments) {
 		cs = json_array();
 		for (i = 0; i < t->ncomments; i++)
-			json_array_append_new(cs,
-			    hd_task_comment_to_json(&t->comments[i]));
+			json_array_append_new(
+			    cs, hd_task_comment_to_json(&t->comments[i]));
 		json_object_set_new(o, "comments", cs);
 	}
 	return o;

@@ -26,11 +26,11 @@ typedef enum {
 
 typedef struct hd_board__change {
 	hd_board__kind kind;
-	const hd_task *task;	 /* the task after the write */
-	const char *actor;	 /* agent id or "user" */
-	const char *leader;	 /* the team's leader at the time, or NULL */
-	const char *text;	 /* result (completed) or reason (failed) */
-	int64_t dep_id;		 /* linked: the task now depended on */
+	const hd_task *task;     /* the task after the write */
+	const char *actor;       /* agent id or "user" */
+	const char *leader;      /* the team's leader at the time, or NULL */
+	const char *text;        /* result (completed) or reason (failed) */
+	int64_t dep_id;          /* linked: the task now depended on */
 	const char *dep_subject; /* linked: its subject */
 } hd_board__change;
 

@@ -48,9 +48,7 @@ hd_board__room_line(hd_buf *b, const hd_board__change *c)
 
 	hd_buf_printf(b, "Task #%" PRId64 " \"%s\" ", t->id, t->subject);
 	switch (c->kind) {
-	case HD_BOARD__CREATED:
-		hd_buf_puts(b, "created.");
-		break;
+	case HD_BOARD__CREATED: hd_buf_puts(b, "created."); break;
 	case HD_BOARD__CLAIMED:
 		hd_buf_printf(b, "claimed by %s.", t->owner);
 		break;
@@ -101,12 +99,12 @@ hd_board__announce(hd_buf *b, const hd_board__change *c)
 	if (c->leader == NULL || strcmp(c->actor, HD_BOARD_USER) == 0 ||
 	    strcmp(c->actor, c->leader) == 0)
 		return 0;
-	hd_buf_printf(b, "Task #%" PRId64 " \"%s\" %s by %s", t->id,
-	    t->subject, verb, c->actor);
+	hd_buf_printf(b, "Task #%" PRId64 " \"%s\" %s by %s", t->id, t->subject,
+	    verb, c->actor);
 	if (c->text != NULL && c->text[0] != '\0') {
 		hd_buf_puts(b, ": ");
-		hd_buf_put(b, c->text,
-		    utf8_prefix(c->text, HD_BOARD__ANNOUNCE_CHARS));
+		hd_buf_put(
+		    b, c->text, utf8_prefix(c->text, HD_BOARD__ANNOUNCE_CHARS));
 	} else
 		hd_buf_putc(b, '.');
 	return 1;

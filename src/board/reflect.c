@@ -27,9 +27,9 @@ hd_board__reflect(hd_store *st, const hd_board__change *c)
 
 	hd_board__room_line(&line, c);
 	rc = hd_buf_failed(&line)
-	    ? hd_buf_error(&line, "room line", &err)
-	    : hd_room_post(NULL, st, c->task->team_id, "system", NULL,
-		  hd_buf_cstr(&line), &err);
+		 ? hd_buf_error(&line, "room line", &err)
+		 : hd_room_post(NULL, st, c->task->team_id, "system", NULL,
+		       hd_buf_cstr(&line), &err);
 	if (rc < 0)
 		hd_log_warn("task %lld: room line not posted: %s",
 		    (long long)c->task->id, err.msg);
@@ -42,8 +42,8 @@ hd_board__reflect(hd_store *st, const hd_board__change *c)
 		m.approve = -1;
 		hd_err_clear(&err);
 		rc = hd_buf_failed(&note)
-		    ? hd_buf_error(&note, "task update", &err)
-		    : hd_mailbox_send(NULL, st, &m, &err);
+			 ? hd_buf_error(&note, "task update", &err)
+			 : hd_mailbox_send(NULL, st, &m, &err);
 		if (rc < 0)
 			hd_log_warn("task %lld: leader %s not told: %s",
 			    (long long)c->task->id, c->leader, err.msg);

@@ -17,8 +17,9 @@ task_id_arg(hd_cli *c, const char *s, const char *what, int64_t *out)
 	if (hd_parse_i64(out, s, what, &err) < 0)
 		return hd_cli_usage(c, "%s", err.msg);
 	if (*out <= 0)
-		return hd_cli_usage(c, "%s must be a positive integer, not "
-				       "\"%.64s\"",
+		return hd_cli_usage(c,
+		    "%s must be a positive integer, not "
+		    "\"%.64s\"",
 		    what, s);
 	return 0;
 }
@@ -66,11 +67,10 @@ print_task(const hd_task *t)
 	    t->ndepends_on
 		? ids_text(deps, sizeof(deps), t->depends_on, t->ndepends_on)
 		: "(nothing)");
-	printf("  blocked by:  %s\n",
-	    t->nblocked_by
-		? ids_text(blocked, sizeof(blocked), t->blocked_by,
-		      t->nblocked_by)
-		: "(nothing)");
+	printf("  blocked by:  %s\n", t->nblocked_by
+					  ? ids_text(blocked, sizeof(blocked),
+						t->blocked_by, t->nblocked_by)
+					  : "(nothing)");
 	if (json_object_size(t->metadata) > 0) {
 		meta = json_dumps(t->metadata, JSON_COMPACT | JSON_SORT_KEYS);
 		printf("  metadata:    %s\n", meta ? meta : "{}");
@@ -87,7 +87,8 @@ print_task(const hd_task *t)
 	if (t->has_comments) {
 		printf("  comments (%zu):\n", t->ncomments);
 		for (i = 0; i < t->ncomments; i++) {
-			hd_cli_time(when, sizeof(when), t->comments[i].created_at);
+			hd_cli_time(
+			    when, sizeof(when), t->comments[i].created_at);
 			printf("    %s %s: %s\n", when, t->comments[i].author,
 			    t->comments[i].body);
 		}
@@ -137,12 +138,13 @@ cmd_task_create(hd_cli *c)
 		     tok = strtok_r(NULL, ",", &save)) {
 			if (nids == HD_TASK_DEPS_MAX) {
 				free(copy);
-				return hd_cli_usage(c, "--depends-on takes at "
-						       "most %d ids",
+				return hd_cli_usage(c,
+				    "--depends-on takes at "
+				    "most %d ids",
 				    HD_TASK_DEPS_MAX);
 			}
-			if ((rc = task_id_arg(c, tok, "--depends-on",
-				 &ids[nids])) != 0) {
+			if ((rc = task_id_arg(
+				 c, tok, "--depends-on", &ids[nids])) != 0) {
 				free(copy);
 				return rc;
 			}
@@ -161,8 +163,9 @@ cmd_task_create(hd_cli *c)
 
 			if (eq == NULL || eq == kv[i]) {
 				json_decref(meta);
-				return hd_cli_usage(c, "--meta must be KEY=VALUE, "
-						       "not \"%.64s\"",
+				return hd_cli_usage(c,
+				    "--meta must be KEY=VALUE, "
+				    "not \"%.64s\"",
 				    kv[i]);
 			}
 			key = strndup(kv[i], (size_t)(eq - kv[i]));
@@ -181,8 +184,8 @@ cmd_task_create(hd_cli *c)
 	if (c->json)
 		hd_cli_json(hd_task_to_json(t));
 	else
-		printf("created task #%lld \"%s\" in team %s\n", (long long)t->id,
-		    t->subject, t->team_id);
+		printf("created task #%lld \"%s\" in team %s\n",
+		    (long long)t->id, t->subject, t->team_id);
 	rc = HD_EXIT_OK;
 done:
 	hd_task_free(t);
@@ -217,19 +220,21 @@ cmd_task_list(hd_cli *c)
 	if (c->json) {
 		arr = json_array();
 		for (i = 0; i < l.n; i++)
-			json_array_append_new(arr, hd_task_to_json(&l.items[i]));
+			json_array_append_new(
+			    arr, hd_task_to_json(&l.items[i]));
 		hd_cli_json(arr);
 	} else if (l.n == 0)
 		printf("no tasks\n");
 	else {
-		tab = hd_table_new(6, "ID", "STATUS", "OWNER", "PRI", "SUBJECT",
-		    "BLOCKED BY");
+		tab = hd_table_new(
+		    6, "ID", "STATUS", "OWNER", "PRI", "SUBJECT", "BLOCKED BY");
 		for (i = 0; i < l.n; i++) {
 			const hd_task *t = &l.items[i];
 			char id[24], pri[24], blocked[256];
 
 			snprintf(id, sizeof(id), "%lld", (long long)t->id);
-			snprintf(pri, sizeof(pri), "%lld", (long long)t->priority);
+			snprintf(
+			    pri, sizeof(pri), "%lld", (long long)t->priority);
 			hd_table_row(tab, id, t->status, t->owner, pri,
 			    t->subject,
 			    ids_text(blocked, sizeof(blocked), t->blocked_by,
@@ -341,11 +346,11 @@ cmd_task_move(hd_cli *c)
 	if (strcmp(verb, "start") == 0)
 		rc = hd_board_start(&t, st, id, actor(c), &c->err);
 	else if (strcmp(verb, "complete") == 0)
-		rc = hd_board_complete(&t, st, id, actor(c),
-		    hd_cli_opt_str(c, "result"), &c->err);
+		rc = hd_board_complete(
+		    &t, st, id, actor(c), hd_cli_opt_str(c, "result"), &c->err);
 	else if (strcmp(verb, "fail") == 0)
-		rc = hd_board_fail(&t, st, id, actor(c),
-		    hd_cli_opt_str(c, "reason"), &c->err);
+		rc = hd_board_fail(
+		    &t, st, id, actor(c), hd_cli_opt_str(c, "reason"), &c->err);
 	else if (strcmp(verb, "release") == 0)
 		rc = hd_board_release(&t, st, id, actor(c), &c->err);
 	else if (strcmp(verb, "cancel") == 0)
@@ -405,92 +410,97 @@ cmd_task_comment(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
-#define OPT_AS_USER {"as", 0, "AGENT", "act as AGENT (default: user)", 0}
-#define OPT_END {NULL, 0, NULL, NULL, 0}
+#define OPT_AS_USER                                                            \
+	{                                                                      \
+		"as", 0, "AGENT", "act as AGENT (default: user)", 0            \
+	}
+#define OPT_END                                                                \
+	{                                                                      \
+		NULL, 0, NULL, NULL, 0                                         \
+	}
 
 static const hd_cli_opt create_opts[] = {
-	{"description", 'd', "TEXT", "what needs doing (up to 10000 chars)", 0},
-	{"depends-on", 0, "ID,...", "tasks of the same team this waits for", 0},
-	{"priority", 'p', "N", "higher is claimed first (default 0)", 0},
-	{"meta", 0, "KEY=VALUE", "a metadata entry (a string)", 1},
-	{"active-form", 0, "TEXT", "what to show while it runs", 0},
-	{"as", 0, "AGENT", "create as AGENT, a member (default: user)", 0},
-	OPT_END,
+    {"description", 'd', "TEXT", "what needs doing (up to 10000 chars)", 0},
+    {"depends-on", 0, "ID,...", "tasks of the same team this waits for", 0},
+    {"priority", 'p', "N", "higher is claimed first (default 0)", 0},
+    {"meta", 0, "KEY=VALUE", "a metadata entry (a string)", 1},
+    {"active-form", 0, "TEXT", "what to show while it runs", 0},
+    {"as", 0, "AGENT", "create as AGENT, a member (default: user)", 0},
+    OPT_END,
 };
 
 static const hd_cli_opt list_opts[] = {
-	{"status", 's', "STATUS", "only tasks in STATUS", 0},
-	{"owner", 'o', "AGENT", "only tasks owned by AGENT", 0},
-	{"ready", 0, NULL, "only ready tasks (pending, unowned, unblocked)", 0},
-	{"blocked", 0, NULL, "only tasks waiting on unfinished ones", 0},
-	{"meta", 0, "KEY=VALUE", "only tasks whose metadata KEY is VALUE", 1},
-	{"limit", 'n', "N", "at most N tasks", 0},
-	OPT_END,
+    {"status", 's', "STATUS", "only tasks in STATUS", 0},
+    {"owner", 'o', "AGENT", "only tasks owned by AGENT", 0},
+    {"ready", 0, NULL, "only ready tasks (pending, unowned, unblocked)", 0},
+    {"blocked", 0, NULL, "only tasks waiting on unfinished ones", 0},
+    {"meta", 0, "KEY=VALUE", "only tasks whose metadata KEY is VALUE", 1},
+    {"limit", 'n', "N", "at most N tasks", 0},
+    OPT_END,
 };
 
 static const hd_cli_opt claim_opts[] = {
-	{"as", 0, "AGENT", "the claiming agent (required)", 0},
-	OPT_END,
+    {"as", 0, "AGENT", "the claiming agent (required)", 0},
+    OPT_END,
 };
 
 static const hd_cli_opt as_opts[] = {OPT_AS_USER, OPT_END};
 
 static const hd_cli_opt complete_opts[] = {
-	OPT_AS_USER,
-	{"result", 'r', "TEXT", "what came of it", 0},
-	OPT_END,
+    OPT_AS_USER,
+    {"result", 'r', "TEXT", "what came of it", 0},
+    OPT_END,
 };
 
 static const hd_cli_opt fail_opts[] = {
-	OPT_AS_USER,
-	{"reason", 'r', "TEXT", "why it failed", 0},
-	OPT_END,
+    OPT_AS_USER,
+    {"reason", 'r', "TEXT", "why it failed", 0},
+    OPT_END,
 };
 
 static const hd_cli_opt link_opts[] = {
-	{"depends-on", 0, "ID", "the task ID must wait for (required)", 0},
-	OPT_AS_USER,
-	OPT_END,
+    {"depends-on", 0, "ID", "the task ID must wait for (required)", 0},
+    OPT_AS_USER,
+    OPT_END,
 };
 
 static const hd_cli_cmd task_subs[] = {
-	{"create", "TEAM SUBJECT", "Create a task", 2, 2, create_opts,
-	    cmd_task_create, NULL,
-	    "Example: huddle task create dev \"Write docs\" --depends-on 3,4 "
-	    "--priority 2 --meta area=docs"},
-	{"list", "TEAM", "List a team's tasks, newest first", 1, 1, list_opts,
-	    cmd_task_list, NULL, NULL},
-	{"show", "ID", "Show a task with its dependencies and comments", 1, 1,
-	    NULL, cmd_task_show, NULL, NULL},
-	{"claim", "ID", "Claim a ready task", 1, 1, claim_opts, cmd_task_claim,
-	    NULL, "Atomic across processes: of many claimers one wins; the "
-		  "others are told who."},
-	{"auto-claim", "TEAM", "Claim the team's best ready task", 1, 1,
-	    claim_opts, cmd_task_auto_claim, NULL,
-	    "Highest priority first, then the oldest."},
-	{"assign", "ID AGENT", "Claim a task on behalf of AGENT", 2, 2, as_opts,
-	    cmd_task_assign, NULL, "Only the team leader or a user may assign."},
-	{"start", "ID", "Start a claimed task", 1, 1, as_opts, cmd_task_move,
-	    NULL, NULL},
-	{"complete", "ID", "Complete a task", 1, 1, complete_opts,
-	    cmd_task_move, NULL, NULL},
-	{"fail", "ID", "Mark a task failed", 1, 1, fail_opts, cmd_task_move,
-	    NULL, NULL},
-	{"release", "ID", "Give a task back (owner cleared)", 1, 1, as_opts,
-	    cmd_task_move, NULL, NULL},
-	{"cancel", "ID", "Cancel a task", 1, 1, as_opts, cmd_task_move, NULL,
-	    NULL},
-	{"retry", "ID", "Reopen a failed task", 1, 1, as_opts, cmd_task_move,
-	    NULL, NULL},
-	{"link", "ID", "Make a task wait for another", 1, 1, link_opts,
-	    cmd_task_link, NULL, "A link that would close a cycle is refused."},
-	{"comment", "ID TEXT", "Comment on a task", 2, 2, as_opts,
-	    cmd_task_comment, NULL, NULL},
-	{NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
+    {"create", "TEAM SUBJECT", "Create a task", 2, 2, create_opts,
+	cmd_task_create, NULL,
+	"Example: huddle task create dev \"Write docs\" --depends-on 3,4 "
+	"--priority 2 --meta area=docs"},
+    {"list", "TEAM", "List a team's tasks, newest first", 1, 1, list_opts,
+	cmd_task_list, NULL, NULL},
+    {"show", "ID", "Show a task with its dependencies and comments", 1, 1, NULL,
+	cmd_task_show, NULL, NULL},
+    {"claim", "ID", "Claim a ready task", 1, 1, claim_opts, cmd_task_claim,
+	NULL,
+	"Atomic across processes: of many claimers one wins; the "
+	"others are told who."},
+    {"auto-claim", "TEAM", "Claim the team's best ready task", 1, 1, claim_opts,
+	cmd_task_auto_claim, NULL, "Highest priority first, then the oldest."},
+    {"assign", "ID AGENT", "Claim a task on behalf of AGENT", 2, 2, as_opts,
+	cmd_task_assign, NULL, "Only the team leader or a user may assign."},
+    {"start", "ID", "Start a claimed task", 1, 1, as_opts, cmd_task_move, NULL,
+	NULL},
+    {"complete", "ID", "Complete a task", 1, 1, complete_opts, cmd_task_move,
+	NULL, NULL},
+    {"fail", "ID", "Mark a task failed", 1, 1, fail_opts, cmd_task_move, NULL,
+	NULL},
+    {"release", "ID", "Give a task back (owner cleared)", 1, 1, as_opts,
+	cmd_task_move, NULL, NULL},
+    {"cancel", "ID", "Cancel a task", 1, 1, as_opts, cmd_task_move, NULL, NULL},
+    {"retry", "ID", "Reopen a failed task", 1, 1, as_opts, cmd_task_move, NULL,
+	NULL},
+    {"link", "ID", "Make a task wait for another", 1, 1, link_opts,
+	cmd_task_link, NULL, "A link that would close a cycle is refused."},
+    {"comment", "ID TEXT", "Comment on a task", 2, 2, as_opts, cmd_task_comment,
+	NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
 
 const hd_cli_cmd hd_cli_cmd_task = {
-	.name = "task",
-	.summary = "The board: create, claim and move tasks",
-	.subs = task_subs,
+    .name = "task",
+    .summary = "The board: create, claim and move tasks",
+    .subs = task_subs,
 };

@@ -45,11 +45,11 @@ bt_status(hd_fixture *fx, int64_t id)
 	return s;
 }
 
-#define assert_status(fx, id, want)                                           \
-	do {                                                                  \
-		char *s_ = bt_status((fx), (id));                             \
-		assert_string_equal(s_, (want));                              \
-		free(s_);                                                     \
+#define assert_status(fx, id, want)                                            \
+	do {                                                                   \
+		char *s_ = bt_status((fx), (id));                              \
+		assert_string_equal(s_, (want));                               \
+		free(s_);                                                      \
 	} while (0)
 
 /* blocked_by of task id as "3,4" ("" when none), into buf. */

@@ -63,8 +63,8 @@ test_board_claim__reasons(void **state)
 	    "'-' or '_'",
 	    &err);
 	assert_hd_ok(hd_board_claim(NULL, fx->st, a, "coder", &err), &err);
-	assert_hd_ok(hd_board_complete(NULL, fx->st, a, "coder", NULL, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_complete(NULL, fx->st, a, "coder", NULL, &err), &err);
 	assert_hd_err(hd_board_claim(NULL, fx->st, a, "coder", &err),
 	    HD_EREFUSED, "task 1 is completed", &err);
 	assert_hd_err(hd_board_claim(NULL, fx->st, c, "coder", &err),
@@ -88,15 +88,15 @@ test_board_claim__event(void **state)
 	assert_string_equal(el.items[0].team_id, "dev");
 	assert_int_equal(el.items[0].task_id, a);
 	assert_string_equal(el.items[0].agent_id, "coder");
-	assert_string_equal(json_string_value(json_object_get(el.items[0].data,
-				"owner")),
+	assert_string_equal(
+	    json_string_value(json_object_get(el.items[0].data, "owner")),
 	    "coder");
 	hd_event_list_dispose(&el);
 	ef.kind = "task_created";
 	assert_hd_ok(hd_events_list(&el, fx->st, &ef, &err), &err);
 	assert_int_equal(el.n, 1);
-	assert_string_equal(json_string_value(json_object_get(el.items[0].data,
-				"subject")),
+	assert_string_equal(
+	    json_string_value(json_object_get(el.items[0].data, "subject")),
 	    "A");
 	hd_event_list_dispose(&el);
 }
@@ -111,35 +111,37 @@ test_board_assign__leader_or_user_only(void **state)
 	int64_t b = bt_task(fx, "dev", "B", NULL, 0);
 	int64_t c = bt_task(fx, "dev", "C", &a, 1);
 
-	assert_hd_err(hd_board_assign(NULL, fx->st, a, "coder", "agent-fast",
-			  &err),
-	    HD_EREFUSED, "only the team leader or a user may assign task 1, not "
-			 "agent-fast",
+	assert_hd_err(
+	    hd_board_assign(NULL, fx->st, a, "coder", "agent-fast", &err),
+	    HD_EREFUSED,
+	    "only the team leader or a user may assign task 1, not "
+	    "agent-fast",
 	    &err);
 	assert_hd_err(hd_board_assign(NULL, fx->st, a, "coder", "coder", &err),
-	    HD_EREFUSED, "only the team leader or a user may assign task 1, not "
-			 "coder",
+	    HD_EREFUSED,
+	    "only the team leader or a user may assign task 1, not "
+	    "coder",
 	    &err);
 	assert_hd_err(hd_board_assign(NULL, fx->st, a, "boss", "manager", &err),
 	    HD_EREFUSED, "no member \"boss\" in team dev", &err);
 	assert_hd_err(hd_board_assign(NULL, fx->st, a, "coder", "boss", &err),
 	    HD_EREFUSED, "no member \"boss\" in team dev", &err);
 	assert_status(fx, a, "pending");
-	assert_hd_ok(hd_board_assign(&t, fx->st, a, "coder", "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_assign(&t, fx->st, a, "coder", "manager", &err), &err);
 	assert_string_equal(t->status, "claimed");
 	assert_string_equal(t->owner, "coder");
 	hd_task_free(t);
-	assert_hd_ok(hd_board_assign(&t, fx->st, b, "agent-slow", NULL, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_assign(&t, fx->st, b, "agent-slow", NULL, &err), &err);
 	assert_string_equal(t->owner, "agent-slow");
 	hd_task_free(t);
 	/* the same loser reasons as a claim */
-	assert_hd_err(hd_board_assign(NULL, fx->st, a, "agent-fast", "user",
-			  &err),
+	assert_hd_err(
+	    hd_board_assign(NULL, fx->st, a, "agent-fast", "user", &err),
 	    HD_ECONFLICT, "task 1 is already claimed by coder", &err);
-	assert_hd_err(hd_board_assign(NULL, fx->st, c, "agent-fast", "user",
-			  &err),
+	assert_hd_err(
+	    hd_board_assign(NULL, fx->st, c, "agent-fast", "user", &err),
 	    HD_EREFUSED, "task 3 is blocked by 1", &err);
 }
 
@@ -166,19 +168,19 @@ test_board_auto_claim__priority_then_lowest_id(void **state)
 	spec.ndepends_on = 1;
 	assert_hd_ok(hd_board_create(NULL, fx->st, &spec, &err), &err);
 	for (i = 0; i < 5; i++) {
-		assert_hd_ok(hd_board_auto_claim(&t, fx->st, "dev", "coder",
-				 &err),
+		assert_hd_ok(
+		    hd_board_auto_claim(&t, fx->st, "dev", "coder", &err),
 		    &err);
 		assert_int_equal(t->id, want[i]);
 		assert_string_equal(t->owner, "coder");
 		if (i == 3) /* task 1 done: 6 becomes ready and goes first */
-			assert_hd_ok(hd_board_complete(NULL, fx->st, 1, "coder",
-					 NULL, &err),
+			assert_hd_ok(hd_board_complete(
+					 NULL, fx->st, 1, "coder", NULL, &err),
 			    &err);
 		hd_task_free(t);
 		if (i == 3) {
-			assert_hd_ok(hd_board_auto_claim(&t, fx->st, "dev",
-					 "agent-fast", &err),
+			assert_hd_ok(hd_board_auto_claim(
+					 &t, fx->st, "dev", "agent-fast", &err),
 			    &err);
 			assert_int_equal(t->id, 6);
 			hd_task_free(t);
@@ -197,19 +199,19 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_board_claim__loser_is_told_who_won, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_board_claim__reasons, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_board_claim__event, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_assign__leader_or_user_only, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_auto_claim__priority_then_lowest_id, setup,
-		    hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_claim__loser_is_told_who_won, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_claim__reasons, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_claim__event, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_assign__leader_or_user_only, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_auto_claim__priority_then_lowest_id, setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

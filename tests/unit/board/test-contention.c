@@ -21,7 +21,8 @@
 #define NDRAINERS 8
 #define NTASKS 10000
 
-/* ---- the worker side ------------------------------------------------------ */
+/* ---- the worker side ------------------------------------------------------
+ */
 
 static void
 wait_barrier(int fd)
@@ -77,8 +78,8 @@ worker_drain(char **argv)
 	if (out == NULL)
 		return 3;
 	wait_barrier(atoi(argv[3]));
-	while ((rc = hd_board_auto_claim(&t, st, argv[1], argv[2], &err)) ==
-	    0) {
+	while (
+	    (rc = hd_board_auto_claim(&t, st, argv[1], argv[2], &err)) == 0) {
 		fprintf(out, "%lld\n", (long long)t->id);
 		hd_task_free(t);
 		t = NULL;
@@ -92,7 +93,8 @@ worker_drain(char **argv)
 	return 0;
 }
 
-/* ---- the test side --------------------------------------------------------- */
+/* ---- the test side ---------------------------------------------------------
+ */
 
 /* Start this executable as a worker; its stdout goes to outfd. */
 static pid_t
@@ -246,8 +248,8 @@ test_board_contention__eight_drain_ten_thousand(void **state)
 	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
 	for (i = 0; i < NDRAINERS; i++) {
 		snprintf(agents[i], sizeof(agents[i]), "drainer-%d", i);
-		snprintf(paths[i], sizeof(paths[i]), "%s/claimed-%d", fx->home,
-		    i);
+		snprintf(
+		    paths[i], sizeof(paths[i]), "%s/claimed-%d", fx->home, i);
 		memset(&as, 0, sizeof(as));
 		as.id = agents[i];
 		as.team = "dev";
@@ -275,8 +277,9 @@ test_board_contention__eight_drain_ten_thousand(void **state)
 		while (fscanf(f, "%lld", &id) == 1) {
 			assert_true(id >= 1 && id <= NTASKS);
 			if (seen[id]++ != 0)
-				fail_msg("task %lld claimed twice (again by %s)",
-				    id, agents[i]);
+				fail_msg(
+				    "task %lld claimed twice (again by %s)", id,
+				    agents[i]);
 			owner_of[id] = agents[i];
 			mine++;
 		}
@@ -303,12 +306,12 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_board_contention__sixteen_claim_one_task,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_contention__eight_drain_ten_thousand,
-		    hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_contention__sixteen_claim_one_task, hd_fixture_setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_contention__eight_drain_ten_thousand,
+		hd_fixture_setup, hd_fixture_teardown),
 	};
 
 	if (argc == 6 && strcmp(argv[1], "claim") == 0)

@@ -62,13 +62,13 @@ test_board_create__fields_and_get(void **state)
 	assert_int_equal(t->ndepends_on, 0);
 	hd_task_free(t);
 
-	assert_hd_ok(hd_board_comment(&c, fx->st, 1, "tester", "looks good",
-			 &err),
+	assert_hd_ok(
+	    hd_board_comment(&c, fx->st, 1, "tester", "looks good", &err),
 	    &err);
 	assert_string_equal(c->author, "tester");
 	hd_task_comment_free(c);
-	assert_hd_ok(hd_board_comment(NULL, fx->st, 1, NULL, "thanks", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_comment(NULL, fx->st, 1, NULL, "thanks", &err), &err);
 	assert_hd_err(hd_board_comment(NULL, fx->st, 1, "boss", "hi", &err),
 	    HD_EREFUSED, "no member \"boss\" in team dev", &err);
 	assert_hd_err(hd_board_comment(NULL, fx->st, 1, "coder", "", &err),
@@ -82,8 +82,8 @@ test_board_create__fields_and_get(void **state)
 	assert_string_equal(g->comments[0].body, "looks good");
 	assert_string_equal(g->comments[1].author, "user");
 	j = hd_task_to_json(g);
-	assert_string_equal(json_string_value(json_object_get(j, "subject")),
-	    "Write docs");
+	assert_string_equal(
+	    json_string_value(json_object_get(j, "subject")), "Write docs");
 	assert_int_equal(json_array_size(json_object_get(j, "comments")), 2);
 	assert_true(json_is_true(json_object_get(j, "ready")));
 	assert_true(json_is_null(json_object_get(j, "owner")));
@@ -204,8 +204,8 @@ test_board_list__newest_first_and_filters(void **state)
 	hd_task_spec spec = {0};
 	hd_task_filter f;
 	hd_tasks l;
-	json_t *m1 = json_pack("{s:s, s:i, s:b}", "area", "docs", "points", 3,
-	    "urgent", 1);
+	json_t *m1 = json_pack(
+	    "{s:s, s:i, s:b}", "area", "docs", "points", 3, "urgent", 1);
 	json_t *m2 = json_pack("{s:s, s:i}", "area", "code", "points", 3);
 	const char *q[2];
 	int64_t t1, t2, t3, t4, dep[1];
@@ -324,16 +324,16 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_board_create__fields_and_get,
-		    setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_board_create__refusals,
-		    setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_create__depends_on_at_create, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_list__newest_first_and_filters, setup,
-		    hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_create__fields_and_get, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_create__refusals, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_create__depends_on_at_create, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_list__newest_first_and_filters, setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,8 +23,8 @@ finish(hd_fixture *fx, int64_t id)
 	hd_err err = HD_ERR_INIT;
 
 	assert_hd_ok(hd_board_claim(NULL, fx->st, id, "coder", &err), &err);
-	assert_hd_ok(hd_board_complete(NULL, fx->st, id, "coder", "ok", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_complete(NULL, fx->st, id, "coder", "ok", &err), &err);
 }
 
 static void
@@ -108,8 +108,8 @@ test_board_deps__failed_dependency_keeps_blocking(void **state)
 	int64_t d = bt_task(fx, "dev", "D", &c, 1);
 
 	assert_hd_ok(hd_board_claim(NULL, fx->st, a, "coder", &err), &err);
-	assert_hd_ok(hd_board_fail(NULL, fx->st, a, "coder", "broke", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_fail(NULL, fx->st, a, "coder", "broke", &err), &err);
 	expect_blocked(fx, b, "1");
 	assert_hd_ok(hd_board_cancel(NULL, fx->st, c, "user", &err), &err);
 	expect_blocked(fx, d, "3");
@@ -213,15 +213,15 @@ test_board_deps__link_refusals_and_event(void **state)
 	    HD_ENOTFOUND, "unknown dependency: task 3", &err);
 	assert_hd_err(hd_board_link(NULL, fx->st, t1, t2, "boss", &err),
 	    HD_EREFUSED, "no member \"boss\" in team dev", &err);
-	assert_hd_ok(hd_board_link(NULL, fx->st, t2, t1, "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_link(NULL, fx->st, t2, t1, "manager", &err), &err);
 	ef.kind = "dep_linked";
 	assert_hd_ok(hd_events_list(&el, fx->st, &ef, &err), &err);
 	assert_int_equal(el.n, 1);
 	assert_int_equal(el.items[0].task_id, t2);
 	assert_string_equal(el.items[0].agent_id, "manager");
-	assert_int_equal(json_integer_value(json_object_get(el.items[0].data,
-			     "depends_on")),
+	assert_int_equal(
+	    json_integer_value(json_object_get(el.items[0].data, "depends_on")),
 	    t1);
 	hd_event_list_dispose(&el);
 }
@@ -230,20 +230,20 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_board_deps__chain_unblocks_one_link_at_a_time, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_board_deps__two_deps_shrink,
-		    setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_deps__failed_dependency_keeps_blocking, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_deps__cycles_refused_nothing_changes, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_deps__link_refusals_and_event, setup,
-		    hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_deps__chain_unblocks_one_link_at_a_time, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_deps__two_deps_shrink, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_deps__failed_dependency_keeps_blocking, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_deps__cycles_refused_nothing_changes, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_deps__link_refusals_and_event, setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

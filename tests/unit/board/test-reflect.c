@@ -38,11 +38,11 @@ room_lines(hd_fixture *fx)
 	return hd_buf_detach(&b);
 }
 
-#define assert_room(fx, want)                                                 \
-	do {                                                                  \
-		char *r_ = room_lines(fx);                                    \
-		assert_string_equal(r_, (want));                              \
-		free(r_);                                                     \
+#define assert_room(fx, want)                                                  \
+	do {                                                                   \
+		char *r_ = room_lines(fx);                                     \
+		assert_string_equal(r_, (want));                               \
+		free(r_);                                                      \
 	} while (0)
 
 static int64_t
@@ -64,8 +64,8 @@ test_board_reflect__lifecycle_lines_in_order(void **state)
 
 	assert_hd_ok(hd_board_claim(NULL, fx->st, id, "coder", &err), &err);
 	assert_hd_ok(hd_board_start(NULL, fx->st, id, "coder", &err), &err);
-	assert_hd_ok(hd_board_complete(NULL, fx->st, id, "coder", "All done",
-			 &err),
+	assert_hd_ok(
+	    hd_board_complete(NULL, fx->st, id, "coder", "All done", &err),
 	    &err);
 	assert_room(fx, "Task #1 \"Write docs\" created.\n"
 			"Task #1 \"Write docs\" claimed by coder.\n"
@@ -82,17 +82,16 @@ test_board_reflect__other_lines(void **state)
 	int64_t b = bt_task(fx, "dev", "Ship", NULL, 0);
 
 	assert_hd_ok(hd_board_link(NULL, fx->st, b, a, "coder", &err), &err);
-	assert_hd_ok(hd_board_assign(NULL, fx->st, a, "coder", "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_assign(NULL, fx->st, a, "coder", "manager", &err), &err);
 	assert_hd_ok(hd_board_release(NULL, fx->st, a, "coder", &err), &err);
-	assert_hd_ok(hd_board_assign(NULL, fx->st, a, "tester", NULL, &err),
-	    &err);
-	assert_hd_ok(hd_board_fail(NULL, fx->st, a, "tester", "disk full",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_assign(NULL, fx->st, a, "tester", NULL, &err), &err);
+	assert_hd_ok(
+	    hd_board_fail(NULL, fx->st, a, "tester", "disk full", &err), &err);
 	assert_hd_ok(hd_board_retry(NULL, fx->st, a, "manager", &err), &err);
-	assert_hd_ok(hd_board_auto_claim(NULL, fx->st, "dev", "coder", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_auto_claim(NULL, fx->st, "dev", "coder", &err), &err);
 	assert_hd_ok(hd_board_fail(NULL, fx->st, a, "coder", NULL, &err), &err);
 	assert_hd_ok(hd_board_cancel(NULL, fx->st, b, NULL, &err), &err);
 	assert_room(fx, "Task #1 \"Write docs\" created.\n"
@@ -122,19 +121,19 @@ test_board_reflect__refusal_posts_and_emits_nothing(void **state)
 	assert_hd_ok(hd_board_claim(NULL, fx->st, id, "coder", &err), &err);
 	posts = room_head(fx);
 	assert_hd_ok(hd_events_head(&events, fx->st, &err), &err);
-	assert_int_equal(hd_board_claim(NULL, fx->st, id, "tester", &err),
-	    HD_ECONFLICT);
-	assert_int_equal(hd_board_claim(NULL, fx->st, dep, "tester", &err),
+	assert_int_equal(
+	    hd_board_claim(NULL, fx->st, id, "tester", &err), HD_ECONFLICT);
+	assert_int_equal(
+	    hd_board_claim(NULL, fx->st, dep, "tester", &err), HD_EREFUSED);
+	assert_int_equal(
+	    hd_board_complete(NULL, fx->st, id, "tester", "x", &err),
 	    HD_EREFUSED);
-	assert_int_equal(hd_board_complete(NULL, fx->st, id, "tester", "x",
-			     &err),
-	    HD_EREFUSED);
-	assert_int_equal(hd_board_start(NULL, fx->st, dep, NULL, &err),
-	    HD_EREFUSED);
-	assert_int_equal(hd_board_link(NULL, fx->st, id, dep, NULL, &err),
-	    HD_EREFUSED);
-	assert_int_equal(hd_board_auto_claim(NULL, fx->st, "dev", "tester",
-			     &err),
+	assert_int_equal(
+	    hd_board_start(NULL, fx->st, dep, NULL, &err), HD_EREFUSED);
+	assert_int_equal(
+	    hd_board_link(NULL, fx->st, id, dep, NULL, &err), HD_EREFUSED);
+	assert_int_equal(
+	    hd_board_auto_claim(NULL, fx->st, "dev", "tester", &err),
 	    HD_ENOTFOUND);
 	assert_int_equal(room_head(fx), posts);
 	{
@@ -158,13 +157,12 @@ test_board_reflect__leader_hears_of_completion_and_failure(void **state)
 	int64_t b = bt_task(fx, "dev", "Ship", NULL, 0);
 
 	assert_hd_ok(hd_board_claim(NULL, fx->st, a, "coder", &err), &err);
-	assert_hd_ok(hd_board_complete(NULL, fx->st, a, "coder",
-			 "Wrote the guide", &err),
+	assert_hd_ok(hd_board_complete(
+			 NULL, fx->st, a, "coder", "Wrote the guide", &err),
 	    &err);
 	assert_hd_ok(hd_board_claim(NULL, fx->st, b, "tester", &err), &err);
-	assert_hd_ok(hd_board_fail(NULL, fx->st, b, "tester", "no access",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_fail(NULL, fx->st, b, "tester", "no access", &err), &err);
 	assert_hd_ok(hd_mailbox_read(&m, fx->st, "manager", 0, &err), &err);
 	assert_int_equal(m.n, 2);
 	assert_string_equal(m.items[0].type, "task_update");
@@ -174,8 +172,8 @@ test_board_reflect__leader_hears_of_completion_and_failure(void **state)
 	    "Task #1 \"Write docs\" completed by coder: Wrote the guide");
 	assert_string_equal(m.items[1].type, "task_update");
 	assert_string_equal(m.items[1].from_agent, "tester");
-	assert_string_equal(m.items[1].content,
-	    "Task #2 \"Ship\" failed by tester: no access");
+	assert_string_equal(
+	    m.items[1].content, "Task #2 \"Ship\" failed by tester: no access");
 	hd_messages_dispose(&m);
 	/* nobody else was written to */
 	assert_hd_ok(hd_mailbox_peek(&m, fx->st, "coder", 0, &err), &err);
@@ -203,17 +201,17 @@ test_board_reflect__announcement_cut_to_200_chars(void **state)
 	for (i = 0; i < 200; i++)
 		hd_buf_puts(&want, i % 2 ? "\xc3\xa9" : "x");
 	assert_hd_ok(hd_board_claim(NULL, fx->st, a, "coder", &err), &err);
-	assert_hd_ok(hd_board_complete(NULL, fx->st, a, "coder",
-			 hd_buf_cstr(&result), &err),
+	assert_hd_ok(hd_board_complete(
+			 NULL, fx->st, a, "coder", hd_buf_cstr(&result), &err),
 	    &err);
 	assert_hd_ok(hd_board_claim(NULL, fx->st, b, "coder", &err), &err);
-	assert_hd_ok(hd_board_complete(NULL, fx->st, b, "coder", NULL, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_complete(NULL, fx->st, b, "coder", NULL, &err), &err);
 	assert_hd_ok(hd_mailbox_read(&m, fx->st, "manager", 0, &err), &err);
 	assert_int_equal(m.n, 2);
 	assert_string_equal(m.items[0].content, hd_buf_cstr(&want));
-	assert_string_equal(m.items[1].content,
-	    "Task #2 \"Ship\" completed by coder.");
+	assert_string_equal(
+	    m.items[1].content, "Task #2 \"Ship\" completed by coder.");
 	hd_messages_dispose(&m);
 	hd_buf_dispose(&want);
 	hd_buf_dispose(&result);
@@ -232,16 +230,15 @@ test_board_reflect__leader_or_user_gets_no_announcement(void **state)
 	int64_t c = bt_task(fx, "dev", "Merge", NULL, 0);
 
 	assert_hd_ok(hd_board_claim(NULL, fx->st, a, "manager", &err), &err);
-	assert_hd_ok(hd_board_complete(NULL, fx->st, a, "manager", "planned",
-			 &err),
+	assert_hd_ok(
+	    hd_board_complete(NULL, fx->st, a, "manager", "planned", &err),
 	    &err);
 	assert_hd_ok(hd_board_claim(NULL, fx->st, b, "coder", &err), &err);
-	assert_hd_ok(hd_board_fail(NULL, fx->st, b, "manager", "dropped",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_fail(NULL, fx->st, b, "manager", "dropped", &err), &err);
 	assert_hd_ok(hd_board_claim(NULL, fx->st, c, "coder", &err), &err);
-	assert_hd_ok(hd_board_complete(NULL, fx->st, c, NULL, "merged", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_complete(NULL, fx->st, c, NULL, "merged", &err), &err);
 	assert_hd_ok(hd_mailbox_peek(&m, fx->st, "manager", 0, &err), &err);
 	assert_int_equal(m.n, 0);
 	hd_messages_dispose(&m);
@@ -300,8 +297,8 @@ test_board_reflect__failure_never_fails_the_write(void **state)
 			 "ALTER TABLE messages RENAME TO messages_gone",
 			 &err),
 	    &err);
-	assert_hd_ok(hd_board_complete(&t, fx->st, id, "coder", "done", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_complete(&t, fx->st, id, "coder", "done", &err), &err);
 	assert_string_equal(t->status, "completed");
 	hd_task_free(t);
 	assert_status(fx, id, "completed");
@@ -311,29 +308,28 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_board_reflect__lifecycle_lines_in_order, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_board_reflect__other_lines,
-		    setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_reflect__refusal_posts_and_emits_nothing, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_reflect__leader_hears_of_completion_and_failure,
-		    setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_reflect__announcement_cut_to_200_chars, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_reflect__leader_or_user_gets_no_announcement,
-		    setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_reflect__events_in_order, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_reflect__failure_never_fails_the_write, setup,
-		    hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_reflect__lifecycle_lines_in_order, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_reflect__other_lines, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_reflect__refusal_posts_and_emits_nothing, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_reflect__leader_hears_of_completion_and_failure,
+		setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_reflect__announcement_cut_to_200_chars, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_reflect__leader_or_user_gets_no_announcement, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_board_reflect__events_in_order,
+		setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_reflect__failure_never_fails_the_write, setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

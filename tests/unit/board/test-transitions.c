@@ -9,11 +9,10 @@
 
 enum { PENDING, CLAIMED, IN_PROGRESS, COMPLETED, FAILED, CANCELLED, NST };
 
-static const char *const st_name[NST] = {"pending", "claimed", "in_progress",
-    "completed", "failed", "cancelled"};
+static const char *const st_name[NST] = {
+    "pending", "claimed", "in_progress", "completed", "failed", "cancelled"};
 
-typedef int (*op_fn)(hd_task **, hd_store *, int64_t, const char *,
-    hd_err *);
+typedef int (*op_fn)(hd_task **, hd_store *, int64_t, const char *, hd_err *);
 
 static int
 op_complete(hd_task **o, hd_store *st, int64_t id, const char *a, hd_err *e)
@@ -34,12 +33,12 @@ static const struct {
 	int to;
 	int allowed[NST];
 } ops[] = {
-	{"start", hd_board_start, IN_PROGRESS, {0, 1, 0, 0, 0, 0}},
-	{"complete", op_complete, COMPLETED, {0, 1, 1, 0, 0, 0}},
-	{"fail", op_fail, FAILED, {0, 1, 1, 0, 0, 0}},
-	{"release", hd_board_release, PENDING, {0, 1, 1, 0, 0, 0}},
-	{"cancel", hd_board_cancel, CANCELLED, {1, 1, 1, 0, 0, 0}},
-	{"retry", hd_board_retry, PENDING, {0, 0, 0, 0, 1, 0}},
+    {"start", hd_board_start, IN_PROGRESS, {0, 1, 0, 0, 0, 0}},
+    {"complete", op_complete, COMPLETED, {0, 1, 1, 0, 0, 0}},
+    {"fail", op_fail, FAILED, {0, 1, 1, 0, 0, 0}},
+    {"release", hd_board_release, PENDING, {0, 1, 1, 0, 0, 0}},
+    {"cancel", hd_board_cancel, CANCELLED, {1, 1, 1, 0, 0, 0}},
+    {"retry", hd_board_retry, PENDING, {0, 0, 0, 0, 1, 0}},
 };
 
 static int
@@ -59,24 +58,23 @@ task_in(hd_fixture *fx, int s)
 	int64_t id = bt_task(fx, "dev", "Write docs", NULL, 0);
 
 	if (s == CANCELLED) {
-		assert_hd_ok(hd_board_cancel(NULL, fx->st, id, "user", &err),
-		    &err);
+		assert_hd_ok(
+		    hd_board_cancel(NULL, fx->st, id, "user", &err), &err);
 		return id;
 	}
 	if (s == PENDING)
 		return id;
 	assert_hd_ok(hd_board_claim(NULL, fx->st, id, "coder", &err), &err);
 	if (s == IN_PROGRESS)
-		assert_hd_ok(hd_board_start(NULL, fx->st, id, "coder", &err),
-		    &err);
+		assert_hd_ok(
+		    hd_board_start(NULL, fx->st, id, "coder", &err), &err);
 	if (s == COMPLETED)
-		assert_hd_ok(hd_board_complete(NULL, fx->st, id, "coder", NULL,
-				 &err),
+		assert_hd_ok(
+		    hd_board_complete(NULL, fx->st, id, "coder", NULL, &err),
 		    &err);
 	if (s == FAILED)
-		assert_hd_ok(hd_board_fail(NULL, fx->st, id, "coder", NULL,
-				 &err),
-		    &err);
+		assert_hd_ok(
+		    hd_board_fail(NULL, fx->st, id, "coder", NULL, &err), &err);
 	assert_status(fx, id, st_name[s]);
 	return id;
 }
@@ -116,8 +114,8 @@ test_board_transitions__every_op_from_every_status(void **state)
 				if (rc != 0)
 					fail_msg("%s from %s: %s", ops[o].name,
 					    st_name[s], err.msg);
-				assert_string_equal(t->status,
-				    st_name[ops[o].to]);
+				assert_string_equal(
+				    t->status, st_name[ops[o].to]);
 				if (ops[o].to == PENDING)
 					assert_null(t->owner);
 				else if (s != PENDING)
@@ -125,19 +123,21 @@ test_board_transitions__every_op_from_every_status(void **state)
 				hd_task_free(t);
 				ef.after_seq = before;
 				ef.kind = "status_changed";
-				assert_hd_ok(hd_events_list(&el, fx->st, &ef,
-						 &err),
+				assert_hd_ok(
+				    hd_events_list(&el, fx->st, &ef, &err),
 				    &err);
 				assert_int_equal(el.n, 1);
-				assert_string_equal(json_string_value(
-					json_object_get(el.items[0].data,
-					    "from")),
+				assert_string_equal(
+				    json_string_value(json_object_get(
+					el.items[0].data, "from")),
 				    st_name[s]);
-				assert_string_equal(json_string_value(
-					json_object_get(el.items[0].data, "to")),
+				assert_string_equal(
+				    json_string_value(json_object_get(
+					el.items[0].data, "to")),
 				    st_name[ops[o].to]);
-				assert_string_equal(json_string_value(
-					json_object_get(el.items[0].data, "by")),
+				assert_string_equal(
+				    json_string_value(json_object_get(
+					el.items[0].data, "by")),
 				    "user");
 				hd_event_list_dispose(&el);
 			} else {
@@ -149,8 +149,8 @@ test_board_transitions__every_op_from_every_status(void **state)
 				    strcmp(err.msg, want) != 0)
 					fail_msg("%s from %s: rc %d \"%s\", "
 						 "wanted \"%s\"",
-					    ops[o].name, st_name[s], rc, err.msg,
-					    want);
+					    ops[o].name, st_name[s], rc,
+					    err.msg, want);
 				assert_null(t);
 				assert_status(fx, id, st_name[s]);
 				assert_int_equal(events_head(fx), before);
@@ -232,16 +232,15 @@ test_board_transitions__owner_leader_or_user(void **state)
 	    &err);
 	/* the owner, the leader and a user may */
 	assert_hd_ok(hd_board_start(NULL, fx->st, id, "coder", &err), &err);
-	assert_hd_ok(hd_board_complete(&t, fx->st, id, "manager", "merged",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_complete(&t, fx->st, id, "manager", "merged", &err), &err);
 	assert_string_equal(t->result, "merged");
 	assert_string_equal(t->owner, "coder");
 	assert_true(t->completed_at > 0);
 	hd_task_free(t);
 	id2 = task_in(fx, CLAIMED);
-	assert_hd_ok(hd_board_fail(&t, fx->st, id2, NULL, "no disk", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_fail(&t, fx->st, id2, NULL, "no disk", &err), &err);
 	assert_string_equal(t->status, "failed");
 	assert_string_equal(t->result, "no disk");
 	hd_task_free(t);
@@ -315,21 +314,21 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_board_transitions__every_op_from_every_status, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_transitions__claim_from_every_status, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_transitions__owner_leader_or_user, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_transitions__missing_task, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_board_transitions__result_and_reason_limits, setup,
-		    hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_transitions__every_op_from_every_status, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_transitions__claim_from_every_status, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_transitions__owner_leader_or_user, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_transitions__missing_task, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_transitions__result_and_reason_limits, setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
