@@ -116,7 +116,8 @@ typedef struct hd_task_filter {
 	const char *owner;       /* NULL: any */
 	int ready;               /* only ready tasks */
 	int blocked;             /* only blocked tasks */
-	const char *const *meta; /* "KEY=VALUE": metadata.KEY equals VALUE */
+	const char *const *meta; /* "KEY=VALUE" or "metadata.KEY=VALUE":
+				    metadata.KEY equals VALUE */
 	size_t nmeta;
 	int limit; /* 0: all */
 } hd_task_filter;

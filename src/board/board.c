@@ -921,16 +921,20 @@ hd_board_list(hd_tasks *out, hd_store *st, const char *team,
 		if ((l.meta = calloc(f->nmeta, sizeof(*l.meta))) == NULL)
 			return oom(err);
 		for (i = 0; i < f->nmeta; i++) {
-			eq = strchr(f->meta[i], '=');
-			if (eq == NULL || eq == f->meta[i]) {
+			const char *k = f->meta[i];
+
+			/* SPEC 4 spells it metadata.KEY=VALUE; KEY=VALUE too */
+			if (strncmp(k, "metadata.", 9) == 0)
+				k += 9;
+			eq = strchr(k, '=');
+			if (eq == NULL || eq == k) {
 				rc = hd_err_set(err, HD_EINVAL,
 				    "metadata filter must be KEY=VALUE, not "
 				    "\"%.64s\"",
 				    f->meta[i]);
 				goto done;
 			}
-			l.meta[i].key =
-			    strndup(f->meta[i], (size_t)(eq - f->meta[i]));
+			l.meta[i].key = strndup(k, (size_t)(eq - k));
 			l.meta[i].value = eq + 1;
 			l.nmeta++;
 			if (l.meta[i].key == NULL) {

@@ -292,7 +292,7 @@ test_board_list__newest_first_and_filters(void **state)
 	assert_int_equal(l.items[0].id, t2);
 	hd_tasks_dispose(&l);
 	f.limit = 0;
-	q[1] = "urgent=true";
+	q[1] = "metadata.urgent=true"; /* the SPEC's spelling */
 	f.nmeta = 2;
 	assert_hd_ok(hd_board_list(&l, fx->st, "dev", &f, &err), &err);
 	assert_int_equal(l.n, 1);
