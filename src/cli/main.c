@@ -20,6 +20,7 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_up,
 	&hd_cli_cmd_team,
 	&hd_cli_cmd_agent,
+	&hd_cli_cmd_chat,
 	&hd_cli_cmd_events,
 	NULL,
 };
