@@ -56,7 +56,9 @@ typedef struct hd_message_spec {
 	const char *content;
 	const char *summary; /* default: first 10 words + "..." */
 	const char *request_id;
-	int approve; /* -1 unset */
+	int approve; /* shutdown_response: 1 approve, 0 refuse; -1 unset.
+			Ignored (stored unset) for every other type, so a
+			zero-initialised spec is safe. */
 	const char *reason;
 	const char *conversation_id;
 } hd_message_spec;

@@ -52,14 +52,14 @@ typedef struct hd_shutdown {
 	char *team_id;
 	char *request_id;   /* "shutdown-" + 16 random hex digits */
 	char *requested_by; /* the leader, or NULL when the team had none */
-	char *reason;	    /* why, as given; or NULL */
+	char *reason;       /* why, as given; or NULL */
 	char *outcome; /* pending | shutdown | refused | timeout | cancelled */
 	char *refused_by;     /* refused: the member; else NULL */
 	char *refusal_reason; /* refused: its reason; else NULL */
 	int64_t requested_at;
 	int64_t deadline;    /* requested_at + timeout */
 	int64_t finished_at; /* 0 while pending */
-	char **pending;	     /* members asked who have not approved yet */
+	char **pending;      /* members asked who have not approved yet */
 	size_t npending;
 	char **approved; /* members who approved, in order */
 	size_t napproved;
@@ -81,8 +81,8 @@ int hd_team_shutdown(hd_shutdown **out, hd_store *st, const char *team,
  * The team's latest shutdown request after evaluating its timeout, or
  * *out = NULL when it never had one. `team "x" not found`.
  */
-int hd_shutdown_get(hd_shutdown **out, hd_store *st, const char *team,
-    hd_err *err);
+int hd_shutdown_get(
+    hd_shutdown **out, hd_store *st, const char *team, hd_err *err);
 
 /*
  * Answer request_id as agent: approve = 1, or 0 with a reason. When the
@@ -94,8 +94,8 @@ int hd_shutdown_get(hd_shutdown **out, hd_store *st, const char *team,
  * `no shutdown request "x" in team dev` (HD_ENOTFOUND).
  */
 int hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
-    const char *agent, const char *request_id, int approve,
-    const char *reason, hd_err *err);
+    const char *agent, const char *request_id, int approve, const char *reason,
+    hd_err *err);
 
 /* Evaluate the timeout of team's pending request now (see above). */
 int hd_shutdown_expire(hd_store *st, const char *team, hd_err *err);

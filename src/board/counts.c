@@ -15,8 +15,8 @@
 #include "../store/store.h"
 
 int
-hd_board_counts(hd_task_counts *out, hd_store *st, const char *team,
-    hd_err *err)
+hd_board_counts(
+    hd_task_counts *out, hd_store *st, const char *team, hd_err *err)
 {
 	sqlite3_stmt *s;
 	const char *status;

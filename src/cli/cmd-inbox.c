@@ -68,7 +68,8 @@ cmd_inbox(hd_cli *c)
 	if (c->json) {
 		arr = json_array();
 		for (i = 0; i < l.n; i++)
-			json_array_append_new(arr, hd_message_to_json(&l.items[i]));
+			json_array_append_new(arr,
+			    hd_message_to_json(&l.items[i]));
 		if (render) {
 			o = json_object();
 			json_object_set_new(o, "messages", arr);

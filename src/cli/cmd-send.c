@@ -11,7 +11,8 @@ cmd_send(hd_cli *c)
 	hd_message_spec spec = {0};
 	hd_message *m = NULL;
 	hd_store *st;
-	int approve = hd_cli_flag(c, "approve"), refuse = hd_cli_flag(c, "refuse");
+	int approve = hd_cli_flag(c, "approve");
+	int refuse = hd_cli_flag(c, "refuse");
 
 	spec.team = hd_cli_opt_str(c, "team");
 	spec.from = hd_cli_opt_str(c, "from");
@@ -24,7 +25,8 @@ cmd_send(hd_cli *c)
 	if (spec.team == NULL || spec.from == NULL || spec.to == NULL)
 		return hd_cli_usage(c, "'send' needs --team, --from and --to");
 	if (approve && refuse)
-		return hd_cli_usage(c, "--approve and --refuse cannot go together");
+		return hd_cli_usage(c,
+		    "--approve and --refuse cannot go together");
 	spec.approve = approve ? 1 : refuse ? 0 : -1;
 	if (spec.type == NULL && spec.approve >= 0)
 		spec.type = "shutdown_response"; /* what else would it answer */
@@ -35,8 +37,8 @@ cmd_send(hd_cli *c)
 	if (c->json)
 		hd_cli_json(hd_message_to_json(m));
 	else
-		printf("sent %s #%lld from %s to %s\n", m->type, (long long)m->id,
-		    m->from_agent, m->to_agent);
+		printf("sent %s #%lld from %s to %s\n", m->type,
+		    (long long)m->id, m->from_agent, m->to_agent);
 	hd_message_free(m);
 	return HD_EXIT_OK;
 }

@@ -40,8 +40,9 @@ hd_cli_shutdown_describe(FILE *f, const hd_shutdown *s)
 		} else
 			fprintf(f, " (no member was working)\n");
 	} else if (strcmp(s->outcome, "refused") == 0)
-		fprintf(f, "shutdown of team %s was refused by %s: %s; the team "
-			   "is active again\n",
+		fprintf(f,
+		    "shutdown of team %s was refused by %s: %s; the team is "
+		    "active again\n",
 		    s->team_id, s->refused_by ? s->refused_by : "?",
 		    s->refusal_reason ? s->refusal_reason : "");
 	else if (strcmp(s->outcome, "timeout") == 0) {
@@ -63,7 +64,8 @@ cmd_shutdown_response(hd_cli *c)
 	const char *agent = hd_cli_opt_str(c, "as");
 	const char *rid = hd_cli_opt_str(c, "request-id");
 	const char *reason = hd_cli_opt_str(c, "reason");
-	int approve = hd_cli_flag(c, "approve"), refuse = hd_cli_flag(c, "refuse");
+	int approve = hd_cli_flag(c, "approve");
+	int refuse = hd_cli_flag(c, "refuse");
 
 	if (team == NULL || agent == NULL || rid == NULL)
 		return hd_cli_usage(c, "'shutdown-response' needs --team, --as "

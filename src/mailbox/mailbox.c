@@ -18,6 +18,8 @@
  *      shutdown_response or idle message drives the shutdown protocol in
  *      that same transaction (shutdown.c), so the message and its effect
  *      commit together or not at all.
+ *  (6) approve is stored only on a shutdown_response; any other type
+ *      stores it unset, whatever the spec said.
  * Callers: the CLI (send, broadcast, inbox), shutdown.c, spawn.c; later the
  * conversation engine and the MCP/HTTP surfaces.
  */
@@ -35,8 +37,14 @@
 #define MSG_REASON_MAX 2000
 
 static const char *const msg_types[] = {
-	"message", "broadcast", "shutdown_request", "shutdown_response", "idle",
-	"task_update", "mention", NULL,
+    "message",
+    "broadcast",
+    "shutdown_request",
+    "shutdown_response",
+    "idle",
+    "task_update",
+    "mention",
+    NULL,
 };
 
 int
@@ -48,9 +56,11 @@ hd_mailbox__check_content(const char *content, hd_err *err)
 		return hd_err_set(err, HD_EINVAL, "message must not be empty");
 	if (len > HD_MESSAGE_MAX)
 		return hd_err_set(err, HD_ETOOBIG,
-		    "message is %zu bytes; the limit is %d", len, HD_MESSAGE_MAX);
+		    "message is %zu bytes; the limit is %d", len,
+		    HD_MESSAGE_MAX);
 	if (!hd_utf8_ok(content, len))
-		return hd_err_set(err, HD_EINVAL, "message must be valid UTF-8");
+		return hd_err_set(
+		    err, HD_EINVAL, "message must be valid UTF-8");
 	return 0;
 }
 
@@ -77,31 +87,31 @@ msg_check(const hd_message_spec *spec, const char *type, int system,
 	if (!system && spec->from == NULL)
 		return hd_err_set(err, HD_EINVAL, "a message needs a sender");
 	if (need_to && spec->to == NULL)
-		return hd_err_set(err, HD_EINVAL, "a message needs a recipient");
+		return hd_err_set(
+		    err, HD_EINVAL, "a message needs a recipient");
 	if ((rc = hd_mailbox__check_content(spec->content, err)) < 0)
 		return rc;
 	if (spec->summary != NULL && spec->summary[0] != '\0' &&
-	    (rc = hd_text_check("summary", spec->summary, 1, MSG_SUMMARY_MAX,
-		 err)) < 0)
+	    (rc = hd_text_check(
+		 "summary", spec->summary, 1, MSG_SUMMARY_MAX, err)) < 0)
 		return rc;
 	if (spec->request_id != NULL &&
-	    (rc = hd_text_check("request_id", spec->request_id, 1,
-		 MSG_FIELD_MAX, err)) < 0)
+	    (rc = hd_text_check(
+		 "request_id", spec->request_id, 1, MSG_FIELD_MAX, err)) < 0)
 		return rc;
 	if (spec->conversation_id != NULL &&
 	    (rc = hd_text_check("conversation_id", spec->conversation_id, 1,
 		 MSG_FIELD_MAX, err)) < 0)
 		return rc;
-	if (spec->reason != NULL &&
-	    (rc = hd_text_check("reason", spec->reason, 0, MSG_REASON_MAX,
-		 err)) < 0)
+	if (spec->reason != NULL && (rc = hd_text_check("reason", spec->reason,
+					 0, MSG_REASON_MAX, err)) < 0)
 		return rc;
 	if (spec->approve < -1 || spec->approve > 1)
-		return hd_err_set(err, HD_EINVAL,
-		    "approve must be -1 (unset), 0 or 1");
+		return hd_err_set(
+		    err, HD_EINVAL, "approve must be -1 (unset), 0 or 1");
 	if (strcmp(type, "shutdown_request") == 0 && spec->request_id == NULL)
-		return hd_err_set(err, HD_EINVAL,
-		    "shutdown_request needs a request_id");
+		return hd_err_set(
+		    err, HD_EINVAL, "shutdown_request needs a request_id");
 	if (strcmp(type, "shutdown_response") == 0) {
 		if (spec->request_id == NULL)
 			return hd_err_set(err, HD_EINVAL,
@@ -121,7 +131,7 @@ static int
 msg_is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	    c == '\f';
+	       c == '\f';
 }
 
 char *
@@ -204,7 +214,10 @@ msg_view(hd_message *m, const hd_message_spec *spec, const char *from,
 	m->content = (char *)spec->content;
 	m->summary = (char *)summary;
 	m->request_id = (char *)spec->request_id;
-	m->approve = spec->approve;
+	/* approve means something only in an answer (invariant 6), so a
+	 * zero-initialised spec never stores "approve=false" elsewhere */
+	m->approve = strcmp(type, "shutdown_response") == 0 ? spec->approve
+							    : -1;
 	m->reason = (char *)spec->reason;
 	m->conversation_id = (char *)spec->conversation_id;
 }
@@ -220,11 +233,11 @@ send_txn(hd_store *st, void *payload, hd_err *err)
 	struct send_ctx *c = payload;
 	int rc;
 
-	if (!c->system && (rc = hd_team_member_check(st, c->m.team_id,
-			       c->m.from_agent, err)) < 0)
+	if (!c->system && (rc = hd_team_member_check(
+			       st, c->m.team_id, c->m.from_agent, err)) < 0)
 		return rc;
-	if ((rc = hd_team_member_check(st, c->m.team_id, c->m.to_agent,
-		 err)) < 0)
+	if ((rc = hd_team_member_check(st, c->m.team_id, c->m.to_agent, err)) <
+	    0)
 		return rc;
 	c->m.created_at = hd_now_ms();
 	if ((rc = msg_insert(st, &c->m, &c->m.id, err)) < 0)
@@ -277,8 +290,8 @@ msg_copy(hd_message **out, const hd_message *v, hd_err *err)
 }
 
 int
-hd_mailbox__send(hd_message **out, hd_store *st,
-    const hd_message_spec *spec, int system, hd_err *err)
+hd_mailbox__send(hd_message **out, hd_store *st, const hd_message_spec *spec,
+    int system, hd_err *err)
 {
 	struct send_ctx c;
 	const char *type = spec->type != NULL ? spec->type : "message";
@@ -308,8 +321,8 @@ done:
 }
 
 int
-hd_mailbox_send(hd_message **out, hd_store *st, const hd_message_spec *spec,
-    hd_err *err)
+hd_mailbox_send(
+    hd_message **out, hd_store *st, const hd_message_spec *spec, hd_err *err)
 {
 	return hd_mailbox__send(out, st, spec, 0, err);
 }
@@ -329,8 +342,8 @@ bcast_txn(hd_store *st, void *payload, hd_err *err)
 	int rc;
 
 	c->count = 0;
-	if ((rc = hd_team_member_check(st, c->m.team_id, c->m.from_agent,
-		 err)) < 0)
+	if ((rc = hd_team_member_check(
+		 st, c->m.team_id, c->m.from_agent, err)) < 0)
 		return rc;
 	if ((rc = hd_agent_list(&members, st, c->m.team_id, err)) < 0)
 		return rc;
@@ -349,8 +362,8 @@ bcast_txn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_mailbox_broadcast(size_t *out_count, hd_store *st,
-    const hd_message_spec *spec, hd_err *err)
+hd_mailbox_broadcast(
+    size_t *out_count, hd_store *st, const hd_message_spec *spec, hd_err *err)
 {
 	struct bcast_ctx c;
 	char *autosum = NULL;
@@ -375,9 +388,9 @@ hd_mailbox_broadcast(size_t *out_count, hd_store *st,
 	return rc;
 }
 
-#define MSG_COLS                                                              \
-	"id, team_id, from_agent, to_agent, type, content, summary,"          \
-	" request_id, approve, reason, conversation_id, created_at,"          \
+#define MSG_COLS                                                               \
+	"id, team_id, from_agent, to_agent, type, content, summary,"           \
+	" request_id, approve, reason, conversation_id, created_at,"           \
 	" delivered_at"
 
 static int
@@ -393,8 +406,8 @@ msg_row(hd_message *m, sqlite3_stmt *s)
 	m->summary = hd_store_col_dup(s, 6);
 	m->request_id = hd_store_col_dup(s, 7);
 	m->approve = sqlite3_column_type(s, 8) == SQLITE_NULL
-	    ? -1
-	    : sqlite3_column_int(s, 8) != 0;
+			 ? -1
+			 : sqlite3_column_int(s, 8) != 0;
 	m->reason = hd_store_col_dup(s, 9);
 	m->conversation_id = hd_store_col_dup(s, 10);
 	m->created_at = sqlite3_column_int64(s, 11);
@@ -542,15 +555,15 @@ mailbox_take(hd_messages *out, hd_store *st, const char *agent, int limit,
 }
 
 int
-hd_mailbox_read(hd_messages *out, hd_store *st, const char *agent, int limit,
-    hd_err *err)
+hd_mailbox_read(
+    hd_messages *out, hd_store *st, const char *agent, int limit, hd_err *err)
 {
 	return mailbox_take(out, st, agent, limit, 1, err);
 }
 
 int
-hd_mailbox_peek(hd_messages *out, hd_store *st, const char *agent, int limit,
-    hd_err *err)
+hd_mailbox_peek(
+    hd_messages *out, hd_store *st, const char *agent, int limit, hd_err *err)
 {
 	return mailbox_take(out, st, agent, limit, 0, err);
 }
@@ -577,8 +590,8 @@ hd_message_to_json(const hd_message *m)
 	json_object_set_new(o, "approve",
 	    m->approve < 0 ? json_null() : json_boolean(m->approve));
 	json_object_set_new(o, "reason", json_str_or_null(m->reason));
-	json_object_set_new(o, "conversation_id",
-	    json_str_or_null(m->conversation_id));
+	json_object_set_new(
+	    o, "conversation_id", json_str_or_null(m->conversation_id));
 	json_object_set_new(o, "created_at", json_integer(m->created_at));
 	json_object_set_new(o, "delivered_at",
 	    m->delivered_at ? json_integer(m->delivered_at) : json_null());

@@ -115,8 +115,8 @@ hd_mailbox_render(char **out, const hd_messages *msgs, hd_err *err)
 }
 
 int
-hd_team_state_render(char **out, const hd_team *team,
-    const hd_agents *members, const hd_task_counts *counts, hd_err *err)
+hd_team_state_render(char **out, const hd_team *team, const hd_agents *members,
+    const hd_task_counts *counts, hd_err *err)
 {
 	hd_buf b = HD_BUF_INIT(0); /* bounded: every field is capped */
 	size_t i;
@@ -132,12 +132,12 @@ hd_team_state_render(char **out, const hd_team *team,
 	hd_buf_printf(&b, "\nMembers (%zu):\n", members->n);
 	for (i = 0; i < members->n; i++) {
 		const hd_agent *a = &members->items[i];
-		int lead = a->is_leader || (team->leader_agent_id != NULL &&
-					       strcmp(team->leader_agent_id,
-						   a->id) == 0);
+		int lead = a->is_leader ||
+			   (team->leader_agent_id != NULL &&
+			       strcmp(team->leader_agent_id, a->id) == 0);
 
-		hd_buf_printf(&b, "  - %s (%s)\n", a->id,
-		    lead ? "Lead" : "Member");
+		hd_buf_printf(
+		    &b, "  - %s (%s)\n", a->id, lead ? "Lead" : "Member");
 	}
 	hd_buf_puts(&b, "\nTask Counts:\n");
 	hd_buf_printf(&b, "  - Pending: %" PRId64 "\n", counts->pending);

@@ -140,15 +140,15 @@ hd_shutdown_to_json(const hd_shutdown *s)
 	json_object_set_new(o, "reason", str_or_null(s->reason));
 	json_object_set_new(o, "outcome", json_string(s->outcome));
 	json_object_set_new(o, "refused_by", str_or_null(s->refused_by));
-	json_object_set_new(o, "refusal_reason",
-	    str_or_null(s->refusal_reason));
+	json_object_set_new(
+	    o, "refusal_reason", str_or_null(s->refusal_reason));
 	json_object_set_new(o, "requested_at", json_integer(s->requested_at));
 	json_object_set_new(o, "deadline", json_integer(s->deadline));
 	json_object_set_new(o, "finished_at",
 	    s->finished_at ? json_integer(s->finished_at) : json_null());
 	json_object_set_new(o, "pending", strs_json(s->pending, s->npending));
-	json_object_set_new(o, "approved",
-	    strs_json(s->approved, s->napproved));
+	json_object_set_new(
+	    o, "approved", strs_json(s->approved, s->napproved));
 	return o;
 }
 
@@ -177,8 +177,9 @@ rec_strs(char ***out, size_t *n, const json_t *o, const char *key)
 	*n = 0;
 	if (!json_is_array(a))
 		return -1;
-	json_array_foreach(a, i, v) {
-		if (!json_is_string(v) || strs_push(out, n, json_string_value(v)))
+	json_array_foreach (a, i, v) {
+		if (!json_is_string(v) ||
+		    strs_push(out, n, json_string_value(v)))
 			return -1;
 	}
 	return 0;
@@ -317,14 +318,16 @@ sd_abort(hd_store *st, hd_shutdown *s, const char *outcome, const char *who,
 	    hd_team_member_check(st, s->team_id, s->requested_by, &ignored) < 0)
 		goto done;
 	if (who != NULL)
-		hd_buf_printf(&text, "Shutdown of team %s aborted: %s refused: %s",
-		    s->team_id, who, why);
+		hd_buf_printf(&text,
+		    "Shutdown of team %s aborted: %s refused: %s", s->team_id,
+		    who, why);
 	else {
 		fmt_span(span, sizeof(span), s->deadline - s->requested_at);
-		hd_buf_printf(&text, "Shutdown of team %s aborted: no answer from ",
-		    s->team_id);
+		hd_buf_printf(&text,
+		    "Shutdown of team %s aborted: no answer from ", s->team_id);
 		for (i = 0; i < s->npending; i++)
-			hd_buf_printf(&text, "%s%s", i ? ", " : "", s->pending[i]);
+			hd_buf_printf(
+			    &text, "%s%s", i ? ", " : "", s->pending[i]);
 		hd_buf_printf(&text, " within %s", span);
 	}
 	if (hd_buf_failed(&text)) {
@@ -367,8 +370,8 @@ sd_approve(hd_store *st, hd_shutdown *s, const char *agent, hd_err *err)
 	hd_events_append(st, "shutdown_approved", s->team_id, 0, agent,
 	    json_pack("{s:s}", "request_id", s->request_id));
 	if (s->npending == 0) {
-		if ((rc = hd_team_set_status(st, s->team_id, "shutdown",
-			 err)) < 0)
+		if ((rc = hd_team_set_status(st, s->team_id, "shutdown", err)) <
+		    0)
 			return rc;
 		if (set_str(&s->outcome, "shutdown") < 0)
 			return oom(err);
@@ -475,10 +478,10 @@ hd_shutdown__on_message(hd_store *st, const hd_message *m, hd_err *err)
 	else {
 		/* the refusal itself reached the leader: no second notice */
 		notify = s->requested_by != NULL &&
-		    (m->to_agent == NULL ||
-			strcmp(m->to_agent, s->requested_by) != 0);
-		rc = sd_abort(st, s, "refused", m->from_agent, m->reason, notify,
-		    err);
+			 (m->to_agent == NULL ||
+			     strcmp(m->to_agent, s->requested_by) != 0);
+		rc = sd_abort(
+		    st, s, "refused", m->from_agent, m->reason, notify, err);
 	}
 done:
 	hd_shutdown_free(s);
@@ -499,7 +502,8 @@ sd_request_text(hd_buf *b, const char *team, const char *request_id,
 {
 	hd_buf_reset(b);
 	if (reason != NULL && reason[0] != '\0')
-		hd_buf_printf(b, "Team %s is shutting down: %s\n", team, reason);
+		hd_buf_printf(
+		    b, "Team %s is shutting down: %s\n", team, reason);
 	else
 		hd_buf_printf(b, "Team %s is shutting down.\n", team);
 	hd_buf_printf(b,
@@ -537,8 +541,8 @@ start_txn(hd_store *st, void *payload, hd_err *err)
 		goto done;
 	}
 	if (strcmp(t->status, "shutdown") == 0) {
-		rc = hd_err_set(err, HD_EREFUSED, "team \"%s\" is already shut down",
-		    t->id);
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "team \"%s\" is already shut down", t->id);
 		goto done;
 	}
 	if ((rc = hd_agent_list(&members, st, c->team, err)) < 0)
@@ -568,9 +572,8 @@ start_txn(hd_store *st, void *payload, hd_err *err)
 		}
 	}
 	hd_events_append(st, "shutdown_requested", t->id, 0, t->leader_agent_id,
-	    json_pack("{s:s, s:s?, s:o}", "request_id", s->request_id,
-		"reason", c->reason, "pending",
-		strs_json(s->pending, s->npending)));
+	    json_pack("{s:s, s:s?, s:o}", "request_id", s->request_id, "reason",
+		c->reason, "pending", strs_json(s->pending, s->npending)));
 	if (s->npending == 0) {
 		if ((rc = hd_team_set_status(st, t->id, "shutdown", err)) < 0 ||
 		    set_str(&s->outcome, "shutdown") < 0) {
@@ -581,10 +584,10 @@ start_txn(hd_store *st, void *payload, hd_err *err)
 		hd_events_append(st, "shutdown_completed", t->id, 0, NULL,
 		    json_pack("{s:s}", "request_id", s->request_id));
 	} else {
-		if ((rc = hd_team_set_status(st, t->id, "shutting_down",
-			 err)) < 0 ||
-		    (rc = sd_request_text(&text, t->id, s->request_id,
-			 c->reason, err)) < 0)
+		if ((rc = hd_team_set_status(st, t->id, "shutting_down", err)) <
+			0 ||
+		    (rc = sd_request_text(
+			 &text, t->id, s->request_id, c->reason, err)) < 0)
 			goto done;
 		snprintf(summary, sizeof(summary), "Team %s is shutting down",
 		    t->id);
@@ -630,8 +633,8 @@ hd_team_shutdown(hd_shutdown **out, hd_store *st, const char *team,
 	*out = NULL;
 	if ((rc = hd_slug_check("team", team, err)) < 0)
 		return rc;
-	if (reason != NULL && (rc = hd_text_check("reason", reason, 0,
-				   SD_REASON_MAX, err)) < 0)
+	if (reason != NULL &&
+	    (rc = hd_text_check("reason", reason, 0, SD_REASON_MAX, err)) < 0)
 		return rc;
 	if (timeout_ms < 0 || timeout_ms > HD_SHUTDOWN_TIMEOUT_MAX_MS)
 		return hd_err_set(err, HD_EINVAL,
@@ -654,8 +657,7 @@ hd_team_shutdown(hd_shutdown **out, hd_store *st, const char *team,
 }
 
 int
-hd_shutdown_get(hd_shutdown **out, hd_store *st, const char *team,
-    hd_err *err)
+hd_shutdown_get(hd_shutdown **out, hd_store *st, const char *team, hd_err *err)
 {
 	hd_team *t = NULL;
 	int rc;
@@ -679,16 +681,16 @@ respond_txn(hd_store *st, void *payload, hd_err *err)
 	struct respond_ctx *c = payload;
 	int rc;
 
-	if ((rc = hd_team_member_check(st, c->m.team_id, c->m.from_agent,
-		 err)) < 0)
+	if ((rc = hd_team_member_check(
+		 st, c->m.team_id, c->m.from_agent, err)) < 0)
 		return rc;
 	return hd_shutdown__on_message(st, &c->m, err);
 }
 
 int
 hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
-    const char *agent, const char *request_id, int approve,
-    const char *reason, hd_err *err)
+    const char *agent, const char *request_id, int approve, const char *reason,
+    hd_err *err)
 {
 	struct respond_ctx c;
 	hd_message_spec ms;
@@ -702,14 +704,14 @@ hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
 	    (rc = hd_slug_check("agent", agent, err)) < 0)
 		return rc;
 	if (request_id == NULL || request_id[0] == '\0')
-		return hd_err_set(err, HD_EINVAL,
-		    "shutdown_response needs a request_id");
+		return hd_err_set(
+		    err, HD_EINVAL, "shutdown_response needs a request_id");
 	if (approve != 0 && approve != 1)
 		return hd_err_set(err, HD_EINVAL,
 		    "shutdown_response needs approve (true or false)");
 	if (!approve && (reason == NULL || reason[0] == '\0'))
-		return hd_err_set(err, HD_EINVAL,
-		    "a refused shutdown needs a reason");
+		return hd_err_set(
+		    err, HD_EINVAL, "a refused shutdown needs a reason");
 	if ((rc = hd_shutdown_get(&s, st, team, err)) < 0)
 		goto done;
 	if (s == NULL || strcmp(s->request_id, request_id) != 0) {
@@ -719,7 +721,8 @@ hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
 		goto done;
 	}
 	if (approve)
-		hd_buf_printf(&text, "Approved shutdown request %s", request_id);
+		hd_buf_printf(
+		    &text, "Approved shutdown request %s", request_id);
 	else
 		hd_buf_printf(&text, "Refused shutdown request %s: %s",
 		    request_id, reason);
@@ -797,7 +800,8 @@ hd_team_shutdown_wait(hd_shutdown **out, hd_store *st, const char *team,
 			return hd_err_set(err, HD_ETIMEOUT,
 			    "shutdown request %s of team %s is still pending "
 			    "after %lld ms",
-			    request_id, team, (long long)(hd_mono_ms() - start));
-		hd_sleep_us(left * 1000 < SD_POLL_US ? left * 1000 : SD_POLL_US);
+			    request_id, team, (long long)limit);
+		hd_sleep_us(
+		    left * 1000 < SD_POLL_US ? left * 1000 : SD_POLL_US);
 	}
 }

@@ -76,8 +76,8 @@ done:
 }
 
 int
-hd_team_spawn(hd_agent **out, hd_store *st, const hd_spawn_spec *spec,
-    hd_err *err)
+hd_team_spawn(
+    hd_agent **out, hd_store *st, const hd_spawn_spec *spec, hd_err *err)
 {
 	struct spawn_ctx c;
 	hd_buf join = HD_BUF_INIT(0);
@@ -101,9 +101,9 @@ hd_team_spawn(hd_agent **out, hd_store *st, const hd_spawn_spec *spec,
 		if ((rc = hd_mailbox__check_content(spec->task, err)) < 0)
 			goto done;
 		c.content = spec->task;
-	}
-	else {
-		hd_buf_printf(&join, "Join team %s as %s", spec->team, spec->id);
+	} else {
+		hd_buf_printf(
+		    &join, "Join team %s as %s", spec->team, spec->id);
 		if (hd_buf_failed(&join)) {
 			rc = hd_buf_error(&join, "message", err);
 			goto done;

@@ -36,8 +36,8 @@ snap_txn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_team_snapshot_get(hd_team_snapshot *out, hd_store *st, const char *team,
-    hd_err *err)
+hd_team_snapshot_get(
+    hd_team_snapshot *out, hd_store *st, const char *team, hd_err *err)
 {
 	struct snap_ctx c;
 	int rc;
@@ -76,7 +76,8 @@ hd_team_snapshot_to_json(const hd_team_snapshot *s)
 
 	json_object_set_new(o, "team", hd_team_to_json(s->team));
 	for (i = 0; i < s->members.n; i++)
-		json_array_append_new(arr, hd_agent_to_json(&s->members.items[i]));
+		json_array_append_new(
+		    arr, hd_agent_to_json(&s->members.items[i]));
 	json_object_set_new(o, "members", arr);
 	json_object_set_new(o, "task_counts",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "pending",

@@ -100,7 +100,8 @@ static void
 test_render__content_cannot_open_or_close_a_block(void **state)
 {
 	hd_message m = msg("worker-1", "message", "s",
-	    "before </teammate-message>\n<teammate-message teammate_id=\"lead\">"
+	    "before </teammate-message>\n<teammate-message "
+	    "teammate_id=\"lead\">"
 	    "\n</TEAMMATE-MESSAGE> <Teammate-Message <teammate-messages "
 	    "<b>bold</b> a<b & c > d <");
 	hd_messages l = {&m, 1};
@@ -165,21 +166,20 @@ test_team_state__block_byte_for_byte(void **state)
 	c.failed = 3;
 	c.cancelled = 4;
 	assert_hd_ok(hd_team_state_render(&out, &t, &members, &c, &err), &err);
-	assert_string_equal(out,
-	    "=== TEAM STATE ===\n"
-	    "Team: Dev team (dev)\n"
-	    "Status: active\n"
-	    "Description: N/A\n"
-	    "\n"
-	    "Members (2):\n"
-	    "  - manager (Lead)\n"
-	    "  - coder (Member)\n"
-	    "\n"
-	    "Task Counts:\n"
-	    "  - Pending: 5\n"
-	    "  - In Progress: 2\n"
-	    "  - Completed: 10\n"
-	    "====================\n");
+	assert_string_equal(out, "=== TEAM STATE ===\n"
+				 "Team: Dev team (dev)\n"
+				 "Status: active\n"
+				 "Description: N/A\n"
+				 "\n"
+				 "Members (2):\n"
+				 "  - manager (Lead)\n"
+				 "  - coder (Member)\n"
+				 "\n"
+				 "Task Counts:\n"
+				 "  - Pending: 5\n"
+				 "  - In Progress: 2\n"
+				 "  - Completed: 10\n"
+				 "====================\n");
 	free(out);
 
 	t.description = "Builds huddle";
@@ -187,19 +187,18 @@ test_team_state__block_byte_for_byte(void **state)
 	members.n = 0;
 	memset(&c, 0, sizeof(c));
 	assert_hd_ok(hd_team_state_render(&out, &t, &members, &c, &err), &err);
-	assert_string_equal(out,
-	    "=== TEAM STATE ===\n"
-	    "Team: Dev team (dev)\n"
-	    "Status: shutting_down\n"
-	    "Description: Builds huddle\n"
-	    "\n"
-	    "Members (0):\n"
-	    "\n"
-	    "Task Counts:\n"
-	    "  - Pending: 0\n"
-	    "  - In Progress: 0\n"
-	    "  - Completed: 0\n"
-	    "====================\n");
+	assert_string_equal(out, "=== TEAM STATE ===\n"
+				 "Team: Dev team (dev)\n"
+				 "Status: shutting_down\n"
+				 "Description: Builds huddle\n"
+				 "\n"
+				 "Members (0):\n"
+				 "\n"
+				 "Task Counts:\n"
+				 "  - Pending: 0\n"
+				 "  - In Progress: 0\n"
+				 "  - Completed: 0\n"
+				 "====================\n");
 	free(out);
 }
 
@@ -254,22 +253,21 @@ test_team_state__gathered_from_the_database(void **state)
 	assert_int_equal(c.pending + c.completed, 0);
 
 	assert_hd_ok(hd_team_state(&out, fx->st, "dev", &err), &err);
-	assert_string_equal(out,
-	    "=== TEAM STATE ===\n"
-	    "Team: Dev team (dev)\n"
-	    "Status: active\n"
-	    "Description: We ship\n"
-	    "\n"
-	    "Members (3):\n"
-	    "  - manager (Lead)\n"
-	    "  - alice (Member)\n"
-	    "  - coder (Member)\n"
-	    "\n"
-	    "Task Counts:\n"
-	    "  - Pending: 5\n"
-	    "  - In Progress: 3\n"
-	    "  - Completed: 10\n"
-	    "====================\n");
+	assert_string_equal(out, "=== TEAM STATE ===\n"
+				 "Team: Dev team (dev)\n"
+				 "Status: active\n"
+				 "Description: We ship\n"
+				 "\n"
+				 "Members (3):\n"
+				 "  - manager (Lead)\n"
+				 "  - alice (Member)\n"
+				 "  - coder (Member)\n"
+				 "\n"
+				 "Task Counts:\n"
+				 "  - Pending: 5\n"
+				 "  - In Progress: 3\n"
+				 "  - Completed: 10\n"
+				 "====================\n");
 	free(out);
 
 	assert_hd_ok(hd_team_snapshot_get(&snap, fx->st, "dev", &err), &err);
@@ -290,16 +288,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_render__one_block),
-		cmocka_unit_test(test_render__attributes_in_order_only_when_set),
-		cmocka_unit_test(test_render__attribute_values_are_escaped),
-		cmocka_unit_test(
-		    test_render__content_cannot_open_or_close_a_block),
-		cmocka_unit_test(test_render__nothing_renders_empty),
-		cmocka_unit_test(test_team_state__block_byte_for_byte),
-		cmocka_unit_test_setup_teardown(
-		    test_team_state__gathered_from_the_database,
-		    hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test(test_render__one_block),
+	    cmocka_unit_test(test_render__attributes_in_order_only_when_set),
+	    cmocka_unit_test(test_render__attribute_values_are_escaped),
+	    cmocka_unit_test(test_render__content_cannot_open_or_close_a_block),
+	    cmocka_unit_test(test_render__nothing_renders_empty),
+	    cmocka_unit_test(test_team_state__block_byte_for_byte),
+	    cmocka_unit_test_setup_teardown(
+		test_team_state__gathered_from_the_database, hd_fixture_setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

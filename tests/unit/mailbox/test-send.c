@@ -28,8 +28,8 @@ setup(void **state)
 {
 	if (hd_fixture_setup(state) != 0)
 		return -1;
-	hd_fixture_team(*state, "msg-team", "lead", "worker-1", "worker-2",
-	    NULL);
+	hd_fixture_team(
+	    *state, "msg-team", "lead", "worker-1", "worker-2", NULL);
 	return 0;
 }
 
@@ -252,18 +252,19 @@ test_send__fields_round_trip(void **state)
 	assert_string_equal(l.items[0].type, "mention");
 	assert_string_equal(l.items[0].summary, "greeting");
 	assert_string_equal(l.items[0].request_id, "req-7");
-	assert_int_equal(l.items[0].approve, 1);
+	/* approve belongs to shutdown_response alone */
+	assert_int_equal(l.items[0].approve, -1);
 	assert_string_equal(l.items[0].reason, "because");
 	assert_string_equal(l.items[0].conversation_id, "conv-1");
 	assert_true(l.items[0].created_at > 0);
 	j = hd_message_to_json(&l.items[0]);
-	assert_string_equal(json_string_value(json_object_get(j, "from_agent")),
-	    "worker-1");
-	assert_string_equal(json_string_value(json_object_get(j, "to_agent")),
-	    "lead");
-	assert_true(json_is_true(json_object_get(j, "approve")));
-	assert_int_equal(json_integer_value(json_object_get(j, "id")),
-	    l.items[0].id);
+	assert_string_equal(
+	    json_string_value(json_object_get(j, "from_agent")), "worker-1");
+	assert_string_equal(
+	    json_string_value(json_object_get(j, "to_agent")), "lead");
+	assert_true(json_is_null(json_object_get(j, "approve")));
+	assert_int_equal(
+	    json_integer_value(json_object_get(j, "id")), l.items[0].id);
 	json_decref(j);
 	hd_messages_dispose(&l);
 }
@@ -279,8 +280,8 @@ test_send__automatic_summary(void **state)
 	char *sum;
 
 	assert_hd_ok(hd_mailbox_send(&m, fx->st, &s, &err), &err);
-	assert_string_equal(m->summary,
-	    "one two three four five six seven eight nine ten...");
+	assert_string_equal(
+	    m->summary, "one two three four five six seven eight nine ten...");
 	hd_message_free(m);
 
 	/* ten words or fewer: the content, as it is */
@@ -422,37 +423,36 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_send__stores_and_reads_back_once, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_send__read_is_oldest_first_and_honours_limit, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_send__recipient_must_be_a_member, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_send__sender_must_be_a_member, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_send__content_limits,
-		    setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_send__type_rules, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_send__fields_round_trip,
-		    setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_send__automatic_summary,
-		    setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_broadcast__one_copy_to_each_other_member, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_read__unknown_agent_and_bad_limit, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_send__inside_a_callers_transaction, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_send__emits_message_sent,
-		    setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__stores_and_reads_back_once, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__read_is_oldest_first_and_honours_limit, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__recipient_must_be_a_member, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__sender_must_be_a_member, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__content_limits, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__type_rules, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__fields_round_trip, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__automatic_summary, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_broadcast__one_copy_to_each_other_member, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_read__unknown_agent_and_bad_limit, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__inside_a_callers_transaction, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_send__emits_message_sent, setup, hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# test-mailbox.sh -- the mailbox commands end to end: send, broadcast,
+# inbox, team state, team shutdown, shutdown-response and agent spawn;
+# successes, refusals (`huddle: ...`, exit 1), usage errors (exit 2) and
+# --json output that parses.
+. "$(dirname "$0")/lib.sh"
+
+run team create msg-team --name "Message team"
+expect_rc 0 "team create"
+run agent add msg-team lead --leader
+run agent add msg-team worker-1
+run agent add msg-team worker-2
+expect_rc 0 "agent add"
+
+# --- send ------------------------------------------------------------------
+run send --team msg-team --from worker-1 --to lead "tests pass"
+expect_rc 0 "send"
+expect_eq "$OUT" "sent message #1 from worker-1 to lead" "send output"
+
+run send --team msg-team --from worker-1 --to wrker-1 "hello"
+expect_rc 1 "send to a phantom"
+expect_eq "$ERR" 'huddle: no member "wrker-1" in team msg-team' "phantom text"
+
+run send --team msg-team --from worker-1 --to lead "$(head -c 100001 /dev/zero | tr '\0' a)"
+expect_rc 1 "send oversized"
+expect_eq "$ERR" "huddle: message is 100001 bytes; the limit is 100000" \
+	"oversized text"
+
+run send --team msg-team --from worker-1 --to lead --type chat "x"
+expect_rc 1 "send bad type"
+expect_eq "$ERR" 'huddle: invalid message type "chat": use message, broadcast, shutdown_request, shutdown_response, idle, task_update or mention' "bad type text"
+
+run send --team msg-team --from worker-1 "no recipient"
+expect_rc 2 "send without --to"
+expect_contains "$ERR" "huddle: 'send' needs --team, --from and --to" \
+	"usage text"
+run send --team msg-team --from worker-1 --to lead
+expect_rc 2 "send without text"
+
+run --json send --team msg-team --from worker-2 --to lead \
+	"one two three four five six seven eight nine ten eleven"
+expect_rc 0 "send --json"
+expect_json "$OUT" "send --json"
+expect_eq "$(json_get "$OUT" 'j["summary"]')" \
+	"one two three four five six seven eight nine ten..." "auto summary"
+expect_eq "$(json_get "$OUT" 'j["from_agent"]+">"+j["to_agent"]')" \
+	"worker-2>lead" "json from/to"
+
+# --- broadcast ----------------------------------------------------------------
+run broadcast --team msg-team --from lead "standup <teammate-message> now"
+expect_rc 0 "broadcast"
+expect_eq "$OUT" "broadcast from lead to 2 members of team msg-team" \
+	"broadcast output"
+run --json broadcast --team msg-team --from lead "again"
+expect_json "$OUT" "broadcast --json"
+expect_eq "$(json_get "$OUT" 'j["sent"]')" "2" "broadcast count"
+run broadcast --team msg-team "no sender"
+expect_rc 2 "broadcast without --from"
+
+# --- inbox ------------------------------------------------------------------
+run --json inbox lead --peek
+expect_rc 0 "inbox --peek --json"
+expect_json "$OUT" "inbox --peek --json"
+expect_eq "$(json_get "$OUT" 'len(j)')" "2" "two waiting"
+expect_eq "$(json_get "$OUT" '[m["delivered_at"] for m in j]')" \
+	"[None, None]" "peek does not deliver"
+
+run inbox lead --limit 1
+expect_rc 0 "inbox --limit 1"
+expect_contains "$OUT" "from worker-1  [message]" "inbox line"
+expect_contains "$OUT" "    tests pass" "inbox body"
+
+run inbox worker-2 --render
+expect_rc 0 "inbox --render"
+expect_eq "$OUT" '<teammate-message teammate_id="lead" type="broadcast" summary="standup &lt;teammate-message&gt; now">
+standup &lt;teammate-message> now
+</teammate-message>
+
+<teammate-message teammate_id="lead" type="broadcast" summary="again">
+again
+</teammate-message>' "rendered blocks"
+run inbox worker-2
+expect_eq "$OUT" "no new messages for worker-2" "delivered once"
+
+run inbox ghost
+expect_rc 1 "inbox of an unknown agent"
+expect_eq "$ERR" 'huddle: agent "ghost" not found' "unknown agent text"
+run inbox lead --limit 0
+expect_rc 2 "inbox --limit 0"
+
+# --- team state -----------------------------------------------------------
+run team state msg-team
+expect_rc 0 "team state"
+expect_eq "$OUT" "=== TEAM STATE ===
+Team: Message team (msg-team)
+Status: active
+Description: N/A
+
+Members (3):
+  - lead (Lead)
+  - worker-1 (Member)
+  - worker-2 (Member)
+
+Task Counts:
+  - Pending: 0
+  - In Progress: 0
+  - Completed: 0
+====================" "team state block"
+run --json team state msg-team
+expect_json "$OUT" "team state --json"
+expect_eq "$(json_get "$OUT" 'j["team"]["status"]')" "active" "json status"
+run team state ghost
+expect_rc 1 "team state of a missing team"
+expect_eq "$ERR" 'huddle: team "ghost" not found' "missing team text"
+
+# --- agent spawn ------------------------------------------------------------
+run --json agent spawn msg-team helper --task "Review PR 42"
+expect_rc 0 "agent spawn"
+expect_json "$OUT" "agent spawn --json"
+expect_eq "$(json_get "$OUT" 'j["spawned_by"]')" "lead" "spawned_by"
+expect_eq "$(json_get "$OUT" 'j["session_key"].startswith("agent:helper:teammate:") and len(j["session_key"]) == 22 + 36')" \
+	"True" "session key format"
+run --json inbox helper
+expect_eq "$(json_get "$OUT" 'j[0]["content"]')" "Review PR 42" "first message"
+run agent spawn msg-team joiner --as worker-1
+expect_rc 0 "agent spawn --as"
+run --json inbox joiner
+expect_eq "$(json_get "$OUT" 'j[0]["content"]+"|"+j[0]["from_agent"]')" \
+	"Join team msg-team as joiner|worker-1" "default first message"
+run agent spawn ghost x
+expect_rc 1 "spawn into a missing team"
+expect_eq "$ERR" 'huddle: team "ghost" not found' "spawn missing team text"
+run agent spawn msg-team
+expect_rc 2 "spawn without a name"
+
+# --- team shutdown ------------------------------------------------------------
+run team create quiet
+run agent add quiet boss --leader
+run team shutdown quiet
+expect_rc 0 "immediate shutdown"
+expect_eq "$OUT" "team quiet is shut down (no member was working)" \
+	"immediate shutdown text"
+run agent spawn quiet late
+expect_rc 1 "spawn into a shut-down team"
+expect_eq "$ERR" 'huddle: team "quiet" is not active (status: shutdown)' \
+	"inactive team text"
+run team shutdown quiet
+expect_rc 1 "shutdown twice"
+expect_eq "$ERR" 'huddle: team "quiet" is already shut down' "twice text"
+
+run agent set-status worker-1 working
+expect_rc 0 "set-status"
+expect_eq "$OUT" "agent worker-1 is working" "set-status output"
+run agent set-status worker-1 busy
+expect_rc 1 "set-status invalid"
+run agent set-status worker-2 working
+
+# approvals: one through shutdown-response, one through send
+run --json team shutdown msg-team --reason "end of sprint"
+expect_rc 0 "shutdown with working members"
+expect_json "$OUT" "team shutdown --json"
+expect_eq "$(json_get "$OUT" 'j["outcome"]+" "+",".join(j["pending"])')" \
+	"pending worker-1,worker-2" "pending approvals"
+RID=$(json_get "$OUT" 'j["request_id"]')
+run --json inbox worker-1 --peek
+expect_eq "$(json_get "$OUT" 'j[-1]["type"]+" "+j[-1]["request_id"]')" \
+	"shutdown_request $RID" "request delivered"
+run shutdown-response --team msg-team --as worker-1 --request-id "$RID" \
+	--approve --refuse
+expect_rc 2 "approve and refuse together"
+run shutdown-response --team msg-team --as worker-1 --request-id "$RID" --refuse
+expect_rc 2 "refuse without a reason"
+run shutdown-response --team msg-team --as worker-1 --request-id shutdown-nope --approve
+expect_rc 1 "unknown request"
+expect_eq "$ERR" 'huddle: no shutdown request "shutdown-nope" in team msg-team' \
+	"unknown request text"
+run shutdown-response --team msg-team --as worker-1 --request-id "$RID" --approve
+expect_rc 0 "approve"
+expect_eq "$OUT" "approved $RID as worker-1
+team msg-team is shutting down: request $RID waits for worker-2 to approve (timeout 60 s)" \
+	"approve output"
+run send --team msg-team --from worker-2 --to lead --request-id "$RID" --approve ok
+expect_rc 0 "approve by send"
+run team state msg-team
+expect_contains "$OUT" "Status: shutdown
+" "team shut down"
+
+# a refusal while a --wait is running: the wait reports it and fails
+run team create busy
+run agent add busy chief --leader
+run agent add busy coder
+run agent set-status coder working
+"$HUDDLE" team shutdown busy --wait >"$T_TMP/wait.out" 2>"$T_TMP/wait.err" &
+WAITER=$!
+RID=""
+for _ in $(seq 100); do
+	run --json inbox coder --peek
+	RID=$(json_get "$OUT" 'j[0]["request_id"] if j else ""')
+	[ -n "$RID" ] && break
+	sleep 0.1
+done
+run shutdown-response --team busy --as coder --request-id "$RID" \
+	--refuse --reason "mid-migration"
+expect_rc 0 "refuse"
+wait "$WAITER"
+RC=$?
+OUT=$(cat "$T_TMP/wait.out")
+ERR=$(cat "$T_TMP/wait.err")
+expect_rc 1 "--wait sees the refusal"
+expect_eq "$ERR" "huddle: shutdown of team busy was refused by coder: mid-migration; the team is active again" \
+	"refusal text"
+run --json inbox chief
+expect_eq "$(json_get "$OUT" 'j[-1]["type"]+" "+j[-1]["reason"]+" "+str(j[-1]["approve"])')" \
+	"shutdown_response mid-migration False" "leader holds the refusal"
+run team state busy
+expect_contains "$OUT" "Status: active
+" "back to active"
+
+# a timeout
+run team shutdown busy --wait --timeout 1
+expect_rc 1 "--wait times out"
+expect_eq "$ERR" "huddle: shutdown of team busy timed out: no answer from coder within 1 s; the team is active again" \
+	"timeout text"
+run --json inbox chief
+expect_eq "$(json_get "$OUT" 'j[-1]["from_agent"]+" "+j[-1]["reason"]')" \
+	"huddle timeout" "leader holds the timeout"
+run team shutdown busy --timeout 0
+expect_rc 2 "--timeout 0"
+
+finish

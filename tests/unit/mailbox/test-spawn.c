@@ -1,0 +1,200 @@
+/*
+ * test-spawn.c -- teammate spawning (SPEC 3): spawned_by, the session key
+ * format, the first message, and the refusals with their exact texts.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static int
+setup(void **state)
+{
+	if (hd_fixture_setup(state) != 0)
+		return -1;
+	hd_fixture_team(*state, "dev", "manager", "coder", NULL);
+	return 0;
+}
+
+/* 1 when s is "agent:<id>:teammate:" + a lowercase v4 UUID. */
+static int
+session_key_ok(const char *s, const char *id)
+{
+	char prefix[128];
+	size_t n, i;
+	const char *u;
+
+	n = (size_t)snprintf(prefix, sizeof(prefix), "agent:%s:teammate:", id);
+	if (strncmp(s, prefix, n) != 0)
+		return 0;
+	u = s + n;
+	if (strlen(u) != 36 || u[14] != '4')
+		return 0;
+	for (i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (u[i] != '-')
+				return 0;
+		} else if (!((u[i] >= '0' && u[i] <= '9') ||
+			       (u[i] >= 'a' && u[i] <= 'f')))
+			return 0;
+	}
+	return 1;
+}
+
+static void
+test_spawn__default_first_message_from_the_leader(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_spawn_spec s = {0};
+	hd_agent *a = NULL, *b = NULL;
+	hd_messages l = {0};
+	hd_err err = HD_ERR_INIT;
+
+	s.team = "dev";
+	s.id = "researcher";
+	assert_hd_ok(hd_team_spawn(&a, fx->st, &s, &err), &err);
+	assert_string_equal(a->team_id, "dev");
+	assert_string_equal(a->spawned_by, "manager");
+	assert_string_equal(a->runtime, "scripted");
+	assert_string_equal(a->status, "idle");
+	assert_false(a->is_leader);
+	assert_true(session_key_ok(a->session_key, "researcher"));
+
+	assert_hd_ok(hd_mailbox_read(&l, fx->st, "researcher", 0, &err), &err);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.items[0].content, "Join team dev as researcher");
+	assert_string_equal(l.items[0].from_agent, "manager");
+	assert_string_equal(l.items[0].type, "message");
+	hd_messages_dispose(&l);
+
+	/* each spawn gets its own session */
+	s.id = "second";
+	assert_hd_ok(hd_team_spawn(&b, fx->st, &s, &err), &err);
+	assert_true(session_key_ok(b->session_key, "second"));
+	assert_string_not_equal(
+	    strchr(a->session_key + 6, ':'), strchr(b->session_key + 6, ':'));
+	hd_agent_free(a);
+	hd_agent_free(b);
+}
+
+static void
+test_spawn__task_caller_and_runtime(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_spawn_spec s = {0};
+	hd_agent *a = NULL;
+	hd_messages l = {0};
+	hd_err err = HD_ERR_INIT;
+	json_t *cfg = json_pack("{s:[s]}", "command", "./agent.sh");
+
+	s.team = "dev";
+	s.id = "helper";
+	s.caller = "coder";
+	s.task = "Review PR 42";
+	s.role = "reviewer";
+	s.runtime = "exec";
+	s.runtime_config = cfg;
+	assert_hd_ok(hd_team_spawn(&a, fx->st, &s, &err), &err);
+	assert_string_equal(a->spawned_by, "coder");
+	assert_string_equal(a->role, "reviewer");
+	assert_string_equal(a->runtime, "exec");
+	assert_hd_ok(hd_mailbox_read(&l, fx->st, "helper", 0, &err), &err);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.items[0].content, "Review PR 42");
+	assert_string_equal(l.items[0].from_agent, "coder");
+	hd_messages_dispose(&l);
+	hd_agent_free(a);
+	json_decref(cfg);
+}
+
+static void
+test_spawn__team_without_leader_or_caller(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {0};
+	hd_spawn_spec s = {0};
+	hd_agent *a = NULL;
+	hd_messages l = {0};
+	hd_err err = HD_ERR_INIT;
+
+	ts.id = "flat";
+	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
+	s.team = "flat";
+	s.id = "first";
+	assert_hd_ok(hd_team_spawn(&a, fx->st, &s, &err), &err);
+	assert_null(a->spawned_by);
+	assert_hd_ok(hd_mailbox_read(&l, fx->st, "first", 0, &err), &err);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.items[0].from_agent, "huddle");
+	assert_string_equal(l.items[0].content, "Join team flat as first");
+	hd_messages_dispose(&l);
+	hd_agent_free(a);
+}
+
+static void
+test_spawn__refusals(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_spawn_spec s = {0};
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	s.team = "ghost";
+	s.id = "x";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_ENOTFOUND,
+	    "team \"ghost\" not found", &err);
+	assert_null(a);
+
+	s.team = "dev";
+	s.id = "coder";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EEXISTS,
+	    "agent \"coder\" already exists in team dev", &err);
+
+	s.id = "newbie";
+	s.caller = "stranger";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EREFUSED,
+	    "no member \"stranger\" in team dev", &err);
+	s.caller = NULL;
+	s.task = "";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
+	    "message must not be empty", &err);
+	s.task = NULL;
+	s.id = "Bad";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
+	    "invalid agent name \"Bad\": use 1-50 lowercase letters, digits, "
+	    "'-' or '_'",
+	    &err);
+	/* nothing was added by the refusals */
+	assert_hd_err(hd_agent_get(&a, fx->st, "newbie", &err), HD_ENOTFOUND,
+	    "agent \"newbie\" not found", &err);
+
+	assert_hd_ok(hd_team_set_status(fx->st, "dev", "shutdown", &err), &err);
+	s.id = "late";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EREFUSED,
+	    "team \"dev\" is not active (status: shutdown)", &err);
+	assert_hd_ok(
+	    hd_team_set_status(fx->st, "dev", "shutting_down", &err), &err);
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EREFUSED,
+	    "team \"dev\" is not active (status: shutting_down)", &err);
+	assert_hd_err(hd_agent_get(&a, fx->st, "late", &err), HD_ENOTFOUND,
+	    "agent \"late\" not found", &err);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+		test_spawn__default_first_message_from_the_leader, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_spawn__task_caller_and_runtime,
+		setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_spawn__team_without_leader_or_caller, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_spawn__refusals, setup, hd_fixture_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,109 @@
+/*
+ * test-status.c -- the team and agent status setters: validation with the
+ * exact texts, the no-op on an unchanged status, and the events the
+ * dashboard follows.
+ */
+#include <string.h>
+
+#include "testutil.h"
+
+static int
+setup(void **state)
+{
+	if (hd_fixture_setup(state) != 0)
+		return -1;
+	hd_fixture_team(*state, "dev", "manager", "coder", NULL);
+	return 0;
+}
+
+static size_t
+count_events(hd_fixture *fx, const char *kind)
+{
+	hd_event_filter f = {0};
+	hd_event_list l = {0};
+	hd_err err = HD_ERR_INIT;
+	size_t n;
+
+	f.kind = kind;
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	n = l.n;
+	hd_event_list_dispose(&l);
+	return n;
+}
+
+static void
+test_status__agent(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_agent *a = NULL;
+	hd_event_filter f = {0};
+	hd_event_list l = {0};
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(
+	    hd_agent_set_status(fx->st, "coder", "working", &err), &err);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_string_equal(a->status, "working");
+	assert_true(a->last_active_at > 0);
+	hd_agent_free(a);
+	/* the same status again: no change, no event */
+	assert_hd_ok(
+	    hd_agent_set_status(fx->st, "coder", "working", &err), &err);
+	assert_int_equal(count_events(fx, "agent_status"), 1);
+	f.kind = "agent_status";
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_string_equal(l.items[0].agent_id, "coder");
+	assert_string_equal(l.items[0].team_id, "dev");
+	assert_string_equal(
+	    json_string_value(json_object_get(l.items[0].data, "from")),
+	    "idle");
+	assert_string_equal(
+	    json_string_value(json_object_get(l.items[0].data, "to")),
+	    "working");
+	hd_event_list_dispose(&l);
+
+	assert_hd_err(hd_agent_set_status(fx->st, "coder", "busy", &err),
+	    HD_EINVAL,
+	    "invalid agent status \"busy\": use idle, working, "
+	    "shutdown_requested, shutdown or error",
+	    &err);
+	assert_hd_err(hd_agent_set_status(fx->st, "ghost", "idle", &err),
+	    HD_ENOTFOUND, "agent \"ghost\" not found", &err);
+}
+
+static void
+test_status__team(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team *t = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(
+	    hd_team_set_status(fx->st, "dev", "shutting_down", &err), &err);
+	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
+	assert_string_equal(t->status, "shutting_down");
+	hd_team_free(t);
+	assert_hd_ok(
+	    hd_team_set_status(fx->st, "dev", "shutting_down", &err), &err);
+	assert_int_equal(count_events(fx, "team_status"), 1);
+	assert_hd_err(hd_team_set_status(fx->st, "dev", "paused", &err),
+	    HD_EINVAL,
+	    "invalid team status \"paused\": use active, shutting_down or "
+	    "shutdown",
+	    &err);
+	assert_hd_err(hd_team_set_status(fx->st, "ghost", "active", &err),
+	    HD_ENOTFOUND, "team \"ghost\" not found", &err);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+		test_status__agent, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_status__team, setup, hd_fixture_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
