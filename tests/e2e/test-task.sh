@@ -148,6 +148,18 @@ expect_rc 0 "comment"
 run --json task show 3
 expect_eq "$(json_get "$OUT" 'j["comments"][0]["body"]')" "looks good" "comment stored"
 expect_eq "$(json_get "$OUT" 'j["comments"][0]["author"]')" "tester" "comment author"
+# the room heard every committed change, in order, and no refusal
+run --json chat read dev --limit 500
+expect_rc 0 "chat read"
+expect_eq "$(json_get "$OUT" '"|".join(p["body"] for p in j["posts"][:7])')" \
+	'Task #1 "Write docs" created.|Task #2 "Ship" created.|Task #1 "Write docs" claimed by coder.|Task #1 "Write docs" → in_progress.|Task #1 "Write docs" completed by coder.|Task #2 "Ship" claimed by tester.|Task #2 "Ship" failed: disk full.' \
+	"room lines"
+expect_eq "$(json_get "$OUT" 'sorted(set((p["authorAgentId"], p["kind"]) for p in j["posts"]))')" \
+	"[('huddle', 'system')]" "room lines are system posts by huddle"
+run --json inbox manager
+expect_rc 0 "leader inbox"
+expect_contains "$OUT" 'Task #1 \"Write docs\" completed by coder: Wrote them all' "leader told of completion"
+
 run task bogus
 expect_rc 2 "unknown subcommand"
 run task create --help
