@@ -11,7 +11,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
       libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libcmocka-dev
-      clang sqlite3)
+      clang libclang-rt-14-dev sqlite3)
 if [ "${1:-}" = "--e2e" ]; then
 	pkgs+=(nodejs npm chromium)
 fi

@@ -1,11 +1,32 @@
 /*
  * board.h -- the task board (SPEC 4), canonical for who does what.
+ *
+ * Statuses: pending, claimed, in_progress, completed, failed, cancelled.
+ *  (1) A task is blocked while any task it depends on is not completed;
+ *      blocked_by is computed from the dependency table on every read,
+ *      never stored.
+ *  (2) A task is ready when it is pending, has no owner and is not blocked.
+ *  (3) Claims are atomic across processes: of N concurrent claimers of one
+ *      task exactly one wins; every loser is told exactly why.
+ *  (4) Dependencies stay acyclic: a link that would close a cycle (a
+ *      self-link included) is refused and changes nothing.
+ *  (5) After a write commits it is reflected into the team's room (and a
+ *      completion or failure by a member into the leader's mailbox); a
+ *      failed reflection is logged and never fails the write. A refused
+ *      operation writes, posts and emits nothing.
+ *
+ * An actor is an agent id or the literal "user" (a person at a surface);
+ * NULL means "user". Only the owner, the team leader or a user may start,
+ * complete, fail, release, cancel or retry an owned task; an unowned
+ * (pending) task may be cancelled by any member of its team.
  */
 #ifndef HUDDLE_BOARD_H
 #define HUDDLE_BOARD_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "err.h"
 #include "store.h"
@@ -21,7 +42,200 @@ typedef struct hd_task_counts {
 } hd_task_counts;
 
 /* Count a team's tasks by status. */
-int hd_board_counts(hd_task_counts *out, hd_store *st, const char *team,
-    hd_err *err);
+int hd_board_counts(
+    hd_task_counts *out, hd_store *st, const char *team, hd_err *err);
+
+#define HD_TASK_SUBJECT_MAX 200       /* characters */
+#define HD_TASK_DESCRIPTION_MAX 10000 /* characters */
+#define HD_TASK_ACTIVE_FORM_MAX 200   /* characters */
+#define HD_TASK_RESULT_MAX 100000     /* characters */
+#define HD_TASK_REASON_MAX 2000       /* characters */
+#define HD_TASK_COMMENT_MAX 10000     /* characters */
+#define HD_TASK_METADATA_MAX 10000    /* bytes of compact JSON */
+#define HD_TASK_DEPS_MAX 100          /* depends_on ids at create */
+
+/* The literal actor naming a person rather than an agent. */
+#define HD_BOARD_USER "user"
+
+typedef struct hd_task_comment {
+	int64_t id;
+	char *author; /* agent id or "user" */
+	char *body;
+	int64_t created_at;
+} hd_task_comment;
+
+typedef struct hd_task {
+	int64_t id;
+	char *team_id;
+	char *subject;
+	char *description; /* "" when none */
+	char *active_form; /* or NULL */
+	char *status;      /* pending | claimed | in_progress | completed |
+			      failed | cancelled */
+	char *owner;       /* or NULL; always NULL while pending */
+	int64_t priority;  /* higher first */
+	json_t *metadata;  /* an object; owned */
+	char *result;      /* completed: the result; failed: the reason;
+			      else NULL */
+	char *created_by;  /* agent id, "user", or NULL */
+	int64_t created_at;
+	int64_t claimed_at; /* 0 when never (likewise below) */
+	int64_t started_at;
+	int64_t completed_at; /* completed, failed or cancelled */
+	int64_t updated_at;
+	int64_t *depends_on; /* ascending */
+	size_t ndepends_on;
+	int64_t *blocked_by; /* the unfinished subset of depends_on */
+	size_t nblocked_by;
+	hd_task_comment *comments; /* oldest first; hd_board_get only */
+	size_t ncomments;
+	int has_comments; /* 1 when comments were loaded */
+} hd_task;
+
+typedef struct hd_tasks {
+	hd_task *items; /* newest first */
+	size_t n;
+} hd_tasks;
+
+/* What hd_board_create needs; NULL means "not given". */
+typedef struct hd_task_spec {
+	const char *team;
+	const char *subject;       /* 1..200 characters */
+	const char *description;   /* 0..10000 characters */
+	const char *active_form;   /* e.g. "Writing docs" */
+	int64_t priority;          /* default 0; higher is claimed first */
+	const json_t *metadata;    /* must be an object (borrowed) */
+	const int64_t *depends_on; /* task ids of the same team */
+	size_t ndepends_on;
+	const char *created_by; /* an agent of the team, or NULL/"user" */
+} hd_task_spec;
+
+/* hd_board_list filters; zeroed means "everything, newest first". */
+typedef struct hd_task_filter {
+	const char *status;      /* NULL: any */
+	const char *owner;       /* NULL: any */
+	int ready;               /* only ready tasks */
+	int blocked;             /* only blocked tasks */
+	const char *const *meta; /* "KEY=VALUE" or "metadata.KEY=VALUE":
+				    metadata.KEY equals VALUE */
+	size_t nmeta;
+	int limit; /* 0: all */
+} hd_task_filter;
+
+/* 1 when s names a task status. */
+int hd_task_status_ok(const char *s);
+
+/*
+ * Create a task in spec->team (emits task_created; reflected as
+ * `Task #5 "Write docs" created.`). Refusals: `team "x" not found`,
+ * `task subject must not be empty`, `task subject is 201 characters; the
+ * limit is 200`, `task description is 10001 characters; the limit is
+ * 10000`, `task metadata must be a JSON object`, `unknown dependency: task
+ * 9`, `no member "x" in team dev` (created_by). *out (when non-NULL) is the
+ * new task: hd_task_free() it.
+ */
+int hd_board_create(
+    hd_task **out, hd_store *st, const hd_task_spec *spec, hd_err *err);
+
+/* One task with depends_on, blocked_by and comments. `task 5 not found`
+ * (HD_ENOTFOUND). */
+int hd_board_get(hd_task **out, hd_store *st, int64_t id, hd_err *err);
+
+/*
+ * A team's tasks matching f (NULL: all), newest first, each with
+ * depends_on and blocked_by. `team "x" not found`, `unknown task status
+ * "x"`, `metadata filter must be KEY=VALUE, not "x"`. A metadata value
+ * matches a string equal to VALUE, or a number, boolean or null whose JSON
+ * text is VALUE. Dispose with hd_tasks_dispose().
+ */
+int hd_board_list(hd_tasks *out, hd_store *st, const char *team,
+    const hd_task_filter *f, hd_err *err);
+
+/*
+ * Claim task id for agent, a member of the task's team: one conditional
+ * UPDATE, atomic across processes (emits task_claimed; reflected as
+ * `Task #5 "Write docs" claimed by coder.`). A loser is told why:
+ * `task 5 not found` (HD_ENOTFOUND), `task 5 is already claimed by fast`
+ * (HD_ECONFLICT), `task 5 is blocked by 3, 4`, `task 5 is completed`
+ * (HD_EREFUSED), `no member "x" in team dev` (HD_EREFUSED).
+ */
+int hd_board_claim(
+    hd_task **out, hd_store *st, int64_t id, const char *agent, hd_err *err);
+
+/* Claim the ready task of team with the highest priority, then the lowest
+ * id, in one statement. `no ready task in team dev` (HD_ENOTFOUND). */
+int hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
+    const char *agent, hd_err *err);
+
+/*
+ * The team leader or a user (actor) claims task id on behalf of agent.
+ * Same refusals as hd_board_claim, plus `only the team leader or a user
+ * may assign task 5, not coder`. Reflected as
+ * `Task #5 "Write docs" assigned to coder by manager.`.
+ */
+int hd_board_assign(hd_task **out, hd_store *st, int64_t id, const char *agent,
+    const char *actor, hd_err *err);
+
+/*
+ * The owner-checked transitions (emit status_changed {from, to, by}).
+ * A status the operation cannot leave: `task 7 cannot go from completed to
+ * in_progress` (HD_EREFUSED); an actor who is neither owner, leader nor
+ * user: `task 5 is owned by coder, not tester` (HD_EREFUSED).
+ *   start:    claimed -> in_progress  `Task #5 "W" → in_progress.`
+ *   complete: claimed|in_progress -> completed, with an optional result
+ *             `Task #5 "W" completed by coder.`
+ *   fail:     claimed|in_progress -> failed, with an optional reason
+ *             `Task #5 "W" failed: <reason>.` (`failed.` without one)
+ *   release:  claimed|in_progress -> pending, owner cleared
+ *             `Task #5 "W" released by coder.`
+ *   cancel:   pending|claimed|in_progress -> cancelled
+ *             `Task #5 "W" cancelled by manager.`
+ *   retry:    failed -> pending, owner and result cleared
+ *             `Task #5 "W" reopened by manager.`
+ * A member (not the leader) completing or failing a task also sends the
+ * leader a task_update message:
+ * `Task #5 "W" completed by coder: <result, first 200 characters>` or
+ * `Task #5 "W" failed by coder: <reason, first 200 characters>` (no colon
+ * part when there is no text; then the line ends with a period).
+ */
+int hd_board_start(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err);
+int hd_board_complete(hd_task **out, hd_store *st, int64_t id,
+    const char *actor, const char *result, hd_err *err);
+int hd_board_fail(hd_task **out, hd_store *st, int64_t id, const char *actor,
+    const char *reason, hd_err *err);
+int hd_board_release(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err);
+int hd_board_cancel(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err);
+int hd_board_retry(
+    hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err);
+
+/*
+ * Make task id depend on task dep (same team; emits dep_linked; reflected
+ * as `Task #6 "Ship" now depends on #5 "Write docs".`). A link that would
+ * close a cycle, self-links included, is refused and changes nothing:
+ * `linking task 3 to task 1 would create a circular dependency`. An
+ * existing link is left as it is (no event, no post). `unknown dependency:
+ * task 9` for a dep that is missing or in another team.
+ */
+int hd_board_link(hd_task **out, hd_store *st, int64_t id, int64_t dep,
+    const char *actor, hd_err *err);
+
+/* Add a comment (1..10000 characters) by author, a member of the task's
+ * team or "user". *out (when non-NULL): hd_task_comment_free() it. */
+int hd_board_comment(hd_task_comment **out, hd_store *st, int64_t id,
+    const char *author, const char *body, hd_err *err);
+
+/* {"id","team_id","subject","description","active_form","status","owner",
+ * "priority","metadata","result","reason","created_by","created_at",
+ * "claimed_at","started_at","completed_at","updated_at","depends_on",
+ * "blocked_by","ready"} plus "comments" when loaded. A new reference. */
+json_t *hd_task_to_json(const hd_task *t);
+json_t *hd_task_comment_to_json(const hd_task_comment *c);
+
+void hd_task_free(hd_task *t);
+void hd_task_comment_free(hd_task_comment *c);
+void hd_tasks_dispose(hd_tasks *l);
 
 #endif

@@ -28,7 +28,8 @@ void hd_buf_put(hd_buf *b, const void *data, size_t len);
 void hd_buf_puts(hd_buf *b, const char *s);
 void hd_buf_putc(hd_buf *b, char c);
 void hd_buf_printf(hd_buf *b, const char *fmt, ...) HD_PRINTFLIKE(2, 3);
-void hd_buf_vprintf(hd_buf *b, const char *fmt, va_list ap);
+void hd_buf_vprintf(hd_buf *b, const char *fmt, va_list ap)
+    HD_PRINTFLIKE(2, 0);
 
 /* The contents as a C string; "" when empty. Borrowed; lives with b. */
 const char *hd_buf_cstr(const hd_buf *b);

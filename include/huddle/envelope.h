@@ -21,6 +21,11 @@
 
 #include "err.h"
 
+/* The largest envelope: a 100000-byte body of newlines triples (each
+ * becomes "\n| "), plus the header. Over it, hd_envelope_wrap gives
+ * HD_ETOOBIG. */
+#define HD_ENVELOPE_MAX (3 * 100000 + 1024)
+
 /*
  * Wrap body (body_len bytes, may contain NULs only if the caller allows)
  * as the envelope above. *out is malloc'd and NUL-terminated; free() it.

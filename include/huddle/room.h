@@ -23,6 +23,7 @@
 #define HD_ROOM_BODY_MAX 100000
 #define HD_ROOM_READ_MAX 500
 #define HD_ROOM_READ_DEFAULT 100
+#define HD_ROOM_ID_MAX 64 /* "team:" + a 50-byte id + NUL fits */
 
 typedef struct hd_post {
 	char *id; /* random UUID */

@@ -54,4 +54,28 @@ int hd_store_kv_get(char **out, hd_store *st, const char *key, hd_err *err);
 int hd_store_kv_put(hd_store *st, const char *key, const char *value,
     hd_err *err);
 
+/*
+ * Change notification (watch.c): wait, without busy polling, until another
+ * connection -- in this process or any other -- commits to the database.
+ * A cursor is an opaque token of what this connection has seen. The
+ * pattern that never loses a wake-up:
+ *
+ *	hd_store_change_cursor(st, &cur, err);	(1) take the cursor
+ *	read what you follow; if it is there, done;	(2) then read
+ *	hd_store_wait_change(st, &cur, ms, err);	(3) then wait
+ *
+ * A commit after (1) makes (3) return at once. Commits made through st
+ * itself do not count (the caller made them).
+ */
+int hd_store_change_cursor(hd_store *st, uint64_t *out, hd_err *err);
+
+/*
+ * Block until the database differs from *cursor, then store the new cursor
+ * and return 1. Return 0 when timeout_ms (-1: no limit) passes first or a
+ * signal interrupts the wait (so a caller can check its flags). A commit by
+ * another process wakes the waiter within milliseconds.
+ */
+int hd_store_wait_change(hd_store *st, uint64_t *cursor, int timeout_ms,
+    hd_err *err);
+
 #endif

@@ -106,6 +106,8 @@ extern const hd_cli_cmd hd_cli_cmd_init;
 extern const hd_cli_cmd hd_cli_cmd_up;
 extern const hd_cli_cmd hd_cli_cmd_team;
 extern const hd_cli_cmd hd_cli_cmd_agent;
+extern const hd_cli_cmd hd_cli_cmd_task;
+extern const hd_cli_cmd hd_cli_cmd_chat;
 extern const hd_cli_cmd hd_cli_cmd_events;
 extern const hd_cli_cmd hd_cli_cmd_send;
 extern const hd_cli_cmd hd_cli_cmd_broadcast;

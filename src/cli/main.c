@@ -20,6 +20,8 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_up,
 	&hd_cli_cmd_team,
 	&hd_cli_cmd_agent,
+	&hd_cli_cmd_task,
+	&hd_cli_cmd_chat,
 	&hd_cli_cmd_events,
 	&hd_cli_cmd_send,
 	&hd_cli_cmd_broadcast,

@@ -38,6 +38,7 @@ struct hd_store {
 	int64_t deadline_us; /* op-wide deadline while in hd_store_write, or 0 */
 	int64_t wait_start_us;
 	int txn_depth;
+	hd_store_watch *watch; /* watch.c; NULL until the first wait */
 	struct {
 		const char *sql;
 		sqlite3_stmt *stmt;
@@ -205,6 +206,7 @@ hd_store_close(hd_store *st)
 
 	if (st == NULL)
 		return;
+	hd_store__watch_free(st->watch);
 	for (i = 0; i < st->ncache; i++)
 		sqlite3_finalize(st->cache[i].stmt);
 	if (st->db != NULL)
@@ -230,6 +232,12 @@ sqlite3 *
 hd_store_db(hd_store *st)
 {
 	return st->db;
+}
+
+hd_store_watch **
+hd_store__watch_slot(hd_store *st)
+{
+	return &st->watch;
 }
 
 void

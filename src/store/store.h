@@ -61,6 +61,12 @@ int hd_store_bind_text(sqlite3_stmt *stmt, int idx, const char *s);
 /* A malloc'd copy of a text column, or NULL for SQL NULL. */
 char *hd_store_col_dup(sqlite3_stmt *stmt, int col);
 
+/* The change watcher of one connection (watch.c): created on first wait,
+ * freed by hd_store_close. */
+typedef struct hd_store_watch hd_store_watch;
+hd_store_watch **hd_store__watch_slot(hd_store *st);
+void hd_store__watch_free(hd_store_watch *w);
+
 /* The migrations, oldest first: migration i takes user_version i to i+1. */
 extern const char *const hd_store_migrations[];
 extern const int hd_store_nmigrations;

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# fuzz.sh BUILD_DIR SECONDS -- run every libFuzzer target built in
+# BUILD_DIR/tests/fuzz (configure with CC=clang -DHUDDLE_FUZZ=ON; `make
+# fuzz` does) for SECONDS each.
+#
+# Each target keeps a growing corpus in BUILD_DIR/fuzz/<target>/corpus
+# (seeded from tests/fuzz/corpus/<target>/ when that exists) and uses
+# tests/fuzz/<target>.dict when present. A crash, leak, sanitizer report
+# or timeout fails the run; the input that caused it is saved under
+# BUILD_DIR/fuzz/<target>/ and can be replayed with the plain build's
+# tests/fuzz/replay_<name> FILE.
+set -euo pipefail
+
+build=${1:?usage: scripts/fuzz.sh BUILD_DIR SECONDS}
+secs=${2:-30}
+src=$(cd "$(dirname "$0")/.." && pwd)
+
+shopt -s nullglob
+targets=()
+for t in "$build"/tests/fuzz/fuzz-*; do
+	[ -f "$t" ] && [ -x "$t" ] && targets+=("$t")
+done
+if [ ${#targets[@]} -eq 0 ]; then
+	echo "fuzz.sh: no fuzz targets in $build/tests/fuzz;" \
+		"configure with CC=clang -DHUDDLE_FUZZ=ON" >&2
+	exit 1
+fi
+
+failed=()
+for t in "${targets[@]}"; do
+	name=$(basename "$t")
+	dir="$build/fuzz/$name"
+	mkdir -p "$dir/corpus"
+	args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048
+		-artifact_prefix="$dir/" -print_final_stats=1)
+	[ -f "$src/tests/fuzz/$name.dict" ] && args+=(-dict="$src/tests/fuzz/$name.dict")
+	corpora=("$dir/corpus")
+	[ -d "$src/tests/fuzz/corpus/$name" ] && corpora+=("$src/tests/fuzz/corpus/$name")
+	echo "fuzz.sh: $name for ${secs}s (log: $dir/log)"
+	if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		"$t" "${args[@]}" "${corpora[@]}" >"$dir/log" 2>&1; then
+		grep -E '^stat::number_of_executed_units|^Done' "$dir/log" | tail -2 | sed 's/^/  /'
+	else
+		echo "fuzz.sh: $name FAILED; last lines of $dir/log:" >&2
+		tail -25 "$dir/log" >&2
+		failed+=("$name")
+	fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "fuzz.sh: failed: ${failed[*]}" >&2
+	exit 1
+fi
+echo "fuzz.sh: ${#targets[@]} target(s) ran ${secs}s each without a crash"

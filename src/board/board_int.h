@@ -1,0 +1,63 @@
+/*
+ * board_int.h -- what the board's files share: the change record a
+ * committed write hands to the reflection, and the pure text builders.
+ */
+#ifndef HD_BOARD_INT_H
+#define HD_BOARD_INT_H
+
+#include <huddle/board.h>
+#include <huddle/buf.h>
+
+#include "../store/store.h"
+
+/* What a committed board write did, for the room and the leader. */
+typedef enum {
+	HD_BOARD__CREATED,
+	HD_BOARD__CLAIMED,
+	HD_BOARD__ASSIGNED,
+	HD_BOARD__STARTED,
+	HD_BOARD__COMPLETED,
+	HD_BOARD__FAILED,
+	HD_BOARD__RELEASED,
+	HD_BOARD__CANCELLED,
+	HD_BOARD__RETRIED,
+	HD_BOARD__LINKED,
+} hd_board__kind;
+
+typedef struct hd_board__change {
+	hd_board__kind kind;
+	const hd_task *task;     /* the task after the write */
+	const char *actor;       /* agent id or "user" */
+	const char *leader;      /* the team's leader at the time, or NULL */
+	const char *text;        /* result (completed) or reason (failed) */
+	int64_t dep_id;          /* linked: the task now depended on */
+	const char *dep_subject; /* linked: its subject */
+} hd_board__change;
+
+/* The room line for a change (SPEC 4), e.g.
+ * `Task #5 "Write docs" claimed by coder.`. Appends to b. */
+void hd_board__room_line(hd_buf *b, const hd_board__change *c);
+
+/*
+ * The leader's task_update text for a completion or failure by a member,
+ * e.g. `Task #5 "Write docs" completed by coder: <first 200 chars>`.
+ * Returns 0 and leaves b alone when the change is not announced (another
+ * kind, no leader, the leader or a user did it).
+ */
+int hd_board__announce(hd_buf *b, const hd_board__change *c);
+
+/* How many characters of a result or reason the announcement carries. */
+#define HD_BOARD__ANNOUNCE_CHARS 200
+
+/* 1 (the default): committed changes are reflected. Benchmarks set 0 to
+ * measure the board alone; nothing else may touch it. */
+extern int hd_board__reflect_on;
+
+/*
+ * Reflect a committed change into the room and the leader's mailbox.
+ * Runs after the board transaction committed; never fails: a failed post
+ * or message is logged with hd_log_warn.
+ */
+void hd_board__reflect(hd_store *st, const hd_board__change *c);
+
+#endif

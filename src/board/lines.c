@@ -1,0 +1,111 @@
+/*
+ * lines.c -- the texts a board change is reflected as (SPEC 4): the room's
+ * system line and the leader's task_update message. Pure: no database.
+ *  (1) Room lines, one per committed change:
+ *        created    Task #5 "Write docs" created.
+ *        claimed    Task #5 "Write docs" claimed by coder.
+ *        assigned   Task #5 "Write docs" assigned to coder by manager.
+ *        started    Task #5 "Write docs" → in_progress.
+ *        completed  Task #5 "Write docs" completed by coder.
+ *        failed     Task #5 "Write docs" failed: <reason>.
+ *                   (Task #5 "Write docs" failed. without a reason)
+ *        released   Task #5 "Write docs" released by coder.
+ *        cancelled  Task #5 "Write docs" cancelled by manager.
+ *        retried    Task #5 "Write docs" reopened by manager.
+ *        linked     Task #6 "Ship" now depends on #5 "Write docs".
+ *      "by" names the actor: an agent id, or "user".
+ *  (2) The leader hears of a completion or failure by a member (not the
+ *      leader, not a user): `Task #5 "W" completed by coder: <result>` or
+ *      `Task #5 "W" failed by coder: <reason>`, the text cut to its first
+ *      200 characters (never inside a UTF-8 sequence); with no text the
+ *      line ends `completed by coder.` / `failed by coder.`.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "board_int.h"
+
+/* The byte length of the first max code points of UTF-8 text s. */
+static size_t
+utf8_prefix(const char *s, size_t max)
+{
+	size_t i = 0, n = 0;
+
+	for (; s[i] != '\0'; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (n == max)
+				break;
+			n++;
+		}
+	}
+	return i;
+}
+
+void
+hd_board__room_line(hd_buf *b, const hd_board__change *c)
+{
+	const hd_task *t = c->task;
+
+	hd_buf_printf(b, "Task #%" PRId64 " \"%s\" ", t->id, t->subject);
+	switch (c->kind) {
+	case HD_BOARD__CREATED: hd_buf_puts(b, "created."); break;
+	case HD_BOARD__CLAIMED:
+		hd_buf_printf(b, "claimed by %s.", t->owner);
+		break;
+	case HD_BOARD__ASSIGNED:
+		hd_buf_printf(b, "assigned to %s by %s.", t->owner, c->actor);
+		break;
+	case HD_BOARD__STARTED:
+		hd_buf_puts(b, "\xe2\x86\x92 in_progress."); /* U+2192 */
+		break;
+	case HD_BOARD__COMPLETED:
+		hd_buf_printf(b, "completed by %s.", c->actor);
+		break;
+	case HD_BOARD__FAILED:
+		if (c->text != NULL)
+			hd_buf_printf(b, "failed: %s.", c->text);
+		else
+			hd_buf_puts(b, "failed.");
+		break;
+	case HD_BOARD__RELEASED:
+		hd_buf_printf(b, "released by %s.", c->actor);
+		break;
+	case HD_BOARD__CANCELLED:
+		hd_buf_printf(b, "cancelled by %s.", c->actor);
+		break;
+	case HD_BOARD__RETRIED:
+		hd_buf_printf(b, "reopened by %s.", c->actor);
+		break;
+	case HD_BOARD__LINKED:
+		/* "Task #6 "Ship" now depends on #5 "Write docs"." */
+		hd_buf_printf(b, "now depends on #%" PRId64 " \"%s\".",
+		    c->dep_id, c->dep_subject);
+		break;
+	}
+}
+
+int
+hd_board__announce(hd_buf *b, const hd_board__change *c)
+{
+	const hd_task *t = c->task;
+	const char *verb;
+
+	if (c->kind == HD_BOARD__COMPLETED)
+		verb = "completed";
+	else if (c->kind == HD_BOARD__FAILED)
+		verb = "failed";
+	else
+		return 0;
+	if (c->leader == NULL || strcmp(c->actor, HD_BOARD_USER) == 0 ||
+	    strcmp(c->actor, c->leader) == 0)
+		return 0;
+	hd_buf_printf(b, "Task #%" PRId64 " \"%s\" %s by %s", t->id, t->subject,
+	    verb, c->actor);
+	if (c->text != NULL && c->text[0] != '\0') {
+		hd_buf_puts(b, ": ");
+		hd_buf_put(
+		    b, c->text, utf8_prefix(c->text, HD_BOARD__ANNOUNCE_CHARS));
+	} else
+		hd_buf_putc(b, '.');
+	return 1;
+}

@@ -1,0 +1,450 @@
+/*
+ * room.c -- the team room (SPEC 5): an append-only, ordered transcript of
+ * posts, one room per team ("team:<team>"). Owns table team_chat; nothing
+ * else writes it (team.c deletes a team's rows on an explicit purge).
+ *  (1) seq = MAX(seq)+1 for the room, computed by the INSERT itself inside
+ *      BEGIN IMMEDIATE (hd_store_write): the first post is 1, and posters
+ *      in many processes never collide and never leave gaps. UNIQUE
+ *      (room_id, seq) would turn a broken promise into an error, never a
+ *      duplicate.
+ *  (2) Kind, author and body are checked before the write; the team and
+ *      the author's membership are checked inside the same transaction as
+ *      the insert, so no post is stored for a team or member that is gone.
+ *  (3) The team_chat_post event is appended in the same transaction: it
+ *      exists exactly when the post does.
+ *  (4) Reads return seq > since_seq, oldest first, from one snapshot. A
+ *      subscriber's next_seq (the head, or the last post delivered when
+ *      the limit cut the page) is computed in that same snapshot, so no
+ *      post can fall between the page and the cursor; it never goes below
+ *      since_seq.
+ *  (5) Rows are never updated.
+ * Callers: the CLI (cmd-chat.c), the board's reflections, MCP and HTTP.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/events.h>
+#include <huddle/room.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
+
+#include "../store/store.h"
+
+#define POST_COLS                                                             \
+	"id, room_id, team_id, author_agent_id, body, kind, created_at, seq"
+
+/* What a post transaction needs and what it produces. */
+typedef struct room_post_txn {
+	const char *team;
+	const char *kind;
+	const char *author;
+	const char *body;
+	char room[HD_ROOM_ID_MAX];
+	char id[37];
+	int64_t created_at;
+	int64_t seq; /* out */
+} room_post_txn;
+
+/* What a read transaction needs and what it produces. */
+typedef struct room_read_txn {
+	const char *team;
+	char room[HD_ROOM_ID_MAX];
+	int64_t since;
+	int limit;
+	const char *exclude; /* read: any post by this author */
+	const char *agent;   /* subscribe: this agent's own peer posts */
+	hd_posts *out;
+} room_read_txn;
+
+void
+hd_room_id(char *out, size_t outlen, const char *team)
+{
+	snprintf(out, outlen, "team:%s", team);
+}
+
+static void
+post_dispose(hd_post *p)
+{
+	free(p->id);
+	free(p->room_id);
+	free(p->team_id);
+	free(p->author);
+	free(p->body);
+	free(p->kind);
+}
+
+void
+hd_post_free(hd_post *p)
+{
+	if (p == NULL)
+		return;
+	post_dispose(p);
+	free(p);
+}
+
+void
+hd_posts_dispose(hd_posts *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		post_dispose(&l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->n = 0;
+}
+
+static int
+post_kind_ok(const char *kind)
+{
+	return kind != NULL && (strcmp(kind, "peer") == 0 ||
+	    strcmp(kind, "system") == 0 || strcmp(kind, "user") == 0);
+}
+
+static int
+room_team_exists(hd_store *st, const char *team, hd_err *err)
+{
+	hd_team *t = NULL;
+	int rc;
+
+	rc = hd_team_get(&t, st, team, err); /* `team "x" not found` */
+	hd_team_free(t);
+	return rc;
+}
+
+static int
+room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	room_post_txn *tx = payload;
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if (strcmp(tx->kind, "peer") == 0)
+		rc = hd_team_member_check(st, tx->team, tx->author, err);
+	else
+		rc = room_team_exists(st, tx->team, err);
+	if (rc < 0)
+		return rc;
+	/* (1): the seq is taken by the insert, under the write lock */
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO team_chat(" POST_COLS ")"
+		 " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(MAX(seq), 0) + 1"
+		 " FROM team_chat WHERE room_id = ?2 RETURNING seq",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, tx->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, tx->room, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, tx->team, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, tx->author, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, tx->body, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, tx->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 7, tx->created_at);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		tx->seq = sqlite3_column_int64(s, 0);
+		src = sqlite3_step(s);
+	}
+	if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	if (rc < 0)
+		return rc;
+	/* (3) */
+	hd_events_append(st, "team_chat_post", tx->team, 0,
+	    strcmp(tx->kind, "peer") == 0 ? tx->author : NULL,
+	    json_pack("{s:I,s:s,s:s,s:s}", "seq", (json_int_t)tx->seq,
+		"roomId", tx->room, "author", tx->author, "kind", tx->kind));
+	return 0;
+}
+
+static int
+post_fill(hd_post **out, const room_post_txn *tx)
+{
+	hd_post *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return -1;
+	p->id = strdup(tx->id);
+	p->room_id = strdup(tx->room);
+	p->team_id = strdup(tx->team);
+	p->author = strdup(tx->author);
+	p->body = strdup(tx->body);
+	p->kind = strdup(tx->kind);
+	p->created_at = tx->created_at;
+	p->seq = tx->seq;
+	if (p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
+	    p->author == NULL || p->body == NULL || p->kind == NULL) {
+		hd_post_free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+int
+hd_room_post(hd_post **out, hd_store *st, const char *team, const char *kind,
+    const char *author, const char *body, hd_err *err)
+{
+	room_post_txn tx;
+	size_t len;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	memset(&tx, 0, sizeof(tx));
+	if (!post_kind_ok(kind))
+		return hd_err_set(err, HD_EINVAL,
+		    "invalid post kind \"%.64s\": use peer, system or user",
+		    kind != NULL ? kind : "");
+	if ((rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
+	if (strcmp(kind, "system") == 0)
+		author = "huddle";
+	else if (strcmp(kind, "user") == 0)
+		author = "user";
+	else if (author == NULL || author[0] == '\0')
+		return hd_err_set(err, HD_EINVAL,
+		    "a peer post needs an author agent");
+	len = body != NULL ? strlen(body) : 0;
+	if (len == 0)
+		return hd_err_set(err, HD_EINVAL, "post body must not be empty");
+	if (len > HD_ROOM_BODY_MAX)
+		return hd_err_set(err, HD_ETOOBIG,
+		    "post body is %zu bytes; the limit is %d", len,
+		    HD_ROOM_BODY_MAX);
+	if (!hd_utf8_ok(body, len))
+		return hd_err_set(err, HD_EINVAL, "post body must be valid UTF-8");
+	tx.team = team;
+	tx.kind = kind;
+	tx.author = author;
+	tx.body = body;
+	hd_room_id(tx.room, sizeof(tx.room), team);
+	if ((rc = hd_uuid(tx.id, err)) < 0)
+		return rc;
+	tx.created_at = hd_now_ms();
+	if ((rc = hd_store_write(st, room_post_txn_fn, &tx, err)) < 0)
+		return rc;
+	if (out != NULL && post_fill(out, &tx) < 0)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int
+post_row(hd_post *p, sqlite3_stmt *s)
+{
+	memset(p, 0, sizeof(*p));
+	p->id = hd_store_col_dup(s, 0);
+	p->room_id = hd_store_col_dup(s, 1);
+	p->team_id = hd_store_col_dup(s, 2);
+	p->author = hd_store_col_dup(s, 3);
+	p->body = hd_store_col_dup(s, 4);
+	p->kind = hd_store_col_dup(s, 5);
+	p->created_at = sqlite3_column_int64(s, 6);
+	p->seq = sqlite3_column_int64(s, 7);
+	if (p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
+	    p->author == NULL || p->body == NULL || p->kind == NULL)
+		return -1;
+	return 0;
+}
+
+static int
+room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT COALESCE(MAX(seq), 0) FROM team_chat WHERE room_id = ?",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, room, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	else
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+static int
+room_read_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	static const char *const sql_read =
+	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
+	    " AND seq > ?2 AND (?3 IS NULL OR author_agent_id <> ?3)"
+	    " ORDER BY seq LIMIT ?4";
+	static const char *const sql_subscribe =
+	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
+	    " AND seq > ?2 AND NOT (kind = 'peer' AND author_agent_id = ?3)"
+	    " ORDER BY seq LIMIT ?4";
+	room_read_txn *tx = payload;
+	sqlite3_stmt *s;
+	hd_post *items = NULL;
+	size_t n = 0, cap = 0;
+	/* subscribe fetches one row more than it returns, to see a cut page */
+	int want = tx->limit + (tx->agent != NULL ? 1 : 0);
+	int64_t next;
+	int rc, src;
+
+	if ((rc = room_team_exists(st, tx->team, err)) < 0)
+		return rc;
+	if ((rc = hd_store_prepare(st, &s,
+		 tx->agent != NULL ? sql_subscribe : sql_read, err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, tx->room, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, tx->since);
+	hd_store_bind_text(s, 3, tx->agent != NULL ? tx->agent : tx->exclude);
+	sqlite3_bind_int(s, 4, want);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			hd_post *ni;
+
+			cap = cap ? cap * 2 : 16;
+			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL)
+				goto oom;
+			items = ni;
+		}
+		if (post_row(&items[n++], s) < 0)
+			goto oom;
+	}
+	hd_store_reset(s);
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		goto done;
+	}
+	if (tx->agent == NULL) /* read: the last seq returned */
+		next = n > 0 ? items[n - 1].seq : tx->since;
+	else if (n > (size_t)tx->limit) { /* (4) the limit cut the page */
+		post_dispose(&items[--n]);
+		next = items[n - 1].seq;
+	} else if ((rc = room_head_q(&next, st, tx->room, err)) < 0)
+		goto done;
+	tx->out->items = items;
+	tx->out->n = n;
+	tx->out->next_seq = next > tx->since ? next : tx->since;
+	items = NULL;
+	n = 0;
+	goto done;
+oom:
+	hd_store_reset(s);
+	rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+done:
+	while (n > 0)
+		post_dispose(&items[--n]);
+	free(items);
+	return rc;
+}
+
+static int
+room_read_args(room_read_txn *tx, hd_posts *out, const char *team,
+    int64_t since_seq, int limit, hd_err *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(tx, 0, sizeof(*tx));
+	if ((rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
+	if (limit == 0)
+		limit = HD_ROOM_READ_DEFAULT;
+	if (limit < 1 || limit > HD_ROOM_READ_MAX)
+		return hd_err_set(err, HD_EINVAL,
+		    "limit must be between 1 and %d", HD_ROOM_READ_MAX);
+	if (since_seq < 0)
+		return hd_err_set(err, HD_EINVAL,
+		    "since_seq must not be negative");
+	tx->team = team;
+	hd_room_id(tx->room, sizeof(tx->room), team);
+	tx->since = since_seq;
+	tx->limit = limit;
+	tx->out = out;
+	out->next_seq = since_seq;
+	return 0;
+}
+
+int
+hd_room_read(hd_posts *out, hd_store *st, const char *team,
+    int64_t since_seq, int limit, const char *exclude_author, hd_err *err)
+{
+	room_read_txn tx;
+	int rc;
+
+	if ((rc = room_read_args(&tx, out, team, since_seq, limit, err)) < 0)
+		return rc;
+	tx.exclude = exclude_author;
+	return hd_store_read(st, room_read_txn_fn, &tx, err);
+}
+
+int
+hd_room_subscribe(hd_posts *out, hd_store *st, const char *team,
+    const char *agent, int64_t since_seq, int limit, hd_err *err)
+{
+	room_read_txn tx;
+	int rc;
+
+	if ((rc = room_read_args(&tx, out, team, since_seq, limit, err)) < 0)
+		return rc;
+	if (agent == NULL || agent[0] == '\0')
+		return hd_err_set(err, HD_EINVAL,
+		    "a subscriber needs an agent");
+	tx.agent = agent;
+	return hd_store_read(st, room_read_txn_fn, &tx, err);
+}
+
+int
+hd_room_head(int64_t *out, hd_store *st, const char *team, hd_err *err)
+{
+	char room[HD_ROOM_ID_MAX];
+	int rc;
+
+	*out = 0;
+	if ((rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
+	hd_room_id(room, sizeof(room), team);
+	return room_head_q(out, st, room, err);
+}
+
+int
+hd_room_follow(hd_posts *out, hd_store *st, const char *team,
+    int64_t since_seq, int limit, int timeout_ms, hd_err *err)
+{
+	int64_t deadline = timeout_ms >= 0 ? hd_mono_ms() + timeout_ms : -1;
+	int64_t left;
+	uint64_t cursor;
+	int rc;
+
+	/* cursor first, then the read, then the wait: see store.h */
+	if ((rc = hd_store_change_cursor(st, &cursor, err)) < 0)
+		return rc;
+	for (;;) {
+		if ((rc = hd_room_read(out, st, team, since_seq, limit, NULL,
+			 err)) < 0 ||
+		    out->n > 0)
+			return rc;
+		left = -1;
+		if (deadline >= 0 && (left = deadline - hd_mono_ms()) <= 0)
+			return 0;
+		if ((rc = hd_store_wait_change(st, &cursor, (int)left, err)) < 0)
+			return rc;
+		if (rc == 0) /* timed out, or a signal: let the caller look */
+			return 0;
+	}
+}
+
+json_t *
+hd_post_to_json(const hd_post *p)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_string(p->id));
+	json_object_set_new(o, "roomId", json_string(p->room_id));
+	json_object_set_new(o, "teamId", json_string(p->team_id));
+	json_object_set_new(o, "authorAgentId", json_string(p->author));
+	json_object_set_new(o, "body", json_string(p->body));
+	json_object_set_new(o, "kind", json_string(p->kind));
+	json_object_set_new(o, "createdAt", json_integer(p->created_at));
+	json_object_set_new(o, "seq", json_integer(p->seq));
+	return o;
+}

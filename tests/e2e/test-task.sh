@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# test-task.sh -- `huddle task ...` end to end: success paths, refusals
+# (exit 1, `huddle: <message>` on stderr), usage errors (exit 2) and
+# --json output that parses.
+. "$(dirname "$0")/lib.sh"
+
+run team create dev; expect_rc 0 "team create"
+run agent add dev manager --leader; expect_rc 0 "add leader"
+run agent add dev coder; expect_rc 0 "add coder"
+run agent add dev tester; expect_rc 0 "add tester"
+run team create ops; expect_rc 0 "team create ops"
+run agent add ops boss; expect_rc 0 "add boss"
+
+# create
+run task create dev "Write docs" --description "All of them" --meta area=docs --as coder
+expect_rc 0 "create"
+expect_eq "$OUT" 'created task #1 "Write docs" in team dev' "create output"
+run --json task create dev "Ship" --depends-on 1 --priority 3 --meta area=release
+expect_rc 0 "create --json"
+expect_json "$OUT" "create --json parses"
+expect_eq "$(json_get "$OUT" 'j["depends_on"]')" "[1]" "depends_on"
+expect_eq "$(json_get "$OUT" 'j["blocked_by"]')" "[1]" "blocked_by"
+expect_eq "$(json_get "$OUT" 'j["priority"]')" "3" "priority"
+expect_eq "$(json_get "$OUT" 'j["created_by"]')" "user" "created_by"
+run task create dev "Ghost dep" --depends-on 9
+expect_rc 1 "unknown dependency"
+expect_eq "$ERR" "huddle: unknown dependency: task 9" "unknown dependency text"
+run task create dev ""
+expect_rc 1 "empty subject"
+expect_eq "$ERR" "huddle: task subject must not be empty" "empty subject text"
+run task create dev "$(printf 'x%.0s' $(seq 201))"
+expect_rc 1 "long subject"
+expect_eq "$ERR" "huddle: task subject is 201 characters; the limit is 200" "long subject text"
+run task create dev "Bad" --depends-on 1,x
+expect_rc 2 "bad --depends-on"
+expect_contains "$ERR" 'huddle: --depends-on must be an integer, not "x"' "bad --depends-on text"
+run task create dev "Bad" --meta novalue
+expect_rc 2 "bad --meta"
+run task create dev
+expect_rc 2 "missing subject"
+run task create ghost "X"
+expect_rc 1 "unknown team"
+expect_eq "$ERR" 'huddle: team "ghost" not found' "unknown team text"
+
+# list
+run task list dev
+expect_rc 0 "list"
+expect_eq "$(echo "$OUT" | head -1 | tr -s ' ')" "ID STATUS OWNER PRI SUBJECT BLOCKED BY" "list header"
+expect_eq "$(echo "$OUT" | sed -n 2p | tr -s ' ')" "2 pending - 3 Ship 1" "list row 1 (newest first)"
+expect_eq "$(echo "$OUT" | sed -n 3p | tr -s ' ')" "1 pending - 0 Write docs -" "list row 2"
+run --json task list dev --blocked
+expect_json "$OUT" "list --json parses"
+expect_eq "$(json_get "$OUT" '[t["id"] for t in j]')" "[2]" "--blocked"
+run --json task list dev --ready
+expect_eq "$(json_get "$OUT" '[t["id"] for t in j]')" "[1]" "--ready"
+run --json task list dev --meta area=release
+expect_eq "$(json_get "$OUT" '[t["id"] for t in j]')" "[2]" "--meta"
+run --json task list dev --limit 1
+expect_eq "$(json_get "$OUT" '[t["id"] for t in j]')" "[2]" "--limit"
+run task list dev --status done
+expect_rc 1 "bad status"
+expect_eq "$ERR" 'huddle: unknown task status "done": use pending, claimed, in_progress, completed, failed or cancelled' "bad status text"
+run task list dev --limit zero
+expect_rc 2 "bad --limit"
+run task list
+expect_rc 2 "list without team"
+
+# claim: blocked, success, lost
+run task claim 2 --as coder
+expect_rc 1 "claim blocked"
+expect_eq "$ERR" "huddle: task 2 is blocked by 1" "blocked text"
+run task claim 1
+expect_rc 2 "claim without --as"
+run task claim 1 --as boss
+expect_rc 1 "claim by non-member"
+expect_eq "$ERR" 'huddle: no member "boss" in team dev' "non-member text"
+run task claim 1 --as coder
+expect_rc 0 "claim"
+expect_eq "$OUT" 'task #1 "Write docs" claimed by coder' "claim output"
+run task claim 1 --as tester
+expect_rc 1 "claim lost"
+expect_eq "$ERR" "huddle: task 1 is already claimed by coder" "lost text"
+run task claim 99 --as tester
+expect_rc 1 "claim missing"
+expect_eq "$ERR" "huddle: task 99 not found" "missing text"
+
+# owner rule and transitions
+run task start 1 --as tester
+expect_rc 1 "start by non-owner"
+expect_eq "$ERR" "huddle: task 1 is owned by coder, not tester" "owner text"
+run task start 1 --as coder
+expect_rc 0 "start"
+expect_eq "$OUT" 'task #1 "Write docs" is now in_progress' "start output"
+run task start 1 --as coder
+expect_rc 1 "start twice"
+expect_eq "$ERR" "huddle: task 1 cannot go from in_progress to in_progress" "transition text"
+run --json task complete 1 --as coder --result "Wrote them all"
+expect_rc 0 "complete"
+expect_json "$OUT" "complete --json parses"
+expect_eq "$(json_get "$OUT" 'j["status"]')" "completed" "completed status"
+expect_eq "$(json_get "$OUT" 'j["result"]')" "Wrote them all" "result"
+run task start 1
+expect_rc 1 "completed cannot start"
+expect_eq "$ERR" "huddle: task 1 cannot go from completed to in_progress" "completed text"
+run task show x
+expect_rc 2 "show bad id"
+run task show 0
+expect_rc 2 "show zero id"
+
+# auto-claim, fail, retry, release, cancel, assign
+run task auto-claim dev --as tester
+expect_rc 0 "auto-claim"
+expect_eq "$OUT" 'task #2 "Ship" claimed by tester' "auto-claim output"
+run task auto-claim dev --as tester
+expect_rc 1 "auto-claim none"
+expect_eq "$ERR" "huddle: no ready task in team dev" "none text"
+run task fail 2 --as tester --reason "disk full"
+expect_rc 0 "fail"
+run --json task show 2
+expect_eq "$(json_get "$OUT" 'j["reason"]')" "disk full" "reason"
+run task retry 2 --as manager
+expect_rc 0 "retry"
+expect_eq "$OUT" 'task #2 "Ship" is now pending' "retry output"
+run task assign 2 tester --as coder
+expect_rc 1 "assign by member"
+expect_eq "$ERR" "huddle: only the team leader or a user may assign task 2, not coder" "assign text"
+run task assign 2 tester --as manager
+expect_rc 0 "assign"
+expect_eq "$OUT" 'task #2 "Ship" assigned to tester' "assign output"
+run task release 2 --as tester
+expect_rc 0 "release"
+run task cancel 2
+expect_rc 0 "cancel"
+expect_eq "$OUT" 'task #2 "Ship" is now cancelled' "cancel output"
+
+# link and comment
+run task create dev "A"; run task create dev "B"
+run task link 4 --depends-on 3
+expect_rc 0 "link"
+expect_eq "$OUT" 'task #4 "B" depends on #3' "link output"
+run task link 3 --depends-on 4
+expect_rc 1 "cycle"
+expect_eq "$ERR" "huddle: linking task 3 to task 4 would create a circular dependency" "cycle text"
+run task link 3
+expect_rc 2 "link without --depends-on"
+run task comment 3 "looks good" --as tester
+expect_rc 0 "comment"
+run --json task show 3
+expect_eq "$(json_get "$OUT" 'j["comments"][0]["body"]')" "looks good" "comment stored"
+expect_eq "$(json_get "$OUT" 'j["comments"][0]["author"]')" "tester" "comment author"
+# the room heard every committed change, in order, and no refusal
+run --json chat read dev --limit 500
+expect_rc 0 "chat read"
+expect_eq "$(json_get "$OUT" '"|".join(p["body"] for p in j["posts"][:7])')" \
+	'Task #1 "Write docs" created.|Task #2 "Ship" created.|Task #1 "Write docs" claimed by coder.|Task #1 "Write docs" → in_progress.|Task #1 "Write docs" completed by coder.|Task #2 "Ship" claimed by tester.|Task #2 "Ship" failed: disk full.' \
+	"room lines"
+expect_eq "$(json_get "$OUT" 'sorted(set((p["authorAgentId"], p["kind"]) for p in j["posts"]))')" \
+	"[('huddle', 'system')]" "room lines are system posts by huddle"
+run --json inbox manager
+expect_rc 0 "leader inbox"
+expect_contains "$OUT" 'Task #1 \"Write docs\" completed by coder: Wrote them all' "leader told of completion"
+
+run task bogus
+expect_rc 2 "unknown subcommand"
+run task create --help
+expect_rc 0 "help"
+expect_contains "$OUT" "--depends-on" "help lists options"
+
+finish
