@@ -6,6 +6,7 @@
 #define HUDDLE_H
 
 #include "agent.h"
+#include "attach.h"
 #include "board.h"
 #include "buf.h"
 #include "err.h"

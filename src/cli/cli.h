@@ -113,5 +113,8 @@ extern const hd_cli_cmd hd_cli_cmd_send;
 extern const hd_cli_cmd hd_cli_cmd_broadcast;
 extern const hd_cli_cmd hd_cli_cmd_inbox;
 extern const hd_cli_cmd hd_cli_cmd_shutdown_response;
+extern const hd_cli_cmd hd_cli_cmd_mcp;
+extern const hd_cli_cmd hd_cli_cmd_attach;
+extern const hd_cli_cmd hd_cli_cmd_serve;
 
 #endif

@@ -27,6 +27,9 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_broadcast,
 	&hd_cli_cmd_inbox,
 	&hd_cli_cmd_shutdown_response,
+	&hd_cli_cmd_mcp,
+	&hd_cli_cmd_attach,
+	&hd_cli_cmd_serve,
 	NULL,
 };
 
@@ -67,7 +70,7 @@ print_main_help(FILE *f)
 	    "runtimes:\n"
 	    "a board of tasks, a room, mailboxes.\n\ncommands:\n");
 	for (cp = cmd_table; *cp != NULL; cp++)
-		fprintf(f, "  %-10s %s\n", (*cp)->name, (*cp)->summary);
+		fprintf(f, "  %-18s %s\n", (*cp)->name, (*cp)->summary);
 	fprintf(f, "\noptions:\n");
 	print_opts(f, common_opts);
 	fprintf(f, "  %-24s %s\n", "    --version", "print the version");

@@ -1,0 +1,32 @@
+/*
+ * attach.h -- how an agent is attached to huddle's MCP server (SPEC 10.4).
+ *
+ * An attach URL binds a connection to one agent of one team:
+ *   http://127.0.0.1:<port>/mcp?roomTeamId=<team>&postAuthorAgentId=<agent>&sig=<hex>
+ * where sig = HMAC-SHA256(secret, "v1" 0x1f <team> 0x1f <agent>) in lower
+ * case hex, and secret is 32 random bytes in HUDDLE_HOME/secret (0600),
+ * created on first use. Signatures are compared in constant time.
+ */
+#ifndef HUDDLE_ATTACH_H
+#define HUDDLE_ATTACH_H
+
+#include "err.h"
+#include "store.h"
+
+#define HD_ATTACH_SIG_HEX 64
+
+/* Compute the signature for (team, agent) into hex[65]. */
+int hd_attach_sign(char hex[HD_ATTACH_SIG_HEX + 1], hd_store *st,
+    const char *team, const char *agent, hd_err *err);
+
+/* 1 when sig is the valid signature for (team, agent), else 0. Never
+ * fails loudly: a missing secret or a malformed sig is simply not valid. */
+int hd_attach_verify(hd_store *st, const char *team, const char *agent,
+    const char *sig);
+
+/* The attach URL for an agent (which must exist and be in a team) on
+ * host:port. *out is malloc'd. */
+int hd_attach_url(char **out, hd_store *st, const char *host, int port,
+    const char *agent, hd_err *err);
+
+#endif

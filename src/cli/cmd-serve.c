@@ -1,0 +1,84 @@
+/*
+ * cmd-serve.c -- `huddle serve`: the HTTP server (MCP, REST, SSE).
+ *
+ * SIGINT and SIGTERM are blocked in every thread and taken here with
+ * sigwait(), so shutdown runs in one place: stop accepting, let requests
+ * in flight finish, end the event streams with a final event, exit 0.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../http/http.h"
+#include "cli.h"
+
+static int
+cmd_serve(hd_cli *c)
+{
+	hd_http_config cfg = {0};
+	hd_http_server *srv = NULL;
+	hd_store *st;
+	int64_t port = HD_HTTP_DEFAULT_PORT, threads = 2;
+	sigset_t set;
+	char *home;
+	int sig, rc;
+
+	cfg.bind = hd_cli_opt_str(c, "bind");
+	cfg.token = hd_cli_opt_str(c, "token");
+	if (cfg.token == NULL)
+		cfg.token = getenv("HUDDLE_TOKEN");
+	if ((rc = hd_cli_opt_int(c, "port", 0, 65535, &port)) != 0 ||
+	    (rc = hd_cli_opt_int(c, "threads", 1, 64, &threads)) != 0)
+		return rc;
+	cfg.port = (int)port;
+	cfg.threads = (int)threads;
+	/* Open once in the foreground: creates and migrates the home, so the
+	 * server threads never race on a fresh database. */
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if ((home = strdup(hd_store_home(st))) == NULL)
+		return HD_EXIT_FAIL;
+	cfg.home = home;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (hd_http_start(&srv, &cfg, &c->err) < 0) {
+		free(home);
+		return hd_cli_fail(c);
+	}
+	printf("huddle is running at http://%s:%d\n",
+	    cfg.bind != NULL ? cfg.bind : "127.0.0.1", hd_http_port(srv));
+	fflush(stdout);
+	sigwait(&set, &sig);
+	fprintf(stderr, "huddle: %s received; shutting down\n",
+	    sig == SIGINT ? "SIGINT" : "SIGTERM");
+	hd_http_stop(srv);
+	free(home);
+	return HD_EXIT_OK;
+}
+
+static const hd_cli_opt serve_opts[] = {
+	{"bind", 'b', "ADDR", "listen address (default 127.0.0.1)", 0},
+	{"port", 'p', "PORT", "listen port (default 7340; 0 picks a free one)",
+	    0},
+	{"token", 0, "TOKEN",
+	    "require `Authorization: Bearer TOKEN` (default $HUDDLE_TOKEN; "
+	    "needed beyond loopback)",
+	    0},
+	{"threads", 0, "N", "HTTP worker threads (default 2)", 0},
+	{NULL, 0, NULL, NULL, 0},
+};
+
+const hd_cli_cmd hd_cli_cmd_serve = {
+	.name = "serve",
+	.summary = "Serve MCP (POST /mcp), the REST API and live events over "
+		   "HTTP",
+	.max_args = 0,
+	.opts = serve_opts,
+	.fn = cmd_serve,
+	.details = "Stops cleanly on SIGINT or SIGTERM. Attach an agent with "
+		   "'huddle attach AGENT'.",
+};

@@ -1,0 +1,112 @@
+/*
+ * http.h -- `huddle serve`: the HTTP surface (SPEC 10.1 HTTP transport,
+ * SPEC 11 REST + SSE) on GNU libmicrohttpd.
+ *
+ * Routes are tables (route-<group>.c); a handler reads the request and
+ * sets the response through the helpers below, calling one domain function
+ * per route. Handlers run on MHD's pool threads and must not block for
+ * long: anything slow runs in a thread of its own with the connection
+ * suspended.
+ */
+#ifndef HD_HTTP_H
+#define HD_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <huddle/huddle.h>
+
+#include "../mcp/mcp.h"
+
+#define HD_HTTP_BODY_MAX (2 * 1024 * 1024)
+#define HD_HTTP_DEFAULT_PORT 7340
+
+typedef struct hd_http_server hd_http_server;
+typedef struct hd_http_req hd_http_req;
+
+typedef struct hd_http_config {
+	const char *home; /* resolved HUDDLE_HOME */
+	const char *bind; /* default 127.0.0.1 */
+	int port;	  /* default 7340; 0 picks a free port */
+	const char *token; /* bearer token, or NULL */
+	int threads;	  /* MHD pool threads; default 2 */
+} hd_http_config;
+
+typedef int (*hd_route_fn)(hd_http_req *r);
+
+typedef struct hd_route {
+	const char *method;  /* "GET", "POST", ... */
+	const char *pattern; /* "/api/teams/:team/tasks/:id" */
+	hd_route_fn fn;
+} hd_route;
+
+/* Start serving (returns once listening); *out belongs to the caller. */
+int hd_http_start(hd_http_server **out, const hd_http_config *cfg,
+    hd_err *err);
+
+/* The port actually bound (useful with port 0). */
+int hd_http_port(const hd_http_server *srv);
+
+/* Stop accepting, let in-flight requests finish (bounded), end every SSE
+ * stream with a final event, and free the server. NULL-safe. */
+void hd_http_stop(hd_http_server *srv);
+
+/* ---- for route handlers ---------------------------------------------- */
+
+struct hd_http_req {
+	hd_http_server *srv;
+	void *conn; /* struct MHD_Connection * */
+	const char *method;
+	const char *path;
+	const char *params[4]; /* :name captures of the route pattern */
+	int nparams;
+	const char *body; /* NUL-terminated; body_len bytes */
+	size_t body_len;
+	hd_store *st; /* this request's connection from the pool */
+	/* response, set by the handler */
+	int status;
+	char *resp;   /* malloc'd body */
+	size_t resp_len;
+	const char *content_type;
+	const char *cache_control; /* or NULL */
+	void *stream; /* set by hd_http_sse_start: an SSE response */
+};
+
+/* A query parameter, or NULL. */
+const char *hd_http_query(hd_http_req *r, const char *key);
+/* A request header, or NULL. */
+const char *hd_http_header(hd_http_req *r, const char *key);
+
+/* Respond with JSON (stolen). */
+void hd_http_json(hd_http_req *r, int status, json_t *body);
+/* Respond {"error": msg} with status. */
+void hd_http_error(hd_http_req *r, int status, const char *fmt, ...)
+    HD_PRINTFLIKE(3, 4);
+/* Respond with the error in err, its status from its code: 400 invalid,
+ * 404 not found, 409 exists/conflict, 413 too big, 422 refused,
+ * 503 busy, else 500. */
+void hd_http_fail(hd_http_req *r, const hd_err *err);
+/* Respond with raw bytes (copied). */
+void hd_http_raw(hd_http_req *r, int status, const char *content_type,
+    const void *data, size_t len);
+
+/* Parse the body as a JSON object, or answer 400 and return NULL. */
+json_t *hd_http_body_object(hd_http_req *r);
+
+/* The MCP server shared by every /mcp request. */
+const hd_mcp_server *hd_http_mcp(hd_http_server *srv);
+
+/* Start an SSE stream of events (filtered by team when non-NULL),
+ * resuming after last_id. */
+int hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id);
+
+/* Route tables, NULL-method terminated. */
+extern const hd_route hd_routes_mcp[];
+extern const hd_route hd_routes_teams[];
+extern const hd_route hd_routes_chat[];
+extern const hd_route hd_routes_board[];
+extern const hd_route hd_routes_mail[];
+
+#endif

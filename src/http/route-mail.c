@@ -1,0 +1,229 @@
+/*
+ * route-mail.c -- mailboxes, team state, shutdown and spawning over REST
+ * (SPEC 3, 6, 11).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+
+static const char *
+body_str(json_t *body, const char *key)
+{
+	return json_string_value(json_object_get(body, key));
+}
+
+static int
+check_strings(hd_http_req *r, json_t *body, const char *const *keys)
+{
+	size_t i;
+
+	for (i = 0; keys[i] != NULL; i++) {
+		json_t *v = json_object_get(body, keys[i]);
+
+		if (v != NULL && !json_is_string(v)) {
+			hd_http_error(r, 400, "\"%s\" must be a string", keys[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+route_send(hd_http_req *r)
+{
+	static const char *const keys[] = {"from", "to", "type", "content",
+	    "summary", "request_id", "reason", NULL};
+	hd_message_spec spec;
+	hd_message *m = NULL;
+	hd_err err = HD_ERR_INIT;
+	json_t *body, *approve;
+	size_t n;
+
+	if ((body = hd_http_body_object(r)) == NULL)
+		return 0;
+	if (check_strings(r, body, keys) < 0)
+		goto done;
+	approve = json_object_get(body, "approve");
+	if (approve != NULL && !json_is_boolean(approve)) {
+		hd_http_error(r, 400, "\"approve\" must be true or false");
+		goto done;
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.team = r->params[0];
+	spec.from = body_str(body, "from");
+	spec.to = body_str(body, "to");
+	spec.type = body_str(body, "type");
+	spec.content = body_str(body, "content");
+	spec.summary = body_str(body, "summary");
+	spec.request_id = body_str(body, "request_id");
+	spec.reason = body_str(body, "reason");
+	spec.approve = approve != NULL ? json_is_true(approve) : -1;
+	if (spec.from == NULL || spec.content == NULL) {
+		hd_http_error(r, 400, "\"from\" and \"content\" are required");
+		goto done;
+	}
+	if (spec.type != NULL && strcmp(spec.type, "broadcast") == 0) {
+		if (hd_mailbox_broadcast(&n, r->st, &spec, &err) < 0)
+			hd_http_fail(r, &err);
+		else
+			hd_http_json(r, 201, json_pack("{s:I}", "recipients",
+			    (json_int_t)n));
+		goto done;
+	}
+	if (spec.to == NULL) {
+		hd_http_error(r, 400, "\"to\" is required unless type is "
+				      "broadcast");
+		goto done;
+	}
+	if (hd_mailbox_send(&m, r->st, &spec, &err) < 0)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, 201, json_pack("{s:o}", "message",
+		    hd_message_to_json(m)));
+done:
+	hd_message_free(m);
+	json_decref(body);
+	return 0;
+}
+
+static int
+route_inbox(hd_http_req *r)
+{
+	const char *peek = hd_http_query(r, "peek");
+	const char *limit_s = hd_http_query(r, "limit");
+	hd_err err = HD_ERR_INIT;
+	hd_messages l;
+	int64_t limit = 0;
+	json_t *arr;
+	size_t i;
+	int rc;
+
+	if (limit_s != NULL && (hd_parse_i64(&limit, limit_s, "limit", &err) < 0 ||
+				   limit < 1 || limit > HD_MAILBOX_READ_MAX)) {
+		hd_http_error(r, 400, "limit must be between 1 and %d",
+		    HD_MAILBOX_READ_MAX);
+		return 0;
+	}
+	if (peek != NULL && strcmp(peek, "0") != 0)
+		rc = hd_mailbox_peek(&l, r->st, r->params[0], (int)limit, &err);
+	else
+		rc = hd_mailbox_read(&l, r->st, r->params[0], (int)limit, &err);
+	if (rc < 0) {
+		hd_http_fail(r, &err);
+		return 0;
+	}
+	arr = json_array();
+	for (i = 0; i < l.n; i++)
+		json_array_append_new(arr, hd_message_to_json(&l.items[i]));
+	hd_messages_dispose(&l);
+	hd_http_json(r, 200, json_pack("{s:o}", "messages", arr));
+	return 0;
+}
+
+static int
+route_state(hd_http_req *r)
+{
+	hd_team_snapshot snap;
+	hd_shutdown *sd = NULL;
+	hd_err err = HD_ERR_INIT;
+	char *text = NULL;
+	json_t *o;
+
+	if (hd_team_snapshot_get(&snap, r->st, r->params[0], &err) < 0) {
+		hd_http_fail(r, &err);
+		return 0;
+	}
+	if (hd_team_state_render(&text, snap.team, &snap.members, &snap.counts,
+		&err) < 0 ||
+	    hd_shutdown_get(&sd, r->st, r->params[0], &err) < 0)
+		hd_http_fail(r, &err);
+	else {
+		o = hd_team_snapshot_to_json(&snap);
+		json_object_set_new(o, "shutdown",
+		    sd ? hd_shutdown_to_json(sd) : json_null());
+		json_object_set_new(o, "text", json_string(text));
+		hd_http_json(r, 200, o);
+	}
+	free(text);
+	hd_shutdown_free(sd);
+	hd_team_snapshot_dispose(&snap);
+	return 0;
+}
+
+static int
+route_shutdown(hd_http_req *r)
+{
+	hd_shutdown *sd = NULL;
+	hd_err err = HD_ERR_INIT;
+	json_t *body = NULL, *t;
+	int64_t timeout_s = 0;
+
+	if (r->body_len > 0 && (body = hd_http_body_object(r)) == NULL)
+		return 0;
+	t = json_object_get(body, "timeout_s");
+	if (t != NULL && (!json_is_integer(t) || json_integer_value(t) < 1)) {
+		hd_http_error(r, 400, "\"timeout_s\" must be a positive integer");
+		goto done;
+	}
+	timeout_s = json_integer_value(t);
+	if (json_object_get(body, "reason") != NULL &&
+	    !json_is_string(json_object_get(body, "reason"))) {
+		hd_http_error(r, 400, "\"reason\" must be a string");
+		goto done;
+	}
+	if (hd_team_shutdown(&sd, r->st, r->params[0], body_str(body, "reason"),
+		timeout_s * 1000, &err) < 0)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, 200, json_pack("{s:o}", "shutdown",
+		    hd_shutdown_to_json(sd)));
+done:
+	hd_shutdown_free(sd);
+	json_decref(body);
+	return 0;
+}
+
+static int
+route_spawn(hd_http_req *r)
+{
+	static const char *const keys[] = {"name", "as", "role", "runtime",
+	    "task", NULL};
+	hd_spawn_spec spec;
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+	json_t *body;
+
+	if ((body = hd_http_body_object(r)) == NULL)
+		return 0;
+	if (check_strings(r, body, keys) < 0)
+		goto done;
+	memset(&spec, 0, sizeof(spec));
+	spec.team = r->params[0];
+	spec.id = body_str(body, "name");
+	spec.caller = body_str(body, "as");
+	spec.role = body_str(body, "role");
+	spec.runtime = body_str(body, "runtime");
+	spec.runtime_config = json_object_get(body, "runtime_config");
+	spec.task = body_str(body, "task");
+	if (spec.id == NULL)
+		hd_http_error(r, 400, "\"name\" is required");
+	else if (hd_team_spawn(&a, r->st, &spec, &err) < 0)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, 201, json_pack("{s:o}", "agent",
+		    hd_agent_to_json(a)));
+done:
+	hd_agent_free(a);
+	json_decref(body);
+	return 0;
+}
+
+const hd_route hd_routes_mail[] = {
+	{"POST", "/api/teams/:team/messages", route_send},
+	{"GET", "/api/agents/:agent/inbox", route_inbox},
+	{"GET", "/api/teams/:team/state", route_state},
+	{"POST", "/api/teams/:team/shutdown", route_shutdown},
+	{"POST", "/api/teams/:team/spawn", route_spawn},
+	{NULL, NULL, NULL},
+};

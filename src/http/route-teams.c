@@ -1,0 +1,286 @@
+/*
+ * route-teams.c -- REST routes for teams, agents and the event log
+ * (SPEC 11). Each route validates its input, calls one domain function and
+ * answers JSON; errors are {"error": msg} with the status of hd_http_fail.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "http.h"
+
+static int
+opt_string_field(hd_http_req *r, json_t *body, const char *key,
+    const char **out)
+{
+	json_t *v = json_object_get(body, key);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v)) {
+		hd_http_error(r, 400, "\"%s\" must be a string", key);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int
+route_teams_list(hd_http_req *r)
+{
+	hd_teams l;
+	hd_err err = HD_ERR_INIT;
+	json_t *arr;
+	size_t i;
+
+	if (hd_team_list(&l, r->st, &err) < 0) {
+		hd_http_fail(r, &err);
+		return 0;
+	}
+	arr = json_array();
+	for (i = 0; i < l.n; i++)
+		json_array_append_new(arr, hd_team_to_json(&l.items[i]));
+	hd_teams_dispose(&l);
+	hd_http_json(r, 200, json_pack("{s:o}", "teams", arr));
+	return 0;
+}
+
+static int
+route_teams_create(hd_http_req *r)
+{
+	hd_team_spec spec = {0};
+	hd_team *t = NULL;
+	hd_err err = HD_ERR_INIT;
+	json_t *body;
+
+	if ((body = hd_http_body_object(r)) == NULL)
+		return 0;
+	if (opt_string_field(r, body, "id", &spec.id) < 0 ||
+	    opt_string_field(r, body, "name", &spec.name) < 0 ||
+	    opt_string_field(r, body, "description", &spec.description) < 0 ||
+	    opt_string_field(r, body, "icon", &spec.icon) < 0 ||
+	    opt_string_field(r, body, "color", &spec.color) < 0)
+		goto done;
+	if (spec.id == NULL) {
+		hd_http_error(r, 400, "\"id\" is required");
+		goto done;
+	}
+	if (hd_team_create(&t, r->st, &spec, &err) < 0)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, 201, json_pack("{s:o}", "team", hd_team_to_json(t)));
+done:
+	hd_team_free(t);
+	json_decref(body);
+	return 0;
+}
+
+static int
+route_team_get(hd_http_req *r)
+{
+	hd_team *t = NULL;
+	hd_agents al = {0};
+	hd_err err = HD_ERR_INIT;
+	json_t *o, *arr;
+	size_t i;
+
+	if (hd_team_get(&t, r->st, r->params[0], &err) < 0 ||
+	    hd_agent_list(&al, r->st, r->params[0], &err) < 0) {
+		hd_http_fail(r, &err);
+		goto done;
+	}
+	o = hd_team_to_json(t);
+	arr = json_array();
+	for (i = 0; i < al.n; i++)
+		json_array_append_new(arr, hd_agent_to_json(&al.items[i]));
+	json_object_set_new(o, "agents", arr);
+	hd_http_json(r, 200, json_pack("{s:o}", "team", o));
+done:
+	hd_team_free(t);
+	hd_agents_dispose(&al);
+	return 0;
+}
+
+static int
+route_team_delete(hd_http_req *r)
+{
+	const char *purge = hd_http_query(r, "purge");
+	int p = purge != NULL && (strcmp(purge, "1") == 0 ||
+				     strcmp(purge, "true") == 0);
+	hd_err err = HD_ERR_INIT;
+
+	if (hd_team_remove(r->st, r->params[0], p, &err) < 0)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, 200, json_pack("{s:s, s:b}", "removed",
+		    r->params[0], "purged", p));
+	return 0;
+}
+
+static int
+route_agents_list(hd_http_req *r)
+{
+	hd_agents l;
+	hd_err err = HD_ERR_INIT;
+	json_t *arr;
+	size_t i;
+
+	if (hd_agent_list(&l, r->st, r->params[0], &err) < 0) {
+		hd_http_fail(r, &err);
+		return 0;
+	}
+	arr = json_array();
+	for (i = 0; i < l.n; i++)
+		json_array_append_new(arr, hd_agent_to_json(&l.items[i]));
+	hd_agents_dispose(&l);
+	hd_http_json(r, 200, json_pack("{s:o}", "agents", arr));
+	return 0;
+}
+
+static int
+route_agents_add(hd_http_req *r)
+{
+	hd_agent_spec spec = {0};
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+	json_t *body, *v;
+
+	if ((body = hd_http_body_object(r)) == NULL)
+		return 0;
+	spec.team = r->params[0];
+	if (opt_string_field(r, body, "id", &spec.id) < 0 ||
+	    opt_string_field(r, body, "name", &spec.name) < 0 ||
+	    opt_string_field(r, body, "role", &spec.role) < 0 ||
+	    opt_string_field(r, body, "runtime", &spec.runtime) < 0)
+		goto done;
+	if (spec.id == NULL) {
+		hd_http_error(r, 400, "\"id\" is required");
+		goto done;
+	}
+	spec.runtime_config = json_object_get(body, "runtime_config");
+	v = json_object_get(body, "leader");
+	if (v != NULL && !json_is_boolean(v)) {
+		hd_http_error(r, 400, "\"leader\" must be true or false");
+		goto done;
+	}
+	spec.leader = json_is_true(v);
+	if (hd_agent_add(&a, r->st, &spec, &err) < 0)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, 201,
+		    json_pack("{s:o}", "agent", hd_agent_to_json(a)));
+done:
+	hd_agent_free(a);
+	json_decref(body);
+	return 0;
+}
+
+static int
+route_agent_get(hd_http_req *r)
+{
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	if (hd_agent_get(&a, r->st, r->params[0], &err) < 0)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, 200,
+		    json_pack("{s:o}", "agent", hd_agent_to_json(a)));
+	hd_agent_free(a);
+	return 0;
+}
+
+static int
+route_agent_delete(hd_http_req *r)
+{
+	hd_err err = HD_ERR_INIT;
+
+	if (hd_agent_remove(r->st, r->params[0], &err) < 0)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, 200, json_pack("{s:s}", "removed", r->params[0]));
+	return 0;
+}
+
+/* Parse an optional integer query parameter; answers 400 on garbage. */
+static int
+query_int(hd_http_req *r, const char *key, int64_t dflt, int64_t *out)
+{
+	const char *v = hd_http_query(r, key);
+	hd_err err = HD_ERR_INIT;
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	if (hd_parse_i64(out, v, key, &err) < 0) {
+		hd_http_fail(r, &err);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+route_events(hd_http_req *r)
+{
+	const char *accept = hd_http_header(r, MHD_HTTP_HEADER_ACCEPT);
+	const char *team = hd_http_query(r, "team");
+	const char *lei = hd_http_header(r, "Last-Event-ID");
+	hd_event_filter f = {0};
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+	int64_t after, limit;
+	json_t *arr;
+	size_t i;
+
+	if (team != NULL && hd_slug_check("team", team, &err) < 0) {
+		hd_http_fail(r, &err);
+		return 0;
+	}
+	if (query_int(r, "after", -1, &after) < 0 ||
+	    query_int(r, "limit", 100, &limit) < 0)
+		return 0;
+	if ((accept != NULL && strstr(accept, "text/event-stream") != NULL) ||
+	    hd_http_query(r, "stream") != NULL) {
+		if (lei != NULL && lei[0] != '\0' &&
+		    hd_parse_i64(&after, lei, "Last-Event-ID", &err) < 0) {
+			hd_http_fail(r, &err);
+			return 0;
+		}
+		hd_http_sse_start(r, team, after);
+		return 0;
+	}
+	f.team = team;
+	f.kind = hd_http_query(r, "kind");
+	f.after_seq = after > 0 ? after : 0;
+	if (limit < 1 || limit > HD_EVENTS_LIMIT_MAX) {
+		hd_http_error(r, 400, "limit must be between 1 and %d",
+		    HD_EVENTS_LIMIT_MAX);
+		return 0;
+	}
+	f.limit = (int)limit;
+	if (hd_events_list(&l, r->st, &f, &err) < 0) {
+		hd_http_fail(r, &err);
+		return 0;
+	}
+	arr = json_array();
+	for (i = 0; i < l.n; i++)
+		json_array_append_new(arr, hd_event_to_json(&l.items[i]));
+	hd_event_list_dispose(&l);
+	hd_http_json(r, 200, json_pack("{s:o}", "events", arr));
+	return 0;
+}
+
+const hd_route hd_routes_teams[] = {
+	{"GET", "/api/teams", route_teams_list},
+	{"POST", "/api/teams", route_teams_create},
+	{"GET", "/api/teams/:team", route_team_get},
+	{"DELETE", "/api/teams/:team", route_team_delete},
+	{"GET", "/api/teams/:team/agents", route_agents_list},
+	{"POST", "/api/teams/:team/agents", route_agents_add},
+	{"GET", "/api/agents/:agent", route_agent_get},
+	{"DELETE", "/api/agents/:agent", route_agent_delete},
+	{"GET", "/api/events", route_events},
+	{NULL, NULL, NULL},
+};

@@ -1,0 +1,617 @@
+/*
+ * server.c -- the HTTP server under `huddle serve`, on GNU libmicrohttpd.
+ *
+ * Design:
+ *  (1) MHD runs its own epoll threads (a pool sized for the machine, 2 by
+ *      default); handlers run there and must not block for long.
+ *  (2) Each request borrows an hd_store from a small pool (an hd_store is
+ *      one SQLite connection and is never shared by two threads at once)
+ *      and returns it when the handler is done.
+ *  (3) Bodies are accumulated up to 2 MiB; a declared or actual size over
+ *      that is answered 413 without buffering the rest.
+ *  (4) With a token configured (always when bound beyond loopback) every
+ *      request must carry `Authorization: Bearer <token>` (or ?token= for
+ *      EventSource), compared in constant time.
+ *  (5) A present Origin or Host must name this server (loopback names, or
+ *      the bind address): a web page elsewhere cannot drive a local
+ *      server by DNS rebinding or cross-site requests.
+ *  (6) One access-log line per request on stderr, written when MHD reports
+ *      the request complete.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+#include <openssl/crypto.h>
+
+#include "http.h"
+#include "server_int.h"
+
+#define HD_LOG_COMPONENT "http"
+#include <huddle/log.h>
+
+#define STORE_POOL_MAX 16
+
+struct req_ctx {
+	hd_buf body;
+	int too_big;
+	int64_t start_us;
+	int status;
+	size_t bytes;
+	char method[12];
+	char path[160];
+	char peer[64];
+};
+
+/* ---- store pool ------------------------------------------------------- */
+
+static hd_store *
+pool_get(hd_http_server *srv, hd_err *err)
+{
+	hd_store *st = NULL;
+
+	pthread_mutex_lock(&srv->pool_lock);
+	if (srv->npool > 0)
+		st = srv->pool[--srv->npool];
+	pthread_mutex_unlock(&srv->pool_lock);
+	if (st == NULL && hd_store_open(&st, srv->home, err) < 0)
+		return NULL;
+	return st;
+}
+
+static void
+pool_put(hd_http_server *srv, hd_store *st)
+{
+	pthread_mutex_lock(&srv->pool_lock);
+	if (srv->npool < STORE_POOL_MAX) {
+		srv->pool[srv->npool++] = st;
+		st = NULL;
+	}
+	pthread_mutex_unlock(&srv->pool_lock);
+	hd_store_close(st);
+}
+
+/* ---- request helpers ---------------------------------------------------- */
+
+const char *
+hd_http_query(hd_http_req *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *
+hd_http_header(hd_http_req *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, key);
+}
+
+void
+hd_http_raw(hd_http_req *r, int status, const char *content_type,
+    const void *data, size_t len)
+{
+	free(r->resp);
+	r->resp = malloc(len ? len : 1);
+	if (r->resp == NULL) {
+		r->status = 500;
+		r->resp_len = 0;
+		return;
+	}
+	memcpy(r->resp, data, len);
+	r->resp_len = len;
+	r->status = status;
+	r->content_type = content_type;
+}
+
+void
+hd_http_json(hd_http_req *r, int status, json_t *body)
+{
+	char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	json_decref(body);
+	free(r->resp);
+	r->resp = text;
+	r->resp_len = text != NULL ? strlen(text) : 0;
+	r->status = text != NULL ? status : 500;
+	r->content_type = "application/json";
+}
+
+void
+hd_http_error(hd_http_req *r, int status, const char *fmt, ...)
+{
+	char msg[HD_ERR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	hd_http_json(r, status, json_pack("{s:s}", "error", msg));
+}
+
+void
+hd_http_fail(hd_http_req *r, const hd_err *err)
+{
+	int status;
+
+	switch (err->code) {
+	case HD_EINVAL: status = 400; break;
+	case HD_ENOTFOUND: status = 404; break;
+	case HD_EEXISTS:
+	case HD_ECONFLICT: status = 409; break;
+	case HD_ETOOBIG: status = 413; break;
+	case HD_EREFUSED: status = 422; break;
+	case HD_EBUSY: status = 503; break;
+	default: status = 500; break;
+	}
+	hd_http_error(r, status, "%s",
+	    err->msg[0] ? err->msg : hd_code_name(err->code));
+}
+
+json_t *
+hd_http_body_object(hd_http_req *r)
+{
+	json_error_t jerr;
+	json_t *j;
+
+	if (r->body_len == 0) {
+		hd_http_error(r, 400, "a JSON object body is required");
+		return NULL;
+	}
+	j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (j == NULL) {
+		hd_http_error(r, 400, "body is not valid JSON: %s (line %d, "
+				      "column %d)",
+		    jerr.text, jerr.line, jerr.column);
+		return NULL;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		hd_http_error(r, 400, "body must be a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+const hd_mcp_server *
+hd_http_mcp(hd_http_server *srv)
+{
+	return srv->mcp;
+}
+
+int
+hd_http_port(const hd_http_server *srv)
+{
+	return srv->port;
+}
+
+/* ---- routing ------------------------------------------------------------ */
+
+/* Match path against pattern, capturing :params into r (pointers into
+ * buf, a copy of path). Returns 1 on a match. */
+static int
+route_match(const char *pattern, const char *path, hd_http_req *r, char *buf,
+    size_t buflen)
+{
+	const char *p = pattern;
+	char *s;
+	int n = 0;
+
+	if (strlen(path) >= buflen)
+		return 0;
+	memcpy(buf, path, strlen(path) + 1);
+	s = buf;
+	while (*p != '\0' && *s != '\0') {
+		if (*p == ':') {
+			char *end = strchr(s, '/');
+
+			if (n == 4 || s[0] == '/' || s[0] == '\0')
+				return 0;
+			r->params[n++] = s;
+			while (*p != '\0' && *p != '/')
+				p++;
+			if (end == NULL)
+				s += strlen(s);
+			else {
+				*end = '\0';
+				s = end + 1;
+				if (*p != '/')
+					return 0;
+				p++;
+			}
+			continue;
+		}
+		if (*p != *s)
+			return 0;
+		p++;
+		s++;
+	}
+	if (*p != '\0' || *s != '\0')
+		return 0;
+	r->nparams = n;
+	return 1;
+}
+
+static const hd_route *const route_tables[] = {
+	hd_routes_mcp, hd_routes_teams, hd_routes_chat, hd_routes_board,
+	hd_routes_mail, NULL,
+};
+
+/* Find the route; *path_known is set when some route has this path (for
+ * 405 rather than 404). */
+static const hd_route *
+route_find(hd_http_req *r, char *buf, size_t buflen, int *path_known)
+{
+	const hd_route *const *t;
+	const hd_route *rt;
+	hd_http_req probe;
+
+	*path_known = 0;
+	for (t = route_tables; *t != NULL; t++)
+		for (rt = *t; rt->method != NULL; rt++) {
+			memset(&probe, 0, sizeof(probe));
+			if (!route_match(rt->pattern, r->path, &probe, buf, buflen))
+				continue;
+			*path_known = 1;
+			if (strcmp(rt->method, r->method) != 0)
+				continue;
+			memcpy(r->params, probe.params, sizeof(r->params));
+			r->nparams = probe.nparams;
+			return rt;
+		}
+	return NULL;
+}
+
+/* ---- checks ------------------------------------------------------------- */
+
+static int
+token_ok(hd_http_server *srv, struct MHD_Connection *conn)
+{
+	const char *auth, *q;
+	size_t n = strlen(srv->token);
+
+	auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_AUTHORIZATION);
+	if (auth != NULL && strncasecmp(auth, "Bearer ", 7) == 0 &&
+	    strlen(auth + 7) == n && CRYPTO_memcmp(auth + 7, srv->token, n) == 0)
+		return 1;
+	q = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
+	return q != NULL && strlen(q) == n && CRYPTO_memcmp(q, srv->token, n) == 0;
+}
+
+/* 1 when host (a Host header value, or an Origin's host part, len bytes)
+ * names this server: a loopback name or the bind address, with or
+ * without our port. */
+static int
+host_is_ours(hd_http_server *srv, const char *host, size_t len)
+{
+	const char *names[] = {"127.0.0.1", "localhost", "[::1]", srv->bind};
+	char port[16];
+	size_t plen, i, nl;
+
+	plen = (size_t)snprintf(port, sizeof(port), ":%d", srv->port);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		nl = strlen(names[i]);
+		if (len < nl || strncasecmp(host, names[i], nl) != 0)
+			continue;
+		if (len == nl ||
+		    (len == nl + plen && memcmp(host + nl, port, plen) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+static int
+origin_ok(hd_http_server *srv, struct MHD_Connection *conn)
+{
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_HOST);
+	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    "Origin");
+
+	if (host != NULL && !host_is_ours(srv, host, strlen(host)))
+		return 0;
+	if (origin != NULL && strcmp(origin, "null") != 0) {
+		const char *h = strstr(origin, "://");
+
+		if (h == NULL)
+			return 0;
+		h += 3;
+		if (!host_is_ours(srv, h, strcspn(h, "/")))
+			return 0;
+	} else if (origin != NULL)
+		return 0; /* "null": a sandboxed or file: page */
+	return 1;
+}
+
+/* ---- MHD callbacks ---------------------------------------------------- */
+
+static enum MHD_Result
+queue_json_error(struct MHD_Connection *conn, struct req_ctx *ctx, int status,
+    const char *msg)
+{
+	struct MHD_Response *resp;
+	char *text;
+	json_t *j = json_pack("{s:s}", "error", msg);
+	enum MHD_Result ret;
+
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	resp = MHD_create_response_from_buffer(strlen(text), text,
+	    MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/json");
+	ctx->status = status;
+	ctx->bytes = strlen(text);
+	ret = MHD_queue_response(conn, (unsigned int)status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result
+dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
+    const char *method, const char *url)
+{
+	struct MHD_Response *resp;
+	hd_http_req r;
+	const hd_route *rt;
+	char buf[1024];
+	hd_err err = HD_ERR_INIT;
+	enum MHD_Result ret;
+	int known;
+
+	memset(&r, 0, sizeof(r));
+	r.srv = srv;
+	r.conn = conn;
+	r.method = method;
+	r.path = url;
+	r.body = hd_buf_cstr(&ctx->body);
+	r.body_len = ctx->body.len;
+	if ((rt = route_find(&r, buf, sizeof(buf), &known)) == NULL) {
+		if (known)
+			return queue_json_error(conn, ctx, 405,
+			    "method not allowed");
+		return queue_json_error(conn, ctx, 404, "no such route");
+	}
+	if ((r.st = pool_get(srv, &err)) == NULL)
+		return queue_json_error(conn, ctx, 503, err.msg);
+	rt->fn(&r);
+	pool_put(srv, r.st);
+	r.st = NULL;
+	if (r.stream != NULL) {
+		resp = r.stream;
+		ctx->status = 200;
+		ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	if (r.status == 0) {
+		free(r.resp);
+		return queue_json_error(conn, ctx, 500, "the route gave no answer");
+	}
+	resp = MHD_create_response_from_buffer(r.resp_len,
+	    r.resp != NULL ? r.resp : (void *)"", r.resp != NULL
+		? MHD_RESPMEM_MUST_FREE
+		: MHD_RESPMEM_PERSISTENT);
+	if (r.content_type != NULL)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		    r.content_type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+	    r.cache_control != NULL ? r.cache_control : "no-store");
+	ctx->status = r.status;
+	ctx->bytes = r.resp_len;
+	ret = MHD_queue_response(conn, (unsigned int)r.status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *upload_data,
+    size_t *upload_data_size, void **con_cls)
+{
+	hd_http_server *srv = cls;
+	struct req_ctx *ctx = *con_cls;
+	const char *clen;
+	const union MHD_ConnectionInfo *ci;
+
+	(void)version;
+	if (ctx == NULL) {
+		if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
+			return MHD_NO;
+		ctx->body.max = HD_HTTP_BODY_MAX;
+		ctx->start_us = hd_mono_us();
+		snprintf(ctx->method, sizeof(ctx->method), "%s", method);
+		snprintf(ctx->path, sizeof(ctx->path), "%s", url);
+		ci = MHD_get_connection_info(conn,
+		    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci != NULL && ci->client_addr != NULL &&
+		    ci->client_addr->sa_family == AF_INET)
+			inet_ntop(AF_INET,
+			    &((const struct sockaddr_in *)ci->client_addr)->sin_addr,
+			    ctx->peer, sizeof(ctx->peer));
+		else if (ci != NULL && ci->client_addr != NULL &&
+		    ci->client_addr->sa_family == AF_INET6)
+			inet_ntop(AF_INET6,
+			    &((const struct sockaddr_in6 *)ci->client_addr)
+				 ->sin6_addr,
+			    ctx->peer, sizeof(ctx->peer));
+		*con_cls = ctx;
+		if (srv->token != NULL && !token_ok(srv, conn))
+			return queue_json_error(conn, ctx, 401,
+			    "missing or wrong bearer token");
+		if (!origin_ok(srv, conn))
+			return queue_json_error(conn, ctx, 403,
+			    "Origin or Host is not this server");
+		clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+		    MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (clen != NULL && strtoull(clen, NULL, 10) > HD_HTTP_BODY_MAX)
+			return queue_json_error(conn, ctx, 413,
+			    "request body over the limit of 2097152 bytes");
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (!ctx->too_big) {
+			hd_buf_put(&ctx->body, upload_data, *upload_data_size);
+			if (hd_buf_failed(&ctx->body))
+				ctx->too_big = 1;
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (ctx->too_big)
+		return queue_json_error(conn, ctx, 413,
+		    "request body over the limit of 2097152 bytes");
+	return dispatch(srv, conn, ctx, method, url);
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct req_ctx *ctx = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	if (ctx == NULL)
+		return;
+	hd_log_info("%s \"%s %.120s\" %d %zuB %.1fms%s", ctx->peer, ctx->method,
+	    ctx->path, ctx->status, ctx->bytes,
+	    (double)(hd_mono_us() - ctx->start_us) / 1000.0,
+	    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+	hd_buf_dispose(&ctx->body);
+	free(ctx);
+	*con_cls = NULL;
+}
+
+static void
+on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	hd_log_warn("libmicrohttpd: %s", msg);
+}
+
+static int
+is_loopback(const char *bind)
+{
+	return strcmp(bind, "127.0.0.1") == 0 || strcmp(bind, "localhost") == 0 ||
+	    strcmp(bind, "::1") == 0 || strncmp(bind, "127.", 4) == 0;
+}
+
+int
+hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
+{
+	hd_http_server *srv;
+	struct sockaddr_in sin;
+	const union MHD_DaemonInfo *di;
+	unsigned int flags;
+	int rc;
+
+	*out = NULL;
+	if ((srv = calloc(1, sizeof(*srv))) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	pthread_mutex_init(&srv->pool_lock, NULL);
+	pthread_mutex_init(&srv->sse_lock, NULL);
+	srv->bind = strdup(cfg->bind != NULL ? cfg->bind : "127.0.0.1");
+	srv->home = strdup(cfg->home);
+	srv->token = cfg->token != NULL && cfg->token[0] != '\0'
+	    ? strdup(cfg->token)
+	    : NULL;
+	if (srv->bind == NULL || srv->home == NULL) {
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (!is_loopback(srv->bind) && srv->token == NULL) {
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "binding %s (beyond loopback) needs a bearer token: pass "
+		    "--token or set HUDDLE_TOKEN",
+		    srv->bind);
+		goto fail;
+	}
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)cfg->port);
+	if (inet_pton(AF_INET, strcmp(srv->bind, "localhost") == 0
+		    ? "127.0.0.1"
+		    : srv->bind,
+		&sin.sin_addr) != 1) {
+		rc = hd_err_set(err, HD_EINVAL,
+		    "--bind must be an IPv4 address, not \"%.64s\"", srv->bind);
+		goto fail;
+	}
+	if ((rc = hd_mcp_server_new(&srv->mcp, err)) < 0)
+		goto fail;
+	if ((rc = hd_http__sse_init(srv, err)) < 0)
+		goto fail;
+	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+	    MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+	srv->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL,
+	    on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
+	    MHD_OPTION_THREAD_POOL_SIZE,
+	    (unsigned int)(cfg->threads > 0 ? cfg->threads : 2),
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4000, MHD_OPTION_END);
+	if (srv->daemon == NULL) {
+		rc = hd_err_set(err, HD_ERR,
+		    "cannot listen on %s:%d (is the port taken? pick another "
+		    "with --port)",
+		    srv->bind, cfg->port);
+		goto fail;
+	}
+	di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	srv->port = di != NULL ? di->port : cfg->port;
+	*out = srv;
+	return 0;
+fail:
+	hd_http_stop(srv);
+	return rc;
+}
+
+void
+hd_http_stop(hd_http_server *srv)
+{
+	if (srv == NULL)
+		return;
+	if (srv->daemon != NULL) {
+		/* Stop accepting; let requests in flight finish (bounded). */
+		MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
+		int64_t until = hd_mono_ms() + 3000;
+		const union MHD_DaemonInfo *di;
+
+		if (lfd != MHD_INVALID_SOCKET)
+			close(lfd);
+		hd_http__sse_shutdown(srv);
+		while (hd_mono_ms() < until) {
+			di = MHD_get_daemon_info(srv->daemon,
+			    MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+			if (di == NULL || di->num_connections == 0)
+				break;
+			hd_sleep_us(20000);
+		}
+		MHD_stop_daemon(srv->daemon);
+	} else
+		hd_http__sse_shutdown(srv);
+	hd_http__sse_free(srv);
+	while (srv->npool > 0)
+		hd_store_close(srv->pool[--srv->npool]);
+	hd_mcp_server_free(srv->mcp);
+	pthread_mutex_destroy(&srv->pool_lock);
+	pthread_mutex_destroy(&srv->sse_lock);
+	free(srv->bind);
+	free(srv->home);
+	free(srv->token);
+	free(srv);
+}

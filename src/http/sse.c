@@ -1,0 +1,323 @@
+/*
+ * sse.c -- GET /api/events as Server-Sent Events (SPEC 11).
+ *
+ * One broadcaster thread owns a store connection and sleeps in
+ * hd_store_wait_change() until any process commits; it then reads the new
+ * rows of the event log once and appends them to every open stream whose
+ * team filter matches, resuming the connections MHD had suspended.
+ *  (1) Every event goes out as `id: <seq>`, `event: <kind>`, `data: <json>`;
+ *      seq is the event log's AUTOINCREMENT key, so Last-Event-ID resumes
+ *      exactly after the last event the client saw: nothing lost, nothing
+ *      twice.
+ *  (2) sse_delivered is the highest seq handed to every registered stream.
+ *      A new stream registers under sse_lock and, in the same critical
+ *      section, reads its backlog (its resume point, sse_delivered], so no
+ *      event falls between the backlog and the broadcast.
+ *  (3) A stream with nothing to send is suspended by its content reader
+ *      (MHD's prescribed way to have no data yet without busy looping) and
+ *      resumed when data arrives, at each 15 s keep-alive comment, and at
+ *      shutdown, when it gets a final `event: shutdown` and ends.
+ *  (4) Buffers are capped: a client that stops reading while events keep
+ *      coming is cut off rather than growing the server without bound; it
+ *      reconnects with Last-Event-ID and loses nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "server_int.h"
+
+#define HD_LOG_COMPONENT "sse"
+#include <huddle/log.h>
+
+#define SSE_KEEPALIVE_MS 15000
+#define SSE_BATCH 1000
+#define SSE_BUF_MAX (8 * 1024 * 1024)
+#define SSE_BACKLOG_MAX 10000
+
+struct hd_sse {
+	struct hd_sse *next;
+	struct MHD_Connection *conn;
+	hd_http_server *srv;
+	char team[64]; /* "" = every team */
+	int64_t cursor; /* last seq appended */
+	hd_buf buf;
+	size_t off;    /* bytes of buf already sent */
+	int suspended;
+	int ended;     /* no more events: end after the buffer drains */
+};
+
+static void
+sse_append_event(struct hd_sse *s, const hd_event *e)
+{
+	json_t *j;
+	char *data;
+
+	if (s->cursor >= e->seq)
+		return;
+	s->cursor = e->seq;
+	if (s->team[0] != '\0' &&
+	    (e->team_id == NULL || strcmp(e->team_id, s->team) != 0))
+		return;
+	j = hd_event_to_json(e);
+	data = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (data == NULL)
+		return;
+	hd_buf_printf(&s->buf, "id: %lld\nevent: %s\ndata: %s\n\n",
+	    (long long)e->seq, e->kind, data);
+	free(data);
+	if (hd_buf_failed(&s->buf)) {
+		/* (4) a client this far behind reconnects and resumes */
+		hd_log_warn("closing an SSE stream more than %d bytes behind",
+		    SSE_BUF_MAX);
+		s->ended = 1;
+	}
+}
+
+static void
+sse_wake(struct hd_sse *s)
+{
+	if (s->suspended) {
+		s->suspended = 0;
+		MHD_resume_connection(s->conn);
+	}
+}
+
+static ssize_t
+sse_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+	struct hd_sse *s = cls;
+	hd_http_server *srv = s->srv;
+	ssize_t n = 0;
+
+	(void)pos;
+	pthread_mutex_lock(&srv->sse_lock);
+	if (s->buf.len > s->off) {
+		size_t avail = s->buf.len - s->off;
+
+		n = (ssize_t)(avail < max ? avail : max);
+		memcpy(out, s->buf.ptr + s->off, (size_t)n);
+		s->off += (size_t)n;
+		if (s->off == s->buf.len) {
+			hd_buf_reset(&s->buf);
+			s->off = 0;
+		}
+	} else if (s->ended)
+		n = MHD_CONTENT_READER_END_OF_STREAM;
+	else {
+		s->suspended = 1;
+		MHD_suspend_connection(s->conn);
+	}
+	pthread_mutex_unlock(&srv->sse_lock);
+	return n;
+}
+
+static void
+sse_free(void *cls)
+{
+	struct hd_sse *s = cls, **pp;
+	hd_http_server *srv = s->srv;
+
+	pthread_mutex_lock(&srv->sse_lock);
+	for (pp = &srv->streams; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			srv->nstreams--;
+			break;
+		}
+	pthread_mutex_unlock(&srv->sse_lock);
+	hd_buf_dispose(&s->buf);
+	free(s);
+}
+
+/* Append events after s->cursor up to `upto` from the log (backlog). */
+static int
+sse_backlog(struct hd_sse *s, hd_store *st, int64_t upto, hd_err *err)
+{
+	hd_event_filter f = {0};
+	hd_event_list l;
+	size_t i, total = 0;
+	int rc;
+
+	f.team = s->team[0] ? s->team : NULL;
+	f.limit = SSE_BATCH;
+	while (s->cursor < upto && total < SSE_BACKLOG_MAX) {
+		f.after_seq = s->cursor;
+		if ((rc = hd_events_list(&l, st, &f, err)) < 0)
+			return rc;
+		for (i = 0; i < l.n && l.items[i].seq <= upto; i++)
+			sse_append_event(s, &l.items[i]);
+		total += l.n;
+		if (l.n < SSE_BATCH || i < l.n) {
+			hd_event_list_dispose(&l);
+			break;
+		}
+		hd_event_list_dispose(&l);
+	}
+	/* Filtered-out events still advance the cursor to what we checked. */
+	if (s->cursor < upto && total < SSE_BACKLOG_MAX)
+		s->cursor = upto;
+	return 0;
+}
+
+int
+hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
+{
+	hd_http_server *srv = r->srv;
+	struct MHD_Response *resp;
+	struct hd_sse *s;
+	hd_err err = HD_ERR_INIT;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		hd_http_error(r, 500, "out of memory");
+		return -1;
+	}
+	s->srv = srv;
+	s->conn = r->conn;
+	s->buf.max = SSE_BUF_MAX;
+	snprintf(s->team, sizeof(s->team), "%s", team ? team : "");
+	/* Tell the browser how long to wait before reconnecting. */
+	hd_buf_puts(&s->buf, "retry: 1000\n\n");
+	pthread_mutex_lock(&srv->sse_lock);
+	s->cursor = last_id >= 0 ? last_id : srv->sse_delivered;
+	if (s->cursor < srv->sse_delivered &&
+	    sse_backlog(s, r->st, srv->sse_delivered, &err) < 0) {
+		pthread_mutex_unlock(&srv->sse_lock);
+		hd_buf_dispose(&s->buf);
+		free(s);
+		hd_http_fail(r, &err);
+		return -1;
+	}
+	if (srv->sse_stopping)
+		s->ended = 1;
+	s->next = srv->streams;
+	srv->streams = s;
+	srv->nstreams++;
+	pthread_mutex_unlock(&srv->sse_lock);
+
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+	    sse_read, s, sse_free);
+	if (resp == NULL) {
+		sse_free(s);
+		hd_http_error(r, 500, "cannot create the event stream");
+		return -1;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "text/event-stream");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+	r->stream = resp;
+	return 0;
+}
+
+static void *
+sse_main(void *arg)
+{
+	hd_http_server *srv = arg;
+	hd_store *st = NULL;
+	hd_event_filter f = {0};
+	hd_event_list l;
+	struct hd_sse *s;
+	uint64_t cursor = 0;
+	int64_t last_keepalive = hd_mono_ms();
+	hd_err err = HD_ERR_INIT;
+	size_t i;
+
+	if (hd_store_open(&st, srv->home, &err) < 0) {
+		hd_log_error("event stream disabled: %s", err.msg);
+		return NULL;
+	}
+	f.limit = SSE_BATCH;
+	for (;;) {
+		pthread_mutex_lock(&srv->sse_lock);
+		if (srv->sse_stopping) {
+			pthread_mutex_unlock(&srv->sse_lock);
+			break;
+		}
+		f.after_seq = srv->sse_delivered;
+		pthread_mutex_unlock(&srv->sse_lock);
+
+		/* Read only; sse_lock is not held while touching the db. */
+		if (hd_store_change_cursor(st, &cursor, &err) < 0 ||
+		    hd_events_list(&l, st, &f, &err) < 0) {
+			hd_log_warn("event stream: %s", err.msg);
+			hd_sleep_us(200000);
+			continue;
+		}
+		pthread_mutex_lock(&srv->sse_lock);
+		for (s = srv->streams; s != NULL; s = s->next) {
+			for (i = 0; i < l.n; i++)
+				sse_append_event(s, &l.items[i]);
+			if (s->buf.len > s->off || s->ended)
+				sse_wake(s);
+		}
+		if (l.n > 0)
+			srv->sse_delivered = l.items[l.n - 1].seq;
+		if (hd_mono_ms() - last_keepalive >= SSE_KEEPALIVE_MS) {
+			last_keepalive = hd_mono_ms();
+			for (s = srv->streams; s != NULL; s = s->next) {
+				hd_buf_puts(&s->buf, ": keep-alive\n\n");
+				sse_wake(s);
+			}
+		}
+		pthread_mutex_unlock(&srv->sse_lock);
+		if (l.n == SSE_BATCH) {
+			hd_event_list_dispose(&l);
+			continue; /* more to read right away */
+		}
+		hd_event_list_dispose(&l);
+		/* Sleep until a commit anywhere, or a slice passes so keep-alives
+		 * and shutdown are noticed. */
+		if (hd_store_wait_change(st, &cursor, 500, &err) < 0) {
+			hd_log_warn("event stream: %s", err.msg);
+			hd_sleep_us(200000);
+		}
+	}
+	hd_store_close(st);
+	return NULL;
+}
+
+int
+hd_http__sse_init(hd_http_server *srv, hd_err *err)
+{
+	hd_store *st = NULL;
+	int rc;
+
+	if ((rc = hd_store_open(&st, srv->home, err)) < 0)
+		return rc;
+	rc = hd_events_head(&srv->sse_delivered, st, err);
+	hd_store_close(st);
+	if (rc < 0)
+		return rc;
+	if (pthread_create(&srv->sse_thread, NULL, sse_main, srv) != 0)
+		return hd_err_set(err, HD_ERR, "cannot start the event thread");
+	srv->sse_started = 1;
+	return 0;
+}
+
+void
+hd_http__sse_shutdown(hd_http_server *srv)
+{
+	struct hd_sse *s;
+
+	if (!srv->sse_started)
+		return;
+	pthread_mutex_lock(&srv->sse_lock);
+	srv->sse_stopping = 1;
+	for (s = srv->streams; s != NULL; s = s->next) {
+		hd_buf_puts(&s->buf, "event: shutdown\ndata: {}\n\n");
+		s->ended = 1;
+		sse_wake(s);
+	}
+	pthread_mutex_unlock(&srv->sse_lock);
+	pthread_join(srv->sse_thread, NULL);
+	srv->sse_started = 0;
+}
+
+void
+hd_http__sse_free(hd_http_server *srv)
+{
+	(void)srv; /* streams are freed by MHD as their connections close */
+}

@@ -1,0 +1,143 @@
+/*
+ * tool-team.c -- team tools: team_create, team_state, teammate_spawn,
+ * team_shutdown.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp.h"
+
+static int
+tool_team_create(json_t **result, hd_mcp_call *c, hd_err *err)
+{
+	hd_team_spec spec = {0};
+	hd_team *t = NULL;
+	int rc;
+
+	spec.id = hd_mcp_arg_str(c, "team_name");
+	spec.name = hd_mcp_arg_str(c, "name");
+	spec.description = hd_mcp_arg_str(c, "description");
+	if ((rc = hd_team_create(&t, c->s->st, &spec, err)) < 0)
+		return rc;
+	*result = json_pack("{s:o}", "team", hd_team_to_json(t));
+	hd_team_free(t);
+	return 0;
+}
+
+static int
+tool_team_state(json_t **result, hd_mcp_call *c, hd_err *err)
+{
+	hd_team_snapshot snap;
+	hd_shutdown *sd = NULL;
+	char *text = NULL;
+	int rc;
+
+	if ((rc = hd_team_snapshot_get(&snap, c->s->st, c->team, err)) < 0)
+		return rc;
+	if ((rc = hd_team_state_render(&text, snap.team, &snap.members,
+		 &snap.counts, err)) < 0 ||
+	    (rc = hd_shutdown_get(&sd, c->s->st, c->team, err)) < 0)
+		goto done;
+	*result = hd_team_snapshot_to_json(&snap);
+	json_object_set_new(*result, "shutdown",
+	    sd != NULL ? hd_shutdown_to_json(sd) : json_null());
+	json_object_set_new(*result, "text", json_string(text));
+done:
+	free(text);
+	hd_shutdown_free(sd);
+	hd_team_snapshot_dispose(&snap);
+	return rc;
+}
+
+static int
+tool_teammate_spawn(json_t **result, hd_mcp_call *c, hd_err *err)
+{
+	hd_spawn_spec spec;
+	hd_agent *a = NULL;
+	int rc;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.team = c->team;
+	spec.caller = c->agent;
+	spec.id = hd_mcp_arg_str(c, "name");
+	spec.role = hd_mcp_arg_str(c, "role");
+	spec.runtime = hd_mcp_arg_str(c, "runtime");
+	spec.task = hd_mcp_arg_str(c, "task");
+	if ((rc = hd_team_spawn(&a, c->s->st, &spec, err)) < 0)
+		return rc;
+	*result = json_pack("{s:o}", "agent", hd_agent_to_json(a));
+	hd_agent_free(a);
+	return 0;
+}
+
+static int
+tool_team_shutdown(json_t **result, hd_mcp_call *c, hd_err *err)
+{
+	hd_shutdown *sd = NULL;
+	int64_t timeout_s;
+	int rc;
+
+	hd_mcp_arg_int(c, "timeout_s", 0, &timeout_s);
+	if (timeout_s < 0 || timeout_s > HD_SHUTDOWN_TIMEOUT_MAX_MS / 1000)
+		return hd_err_set(err, HD_EINVAL,
+		    "timeout_s must be between 1 and %d",
+		    HD_SHUTDOWN_TIMEOUT_MAX_MS / 1000);
+	if ((rc = hd_team_shutdown(&sd, c->s->st, c->team,
+		 hd_mcp_arg_str(c, "reason"), timeout_s * 1000, err)) < 0)
+		return rc;
+	*result = json_pack("{s:o}", "shutdown", hd_shutdown_to_json(sd));
+	hd_shutdown_free(sd);
+	return 0;
+}
+
+const hd_mcp_tool hd_mcp_tools_team[] = {
+	{"team_state",
+	    "Read your team's state: name, status, members (leader first) with "
+	    "their status, task counts, and any shutdown in progress. Also "
+	    "returned as the TEAM STATE text block.",
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"team_name\":{\"type\":\"string\",\"description\":\"unbound "
+	    "connections only: the team\"}},"
+	    "\"required\":[]}",
+	    HD_TOOL_READ | HD_TOOL_NEEDS_TEAM, tool_team_state},
+	{"teammate_spawn",
+	    "Add a new agent to your team (it must be active); its first "
+	    "mailbox message is the task you give, or an invitation to join. "
+	    "You are recorded as the one who spawned it.",
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"name\":{\"type\":\"string\",\"description\":\"the new "
+	    "agent's id: 1-50 lowercase letters, digits, '-' or '_'\"},"
+	    "\"role\":{\"type\":\"string\"},"
+	    "\"runtime\":{\"type\":\"string\",\"description\":\"default "
+	    "scripted\"},"
+	    "\"task\":{\"type\":\"string\",\"description\":\"its first "
+	    "message\"},"
+	    "\"authorAgentId\":{\"type\":\"string\"},"
+	    "\"team_name\":{\"type\":\"string\"}},"
+	    "\"required\":[\"name\"]}",
+	    HD_TOOL_WRITE | HD_TOOL_NEEDS_TEAM, tool_teammate_spawn},
+	{"team_shutdown",
+	    "Ask your team to shut down. With no member working it shuts down "
+	    "at once; otherwise each working member gets a shutdown_request "
+	    "to approve or refuse, and a refusal or timeout returns the team "
+	    "to active. Nothing is deleted.",
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"reason\":{\"type\":\"string\"},"
+	    "\"timeout_s\":{\"type\":\"integer\",\"description\":\"how "
+	    "long members have to answer (default 60)\"},"
+	    "\"team_name\":{\"type\":\"string\"}},"
+	    "\"required\":[]}",
+	    HD_TOOL_WRITE | HD_TOOL_NEEDS_TEAM, tool_team_shutdown},
+	{"team_create",
+	    "Create a new team (an id of 1-50 lowercase letters, digits, '-' "
+	    "or '_'). Agents are added with teammate_spawn.",
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"team_name\":{\"type\":\"string\",\"description\":\"the new "
+	    "team's id, e.g. docs-team\"},"
+	    "\"name\":{\"type\":\"string\",\"description\":\"display name\"},"
+	    "\"description\":{\"type\":\"string\",\"description\":\"what the "
+	    "team is for\"}},"
+	    "\"required\":[\"team_name\"]}",
+	    HD_TOOL_WRITE, tool_team_create},
+	{NULL, NULL, NULL, 0, NULL},
+};
