@@ -132,6 +132,51 @@ const char *const hd_store_migrations[] = {
 	"  created_at INTEGER NOT NULL"
 	");"
 	"CREATE INDEX task_comments_task ON task_comments(task_id, id);",
+
+	/* 5: conversations (engine/conversation) */
+	"CREATE TABLE conversations ("
+	"  id TEXT PRIMARY KEY,"
+	"  team_id TEXT NOT NULL,"
+	"  origin TEXT NOT NULL,"
+	"  status TEXT NOT NULL DEFAULT 'running'"
+	"    CHECK (status IN ('running', 'completed', 'failed')),"
+	"  pending INTEGER NOT NULL DEFAULT 1,"
+	"  total_messages INTEGER NOT NULL DEFAULT 0,"
+	"  created_at INTEGER NOT NULL,"
+	"  completed_at INTEGER,"
+	"  response TEXT"
+	");"
+	"CREATE INDEX conversations_team ON conversations(team_id, created_at);"
+	"CREATE INDEX conversations_running ON conversations(status)"
+	"  WHERE status = 'running';",
+
+	/* 6: exchanges (engine/exchange): the room lock, session lineage,
+	 * budgets */
+	"CREATE TABLE room_locks ("
+	"  room_id TEXT PRIMARY KEY,"
+	"  holder TEXT NOT NULL,"
+	"  pid INTEGER NOT NULL,"
+	"  expires_at INTEGER NOT NULL"
+	");"
+	"CREATE TABLE sessions ("
+	"  id TEXT PRIMARY KEY,"
+	"  agent_id TEXT NOT NULL,"
+	"  team_id TEXT,"
+	"  runtime TEXT NOT NULL,"
+	"  native_session_id TEXT,"
+	"  parent_session_id TEXT,"
+	"  created_at INTEGER NOT NULL"
+	");"
+	"CREATE INDEX sessions_agent ON sessions(agent_id, created_at);"
+	"CREATE TABLE budgets ("
+	"  scope TEXT NOT NULL CHECK (scope IN ('agent', 'team')),"
+	"  subject_id TEXT NOT NULL,"
+	"  limit_cents INTEGER NOT NULL,"
+	"  mode TEXT NOT NULL CHECK (mode IN ('warn', 'cap')),"
+	"  spent_microcents INTEGER NOT NULL DEFAULT 0,"
+	"  updated_at INTEGER NOT NULL,"
+	"  PRIMARY KEY (scope, subject_id)"
+	");",
 };
 
 const int hd_store_nmigrations =
