@@ -19,6 +19,7 @@
  *      the request complete.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -490,6 +491,33 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+/*
+ * Percent-decoding for paths and query values. Identical to MHD's own,
+ * except that %00 is left as the three characters "%00": a decoded NUL
+ * would silently cut a C string short, turning "dev%00x" into "dev".
+ * Left encoded, it fails every name check like any other bad character.
+ */
+static size_t
+on_unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	char *r = s, *w = s;
+
+	(void)cls;
+	(void)conn;
+	while (*r != '\0') {
+		if (r[0] == '%' && isxdigit((unsigned char)r[1]) &&
+		    isxdigit((unsigned char)r[2]) && !(r[1] == '0' && r[2] == '0')) {
+			char hex[3] = {r[1], r[2], '\0'};
+
+			*w++ = (char)strtol(hex, NULL, 16);
+			r += 3;
+		} else
+			*w++ = *r++;
+	}
+	*w = '\0';
+	return (size_t)(w - s);
+}
+
 static void
 on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
@@ -557,6 +585,7 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	    MHD_USE_ERROR_LOG | MHD_USE_TURBO;
 	srv->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL,
 	    on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+	    MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
 	    MHD_OPTION_THREAD_POOL_SIZE,
 	    (unsigned int)(cfg->threads > 0 ? cfg->threads : 2),

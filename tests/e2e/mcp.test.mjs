@@ -1,0 +1,197 @@
+// mcp.test.mjs -- huddle's MCP servers driven by the official MCP
+// TypeScript SDK client, over stdio (`huddle mcp`) and Streamable HTTP
+// (`POST /mcp` on `huddle serve`), plus the anti-spoof rules of SPEC 10.3
+// and 10.4. Run by test-mcp.sh with HUDDLE (the binary) and HUDDLE_HOME (a
+// fresh home holding the example team) in the environment.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const HUDDLE = process.env.HUDDLE;
+const HOME = process.env.HUDDLE_HOME;
+let server;
+let port;
+
+function huddle(...args) {
+  return execFileSync(HUDDLE, ['--home', HOME, ...args], { encoding: 'utf8' });
+}
+
+function attachUrl(agent) {
+  return JSON.parse(huddle('attach', agent, '--format', 'json', '--port', String(port))).url;
+}
+
+async function connect(transport) {
+  const client = new Client({ name: 'huddle-e2e', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+const stdioClient = (agent) => connect(new StdioClientTransport({
+  command: HUDDLE,
+  args: ['--home', HOME, 'mcp', '--team', 'dev', '--agent', agent],
+  stderr: 'ignore',
+}));
+const httpClient = (url) => connect(new StreamableHTTPClientTransport(new URL(url)));
+
+function result(res) {
+  assert.equal(res.isError, undefined, `tool failed: ${res.content?.[0]?.text}`);
+  assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent);
+  return res.structuredContent;
+}
+
+before(async () => {
+  server = spawn(HUDDLE, ['--home', HOME, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  port = await new Promise((resolve, reject) => {
+    let out = '';
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/huddle is running at http:\/\/127\.0\.0\.1:(\d+)/);
+      if (m) resolve(Number(m[1]));
+    });
+    server.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+  });
+});
+
+after(() => { server.kill('SIGTERM'); });
+
+// The flow the issue names, once per transport.
+for (const [name, make] of [
+  ['stdio', (agent) => stdioClient(agent)],
+  ['http', (agent) => httpClient(attachUrl(agent))],
+]) {
+  test(`${name}: initialize, tools, post, subscribe, create, contested claim`, async () => {
+    const coder = await make('coder');
+    const reviewer = await make('reviewer');
+    try {
+      assert.equal(coder.getServerVersion().name, 'huddle');
+      const { tools } = await coder.listTools();
+      const names = tools.map((t) => t.name);
+      for (const want of ['team_chat_post', 'team_chat_subscribe', 'task_create', 'task_claim', 'inbox_read']) {
+        assert.ok(names.includes(want), `${want} listed`);
+      }
+      for (const t of tools) {
+        assert.equal(t.inputSchema.type, 'object');
+        assert.ok(t.inputSchema.properties && Array.isArray(t.inputSchema.required), t.name);
+      }
+
+      const before = result(await reviewer.callTool({ name: 'team_chat_subscribe', arguments: {} })).nextSeq;
+      const text = `hello over ${name}\nsecond line`;
+      const posted = result(await coder.callTool({ name: 'team_chat_post', arguments: { text } })).posted;
+      assert.equal(posted.roomId, 'team:dev');
+      assert.equal(posted.authorAgentId, 'coder');
+
+      const seen = result(await reviewer.callTool({ name: 'team_chat_subscribe', arguments: { sinceSeq: before } }));
+      const mine = seen.posts.find((p) => p.seq === posted.seq);
+      assert.ok(mine, 'reviewer sees the post');
+      assert.equal(mine.wrapped,
+        `[Inter-session message · from=coder · kind=peer · seq=${posted.seq} · isUser=false]\n| hello over ${name}\n| second line`);
+      assert.ok(seen.nextSeq >= posted.seq);
+
+      const own = result(await coder.callTool({ name: 'team_chat_subscribe', arguments: { sinceSeq: before } }));
+      assert.equal(own.posts.filter((p) => p.authorAgentId === 'coder').length, 0, 'never its own posts');
+
+      const task = result(await coder.callTool({ name: 'task_create', arguments: { subject: `contested over ${name}` } })).task;
+      assert.equal(task.status, 'pending');
+      const claims = await Promise.all([
+        coder.callTool({ name: 'task_claim', arguments: { task_id: task.id } }),
+        reviewer.callTool({ name: 'task_claim', arguments: { task_id: task.id } }),
+      ]);
+      const winners = claims.filter((c) => !c.isError);
+      const losers = claims.filter((c) => c.isError);
+      assert.equal(winners.length, 1, 'exactly one claim wins');
+      assert.equal(losers.length, 1);
+      const owner = winners[0].structuredContent.task.owner;
+      assert.equal(losers[0].content[0].text, `task ${task.id} is already claimed by ${owner}`);
+    } finally {
+      await coder.close();
+      await reviewer.close();
+    }
+  });
+}
+
+test('stdio: a bound session ignores identity arguments', async () => {
+  const coder = await stdioClient('coder');
+  try {
+    const posted = result(await coder.callTool({
+      name: 'team_chat_post',
+      arguments: { text: 'spoof attempt', authorAgentId: 'manager', teamId: 'ops', roomId: 'team:ops' },
+    })).posted;
+    assert.equal(posted.authorAgentId, 'coder');
+    assert.equal(posted.roomId, 'team:dev');
+  } finally {
+    await coder.close();
+  }
+});
+
+test('http: a bound URL ignores identity arguments', async () => {
+  const coder = await httpClient(attachUrl('coder'));
+  try {
+    const posted = result(await coder.callTool({
+      name: 'team_chat_post',
+      arguments: { text: 'spoof over http', authorAgentId: 'manager', teamId: 'ops' },
+    })).posted;
+    assert.equal(posted.authorAgentId, 'coder');
+    assert.equal(posted.roomId, 'team:dev');
+    const room = JSON.parse(huddle('chat', 'read', 'dev', '--json'));
+    const stored = room.posts.find((p) => p.seq === posted.seq);
+    assert.equal(stored.authorAgentId, 'coder');
+    assert.equal(stored.body, 'spoof over http');
+  } finally {
+    await coder.close();
+  }
+});
+
+// Any URL without coder's valid sig is served unbound and read-only.
+test('http: forged, foreign, altered and extended URLs are read-only', async () => {
+  const good = attachUrl('coder');
+  const sig = new URL(good).searchParams.get('sig');
+  const other = new URL(attachUrl('reviewer')).searchParams.get('sig');
+  const flipped = sig.slice(0, 10) + (sig[10] === 'a' ? 'b' : 'a') + sig.slice(11);
+  const bare = `http://127.0.0.1:${port}/mcp`;
+  const cases = {
+    'no sig': `${bare}?roomTeamId=dev&postAuthorAgentId=coder`,
+    "another agent's sig": `${bare}?roomTeamId=dev&postAuthorAgentId=coder&sig=${other}`,
+    'a flipped hex digit': `${bare}?roomTeamId=dev&postAuthorAgentId=coder&sig=${flipped}`,
+    'an added parameter': `${good}&extra=1`,
+    'no parameters': bare,
+  };
+  for (const [why, url] of Object.entries(cases)) {
+    const client = await httpClient(url);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name).sort();
+      assert.deepEqual(names, ['task_get', 'task_list', 'team_chat_subscribe', 'team_state'], why);
+      const res = await client.callTool({
+        name: 'team_chat_post', arguments: { text: 'should not land', authorAgentId: 'coder', teamId: 'dev' },
+      });
+      assert.equal(res.isError, true, why);
+      assert.match(res.content[0].text, /^this connection is read-only/, why);
+      // Reading still works, with the team named in the arguments.
+      const read = await client.callTool({ name: 'team_chat_subscribe', arguments: { teamId: 'dev' } });
+      assert.equal(read.isError, undefined, why);
+    } finally {
+      await client.close();
+    }
+  }
+  const room = JSON.parse(huddle('chat', 'read', 'dev', '--json', '--limit', '500'));
+  assert.equal(room.posts.filter((p) => p.body === 'should not land').length, 0);
+});
+
+test('stdio unbound: identity comes from the arguments, and is asked for', async () => {
+  const client = await connect(new StdioClientTransport({
+    command: HUDDLE, args: ['--home', HOME, 'mcp'], stderr: 'ignore',
+  }));
+  try {
+    const missing = await client.callTool({ name: 'team_chat_post', arguments: { text: 'x' } });
+    assert.equal(missing.isError, true);
+    assert.equal(missing.content[0].text, 'no bound identity: pass authorAgentId + teamId (unbound mode)');
+    const ok = result(await client.callTool({
+      name: 'team_chat_post', arguments: { text: 'unbound post', authorAgentId: 'tester', teamId: 'dev' },
+    }));
+    assert.equal(ok.posted.authorAgentId, 'tester');
+  } finally {
+    await client.close();
+  }
+});

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# test-mcp.sh -- huddle's MCP servers through real clients: the official
+# MCP TypeScript SDK (mcp.test.mjs) and the MCP Inspector CLI, over stdio
+# and Streamable HTTP.
+. "$(dirname "$0")/lib.sh"
+E2E=$(cd "$(dirname "$0")" && pwd)
+if [ ! -d "$E2E/node_modules/@modelcontextprotocol/sdk" ]; then
+	(cd "$E2E" && npm ci --no-audit --no-fund >/dev/null 2>&1) || {
+		fail "npm ci in tests/e2e failed"
+		finish
+		exit 1
+	}
+fi
+"$HUDDLE" up "$HUDDLE_SRC/examples/dev-team.json" >/dev/null
+"$HUDDLE" team create ops >/dev/null
+"$HUDDLE" agent add ops sre --leader >/dev/null
+
+# The SDK client (node's test runner prints its own summary).
+if node --test --test-reporter=spec "$E2E/mcp.test.mjs"; then pass; else fail "mcp.test.mjs"; fi
+
+# The MCP Inspector CLI: one tool over each transport.
+inspector="$E2E/node_modules/.bin/mcp-inspector"
+run_inspector() {
+	INSPECTOR_OUT=$(cd "$T_TMP" && HOME="$T_TMP" timeout 60 "$inspector" --cli "$@" 2>"$T_TMP/inspector.err")
+	INSPECTOR_RC=$?
+}
+run_inspector "$HUDDLE" --home "$HUDDLE_HOME" mcp --team dev --agent tester \
+	--method tools/call --tool-name team_chat_post --tool-arg "text=from the inspector over stdio"
+expect_eq "$INSPECTOR_RC" 0 "inspector over stdio (stderr: $(cat "$T_TMP/inspector.err"))"
+expect_contains "$INSPECTOR_OUT" '"authorAgentId": "tester"' "inspector stdio result"
+
+"$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
+srv=$!
+for _ in $(seq 100); do grep -q "running at" "$T_TMP/serve.out" && break; sleep 0.05; done
+port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T_TMP/serve.out")
+url=$("$HUDDLE" attach reviewer --format json --port "$port" | python3 -c 'import json,sys; print(json.load(sys.stdin)["url"])')
+run_inspector "$url" --transport http --method tools/call --tool-name team_chat_post \
+	--tool-arg "text=from the inspector over http"
+expect_eq "$INSPECTOR_RC" 0 "inspector over http (stderr: $(cat "$T_TMP/inspector.err"))"
+expect_contains "$INSPECTOR_OUT" '"authorAgentId": "reviewer"' "inspector http result"
+kill -TERM "$srv"
+wait "$srv"
+expect_eq "$?" 0 "serve exits 0 on SIGTERM"
+
+run chat read dev --json --limit 500
+expect_contains "$OUT" "from the inspector over stdio" "stdio post landed"
+expect_contains "$OUT" "from the inspector over http" "http post landed"
+finish

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# test-rest.sh -- `huddle serve` over HTTP: each REST route's success and
+# error shapes, the /mcp transport rules, SSE from another process with
+# Last-Event-ID resume, and hostile input that must get a clear answer
+# while the server keeps serving everyone else.
+. "$(dirname "$0")/lib.sh"
+"$HUDDLE" up "$HUDDLE_SRC/examples/dev-team.json" >/dev/null
+"$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
+srv=$!
+for _ in $(seq 100); do grep -q "running at" "$T_TMP/serve.out" && break; sleep 0.05; done
+port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T_TMP/serve.out")
+B="http://127.0.0.1:$port"
+expect_eq "$(cat "$T_TMP/serve.out")" "huddle is running at http://127.0.0.1:$port" "startup line"
+
+# req METHOD PATH [BODY] [extra curl args...]: sets CODE, BODY, CTYPE
+req() {
+	local m=$1 p=$2 data=${3-}
+	shift 3 2>/dev/null || shift $#
+	if [ -n "$data" ]; then
+		curl -s -o "$T_TMP/body" -D "$T_TMP/headers" -X "$m" "$B$p" \
+			-H 'Content-Type: application/json' --data-binary "$data" "$@" >/dev/null
+	else
+		curl -s -o "$T_TMP/body" -D "$T_TMP/headers" -X "$m" "$B$p" "$@" >/dev/null
+	fi
+	CODE=$(sed -n '1s/HTTP\/1.1 \([0-9]*\).*/\1/p' "$T_TMP/headers")
+	CTYPE=$(sed -n 's/^[Cc]ontent-[Tt]ype: \(.*\)\r$/\1/p' "$T_TMP/headers")
+	BODY=$(cat "$T_TMP/body")
+}
+expect_http() { # CODE BODY DESCRIPTION
+	expect_eq "$CODE" "$1" "$3 (status; body $BODY)"
+	[ -z "$2" ] || expect_eq "$BODY" "$2" "$3 (body)"
+}
+
+# --- teams and agents
+req GET /api/teams
+expect_http 200 "" "list teams"
+expect_eq "$CTYPE" "application/json" "JSON content type"
+expect_eq "$(json_get "$BODY" '[t["id"] for t in j["teams"]]')" "['dev']" "teams listed"
+req POST /api/teams '{"id": "qa", "name": "QA"}'
+expect_http 201 "" "create team"
+expect_eq "$(json_get "$BODY" 'j["team"]["name"]')" "QA" "created team"
+req POST /api/teams '{"id": "qa"}'
+expect_http 409 '{"error":"team \"qa\" already exists"}' "duplicate team"
+req POST /api/teams '{"id": "Bad!"}'
+expect_http 400 "{\"error\":\"invalid team name \\\"Bad!\\\": use 1-50 lowercase letters, digits, '-' or '_'\"}" "bad team name"
+req POST /api/teams '{"id": 5}'
+expect_http 400 '{"error":"\"id\" must be a string"}' "wrong type"
+req POST /api/teams '[1, 2]'
+expect_http 400 '{"error":"body must be a JSON object"}' "array body"
+req POST /api/teams '{"id": "x",'
+expect_http 400 '{"error":"body is not valid JSON: string or '"'"'}'"'"' expected near end of file (line 1, column 11)"}' "malformed JSON"
+req GET /api/teams/ghost
+expect_http 404 '{"error":"team \"ghost\" not found"}' "missing team"
+req POST /api/teams/qa/agents '{"id": "auditor", "role": "audit", "leader": true}'
+expect_http 201 "" "add agent"
+req GET /api/teams/qa
+expect_eq "$(json_get "$BODY" 'j["team"]["leader_agent_id"]')" "auditor" "leader set"
+req POST /api/teams/qa/agents '{"id": "x", "runtime": "gpt"}'
+expect_http 400 "" "unknown runtime"
+expect_contains "$BODY" 'unknown runtime \"gpt\"' "unknown runtime text"
+req GET /api/agents/auditor
+expect_eq "$(json_get "$BODY" 'j["agent"]["team_id"]')" "qa" "get agent"
+
+# --- the room: the compatibility shape of GET /api/team-chat
+req GET "/api/team-chat"
+expect_http 400 '{"error":"teamId or roomId is required"}' "team-chat needs a team"
+req GET "/api/team-chat?teamId=dev"
+expect_http 200 '{"roomId":"team:dev","posts":[],"nextSeq":0}' "empty room"
+req POST /api/teams/dev/posts '{"text": "hello from the user"}'
+expect_http 201 "" "user post"
+"$HUDDLE" chat post dev "from the cli" --as coder >/dev/null
+req GET "/api/team-chat?teamId=dev&sinceSeq=0&limit=10"
+expect_eq "$(json_get "$BODY" 'sorted(j.keys())')" "['nextSeq', 'posts', 'roomId']" "team-chat keys"
+expect_eq "$(json_get "$BODY" 'sorted(j["posts"][1].keys())')" "['authorAgentId', 'body', 'createdAt', 'id', 'kind', 'roomId', 'seq', 'teamId']" "post keys"
+expect_eq "$(json_get "$BODY" '[(p["seq"], p["authorAgentId"], p["kind"]) for p in j["posts"]]')" "[(1, 'user', 'user'), (2, 'coder', 'peer')]" "posts in order"
+expect_eq "$(json_get "$BODY" 'j["nextSeq"]')" 2 "nextSeq is the last seq"
+req GET "/api/team-chat?roomId=team:dev&sinceSeq=2"
+expect_eq "$(json_get "$BODY" '(j["posts"], j["nextSeq"])')" "([], 2)" "nextSeq stays at sinceSeq when nothing is new"
+req GET "/api/team-chat?teamId=dev&limit=501"
+expect_http 400 '{"error":"limit must be between 1 and 500"}' "limit bound"
+req GET "/api/team-chat?teamId=dev&sinceSeq=abc"
+expect_http 400 '{"error":"sinceSeq must be an integer, not \"abc\""}' "bad sinceSeq"
+req POST /api/teams/dev/posts '{"text": ""}'
+expect_http 400 "" "empty post"
+req POST /api/teams/dev/posts "$(printf '{"text": "bad \xff utf8"}')"
+expect_http 400 "" "invalid UTF-8 in JSON is refused"
+
+# --- the board
+req POST /api/teams/dev/tasks '{"subject": "Write docs", "priority": 2}'
+expect_http 201 "" "create task"
+tid=$(json_get "$BODY" 'j["task"]["id"]')
+req POST /api/teams/dev/tasks '{"subject": "Ship", "depends_on": ['"$tid"']}'
+tid2=$(json_get "$BODY" 'j["task"]["id"]')
+expect_eq "$(json_get "$BODY" 'j["task"]["blocked_by"]')" "[$tid]" "blocked_by"
+req POST /api/teams/dev/tasks '{"subject": 7}'
+expect_http 400 '{"error":"\"subject\" must be a string"}' "subject type"
+req POST /api/teams/dev/tasks '{"subject": "x", "depends_on": [999]}'
+expect_http 404 '{"error":"unknown dependency: task 999"}' "unknown dependency"
+req POST "/api/tasks/$tid2/claim" '{"agent": "coder"}'
+expect_http 422 "{\"error\":\"task $tid2 is blocked by $tid\"}" "blocked claim"
+req POST "/api/tasks/$tid/claim" '{"agent": "coder"}'
+expect_http 200 "" "claim"
+req POST "/api/tasks/$tid/claim" '{"agent": "tester"}'
+expect_http 409 "{\"error\":\"task $tid is already claimed by coder\"}" "lost claim"
+req POST "/api/tasks/$tid/start" '{"as": "tester"}'
+expect_http 422 "{\"error\":\"task $tid is owned by coder, not tester\"}" "wrong owner"
+req POST "/api/tasks/$tid/complete" '{"as": "coder", "result": "done"}'
+expect_http 200 "" "complete"
+req GET "/api/tasks/$tid2"
+expect_eq "$(json_get "$BODY" 'j["task"]["blocked_by"]')" "[]" "unblocked"
+req GET "/api/teams/dev/tasks?status=completed"
+expect_eq "$(json_get "$BODY" '[t["subject"] for t in j["tasks"]]')" "['Write docs']" "filter by status"
+req POST "/api/tasks/abc/claim" '{"agent": "coder"}'
+expect_http 400 '{"error":"task id must be a positive integer, not \"abc\""}' "bad task id"
+req POST "/api/tasks/$tid/explode" '{}'
+expect_http 404 "" "unknown task action"
+req GET "/api/tasks/424242"
+expect_http 404 '{"error":"task 424242 not found"}' "missing task"
+
+# --- mailboxes, state
+req POST /api/teams/dev/messages '{"from": "manager", "to": "coder", "content": "please review"}'
+expect_http 201 "" "send"
+req POST /api/teams/dev/messages '{"from": "manager", "to": "wrker-1", "content": "x"}'
+expect_http 422 '{"error":"no member \"wrker-1\" in team dev"}' "phantom inbox"
+req GET "/api/agents/coder/inbox?peek=1"
+expect_eq "$(json_get "$BODY" '[m["content"] for m in j["messages"]]')" "['please review']" "peek"
+req GET "/api/agents/coder/inbox"
+req GET "/api/agents/coder/inbox"
+expect_eq "$(json_get "$BODY" 'j["messages"]')" "[]" "read once"
+req GET /api/teams/dev/state
+expect_contains "$(json_get "$BODY" 'j["text"]')" "=== TEAM STATE ===" "team state text"
+
+# --- /mcp transport rules
+req POST /mcp '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+expect_http 200 '{"jsonrpc":"2.0","id":1,"result":{}}' "mcp ping"
+req POST /mcp '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+expect_http 202 "" "notification"
+expect_eq "$BODY" "" "notification has an empty body"
+req POST /mcp '{"jsonrpc":"2.0","id":1,'
+expect_http 200 '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}' "mcp parse error"
+req GET /mcp
+expect_eq "$CODE" 405 "GET /mcp"
+req DELETE /mcp
+expect_eq "$CODE" 405 "DELETE /mcp"
+curl -s -o /dev/null -w '%{http_code}' -X POST "$B/mcp" -H 'Content-Type: text/plain' -d '{}' >"$T_TMP/c"
+expect_eq "$(cat "$T_TMP/c")" 415 "wrong content type"
+curl -s -o /dev/null -w '%{http_code}' -X POST "$B/mcp" -H 'Content-Type: application/json' -H 'Accept: text/html' -d '{}' >"$T_TMP/c"
+expect_eq "$(cat "$T_TMP/c")" 406 "wrong Accept"
+curl -s -o /dev/null -w '%{http_code}' -X POST "$B/mcp" -H 'Content-Type: application/json' -H 'Origin: http://evil.example' -d '{}' >"$T_TMP/c"
+expect_eq "$(cat "$T_TMP/c")" 403 "foreign Origin"
+curl -s -o /dev/null -w '%{http_code}' -X POST "$B/mcp" -H 'Content-Type: application/json' -H 'Host: evil.example' -d '{}' >"$T_TMP/c"
+expect_eq "$(cat "$T_TMP/c")" 403 "foreign Host"
+curl -s -o /dev/null -w '%{http_code}' -X POST "$B/mcp" -H 'Content-Type: application/json' -H "Origin: http://localhost:$port" -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' >"$T_TMP/c"
+expect_eq "$(cat "$T_TMP/c")" 200 "own Origin"
+
+# --- hostile input
+head -c $((3 * 1024 * 1024)) /dev/zero | tr '\0' 'a' >"$T_TMP/big"
+curl -s -o "$T_TMP/body" -w '%{http_code}' -X POST "$B/api/teams" -H 'Content-Type: application/json' --data-binary @"$T_TMP/big" >"$T_TMP/c"
+expect_eq "$(cat "$T_TMP/c")" 413 "3 MiB body"
+expect_eq "$(cat "$T_TMP/body")" '{"error":"request body over the limit of 2097152 bytes"}' "413 text"
+# chunked, so the size is only known while reading
+curl -s -o /dev/null -w '%{http_code}' -X POST "$B/api/teams" -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary @"$T_TMP/big" >"$T_TMP/c"
+expect_eq "$(cat "$T_TMP/c")" 413 "3 MiB chunked body"
+req GET /api/nothing-here
+expect_http 404 '{"error":"no such route"}' "unknown route"
+req GET "/api/teams/%2e%2e%2fetc"
+expect_http 404 '{"error":"no such route"}' "../ in a path parameter matches no route"
+req GET "/api/teams/dev%00x"
+expect_eq "$CODE" 400 "NUL in a path parameter"
+req GET "/api/team-chat?teamId=dev%00x"
+expect_eq "$CODE" 400 "NUL in a query value"
+req GET "/api/team-chat?teamId=$(head -c 5000 /dev/zero | tr '\0' a)"
+expect_eq "$CODE" 400 "overlong query value"
+req GET "/api/events?team=..%2F..%2Fx"
+expect_eq "$CODE" 400 "../ in a query value"
+curl -s -o /dev/null -w '%{http_code}' "$B/api/teams" -H "X-Long: $(head -c 20000 /dev/zero | tr '\0' a)" >"$T_TMP/c"
+case "$(cat "$T_TMP/c")" in 200 | 413 | 431) pass ;; *) fail "overlong header: $(cat "$T_TMP/c")" ;; esac
+
+# A slow client that never finishes its body does not stop the others.
+python3 - "$port" <<'PY' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /api/teams HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"id\":")
+time.sleep(4)
+PY
+slow=$!
+sleep 0.3
+for i in 1 2 3 4 5; do
+	req GET /api/teams
+	expect_eq "$CODE" 200 "served while a slow client stalls ($i)"
+done
+kill "$slow" 2>/dev/null
+
+# --- SSE: a post made by the CLI in another process arrives; resume from
+# Last-Event-ID gives exactly the events after it.
+curl -sN -H 'Accept: text/event-stream' "$B/api/events?team=dev" >"$T_TMP/sse1" &
+c1=$!
+sleep 0.3
+"$HUDDLE" chat post dev "live from another process" --as reviewer >/dev/null
+for _ in $(seq 100); do grep -q '"author":"reviewer"' "$T_TMP/sse1" && break; sleep 0.02; done
+kill "$c1"
+expect_contains "$(cat "$T_TMP/sse1")" "event: team_chat_post" "SSE delivers the CLI post"
+last=$(grep '^id: ' "$T_TMP/sse1" | tail -1 | cut -d' ' -f2)
+"$HUDDLE" chat post dev "while away 1" --as tester >/dev/null
+"$HUDDLE" chat post dev "while away 2" --as tester >/dev/null
+timeout 2 curl -sN -H 'Accept: text/event-stream' -H "Last-Event-ID: $last" "$B/api/events?team=dev" >"$T_TMP/sse2"
+ids=$(grep '^id: ' "$T_TMP/sse2" | cut -d' ' -f2 | tr '\n' ' ')
+want=$("$HUDDLE" events --team dev --after "$last" --json | python3 -c 'import json,sys; print(" ".join(str(e["seq"]) for e in json.load(sys.stdin)) + " ")')
+expect_eq "$ids" "$want" "resume after Last-Event-ID: no loss, no duplicate"
+expect_eq "$(grep -c 'while away' "$T_TMP/sse2" || true)" 0 "events carry no bodies"
+expect_eq "$(grep -c '^event: team_chat_post' "$T_TMP/sse2")" 2 "both posts made while away"
+
+# --- graceful shutdown: an open stream gets a final event, exit 0
+curl -sN -H 'Accept: text/event-stream' "$B/api/events" >"$T_TMP/sse3" &
+c3=$!
+sleep 0.3
+kill -TERM "$srv"
+wait "$srv"
+expect_eq "$?" 0 "serve exits 0"
+wait "$c3" 2>/dev/null
+expect_contains "$(cat "$T_TMP/sse3")" "event: shutdown" "followers get a final event"
+expect_contains "$(cat "$T_TMP/serve.err")" '"GET /api/teams" 200' "access log line"
+finish
