@@ -255,7 +255,7 @@ hd_store_schema_version(void)
 int
 hd_store_file_version(hd_store *st, hd_err *err)
 {
-	int v, rc;
+	int v = 0, rc;
 
 	if ((rc = store_user_version(st, &v, err)) < 0)
 		return rc;
