@@ -2,7 +2,7 @@
  * room.c -- the team room (SPEC 5): an append-only, ordered transcript of
  * posts, one room per team ("team:<team>"). Owns table team_chat; nothing
  * else writes it (team.c deletes a team's rows on an explicit purge).
- *  (1) seq = MAX(seq)+1 for the room, computed by the INSERT itself inside
+ *  (1) seq = MAX(seq)+1 for the room, read and inserted inside one
  *      BEGIN IMMEDIATE (hd_store_write): the first post is 1, and posters
  *      in many processes never collide and never leave gaps. UNIQUE
  *      (room_id, seq) would turn a broken promise into an error, never a
@@ -117,6 +117,26 @@ room_team_exists(hd_store *st, const char *team, hd_err *err)
 }
 
 static int
+room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT COALESCE(MAX(seq), 0) FROM team_chat"
+		 " WHERE room_id = ?",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, room, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	else
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+static int
 room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	room_post_txn *tx = payload;
@@ -129,11 +149,15 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 		rc = room_team_exists(st, tx->team, err);
 	if (rc < 0)
 		return rc;
-	/* (1): the seq is taken by the insert, under the write lock */
+	/* (1): under the write lock. Two statements, not INSERT ... SELECT:
+	 * inserting into the table it selects from makes SQLite stage the
+	 * row in a temporary table, which costs more than the extra step */
+	if ((rc = room_head_q(&tx->seq, st, tx->room, err)) < 0)
+		return rc;
+	tx->seq++;
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO team_chat(" POST_COLS ")"
-		 " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(MAX(seq), 0) + 1"
-		 " FROM team_chat WHERE room_id = ?2 RETURNING seq",
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, tx->id, -1, SQLITE_STATIC);
@@ -143,15 +167,11 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 5, tx->body, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 6, tx->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 7, tx->created_at);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		tx->seq = sqlite3_column_int64(s, 0);
-		src = sqlite3_step(s);
-	}
-	if (src != SQLITE_DONE)
-		rc = hd_store_sqlerr(st, src, err);
+	sqlite3_bind_int64(s, 8, tx->seq);
+	src = sqlite3_step(s);
 	hd_store_reset(s);
-	if (rc < 0)
-		return rc;
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
 	/* (3) */
 	hd_events_append(st, "team_chat_post", tx->team, 0,
 	    strcmp(tx->kind, "peer") == 0 ? tx->author : NULL,
@@ -250,26 +270,6 @@ post_row(hd_post *p, sqlite3_stmt *s)
 	    p->author == NULL || p->body == NULL || p->kind == NULL)
 		return -1;
 	return 0;
-}
-
-static int
-room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
-{
-	sqlite3_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT COALESCE(MAX(seq), 0) FROM team_chat"
-		 " WHERE room_id = ?",
-		 err)) < 0)
-		return rc;
-	sqlite3_bind_text(s, 1, room, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
-		*out = sqlite3_column_int64(s, 0);
-	else
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
 }
 
 /* The query of a read or subscribe, and next_seq (4); no team check. */
