@@ -48,23 +48,31 @@ void hd_room_id(char *out, size_t outlen, const char *team);
 /*
  * Post to team's room. kind is "peer" (author: a member agent), "system"
  * (author forced to "huddle") or "user" (author forced to "user"). Emits
- * team_chat_post. *out (when out is non-NULL) is the stored post:
- * hd_post_free() it.
+ * team_chat_post {seq, roomId, author, kind} in the same transaction.
+ * *out (when out is non-NULL) is the stored post: hd_post_free() it.
+ * Refusals: `invalid post kind "x": use peer, system or user`,
+ * `team "x" not found`, `no member "x" in team y`, `post body must not be
+ * empty`, `post body is N bytes; the limit is 100000` (HD_ETOOBIG),
+ * `post body must be valid UTF-8`, `a peer post needs an author agent`.
  */
 int hd_room_post(hd_post **out, hd_store *st, const char *team,
     const char *kind, const char *author, const char *body, hd_err *err);
 
 /* Posts with seq > since_seq, oldest first, at most limit (1..500; 0 means
  * 100), skipping exclude_author when non-NULL. next_seq is the last seq
- * returned, or since_seq when none. */
+ * returned, or since_seq when none. Dispose *out with hd_posts_dispose().
+ * `limit must be between 1 and 500`, `since_seq must not be negative`,
+ * `team "x" not found`. */
 int hd_room_read(hd_posts *out, hd_store *st, const char *team,
     int64_t since_seq, int limit, const char *exclude_author, hd_err *err);
 
 /*
- * The read a runtime uses: excludes agent's own posts (echo guard).
- * next_seq is the seq of the last post delivered when limit cut the page,
- * else the room's head (so a subscriber whose own posts are newest never
- * stalls); never below since_seq.
+ * The read a runtime uses: excludes agent's own posts (echo guard: its
+ * peer posts; system and user posts always come through). next_seq is the
+ * seq of the last post delivered when limit cut the page, else the room's
+ * head (so a subscriber whose own posts are newest never stalls); never
+ * below since_seq. Page and cursor come from one snapshot.
+ * Errors as hd_room_read, and `a subscriber needs an agent`.
  */
 int hd_room_subscribe(hd_posts *out, hd_store *st, const char *team,
     const char *agent, int64_t since_seq, int limit, hd_err *err);
@@ -75,8 +83,9 @@ int hd_room_head(int64_t *out, hd_store *st, const char *team, hd_err *err);
 /*
  * Wait until posts after since_seq exist, or timeout_ms passes (-1: no
  * limit), then read them as hd_room_read would. A post committed by any
- * process wakes the waiter within milliseconds, without busy polling.
- * Returns 0 with out->n == 0 on timeout.
+ * process wakes the waiter within milliseconds, without busy polling
+ * (see hd_store_wait_change). Returns 0 with out->n == 0 on timeout, or
+ * when a signal interrupted the wait (so a caller can check its flags).
  */
 int hd_room_follow(hd_posts *out, hd_store *st, const char *team,
     int64_t since_seq, int limit, int timeout_ms, hd_err *err);

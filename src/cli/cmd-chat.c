@@ -48,11 +48,12 @@ print_post(const hd_post *p)
 	char when[32];
 
 	hd_cli_time(when, sizeof(when), p->created_at);
-	printf("#%lld %s %s [%s]: ", (long long)p->seq, when, p->author,
-	    p->kind);
+	printf(
+	    "#%lld %s %s [%s]: ", (long long)p->seq, when, p->author, p->kind);
 	for (;;) {
 		nl = strchr(line, '\n');
-		print_clean(line, nl != NULL ? (size_t)(nl - line) : strlen(line));
+		print_clean(
+		    line, nl != NULL ? (size_t)(nl - line) : strlen(line));
 		putchar('\n');
 		if (nl == NULL)
 			break;
@@ -79,20 +80,19 @@ cmd_chat_post(hd_cli *c)
 	const char *as = hd_cli_opt_str(c, "as"), *kind = "user";
 	hd_post *p = NULL;
 	hd_store *st;
-	int given = (as != NULL) + hd_cli_flag(c, "system") +
-	    hd_cli_flag(c, "user");
+	int given =
+	    (as != NULL) + hd_cli_flag(c, "system") + hd_cli_flag(c, "user");
 
 	if (given > 1)
-		return hd_cli_usage(c,
-		    "use only one of --as, --system and --user");
+		return hd_cli_usage(
+		    c, "use only one of --as, --system and --user");
 	if (as != NULL)
 		kind = "peer";
 	else if (hd_cli_flag(c, "system"))
 		kind = "system";
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_room_post(&p, st, c->argv[0], kind, as, c->argv[1],
-		&c->err) < 0)
+	if (hd_room_post(&p, st, c->argv[0], kind, as, c->argv[1], &c->err) < 0)
 		return hd_cli_fail(c);
 	if (c->json)
 		hd_cli_json(hd_post_to_json(p));
@@ -137,7 +137,8 @@ cmd_chat_read(hd_cli *c)
 					rc = hd_cli_fail(c);
 					goto done;
 				}
-				json_object_set_new(o, "wrapped", json_string(w));
+				json_object_set_new(
+				    o, "wrapped", json_string(w));
 				free(w);
 			}
 			json_array_append_new(arr, o);
@@ -237,48 +238,46 @@ cmd_chat_tail(hd_cli *c)
 }
 
 static const hd_cli_opt chat_post_opts[] = {
-	{"as", 0, "AGENT", "post as this member agent (kind peer)", 0},
-	{"system", 0, NULL, "post a system line, authored huddle", 0},
-	{"user", 0, NULL, "post as the user (the default)", 0},
-	{NULL, 0, NULL, NULL, 0},
+    {"as", 0, "AGENT", "post as this member agent (kind peer)", 0},
+    {"system", 0, NULL, "post a system line, authored huddle", 0},
+    {"user", 0, NULL, "post as the user (the default)", 0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_opt chat_read_opts[] = {
-	{"since", 0, "SEQ", "posts after seq SEQ (default 0)", 0},
-	{"limit", 'n', "N", "at most N posts, 1-500 (default 100)", 0},
-	{"wrapped", 0, NULL, "print each post as the envelope a runtime gets",
-	    0},
-	{"for", 0, "AGENT",
-	    "read as AGENT subscribes: skip its own posts; nextSeq moves "
-	    "past them",
-	    0},
-	{NULL, 0, NULL, NULL, 0},
+    {"since", 0, "SEQ", "posts after seq SEQ (default 0)", 0},
+    {"limit", 'n', "N", "at most N posts, 1-500 (default 100)", 0},
+    {"wrapped", 0, NULL, "print each post as the envelope a runtime gets", 0},
+    {"for", 0, "AGENT",
+	"read as AGENT subscribes: skip its own posts; nextSeq moves "
+	"past them",
+	0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_opt chat_tail_opts[] = {
-	{"follow", 'f', NULL, "keep printing new posts until interrupted", 0},
-	{"since", 0, "SEQ", "start after seq SEQ instead of the last posts", 0},
-	{"lines", 'n', "N", "how many of the last posts to show (default 10)",
-	    0},
-	{NULL, 0, NULL, NULL, 0},
+    {"follow", 'f', NULL, "keep printing new posts until interrupted", 0},
+    {"since", 0, "SEQ", "start after seq SEQ instead of the last posts", 0},
+    {"lines", 'n', "N", "how many of the last posts to show (default 10)", 0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_cmd chat_subs[] = {
-	{"post", "TEAM TEXT", "Post to a team's room", 2, 2, chat_post_opts,
-	    cmd_chat_post, NULL,
-	    "Without --as or --system the post is the user's (kind user)."},
-	{"read", "TEAM", "Read a team's room, oldest first", 1, 1,
-	    chat_read_opts, cmd_chat_read, NULL,
-	    "Pass nextSeq (from --json) as --since to read on."},
-	{"tail", "TEAM", "Show the last posts, and with -f follow live", 1, 1,
-	    chat_tail_opts, cmd_chat_tail, NULL,
-	    "With --json, one post per line. -f wakes within milliseconds of "
-	    "a post from any process; Ctrl-C ends it."},
-	{NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
+    {"post", "TEAM TEXT", "Post to a team's room", 2, 2, chat_post_opts,
+	cmd_chat_post, NULL,
+	"Without --as or --system the post is the user's (kind user)."},
+    {"read", "TEAM", "Read a team's room, oldest first", 1, 1, chat_read_opts,
+	cmd_chat_read, NULL,
+	"Pass nextSeq (from --json) as --since to read on."},
+    {"tail", "TEAM", "Show the last posts, and with -f follow live", 1, 1,
+	chat_tail_opts, cmd_chat_tail, NULL,
+	"With --json, one post per line. -f wakes within milliseconds of "
+	"a post from any process; Ctrl-C ends it."},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
 
 const hd_cli_cmd hd_cli_cmd_chat = {
-	.name = "chat",
-	.summary = "Post to and read a team's room",
-	.subs = chat_subs,
+    .name = "chat",
+    .summary = "Post to and read a team's room",
+    .subs = chat_subs,
 };

@@ -1,3 +1,4 @@
+/* clang-format off */
 /*
  * envelope.c -- how a room post is delivered to a runtime (SPEC 5), byte
  * for byte:
@@ -22,6 +23,7 @@
  *      and fixed words in practice) become spaces, so they cannot break
  *      the header line either.
  */
+/* clang-format on */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -29,8 +31,8 @@
 #include <huddle/buf.h>
 #include <huddle/envelope.h>
 
-#define OPENER "inter-session message" /* after the '[' */
-#define OPENER_LEN (sizeof(OPENER) - 1)	/* 21 */
+#define OPENER "inter-session message"  /* after the '[' */
+#define OPENER_LEN (sizeof(OPENER) - 1) /* 21 */
 #define DEFANGED "[peer-quoted header]"
 
 /* Length of the embedded header starting at body[i] (a '['), through its
@@ -43,8 +45,8 @@ header_at(const char *body, size_t len, size_t i)
 	if (len - i < 1 + OPENER_LEN ||
 	    strncasecmp(body + i + 1, OPENER, OPENER_LEN) != 0)
 		return 0;
-	close = memchr(body + i + 1 + OPENER_LEN, ']',
-	    len - i - 1 - OPENER_LEN);
+	close =
+	    memchr(body + i + 1 + OPENER_LEN, ']', len - i - 1 - OPENER_LEN);
 	return close != NULL ? (size_t)(close - (body + i)) + 1 : 0;
 }
 
@@ -70,8 +72,8 @@ defang_into(hd_buf *b, const char *body, size_t len)
 }
 
 int
-hd_envelope_defang(char **out, size_t *outlen, const char *body,
-    size_t body_len, hd_err *err)
+hd_envelope_defang(
+    char **out, size_t *outlen, const char *body, size_t body_len, hd_err *err)
 {
 	/* defanging never lengthens: a header is >= 23 bytes, DEFANGED 20 */
 	hd_buf b = HD_BUF_INIT(0);
@@ -94,12 +96,13 @@ static void
 put_field(hd_buf *b, const char *s)
 {
 	for (; s != NULL && *s != '\0'; s++)
-		hd_buf_putc(b, (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+		hd_buf_putc(
+		    b, (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
 }
 
 int
-hd_envelope_wrap(char **out, const char *author, const char *kind,
-    int64_t seq, const char *body, size_t body_len, hd_err *err)
+hd_envelope_wrap(char **out, const char *author, const char *kind, int64_t seq,
+    const char *body, size_t body_len, hd_err *err)
 {
 	hd_buf clean = HD_BUF_INIT(0);
 	hd_buf b = HD_BUF_INIT(HD_ENVELOPE_MAX);
@@ -116,8 +119,8 @@ hd_envelope_wrap(char **out, const char *author, const char *kind,
 	put_field(&b, author);
 	hd_buf_puts(&b, " \xc2\xb7 kind=");
 	put_field(&b, kind);
-	hd_buf_printf(&b, " \xc2\xb7 seq=%lld \xc2\xb7 isUser=false]",
-	    (long long)seq);
+	hd_buf_printf(
+	    &b, " \xc2\xb7 seq=%lld \xc2\xb7 isUser=false]", (long long)seq);
 	line = hd_buf_cstr(&clean);
 	end = line + clean.len;
 	for (;;) { /* (2): n newlines make n + 1 lines */

@@ -2,7 +2,7 @@
  * room.c -- the team room (SPEC 5): an append-only, ordered transcript of
  * posts, one room per team ("team:<team>"). Owns table team_chat; nothing
  * else writes it (team.c deletes a team's rows on an explicit purge).
- *  (1) seq = MAX(seq)+1 for the room, computed by the INSERT itself inside
+ *  (1) seq = MAX(seq)+1 for the room, read and inserted inside one
  *      BEGIN IMMEDIATE (hd_store_write): the first post is 1, and posters
  *      in many processes never collide and never leave gaps. UNIQUE
  *      (room_id, seq) would turn a broken promise into an error, never a
@@ -31,7 +31,7 @@
 
 #include "../store/store.h"
 
-#define POST_COLS                                                             \
+#define POST_COLS                                                              \
 	"id, room_id, team_id, author_agent_id, body, kind, created_at, seq"
 
 /* What a post transaction needs and what it produces. */
@@ -100,8 +100,9 @@ hd_posts_dispose(hd_posts *l)
 static int
 post_kind_ok(const char *kind)
 {
-	return kind != NULL && (strcmp(kind, "peer") == 0 ||
-	    strcmp(kind, "system") == 0 || strcmp(kind, "user") == 0);
+	return kind != NULL &&
+	       (strcmp(kind, "peer") == 0 || strcmp(kind, "system") == 0 ||
+		   strcmp(kind, "user") == 0);
 }
 
 static int
@@ -112,6 +113,26 @@ room_team_exists(hd_store *st, const char *team, hd_err *err)
 
 	rc = hd_team_get(&t, st, team, err); /* `team "x" not found` */
 	hd_team_free(t);
+	return rc;
+}
+
+static int
+room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT COALESCE(MAX(seq), 0) FROM team_chat"
+		 " WHERE room_id = ?",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, room, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	else
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
 	return rc;
 }
 
@@ -128,11 +149,15 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 		rc = room_team_exists(st, tx->team, err);
 	if (rc < 0)
 		return rc;
-	/* (1): the seq is taken by the insert, under the write lock */
+	/* (1): under the write lock. Two statements, not INSERT ... SELECT:
+	 * inserting into the table it selects from makes SQLite stage the
+	 * row in a temporary table, which costs more than the extra step */
+	if ((rc = room_head_q(&tx->seq, st, tx->room, err)) < 0)
+		return rc;
+	tx->seq++;
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO team_chat(" POST_COLS ")"
-		 " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE(MAX(seq), 0) + 1"
-		 " FROM team_chat WHERE room_id = ?2 RETURNING seq",
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, tx->id, -1, SQLITE_STATIC);
@@ -142,20 +167,16 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 5, tx->body, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 6, tx->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 7, tx->created_at);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		tx->seq = sqlite3_column_int64(s, 0);
-		src = sqlite3_step(s);
-	}
-	if (src != SQLITE_DONE)
-		rc = hd_store_sqlerr(st, src, err);
+	sqlite3_bind_int64(s, 8, tx->seq);
+	src = sqlite3_step(s);
 	hd_store_reset(s);
-	if (rc < 0)
-		return rc;
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
 	/* (3) */
 	hd_events_append(st, "team_chat_post", tx->team, 0,
 	    strcmp(tx->kind, "peer") == 0 ? tx->author : NULL,
-	    json_pack("{s:I,s:s,s:s,s:s}", "seq", (json_int_t)tx->seq,
-		"roomId", tx->room, "author", tx->author, "kind", tx->kind));
+	    json_pack("{s:I,s:s,s:s,s:s}", "seq", (json_int_t)tx->seq, "roomId",
+		tx->room, "author", tx->author, "kind", tx->kind));
 	return 0;
 }
 
@@ -205,17 +226,19 @@ hd_room_post(hd_post **out, hd_store *st, const char *team, const char *kind,
 	else if (strcmp(kind, "user") == 0)
 		author = "user";
 	else if (author == NULL || author[0] == '\0')
-		return hd_err_set(err, HD_EINVAL,
-		    "a peer post needs an author agent");
+		return hd_err_set(
+		    err, HD_EINVAL, "a peer post needs an author agent");
 	len = body != NULL ? strlen(body) : 0;
 	if (len == 0)
-		return hd_err_set(err, HD_EINVAL, "post body must not be empty");
+		return hd_err_set(
+		    err, HD_EINVAL, "post body must not be empty");
 	if (len > HD_ROOM_BODY_MAX)
 		return hd_err_set(err, HD_ETOOBIG,
 		    "post body is %zu bytes; the limit is %d", len,
 		    HD_ROOM_BODY_MAX);
 	if (!hd_utf8_ok(body, len))
-		return hd_err_set(err, HD_EINVAL, "post body must be valid UTF-8");
+		return hd_err_set(
+		    err, HD_EINVAL, "post body must be valid UTF-8");
 	tx.team = team;
 	tx.kind = kind;
 	tx.author = author;
@@ -249,27 +272,9 @@ post_row(hd_post *p, sqlite3_stmt *s)
 	return 0;
 }
 
+/* The query of a read or subscribe, and next_seq (4); no team check. */
 static int
-room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
-{
-	sqlite3_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT COALESCE(MAX(seq), 0) FROM team_chat WHERE room_id = ?",
-		 err)) < 0)
-		return rc;
-	sqlite3_bind_text(s, 1, room, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
-		*out = sqlite3_column_int64(s, 0);
-	else
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
-}
-
-static int
-room_read_txn_fn(hd_store *st, void *payload, hd_err *err)
+room_query(hd_store *st, room_read_txn *tx, hd_err *err)
 {
 	static const char *const sql_read =
 	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
@@ -279,17 +284,14 @@ room_read_txn_fn(hd_store *st, void *payload, hd_err *err)
 	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
 	    " AND seq > ?2 AND NOT (kind = 'peer' AND author_agent_id = ?3)"
 	    " ORDER BY seq LIMIT ?4";
-	room_read_txn *tx = payload;
 	sqlite3_stmt *s;
 	hd_post *items = NULL;
 	size_t n = 0, cap = 0;
 	/* subscribe fetches one row more than it returns, to see a cut page */
 	int want = tx->limit + (tx->agent != NULL ? 1 : 0);
-	int64_t next;
+	int64_t next = 0;
 	int rc, src;
 
-	if ((rc = room_team_exists(st, tx->team, err)) < 0)
-		return rc;
 	if ((rc = hd_store_prepare(st, &s,
 		 tx->agent != NULL ? sql_subscribe : sql_read, err)) < 0)
 		return rc;
@@ -338,6 +340,17 @@ done:
 }
 
 static int
+room_read_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	room_read_txn *tx = payload;
+	int rc;
+
+	if ((rc = room_team_exists(st, tx->team, err)) < 0)
+		return rc;
+	return room_query(st, tx, err);
+}
+
+static int
 room_read_args(room_read_txn *tx, hd_posts *out, const char *team,
     int64_t since_seq, int limit, hd_err *err)
 {
@@ -353,8 +366,8 @@ room_read_args(room_read_txn *tx, hd_posts *out, const char *team,
 		return hd_err_set(err, HD_EINVAL,
 		    "limit must be between 1 and %d", HD_ROOM_READ_MAX);
 	if (since_seq < 0)
-		return hd_err_set(err, HD_EINVAL,
-		    "since_seq must not be negative");
+		return hd_err_set(
+		    err, HD_EINVAL, "since_seq must not be negative");
 	tx->team = team;
 	hd_room_id(tx->room, sizeof(tx->room), team);
 	tx->since = since_seq;
@@ -365,8 +378,8 @@ room_read_args(room_read_txn *tx, hd_posts *out, const char *team,
 }
 
 int
-hd_room_read(hd_posts *out, hd_store *st, const char *team,
-    int64_t since_seq, int limit, const char *exclude_author, hd_err *err)
+hd_room_read(hd_posts *out, hd_store *st, const char *team, int64_t since_seq,
+    int limit, const char *exclude_author, hd_err *err)
 {
 	room_read_txn tx;
 	int rc;
@@ -387,8 +400,8 @@ hd_room_subscribe(hd_posts *out, hd_store *st, const char *team,
 	if ((rc = room_read_args(&tx, out, team, since_seq, limit, err)) < 0)
 		return rc;
 	if (agent == NULL || agent[0] == '\0')
-		return hd_err_set(err, HD_EINVAL,
-		    "a subscriber needs an agent");
+		return hd_err_set(
+		    err, HD_EINVAL, "a subscriber needs an agent");
 	tx.agent = agent;
 	return hd_store_read(st, room_read_txn_fn, &tx, err);
 }
@@ -407,29 +420,36 @@ hd_room_head(int64_t *out, hd_store *st, const char *team, hd_err *err)
 }
 
 int
-hd_room_follow(hd_posts *out, hd_store *st, const char *team,
-    int64_t since_seq, int limit, int timeout_ms, hd_err *err)
+hd_room_follow(hd_posts *out, hd_store *st, const char *team, int64_t since_seq,
+    int limit, int timeout_ms, hd_err *err)
 {
 	int64_t deadline = timeout_ms >= 0 ? hd_mono_ms() + timeout_ms : -1;
 	int64_t left;
 	uint64_t cursor;
+	room_read_txn tx;
 	int rc;
 
+	if ((rc = room_read_args(&tx, out, team, since_seq, limit, err)) < 0)
+		return rc;
 	/* cursor first, then the read, then the wait: see store.h */
 	if ((rc = hd_store_change_cursor(st, &cursor, err)) < 0)
 		return rc;
+	/* the first read checks the team; after a wake-up, one SELECT (a
+	 * snapshot of its own) is all a follower needs, and it is what
+	 * stands between the commit and the follower's answer */
+	rc = hd_store_read(st, room_read_txn_fn, &tx, err);
 	for (;;) {
-		if ((rc = hd_room_read(out, st, team, since_seq, limit, NULL,
-			 err)) < 0 ||
-		    out->n > 0)
+		if (rc < 0 || out->n > 0)
 			return rc;
 		left = -1;
 		if (deadline >= 0 && (left = deadline - hd_mono_ms()) <= 0)
 			return 0;
-		if ((rc = hd_store_wait_change(st, &cursor, (int)left, err)) < 0)
+		if ((rc = hd_store_wait_change(st, &cursor, (int)left, err)) <
+		    0)
 			return rc;
 		if (rc == 0) /* timed out, or a signal: let the caller look */
 			return 0;
+		rc = room_query(st, &tx, err);
 	}
 }
 

@@ -54,16 +54,16 @@
 #define HD_LOG_COMPONENT "store"
 #include <huddle/log.h>
 
-#define WATCH_NET_US 250000	 /* (4) re-check with no event */
+#define WATCH_NET_US 250000      /* (4) re-check with no event */
 #define WATCH_SETTLE_FIRST_US 50 /* (2) first re-check after an event */
 #define WATCH_SETTLE_MAX_US 25000
 #define WATCH_SETTLE_SPAN_US 250000
 
 struct hd_store_watch {
-	int fd;		/* inotify, or -1: bounded waits only (4) */
+	int fd; /* inotify, or -1: bounded waits only (4) */
 	int dir_wd;
-	int wal_wd;	/* -1 while huddle.db-wal is not watched */
-	char *wal_path; /* HUDDLE_HOME/huddle.db-wal */
+	int wal_wd;           /* -1 while huddle.db-wal is not watched */
+	char *wal_path;       /* HUDDLE_HOME/huddle.db-wal */
 	const char *wal_name; /* its last component, inside wal_path */
 };
 
@@ -152,7 +152,7 @@ watch_drain(hd_store_watch *w)
 				else
 					n++;
 			} else if (ev->wd == w->dir_wd && ev->len > 0 &&
-			    strcmp(ev->name, w->wal_name) == 0) {
+				   strcmp(ev->name, w->wal_name) == 0) {
 				if (ev->mask & IN_DELETE)
 					w->wal_wd = -1;
 				n++;
@@ -169,11 +169,11 @@ watch_sleep(hd_store_watch *w, int64_t us)
 {
 	struct pollfd pfd = {w->fd, POLLIN, 0};
 	struct timespec ts;
+	nfds_t nfds = w->fd >= 0 ? 1 : 0; /* none: a plain bounded sleep */
 
 	ts.tv_sec = (time_t)(us / 1000000);
 	ts.tv_nsec = (long)(us % 1000000) * 1000;
-	if (ppoll(w->fd >= 0 ? &pfd : NULL, w->fd >= 0 ? 1 : 0, &ts, NULL) < 0 &&
-	    errno == EINTR)
+	if (ppoll(&pfd, nfds, &ts, NULL) < 0 && errno == EINTR)
 		return -1;
 	return 0;
 }
@@ -195,15 +195,15 @@ hd_store_change_cursor(hd_store *st, uint64_t *out, hd_err *err)
 }
 
 int
-hd_store_wait_change(hd_store *st, uint64_t *cursor, int timeout_ms,
-    hd_err *err)
+hd_store_wait_change(
+    hd_store *st, uint64_t *cursor, int timeout_ms, hd_err *err)
 {
 	hd_store_watch **slot = hd_store__watch_slot(st), *w;
 	int64_t now, deadline = -1, last_event = 0, settle = 0, wait;
-	uint64_t v;
+	uint64_t v = 0;
 	int rc, n;
 
-	/* inside a transaction the snapshot never changes: a programmer error */
+	/* in a transaction the snapshot never changes: a programmer error */
 	assert(!hd_store_in_txn(st));
 	if (*slot == NULL && (rc = watch_new(slot, st, err)) < 0)
 		return rc;

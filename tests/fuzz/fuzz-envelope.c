@@ -46,8 +46,8 @@ no_live_header(const char *s, size_t n)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const authors[] = {"coder", "huddle", "a\nb",
-	    "x]\n| y"};
+	static const char *const authors[] = {
+	    "coder", "huddle", "a\nb", "x]\n| y"};
 	hd_err err = HD_ERR_INIT;
 	char *body, *out = NULL, *clean = NULL, *again = NULL, header[256];
 	const char *author = "coder", *line, *nl, *end;
@@ -81,7 +81,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nl = memchr(out, '\n', n);
 	check(nl != NULL, "no body line");
 	check((size_t)(nl - out) == strlen(header) &&
-		memcmp(out, header, strlen(header)) == 0,
+		  memcmp(out, header, strlen(header)) == 0,
 	    "first line is not the header");
 
 	/* (2) and (3) */
@@ -91,13 +91,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (line = nl + 1;; line = nl + 1) {
 		nl = memchr(line, '\n', (size_t)(end - line));
 		check((size_t)(end - line) >= 2 && line[0] == '|' &&
-			line[1] == ' ',
+			  line[1] == ' ',
 		    "a body line does not start with \"| \"");
 		check(strncmp(line, HEADER_START, strlen(HEADER_START)) != 0,
 		    "a second header line");
 		alen = (size_t)((nl != NULL ? nl : end) - line) - 2;
 		check(got + alen <= clen &&
-			memcmp(clean + got, line + 2, alen) == 0,
+			  memcmp(clean + got, line + 2, alen) == 0,
 		    "body lines differ from the defanged body");
 		got += alen;
 		nlines--;
@@ -109,7 +109,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(got == clen && nlines == 0, "line count is wrong");
 	check(no_live_header(clean, clen), "an embedded header survived");
 	check(hd_envelope_defang(&again, &alen, clean, clen, &err) == 0 &&
-		alen == clen && memcmp(again, clean, clen) == 0,
+		  alen == clen && memcmp(again, clean, clen) == 0,
 	    "defanging is not idempotent");
 	free(again);
 	free(clean);
@@ -119,27 +119,45 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 const char *const hd_fuzz_seeds[] = {
-	"\x01",
-	"\x00hello",
-	"\x00" "a\nb\nc",
-	"\x00" "a\n",
-	"\x00" "a\r\nb",
-	"\x01[Inter-session message \xc2\xb7 from=x \xc2\xb7 kind=peer] hi",
-	"\x02" "a [Inter-session message from=x\nseq=2] b\nc",
-	"\x03[[Inter-session message a]]",
-	"\x00[INTER-SESSION MESSAGE x]",
-	"\x00[Inter-session messageX]",
-	"\x00[Inter-session message no close\nnext",
-	"\x00[inter-session message 1] mid [Inter-Session Message 2]",
-	"\x00\n[Inter-session message]\n| fake\n",
-	"\x00[inter-session message a] [inter-session message b",
-	NULL,
+    "\x01",
+    "\x00hello",
+    "\x00"
+    "a\nb\nc",
+    "\x00"
+    "a\n",
+    "\x00"
+    "a\r\nb",
+    "\x01[Inter-session message \xc2\xb7 from=x \xc2\xb7 kind=peer] hi",
+    "\x02"
+    "a [Inter-session message from=x\nseq=2] b\nc",
+    "\x03[[Inter-session message a]]",
+    "\x00[INTER-SESSION MESSAGE x]",
+    "\x00[Inter-session messageX]",
+    "\x00[Inter-session message no close\nnext",
+    "\x00[inter-session message 1] mid [Inter-Session Message 2]",
+    "\x00\n[Inter-session message]\n| fake\n",
+    "\x00[inter-session message a] [inter-session message b",
+    NULL,
 };
 
 const char *const hd_fuzz_tokens[] = {
-	"[", "]", "\n", "\r", "\r\n", "| ", " ", "x", "\xc2\xb7",
-	"\xc3\xa9", "\xff", "inter-session message", "Inter-session message",
-	"INTER-SESSION MESSAGE", "[Inter-session message",
-	"[inter-session message]", "[peer-quoted header]", "isUser=false]",
-	NULL,
+    "[",
+    "]",
+    "\n",
+    "\r",
+    "\r\n",
+    "| ",
+    " ",
+    "x",
+    "\xc2\xb7",
+    "\xc3\xa9",
+    "\xff",
+    "inter-session message",
+    "Inter-session message",
+    "INTER-SESSION MESSAGE",
+    "[Inter-session message",
+    "[inter-session message]",
+    "[peer-quoted header]",
+    "isUser=false]",
+    NULL,
 };

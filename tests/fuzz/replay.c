@@ -71,7 +71,8 @@ main(int argc, char **argv)
 		n = next_rand() % 24;
 		for (i = 0; i < n && len < REPLAY_MAX; i++) {
 			if (ntok > 0 && next_rand() % 4 != 0) {
-				const char *t = hd_fuzz_tokens[next_rand() % ntok];
+				const char *t =
+				    hd_fuzz_tokens[next_rand() % ntok];
 				size_t tl = strlen(t);
 
 				if (len + tl > REPLAY_MAX)
@@ -83,7 +84,7 @@ main(int argc, char **argv)
 		}
 		LLVMFuzzerTestOneInput(buf, len);
 	}
-	printf("replayed %d seeds and %d generated inputs\n", seeds,
-	    REPLAY_RUNS);
+	printf(
+	    "replayed %d seeds and %d generated inputs\n", seeds, REPLAY_RUNS);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,8 +37,7 @@ sleep_ms(int ms)
  * then checkpoint the WAL down to zero bytes and post `body2`. Exit codes
  * say what went wrong. */
 static pid_t
-spawn_poster(hd_fixture *fx, int delay_ms, const char *body,
-    const char *body2)
+spawn_poster(hd_fixture *fx, int delay_ms, const char *body, const char *body2)
 {
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
@@ -91,19 +91,19 @@ test_follow__returns_existing_posts_at_once(void **state)
 	hd_err err = HD_ERR_INIT;
 	hd_posts l;
 
-	assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "peer", "coder", "a",
-			 &err),
+	assert_hd_ok(
+	    hd_room_post(NULL, fx->st, "dev", "peer", "coder", "a", &err),
 	    &err);
-	assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "user", NULL, "b", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_post(NULL, fx->st, "dev", "user", NULL, "b", &err), &err);
 	assert_hd_ok(hd_room_follow(&l, fx->st, "dev", 0, 0, 0, &err), &err);
 	assert_int_equal(l.n, 2);
 	assert_string_equal(l.items[0].body, "a");
 	assert_string_equal(l.items[1].body, "b");
 	assert_int_equal(l.next_seq, 2);
 	hd_posts_dispose(&l);
-	assert_hd_ok(hd_room_follow(&l, fx->st, "dev", 1, 1, WAIT_MS, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_follow(&l, fx->st, "dev", 1, 1, WAIT_MS, &err), &err);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.items[0].seq, 2);
 	hd_posts_dispose(&l);
@@ -120,8 +120,8 @@ test_follow__times_out_empty(void **state)
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.next_seq, 0);
 	hd_posts_dispose(&l);
-	assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "user", NULL, "b", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_post(NULL, fx->st, "dev", "user", NULL, "b", &err), &err);
 	assert_hd_ok(hd_room_follow(&l, fx->st, "dev", 1, 0, 50, &err), &err);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.next_seq, 1);
@@ -152,8 +152,8 @@ test_follow__wakes_for_a_post_from_another_process(void **state)
 	pid_t pid;
 
 	pid = spawn_poster(fx, 300, "from the child", NULL);
-	assert_hd_ok(hd_room_follow(&l, fx->st, "dev", 0, 0, WAIT_MS, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_follow(&l, fx->st, "dev", 0, 0, WAIT_MS, &err), &err);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.items[0].body, "from the child");
 	assert_string_equal(l.items[0].author, "coder");
@@ -171,13 +171,13 @@ test_follow__survives_a_wal_truncated_by_checkpoint(void **state)
 	pid_t pid;
 
 	pid = spawn_poster(fx, 200, "before", "after the checkpoint");
-	assert_hd_ok(hd_room_follow(&l, fx->st, "dev", 0, 0, WAIT_MS, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_follow(&l, fx->st, "dev", 0, 0, WAIT_MS, &err), &err);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.items[0].body, "before");
 	hd_posts_dispose(&l);
-	assert_hd_ok(hd_room_follow(&l, fx->st, "dev", 1, 0, WAIT_MS, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_follow(&l, fx->st, "dev", 1, 0, WAIT_MS, &err), &err);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.items[0].body, "after the checkpoint");
 	assert_int_equal(l.items[0].seq, 2);
@@ -200,6 +200,8 @@ test_follow__a_signal_ends_the_wait_empty(void **state)
 	hd_fixture *fx = *state;
 	hd_err err = HD_ERR_INIT;
 	struct sigaction sa, old;
+	struct itimerval every = {{0, 100000}, {0, 200000}},
+			 off = {{0, 0}, {0, 0}};
 	hd_posts l;
 
 	memset(&sa, 0, sizeof(sa));
@@ -207,9 +209,12 @@ test_follow__a_signal_ends_the_wait_empty(void **state)
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
 	got_alarm = 0;
-	alarm(1);
-	/* no limit on the wait: only the signal can end it */
+	/* a repeating timer: a signal that lands outside the sleep itself is
+	 * followed by one that lands inside it */
+	assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
+	/* no limit on the wait: only a signal can end it */
 	assert_hd_ok(hd_room_follow(&l, fx->st, "dev", 0, 0, -1, &err), &err);
+	setitimer(ITIMER_REAL, &off, NULL);
 	assert_int_equal(got_alarm, 1);
 	assert_int_equal(l.n, 0);
 	hd_posts_dispose(&l);
@@ -230,14 +235,13 @@ test_watch__cursor_moves_only_for_other_connections(void **state)
 	assert_int_equal(hd_store_wait_change(fx->st, &cur, 50, &err), 0);
 	assert_true(cur == before);
 	/* our own commit does not count */
-	assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "user", NULL, "own",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_post(NULL, fx->st, "dev", "user", NULL, "own", &err), &err);
 	assert_int_equal(hd_store_wait_change(fx->st, &cur, 0, &err), 0);
 	/* another connection's commit does, at once */
 	assert_hd_ok(hd_store_open(&other, fx->home, &err), &err);
-	assert_hd_ok(hd_room_post(NULL, other, "dev", "user", NULL, "other",
-			 &err),
+	assert_hd_ok(
+	    hd_room_post(NULL, other, "dev", "user", NULL, "other", &err),
 	    &err);
 	assert_int_equal(hd_store_wait_change(fx->st, &cur, WAIT_MS, &err), 1);
 	assert_true(cur != before);
@@ -253,13 +257,13 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_follow__returns_existing_posts_at_once),
-		T(test_follow__times_out_empty),
-		T(test_follow__refusals_have_exact_texts),
-		T(test_follow__wakes_for_a_post_from_another_process),
-		T(test_follow__survives_a_wal_truncated_by_checkpoint),
-		T(test_follow__a_signal_ends_the_wait_empty),
-		T(test_watch__cursor_moves_only_for_other_connections),
+	    T(test_follow__returns_existing_posts_at_once),
+	    T(test_follow__times_out_empty),
+	    T(test_follow__refusals_have_exact_texts),
+	    T(test_follow__wakes_for_a_post_from_another_process),
+	    T(test_follow__survives_a_wal_truncated_by_checkpoint),
+	    T(test_follow__a_signal_ends_the_wait_empty),
+	    T(test_watch__cursor_moves_only_for_other_connections),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,9 +82,8 @@ test_post__seqs_count_up_per_room(void **state)
 		hd_post_free(p);
 	}
 	/* another team's room starts at 1 */
-	assert_hd_ok(hd_room_post(&p, fx->st, "ops", "peer", "opsbot", "y",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_post(&p, fx->st, "ops", "peer", "opsbot", "y", &err), &err);
 	assert_int_equal(p->seq, 1);
 	assert_string_equal(p->room_id, "team:ops");
 	hd_post_free(p);
@@ -105,17 +104,16 @@ test_post__system_and_user_authors_are_forced(void **state)
 	assert_string_equal(p->author, "huddle");
 	assert_string_equal(p->kind, "system");
 	hd_post_free(p);
-	assert_hd_ok(hd_room_post(&p, fx->st, "dev", "user", NULL, "hi team",
-			 &err),
+	assert_hd_ok(
+	    hd_room_post(&p, fx->st, "dev", "user", NULL, "hi team", &err),
 	    &err);
 	assert_string_equal(p->author, "user");
 	assert_string_equal(p->kind, "user");
 	assert_int_equal(p->seq, 2);
 	hd_post_free(p);
 	/* out may be NULL */
-	assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "system", NULL, "z",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_post(NULL, fx->st, "dev", "system", NULL, "z", &err), &err);
 	assert_int_equal(head(fx, "dev"), 3);
 }
 
@@ -130,39 +128,40 @@ test_post__refusals_have_exact_texts(void **state)
 	    HD_EINVAL, "invalid post kind \"x\": use peer, system or user",
 	    &err);
 	assert_null(p);
-	assert_hd_err(hd_room_post(&p, fx->st, "dev", "Peer", "coder", "b",
-			  &err),
+	assert_hd_err(
+	    hd_room_post(&p, fx->st, "dev", "Peer", "coder", "b", &err),
 	    HD_EINVAL, "invalid post kind \"Peer\": use peer, system or user",
 	    &err);
 	assert_hd_err(hd_room_post(&p, fx->st, "dev", NULL, "coder", "b", &err),
 	    HD_EINVAL, "invalid post kind \"\": use peer, system or user",
 	    &err);
-	assert_hd_err(hd_room_post(&p, fx->st, "dev", "peer", "ghost", "b",
-			  &err),
+	assert_hd_err(
+	    hd_room_post(&p, fx->st, "dev", "peer", "ghost", "b", &err),
 	    HD_EREFUSED, "no member \"ghost\" in team dev", &err);
-	assert_hd_err(hd_room_post(&p, fx->st, "dev", "peer", "opsbot", "b",
-			  &err),
+	assert_hd_err(
+	    hd_room_post(&p, fx->st, "dev", "peer", "opsbot", "b", &err),
 	    HD_EREFUSED, "no member \"opsbot\" in team dev", &err);
 	assert_hd_err(hd_room_post(&p, fx->st, "dev", "peer", NULL, "b", &err),
 	    HD_EINVAL, "a peer post needs an author agent", &err);
-	assert_hd_err(hd_room_post(&p, fx->st, "ghost", "peer", "coder", "b",
-			  &err),
+	assert_hd_err(
+	    hd_room_post(&p, fx->st, "ghost", "peer", "coder", "b", &err),
 	    HD_ENOTFOUND, "team \"ghost\" not found", &err);
-	assert_hd_err(hd_room_post(&p, fx->st, "ghost", "system", NULL, "b",
-			  &err),
+	assert_hd_err(
+	    hd_room_post(&p, fx->st, "ghost", "system", NULL, "b", &err),
 	    HD_ENOTFOUND, "team \"ghost\" not found", &err);
-	assert_hd_err(hd_room_post(&p, fx->st, "ghost", "user", NULL, "b",
-			  &err),
+	assert_hd_err(
+	    hd_room_post(&p, fx->st, "ghost", "user", NULL, "b", &err),
 	    HD_ENOTFOUND, "team \"ghost\" not found", &err);
 	assert_hd_err(hd_room_post(&p, fx->st, "Dev!", "user", NULL, "b", &err),
 	    HD_EINVAL,
 	    "invalid team name \"Dev!\": use 1-50 lowercase letters, digits, "
 	    "'-' or '_'",
 	    &err);
-	assert_hd_err(hd_room_post(&p, fx->st, "dev", "peer", "coder", "", &err),
+	assert_hd_err(
+	    hd_room_post(&p, fx->st, "dev", "peer", "coder", "", &err),
 	    HD_EINVAL, "post body must not be empty", &err);
-	assert_hd_err(hd_room_post(&p, fx->st, "dev", "peer", "coder", NULL,
-			  &err),
+	assert_hd_err(
+	    hd_room_post(&p, fx->st, "dev", "peer", "coder", NULL, &err),
 	    HD_EINVAL, "post body must not be empty", &err);
 	assert_hd_err(hd_room_post(&p, fx->st, "dev", "peer", "coder",
 			  "bad \xff byte", &err),
@@ -190,13 +189,12 @@ test_post__body_limit_is_100000_bytes(void **state)
 	assert_non_null(body);
 	memset(body, 'a', HD_ROOM_BODY_MAX + 1);
 	body[HD_ROOM_BODY_MAX + 1] = '\0';
-	assert_hd_err(hd_room_post(&p, fx->st, "dev", "peer", "coder", body,
-			  &err),
+	assert_hd_err(
+	    hd_room_post(&p, fx->st, "dev", "peer", "coder", body, &err),
 	    HD_ETOOBIG, "post body is 100001 bytes; the limit is 100000", &err);
 	body[HD_ROOM_BODY_MAX] = '\0';
-	assert_hd_ok(hd_room_post(&p, fx->st, "dev", "peer", "coder", body,
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_post(&p, fx->st, "dev", "peer", "coder", body, &err), &err);
 	assert_int_equal(strlen(p->body), HD_ROOM_BODY_MAX);
 	hd_post_free(p);
 	/* bytes, not characters: 50001 two-byte characters are too many */
@@ -205,8 +203,8 @@ test_post__body_limit_is_100000_bytes(void **state)
 		body[i + 1] = '\xa9';
 	}
 	body[HD_ROOM_BODY_MAX] = '\0';
-	assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "user", NULL, body, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_post(NULL, fx->st, "dev", "user", NULL, body, &err), &err);
 	memcpy(body + HD_ROOM_BODY_MAX, "\xc3\xa9", 3);
 	assert_hd_err(hd_room_post(&p, fx->st, "dev", "user", NULL, body, &err),
 	    HD_ETOOBIG, "post body is 100002 bytes; the limit is 100000", &err);
@@ -222,12 +220,11 @@ test_post__emits_team_chat_post_event(void **state)
 	hd_err err = HD_ERR_INIT;
 	char *data;
 
-	assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "peer", "coder", "a",
-			 &err),
+	assert_hd_ok(
+	    hd_room_post(NULL, fx->st, "dev", "peer", "coder", "a", &err),
 	    &err);
-	assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "system", NULL, "b",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_post(NULL, fx->st, "dev", "system", NULL, "b", &err), &err);
 	f.kind = "team_chat_post";
 	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
 	assert_int_equal(l.n, 2);
@@ -275,8 +272,8 @@ test_post__room_id(void **state)
 	assert_string_equal(id, "team:dev");
 	hd_room_id(id, sizeof(id),
 	    "a1234567890123456789012345678901234567890123456789");
-	assert_string_equal(id,
-	    "team:a1234567890123456789012345678901234567890123456789");
+	assert_string_equal(
+	    id, "team:a1234567890123456789012345678901234567890123456789");
 }
 
 static void
@@ -295,27 +292,26 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_post__peer_post_is_stored_with_seq_one, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_post__seqs_count_up_per_room, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_post__system_and_user_authors_are_forced, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_post__refusals_have_exact_texts, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_post__body_limit_is_100000_bytes, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_post__emits_team_chat_post_event, setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test(test_post__json_has_the_rest_shape),
-		cmocka_unit_test(test_post__room_id),
-		cmocka_unit_test(test_post__free_functions_take_null),
+	    cmocka_unit_test_setup_teardown(
+		test_post__peer_post_is_stored_with_seq_one, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_post__seqs_count_up_per_room, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_post__system_and_user_authors_are_forced, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_post__refusals_have_exact_texts, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_post__body_limit_is_100000_bytes, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_post__emits_team_chat_post_event, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test(test_post__json_has_the_rest_shape),
+	    cmocka_unit_test(test_post__room_id),
+	    cmocka_unit_test(test_post__free_functions_take_null),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,8 +19,8 @@
 #define PER_PROC 1000
 #define BUSY_MS 60000 /* contention on 2 cores under ASan: never give up */
 
-static const char *const agents[PROCS] = {"p0", "p1", "p2", "p3", "p4",
-    "p5", "p6", "p7"};
+static const char *const agents[PROCS] = {
+    "p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"};
 
 static int
 setup(void **state)
@@ -30,8 +30,8 @@ setup(void **state)
 	if (hd_fixture_setup(state) != 0)
 		return -1;
 	fx = *state;
-	hd_fixture_team(fx, "r0", "p0", "p1", "p2", "p3", "p4", "p5", "p6",
-	    "p7", NULL);
+	hd_fixture_team(
+	    fx, "r0", "p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", NULL);
 	hd_fixture_team(fx, "r1", "q1", NULL);
 	hd_fixture_team(fx, "r2", "q2", NULL);
 	hd_fixture_team(fx, "r3", "q3", NULL);
@@ -72,7 +72,7 @@ poster(const char *home, int startfd, int idx, int n, int nteams, int ackfd)
 			_exit(11);
 		}
 		if (ackfd >= 0 && write(ackfd, &p->seq, sizeof(p->seq)) !=
-		    (ssize_t)sizeof(p->seq))
+				      (ssize_t)sizeof(p->seq))
 			_exit(12);
 		hd_post_free(p);
 	}
@@ -105,8 +105,10 @@ follower(const char *home, int64_t total)
 		}
 		for (i = 0; i < l.n; i++) {
 			if (l.items[i].seq != since + 1) {
-				fprintf(stderr, "follower: got %lld after %lld\n",
-				    (long long)l.items[i].seq, (long long)since);
+				fprintf(stderr,
+				    "follower: got %lld after %lld\n",
+				    (long long)l.items[i].seq,
+				    (long long)since);
 				_exit(23);
 			}
 			since = l.items[i].seq;
@@ -141,13 +143,14 @@ check_room(hd_fixture *fx, const char *team, int64_t want, int per_author)
 	assert_hd_ok(hd_room_head(&h, fx->st, team, &err), &err);
 	assert_int_equal(h, want);
 	do {
-		assert_hd_ok(hd_room_read(&l, fx->st, team, since, 500, NULL,
-				 &err),
+		assert_hd_ok(
+		    hd_room_read(&l, fx->st, team, since, 500, NULL, &err),
 		    &err);
 		for (j = 0; j < l.n; j++) {
 			const hd_post *p = &l.items[j];
 
-			assert_int_equal(p->seq, since + 1); /* no gap, no dup */
+			assert_int_equal(
+			    p->seq, since + 1); /* no gap, no dup */
 			since = p->seq;
 			for (k = 0; k < PROCS; k++)
 				if (strncmp(p->body, agents[k], 2) == 0)
@@ -303,8 +306,8 @@ test_procs__kill_9_loses_no_acknowledged_post(void **state)
 	assert_hd_ok(hd_room_head(&h, fx->st, "r0", &err), &err);
 	assert_true(h >= nacked + 600);
 	do {
-		assert_hd_ok(hd_room_read(&l, fx->st, "r0", since, 500, NULL,
-				 &err),
+		assert_hd_ok(
+		    hd_room_read(&l, fx->st, "r0", since, 500, NULL, &err),
 		    &err);
 		for (j = 0; j < l.n; j++) {
 			const hd_post *p = &l.items[j];
@@ -342,10 +345,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_procs__eight_posters_one_room_gapless),
-		T(test_procs__eight_posters_four_rooms_each_gapless),
-		T(test_procs__follower_process_sees_every_post_in_order),
-		T(test_procs__kill_9_loses_no_acknowledged_post),
+	    T(test_procs__eight_posters_one_room_gapless),
+	    T(test_procs__eight_posters_four_rooms_each_gapless),
+	    T(test_procs__follower_process_sees_every_post_in_order),
+	    T(test_procs__kill_9_loses_no_acknowledged_post),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

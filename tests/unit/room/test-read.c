@@ -128,8 +128,8 @@ test_read__default_limit_is_100_and_max_500(void **state)
 	int i;
 
 	for (i = 0; i < 520; i++)
-		assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "user", NULL, "x",
-				 &err),
+		assert_hd_ok(
+		    hd_room_post(NULL, fx->st, "dev", "user", NULL, "x", &err),
 		    &err);
 	assert_hd_ok(hd_room_read(&l, fx->st, "dev", 0, 0, NULL, &err), &err);
 	assert_int_equal(l.n, 100);
@@ -166,14 +166,14 @@ test_read__refusals_have_exact_texts(void **state)
 	    "invalid team name \"../etc\": use 1-50 lowercase letters, "
 	    "digits, '-' or '_'",
 	    &err);
-	assert_hd_err(hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 501,
-			  &err),
+	assert_hd_err(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 501, &err),
 	    HD_EINVAL, "limit must be between 1 and 500", &err);
-	assert_hd_err(hd_room_subscribe(&l, fx->st, "dev", "coder", -3, 10,
-			  &err),
+	assert_hd_err(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", -3, 10, &err),
 	    HD_EINVAL, "since_seq must not be negative", &err);
-	assert_hd_err(hd_room_subscribe(&l, fx->st, "ghost", "coder", 0, 10,
-			  &err),
+	assert_hd_err(
+	    hd_room_subscribe(&l, fx->st, "ghost", "coder", 0, 10, &err),
 	    HD_ENOTFOUND, "team \"ghost\" not found", &err);
 	assert_hd_err(hd_room_subscribe(&l, fx->st, "dev", NULL, 0, 10, &err),
 	    HD_EINVAL, "a subscriber needs an agent", &err);
@@ -188,14 +188,14 @@ test_read__exclude_author(void **state)
 	hd_posts l;
 
 	post_as(fx, "dev", "manager coder coder manager");
-	assert_hd_ok(hd_room_read(&l, fx->st, "dev", 0, 0, "coder", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_read(&l, fx->st, "dev", 0, 0, "coder", &err), &err);
 	assert_string_equal(seqs(&l), "1 4");
 	assert_int_equal(l.next_seq, 4);
 	hd_posts_dispose(&l);
 	/* read's next_seq is the last returned seq, even if own posts follow */
-	assert_hd_ok(hd_room_read(&l, fx->st, "dev", 0, 0, "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_read(&l, fx->st, "dev", 0, 0, "manager", &err), &err);
 	assert_string_equal(seqs(&l), "2 3");
 	assert_int_equal(l.next_seq, 3);
 	hd_posts_dispose(&l);
@@ -209,8 +209,8 @@ test_subscribe__echo_guard_hides_own_posts_only(void **state)
 	hd_posts l;
 
 	post_as(fx, "dev", "manager coder user huddle coder manager");
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 0, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 0, &err), &err);
 	assert_string_equal(seqs(&l), "1 3 4 6");
 	assert_int_equal(l.next_seq, 6);
 	hd_posts_dispose(&l);
@@ -224,20 +224,21 @@ test_subscribe__own_posts_newest_move_the_cursor_to_the_head(void **state)
 	hd_posts l;
 
 	post_as(fx, "dev", "manager coder coder");
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 0, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 0, &err), &err);
 	assert_string_equal(seqs(&l), "1");
-	assert_int_equal(l.next_seq, 3); /* not 1: the subscriber never stalls */
+	assert_int_equal(
+	    l.next_seq, 3); /* not 1: the subscriber never stalls */
 	hd_posts_dispose(&l);
 	/* nothing new for coder: still the head */
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 3, 0, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 3, 0, &err), &err);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.next_seq, 3);
 	hd_posts_dispose(&l);
 	/* a room of only own posts */
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 1, 0, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 1, 0, &err), &err);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.next_seq, 3);
 	hd_posts_dispose(&l);
@@ -251,19 +252,19 @@ test_subscribe__page_cut_by_limit_stops_at_last_delivered(void **state)
 	hd_posts l;
 
 	post_as(fx, "dev", "manager manager manager manager manager coder");
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 2, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 2, &err), &err);
 	assert_string_equal(seqs(&l), "1 2");
 	assert_int_equal(l.next_seq, 2);
 	hd_posts_dispose(&l);
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 2, 2, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 2, 2, &err), &err);
 	assert_string_equal(seqs(&l), "3 4");
 	assert_int_equal(l.next_seq, 4);
 	hd_posts_dispose(&l);
 	/* one other post left, then only coder's own: the head */
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 4, 2, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 4, 2, &err), &err);
 	assert_string_equal(seqs(&l), "5");
 	assert_int_equal(l.next_seq, 6);
 	hd_posts_dispose(&l);
@@ -279,15 +280,15 @@ test_subscribe__full_page_without_more_is_not_cut(void **state)
 	/* exactly `limit` posts by others, then own posts: nothing was left
 	 * out, so the cursor goes to the head */
 	post_as(fx, "dev", "manager manager coder coder");
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 2, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 2, &err), &err);
 	assert_string_equal(seqs(&l), "1 2");
 	assert_int_equal(l.next_seq, 4);
 	hd_posts_dispose(&l);
 	/* own posts between others, cut by the limit: the last delivered */
 	post_as(fx, "dev", "manager coder manager");
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 3, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 3, &err), &err);
 	assert_string_equal(seqs(&l), "1 2 5");
 	assert_int_equal(l.next_seq, 5);
 	hd_posts_dispose(&l);
@@ -300,19 +301,19 @@ test_subscribe__empty_room_and_cursor_never_goes_back(void **state)
 	hd_err err = HD_ERR_INIT;
 	hd_posts l;
 
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 0, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 0, &err), &err);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.next_seq, 0);
 	hd_posts_dispose(&l);
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 7, 0, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 7, 0, &err), &err);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.next_seq, 7); /* never below since_seq */
 	hd_posts_dispose(&l);
 	post_as(fx, "dev", "manager coder");
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "dev", "coder", 10, 0, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", 10, 0, &err), &err);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.next_seq, 10); /* head 2 is below the cursor */
 	hd_posts_dispose(&l);
@@ -332,11 +333,11 @@ test_subscribe__agent_named_like_a_system_author(void **state)
 			 "from the agent", &err),
 	    &err);
 	post_as(fx, "lab", "bob");
-	assert_hd_ok(hd_room_post(NULL, fx->st, "lab", "user", NULL, "from a human",
-			 &err),
+	assert_hd_ok(hd_room_post(NULL, fx->st, "lab", "user", NULL,
+			 "from a human", &err),
 	    &err);
-	assert_hd_ok(hd_room_subscribe(&l, fx->st, "lab", "user", 0, 0, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "lab", "user", 0, 0, &err), &err);
 	assert_string_equal(seqs(&l), "2 3");
 	assert_string_equal(l.items[1].kind, "user");
 	assert_int_equal(l.next_seq, 3);
@@ -368,18 +369,18 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_read__empty_room),
-		T(test_read__since_and_limit),
-		T(test_read__default_limit_is_100_and_max_500),
-		T(test_read__refusals_have_exact_texts),
-		T(test_read__exclude_author),
-		T(test_subscribe__echo_guard_hides_own_posts_only),
-		T(test_subscribe__own_posts_newest_move_the_cursor_to_the_head),
-		T(test_subscribe__page_cut_by_limit_stops_at_last_delivered),
-		T(test_subscribe__full_page_without_more_is_not_cut),
-		T(test_subscribe__empty_room_and_cursor_never_goes_back),
-		T(test_subscribe__agent_named_like_a_system_author),
-		T(test_head__counts_per_room),
+	    T(test_read__empty_room),
+	    T(test_read__since_and_limit),
+	    T(test_read__default_limit_is_100_and_max_500),
+	    T(test_read__refusals_have_exact_texts),
+	    T(test_read__exclude_author),
+	    T(test_subscribe__echo_guard_hides_own_posts_only),
+	    T(test_subscribe__own_posts_newest_move_the_cursor_to_the_head),
+	    T(test_subscribe__page_cut_by_limit_stops_at_last_delivered),
+	    T(test_subscribe__full_page_without_more_is_not_cut),
+	    T(test_subscribe__empty_room_and_cursor_never_goes_back),
+	    T(test_subscribe__agent_named_like_a_system_author),
+	    T(test_head__counts_per_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
