@@ -4,6 +4,7 @@
 set -euo pipefail
 build=${1:-build-release}
 status=0
+export HUDDLE_BIN=${HUDDLE_BIN:-$build/huddle}
 for b in "$build"/bench/bench_*; do
 	[ -x "$b" ] || continue
 	"$b" || { echo "bench: $(basename "$b") failed" >&2; status=1; }

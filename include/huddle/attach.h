@@ -24,6 +24,16 @@ int hd_attach_sign(char hex[HD_ATTACH_SIG_HEX + 1], hd_store *st,
 int hd_attach_verify(hd_store *st, const char *team, const char *agent,
     const char *sig);
 
+/* The signing key, for a long-lived process (the server) to load once
+ * instead of reading HUDDLE_HOME/secret for every request. */
+#define HD_ATTACH_KEY_LEN 32
+int hd_attach_key(unsigned char key[HD_ATTACH_KEY_LEN], hd_store *st,
+    hd_err *err);
+
+/* hd_attach_verify with a preloaded key. */
+int hd_attach_verify_key(const unsigned char key[HD_ATTACH_KEY_LEN],
+    const char *team, const char *agent, const char *sig);
+
 /* The attach URL for an agent (which must exist and be in a team) on
  * host:port. *out is malloc'd. */
 int hd_attach_url(char **out, hd_store *st, const char *host, int port,

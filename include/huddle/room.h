@@ -58,6 +58,27 @@ void hd_room_id(char *out, size_t outlen, const char *team);
 int hd_room_post(hd_post **out, hd_store *st, const char *team,
     const char *kind, const char *author, const char *body, hd_err *err);
 
+/* One post of a batch: inputs, then its own outcome. */
+typedef struct hd_post_req {
+	const char *team;
+	const char *kind;
+	const char *author;
+	const char *body;
+	hd_post *out; /* on success: the stored post (hd_post_free it) */
+	int rc;	      /* 0 or the code hd_room_post would have returned */
+	hd_err err;
+} hd_post_req;
+
+/*
+ * Group commit: write every request in ONE transaction, in order, each
+ * with the rules and errors of hd_room_post. A refused post fails alone;
+ * the others commit. Returns 0, or the error that failed the whole
+ * transaction (busy, I/O), which every not-yet-refused request then
+ * carries too.
+ */
+int hd_room_post_many(hd_store *st, hd_post_req *reqs, size_t n,
+    hd_err *err);
+
 /* Posts with seq > since_seq, oldest first, at most limit (1..500; 0 means
  * 100), skipping exclude_author when non-NULL. next_seq is the last seq
  * returned, or since_seq when none. Dispose *out with hd_posts_dispose().

@@ -4,7 +4,8 @@
  *      and dropped. Inside a write transaction the event commits with the
  *      change it describes, so the log never claims something that rolled
  *      back.
- *  (2) seq is AUTOINCREMENT: never reused, so a reader resuming "after
+ *  (2) seq is the rowid and events are never deleted (a team purge keeps
+ *      them), so seq only grows and is never reused: a reader resuming "after
  *      seq N" never misses or repeats an event.
  */
 #include <stdlib.h>

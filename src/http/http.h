@@ -31,7 +31,7 @@ typedef struct hd_http_config {
 	const char *bind; /* default 127.0.0.1 */
 	int port;	  /* default 7340; 0 picks a free port */
 	const char *token; /* bearer token, or NULL */
-	int threads;	  /* MHD pool threads; default 2 */
+	int threads;	  /* MHD pool threads; default 8 (see server.c) */
 } hd_http_config;
 
 typedef int (*hd_route_fn)(hd_http_req *r);
@@ -97,6 +97,16 @@ json_t *hd_http_body_object(hd_http_req *r);
 
 /* The MCP server shared by every /mcp request. */
 const hd_mcp_server *hd_http_mcp(hd_http_server *srv);
+
+/* 1 when sig is the valid attach signature for (team, agent). */
+int hd_http_attach_ok(hd_http_server *srv, const char *team,
+    const char *agent, const char *sig);
+
+/* Post to a room through the server's group committer: same contract as
+ * hd_room_post, but concurrent posts share one transaction. */
+int hd_http_post(hd_http_server *srv, hd_store *st, hd_post **out,
+    const char *team, const char *kind, const char *author, const char *body,
+    hd_err *err);
 
 /* Start an SSE stream of events (filtered by team when non-NULL),
  * resuming after last_id. */

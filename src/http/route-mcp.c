@@ -54,10 +54,19 @@ bind_from_url(hd_http_req *r, hd_mcp_session *s)
 
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, count_arg, &q);
 	if (q.n == 3 && !q.dup && team != NULL && agent != NULL &&
-	    hd_attach_verify(r->st, team, agent, sig))
+	    hd_http_attach_ok(r->srv, team, agent, sig))
 		return hd_mcp_session_bind(s, team, agent, &err);
 	s->read_only = 1;
 	return 0;
+}
+
+static int
+route_mcp_commit(void *ctx, hd_post **out, const char *team,
+    const char *author, const char *text, hd_err *err)
+{
+	hd_http_req *r = ctx;
+
+	return hd_http_post(r->srv, r->st, out, team, "peer", author, text, err);
 }
 
 static int
@@ -86,6 +95,8 @@ route_mcp_post(hd_http_req *r)
 		return 0;
 	}
 	hd_mcp_session_init(&s, hd_http_mcp(r->srv), r->st);
+	s.post = route_mcp_commit;
+	s.post_ctx = r;
 	bind_from_url(r, &s);
 	hd_mcp_handle(&reply, &s, r->body, r->body_len);
 	if (reply == NULL) {

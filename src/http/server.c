@@ -2,8 +2,11 @@
  * server.c -- the HTTP server under `huddle serve`, on GNU libmicrohttpd.
  *
  * Design:
- *  (1) MHD runs its own epoll threads (a pool sized for the machine, 2 by
- *      default); handlers run there and must not block for long.
+ *  (1) MHD runs its own epoll threads; handlers run there and must not
+ *      block for long. The pool has 8 threads by default although the
+ *      machine has 2 cores: a request spends most of its life waiting for
+ *      its group commit (commit.c), not on a CPU, and the threads waiting
+ *      together are what lets the committer write their posts together.
  *  (2) Each request borrows an hd_store from a small pool (an hd_store is
  *      one SQLite connection and is never shared by two threads at once)
  *      and returns it when the handler is done.
@@ -184,6 +187,22 @@ const hd_mcp_server *
 hd_http_mcp(hd_http_server *srv)
 {
 	return srv->mcp;
+}
+
+int
+hd_http_attach_ok(hd_http_server *srv, const char *team, const char *agent,
+    const char *sig)
+{
+	return hd_attach_verify_key(srv->attach_key, team, agent, sig);
+}
+
+int
+hd_http_post(hd_http_server *srv, hd_store *st, hd_post **out,
+    const char *team, const char *kind, const char *author, const char *body,
+    hd_err *err)
+{
+	return hd_committer_post(srv->committer, st, out, team, kind, author,
+	    body, err);
 }
 
 int
@@ -526,7 +545,9 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 	(void)cls;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
-	hd_log_warn("libmicrohttpd: %s", msg);
+	/* MHD reports mostly what peers did (closed early, sent garbage); the
+	 * access log already shows each request, so this is for debugging */
+	hd_log_debug("libmicrohttpd: %s", msg);
 }
 
 static int
@@ -550,6 +571,7 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	pthread_mutex_init(&srv->pool_lock, NULL);
 	pthread_mutex_init(&srv->sse_lock, NULL);
+	pthread_cond_init(&srv->sse_cond, NULL);
 	srv->bind = strdup(cfg->bind != NULL ? cfg->bind : "127.0.0.1");
 	srv->home = strdup(cfg->home);
 	srv->token = cfg->token != NULL && cfg->token[0] != '\0'
@@ -579,6 +601,17 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	}
 	if ((rc = hd_mcp_server_new(&srv->mcp, err)) < 0)
 		goto fail;
+	if ((rc = hd_committer_start(&srv->committer, srv->home, err)) < 0)
+		goto fail;
+	{
+		hd_store *st = NULL;
+
+		if ((rc = hd_store_open(&st, srv->home, err)) == 0)
+			rc = hd_attach_key(srv->attach_key, st, err);
+		hd_store_close(st);
+		if (rc < 0)
+			goto fail;
+	}
 	if ((rc = hd_http__sse_init(srv, err)) < 0)
 		goto fail;
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
@@ -588,10 +621,10 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	    MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
 	    MHD_OPTION_THREAD_POOL_SIZE,
-	    (unsigned int)(cfg->threads > 0 ? cfg->threads : 2),
+	    (unsigned int)(cfg->threads > 0 ? cfg->threads : 8),
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4000, MHD_OPTION_END);
 	if (srv->daemon == NULL) {
 		rc = hd_err_set(err, HD_ERR,
@@ -634,13 +667,16 @@ hd_http_stop(hd_http_server *srv)
 	} else
 		hd_http__sse_shutdown(srv);
 	hd_http__sse_free(srv);
+	hd_committer_stop(srv->committer);
 	while (srv->npool > 0)
 		hd_store_close(srv->pool[--srv->npool]);
 	hd_mcp_server_free(srv->mcp);
 	pthread_mutex_destroy(&srv->pool_lock);
 	pthread_mutex_destroy(&srv->sse_lock);
+	pthread_cond_destroy(&srv->sse_cond);
 	free(srv->bind);
 	free(srv->home);
 	free(srv->token);
+	OPENSSL_cleanse(srv->attach_key, sizeof(srv->attach_key));
 	free(srv);
 }

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 
+#include "commit.h"
 #include "http.h"
 
 struct MHD_Daemon;
@@ -19,6 +20,8 @@ struct hd_http_server {
 	char *token;
 	int port;
 	hd_mcp_server *mcp;
+	hd_committer *committer; /* group commit of room posts */
+	unsigned char attach_key[HD_ATTACH_KEY_LEN]; /* loaded once */
 
 	pthread_mutex_t pool_lock; /* guards pool/npool */
 	hd_store *pool[16];
@@ -26,6 +29,7 @@ struct hd_http_server {
 
 	/* SSE: guarded by sse_lock */
 	pthread_mutex_t sse_lock;
+	pthread_cond_t sse_cond; /* the broadcaster waits here for streams */
 	pthread_t sse_thread;
 	int sse_started;
 	int sse_stopping;

@@ -17,7 +17,11 @@
  *      (MHD's prescribed way to have no data yet without busy looping) and
  *      resumed when data arrives, at each 15 s keep-alive comment, and at
  *      shutdown, when it gets a final `event: shutdown` and ends.
- *  (4) Buffers are capped: a client that stops reading while events keep
+ *  (4) With no stream open the broadcaster reads nothing: it sleeps on
+ *      sse_wake until a stream registers (or shutdown), so a server
+ *      nobody follows pays nothing per commit. The first stream to
+ *      register brings sse_delivered up to the log's head first.
+ *  (5) Buffers are capped: a client that stops reading while events keep
  *      coming is cut off rather than growing the server without bound; it
  *      reconnects with Last-Event-ID and loses nothing.
  */
@@ -181,6 +185,15 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 	/* Tell the browser how long to wait before reconnecting. */
 	hd_buf_puts(&s->buf, "retry: 1000\n\n");
 	pthread_mutex_lock(&srv->sse_lock);
+	if (srv->nstreams == 0) {
+		/* (4) nobody was following: catch up with the head without
+		 * reading what nobody will receive */
+		int64_t head = 0;
+
+		if (hd_events_head(&head, r->st, &err) == 0 &&
+		    head > srv->sse_delivered)
+			srv->sse_delivered = head;
+	}
 	s->cursor = last_id >= 0 ? last_id : srv->sse_delivered;
 	if (s->cursor < srv->sse_delivered &&
 	    sse_backlog(s, r->st, srv->sse_delivered, &err) < 0) {
@@ -195,9 +208,10 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 	s->next = srv->streams;
 	srv->streams = s;
 	srv->nstreams++;
+	pthread_cond_signal(&srv->sse_cond);
 	pthread_mutex_unlock(&srv->sse_lock);
 
-	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4 * 1024,
 	    sse_read, s, sse_free);
 	if (resp == NULL) {
 		sse_free(s);
@@ -232,6 +246,8 @@ sse_main(void *arg)
 	f.limit = SSE_BATCH;
 	for (;;) {
 		pthread_mutex_lock(&srv->sse_lock);
+		while (srv->nstreams == 0 && !srv->sse_stopping)
+			pthread_cond_wait(&srv->sse_cond, &srv->sse_lock);
 		if (srv->sse_stopping) {
 			pthread_mutex_unlock(&srv->sse_lock);
 			break;
@@ -306,6 +322,7 @@ hd_http__sse_shutdown(hd_http_server *srv)
 		return;
 	pthread_mutex_lock(&srv->sse_lock);
 	srv->sse_stopping = 1;
+	pthread_cond_signal(&srv->sse_cond);
 	for (s = srv->streams; s != NULL; s = s->next) {
 		hd_buf_puts(&s->buf, "event: shutdown\ndata: {}\n\n");
 		s->ended = 1;

@@ -30,6 +30,11 @@ typedef struct hd_mcp_session {
 	char agent[HD_MCP_NAME_MAX];
 	char protocol[16]; /* negotiated at initialize */
 	int initialized;
+	/* How team_chat_post writes: NULL means hd_room_post on st; the HTTP
+	 * server routes it through its group committer instead. */
+	int (*post)(void *ctx, hd_post **out, const char *team,
+	    const char *author, const char *text, hd_err *err);
+	void *post_ctx;
 } hd_mcp_session;
 
 /* What a tool handler gets: the session, its arguments (validated against

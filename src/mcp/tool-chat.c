@@ -14,8 +14,13 @@ tool_chat_post(json_t **result, hd_mcp_call *c, hd_err *err)
 	hd_post *p = NULL;
 	int rc;
 
-	if ((rc = hd_room_post(&p, c->s->st, c->team, "peer", c->agent,
-		 hd_mcp_arg_str(c, "text"), err)) < 0)
+	if (c->s->post != NULL)
+		rc = c->s->post(c->s->post_ctx, &p, c->team, c->agent,
+		    hd_mcp_arg_str(c, "text"), err);
+	else
+		rc = hd_room_post(&p, c->s->st, c->team, "peer", c->agent,
+		    hd_mcp_arg_str(c, "text"), err);
+	if (rc < 0)
 		return rc;
 	*result = json_pack("{s:{s:I, s:s, s:s}}", "posted", "seq",
 	    (json_int_t)p->seq, "roomId", p->room_id, "authorAgentId", p->author);

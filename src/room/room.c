@@ -204,17 +204,15 @@ post_fill(hd_post **out, const room_post_txn *tx)
 	return 0;
 }
 
-int
-hd_room_post(hd_post **out, hd_store *st, const char *team, const char *kind,
+/* Validate a post and fill tx; everything that needs no database. */
+static int
+room_post_prepare(room_post_txn *tx, const char *team, const char *kind,
     const char *author, const char *body, hd_err *err)
 {
-	room_post_txn tx;
 	size_t len;
 	int rc;
 
-	if (out != NULL)
-		*out = NULL;
-	memset(&tx, 0, sizeof(tx));
+	memset(tx, 0, sizeof(*tx));
 	if (!post_kind_ok(kind))
 		return hd_err_set(err, HD_EINVAL,
 		    "invalid post kind \"%.64s\": use peer, system or user",
@@ -239,19 +237,106 @@ hd_room_post(hd_post **out, hd_store *st, const char *team, const char *kind,
 	if (!hd_utf8_ok(body, len))
 		return hd_err_set(
 		    err, HD_EINVAL, "post body must be valid UTF-8");
-	tx.team = team;
-	tx.kind = kind;
-	tx.author = author;
-	tx.body = body;
-	hd_room_id(tx.room, sizeof(tx.room), team);
-	if ((rc = hd_uuid(tx.id, err)) < 0)
+	tx->team = team;
+	tx->kind = kind;
+	tx->author = author;
+	tx->body = body;
+	hd_room_id(tx->room, sizeof(tx->room), team);
+	if ((rc = hd_uuid(tx->id, err)) < 0)
 		return rc;
-	tx.created_at = hd_now_ms();
+	tx->created_at = hd_now_ms();
+	return 0;
+}
+
+int
+hd_room_post(hd_post **out, hd_store *st, const char *team, const char *kind,
+    const char *author, const char *body, hd_err *err)
+{
+	room_post_txn tx;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = room_post_prepare(&tx, team, kind, author, body, err)) < 0)
+		return rc;
 	if ((rc = hd_store_write(st, room_post_txn_fn, &tx, err)) < 0)
 		return rc;
 	if (out != NULL && post_fill(out, &tx) < 0)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	return 0;
+}
+
+struct room_many {
+	hd_post_req *reqs;
+	room_post_txn *txs;
+	size_t n;
+};
+
+/* Each post in its own savepoint: a refused post rolls back alone and the
+ * rest of the batch commits. */
+static int
+room_many_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct room_many *m = payload;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < m->n; i++) {
+		hd_post_req *r = &m->reqs[i];
+
+		if (r->rc < 0) /* refused before the transaction */
+			continue;
+		if ((rc = hd_store_step1(st, "SAVEPOINT post", err)) < 0)
+			return rc;
+		hd_err_clear(&r->err);
+		r->rc = room_post_txn_fn(st, &m->txs[i], &r->err);
+		if (r->rc == HD_EBUSY || r->rc == HD_ENOMEM || r->rc == HD_ERR) {
+			/* the transaction itself is in trouble: redo it all */
+			*err = r->err;
+			return r->rc;
+		}
+		if (r->rc < 0 &&
+		    (rc = hd_store_step1(st, "ROLLBACK TO post", err)) < 0)
+			return rc;
+		if ((rc = hd_store_step1(st, "RELEASE post", err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+hd_room_post_many(hd_store *st, hd_post_req *reqs, size_t n, hd_err *err)
+{
+	struct room_many m = {reqs, NULL, n};
+	size_t i;
+	int rc, live = 0;
+
+	if (n == 0)
+		return 0;
+	if ((m.txs = calloc(n, sizeof(*m.txs))) == NULL)
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+	else {
+		for (i = 0; i < n; i++) {
+			reqs[i].out = NULL;
+			hd_err_clear(&reqs[i].err);
+			reqs[i].rc = room_post_prepare(&m.txs[i], reqs[i].team,
+			    reqs[i].kind, reqs[i].author, reqs[i].body,
+			    &reqs[i].err);
+			live += reqs[i].rc == 0;
+		}
+		rc = live > 0 ? hd_store_write(st, room_many_txn_fn, &m, err) : 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (rc < 0 && reqs[i].rc == 0) {
+			reqs[i].rc = rc;
+			reqs[i].err = *err;
+		}
+		if (reqs[i].rc == 0 && post_fill(&reqs[i].out, &m.txs[i]) < 0)
+			reqs[i].rc = hd_err_set(&reqs[i].err, HD_ENOMEM,
+			    "out of memory");
+	}
+	free(m.txs);
+	return rc;
 }
 
 static int

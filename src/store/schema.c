@@ -46,7 +46,7 @@ const char *const hd_store_migrations[] = {
 	"  updated_at INTEGER NOT NULL"
 	");"
 	"CREATE TABLE events ("
-	"  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  seq INTEGER PRIMARY KEY,"
 	"  id TEXT NOT NULL,"
 	"  ts INTEGER NOT NULL,"
 	"  kind TEXT NOT NULL,"
@@ -55,8 +55,7 @@ const char *const hd_store_migrations[] = {
 	"  agent_id TEXT,"
 	"  data TEXT NOT NULL DEFAULT '{}'"
 	");"
-	"CREATE INDEX events_team ON events(team_id, seq);"
-	"CREATE INDEX events_kind ON events(kind, seq);",
+	"CREATE INDEX events_team ON events(team_id, seq);",
 
 	/* 2: the room (room) */
 	"CREATE TABLE team_chat ("

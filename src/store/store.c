@@ -101,6 +101,21 @@ hd_store_exec(hd_store *st, const char *sql, hd_err *err)
 	return 0;
 }
 
+int
+hd_store_step1(hd_store *st, const char *sql, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
+		return rc;
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE && src != SQLITE_ROW)
+		return hd_store_sqlerr(st, src, err);
+	return 0;
+}
+
 static int
 store_user_version(hd_store *st, int *out, hd_err *err)
 {

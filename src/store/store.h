@@ -52,6 +52,10 @@ int hd_store_in_txn(const hd_store *st);
 /* Run a statement with no result rows, for small fixed SQL. */
 int hd_store_exec(hd_store *st, const char *sql, hd_err *err);
 
+/* Run one statement (no bound parameters) through the statement cache:
+ * for small SQL run often, like SAVEPOINT and RELEASE. */
+int hd_store_step1(hd_store *st, const char *sql, hd_err *err);
+
 /* 1 when a table of that name exists. */
 int hd_store_table_exists(hd_store *st, const char *name);
 

@@ -72,29 +72,22 @@ load_secret(hd_store *st, unsigned char key[SECRET_LEN], hd_err *err)
 	return 0;
 }
 
-int
-hd_attach_sign(char hex[HD_ATTACH_SIG_HEX + 1], hd_store *st,
-    const char *team, const char *agent, hd_err *err)
+/* HMAC-SHA256(key, "v1" 0x1f team 0x1f agent) as lower-case hex. */
+static int
+sign_with(char hex[HD_ATTACH_SIG_HEX + 1], const unsigned char *key,
+    const char *team, const char *agent)
 {
 	static const char digits[] = "0123456789abcdef";
-	unsigned char key[SECRET_LEN], mac[EVP_MAX_MD_SIZE];
+	unsigned char mac[EVP_MAX_MD_SIZE];
 	char msg[128];
 	unsigned int maclen = 0, i;
-	int rc, n;
+	int n;
 
-	if ((rc = hd_slug_check("team", team, err)) < 0 ||
-	    (rc = hd_slug_check("agent", agent, err)) < 0)
-		return rc;
-	if ((rc = load_secret(st, key, err)) < 0)
-		return rc;
 	n = snprintf(msg, sizeof(msg), "v1\x1f%s\x1f%s", team, agent);
 	if (HMAC(EVP_sha256(), key, SECRET_LEN, (unsigned char *)msg,
 		(size_t)n, mac, &maclen) == NULL ||
-	    maclen != 32) {
-		OPENSSL_cleanse(key, sizeof(key));
-		return hd_err_set(err, HD_ERR, "cannot compute HMAC-SHA256");
-	}
-	OPENSSL_cleanse(key, sizeof(key));
+	    maclen != 32)
+		return -1;
 	for (i = 0; i < maclen; i++) {
 		hex[2 * i] = digits[mac[i] >> 4];
 		hex[2 * i + 1] = digits[mac[i] & 15];
@@ -104,18 +97,57 @@ hd_attach_sign(char hex[HD_ATTACH_SIG_HEX + 1], hd_store *st,
 }
 
 int
+hd_attach_key(unsigned char key[HD_ATTACH_KEY_LEN], hd_store *st,
+    hd_err *err)
+{
+	return load_secret(st, key, err);
+}
+
+int
+hd_attach_sign(char hex[HD_ATTACH_SIG_HEX + 1], hd_store *st,
+    const char *team, const char *agent, hd_err *err)
+{
+	unsigned char key[SECRET_LEN];
+	int rc;
+
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_slug_check("agent", agent, err)) < 0)
+		return rc;
+	if ((rc = load_secret(st, key, err)) < 0)
+		return rc;
+	rc = sign_with(hex, key, team, agent);
+	OPENSSL_cleanse(key, sizeof(key));
+	if (rc < 0)
+		return hd_err_set(err, HD_ERR, "cannot compute HMAC-SHA256");
+	return 0;
+}
+
+int
+hd_attach_verify_key(const unsigned char key[HD_ATTACH_KEY_LEN],
+    const char *team, const char *agent, const char *sig)
+{
+	char want[HD_ATTACH_SIG_HEX + 1];
+
+	if (sig == NULL || strlen(sig) != HD_ATTACH_SIG_HEX ||
+	    !hd_slug_ok(team) || !hd_slug_ok(agent) ||
+	    sign_with(want, key, team, agent) < 0)
+		return 0;
+	return CRYPTO_memcmp(want, sig, HD_ATTACH_SIG_HEX) == 0;
+}
+
+int
 hd_attach_verify(hd_store *st, const char *team, const char *agent,
     const char *sig)
 {
-	char want[HD_ATTACH_SIG_HEX + 1];
+	unsigned char key[SECRET_LEN];
 	hd_err err = HD_ERR_INIT;
+	int ok;
 
-	if (sig == NULL || strlen(sig) != HD_ATTACH_SIG_HEX ||
-	    !hd_slug_ok(team) || !hd_slug_ok(agent))
+	if (load_secret(st, key, &err) != 0)
 		return 0;
-	if (hd_attach_sign(want, st, team, agent, &err) != 0)
-		return 0;
-	return CRYPTO_memcmp(want, sig, HD_ATTACH_SIG_HEX) == 0;
+	ok = hd_attach_verify_key(key, team, agent, sig);
+	OPENSSL_cleanse(key, sizeof(key));
+	return ok;
 }
 
 int

@@ -5,7 +5,7 @@
 # while the server keeps serving everyone else.
 . "$(dirname "$0")/lib.sh"
 "$HUDDLE" up "$HUDDLE_SRC/examples/dev-team.json" >/dev/null
-"$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
+HUDDLE_LOG=info "$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
 srv=$!
 for _ in $(seq 100); do grep -q "running at" "$T_TMP/serve.out" && break; sleep 0.05; done
 port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T_TMP/serve.out")

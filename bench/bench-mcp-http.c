@@ -1,0 +1,340 @@
+/*
+ * bench-mcp-http.c -- `tools/call team_chat_post` over Streamable HTTP.
+ *
+ * mcp_http: 8 concurrent clients (curl multi, HTTP keep-alive, one bound
+ * attach URL each) post to one room through a real `huddle serve`; we
+ * report posts/s and p50/p99 latency, against raw SQLite doing the same
+ * room insert per commit (BEGIN IMMEDIATE, MAX(seq)+1, INSERT, COMMIT; same
+ * schema and pragmas) from one process in the same run.
+ * mcp_memory: the server's resident memory at idle, and with 1,000 open
+ * SSE followers on /api/events.
+ *
+ * usage: bench_mcp_http [REQUESTS]   (default 20000); HUDDLE_BIN names the
+ * huddle binary (default ./huddle).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include <huddle/huddle.h>
+
+#include "store/store.h"
+
+#define CLIENTS 8
+#define FOLLOWERS 1000
+
+static pid_t server_pid;
+
+static int
+start_server(const char *bin, const char *home)
+{
+	int out[2], port = 0;
+	char buf[256];
+	ssize_t n;
+	size_t len = 0;
+
+	if (pipe(out) != 0)
+		return -1;
+	if ((server_pid = fork()) == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		if (getenv("BENCH_SERVER_LOG") == NULL &&
+		    freopen("/dev/null", "w", stderr) == NULL)
+			_exit(127);
+		execl(bin, bin, "--home", home, "serve", "--port", "0",
+		    (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	while (len < sizeof(buf) - 1 &&
+	    (n = read(out[0], buf + len, sizeof(buf) - 1 - len)) > 0) {
+		char *p;
+
+		len += (size_t)n;
+		buf[len] = '\0';
+		if ((p = strstr(buf, "127.0.0.1:")) != NULL &&
+		    strchr(p, '\n') != NULL) {
+			port = atoi(p + 10);
+			break;
+		}
+	}
+	close(out[0]);
+	return port;
+}
+
+static long
+rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kb = atol(line + 6);
+	fclose(f);
+	return kb;
+}
+
+static size_t
+discard(void *p, size_t s, size_t n, void *u)
+{
+	(void)p;
+	(void)u;
+	return s * n;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct client {
+	CURL *h;
+	char url[512];
+	int64_t started;
+};
+
+static double
+run_http(int port, hd_store *st, int total, int64_t *lat)
+{
+	static const char body[] =
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"team_chat_post\",\"arguments\":{\"text\":\"benchmark "
+	    "post from a bound agent\"}}}";
+	struct client c[CLIENTS];
+	struct curl_slist *hdrs = NULL;
+	CURLM *m = curl_multi_init();
+	int sent = 0, done = 0, running, i;
+	int64_t t0;
+	hd_err err = HD_ERR_INIT;
+
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	hdrs = curl_slist_append(hdrs, "Accept: application/json, "
+				       "text/event-stream");
+	for (i = 0; i < CLIENTS; i++) {
+		char agent[16], *url = NULL;
+
+		snprintf(agent, sizeof(agent), "a%d", i);
+		if (hd_attach_url(&url, st, "127.0.0.1", port, agent, &err) != 0) {
+			fprintf(stderr, "bench: %s\n", err.msg);
+			exit(1);
+		}
+		snprintf(c[i].url, sizeof(c[i].url), "%s", url);
+		free(url);
+		c[i].h = curl_easy_init();
+		curl_easy_setopt(c[i].h, CURLOPT_URL, c[i].url);
+		curl_easy_setopt(c[i].h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c[i].h, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(c[i].h, CURLOPT_WRITEFUNCTION, discard);
+		curl_easy_setopt(c[i].h, CURLOPT_PRIVATE, &c[i]);
+		curl_easy_setopt(c[i].h, CURLOPT_TCP_NODELAY, 1L);
+	}
+	t0 = hd_mono_us();
+	for (i = 0; i < CLIENTS && sent < total; i++, sent++) {
+		c[i].started = hd_mono_us();
+		curl_multi_add_handle(m, c[i].h);
+	}
+	while (done < total) {
+		CURLMsg *msg;
+		int left;
+
+		curl_multi_perform(m, &running);
+		while ((msg = curl_multi_info_read(m, &left)) != NULL) {
+			struct client *cl;
+			long code = 0;
+
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+			    (char **)&cl);
+			curl_easy_getinfo(msg->easy_handle,
+			    CURLINFO_RESPONSE_CODE, &code);
+			if (msg->data.result != CURLE_OK || code != 200) {
+				fprintf(stderr, "bench: request failed (%d, %ld)\n",
+				    msg->data.result, code);
+				exit(1);
+			}
+			lat[done++] = hd_mono_us() - cl->started;
+			curl_multi_remove_handle(m, cl->h);
+			if (sent < total) {
+				sent++;
+				cl->started = hd_mono_us();
+				curl_multi_add_handle(m, cl->h);
+			}
+		}
+		if (done < total)
+			curl_multi_poll(m, NULL, 0, 100, NULL);
+	}
+	t0 = hd_mono_us() - t0;
+	for (i = 0; i < CLIENTS; i++)
+		curl_easy_cleanup(c[i].h);
+	curl_slist_free_all(hdrs);
+	curl_multi_cleanup(m);
+	return total / (t0 / 1e6);
+}
+
+static double
+run_raw(const char *dir, int n)
+{
+	char path[512];
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int64_t t0;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/raw.db", dir);
+	if (sqlite3_open(path, &db) != SQLITE_OK ||
+	    sqlite3_exec(db,
+		"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+		"PRAGMA foreign_keys=ON; PRAGMA busy_timeout=2000;"
+		"CREATE TABLE IF NOT EXISTS team_chat (id TEXT PRIMARY KEY,"
+		" room_id TEXT NOT NULL, team_id TEXT NOT NULL,"
+		" author_agent_id TEXT NOT NULL, body TEXT NOT NULL,"
+		" kind TEXT NOT NULL, created_at INTEGER NOT NULL,"
+		" seq INTEGER NOT NULL, UNIQUE (room_id, seq));",
+		NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+		"INSERT INTO team_chat(id, room_id, team_id, author_agent_id,"
+		" body, kind, created_at, seq) SELECT ?, 'team:dev', 'dev', 'a0',"
+		" ?, 'peer', ?, COALESCE(MAX(seq), 0) + 1 FROM team_chat"
+		" WHERE room_id = 'team:dev'",
+		-1, &s, NULL) != SQLITE_OK) {
+		fprintf(stderr, "bench: raw: %s\n", sqlite3_errmsg(db));
+		exit(1);
+	}
+	t0 = hd_mono_us();
+	for (i = 0; i < n; i++) {
+		char id[37];
+
+		hd_uuid(id, NULL);
+		sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, "benchmark post from a bound agent", -1,
+		    SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, hd_now_ms());
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			fprintf(stderr, "bench: raw: %s\n", sqlite3_errmsg(db));
+			exit(1);
+		}
+		sqlite3_reset(s);
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	}
+	t0 = hd_mono_us() - t0;
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return n / (t0 / 1e6);
+}
+
+/* Open FOLLOWERS SSE connections; return the sockets (still open). */
+static int *
+open_followers(int port)
+{
+	static const char req[] = "GET /api/events HTTP/1.1\r\nHost: "
+				  "127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
+	struct sockaddr_in sin;
+	int *fds = calloc(FOLLOWERS, sizeof(int)), i;
+	char buf[512];
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (i = 0; i < FOLLOWERS; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (fds[i] < 0 ||
+		    connect(fds[i], (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
+		    write(fds[i], req, sizeof(req) - 1) < 0) {
+			fprintf(stderr, "bench: follower %d failed\n", i);
+			exit(1);
+		}
+	}
+	for (i = 0; i < FOLLOWERS; i++) /* each got its headers */
+		if (read(fds[i], buf, sizeof(buf)) <= 0) {
+			fprintf(stderr, "bench: follower %d got nothing\n", i);
+			exit(1);
+		}
+	return fds;
+}
+
+int
+main(int argc, char **argv)
+{
+	char home[] = "/tmp/huddle-bench-XXXXXX", cmd[600];
+	const char *bin = getenv("HUDDLE_BIN") ? getenv("HUDDLE_BIN") : "./huddle";
+	int total = argc > 1 ? atoi(argv[1]) : 20000, port, i, *fds;
+	int64_t *lat;
+	hd_store *st = NULL;
+	hd_team_spec ts = {.id = "dev"};
+	hd_err err = HD_ERR_INIT;
+	double http, raw;
+	long idle, loaded;
+
+	if (total < 100 || mkdtemp(home) == NULL)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (hd_store_open(&st, home, &err) != 0 ||
+	    hd_team_create(NULL, st, &ts, &err) != 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		return 1;
+	}
+	for (i = 0; i < CLIENTS; i++) {
+		hd_agent_spec as = {0};
+		char id[16];
+
+		snprintf(id, sizeof(id), "a%d", i);
+		as.id = id;
+		as.team = "dev";
+		as.leader = i == 0;
+		if (hd_agent_add(NULL, st, &as, &err) != 0) {
+			fprintf(stderr, "bench: %s\n", err.msg);
+			return 1;
+		}
+	}
+	if ((port = start_server(bin, home)) <= 0) {
+		fprintf(stderr, "bench: cannot start %s serve\n", bin);
+		return 1;
+	}
+	lat = calloc((size_t)total, sizeof(*lat));
+	raw = run_raw(home, total / 2);
+	run_http(port, st, total / 10, lat); /* warm up */
+	idle = rss_kb(server_pid);
+	http = run_http(port, st, total, lat);
+	raw = (raw + run_raw(home, total / 2)) / 2;
+	qsort(lat, (size_t)total, sizeof(*lat), cmp_i64);
+	printf("mcp_http: %.0f posts/s (8 clients, p50 %.2f ms, p99 %.2f ms) | "
+	       "baseline raw sqlite %.0f posts/s (1 process, per commit) | "
+	       "ratio %.2fx\n",
+	    http, lat[total / 2] / 1000.0, lat[total * 99 / 100] / 1000.0, raw,
+	    http / raw);
+	fds = open_followers(port);
+	hd_sleep_us(300000);
+	loaded = rss_kb(server_pid);
+	printf("mcp_memory: %.1f MB idle | with %d SSE followers %.1f MB\n",
+	    idle / 1024.0, FOLLOWERS, loaded / 1024.0);
+	for (i = 0; i < FOLLOWERS; i++)
+		close(fds[i]);
+	free(fds);
+	free(lat);
+	kill(server_pid, SIGTERM);
+	waitpid(server_pid, NULL, 0);
+	hd_store_close(st);
+	curl_global_cleanup();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+	return system(cmd) == 0 ? 0 : 1;
+}
