@@ -154,6 +154,16 @@ hd_http_fail(hd_http_req *r, const hd_err *err)
 	    err->msg[0] ? err->msg : hd_code_name(err->code));
 }
 
+void
+hd_http_set_header(hd_http_req *r, const char *name, const char *value)
+{
+	if (r->nheaders == HD_HTTP_HEADERS_MAX)
+		return;
+	r->headers[r->nheaders][0] = name;
+	r->headers[r->nheaders][1] = value;
+	r->nheaders++;
+}
+
 json_t *
 hd_http_body_object(hd_http_req *r)
 {
@@ -207,7 +217,17 @@ route_match(const char *pattern, const char *path, hd_http_req *r, char *buf,
 		return 0;
 	memcpy(buf, path, strlen(path) + 1);
 	s = buf;
-	while (*p != '\0' && *s != '\0') {
+	for (;;) {
+		if (p[0] == '*' && p[1] == '\0') {
+			/* a catch-all takes the rest, possibly empty */
+			if (n == 4)
+				return 0;
+			r->params[n++] = s;
+			r->nparams = n;
+			return 1;
+		}
+		if (*p == '\0' || *s == '\0')
+			break;
 		if (*p == ':') {
 			char *end = strchr(s, '/');
 
@@ -240,31 +260,45 @@ route_match(const char *pattern, const char *path, hd_http_req *r, char *buf,
 
 static const hd_route *const route_tables[] = {
 	hd_routes_mcp, hd_routes_teams, hd_routes_chat, hd_routes_board,
-	hd_routes_mail, NULL,
+	hd_routes_mail, hd_routes_web, NULL,
 };
 
+static int
+is_catch_all(const hd_route *rt)
+{
+	return rt->pattern[strlen(rt->pattern) - 1] == '*';
+}
+
 /* Find the route; *path_known is set when some route has this path (for
- * 405 rather than 404). */
+ * 405 rather than 404). Exact patterns come first, wherever they sit in
+ * the tables; a catch-all answers only a path no exact pattern has, so it
+ * never hides a 405 and POST /nowhere stays 404. */
 static const hd_route *
 route_find(hd_http_req *r, char *buf, size_t buflen, int *path_known)
 {
 	const hd_route *const *t;
 	const hd_route *rt;
 	hd_http_req probe;
+	int pass;
 
 	*path_known = 0;
-	for (t = route_tables; *t != NULL; t++)
-		for (rt = *t; rt->method != NULL; rt++) {
-			memset(&probe, 0, sizeof(probe));
-			if (!route_match(rt->pattern, r->path, &probe, buf, buflen))
-				continue;
-			*path_known = 1;
-			if (strcmp(rt->method, r->method) != 0)
-				continue;
-			memcpy(r->params, probe.params, sizeof(r->params));
-			r->nparams = probe.nparams;
-			return rt;
-		}
+	for (pass = 0; pass < 2 && !*path_known; pass++)
+		for (t = route_tables; *t != NULL; t++)
+			for (rt = *t; rt->method != NULL; rt++) {
+				if (is_catch_all(rt) != pass)
+					continue;
+				memset(&probe, 0, sizeof(probe));
+				if (!route_match(rt->pattern, r->path, &probe, buf,
+					buflen))
+					continue;
+				if (pass == 0)
+					*path_known = 1;
+				if (strcmp(rt->method, r->method) != 0)
+					continue;
+				memcpy(r->params, probe.params, sizeof(r->params));
+				r->nparams = probe.nparams;
+				return rt;
+			}
 	return NULL;
 }
 
@@ -364,7 +398,7 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 	char buf[1024];
 	hd_err err = HD_ERR_INIT;
 	enum MHD_Result ret;
-	int known;
+	int known, i;
 
 	memset(&r, 0, sizeof(r));
 	r.srv = srv;
@@ -404,6 +438,8 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 		    r.content_type);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 	    r.cache_control != NULL ? r.cache_control : "no-store");
+	for (i = 0; i < r.nheaders; i++)
+		MHD_add_response_header(resp, r.headers[i][0], r.headers[i][1]);
 	ctx->status = r.status;
 	ctx->bytes = r.resp_len;
 	ret = MHD_queue_response(conn, (unsigned int)r.status, resp);
