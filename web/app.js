@@ -175,7 +175,8 @@
     const el = $('#conn');
     const text = {connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…',
       offline: 'Offline, retrying…'}[s];
-    if (el.dataset.state === s) return;
+    // Still down after a while: stay "offline" until the stream opens.
+    if (el.dataset.state === s || (s === 'reconnecting' && el.dataset.state === 'offline')) return;
     el.dataset.state = s;
     el.querySelector('.conn-text').textContent = text;
     el.title = s === 'live' ? `Live: event #${state.lastEventId}` : text;
@@ -225,6 +226,16 @@
     const r = await api('GET', '/api/teams');
     state.teams = r.teams;
     renderTeams();
+    // The team on screen was removed: show another, or the empty state.
+    if (state.team && !state.teams.some((t) => t.id === state.team)) {
+      if (state.teams.length) selectTeam(state.teams[0].id, false);
+      else {
+        state.gen++;
+        state.team = null;
+        closeStream();
+        start();
+      }
+    }
   }
 
   function renderTeams() {
@@ -233,6 +244,7 @@
       t.name && t.name !== t.id ? `${t.name} (${t.id})` : t.id));
     sel.replaceChildren(...opts);
     sel.disabled = state.teams.length === 0;
+    sel.hidden = state.teams.length === 0;
     $('#no-teams').hidden = state.teams.length > 0;
     const t = state.teams.find((x) => x.id === state.team);
     const meta = $('#team-meta');
@@ -564,6 +576,8 @@
         (d.auto ? ', auto' : '');
       case 'status_changed': return `${d.from} → ${d.to}` + (d.by ? ` by ${d.by}` : '');
       case 'agent_status': return `${d.from} → ${d.to}`;
+      case 'agent_added': return `${d.runtime || ''}${d.leader ? ', leader' : ''}`;
+      case 'team_created': return d.name ? `"${d.name}"` : '';
       case 'speaker_selected': return `turn ${d.turn}: ${d.speaker} (${d.policy})`;
       case 'turn_bound_hit': return `${d.reason} after ${d.turns_taken} of ${d.max_turns} turns`;
       case 'conversation_reply': return `${d.agent}: ${d.reply}`;
@@ -847,6 +861,20 @@
       }
     });
     $('#team-select').addEventListener('change', (e) => selectTeam(e.target.value, true));
+    // The stream carries this team's events only, so another team's birth
+    // is learnt by asking: when the switcher is reached for, when the tab
+    // comes back, and now and then.
+    const refreshTeams = () => {
+      if (state.team) loadTeams().catch(() => {});
+    };
+    $('#team-select').addEventListener('focus', refreshTeams);
+    $('#team-select').addEventListener('pointerdown', refreshTeams);
+    document.addEventListener('visibilitychange', () => {
+      if (!document.hidden) refreshTeams();
+    });
+    setInterval(() => {
+      if (!document.hidden) refreshTeams();
+    }, 15000);
     $('#events-filter').addEventListener('input', renderEvents);
     $('#events-kind').addEventListener('change', renderEvents);
     const log = $('#room-log');
@@ -898,10 +926,12 @@
     else {
       // No team yet: listen to every team's events and show the first one
       // that appears.
-      setConn('live');
       const es = new EventSource('/api/events');
+      state.es = es;
+      es.onopen = () => setConn('live');
+      es.onerror = () => setConn('reconnecting');
       es.addEventListener('team_created', () => {
-        es.close();
+        closeStream();
         boot2();
       });
     }
