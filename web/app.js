@@ -55,6 +55,22 @@
 
   const $ = (sel) => document.querySelector(sel);
 
+  // A server started with --token (needed beyond loopback) serves this page
+  // to anyone but its data only with the token: open the page once as
+  // /#token=<token> (or ?token=). The token is kept for this tab and taken
+  // out of the address bar and the history.
+  const TOKEN = (() => {
+    const inHash = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+    const inQuery = new URLSearchParams(location.search).get('token');
+    let t = inHash ? decodeURIComponent(inHash[1]) : inQuery;
+    try {
+      if (t) sessionStorage.setItem('huddle.token', t);
+      else t = sessionStorage.getItem('huddle.token');
+    } catch (e) { /* storage disabled: the token lives as long as the page */ }
+    if (inHash || inQuery) history.replaceState(null, '', location.pathname);
+    return t || null;
+  })();
+
   // h('li', {class: 'x', 'data-id': 5}, 'text', child) -- the only way this
   // file makes markup: strings become text nodes.
   function h(tag, props, ...kids) {
@@ -128,6 +144,7 @@
 
   async function api(method, path, body) {
     const opts = {method, headers: {Accept: 'application/json'}};
+    if (TOKEN) opts.headers.Authorization = `Bearer ${TOKEN}`;
     if (body !== undefined) {
       opts.headers['Content-Type'] = 'application/json';
       opts.body = JSON.stringify(body);
@@ -324,7 +341,8 @@
   function openStream() {
     closeStream();
     const gen = state.gen;
-    const es = new EventSource(`/api/events?team=${enc(state.team)}&after=${state.lastEventId}`);
+    const es = new EventSource(`/api/events?team=${enc(state.team)}&after=${state.lastEventId}` +
+      (TOKEN ? `&token=${enc(TOKEN)}` : ''));
     state.es = es;
     es.onopen = () => {
       if (gen !== state.gen) return;
@@ -897,6 +915,14 @@
     try {
       await loadTeams();
     } catch (e) {
+      if (e.status === 401) {
+        const p = $('#no-teams');
+        p.replaceChildren('This server needs its token: open this page as ',
+          h('code', null, `${location.origin}/#token=<token>`), '.');
+        p.hidden = false;
+        setConn('offline');
+        return;
+      }
       setConn('reconnecting');
       setTimeout(boot2, 2000);
       return;
@@ -926,7 +952,7 @@
     else {
       // No team yet: listen to every team's events and show the first one
       // that appears.
-      const es = new EventSource('/api/events');
+      const es = new EventSource('/api/events' + (TOKEN ? `?token=${enc(TOKEN)}` : ''));
       state.es = es;
       es.onopen = () => setConn('live');
       es.onerror = () => setConn('reconnecting');

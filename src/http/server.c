@@ -10,7 +10,9 @@
  *  (3) Bodies are accumulated up to 2 MiB; a declared or actual size over
  *      that is answered 413 without buffering the rest.
  *  (4) With a token configured (always when bound beyond loopback) every
- *      request must carry `Authorization: Bearer <token>` (or ?token= for
+ *      request but a GET of the dashboard's static files (which hold no
+ *      data; the page then sends the token itself) must carry
+ *      `Authorization: Bearer <token>` (or ?token= for
  *      EventSource), compared in constant time.
  *  (5) A present Origin or Host must name this server (loopback names, or
  *      the bind address): a web page elsewhere cannot drive a local
@@ -319,6 +321,25 @@ token_ok(hd_http_server *srv, struct MHD_Connection *conn)
 	return q != NULL && strlen(q) == n && CRYPTO_memcmp(q, srv->token, n) == 0;
 }
 
+static int
+path_under(const char *url, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	return strncmp(url, dir, len) == 0 &&
+	    (url[len] == '\0' || url[len] == '/');
+}
+
+/* 1 for a GET of the dashboard's own files (route-web.c): the page and
+ * its assets are the same for everyone and hold no data, so they are
+ * served without the token. Everything under /api and /mcp is not. */
+static int
+is_public(const char *method, const char *url)
+{
+	return strcmp(method, "GET") == 0 && !path_under(url, "/api") &&
+	    !path_under(url, "/mcp");
+}
+
 /* 1 when host (a Host header value, or an Origin's host part, len bytes)
  * names this server: a loopback name or the bind address, with or
  * without our port. */
@@ -479,7 +500,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				 ->sin6_addr,
 			    ctx->peer, sizeof(ctx->peer));
 		*con_cls = ctx;
-		if (srv->token != NULL && !token_ok(srv, conn))
+		if (srv->token != NULL && !is_public(method, url) &&
+		    !token_ok(srv, conn))
 			return queue_json_error(conn, ctx, 401,
 			    "missing or wrong bearer token");
 		if (!origin_ok(srv, conn))

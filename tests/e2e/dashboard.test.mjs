@@ -406,6 +406,68 @@ test('starting an exchange says so clearly when this server has no exchanges',
     await shot('exchange-unavailable');
   });
 
+// A second server on the same home, with a bearer token, on a free port.
+async function startTokenServer(token) {
+  const child = spawn(HUDDLE, ['serve', '--port', '0', '--token', token],
+    {stdio: ['ignore', 'pipe', 'ignore']});
+  let out = '';
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no port from huddle serve: ${out}`)), LIVE);
+    child.stdout.on('data', (b) => {
+      out += b;
+      const m = /^huddle is running at http:\/\/127\.0\.0\.1:(\d+)$/m.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`huddle serve exited ${code}: ${out}`)));
+  });
+  const stopped = new Promise((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig)));
+  return {port, stop: async () => {
+    child.kill('SIGTERM');
+    return stopped;
+  }};
+}
+
+test('with --token, the page loads for anyone and reaches the data with #token=', {timeout: SLOW}, async () => {
+  const token = 'tok-' + process.pid;
+  const srv = await startTokenServer(token);
+  const base = `http://127.0.0.1:${srv.port}`;
+  const pages = [];
+  try {
+    // The page and its files hold no data: no token needed.
+    for (const p of ['/', '/teams/dev', '/assets/app.js']) {
+      assert.equal((await fetch(base + p)).status, 200, p);
+    }
+    const denied = await fetch(base + '/api/teams');
+    assert.equal(denied.status, 401);
+    assert.deepEqual(await denied.json(), {error: 'missing or wrong bearer token'});
+    assert.equal((await fetch(base + '/api/nope')).status, 401, 'unknown API paths too');
+    assert.equal((await fetch(base + '/api/teams', {headers: {Authorization: `Bearer ${token}`}})).status, 200);
+
+    const withToken = await ctx.newPage();
+    pages.push(withToken);
+    await withToken.goto(`${base}/#token=${token}`);
+    await withToken.locator('#conn[data-state="live"]').waitFor({timeout: LIVE});
+    await withToken.locator('#agents .agent').nth(3).waitFor({timeout: LIVE});
+    assert.equal(new URL(withToken.url()).hash, '', 'the token leaves the address bar');
+    // Live through the token too: the stream carries it.
+    cli('chat', 'post', 'dev', '--as', 'tester', 'Seen through the token');
+    await withToken.locator('#room-log .post', {hasText: 'Seen through the token'}).waitFor({timeout: LIVE});
+
+    const without = await ctx.newPage();
+    pages.push(without);
+    await without.goto(`${base}/`);
+    await without.locator('#no-teams', {hasText: 'This server needs its token'}).waitFor({timeout: LIVE});
+    assert.equal(await without.locator('#no-teams').textContent(),
+      `This server needs its token: open this page as ${base}/#token=<token>.`);
+  } finally {
+    for (const p of pages) await p.close();
+    assert.equal(await srv.stop(), 0, 'the token server stops cleanly');
+  }
+});
+
 // Start `huddle serve` on PORT again; the old one's port may take a moment
 // to be free, so a failed bind is retried (bounded).
 async function restartServer() {
