@@ -322,6 +322,21 @@
     } catch (e) {
       if (gen !== state.gen) return;
     }
+    // A long room starts near its end: the newest post's seq comes from
+    // the last team_chat_post event, and the page shows the last ROOM_PAGE.
+    try {
+      const r = await api('GET', `/api/events?team=${enc(id)}&kind=team_chat_post&limit=1`);
+      if (gen !== state.gen) return;
+      const head = r.events.length && r.events[0].data ? Number(r.events[0].data.seq) : 0;
+      if (head > ROOM_PAGE) {
+        state.roomSeq = head - ROOM_PAGE;
+        $('#room-log').append(h('li', {class: 'post earlier'},
+          `${state.roomSeq} earlier posts are not shown; `, h('code', null, `huddle chat read ${id}`),
+          ' has them all.'));
+      }
+    } catch (e) {
+      if (gen !== state.gen) return;
+    }
     openStream();
     loadAgents();
     loadBoard();
