@@ -1,7 +1,10 @@
 # huddle -- the two commands a newcomer needs:
-#   make run    install missing packages, build, apply the example team
-#   make test   install missing packages, then every test, twice: a normal
-#               build and an ASan+UBSan build
+#   make run    install missing packages, build, apply the example team and
+#               serve it at http://127.0.0.1:7340 (PORT=N for another port;
+#               Ctrl-C stops it)
+#   make test   install missing packages (Chromium and Node.js too, for the
+#               browser tests), then every test, twice: a normal build and
+#               an ASan+UBSan build
 # Also: make (build), make bench, make fuzz, make clean.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -9,14 +12,28 @@ FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 RUN_HOME   ?= $(BUILD)/home
+PORT       ?= 7340
+E2E_DIR    := tests/e2e
+NPM_STAMP  := $(BUILD)/.e2e-npm-ci.stamp
 FUZZ_SECONDS ?= 30
 
-.PHONY: all deps build build-asan run test test-unit bench fuzz clean format
+.PHONY: all deps deps-e2e build build-asan run test test-unit bench fuzz clean format
 
 all: build
 
 deps:
 	@scripts/deps.sh
+
+# The browser tests' packages (pinned in tests/e2e/package-lock.json):
+# `npm ci` again whenever node_modules is missing or the lockfile changed.
+deps-e2e:
+	@scripts/deps.sh --e2e
+	@if [ ! -d $(E2E_DIR)/node_modules ] || [ ! -f $(NPM_STAMP) ] || \
+	    [ $(E2E_DIR)/package-lock.json -nt $(NPM_STAMP) ]; then \
+		echo "npm ci in $(E2E_DIR)"; \
+		(cd $(E2E_DIR) && npm ci --no-audit --no-fund --loglevel=error) && \
+		mkdir -p $(BUILD) && touch $(NPM_STAMP); \
+	fi
 
 build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
@@ -27,9 +44,9 @@ build-asan:
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 
 run: deps build
-	@scripts/run.sh $(BUILD) $(RUN_HOME)
+	@scripts/run.sh $(BUILD) $(RUN_HOME) $(PORT)
 
-test: deps
+test: deps-e2e
 	@scripts/checksrc.sh
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory build-asan

@@ -22,6 +22,7 @@
 
 #define HD_HTTP_BODY_MAX (2 * 1024 * 1024)
 #define HD_HTTP_DEFAULT_PORT 7340
+#define HD_HTTP_HEADERS_MAX 6
 
 typedef struct hd_http_server hd_http_server;
 typedef struct hd_http_req hd_http_req;
@@ -71,6 +72,8 @@ struct hd_http_req {
 	size_t resp_len;
 	const char *content_type;
 	const char *cache_control; /* or NULL */
+	const char *headers[HD_HTTP_HEADERS_MAX][2]; /* more headers, below */
+	int nheaders;
 	void *stream; /* set by hd_http_sse_start: an SSE response */
 };
 
@@ -92,6 +95,11 @@ void hd_http_fail(hd_http_req *r, const hd_err *err);
 void hd_http_raw(hd_http_req *r, int status, const char *content_type,
     const void *data, size_t len);
 
+/* Add a response header; name and value must outlive the request (string
+ * literals, or the embedded assets' table). Past HD_HTTP_HEADERS_MAX the
+ * header is dropped. */
+void hd_http_set_header(hd_http_req *r, const char *name, const char *value);
+
 /* Parse the body as a JSON object, or answer 400 and return NULL. */
 json_t *hd_http_body_object(hd_http_req *r);
 
@@ -112,11 +120,14 @@ int hd_http_post(hd_http_server *srv, hd_store *st, hd_post **out,
  * resuming after last_id. */
 int hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id);
 
-/* Route tables, NULL-method terminated. */
+/* Route tables, NULL-method terminated. A pattern may end in "*", which
+ * matches the rest of the path (captured as the next param); such a
+ * catch-all never turns a 404 into a 405. */
 extern const hd_route hd_routes_mcp[];
 extern const hd_route hd_routes_teams[];
 extern const hd_route hd_routes_chat[];
 extern const hd_route hd_routes_board[];
 extern const hd_route hd_routes_mail[];
+extern const hd_route hd_routes_web[];
 
 #endif

@@ -13,7 +13,9 @@
  *  (3) Bodies are accumulated up to 2 MiB; a declared or actual size over
  *      that is answered 413 without buffering the rest.
  *  (4) With a token configured (always when bound beyond loopback) every
- *      request must carry `Authorization: Bearer <token>` (or ?token= for
+ *      request but a GET of the dashboard's static files (which hold no
+ *      data; the page then sends the token itself) must carry
+ *      `Authorization: Bearer <token>` (or ?token= for
  *      EventSource), compared in constant time.
  *  (5) A present Origin or Host must name this server (loopback names, or
  *      the bind address): a web page elsewhere cannot drive a local
@@ -158,6 +160,16 @@ hd_http_fail(hd_http_req *r, const hd_err *err)
 	    err->msg[0] ? err->msg : hd_code_name(err->code));
 }
 
+void
+hd_http_set_header(hd_http_req *r, const char *name, const char *value)
+{
+	if (r->nheaders == HD_HTTP_HEADERS_MAX)
+		return;
+	r->headers[r->nheaders][0] = name;
+	r->headers[r->nheaders][1] = value;
+	r->nheaders++;
+}
+
 json_t *
 hd_http_body_object(hd_http_req *r)
 {
@@ -227,7 +239,17 @@ route_match(const char *pattern, const char *path, hd_http_req *r, char *buf,
 		return 0;
 	memcpy(buf, path, strlen(path) + 1);
 	s = buf;
-	while (*p != '\0' && *s != '\0') {
+	for (;;) {
+		if (p[0] == '*' && p[1] == '\0') {
+			/* a catch-all takes the rest, possibly empty */
+			if (n == 4)
+				return 0;
+			r->params[n++] = s;
+			r->nparams = n;
+			return 1;
+		}
+		if (*p == '\0' || *s == '\0')
+			break;
 		if (*p == ':') {
 			char *end = strchr(s, '/');
 
@@ -260,31 +282,45 @@ route_match(const char *pattern, const char *path, hd_http_req *r, char *buf,
 
 static const hd_route *const route_tables[] = {
 	hd_routes_mcp, hd_routes_teams, hd_routes_chat, hd_routes_board,
-	hd_routes_mail, NULL,
+	hd_routes_mail, hd_routes_web, NULL,
 };
 
+static int
+is_catch_all(const hd_route *rt)
+{
+	return rt->pattern[strlen(rt->pattern) - 1] == '*';
+}
+
 /* Find the route; *path_known is set when some route has this path (for
- * 405 rather than 404). */
+ * 405 rather than 404). Exact patterns come first, wherever they sit in
+ * the tables; a catch-all answers only a path no exact pattern has, so it
+ * never hides a 405 and POST /nowhere stays 404. */
 static const hd_route *
 route_find(hd_http_req *r, char *buf, size_t buflen, int *path_known)
 {
 	const hd_route *const *t;
 	const hd_route *rt;
 	hd_http_req probe;
+	int pass;
 
 	*path_known = 0;
-	for (t = route_tables; *t != NULL; t++)
-		for (rt = *t; rt->method != NULL; rt++) {
-			memset(&probe, 0, sizeof(probe));
-			if (!route_match(rt->pattern, r->path, &probe, buf, buflen))
-				continue;
-			*path_known = 1;
-			if (strcmp(rt->method, r->method) != 0)
-				continue;
-			memcpy(r->params, probe.params, sizeof(r->params));
-			r->nparams = probe.nparams;
-			return rt;
-		}
+	for (pass = 0; pass < 2 && !*path_known; pass++)
+		for (t = route_tables; *t != NULL; t++)
+			for (rt = *t; rt->method != NULL; rt++) {
+				if (is_catch_all(rt) != pass)
+					continue;
+				memset(&probe, 0, sizeof(probe));
+				if (!route_match(rt->pattern, r->path, &probe, buf,
+					buflen))
+					continue;
+				if (pass == 0)
+					*path_known = 1;
+				if (strcmp(rt->method, r->method) != 0)
+					continue;
+				memcpy(r->params, probe.params, sizeof(r->params));
+				r->nparams = probe.nparams;
+				return rt;
+			}
 	return NULL;
 }
 
@@ -303,6 +339,25 @@ token_ok(hd_http_server *srv, struct MHD_Connection *conn)
 		return 1;
 	q = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
 	return q != NULL && strlen(q) == n && CRYPTO_memcmp(q, srv->token, n) == 0;
+}
+
+static int
+path_under(const char *url, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	return strncmp(url, dir, len) == 0 &&
+	    (url[len] == '\0' || url[len] == '/');
+}
+
+/* 1 for a GET of the dashboard's own files (route-web.c): the page and
+ * its assets are the same for everyone and hold no data, so they are
+ * served without the token. Everything under /api and /mcp is not. */
+static int
+is_public(const char *method, const char *url)
+{
+	return strcmp(method, "GET") == 0 && !path_under(url, "/api") &&
+	    !path_under(url, "/mcp");
 }
 
 /* 1 when host (a Host header value, or an Origin's host part, len bytes)
@@ -384,7 +439,7 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 	char buf[1024];
 	hd_err err = HD_ERR_INIT;
 	enum MHD_Result ret;
-	int known;
+	int known, i;
 
 	memset(&r, 0, sizeof(r));
 	r.srv = srv;
@@ -424,6 +479,8 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 		    r.content_type);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 	    r.cache_control != NULL ? r.cache_control : "no-store");
+	for (i = 0; i < r.nheaders; i++)
+		MHD_add_response_header(resp, r.headers[i][0], r.headers[i][1]);
 	ctx->status = r.status;
 	ctx->bytes = r.resp_len;
 	ret = MHD_queue_response(conn, (unsigned int)r.status, resp);
@@ -463,7 +520,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				 ->sin6_addr,
 			    ctx->peer, sizeof(ctx->peer));
 		*con_cls = ctx;
-		if (srv->token != NULL && !token_ok(srv, conn))
+		if (srv->token != NULL && !is_public(method, url) &&
+		    !token_ok(srv, conn))
 			return queue_json_error(conn, ctx, 401,
 			    "missing or wrong bearer token");
 		if (!origin_ok(srv, conn))

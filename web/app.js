@@ -1,0 +1,982 @@
+// app.js -- the huddle dashboard. Plain JavaScript, no framework, no build
+// step; the server embeds this file in its binary.
+//
+// How it stays live:
+//  (1) ONE EventSource on /api/events?team=<id>&after=<seq>. Every event has
+//      an `id:`; the browser resends the last one as Last-Event-ID when it
+//      reconnects, and the server replays what came after, so nothing is
+//      lost. Should the browser give up (readyState CLOSED), a new
+//      EventSource starts from the last id seen, through ?after=.
+//  (2) Events are notifications; the REST routes are the truth. A
+//      team_chat_post fetches the room since the last seq shown; board
+//      events refetch the board (debounced); agent_status updates an agent
+//      in place. After every reconnect the room, board and agents are
+//      fetched again, so a gap can never leave the page stale.
+//  (3) Data never reaches markup: every node is built with createElement
+//      and text goes in as text nodes; no string is ever parsed as HTML.
+//      The page's Content-Security-Policy backs this up.
+'use strict';
+
+(() => {
+  const ROOM_PAGE = 500; // the API's maximum page
+  const ROOM_KEEP = 1000; // posts kept in the DOM
+  const EVENTS_KEEP = 1000; // events kept in memory
+  const EVENTS_SHOW = 300; // rows shown at once
+  const STATUSES = ['pending', 'claimed', 'in_progress', 'completed', 'failed', 'cancelled'];
+  // Every kind the server emits (SPEC 13 and the modules); an EventSource
+  // only hears named events it listens for.
+  const KINDS = [
+    'task_created', 'task_claimed', 'status_changed', 'dep_linked', 'task_comment',
+    'team_chat_post', 'message_sent', 'mention_dropped',
+    'speaker_selected', 'turn_bound_hit', 'turn_started', 'turn_completed', 'cost',
+    'conversation_started', 'conversation_reply', 'conversation_completed',
+    'agent_status', 'agent_added', 'agent_removed', 'agent_updated',
+    'team_created', 'team_updated', 'team_removed', 'team_status',
+    'shutdown_requested', 'shutdown_approved', 'shutdown_aborted', 'shutdown_completed',
+    'budget_paused', 'error',
+  ];
+  const BOARD_KINDS = new Set(['task_created', 'task_claimed', 'status_changed', 'dep_linked']);
+  const AGENT_KINDS = new Set(['agent_added', 'agent_removed', 'agent_updated']);
+  const TEAM_KINDS = new Set(['team_created', 'team_updated', 'team_removed', 'team_status',
+    'shutdown_completed', 'shutdown_aborted']);
+  const END_REASONS = {
+    max_turns: 'reached the turn limit',
+    no_pending_obligation: 'nobody owed a turn',
+    budget_paused: 'paused by a budget',
+    aborted: 'aborted',
+  };
+  const STATUS_TEXT = {
+    idle: 'idle', working: 'working', shutdown_requested: 'shutting down',
+    shutdown: 'shut down', error: 'error',
+  };
+  // Hues far enough apart to tell authors at a glance; an author's hue is
+  // picked by a hash of its id, so it never changes between loads.
+  const HUES = [221, 152, 276, 24, 340, 190, 96, 256, 4, 44, 170, 312];
+
+  const $ = (sel) => document.querySelector(sel);
+
+  // A server started with --token (needed beyond loopback) serves this page
+  // to anyone but its data only with the token: open the page once as
+  // /#token=<token> (or ?token=). The token is kept for this tab and taken
+  // out of the address bar and the history.
+  const TOKEN = (() => {
+    const inHash = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+    const inQuery = new URLSearchParams(location.search).get('token');
+    let t = inHash ? decodeURIComponent(inHash[1]) : inQuery;
+    try {
+      if (t) sessionStorage.setItem('huddle.token', t);
+      else t = sessionStorage.getItem('huddle.token');
+    } catch (e) { /* storage disabled: the token lives as long as the page */ }
+    if (inHash || inQuery) history.replaceState(null, '', location.pathname);
+    return t || null;
+  })();
+
+  // h('li', {class: 'x', 'data-id': 5}, 'text', child) -- the only way this
+  // file makes markup: strings become text nodes.
+  function h(tag, props, ...kids) {
+    const el = document.createElement(tag);
+    if (props) {
+      for (const [k, v] of Object.entries(props)) {
+        if (v === undefined || v === null || v === false) continue;
+        if (k === 'class') el.className = v;
+        else if (k === 'text') el.textContent = v;
+        else if (k === 'hue') el.style.setProperty('--hue', String(v));
+        else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+        else el.setAttribute(k, v === true ? '' : String(v));
+      }
+    }
+    for (const kid of kids.flat()) {
+      if (kid === undefined || kid === null || kid === false) continue;
+      el.append(kid instanceof Node ? kid : String(kid));
+    }
+    return el;
+  }
+
+  function hueOf(name) {
+    let x = 2166136261; // FNV-1a
+    for (let i = 0; i < name.length; i++) {
+      x ^= name.charCodeAt(i);
+      x = Math.imul(x, 16777619);
+    }
+    return HUES[(x >>> 0) % HUES.length];
+  }
+
+  function avatar(name, cls) {
+    return h('span', {class: 'avatar ' + (cls || ''), hue: hueOf(name), 'aria-hidden': 'true'},
+      (name[0] || '?').toUpperCase());
+  }
+
+  const timeFmt = new Intl.DateTimeFormat(undefined, {hour: '2-digit', minute: '2-digit'});
+  const secFmt = new Intl.DateTimeFormat(undefined,
+    {hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23'});
+  function timeEl(ms, seconds) {
+    const d = new Date(ms);
+    return h('time', {datetime: d.toISOString(), title: d.toLocaleString()},
+      (seconds ? secFmt : timeFmt).format(d));
+  }
+
+  // Body text with @mentions marked; text nodes only.
+  function richText(text) {
+    const out = [];
+    const re = /@[A-Za-z0-9][A-Za-z0-9_-]*/g;
+    let last = 0;
+    let m;
+    while ((m = re.exec(text)) !== null) {
+      if (m.index > last) out.push(text.slice(last, m.index));
+      out.push(h('span', {class: 'mention', hue: hueOf(m[0].slice(1).toLowerCase())}, m[0]));
+      last = m.index + m[0].length;
+    }
+    if (last < text.length) out.push(text.slice(last));
+    return out;
+  }
+
+  class HttpError extends Error {
+    constructor(status, message, data) {
+      super(message);
+      this.status = status;
+      this.data = data;
+    }
+    // The route itself is missing (an engine this server was built without).
+    get missingRoute() {
+      return this.status === 404 && this.message === 'no such route';
+    }
+  }
+
+  async function api(method, path, body) {
+    const opts = {method, headers: {Accept: 'application/json'}};
+    if (TOKEN) opts.headers.Authorization = `Bearer ${TOKEN}`;
+    if (body !== undefined) {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(body);
+    }
+    const res = await fetch(path, opts);
+    let data = null;
+    try {
+      data = await res.json();
+    } catch (e) {
+      data = null;
+    }
+    if (!res.ok) {
+      throw new HttpError(res.status, (data && data.error) || `HTTP ${res.status}`, data);
+    }
+    return data;
+  }
+
+  const enc = encodeURIComponent;
+
+  // ---- state ---------------------------------------------------------------
+
+  const state = {
+    teams: [],
+    team: null, // id
+    gen: 0, // bumped on team switch: late answers for the old team are dropped
+    agents: [],
+    tasks: [],
+    roomSeq: 0,
+    lastPost: null, // {author, at} of the last post shown, for grouping
+    lastEventId: 0,
+    es: null,
+    everOpen: false,
+    retryTimer: null,
+    retryDelay: 1000,
+    events: [],
+    kinds: new Set(),
+    conversations: new Map(), // id -> {message, replies, status, response, pending}
+    exchangeRunning: false,
+  };
+
+  // ---- connection indicator ------------------------------------------------
+
+  let offlineTimer = null;
+  function setConn(s) {
+    const el = $('#conn');
+    const text = {connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…',
+      offline: 'Offline, retrying…'}[s];
+    // Still down after a while: stay "offline" until the stream opens.
+    if (el.dataset.state === s || (s === 'reconnecting' && el.dataset.state === 'offline')) return;
+    el.dataset.state = s;
+    el.querySelector('.conn-text').textContent = text;
+    el.title = s === 'live' ? `Live: event #${state.lastEventId}` : text;
+    clearTimeout(offlineTimer);
+    if (s === 'reconnecting') offlineTimer = setTimeout(() => setConn('offline'), 8000);
+  }
+
+  // ---- serialized, coalesced loaders ---------------------------------------
+
+  // A loader runs one fetch at a time; calls while it runs coalesce into
+  // one more run, so bursts of events cost one or two requests.
+  function loader(fn, delay) {
+    let busy = false;
+    let again = false;
+    let timer = null;
+    const run = async () => {
+      timer = null;
+      if (busy) {
+        again = true;
+        return;
+      }
+      busy = true;
+      try {
+        do {
+          again = false;
+          const gen = state.gen;
+          try {
+            await fn(gen);
+          } catch (e) {
+            if (gen === state.gen) console.warn('huddle:', e.message);
+          }
+        } while (again);
+      } finally {
+        busy = false;
+      }
+    };
+    return () => {
+      if (!delay) return run();
+      if (!timer) timer = setTimeout(run, delay);
+      return undefined;
+    };
+  }
+
+  // ---- teams ---------------------------------------------------------------
+
+  async function loadTeams() {
+    const r = await api('GET', '/api/teams');
+    state.teams = r.teams;
+    renderTeams();
+    // The team on screen was removed: show another, or the empty state.
+    if (state.team && !state.teams.some((t) => t.id === state.team)) {
+      if (state.teams.length) selectTeam(state.teams[0].id, false);
+      else {
+        state.gen++;
+        state.team = null;
+        closeStream();
+        start();
+      }
+    }
+  }
+
+  function renderTeams() {
+    const sel = $('#team-select');
+    const opts = state.teams.map((t) => h('option', {value: t.id, selected: t.id === state.team},
+      t.name && t.name !== t.id ? `${t.name} (${t.id})` : t.id));
+    sel.replaceChildren(...opts);
+    sel.disabled = state.teams.length === 0;
+    sel.hidden = state.teams.length === 0;
+    $('#no-teams').hidden = state.teams.length > 0;
+    const t = state.teams.find((x) => x.id === state.team);
+    const meta = $('#team-meta');
+    if (!t) {
+      meta.replaceChildren();
+      return;
+    }
+    meta.replaceChildren(
+      h('span', {class: 'team-status status-' + t.status}, t.status.replace('_', ' ')),
+      t.description ? h('span', {class: 'team-desc'}, t.description) : null);
+    const color = /^#[0-9a-fA-F]{3,8}$/.test(t.color || '') ? t.color : '';
+    document.documentElement.style.setProperty('--team', color || 'var(--accent)');
+  }
+
+  function teamFromPath() {
+    const m = /^\/teams\/([a-z0-9][a-z0-9_-]{0,49})\/?$/.exec(location.pathname);
+    return m ? m[1] : null;
+  }
+
+  async function selectTeam(id, push) {
+    state.gen++;
+    state.team = id;
+    closeStream();
+    state.agents = [];
+    state.tasks = [];
+    state.roomSeq = 0;
+    state.lastPost = null;
+    state.lastEventId = 0;
+    state.everOpen = false;
+    state.events = [];
+    state.kinds = new Set();
+    state.conversations.clear();
+    $('#room-log').replaceChildren();
+    $('#conversations').replaceChildren();
+    $('#exchange-turn-list').replaceChildren();
+    $('#exchange-result').replaceChildren();
+    for (const m of ['#ask-msg', '#exchange-msg', '#task-msg', '#post-msg']) say(m, '');
+    renderEvents();
+    renderTeams();
+    $('#room-id').textContent = id ? `team:${id}` : '';
+    try {
+      localStorage.setItem('huddle.team', id);
+    } catch (e) { /* private mode */ }
+    const path = `/teams/${enc(id)}`;
+    if (location.pathname !== path) {
+      history[push ? 'pushState' : 'replaceState']({team: id}, '', path);
+    }
+    document.title = `${id} · huddle`;
+    const gen = state.gen;
+    // The log's recent past first: its last seq is where the stream starts,
+    // so nothing falls between the two.
+    try {
+      const r = await api('GET', `/api/events?team=${enc(id)}&limit=200`);
+      if (gen !== state.gen) return;
+      for (const ev of r.events) recordEvent(ev);
+      state.lastEventId = r.events.length ? r.events[r.events.length - 1].seq : 0;
+      renderEvents();
+    } catch (e) {
+      if (gen !== state.gen) return;
+    }
+    // A long room starts near its end: the newest post's seq comes from
+    // the last team_chat_post event, and the page shows the last ROOM_PAGE.
+    try {
+      const r = await api('GET', `/api/events?team=${enc(id)}&kind=team_chat_post&limit=1`);
+      if (gen !== state.gen) return;
+      const head = r.events.length && r.events[0].data ? Number(r.events[0].data.seq) : 0;
+      if (head > ROOM_PAGE) {
+        state.roomSeq = head - ROOM_PAGE;
+        $('#room-log').append(h('li', {class: 'post earlier'},
+          `${state.roomSeq} earlier posts are not shown; `, h('code', null, `huddle chat read ${id}`),
+          ' has them all.'));
+      }
+    } catch (e) {
+      if (gen !== state.gen) return;
+    }
+    openStream();
+    loadAgents();
+    loadBoard();
+    loadRoom();
+  }
+
+  // ---- the event stream ----------------------------------------------------
+
+  function closeStream() {
+    clearTimeout(state.retryTimer);
+    if (state.es) {
+      state.es.close();
+      state.es = null;
+    }
+  }
+
+  function openStream() {
+    closeStream();
+    const gen = state.gen;
+    const es = new EventSource(`/api/events?team=${enc(state.team)}&after=${state.lastEventId}` +
+      (TOKEN ? `&token=${enc(TOKEN)}` : ''));
+    state.es = es;
+    es.onopen = () => {
+      if (gen !== state.gen) return;
+      state.retryDelay = 1000;
+      setConn('live');
+      if (state.everOpen) resync();
+      state.everOpen = true;
+    };
+    es.onerror = () => {
+      if (gen !== state.gen || state.es !== es) return;
+      setConn('reconnecting');
+      if (es.readyState === EventSource.CLOSED) {
+        // The browser gave up; start again from the last event seen.
+        state.es = null;
+        state.retryTimer = setTimeout(() => {
+          if (gen === state.gen) openStream();
+        }, state.retryDelay);
+        state.retryDelay = Math.min(state.retryDelay * 2, 10000);
+      }
+    };
+    const onEvent = (msg) => {
+      if (gen !== state.gen) return;
+      const seq = Number(msg.lastEventId);
+      if (!(seq > state.lastEventId)) return; // replayed: seen already
+      state.lastEventId = seq;
+      let ev;
+      try {
+        ev = JSON.parse(msg.data);
+      } catch (e) {
+        return;
+      }
+      handleEvent(ev);
+    };
+    for (const k of KINDS) es.addEventListener(k, onEvent);
+    es.addEventListener('message', onEvent);
+    // The server says it is stopping: the browser reconnects by itself.
+    es.addEventListener('shutdown', () => {
+      if (gen === state.gen) setConn('reconnecting');
+    });
+  }
+
+  // After a reconnect: fetch again what events may have told us.
+  function resync() {
+    loadRoom();
+    loadBoard();
+    loadAgents();
+    loadTeams().catch(() => {});
+    for (const [id, c] of state.conversations) {
+      if (c.status !== 'completed') loadConversation(id);
+    }
+  }
+
+  function handleEvent(ev) {
+    recordEvent(ev);
+    addEventRow(ev);
+    const d = ev.data || {};
+    if (ev.kind === 'team_chat_post') loadRoom();
+    else if (BOARD_KINDS.has(ev.kind)) loadBoard();
+    else if (ev.kind === 'agent_status') {
+      const a = state.agents.find((x) => x.id === ev.agent_id);
+      if (a && d.to) {
+        a.status = d.to;
+        renderAgents();
+      } else loadAgents();
+    } else if (AGENT_KINDS.has(ev.kind)) loadAgents();
+    else if (TEAM_KINDS.has(ev.kind)) loadTeams().catch(() => {});
+    else if (ev.kind === 'speaker_selected') exchangeTurn(d);
+    else if (ev.kind === 'turn_bound_hit') exchangeBound(d);
+    else if (ev.kind === 'conversation_reply') conversationReply(d);
+    else if (ev.kind === 'conversation_completed') conversationCompleted(d);
+  }
+
+  // ---- agents --------------------------------------------------------------
+
+  const loadAgents = loader(async (gen) => {
+    const r = await api('GET', `/api/teams/${enc(state.team)}/agents`);
+    if (gen !== state.gen) return;
+    // The leader first, then by id: a stable order that never reshuffles.
+    state.agents = r.agents.sort((a, b) => (b.leader - a.leader) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    renderAgents();
+  }, 100);
+
+  function renderAgents() {
+    const current = new Map();
+    for (const t of state.tasks) {
+      if ((t.status === 'claimed' || t.status === 'in_progress') && t.owner && !current.has(t.owner)) {
+        current.set(t.owner, t);
+      }
+    }
+    const items = state.agents.map((a) => {
+      const t = current.get(a.id);
+      const scripted = a.runtime === 'scripted';
+      return h('li', {class: 'agent', 'data-agent': a.id, 'data-status': a.status},
+        avatar(a.id),
+        h('div', {class: 'agent-main'},
+          h('div', {class: 'agent-name'},
+            h('span', {class: 'name'}, a.name && a.name !== a.id ? `${a.name}` : a.id),
+            a.leader ? h('span', {class: 'badge lead', title: 'team leader'}, 'lead') : null),
+          h('div', {class: 'agent-sub'},
+            a.role ? h('span', {class: 'role'}, a.role) : null,
+            h('span', {class: 'badge runtime' + (scripted ? ' scripted' : ''),
+              title: scripted ? 'scripted: canned replies for demos and tests' : `runtime: ${a.runtime}`},
+            scripted ? 'scripted' : a.runtime)),
+          h('div', {class: 'agent-task'},
+            t ? [h('span', {class: 'task-ref'}, `#${t.id}`), ' ', t.subject]
+              : h('span', {class: 'muted'}, 'No task'))),
+        h('span', {class: 'status-pill s-' + a.status}, STATUS_TEXT[a.status] || a.status));
+    });
+    $('#agents').replaceChildren(...items);
+    $('#agents-count').textContent = state.agents.length ? String(state.agents.length) : '';
+  }
+
+  // ---- board ---------------------------------------------------------------
+
+  const loadBoard = loader(async (gen) => {
+    const r = await api('GET', `/api/teams/${enc(state.team)}/tasks`);
+    if (gen !== state.gen) return;
+    state.tasks = r.tasks;
+    renderBoard();
+    renderAgents();
+  }, 60);
+
+  function taskCard(t) {
+    const blocked = (t.blocked_by || []).length > 0;
+    return h('li', {class: 'card' + (blocked ? ' blocked' : ''), 'data-task-id': t.id,
+      'aria-label': `Task ${t.id}: ${t.subject}`},
+    h('div', {class: 'card-top'},
+      h('span', {class: 'task-id'}, `#${t.id}`),
+      t.priority ? h('span', {class: 'prio', title: 'priority'}, `P${t.priority}`) : null),
+    h('p', {class: 'subject'}, t.subject),
+    t.status === 'failed' && t.reason ? h('p', {class: 'reason'}, t.reason) : null,
+    t.status === 'completed' && t.result ? h('p', {class: 'result'}, t.result) : null,
+    h('div', {class: 'card-meta'},
+      t.owner ? h('span', {class: 'owner', title: 'owner'}, avatar(t.owner, 'sm'),
+        h('span', {class: 'owner-name'}, t.owner)) : null,
+      blocked ? h('span', {class: 'blocked-by'},
+        'blocked by ' + t.blocked_by.map((x) => '#' + x).join(', ')) : null));
+  }
+
+  function renderBoard() {
+    const by = new Map(STATUSES.map((s) => [s, []]));
+    for (const t of state.tasks) (by.get(t.status) || by.get('pending')).push(t);
+    for (const [s, list] of by) {
+      list.sort((a, b) => (s === 'completed' || s === 'failed' || s === 'cancelled')
+        ? (b.updated_at - a.updated_at) || (b.id - a.id)
+        : (b.priority - a.priority) || (a.id - b.id));
+      const col = document.getElementById('col-' + s);
+      col.querySelector('.count').textContent = String(list.length);
+      col.querySelector('.cards').replaceChildren(...list.map(taskCard));
+      col.classList.toggle('is-empty', list.length === 0);
+    }
+    $('#col-cancelled').hidden = by.get('cancelled').length === 0;
+  }
+
+  // ---- the room ------------------------------------------------------------
+
+  const loadRoom = loader(async (gen) => {
+    for (;;) {
+      const r = await api('GET',
+        `/api/team-chat?teamId=${enc(state.team)}&sinceSeq=${state.roomSeq}&limit=${ROOM_PAGE}`);
+      if (gen !== state.gen) return;
+      appendPosts(r.posts);
+      if (r.posts.length < ROOM_PAGE) return;
+    }
+  }, 0);
+
+  function nearBottom(el) {
+    return el.scrollHeight - el.scrollTop - el.clientHeight < 60;
+  }
+
+  function postEl(p) {
+    const kind = p.kind === 'system' || p.authorAgentId === 'huddle' ? 'system'
+      : p.kind === 'user' ? 'user' : 'peer';
+    const prev = state.lastPost;
+    // Consecutive posts by one author within 5 minutes read as one block.
+    const cont = prev && prev.author === p.authorAgentId && prev.kind === kind &&
+      kind !== 'system' && p.createdAt - prev.at < 5 * 60 * 1000;
+    state.lastPost = {author: p.authorAgentId, kind, at: p.createdAt};
+    if (kind === 'system') {
+      return h('li', {class: 'post system', 'data-seq': p.seq, 'data-author': p.authorAgentId},
+        h('span', {class: 'sys-mark', 'aria-hidden': 'true'}),
+        h('span', {class: 'body'}, p.body),
+        timeEl(p.createdAt));
+    }
+    if (kind === 'user') {
+      return h('li', {class: 'post user' + (cont ? ' cont' : ''), 'data-seq': p.seq, 'data-author': p.authorAgentId},
+        cont ? null : h('div', {class: 'post-head'}, h('span', {class: 'author'}, 'You'), timeEl(p.createdAt)),
+        h('div', {class: 'bubble'}, richText(p.body)));
+    }
+    return h('li', {class: 'post peer' + (cont ? ' cont' : ''), 'data-seq': p.seq,
+      'data-author': p.authorAgentId, hue: hueOf(p.authorAgentId)},
+    cont ? h('span', {class: 'avatar-gap'}) : avatar(p.authorAgentId),
+    h('div', {class: 'post-main'},
+      cont ? null : h('div', {class: 'post-head'},
+        h('span', {class: 'author'}, p.authorAgentId), timeEl(p.createdAt)),
+      h('div', {class: 'body'}, richText(p.body))));
+  }
+
+  function appendPosts(posts) {
+    const log = $('#room-log');
+    const stick = nearBottom(log) || log.childElementCount === 0;
+    const frag = document.createDocumentFragment();
+    for (const p of posts) {
+      if (p.seq <= state.roomSeq) continue;
+      state.roomSeq = p.seq;
+      frag.append(postEl(p));
+    }
+    if (!frag.childNodes.length) {
+      $('#room-empty').hidden = log.childElementCount > 0;
+      return;
+    }
+    log.append(frag);
+    while (log.childElementCount > ROOM_KEEP) log.firstElementChild.remove();
+    $('#room-empty').hidden = true;
+    if (stick) {
+      log.scrollTop = log.scrollHeight;
+      $('#room-jump').hidden = true;
+    } else {
+      $('#room-jump').hidden = false;
+    }
+  }
+
+  // ---- events log ----------------------------------------------------------
+
+  function recordEvent(ev) {
+    state.events.push(ev);
+    if (state.events.length > EVENTS_KEEP) state.events.splice(0, state.events.length - EVENTS_KEEP);
+    if (!state.kinds.has(ev.kind)) {
+      state.kinds.add(ev.kind);
+      renderKinds();
+    }
+  }
+
+  function renderKinds() {
+    const sel = $('#events-kind');
+    const cur = sel.value;
+    const kinds = [...state.kinds].sort();
+    sel.replaceChildren(h('option', {value: ''}, 'All kinds'),
+      ...kinds.map((k) => h('option', {value: k, selected: k === cur}, k)));
+  }
+
+  function eventDetail(ev) {
+    const d = ev.data || {};
+    switch (ev.kind) {
+      case 'team_chat_post': return `#${d.seq} by ${d.author} (${d.kind})`;
+      case 'task_created': return `"${d.subject}"` + (d.depends_on && d.depends_on.length
+        ? ` depends on ${d.depends_on.map((x) => '#' + x).join(', ')}` : '');
+      case 'task_claimed': return `owner ${d.owner}` + (d.by && d.by !== d.owner ? ` (by ${d.by})` : '') +
+        (d.auto ? ', auto' : '');
+      case 'status_changed': return `${d.from} → ${d.to}` + (d.by ? ` by ${d.by}` : '');
+      case 'agent_status': return `${d.from} → ${d.to}`;
+      case 'agent_added': return `${d.runtime || ''}${d.leader ? ', leader' : ''}`;
+      case 'team_created': return d.name ? `"${d.name}"` : '';
+      case 'speaker_selected': return `turn ${d.turn}: ${d.speaker} (${d.policy})`;
+      case 'turn_bound_hit': return `${d.reason} after ${d.turns_taken} of ${d.max_turns} turns`;
+      case 'conversation_reply': return `${d.agent}: ${d.reply}`;
+      case 'conversation_completed': return `${d.total_messages} repl${d.total_messages === 1 ? 'y' : 'ies'}: ` +
+        String(d.response || '').replace(/\s+/g, ' ');
+      case 'message_sent': return `${d.type || 'message'} → ${d.to}` + (d.summary ? `: ${d.summary}` : '');
+      default: {
+        const s = JSON.stringify(d);
+        return s === '{}' || s === 'null' ? '' : s;
+      }
+    }
+  }
+
+  function eventMatches(ev, f, kind) {
+    if (kind && ev.kind !== kind) return false;
+    if (!f) return true;
+    const hay = `${ev.kind} ${ev.agent_id || ''} ${ev.task_id ? '#' + ev.task_id : ''} ${eventDetail(ev)}`;
+    return hay.toLowerCase().includes(f);
+  }
+
+  function kindTone(kind) {
+    if (kind === 'error' || kind === 'mention_dropped' || kind.startsWith('shutdown')) return 'bad';
+    if (BOARD_KINDS.has(kind)) return 'board';
+    if (kind.startsWith('agent_')) return 'agent';
+    if (kind.startsWith('team_') && kind !== 'team_chat_post') return 'team';
+    if (kind.startsWith('conversation_') || kind.startsWith('turn_') || kind === 'speaker_selected') return 'talk';
+    return 'plain';
+  }
+
+  function eventRow(ev) {
+    return h('tr', {'data-kind': ev.kind, 'data-seq': ev.seq},
+      h('td', {class: 'ev-time'}, timeEl(ev.ts, true)),
+      h('td', null, h('span', {class: 'kind k-' + kindTone(ev.kind)}, ev.kind)),
+      h('td', null, ev.agent_id ? h('span', {class: 'agent-ref', hue: hueOf(ev.agent_id)}, ev.agent_id) : ''),
+      h('td', {class: 'ev-task'}, ev.task_id ? `#${ev.task_id}` : ''),
+      h('td', {class: 'ev-detail', title: eventDetail(ev)}, eventDetail(ev)));
+  }
+
+  function filterValues() {
+    return [$('#events-filter').value.trim().toLowerCase(), $('#events-kind').value];
+  }
+
+  function renderEvents() {
+    const [f, kind] = filterValues();
+    const rows = [];
+    for (let i = state.events.length - 1; i >= 0 && rows.length < EVENTS_SHOW; i--) {
+      if (eventMatches(state.events[i], f, kind)) rows.push(eventRow(state.events[i]));
+    }
+    $('#events tbody').replaceChildren(...rows);
+    $('#events-empty').hidden = rows.length > 0;
+    $('#events-empty').textContent = state.events.length ? 'No event matches the filter.' : 'No events yet.';
+  }
+
+  function addEventRow(ev) {
+    const [f, kind] = filterValues();
+    if (!eventMatches(ev, f, kind)) return;
+    const body = $('#events tbody');
+    body.prepend(eventRow(ev));
+    while (body.childElementCount > EVENTS_SHOW) body.lastElementChild.remove();
+    $('#events-empty').hidden = true;
+  }
+
+  // ---- ask the team (conversations) ----------------------------------------
+
+  function conv(id) {
+    let c = state.conversations.get(id);
+    if (!c) {
+      c = {id, message: null, replies: [], status: 'running', response: null, pending: null, total: null};
+      state.conversations.set(id, c);
+    }
+    return c;
+  }
+
+  function renderConversation(c) {
+    const list = $('#conversations');
+    let li = list.querySelector(`li[data-conversation="${CSS.escape(c.id)}"]`);
+    const fresh = !li;
+    if (fresh) li = h('li', {class: 'conv', 'data-conversation': c.id});
+    const done = c.status === 'completed';
+    const statusText = done
+      ? `answered · ${c.total != null ? c.total : c.replies.length} repl${(c.total != null ? c.total : c.replies.length) === 1 ? 'y' : 'ies'}`
+      : c.pending ? `waiting on ${c.pending}` : 'thinking…';
+    li.dataset.status = c.status;
+    li.replaceChildren(
+      h('div', {class: 'conv-head'},
+        h('span', {class: 'conv-q'}, c.message || 'A conversation'),
+        h('span', {class: 'conv-status' + (done ? ' done' : '')}, statusText)),
+      h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply', 'data-agent': r.agent, hue: hueOf(r.agent)},
+        avatar(r.agent, 'sm'), h('span', {class: 'author'}, r.agent), h('span', {class: 'body'}, richText(r.body))))),
+      done && c.response != null ? h('div', {class: 'answer'},
+        h('div', {class: 'answer-label'}, 'Answer'),
+        // Several replies come joined by a rule line: show them as parts.
+        String(c.response).split('\n\n------\n\n').map((part) => h('div', {class: 'answer-body'}, part))) : null);
+    if (fresh) list.prepend(li);
+    while (list.childElementCount > 20) list.lastElementChild.remove();
+  }
+
+  function conversationReply(d) {
+    if (!d || !d.conversation_id) return;
+    const c = conv(d.conversation_id);
+    c.replies.push({agent: d.agent, body: d.reply});
+    if (typeof d.pending === 'number') c.pending = d.pending;
+    renderConversation(c);
+  }
+
+  function conversationCompleted(d) {
+    if (!d || !d.conversation_id) return;
+    const c = conv(d.conversation_id);
+    c.status = 'completed';
+    c.response = d.response;
+    c.total = d.total_messages;
+    c.pending = 0;
+    renderConversation(c);
+  }
+
+  async function loadConversation(id) {
+    const gen = state.gen;
+    try {
+      const r = await api('GET', `/api/conversations/${enc(id)}`);
+      if (gen !== state.gen) return;
+      const c = conv(id);
+      // The snapshot is the truth; events may have brought the same replies.
+      if (r.replies && r.replies.length >= c.replies.length) c.replies = r.replies.map((x) => ({agent: x.agent, body: x.body}));
+      if (r.status === 'completed') {
+        c.status = 'completed';
+        c.response = r.response;
+        c.total = r.totalMessages;
+      }
+      if (typeof r.pending === 'number') c.pending = r.pending;
+      renderConversation(c);
+    } catch (e) { /* events still arrive */ }
+  }
+
+  async function askTeam(ev) {
+    ev.preventDefault();
+    const input = $('#ask-text');
+    const message = input.value.trim();
+    if (!message) return;
+    const btn = ev.target.querySelector('button');
+    btn.disabled = true;
+    say('#ask-msg', 'Asking…');
+    try {
+      const r = await api('POST', `/api/teams/${enc(state.team)}/chat`, {message});
+      const c = conv(r.conversationId);
+      c.message = message;
+      renderConversation(c);
+      input.value = '';
+      say('#ask-msg', '');
+      loadConversation(r.conversationId);
+    } catch (e) {
+      if (e.missingRoute) {
+        say('#ask-msg', 'Conversations are not available on this server yet ' +
+          `(POST /api/teams/${state.team}/chat answered 404). Post in the room instead.`, 'warn');
+      } else say('#ask-msg', e.message, 'error');
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  // ---- exchanges -----------------------------------------------------------
+
+  function exchangeTurn(d) {
+    if (!d || d.room_id !== `team:${state.team}`) return;
+    $('#exchange-turn-list').append(h('li', {class: 'turn', 'data-speaker': d.speaker, hue: hueOf(d.speaker || '')},
+      h('span', {class: 'turn-n'}, `Turn ${d.turn}`),
+      avatar(d.speaker || '?', 'sm'),
+      h('span', {class: 'author'}, d.speaker),
+      h('span', {class: 'policy'}, d.policy)));
+  }
+
+  function endText(reason, taken, max) {
+    return [h('span', {class: 'end-label'}, 'Ended: '),
+      h('code', {class: 'end-reason'}, reason),
+      ` (${END_REASONS[reason] || reason}) after ${taken} turn${taken === 1 ? '' : 's'}` +
+      (max != null ? ` of at most ${max}` : '')];
+  }
+
+  function exchangeBound(d) {
+    if (!d || d.room_id !== `team:${state.team}`) return;
+    $('#exchange-result').replaceChildren(...endText(d.reason, d.turns_taken, d.max_turns));
+  }
+
+  async function startExchange(ev) {
+    ev.preventDefault();
+    if (state.exchangeRunning) return;
+    const stimulus = $('#exchange-stimulus').value.trim();
+    const turns = parseInt($('#exchange-turns').value, 10);
+    if (!stimulus) return;
+    const btn = ev.target.querySelector('button');
+    state.exchangeRunning = true;
+    btn.disabled = true;
+    $('#exchange-turn-list').replaceChildren();
+    $('#exchange-result').replaceChildren();
+    say('#exchange-msg', 'Running… turns appear in the room as they are taken.');
+    const body = {teamId: state.team, stimulus};
+    if (turns > 0) body.maxExchangeTurns = turns;
+    try {
+      const r = await api('POST', '/api/team-chat/exchange', body);
+      const res = r.result || {};
+      $('#exchange-result').replaceChildren(...endText(res.endedReason, res.turnsTaken),
+        res.speakers && res.speakers.length ? ` · speakers: ${res.speakers.join(', ')}` : '');
+      say('#exchange-msg', '');
+      $('#exchange-stimulus').value = '';
+    } catch (e) {
+      if (e.missingRoute) {
+        say('#exchange-msg', 'Exchanges are not available on this server yet ' +
+          '(POST /api/team-chat/exchange answered 404).', 'warn');
+      } else say('#exchange-msg', e.message, 'error');
+    } finally {
+      state.exchangeRunning = false;
+      btn.disabled = false;
+    }
+  }
+
+  // ---- forms ---------------------------------------------------------------
+
+  function say(sel, text, tone) {
+    const el = $(sel);
+    el.textContent = text;
+    el.dataset.tone = tone || '';
+  }
+
+  async function createTask(ev) {
+    ev.preventDefault();
+    const subject = $('#task-subject').value.trim();
+    if (!subject) return;
+    const body = {subject};
+    const prio = $('#task-priority').value.trim();
+    if (prio) body.priority = parseInt(prio, 10);
+    const deps = $('#task-deps').value.match(/\d+/g);
+    if (deps) body.depends_on = deps.map(Number);
+    const btn = ev.target.querySelector('button');
+    btn.disabled = true;
+    try {
+      const r = await api('POST', `/api/teams/${enc(state.team)}/tasks`, body);
+      state.tasks = state.tasks.filter((t) => t.id !== r.task.id).concat([r.task]);
+      renderBoard();
+      ev.target.reset();
+      say('#task-msg', '');
+      $('#task-subject').focus();
+    } catch (e) {
+      say('#task-msg', e.message, 'error');
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  async function postToRoom(ev) {
+    ev.preventDefault();
+    const ta = $('#post-text');
+    const text = ta.value;
+    if (!text.trim()) return;
+    const btn = ev.target.querySelector('button');
+    btn.disabled = true;
+    try {
+      await api('POST', `/api/teams/${enc(state.team)}/posts`, {text});
+      ta.value = '';
+      say('#post-msg', '');
+      const log = $('#room-log');
+      log.scrollTop = log.scrollHeight; // your own post: follow it
+      loadRoom();
+    } catch (e) {
+      say('#post-msg', e.message, 'error');
+    } finally {
+      btn.disabled = false;
+      ta.focus();
+    }
+  }
+
+  // ---- boot ----------------------------------------------------------------
+
+  function bind() {
+    $('#task-form').addEventListener('submit', createTask);
+    $('#post-form').addEventListener('submit', postToRoom);
+    $('#ask-form').addEventListener('submit', askTeam);
+    $('#exchange-form').addEventListener('submit', startExchange);
+    $('#post-text').addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        $('#post-form').requestSubmit();
+      }
+    });
+    $('#team-select').addEventListener('change', (e) => selectTeam(e.target.value, true));
+    // The stream carries this team's events only, so another team's birth
+    // is learnt by asking: when the switcher is reached for, when the tab
+    // comes back, and now and then.
+    const refreshTeams = () => {
+      if (state.team) loadTeams().catch(() => {});
+    };
+    $('#team-select').addEventListener('focus', refreshTeams);
+    $('#team-select').addEventListener('pointerdown', refreshTeams);
+    document.addEventListener('visibilitychange', () => {
+      if (!document.hidden) refreshTeams();
+    });
+    setInterval(() => {
+      if (!document.hidden) refreshTeams();
+    }, 15000);
+    $('#events-filter').addEventListener('input', renderEvents);
+    $('#events-kind').addEventListener('change', renderEvents);
+    const log = $('#room-log');
+    log.addEventListener('scroll', () => {
+      if (nearBottom(log)) $('#room-jump').hidden = true;
+    });
+    $('#room-jump').addEventListener('click', () => {
+      log.scrollTop = log.scrollHeight;
+      $('#room-jump').hidden = true;
+      log.focus();
+    });
+    window.addEventListener('popstate', () => {
+      const id = teamFromPath();
+      if (id && id !== state.team && state.teams.some((t) => t.id === id)) selectTeam(id, false);
+    });
+  }
+
+  async function boot() {
+    bind();
+    try {
+      await loadTeams();
+    } catch (e) {
+      if (e.status === 401) {
+        const p = $('#no-teams');
+        p.replaceChildren('This server needs its token: open this page as ',
+          h('code', null, `${location.origin}/#token=<token>`), '.');
+        p.hidden = false;
+        setConn('offline');
+        return;
+      }
+      setConn('reconnecting');
+      setTimeout(boot2, 2000);
+      return;
+    }
+    start();
+  }
+
+  // A server that was down at load: keep trying.
+  async function boot2() {
+    try {
+      await loadTeams();
+      start();
+    } catch (e) {
+      setTimeout(boot2, 2000);
+    }
+  }
+
+  function start() {
+    let id = teamFromPath();
+    let saved = null;
+    try {
+      saved = localStorage.getItem('huddle.team');
+    } catch (e) { /* private mode */ }
+    const known = (x) => x && state.teams.some((t) => t.id === x);
+    if (!known(id)) id = known(saved) ? saved : (state.teams[0] && state.teams[0].id);
+    if (id) selectTeam(id, false);
+    else {
+      // No team yet: listen to every team's events and show the first one
+      // that appears.
+      const es = new EventSource('/api/events' + (TOKEN ? `?token=${enc(TOKEN)}` : ''));
+      state.es = es;
+      es.onopen = () => setConn('live');
+      es.onerror = () => setConn('reconnecting');
+      es.addEventListener('team_created', () => {
+        closeStream();
+        boot2();
+      });
+    }
+  }
+
+  boot();
+})();
