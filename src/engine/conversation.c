@@ -252,6 +252,21 @@ step_done(hd_store *st, sqlite3_stmt *s, hd_err *err)
 	return rc;
 }
 
+/* A write transaction of the engine me, under its lock (hd_conv_owner). */
+static int
+owner_write(hd_store *st, const hd_conv_owner *me, hd_store_txn_fn fn,
+    void *payload, hd_err *err)
+{
+	int rc;
+
+	if (me->wl != NULL)
+		pthread_mutex_lock(me->wl);
+	rc = hd_store_write(st, fn, payload, err);
+	if (me->wl != NULL)
+		pthread_mutex_unlock(me->wl);
+	return rc;
+}
+
 /* ---- reading ------------------------------------------------------------ */
 
 void
@@ -442,6 +457,30 @@ hd_conversation_get(hd_conversation **out, hd_store *st, const char *id,
 	}
 	*out = g.c;
 	return 0;
+}
+
+int
+hd_conv__status(char *out, size_t outlen, hd_store *st, const char *id,
+    hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT status FROM conversations WHERE id = ?1", err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src == SQLITE_ROW)
+		snprintf(out, outlen, "%s",
+		    (const char *)sqlite3_column_text(s, 0));
+	else
+		rc = src == SQLITE_DONE
+		    ? hd_err_set(err, HD_ENOTFOUND,
+			  "conversation \"%.64s\" not found", id)
+		    : hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
 }
 
 json_t *
@@ -758,7 +797,7 @@ hd_conv__create(char *out, char *agent, hd_store *st,
 	t.id = id;
 	if ((rc = hd_conversation_max_messages(&t.max, st, sp.team, err)) < 0)
 		return rc;
-	if ((rc = hd_store_write(st, create_txn_fn, &t, err)) < 0)
+	if ((rc = owner_write(st, me, create_txn_fn, &t, err)) < 0)
 		return rc;
 	memcpy(out, id, sizeof(id));
 	snprintf(agent, 64, "%s", t.agent);
@@ -775,23 +814,16 @@ hd_conv__claim_dispose(hd_conv_claim *c)
 	memset(c, 0, sizeof(*c));
 }
 
-struct claim_txn {
-	const char *agent;
-	const hd_conv_owner *me;
-	hd_conv_claim *c;
-	int result;
-};
-
+/* The claim, inside a write transaction: *result as hd_conv__claim. */
 static int
-claim_txn_fn(hd_store *st, void *payload, hd_err *err)
+claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
+    const hd_conv_owner *me, hd_err *err)
 {
-	struct claim_txn *t = payload;
-	hd_conv_claim *c = t->c;
 	sqlite3_stmt *s;
 	int rc, src;
 
 	hd_conv__claim_dispose(c);
-	t->result = HD_CONV_NONE;
+	*result = HD_CONV_NONE;
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT d.id, d.conversation_id, d.prompt, c.team_id"
 		 " FROM conversation_deliveries d"
@@ -801,8 +833,8 @@ claim_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " ORDER BY d.id LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, t->me->token, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, me->token, -1, SQLITE_STATIC);
 	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
 		c->delivery_id = sqlite3_column_int64(s, 0);
 		snprintf(c->conversation_id, sizeof(c->conversation_id), "%s",
@@ -810,7 +842,7 @@ claim_txn_fn(hd_store *st, void *payload, hd_err *err)
 		c->prompt = hd_store_col_dup(s, 2);
 		snprintf(c->team, sizeof(c->team), "%s",
 		    (const char *)sqlite3_column_text(s, 3));
-		snprintf(c->agent, sizeof(c->agent), "%s", t->agent);
+		snprintf(c->agent, sizeof(c->agent), "%s", agent);
 	}
 	hd_store_reset(s);
 	if (src != SQLITE_ROW)
@@ -826,19 +858,19 @@ claim_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE d.to_agent = ?1 AND d.state = 'running' LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
 	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
 		snprintf(c->blocker, sizeof(c->blocker), "%s",
 		    (const char *)sqlite3_column_text(s, 0));
 		c->blocker_owner = hd_store_col_dup(s, 1);
 		c->blocker_pid = sqlite3_column_int64(s, 2);
 		c->blocker_start = sqlite3_column_int64(s, 3);
-		t->result = HD_CONV_BLOCKED;
+		*result = HD_CONV_BLOCKED;
 	}
 	hd_store_reset(s);
 	if (src != SQLITE_ROW && src != SQLITE_DONE)
 		return hd_store_sqlerr(st, src, err);
-	if (t->result == HD_CONV_BLOCKED)
+	if (*result == HD_CONV_BLOCKED)
 		return 0;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -850,9 +882,24 @@ claim_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_int64(s, 2, hd_now_ms());
 	if ((rc = step_done(st, s, err)) < 0)
 		return rc;
-	agent_status_soft(st, t->agent, "idle", "working");
-	t->result = HD_CONV_CLAIMED;
+	agent_status_soft(st, agent, "idle", "working");
+	*result = HD_CONV_CLAIMED;
 	return 0;
+}
+
+struct claim_txn {
+	const char *agent;
+	const hd_conv_owner *me;
+	hd_conv_claim *c;
+	int result;
+};
+
+static int
+claim_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct claim_txn *t = payload;
+
+	return claim_in_txn(&t->result, t->c, st, t->agent, t->me, err);
 }
 
 int
@@ -863,7 +910,7 @@ hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = hd_store_write(st, claim_txn_fn, &t, err);
+	rc = owner_write(st, me, claim_txn_fn, &t, err);
 	*result = rc < 0 ? HD_CONV_NONE : t.result;
 	if (rc < 0 || t.result == HD_CONV_NONE)
 		hd_conv__claim_dispose(out);
@@ -873,6 +920,7 @@ hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
 struct release_txn {
 	const hd_conv_claim *c;
 };
+
 
 static int
 release_txn_fn(hd_store *st, void *payload, hd_err *err)
@@ -894,11 +942,12 @@ release_txn_fn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_conv__release(hd_store *st, const hd_conv_claim *c, hd_err *err)
+hd_conv__release(hd_store *st, const hd_conv_claim *c,
+    const hd_conv_owner *me, hd_err *err)
 {
 	struct release_txn t = {c};
 
-	return hd_store_write(st, release_txn_fn, &t, err);
+	return owner_write(st, me, release_txn_fn, &t, err);
 }
 
 /* ---- recording a reply ----------------------------------------------------- */
@@ -906,6 +955,7 @@ hd_conv__release(hd_store *st, const hd_conv_claim *c, hd_err *err)
 void
 hd_conv__recorded_dispose(hd_conv_recorded *r)
 {
+	hd_conv__claim_dispose(&r->next);
 	free(r->body);
 	hd_conv__strv_free(r->targets, r->ntargets);
 	memset(r, 0, sizeof(*r));
@@ -916,6 +966,7 @@ struct record_txn {
 	const hd_conv_owner *me;
 	const char *body; /* cleaned */
 	int is_error;
+	int want_next;
 	const hd_mentions *m; /* NULL for an error reply */
 	hd_conv_recorded *out;
 };
@@ -1128,7 +1179,16 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_int64(s, 2, now);
 	if ((rc = step_done(st, s, err)) < 0)
 		return rc;
-	agent_status_soft(st, c->agent, "working", "idle");
+	out->next_result = HD_CONV_NONE;
+	if (t->want_next &&
+	    (rc = claim_in_txn(&out->next_result, &out->next, st, c->agent,
+		 t->me, err)) < 0)
+		return rc;
+	if (out->next_result != HD_CONV_CLAIMED) {
+		hd_conv__claim_dispose(&out->next);
+		out->next_result = HD_CONV_NONE;
+		agent_status_soft(st, c->agent, "working", "idle");
+	}
 	room_post_soft(st, c->team, "peer", c->agent, t->body);
 	if ((capped = cap_text(t->body, HD_ROOM_BODY_MAX)) == NULL)
 		return oom(err);
@@ -1143,8 +1203,8 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 
 int
 hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
-    const char *reply, size_t len, int is_error, const hd_conv_owner *me,
-    hd_err *err)
+    const char *reply, size_t len, int is_error, int want_next,
+    const hd_conv_owner *me, hd_err *err)
 {
 	struct record_txn t;
 	hd_mentions m;
@@ -1165,9 +1225,10 @@ hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
 	t.me = me;
 	t.body = out->body;
 	t.is_error = is_error;
+	t.want_next = want_next;
 	t.m = parsed ? &m : NULL;
 	t.out = out;
-	rc = hd_store_write(st, record_txn_fn, &t, err);
+	rc = owner_write(st, me, record_txn_fn, &t, err);
 done:
 	hd_mentions_dispose(&m);
 	if (rc < 0)
@@ -1177,36 +1238,36 @@ done:
 
 /* ---- finishing ------------------------------------------------------------- */
 
-/* Write path atomically (a temporary file, then rename), mode 0600. */
+/*
+ * Write the transcript, mode 0600. No temporary file and rename: the
+ * conversation is marked completed only after this returns, so a process
+ * that dies halfway leaves it running, and whoever resumes it writes the
+ * whole file again.
+ */
 static int
 write_file(const char *path, const char *text, hd_err *err)
 {
-	char tmp[4200];
 	size_t len = strlen(text), off = 0;
 	ssize_t w;
 	int fd;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) <
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) <
 	    0)
-		return hd_err_set(err, HD_ERR, "cannot write %s: %s", tmp,
+		return hd_err_set(err, HD_ERR, "cannot write %s: %s", path,
 		    strerror(errno));
 	while (off < len) {
 		if ((w = write(fd, text + off, len - off)) < 0) {
 			if (errno == EINTR)
 				continue;
 			close(fd);
-			unlink(tmp);
 			return hd_err_set(err, HD_ERR, "cannot write %s: %s",
-			    tmp, strerror(errno));
+			    path, strerror(errno));
 		}
 		off += (size_t)w;
 	}
-	if (close(fd) < 0 || rename(tmp, path) < 0) {
-		unlink(tmp);
+	if (close(fd) < 0)
 		return hd_err_set(err, HD_ERR, "cannot write %s: %s", path,
 		    strerror(errno));
-	}
 	return 0;
 }
 
@@ -1300,7 +1361,7 @@ hd_conv__finish(int *done, hd_store *st, const char *id,
 	t.team = c->team_id;
 	t.path = path;
 	t.total = c->total_messages;
-	if ((rc = hd_store_write(st, finish_txn_fn, &t, err)) < 0)
+	if ((rc = owner_write(st, me, finish_txn_fn, &t, err)) < 0)
 		goto done;
 	*done = t.done;
 done:
@@ -1510,7 +1571,7 @@ hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,
 	*agents = NULL;
 	*nagents = 0;
 	*pending = 0;
-	if ((rc = hd_store_write(st, adopt_txn_fn, &t, err)) < 0) {
+	if ((rc = owner_write(st, me, adopt_txn_fn, &t, err)) < 0) {
 		hd_conv__strv_free(t.agents, t.nagents);
 		return rc;
 	}
@@ -1544,7 +1605,7 @@ disown_txn_fn(hd_store *st, void *payload, hd_err *err)
 int
 hd_conv__disown(hd_store *st, const hd_conv_owner *me, hd_err *err)
 {
-	return hd_store_write(st, disown_txn_fn, (void *)me, err);
+	return owner_write(st, me, disown_txn_fn, (void *)me, err);
 }
 
 /* ---- processes ---------------------------------------------------------------- */
