@@ -110,7 +110,7 @@ run_conversations(hd_store *st, const char *home, long n)
 	hd_conversation_spec spec = {"bench", "start", "bench"};
 	hd_conversation *c = NULL;
 	hd_err err = HD_ERR_INIT;
-	char (*ids)[37] = calloc((size_t)n, 37);
+	char(*ids)[37] = calloc((size_t)n, 37);
 	int64_t t0, t;
 	long i;
 
@@ -131,7 +131,8 @@ run_conversations(hd_store *st, const char *home, long n)
 	for (i = 0; i < n; i++) {
 		if (hd_conversation_get(&c, st, ids[i], &err) < 0)
 			die("get", &err);
-		if (c->nreplies != AGENTS || strcmp(c->status, "completed") != 0)
+		if (c->nreplies != AGENTS ||
+		    strcmp(c->status, "completed") != 0)
 			die("a conversation without its 4 replies", NULL);
 		hd_conversation_free(c);
 	}
@@ -230,7 +231,7 @@ raw_turn(const char *path)
 		die("write", NULL);
 	close(inp[1]);
 	while ((n = read(outp[0], buf, sizeof(buf))) > 0 ||
-	    (n < 0 && errno == EINTR))
+	       (n < 0 && errno == EINTR))
 		;
 	close(outp[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -299,8 +300,8 @@ bench_exec(long n, double *raw_rate, double *par_rate)
 	chmod(lead, 0755);
 	chmod(member, 0755);
 	snprintf(cfg_lead, sizeof(cfg_lead), "{\"command\": [\"%s\"]}", lead);
-	snprintf(cfg_member, sizeof(cfg_member), "{\"command\": [\"%s\"]}",
-	    member);
+	snprintf(
+	    cfg_member, sizeof(cfg_member), "{\"command\": [\"%s\"]}", member);
 
 	for (i = 0; i < 10; i++) /* warm the page cache and the shell */
 		raw_turn(member);
@@ -333,8 +334,9 @@ main(int argc, char **argv)
 	double lib, base, par;
 
 	if (nscripted < 1 || nexec < 1) {
-		fprintf(stderr, "usage: bench_conversation "
-				"[SCRIPTED_CONVERSATIONS] [EXEC_CONVERSATIONS]\n");
+		fprintf(stderr,
+		    "usage: bench_conversation "
+		    "[SCRIPTED_CONVERSATIONS] [EXEC_CONVERSATIONS]\n");
 		return 2;
 	}
 	hd_log_set_level(HD_LOG_WARN);

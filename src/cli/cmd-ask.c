@@ -33,8 +33,8 @@ print_body(const char *s)
 		unsigned char ch = (unsigned char)*s;
 
 		putchar((ch < 0x20 && ch != '\t' && ch != '\n') || ch == 0x7f
-			? ' '
-			: ch);
+			    ? ' '
+			    : ch);
 	}
 }
 
@@ -65,11 +65,12 @@ note_scripted(hd_store *st, const char *team)
 	for (i = 0; i < l.n; i++)
 		if (hd_runtime_find(&rt, l.items[i].runtime, NULL) == 0 &&
 		    rt->is_scripted)
-			hd_buf_printf(&b, "%s%s", b.len ? ", " : "",
-			    l.items[i].id);
+			hd_buf_printf(
+			    &b, "%s%s", b.len ? ", " : "", l.items[i].id);
 	if (b.len > 0)
-		fprintf(stderr, "note: scripted agents (canned replies, not a "
-				"model): %s\n",
+		fprintf(stderr,
+		    "note: scripted agents (canned replies, not a "
+		    "model): %s\n",
 		    hd_buf_cstr(&b));
 	hd_buf_dispose(&b);
 	hd_agents_dispose(&l);
@@ -142,8 +143,8 @@ cmd_ask(hd_cli *c)
 		}
 	}
 	if (hd_conversation_get(&conv, st, id, &c->err) < 0 ||
-	    hd_conversation_transcript_path(path, sizeof(path),
-		hd_store_home(st), conv, &c->err) < 0) {
+	    hd_conversation_transcript_path(
+		path, sizeof(path), hd_store_home(st), conv, &c->err) < 0) {
 		rc = hd_cli_fail(c);
 		goto done;
 	}
@@ -168,15 +169,15 @@ done:
 }
 
 const hd_cli_cmd hd_cli_cmd_ask = {
-	.name = "ask",
-	.args = "TEAM MESSAGE",
-	.summary = "Ask a team: a conversation routed by @mentions",
-	.min_args = 2,
-	.max_args = 2,
-	.fn = cmd_ask,
-	.details = "The message goes to the team's leader, or to the agent it "
-		   "starts with\n(\"@coder fix the build\"). Agents reply and "
-		   "mention teammates with\n[@id: message] tags; each reply is "
-		   "printed as it arrives, then the\naggregate response. The "
-		   "transcript is saved under HUDDLE_HOME/chats/TEAM/.",
+    .name = "ask",
+    .args = "TEAM MESSAGE",
+    .summary = "Ask a team: a conversation routed by @mentions",
+    .min_args = 2,
+    .max_args = 2,
+    .fn = cmd_ask,
+    .details = "The message goes to the team's leader, or to the agent it "
+	       "starts with\n(\"@coder fix the build\"). Agents reply and "
+	       "mention teammates with\n[@id: message] tags; each reply is "
+	       "printed as it arrives, then the\naggregate response. The "
+	       "transcript is saved under HUDDLE_HOME/chats/TEAM/.",
 };

@@ -62,8 +62,8 @@ struct worker {
 	char agent[64];
 	pthread_t thread;
 	pthread_cond_t cond; /* with e->lock */
-	int dirty;	     /* work may be queued */
-	int done;	     /* the thread ended: join it */
+	int dirty;           /* work may be queued */
+	int done;            /* the thread ended: join it */
 };
 
 struct hd_conversation_engine {
@@ -137,7 +137,8 @@ owner_alive(const char *owner, int64_t pid, int64_t start)
 	return now_start != 0 && now_start == start;
 }
 
-/* ---- workers --------------------------------------------------------------- */
+/* ---- workers ---------------------------------------------------------------
+ */
 
 static void *worker_main(void *arg);
 
@@ -199,8 +200,8 @@ kick(hd_conversation_engine *e, const char *agent)
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		/* the message stays queued; the next kick tries again */
-		hd_log_error("cannot start a worker for %s: %s", agent,
-		    strerror(rc));
+		hd_log_error(
+		    "cannot start a worker for %s: %s", agent, strerror(rc));
 		worker_free(w);
 		goto done;
 	}
@@ -253,12 +254,13 @@ finish(hd_conversation_engine *e, hd_store *st, const char *id)
 	for (;;) {
 		if ((rc = hd_conv__finish(&done, st, id, &e->me, &err)) == 0)
 			break;
-		hd_log_warn("conversation %s: cannot complete yet: %s", id,
-		    err.msg);
+		hd_log_warn(
+		    "conversation %s: cannot complete yet: %s", id, err.msg);
 		if (stopping(e))
 			return; /* the next engine completes it */
 		pause_ms(e, backoff);
-		backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+		backoff =
+		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
 	}
 	if (done)
 		signal_done(e);
@@ -326,7 +328,8 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 		}
 		rc = hd_runtime_run(&res, &turn, NULL, NULL, &err);
 		if (atomic_load(&e->abort)) {
-			/* stopping: the message goes back for the next engine */
+			/* stopping: the message goes back for the next engine
+			 */
 			if (hd_conv__release(st, c, &e->me, &err) < 0)
 				hd_log_warn("conversation %s: message %lld not "
 					    "put back: %s",
@@ -370,7 +373,8 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 			goto done;
 		}
 		pause_ms(e, backoff);
-		backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+		backoff =
+		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
 	}
 	if (rc == HD_ECONFLICT) {
 		hd_log_warn("%s", err.msg);
@@ -422,22 +426,22 @@ drain(struct worker *w, hd_store *st)
 			if (have && hd_conv__release(st, &c, &e->me, &err) < 0)
 				hd_log_warn("conversation %s: message %lld not "
 					    "put back: %s",
-				    c.conversation_id,
-				    (long long)c.delivery_id, err.msg);
+				    c.conversation_id, (long long)c.delivery_id,
+				    err.msg);
 			hd_conv__claim_dispose(&c);
 			return;
 		}
 		if (!have) {
 			hd_store_change_cursor(st, &cursor, NULL);
-			rc = hd_conv__claim(&result, &c, st, w->agent, &e->me,
-			    &err);
+			rc = hd_conv__claim(
+			    &result, &c, st, w->agent, &e->me, &err);
 			if (rc < 0) {
 				hd_log_warn("cannot claim a message for %s: %s",
 				    w->agent, err.msg);
 				pause_ms(e, backoff);
 				backoff = backoff * 2 > RETRY_MAX_MS
-				    ? RETRY_MAX_MS
-				    : backoff * 2;
+					      ? RETRY_MAX_MS
+					      : backoff * 2;
 				continue;
 			}
 			backoff = 50;
@@ -450,8 +454,9 @@ drain(struct worker *w, hd_store *st)
 					c.blocker_start) &&
 				    adopt(e, st, c.blocker, c.blocker_owner,
 					&err) < 0)
-					hd_log_warn("cannot take conversation %s "
-						    "over: %s",
+					hd_log_warn(
+					    "cannot take conversation %s "
+					    "over: %s",
 					    c.blocker, err.msg);
 				hd_conv__claim_dispose(&c);
 				hd_store_wait_change(
@@ -506,7 +511,8 @@ out:
 	return NULL;
 }
 
-/* ---- the public engine ---------------------------------------------------- */
+/* ---- the public engine ----------------------------------------------------
+ */
 
 int
 hd_conversation_engine_start(hd_conversation_engine **out,
@@ -518,8 +524,8 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 
 	*out = NULL;
 	if (cfg == NULL || cfg->home == NULL)
-		return hd_err_set(err, HD_EINVAL,
-		    "a conversation engine needs HUDDLE_HOME");
+		return hd_err_set(
+		    err, HD_EINVAL, "a conversation engine needs HUDDLE_HOME");
 	if ((rc = hd_random_hex(nonce, 8, err)) < 0)
 		return rc;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
@@ -606,8 +612,8 @@ hd_conversation_start(char *out, hd_conversation_engine *e, hd_store *st,
 	int rc;
 
 	if (stopping(e))
-		return hd_err_set(err, HD_ECONFLICT,
-		    "the conversation engine is stopping");
+		return hd_err_set(
+		    err, HD_ECONFLICT, "the conversation engine is stopping");
 	if ((rc = hd_conv__create(out, agent, st, spec, &e->me, err)) < 0)
 		return rc;
 	kick(e, agent);
@@ -615,11 +621,12 @@ hd_conversation_start(char *out, hd_conversation_engine *e, hd_store *st,
 }
 
 int
-hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
-    const char *id, int timeout_ms, hd_err *err)
+hd_conversation_wait(hd_conversation_engine *e, hd_store *st, const char *id,
+    int timeout_ms, hd_err *err)
 {
 	struct timespec ts;
-	int64_t deadline = timeout_ms < 0 ? INT64_MAX : hd_mono_ms() + timeout_ms;
+	int64_t deadline =
+	    timeout_ms < 0 ? INT64_MAX : hd_mono_ms() + timeout_ms;
 	int64_t left;
 	uint64_t gen;
 	char status[16];
@@ -629,8 +636,8 @@ hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
 		pthread_mutex_lock(&e->lock);
 		gen = e->done_gen;
 		pthread_mutex_unlock(&e->lock);
-		if ((rc = hd_conv__status(status, sizeof(status), st, id,
-			 err)) < 0)
+		if ((rc = hd_conv__status(
+			 status, sizeof(status), st, id, err)) < 0)
 			return rc;
 		if (strcmp(status, "running") != 0)
 			return 0;
@@ -642,7 +649,8 @@ hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
 			    "conversation %s is still running", id);
 		timespec_in(&ts, left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS);
 		pthread_mutex_lock(&e->lock);
-		while (e->done_gen == gen && !e->stopping &&
+		while (
+		    e->done_gen == gen && !e->stopping &&
 		    pthread_cond_timedwait(&e->done_cond, &e->lock, &ts) == 0)
 			;
 		pthread_mutex_unlock(&e->lock);
@@ -650,8 +658,8 @@ hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
 }
 
 int
-hd_conversation_resume_all(size_t *adopted, hd_conversation_engine *e,
-    hd_store *st, hd_err *err)
+hd_conversation_resume_all(
+    size_t *adopted, hd_conversation_engine *e, hd_store *st, hd_err *err)
 {
 	hd_conv_foreign *l = NULL;
 	size_t n = 0, i, count = 0;

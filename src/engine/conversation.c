@@ -99,7 +99,7 @@ static int
 is_ws(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	    c == '\f';
+	       c == '\f';
 }
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none. */
@@ -220,8 +220,8 @@ room_post_soft(hd_store *st, const char *team, const char *kind,
 /* The agent's status from -> to, only when it is from (never overrides a
  * shutdown). Failures are logged: a status is narration, not state. */
 static void
-agent_status_soft(hd_store *st, const char *agent, const char *from,
-    const char *to)
+agent_status_soft(
+    hd_store *st, const char *agent, const char *from, const char *to)
 {
 	hd_agent *a = NULL;
 	hd_err aerr = HD_ERR_INIT;
@@ -229,8 +229,8 @@ agent_status_soft(hd_store *st, const char *agent, const char *from,
 	if (hd_agent_get(&a, st, agent, &aerr) == 0 &&
 	    strcmp(a->status, from) == 0 &&
 	    hd_agent_set_status(st, agent, to, &aerr) < 0)
-		hd_log_warn("agent %s status %s -> %s: %s", agent, from, to,
-		    aerr.msg);
+		hd_log_warn(
+		    "agent %s status %s -> %s: %s", agent, from, to, aerr.msg);
 	hd_agent_free(a);
 }
 
@@ -412,9 +412,9 @@ get_txn_fn(hd_store *st, void *payload, hd_err *err)
 	src = sqlite3_step(s);
 	if (src != SQLITE_ROW) {
 		rc = src == SQLITE_DONE
-		    ? hd_err_set(err, HD_ENOTFOUND,
-			  "conversation \"%.64s\" not found", g->id)
-		    : hd_store_sqlerr(st, src, err);
+			 ? hd_err_set(err, HD_ENOTFOUND,
+			       "conversation \"%.64s\" not found", g->id)
+			 : hd_store_sqlerr(st, src, err);
 		hd_store_reset(s);
 		return rc;
 	}
@@ -444,8 +444,8 @@ get_txn_fn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_conversation_get(hd_conversation **out, hd_store *st, const char *id,
-    hd_err *err)
+hd_conversation_get(
+    hd_conversation **out, hd_store *st, const char *id, hd_err *err)
 {
 	struct get_txn g = {id, NULL};
 	int rc;
@@ -460,8 +460,8 @@ hd_conversation_get(hd_conversation **out, hd_store *st, const char *id,
 }
 
 int
-hd_conv__status(char *out, size_t outlen, hd_store *st, const char *id,
-    hd_err *err)
+hd_conv__status(
+    char *out, size_t outlen, hd_store *st, const char *id, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int rc, src;
@@ -472,13 +472,13 @@ hd_conv__status(char *out, size_t outlen, hd_store *st, const char *id,
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	src = sqlite3_step(s);
 	if (src == SQLITE_ROW)
-		snprintf(out, outlen, "%s",
-		    (const char *)sqlite3_column_text(s, 0));
+		snprintf(
+		    out, outlen, "%s", (const char *)sqlite3_column_text(s, 0));
 	else
 		rc = src == SQLITE_DONE
-		    ? hd_err_set(err, HD_ENOTFOUND,
-			  "conversation \"%.64s\" not found", id)
-		    : hd_store_sqlerr(st, src, err);
+			 ? hd_err_set(err, HD_ENOTFOUND,
+			       "conversation \"%.64s\" not found", id)
+			 : hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
 }
@@ -490,24 +490,23 @@ hd_conversation_to_json(const hd_conversation *c)
 	size_t i;
 
 	for (i = 0; i < c->nreplies; i++)
-		json_array_append_new(replies, json_pack("{s:s, s:s, s:I}",
-		    "agent", c->replies[i].agent, "body", c->replies[i].body,
-		    "at", (json_int_t)c->replies[i].at));
+		json_array_append_new(replies,
+		    json_pack("{s:s, s:s, s:I}", "agent", c->replies[i].agent,
+			"body", c->replies[i].body, "at",
+			(json_int_t)c->replies[i].at));
 	j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "id", c->id, "teamId",
 	    c->team_id, "status", c->status, "pending", (json_int_t)c->pending,
 	    "totalMessages", (json_int_t)c->total_messages, "replies", replies);
 	json_object_set_new(j, "response",
 	    c->response != NULL ? json_string(c->response) : json_null());
 	json_object_set_new(j, "createdAt", json_integer(c->created_at));
-	json_object_set_new(j, "completedAt", c->completed_at != 0
-		? json_integer(c->completed_at)
-		: json_null());
+	json_object_set_new(j, "completedAt",
+	    c->completed_at != 0 ? json_integer(c->completed_at) : json_null());
 	return j;
 }
 
 int
-hd_conversation_aggregate(char **out, const hd_conversation *c,
-    hd_err *err)
+hd_conversation_aggregate(char **out, const hd_conversation *c, hd_err *err)
 {
 	hd_buf b = HD_BUF_INIT(0);
 	char *shown = NULL;
@@ -521,8 +520,8 @@ hd_conversation_aggregate(char **out, const hd_conversation *c,
 		return 0;
 	}
 	for (i = 0; i < c->nreplies; i++) {
-		if ((rc = hd_mentions_display(&shown, c->replies[i].body, err)) <
-		    0)
+		if ((rc = hd_mentions_display(
+			 &shown, c->replies[i].body, err)) < 0)
 			goto done;
 		if (i > 0)
 			hd_buf_puts(&b, "\n\n------\n\n");
@@ -540,8 +539,8 @@ done:
 }
 
 int
-hd_conversation_transcript(char **out, const hd_conversation *c,
-    const char *team_name, hd_err *err)
+hd_conversation_transcript(
+    char **out, const hd_conversation *c, const char *team_name, hd_err *err)
 {
 	hd_buf b = HD_BUF_INIT(0);
 	char date[32];
@@ -591,8 +590,8 @@ max_key(char *out, size_t outlen, const char *team)
 }
 
 int
-hd_conversation_max_messages(int64_t *out, hd_store *st, const char *team,
-    hd_err *err)
+hd_conversation_max_messages(
+    int64_t *out, hd_store *st, const char *team, hd_err *err)
 {
 	char key[96], *v = NULL;
 	int64_t n;
@@ -637,8 +636,8 @@ max_txn_fn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_conversation_set_max_messages(hd_store *st, const char *team, int64_t n,
-    hd_err *err)
+hd_conversation_set_max_messages(
+    hd_store *st, const char *team, int64_t n, hd_err *err)
 {
 	struct max_txn m = {team, n};
 	int rc;
@@ -655,8 +654,8 @@ hd_conversation_set_max_messages(hd_store *st, const char *team, int64_t n,
 /* ---- starting ------------------------------------------------------------ */
 
 static void
-drop_mention(hd_store *st, const char *conv, const char *team,
-    const char *from, const char *target, const char *reason)
+drop_mention(hd_store *st, const char *conv, const char *team, const char *from,
+    const char *target, const char *reason)
 {
 	hd_log_info("conversation %s: mention of @%.64s by %s dropped: %s",
 	    conv, target, from != NULL ? from : "the user", reason);
@@ -697,8 +696,7 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 	}
 	if ((rc = hd_agent_list(&members, st, team, err)) < 0)
 		goto done;
-	if (members.n > 0 &&
-	    (ids = calloc(members.n, sizeof(*ids))) == NULL) {
+	if (members.n > 0 && (ids = calloc(members.n, sizeof(*ids))) == NULL) {
 		rc = oom(err);
 		goto done;
 	}
@@ -788,7 +786,8 @@ hd_conv__create(char *out, char *agent, hd_store *st,
 		    "message is %zu bytes; the limit is %d", len,
 		    HD_MESSAGE_MAX);
 	if (!hd_utf8_ok(sp.message, len))
-		return hd_err_set(err, HD_EINVAL, "message must be valid UTF-8");
+		return hd_err_set(
+		    err, HD_EINVAL, "message must be valid UTF-8");
 	if ((rc = hd_uuid(id, err)) < 0)
 		return rc;
 	memset(&t, 0, sizeof(t));
@@ -804,7 +803,8 @@ hd_conv__create(char *out, char *agent, hd_store *st,
 	return 0;
 }
 
-/* ---- claiming ------------------------------------------------------------- */
+/* ---- claiming -------------------------------------------------------------
+ */
 
 void
 hd_conv__claim_dispose(hd_conv_claim *c)
@@ -903,8 +903,8 @@ claim_txn_fn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
-    const char *agent, const hd_conv_owner *me, hd_err *err)
+hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st, const char *agent,
+    const hd_conv_owner *me, hd_err *err)
 {
 	struct claim_txn t = {agent, me, out, HD_CONV_NONE};
 	int rc;
@@ -920,7 +920,6 @@ hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
 struct release_txn {
 	const hd_conv_claim *c;
 };
-
 
 static int
 release_txn_fn(hd_store *st, void *payload, hd_err *err)
@@ -942,15 +941,16 @@ release_txn_fn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_conv__release(hd_store *st, const hd_conv_claim *c,
-    const hd_conv_owner *me, hd_err *err)
+hd_conv__release(
+    hd_store *st, const hd_conv_claim *c, const hd_conv_owner *me, hd_err *err)
 {
 	struct release_txn t = {c};
 
 	return owner_write(st, me, release_txn_fn, &t, err);
 }
 
-/* ---- recording a reply ----------------------------------------------------- */
+/* ---- recording a reply -----------------------------------------------------
+ */
 
 void
 hd_conv__recorded_dispose(hd_conv_recorded *r)
@@ -995,15 +995,16 @@ target_refusal(hd_store *st, const char *target, const char *agent,
 /* The agents with an unanswered message in the conversation, except the
  * one being answered: the "others" of conversation.h (3). */
 static int
-unanswered_agents(char ***out, size_t *n, hd_store *st,
-    const hd_conv_claim *c, hd_err *err)
+unanswered_agents(
+    char ***out, size_t *n, hd_store *st, const hd_conv_claim *c, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT DISTINCT to_agent FROM conversation_deliveries"
-		 " WHERE conversation_id = ?1 AND state IN ('queued', 'running')"
+		 " WHERE conversation_id = ?1 AND state IN ('queued', "
+		 "'running')"
 		 " AND id != ?2",
 		 err)) < 0)
 		return rc;
@@ -1023,8 +1024,8 @@ unanswered_agents(char ***out, size_t *n, hd_store *st,
 
 /* Enqueue the mentions of the reply that may go (loop guard, drops). */
 static int
-enqueue_mentions(struct record_txn *t, hd_store *st, int64_t seq,
-    int64_t max, hd_err *err)
+enqueue_mentions(
+    struct record_txn *t, hd_store *st, int64_t seq, int64_t max, hd_err *err)
 {
 	const hd_conv_claim *c = t->c;
 	hd_conv_recorded *out = t->out;
@@ -1129,7 +1130,8 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if (src != SQLITE_ROW && src != SQLITE_DONE)
 		return hd_store_sqlerr(st, src, err);
 	ours = state != NULL && owner != NULL &&
-	    strcmp(state, "running") == 0 && strcmp(owner, t->me->token) == 0;
+	       strcmp(state, "running") == 0 &&
+	       strcmp(owner, t->me->token) == 0;
 	free(state);
 	free(owner);
 	if (!ours) /* (2), (4) */
@@ -1180,9 +1182,8 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = step_done(st, s, err)) < 0)
 		return rc;
 	out->next_result = HD_CONV_NONE;
-	if (t->want_next &&
-	    (rc = claim_in_txn(&out->next_result, &out->next, st, c->agent,
-		 t->me, err)) < 0)
+	if (t->want_next && (rc = claim_in_txn(&out->next_result, &out->next,
+				 st, c->agent, t->me, err)) < 0)
 		return rc;
 	if (out->next_result != HD_CONV_CLAIMED) {
 		hd_conv__claim_dispose(&out->next);
@@ -1216,8 +1217,8 @@ hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
 	if ((out->body = reply_clean(reply, len)) == NULL)
 		return oom(err);
 	if (!is_error) {
-		if ((rc = hd_mentions_parse(&m, out->body, strlen(out->body),
-			 err)) < 0)
+		if ((rc = hd_mentions_parse(
+			 &m, out->body, strlen(out->body), err)) < 0)
 			goto done;
 		parsed = 1;
 	}
@@ -1236,7 +1237,8 @@ done:
 	return rc;
 }
 
-/* ---- finishing ------------------------------------------------------------- */
+/* ---- finishing -------------------------------------------------------------
+ */
 
 /*
  * Write the transcript, mode 0600. No temporary file and rename: the
@@ -1253,8 +1255,8 @@ write_file(const char *path, const char *text, hd_err *err)
 
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) <
 	    0)
-		return hd_err_set(err, HD_ERR, "cannot write %s: %s", path,
-		    strerror(errno));
+		return hd_err_set(
+		    err, HD_ERR, "cannot write %s: %s", path, strerror(errno));
 	while (off < len) {
 		if ((w = write(fd, text + off, len - off)) < 0) {
 			if (errno == EINTR)
@@ -1266,8 +1268,8 @@ write_file(const char *path, const char *text, hd_err *err)
 		off += (size_t)w;
 	}
 	if (close(fd) < 0)
-		return hd_err_set(err, HD_ERR, "cannot write %s: %s", path,
-		    strerror(errno));
+		return hd_err_set(
+		    err, HD_ERR, "cannot write %s: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -1340,18 +1342,18 @@ hd_conv__finish(int *done, hd_store *st, const char *id,
 		goto done;
 	if (hd_team_get(&tm, st, c->team_id, NULL) < 0)
 		tm = NULL; /* removed since: the id stands in for the name */
-	if ((rc = hd_conversation_transcript(&text, c,
-		 tm != NULL ? tm->name : c->team_id, err)) < 0 ||
-	    (rc = hd_conversation_transcript_path(path, sizeof(path),
-		 hd_store_home(st), c, err)) < 0)
+	if ((rc = hd_conversation_transcript(
+		 &text, c, tm != NULL ? tm->name : c->team_id, err)) < 0 ||
+	    (rc = hd_conversation_transcript_path(
+		 path, sizeof(path), hd_store_home(st), c, err)) < 0)
 		goto done;
-	snprintf(dir, sizeof(dir), "%s/chats/%s", hd_store_home(st),
-	    c->team_id);
+	snprintf(
+	    dir, sizeof(dir), "%s/chats/%s", hd_store_home(st), c->team_id);
 	if (hd_mkdir_p(dir, 0700, &werr) < 0 ||
 	    write_file(path, text, &werr) < 0) {
 		/* the user still gets the answer; only the file is missing */
-		hd_log_error("conversation %s: no transcript: %s", id,
-		    werr.msg);
+		hd_log_error(
+		    "conversation %s: no transcript: %s", id, werr.msg);
 		path[0] = '\0';
 	}
 	memset(&t, 0, sizeof(t));
@@ -1372,7 +1374,8 @@ done:
 	return rc;
 }
 
-/* ---- taking over ------------------------------------------------------------ */
+/* ---- taking over ------------------------------------------------------------
+ */
 
 void
 hd_conv__foreign_free(hd_conv_foreign *l, size_t n)
@@ -1550,14 +1553,14 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_store_reset(s);
 	hd_events_append(st, "conversation_resumed", t->team, 0, NULL,
 	    json_pack("{s:s, s:s?, s:i, s:I}", "conversation_id", t->id,
-		"previous_owner", t->old_owner, "requeued", requeued,
-		"pending", (json_int_t)t->pending));
+		"previous_owner", t->old_owner, "requeued", requeued, "pending",
+		(json_int_t)t->pending));
 	return 0;
 }
 
 int
-hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,
-    int64_t *pending, hd_store *st, const char *id, const char *old_owner,
+hd_conv__adopt(int *adopted, char ***agents, size_t *nagents, int64_t *pending,
+    hd_store *st, const char *id, const char *old_owner,
     const hd_conv_owner *me, hd_err *err)
 {
 	struct adopt_txn t;
@@ -1608,7 +1611,8 @@ hd_conv__disown(hd_store *st, const hd_conv_owner *me, hd_err *err)
 	return owner_write(st, me, disown_txn_fn, (void *)me, err);
 }
 
-/* ---- processes ---------------------------------------------------------------- */
+/* ---- processes
+ * ---------------------------------------------------------------- */
 
 int64_t
 hd_conv__proc_start(int64_t pid)

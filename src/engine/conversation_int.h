@@ -58,15 +58,15 @@ int hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
     const char *agent, const hd_conv_owner *me, hd_err *err);
 
 /* Put a claimed message back in the queue (a turn cut short). */
-int hd_conv__release(hd_store *st, const hd_conv_claim *c,
-    const hd_conv_owner *me, hd_err *err);
+int hd_conv__release(
+    hd_store *st, const hd_conv_claim *c, const hd_conv_owner *me, hd_err *err);
 
 typedef struct hd_conv_recorded {
 	int64_t seq;
 	int64_t pending_mid;   /* after the mentions, before the answered */
 	int64_t pending_after; /* what the conversation now has */
-	char *body;	       /* the reply as stored */
-	char **targets;	       /* agents sent a message, in order */
+	char *body;            /* the reply as stored */
+	char **targets;        /* agents sent a message, in order */
 	size_t ntargets;
 	/* with want_next: the agent's next message, claimed in the same
 	 * transaction (the agent stays working) */
@@ -83,9 +83,9 @@ void hd_conv__recorded_dispose(hd_conv_recorded *r);
  * also the claim of the agent's next message (out->next). HD_ECONFLICT
  * when the message is no longer this engine's to answer.
  */
-int hd_conv__record(hd_conv_recorded *out, hd_store *st,
-    const hd_conv_claim *c, const char *reply, size_t len, int is_error,
-    int want_next, const hd_conv_owner *me, hd_err *err);
+int hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
+    const char *reply, size_t len, int is_error, int want_next,
+    const hd_conv_owner *me, hd_err *err);
 
 /* Complete a conversation with nothing pending: the aggregate, the
  * transcript file, status completed, conversation_completed. *done is 1
@@ -127,7 +127,7 @@ void hd_conv__strv_free(char **v, size_t n);
 
 /* The status of conversation id into out (running, completed, failed).
  * `conversation "x" not found`. */
-int hd_conv__status(char *out, size_t outlen, hd_store *st, const char *id,
-    hd_err *err);
+int hd_conv__status(
+    char *out, size_t outlen, hd_store *st, const char *id, hd_err *err);
 
 #endif
