@@ -280,7 +280,9 @@ int hd_conversation_engine_start(hd_conversation_engine **out,
 /*
  * Stop: turns in progress are aborted and their messages put back in the
  * queue, the worker threads are joined, and the conversations this engine
- * ran are released for the next engine to resume. NULL-safe.
+ * ran are released for the next engine to resume. e is freed: no other
+ * call on e may be running or follow (stop it once its users are done).
+ * NULL-safe.
  */
 void hd_conversation_engine_stop(hd_conversation_engine *e);
 

@@ -132,7 +132,10 @@ owner_alive(const char *owner, int64_t pid, int64_t start)
 		pthread_mutex_unlock(&live_lock);
 		return alive;
 	}
-	if ((now_start = hd_conv__proc_start(pid)) < 0) /* no /proc */
+	/* without a start time (no /proc when it was taken, or now) only
+	 * the pid can be asked: a zombie or a recycled pid then reads alive
+	 * until reaped or gone, which delays a take-over, never doubles one */
+	if (start <= 0 || (now_start = hd_conv__proc_start(pid)) < 0)
 		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 	return now_start != 0 && now_start == start;
 }

@@ -586,7 +586,7 @@ hd_conversation_transcript_path(char *out, size_t outlen, const char *home,
 static void
 max_key(char *out, size_t outlen, const char *team)
 {
-	snprintf(out, outlen, "team:%s:max_messages", team);
+	snprintf(out, outlen, HD_TEAM_MAX_MESSAGES_KEY, team);
 }
 
 int

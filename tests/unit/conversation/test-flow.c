@@ -594,6 +594,47 @@ test_flow__refusals(void **state)
 	hd_conversation_engine_stop(e);
 }
 
+static void
+test_flow__max_messages_from_a_team_file(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_apply_report rep;
+	hd_err err = HD_ERR_INIT;
+	int64_t max = 0;
+	json_t *doc;
+
+	doc = json_pack("{s:s, s:i, s:[{s:s, s:b}]}", "team", "pp",
+	    "max_messages", 7, "agents", "id", "ping", "leader", 1);
+	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
+	    &err);
+	assert_int_equal(rep.changed, 1);
+	hd_apply_report_dispose(&rep);
+	assert_hd_ok(hd_conversation_max_messages(&max, fx->st, "pp", &err),
+	    &err);
+	assert_int_equal(max, 7);
+	/* unchanged: nothing written */
+	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
+	    &err);
+	assert_int_equal(rep.changed, 0);
+	hd_apply_report_dispose(&rep);
+	json_object_set_new(doc, "max_messages", json_integer(9));
+	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
+	    &err);
+	assert_int_equal(rep.changed, 1);
+	assert_string_equal(
+	    json_string_value(json_object_get(rep.json, "action")), "updated");
+	hd_apply_report_dispose(&rep);
+	assert_hd_ok(hd_conversation_max_messages(&max, fx->st, "pp", &err),
+	    &err);
+	assert_int_equal(max, 9);
+	json_object_set_new(doc, "max_messages", json_integer(0));
+	assert_hd_err(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
+	    HD_EINVAL, "pp.json: max_messages must be an integer from 1 to 1000",
+	    &err);
+	hd_apply_report_dispose(&rep);
+	json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -621,6 +662,9 @@ main(void)
 		hd_fixture_setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_flow__refusals, hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_flow__max_messages_from_a_team_file, hd_fixture_setup,
+		    hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
