@@ -22,7 +22,7 @@
  *   ceiling of a machine whose cores all spawn.
  *
  * usage: bench_conversation [SCRIPTED_CONVERSATIONS] [EXEC_CONVERSATIONS]
- *        (default 400 and 100)
+ *        (default 400 and 150)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -330,7 +330,7 @@ int
 main(int argc, char **argv)
 {
 	long nscripted = argc > 1 ? atol(argv[1]) : 400;
-	long nexec = argc > 2 ? atol(argv[2]) : 100;
+	long nexec = argc > 2 ? atol(argv[2]) : 150;
 	double lib, base, par;
 
 	if (nscripted < 1 || nexec < 1) {

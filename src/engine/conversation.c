@@ -223,15 +223,11 @@ static void
 agent_status_soft(
     hd_store *st, const char *agent, const char *from, const char *to)
 {
-	hd_agent *a = NULL;
 	hd_err aerr = HD_ERR_INIT;
 
-	if (hd_agent_get(&a, st, agent, &aerr) == 0 &&
-	    strcmp(a->status, from) == 0 &&
-	    hd_agent_set_status(st, agent, to, &aerr) < 0)
+	if (hd_agent_set_status_if(st, agent, from, to, NULL, &aerr) < 0)
 		hd_log_warn(
 		    "agent %s status %s -> %s: %s", agent, from, to, aerr.msg);
-	hd_agent_free(a);
 }
 
 static int
@@ -982,6 +978,8 @@ target_refusal(hd_store *st, const char *target, const char *agent,
 
 	if (strcmp(target, agent) == 0)
 		return "self-mention";
+	if (hd_team_member_check(st, team, target, &aerr) == 0)
+		return NULL; /* the common case, one lookup */
 	if (hd_agent_get(&a, st, target, &aerr) < 0)
 		why = "unknown agent";
 	else if (a->team_id == NULL || strcmp(a->team_id, team) != 0) {
