@@ -8,6 +8,7 @@
 #include "agent.h"
 #include "attach.h"
 #include "board.h"
+#include "conversation.h"
 #include "buf.h"
 #include "err.h"
 #include "events.h"

@@ -116,5 +116,6 @@ extern const hd_cli_cmd hd_cli_cmd_shutdown_response;
 extern const hd_cli_cmd hd_cli_cmd_mcp;
 extern const hd_cli_cmd hd_cli_cmd_attach;
 extern const hd_cli_cmd hd_cli_cmd_serve;
+extern const hd_cli_cmd hd_cli_cmd_ask;
 
 #endif

@@ -22,6 +22,7 @@ struct hd_http_server {
 	hd_mcp_server *mcp;
 	hd_committer *committer; /* group commit of room posts */
 	unsigned char attach_key[HD_ATTACH_KEY_LEN]; /* loaded once */
+	hd_conversation_engine *conv; /* conversations (route-conversation.c) */
 
 	pthread_mutex_t pool_lock; /* guards pool/npool */
 	hd_store *pool[16];
