@@ -606,6 +606,9 @@ on_unescape(void *cls, struct MHD_Connection *conn, char *s)
 	return (size_t)(w - s);
 }
 
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+    HD_PRINTFLIKE(2, 0);
+
 static void
 on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
@@ -723,6 +726,8 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 		goto fail;
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 	    MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+	srv->port = cfg->port; /* before any request can read it; port 0 is
+				  resolved below */
 	srv->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL,
 	    on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 	    MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,

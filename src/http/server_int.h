@@ -6,6 +6,7 @@
 #define HD_SERVER_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "commit.h"
 #include "http.h"
@@ -18,7 +19,7 @@ struct hd_http_server {
 	char *bind;
 	char *home;
 	char *token;
-	int port;
+	_Atomic int port; /* set once MHD reports it; read by its threads */
 	hd_mcp_server *mcp;
 	hd_committer *committer; /* group commit of room posts */
 	unsigned char attach_key[HD_ATTACH_KEY_LEN]; /* loaded once */
