@@ -170,7 +170,8 @@ const char *hd_exchange_end_name(hd_exchange_end e);
 /* What an observer is shown; every pointer is borrowed for the call. */
 typedef struct hd_exchange_step {
 	const char *room_id;
-	int turn; /* 1-based */
+	int turn;      /* 1-based */
+	int max_turns; /* the bound, after the clamp */
 	const char *speaker;
 	hd_speaker_policy policy;
 	const char *runtime;

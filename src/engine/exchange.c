@@ -456,6 +456,7 @@ step_init(hd_exchange_step *s, const exch *x, int speaker,
 	memset(s, 0, sizeof(*s));
 	s->room_id = x->lock.room_id;
 	s->turn = turn;
+	s->max_turns = x->max_turns;
 	s->speaker = a->id;
 	s->policy = policy;
 	s->runtime = a->runtime;
@@ -629,7 +630,7 @@ run_locked(exch *x, hd_exchange_result *out, hd_err *err)
 	    json_pack("{s:s, s:s, s:i, s:i}", "room_id", x->lock.room_id,
 		"reason", hd_exchange_end_name(end), "max_turns", x->max_turns,
 		"turns_taken", out->turns_taken));
-	hd_log_info("%s: exchange ended %s after %d turn(s)", x->lock.room_id,
+	hd_log_debug("%s: exchange ended %s after %d turn(s)", x->lock.room_id,
 	    hd_exchange_end_name(end), out->turns_taken);
 	return 0;
 }

@@ -17,6 +17,10 @@
  *      server by DNS rebinding or cross-site requests.
  *  (6) One access-log line per request on stderr, written when MHD reports
  *      the request complete.
+ *  (7) A handler may finish its request later (hd_http_defer, async.c):
+ *      the connection is suspended while a thread of its own does the
+ *      work, and the response is queued when MHD calls us again after the
+ *      resume.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -49,12 +53,13 @@ struct req_ctx {
 	char method[12];
 	char path[160];
 	char peer[64];
+	struct hd_http_job *job; /* a deferred request (7) */
 };
 
 /* ---- store pool ------------------------------------------------------- */
 
-static hd_store *
-pool_get(hd_http_server *srv, hd_err *err)
+hd_store *
+hd_http__pool_get(hd_http_server *srv, hd_err *err)
 {
 	hd_store *st = NULL;
 
@@ -67,8 +72,8 @@ pool_get(hd_http_server *srv, hd_err *err)
 	return st;
 }
 
-static void
-pool_put(hd_http_server *srv, hd_store *st)
+void
+hd_http__pool_put(hd_http_server *srv, hd_store *st)
 {
 	pthread_mutex_lock(&srv->pool_lock);
 	if (srv->npool < STORE_POOL_MAX) {
@@ -240,7 +245,7 @@ route_match(const char *pattern, const char *path, hd_http_req *r, char *buf,
 
 static const hd_route *const route_tables[] = {
 	hd_routes_mcp, hd_routes_teams, hd_routes_chat, hd_routes_board,
-	hd_routes_mail, NULL,
+	hd_routes_mail, hd_routes_exchange, NULL,
 };
 
 /* Find the route; *path_known is set when some route has this path (for
@@ -354,6 +359,35 @@ queue_json_error(struct MHD_Connection *conn, struct req_ctx *ctx, int status,
 	return ret;
 }
 
+/* Queue the response a handler set in r (taking r->resp). */
+static enum MHD_Result
+queue_req(struct MHD_Connection *conn, struct req_ctx *ctx, hd_http_req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (r->status == 0) {
+		free(r->resp);
+		r->resp = NULL;
+		return queue_json_error(conn, ctx, 500, "the route gave no answer");
+	}
+	resp = MHD_create_response_from_buffer(r->resp_len,
+	    r->resp != NULL ? r->resp : (void *)"", r->resp != NULL
+		? MHD_RESPMEM_MUST_FREE
+		: MHD_RESPMEM_PERSISTENT);
+	r->resp = NULL; /* MHD owns it now */
+	if (r->content_type != NULL)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		    r->content_type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+	    r->cache_control != NULL ? r->cache_control : "no-store");
+	ctx->status = r->status;
+	ctx->bytes = r->resp_len;
+	ret = MHD_queue_response(conn, (unsigned int)r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result
 dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
     const char *method, const char *url)
@@ -379,10 +413,10 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 			    "method not allowed");
 		return queue_json_error(conn, ctx, 404, "no such route");
 	}
-	if ((r.st = pool_get(srv, &err)) == NULL)
+	if ((r.st = hd_http__pool_get(srv, &err)) == NULL)
 		return queue_json_error(conn, ctx, 503, err.msg);
 	rt->fn(&r);
-	pool_put(srv, r.st);
+	hd_http__pool_put(srv, r.st);
 	r.st = NULL;
 	if (r.stream != NULL) {
 		resp = r.stream;
@@ -391,24 +425,14 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 		MHD_destroy_response(resp);
 		return ret;
 	}
-	if (r.status == 0) {
+	if (r.deferred != NULL) { /* (7): answered when the job is done */
 		free(r.resp);
-		return queue_json_error(conn, ctx, 500, "the route gave no answer");
+		r.resp = NULL;
+		r.status = 0;
+		if ((ctx->job = hd_http__job_start(srv, conn, &r)) != NULL)
+			return MHD_YES;
 	}
-	resp = MHD_create_response_from_buffer(r.resp_len,
-	    r.resp != NULL ? r.resp : (void *)"", r.resp != NULL
-		? MHD_RESPMEM_MUST_FREE
-		: MHD_RESPMEM_PERSISTENT);
-	if (r.content_type != NULL)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-		    r.content_type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-	    r.cache_control != NULL ? r.cache_control : "no-store");
-	ctx->status = r.status;
-	ctx->bytes = r.resp_len;
-	ret = MHD_queue_response(conn, (unsigned int)r.status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return queue_req(conn, ctx, &r);
 }
 
 static enum MHD_Result
@@ -456,6 +480,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 			    "request body over the limit of 2097152 bytes");
 		return MHD_YES;
 	}
+	if (ctx->job != NULL) /* resumed: the deferred work is done (7) */
+		return queue_req(conn, ctx, hd_http__job_req(ctx->job));
 	if (*upload_data_size > 0) {
 		if (!ctx->too_big) {
 			hd_buf_put(&ctx->body, upload_data, *upload_data_size);
@@ -485,6 +511,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	    ctx->path, ctx->status, ctx->bytes,
 	    (double)(hd_mono_us() - ctx->start_us) / 1000.0,
 	    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+	hd_http__job_free(ctx->job);
 	hd_buf_dispose(&ctx->body);
 	free(ctx);
 	*con_cls = NULL;
@@ -522,6 +549,8 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	pthread_mutex_init(&srv->pool_lock, NULL);
 	pthread_mutex_init(&srv->sse_lock, NULL);
+	pthread_mutex_init(&srv->jobs_lock, NULL);
+	pthread_cond_init(&srv->jobs_cond, NULL);
 	srv->bind = strdup(cfg->bind != NULL ? cfg->bind : "127.0.0.1");
 	srv->home = strdup(cfg->home);
 	srv->token = cfg->token != NULL && cfg->token[0] != '\0'
@@ -551,7 +580,8 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	}
 	if ((rc = hd_mcp_server_new(&srv->mcp, err)) < 0)
 		goto fail;
-	if ((rc = hd_http__sse_init(srv, err)) < 0)
+	if ((rc = hd_http__sse_init(srv, err)) < 0 ||
+	    (rc = hd_http__jobs_init(srv, err)) < 0)
 		goto fail;
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 	    MHD_USE_ERROR_LOG | MHD_USE_TURBO;
@@ -593,6 +623,8 @@ hd_http_stop(hd_http_server *srv)
 
 		if (lfd != MHD_INVALID_SOCKET)
 			close(lfd);
+		/* long requests first: they resume their connections (7) */
+		hd_http__jobs_shutdown(srv);
 		hd_http__sse_shutdown(srv);
 		while (hd_mono_ms() < until) {
 			di = MHD_get_daemon_info(srv->daemon,
@@ -602,14 +634,18 @@ hd_http_stop(hd_http_server *srv)
 			hd_sleep_us(20000);
 		}
 		MHD_stop_daemon(srv->daemon);
-	} else
+	} else {
+		hd_http__jobs_shutdown(srv);
 		hd_http__sse_shutdown(srv);
+	}
 	hd_http__sse_free(srv);
 	while (srv->npool > 0)
 		hd_store_close(srv->pool[--srv->npool]);
 	hd_mcp_server_free(srv->mcp);
 	pthread_mutex_destroy(&srv->pool_lock);
 	pthread_mutex_destroy(&srv->sse_lock);
+	pthread_mutex_destroy(&srv->jobs_lock);
+	pthread_cond_destroy(&srv->jobs_cond);
 	free(srv->bind);
 	free(srv->home);
 	free(srv->token);
