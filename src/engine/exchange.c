@@ -404,47 +404,25 @@ leader_obligation(exch *x, int speaker, hd_err *err)
 	return 0;
 }
 
-/* ---- one step of the loop ---- */
-
-typedef struct announce_txn {
+/* All of a turn's obligations, from one snapshot of the board. */
+typedef struct oblige_txn {
 	exch *x;
 	int speaker;
-	hd_speaker_policy policy;
-	int turn;
-} announce_txn;
+} oblige_txn;
 
-/* Renew the lease, say who speaks, and mark it working: one commit. */
 static int
-announce_txn_fn(hd_store *st, void *payload, hd_err *err)
+oblige_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
-	announce_txn *tx = payload;
-	exch *x = tx->x;
-	json_t *pending = json_array();
-	size_t i;
+	oblige_txn *tx = payload;
 	int rc;
 
-	if ((rc = hd_room_lock_renew(st, &x->lock, x->lease_ms, err)) < 0)
-		goto done;
-	for (i = 0; i < x->n; i++)
-		if (x->pending[i])
-			json_array_append_new(pending, json_string(x->ids[i]));
-	hd_events_append(st, "speaker_selected", x->team->id, 0,
-	    x->ids[tx->speaker],
-	    json_pack("{s:s, s:s, s:s, s:i, s:O}", "room_id", x->lock.room_id,
-		"speaker", x->ids[tx->speaker], "policy",
-		hd_speaker_policy_name(tx->policy), "turn", tx->turn, "pending",
-		pending));
-	if ((rc = hd_agent_set_status(st, x->ids[tx->speaker], "working",
-		 err)) < 0)
-		goto done;
-	hd_events_append(st, "turn_started", x->team->id, 0,
-	    x->ids[tx->speaker],
-	    json_pack("{s:s, s:i}", "room_id", x->lock.room_id, "turn",
-		tx->turn));
-done:
-	json_decref(pending);
-	return rc;
+	(void)st;
+	if ((rc = member_obligations(tx->x, tx->speaker, err)) < 0)
+		return rc;
+	return leader_obligation(tx->x, tx->speaker, err);
 }
+
+/* ---- one step of the loop ---- */
 
 static void
 step_init(hd_exchange_step *s, const exch *x, int speaker,
@@ -487,8 +465,8 @@ loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
 	hd_exchange__turn t;
 	hd_exchange_step step;
 	hd_speaker_pick pick;
-	announce_txn atx;
-	const char *which;
+	oblige_txn otx;
+	json_t *pending;
 	size_t i;
 	int rc, any;
 
@@ -503,30 +481,14 @@ loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
 			*end = HD_EXCHANGE_NO_PENDING;
 			return 0;
 		}
-		if ((rc = hd_budget_paused(&which, x->st, x->team->id,
-			 x->ids[pick.speaker], err)) < 0)
-			return rc;
-		if (which != NULL) {
-			*end = HD_EXCHANGE_BUDGET_PAUSED;
-			return 0;
-		}
-		atx.x = x;
-		atx.speaker = pick.speaker;
-		atx.policy = pick.policy;
-		atx.turn = out->turns_taken + 1;
-		rc = hd_store_write(x->st, announce_txn_fn, &atx, err);
-		if (rc == HD_ECONFLICT) { /* the lease was taken over (3) */
-			hd_log_warn("%s: %s", x->lock.room_id, err->msg);
-			atomic_store(&x->lost, 1);
-			hd_err_clear(err);
-			continue;
-		}
-		if (rc < 0)
-			return rc;
-		step_init(&step, x, pick.speaker, pick.policy, atx.turn);
-		if (spec->on_selected != NULL)
-			spec->on_selected(&step, spec->payload);
-
+		if ((pending = json_array()) == NULL)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		for (i = 0; i < x->n; i++)
+			if (x->pending[i])
+				json_array_append_new(pending,
+				    json_string(x->ids[i]));
+		step_init(&step, x, pick.speaker, pick.policy,
+		    out->turns_taken + 1);
 		memset(&t, 0, sizeof(t));
 		t.st = x->st;
 		t.spec = spec;
@@ -536,9 +498,26 @@ loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
 		t.is_leader = pick.speaker == x->leader;
 		t.first = !x->spoke[pick.speaker];
 		t.skip_seq = x->stim_seq;
-		t.turn_no = atx.turn;
-		if ((rc = hd_exchange__turn_run(&t, err)) < 0)
+		t.turn_no = step.turn;
+		t.policy = pick.policy;
+		t.pending = pending;
+		t.lock = &x->lock;
+		t.lease_ms = x->lease_ms;
+		t.step = &step;
+		rc = hd_exchange__turn_run(&t, err);
+		json_decref(pending);
+		if (rc == HD_ECONFLICT) { /* the lease was taken over (3) */
+			hd_log_warn("%s: %s", x->lock.room_id, err->msg);
+			atomic_store(&x->lost, 1);
+			hd_err_clear(err);
+			continue;
+		}
+		if (rc < 0)
 			return rc;
+		if (t.paused) { /* the speaker's cap (or the team's) is spent */
+			*end = HD_EXCHANGE_BUDGET_PAUSED;
+			return 0;
+		}
 		out->turns_taken++;
 		x->turns[pick.speaker]++;
 		x->spoke[pick.speaker] = 1;
@@ -562,13 +541,11 @@ loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
 			spec->on_turn(&step, spec->payload);
 		hd_exchange__turn_dispose(&t);
 
-		if ((rc = member_obligations(x, pick.speaker, err)) < 0 ||
-		    (rc = leader_obligation(x, pick.speaker, err)) < 0)
+		otx.x = x;
+		otx.speaker = pick.speaker;
+		if ((rc = hd_store_read(x->st, oblige_txn_fn, &otx, err)) < 0)
 			return rc;
-		if ((rc = hd_budget_paused(&which, x->st, x->team->id,
-			 x->ids[pick.speaker], err)) < 0)
-			return rc;
-		if (which != NULL) {
+		if (t.paused_after != NULL) {
 			*end = HD_EXCHANGE_BUDGET_PAUSED;
 			return 0;
 		}

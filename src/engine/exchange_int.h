@@ -21,8 +21,15 @@ typedef struct hd_exchange__turn {
 	int first;	  /* the speaker's first turn of this exchange */
 	int64_t skip_seq; /* the stimulus post: never enveloped (0: none) */
 	int turn_no;	  /* 1-based */
+	hd_speaker_policy policy;
+	json_t *pending;  /* ids owing a turn, for speaker_selected (borrowed) */
+	hd_room_lock *lock; /* renewed as the turn is announced */
+	int64_t lease_ms;
+	hd_exchange_step *step; /* shown to on_selected / on_turn */
 	/* out (owned: hd_exchange__turn_dispose) */
-	char *reply; /* what was posted */
+	int paused;	   /* a cap budget was tripped: the turn never ran */
+	const char *paused_after; /* "team"/"agent": tripped by this turn */
+	char *reply;	   /* what was posted */
 	int64_t seq;
 	int failed;
 	hd_runtime_cost cost;
@@ -32,12 +39,18 @@ typedef struct hd_exchange__turn {
 } hd_exchange__turn;
 
 /*
- * Run the turn of SPEC 8.1 for t->agent: restore its state, assemble the
- * prompt (documented in exchange.h), run it, post the reply, and save
- * the state, the session lineage and the spend with the post in one
- * transaction. The agent is working while it runs and idle after. A
- * runtime failure is a reply (`[error: ...]`), not a failure of this
- * call; a negative return means the store failed.
+ * Run the turn of SPEC 8.1 for t->agent in two transactions around the
+ * runtime: before it (one commit) the speaker's cap budget and the
+ * team's are checked (tripped: t->paused, nothing written), the lease is
+ * renewed, speaker_selected and turn_started are emitted, the agent is
+ * marked working, its state restored and its prompt assembled (which
+ * takes its mailbox); then spec->on_selected is told and the runtime
+ * runs; after it (one commit) the reply is posted and the state, the
+ * session lineage, the spend and turn_completed are saved with the agent
+ * idle again, and whether a cap budget is now tripped is read. A runtime
+ * failure is a reply (`[error: ...]`), not a failure of this call; a
+ * negative return means the store failed, or HD_ECONFLICT when the lease
+ * was lost to a takeover (nothing was written).
  */
 int hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err);
 void hd_exchange__turn_dispose(hd_exchange__turn *t);

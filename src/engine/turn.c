@@ -310,7 +310,52 @@ done:
 	return rc;
 }
 
-/* ---- saving (4) ---- */
+/* ---- before the runtime: announce and assemble, one commit ---- */
+
+typedef struct pre_txn {
+	hd_exchange__turn *t;
+	hd_turn_state state; /* out */
+	char *prompt;	     /* out */
+	int64_t seen;	     /* out */
+} pre_txn;
+
+static int
+pre_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	pre_txn *tx = payload;
+	hd_exchange__turn *t = tx->t;
+	const char *which = NULL;
+	int rc;
+
+	/* a retried transaction starts over */
+	hd_turn_state_dispose(&tx->state);
+	free(tx->prompt);
+	tx->prompt = NULL;
+	t->paused = 0;
+	if ((rc = hd_budget_paused(&which, st, t->team, t->agent->id, err)) < 0)
+		return rc;
+	if (which != NULL) {
+		t->paused = 1;
+		return 0;
+	}
+	if ((rc = hd_room_lock_renew(st, t->lock, t->lease_ms, err)) < 0)
+		return rc;
+	hd_events_append(st, "speaker_selected", t->team, 0, t->agent->id,
+	    json_pack("{s:s, s:s, s:s, s:i, s:O}", "room_id", t->room_id,
+		"speaker", t->agent->id, "policy",
+		hd_speaker_policy_name(t->policy), "turn", t->turn_no, "pending",
+		t->pending));
+	if ((rc = hd_agent_set_status(st, t->agent->id, "working", err)) < 0)
+		return rc;
+	hd_events_append(st, "turn_started", t->team, 0, t->agent->id,
+	    json_pack("{s:s, s:i}", "room_id", t->room_id, "turn", t->turn_no));
+	if ((rc = hd_turn_state_get(&tx->state, st, t->team, t->agent->id,
+		 err)) < 0)
+		return rc;
+	return prompt_build(&tx->prompt, &tx->seen, t, &tx->state, err);
+}
+
+/* ---- after the runtime: post and save, one commit (4) ---- */
 
 typedef struct save_txn {
 	hd_exchange__turn *t;
@@ -378,7 +423,9 @@ save_txn_fn(hd_store *st, void *payload, hd_err *err)
 		goto done;
 	}
 	hd_exchange__state_key(key, sizeof(key), t->room_id, t->agent->id);
-	rc = hd_store_kv_put(st, key, text, err);
+	if ((rc = hd_store_kv_put(st, key, text, err)) < 0)
+		goto done;
+	rc = hd_budget_paused(&t->paused_after, st, t->team, t->agent->id, err);
 done:
 	free(text);
 	json_decref(state);
@@ -394,33 +441,38 @@ hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
 {
 	const hd_exchange_spec *spec = t->spec;
 	const hd_agent *ag = t->agent;
-	hd_turn_state state;
 	hd_runtime_turn in;
 	hd_runtime_result res;
 	hd_err rerr = HD_ERR_INIT;
+	pre_txn pre;
 	save_txn tx;
-	char *prompt = NULL, *body = NULL, *summary = NULL, *url = NULL;
+	char *body = NULL, *summary = NULL, *url = NULL;
 	const char *resume = NULL, *msg;
-	int64_t seen = 0, t0;
-	int rc, rrc;
+	int64_t t0;
+	int rc, rrc, working = 0;
 
 	memset(&res, 0, sizeof(res));
-	if ((rc = hd_turn_state_get(&state, t->st, t->team, ag->id, err)) < 0)
-		return rc;
-	if ((rc = prompt_build(&prompt, &seen, t, &state, err)) < 0)
-		goto fail;
-	if (state.runtime != NULL && strcmp(state.runtime, ag->runtime) == 0)
-		resume = state.native_session_id; /* (3) */
+	memset(&pre, 0, sizeof(pre));
+	pre.t = t;
 	if (spec->mcp_port > 0 &&
 	    (rc = hd_attach_url(&url, t->st,
 		 spec->mcp_host ? spec->mcp_host : "127.0.0.1", spec->mcp_port,
 		 ag->id, err)) < 0)
-		goto fail;
+		goto done;
+	if ((rc = hd_store_write(t->st, pre_txn_fn, &pre, err)) < 0 ||
+	    t->paused)
+		goto done;
+	working = 1;
+	if (spec->on_selected != NULL)
+		spec->on_selected(t->step, spec->payload);
+	if (pre.state.runtime != NULL &&
+	    strcmp(pre.state.runtime, ag->runtime) == 0)
+		resume = pre.state.native_session_id; /* (3) */
 
 	memset(&in, 0, sizeof(in));
 	in.agent = ag;
 	in.team = t->team;
-	in.prompt = prompt;
+	in.prompt = pre.prompt;
 	in.resume_session_id = resume;
 	in.huddle_home = hd_store_home(t->st);
 	in.mcp_url = url;
@@ -444,8 +496,7 @@ hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
 		    : rerr.msg[0] != '\0'	    ? rerr.msg
 						    : "the runtime failed";
 		hd_buf_printf(&b, "[error: %s]", msg);
-		body = hd_buf_detach(&b);
-		if (body != NULL) {
+		if ((body = hd_buf_detach(&b)) != NULL) {
 			char *clean = reply_body(body, strlen(body));
 
 			free(body);
@@ -456,7 +507,7 @@ hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
 	if (body == NULL ||
 	    (summary = first_chars(body, HD_EXCHANGE_SUMMARY_CHARS)) == NULL) {
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-		goto fail;
+		goto done;
 	}
 
 	memset(&tx, 0, sizeof(tx));
@@ -466,23 +517,22 @@ hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
 	tx.resumed = resume;
 	tx.new_native = res.native_session_id;
 	tx.native = res.native_session_id ? res.native_session_id : resume;
-	tx.seen = seen;
-	tx.turn_index = state.turn_index + 1;
+	tx.seen = pre.seen;
+	tx.turn_index = pre.state.turn_index + 1;
 	tx.summary = summary;
 	tx.done_name = hd_runtime_done_name(res.reason);
 	if ((rc = hd_store_write(t->st, save_txn_fn, &tx, err)) < 0)
-		goto fail;
+		goto done;
+	working = 0;
 	t->reply = body;
 	body = NULL;
-	goto done;
-fail:
-	/* Never leave the agent shown as working after a failed turn. */
-	if (hd_agent_set_status(t->st, ag->id, "idle", &rerr) < 0)
-		hd_log_warn("%s stays working: %s", ag->id, rerr.msg);
 done:
+	/* Never leave the agent shown as working after a failed turn. */
+	if (working && hd_agent_set_status(t->st, ag->id, "idle", &rerr) < 0)
+		hd_log_warn("%s stays working: %s", ag->id, rerr.msg);
 	hd_runtime_result_dispose(&res);
-	hd_turn_state_dispose(&state);
-	free(prompt);
+	hd_turn_state_dispose(&pre.state);
+	free(pre.prompt);
 	free(body);
 	free(summary);
 	free(url);
