@@ -338,7 +338,11 @@ pre_txn_fn(hd_store *st, void *payload, hd_err *err)
 		t->paused = 1;
 		return 0;
 	}
-	if ((rc = hd_room_lock_renew(st, t->lock, t->lease_ms, err)) < 0)
+	/* A lease renewed less than a third of its length ago cannot have
+	 * been taken over (only an expired one can), and the renewal thread
+	 * keeps it alive through a long turn: renew here only past that. */
+	if (hd_now_ms() >= t->lock->expires_at - t->lease_ms * 2 / 3 &&
+	    (rc = hd_room_lock_renew(st, t->lock, t->lease_ms, err)) < 0)
 		return rc;
 	hd_events_append(st, "speaker_selected", t->team, 0, t->agent->id,
 	    json_pack("{s:s, s:s, s:s, s:i, s:O}", "room_id", t->room_id,
