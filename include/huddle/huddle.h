@@ -9,6 +9,7 @@
 #include "attach.h"
 #include "board.h"
 #include "budget.h"
+#include "conversation.h"
 #include "buf.h"
 #include "err.h"
 #include "events.h"

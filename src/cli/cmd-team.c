@@ -93,18 +93,21 @@ cmd_team_show(hd_cli *c)
 	hd_store *st;
 	json_t *o, *arr;
 	char when[32];
+	int64_t max = 0;
 	size_t i;
 	int rc = HD_EXIT_FAIL;
 
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
 	if (hd_team_get(&t, st, c->argv[0], &c->err) < 0 ||
-	    hd_agent_list(&al, st, c->argv[0], &c->err) < 0) {
+	    hd_agent_list(&al, st, c->argv[0], &c->err) < 0 ||
+	    hd_conversation_max_messages(&max, st, c->argv[0], &c->err) < 0) {
 		rc = hd_cli_fail(c);
 		goto done;
 	}
 	if (c->json) {
 		o = hd_team_to_json(t);
+		json_object_set_new(o, "max_messages", json_integer(max));
 		arr = json_array();
 		for (i = 0; i < al.n; i++)
 			json_array_append_new(arr, hd_agent_to_json(&al.items[i]));
@@ -119,6 +122,8 @@ cmd_team_show(hd_cli *c)
 		printf("  description:  %s\n",
 		    t->description[0] ? t->description : "(none)");
 		printf("  created:      %s\n", when);
+		printf("  max messages: %lld per conversation\n",
+		    (long long)max);
 		printf("  agents (%zu):\n", al.n);
 		if (al.n > 0)
 			print_agents(&al, "    ");
@@ -136,6 +141,8 @@ cmd_team_update(hd_cli *c)
 	hd_team_spec spec = {0};
 	hd_team *t = NULL;
 	hd_store *st;
+	int64_t max = 0;
+	int rc;
 
 	spec.id = c->argv[0];
 	spec.name = hd_cli_opt_str(c, "name");
@@ -149,14 +156,23 @@ cmd_team_update(hd_cli *c)
 			    "--leader and --no-leader cannot go together");
 		spec.leader = "";
 	}
+	if ((rc = hd_cli_opt_int(c, "max-messages", 1,
+		 HD_CONVERSATION_MAX_MESSAGES_LIMIT, &max)) != 0)
+		return rc;
 	if (!spec.name && !spec.description && !spec.icon && !spec.color &&
-	    !spec.leader)
+	    !spec.leader && max == 0)
 		return hd_cli_usage(c, "nothing to update: pass --name, "
-				       "--description, --icon, --color or "
-				       "--leader");
+				       "--description, --icon, --color, "
+				       "--leader or --max-messages");
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_team_update(&t, st, &spec, &c->err) < 0)
+	if (max != 0 &&
+	    hd_conversation_set_max_messages(st, spec.id, max, &c->err) < 0)
+		return hd_cli_fail(c);
+	if ((spec.name || spec.description || spec.icon || spec.color ||
+		spec.leader)
+		? hd_team_update(&t, st, &spec, &c->err) < 0
+		: hd_team_get(&t, st, spec.id, &c->err) < 0)
 		return hd_cli_fail(c);
 	if (c->json)
 		hd_cli_json(hd_team_to_json(t));
@@ -277,6 +293,10 @@ static const hd_cli_opt team_update_opts[] = {
 	{"color", 0, "TEXT", "a colour for the dashboard", 0},
 	{"leader", 0, "AGENT", "make AGENT (a member) the leader", 0},
 	{"no-leader", 0, NULL, "leave the team without a leader", 0},
+	{"max-messages", 0, "N",
+	    "a conversation stops routing mentions after N replies (1-1000; "
+	    "default 15)",
+	    0},
 	{NULL, 0, NULL, NULL, 0},
 };
 
@@ -301,7 +321,8 @@ static const hd_cli_cmd team_subs[] = {
 	    cmd_team_list, NULL, NULL},
 	{"show", "TEAM", "Show a team and its agents", 1, 1, NULL,
 	    cmd_team_show, NULL, NULL},
-	{"update", "TEAM", "Change a team's name, description or leader", 1, 1,
+	{"update", "TEAM",
+	    "Change a team's name, description, leader or loop guard", 1, 1,
 	    team_update_opts, cmd_team_update, NULL, NULL},
 	{"rm", "TEAM", "Remove a team and its agents", 1, 1, team_rm_opts,
 	    cmd_team_rm, NULL,

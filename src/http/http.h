@@ -121,6 +121,12 @@ int hd_http_defer(hd_http_req *r, hd_http_async_fn fn, void *payload,
 /* Parse the body as a JSON object, or answer 400 and return NULL. */
 json_t *hd_http_body_object(hd_http_req *r);
 
+/* The server's conversation engine (SPEC 7): started with the server,
+ * after resuming the conversations a previous process left running;
+ * stopped (turns in progress put back) when the server stops. NULL
+ * until it has started. */
+hd_conversation_engine *hd_http_conversations(hd_http_server *srv);
+
 /* The MCP server shared by every /mcp request. */
 const hd_mcp_server *hd_http_mcp(hd_http_server *srv);
 
@@ -135,5 +141,6 @@ extern const hd_route hd_routes_chat[];
 extern const hd_route hd_routes_board[];
 extern const hd_route hd_routes_mail[];
 extern const hd_route hd_routes_exchange[];
+extern const hd_route hd_routes_conversation[];
 
 #endif

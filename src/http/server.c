@@ -184,6 +184,17 @@ hd_http_body_object(hd_http_req *r)
 	return j;
 }
 
+hd_conversation_engine *
+hd_http_conversations(hd_http_server *srv)
+{
+	hd_conversation_engine *e;
+
+	pthread_mutex_lock(&srv->pool_lock);
+	e = srv->conv;
+	pthread_mutex_unlock(&srv->pool_lock);
+	return e;
+}
+
 const hd_mcp_server *
 hd_http_mcp(hd_http_server *srv)
 {
@@ -245,7 +256,7 @@ route_match(const char *pattern, const char *path, hd_http_req *r, char *buf,
 
 static const hd_route *const route_tables[] = {
 	hd_routes_mcp, hd_routes_teams, hd_routes_chat, hd_routes_board,
-	hd_routes_mail, hd_routes_exchange, NULL,
+	hd_routes_mail, hd_routes_exchange, hd_routes_conversation, NULL,
 };
 
 /* Find the route; *path_known is set when some route has this path (for
@@ -535,6 +546,44 @@ is_loopback(const char *bind)
 	    strcmp(bind, "::1") == 0 || strncmp(bind, "127.", 4) == 0;
 }
 
+/*
+ * The conversation engine: started once the port is known (agents get
+ * attach URLs on it), then every conversation a process that is gone left
+ * running is resumed. MHD already runs: a request that comes before the
+ * engine is published (under the pool lock) finds none and is answered
+ * 503.
+ */
+static int
+conversations_start(hd_http_server *srv, hd_err *err)
+{
+	hd_conversation_engine_config cfg;
+	hd_conversation_engine *e = NULL;
+	hd_store *st;
+	size_t adopted = 0;
+	int rc;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.home = srv->home;
+	cfg.mcp_host = strcmp(srv->bind, "0.0.0.0") == 0 ? "127.0.0.1"
+							  : srv->bind;
+	cfg.mcp_port = srv->port;
+	cfg.mcp_token = srv->token;
+	if ((rc = hd_conversation_engine_start(&e, &cfg, err)) < 0)
+		return rc;
+	pthread_mutex_lock(&srv->pool_lock);
+	srv->conv = e;
+	pthread_mutex_unlock(&srv->pool_lock);
+	if ((st = hd_http__pool_get(srv, err)) == NULL)
+		return err->code;
+	rc = hd_conversation_resume_all(&adopted, e, st, err);
+	hd_http__pool_put(srv, st);
+	if (rc < 0)
+		return rc;
+	if (adopted > 0)
+		hd_log_info("resumed %zu conversation(s) left running", adopted);
+	return 0;
+}
+
 int
 hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 {
@@ -603,6 +652,8 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	}
 	di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = di != NULL ? di->port : cfg->port;
+	if ((rc = conversations_start(srv, err)) < 0)
+		goto fail;
 	*out = srv;
 	return 0;
 fail:
@@ -638,6 +689,10 @@ hd_http_stop(hd_http_server *srv)
 		hd_http__jobs_shutdown(srv);
 		hd_http__sse_shutdown(srv);
 	}
+	/* no handler runs now: stop the engine (turns in progress go back
+	 * in the queue for the next server) */
+	hd_conversation_engine_stop(srv->conv);
+	srv->conv = NULL;
 	hd_http__sse_free(srv);
 	while (srv->npool > 0)
 		hd_store_close(srv->pool[--srv->npool]);

@@ -21,6 +21,7 @@ struct hd_http_server {
 	char *token;
 	int port;
 	hd_mcp_server *mcp;
+	hd_conversation_engine *conv; /* conversations (route-conversation.c) */
 
 	pthread_mutex_t pool_lock; /* guards pool/npool */
 	hd_store *pool[16];

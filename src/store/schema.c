@@ -133,7 +133,9 @@ const char *const hd_store_migrations[] = {
 	");"
 	"CREATE INDEX task_comments_task ON task_comments(task_id, id);",
 
-	/* 5: conversations (engine/conversation) */
+	/* 5: conversations (engine/conversation.c): each conversation, its
+	 * queued messages (deliveries: arrival order = id) and its replies
+	 * (completion order = seq; one per delivery) */
 	"CREATE TABLE conversations ("
 	"  id TEXT PRIMARY KEY,"
 	"  team_id TEXT NOT NULL,"
@@ -144,11 +146,47 @@ const char *const hd_store_migrations[] = {
 	"  total_messages INTEGER NOT NULL DEFAULT 0,"
 	"  created_at INTEGER NOT NULL,"
 	"  completed_at INTEGER,"
-	"  response TEXT"
+	"  response TEXT,"
+	"  message TEXT NOT NULL,"
+	"  target TEXT NOT NULL,"
+	"  max_messages INTEGER NOT NULL DEFAULT 15,"
+	"  owner TEXT,"
+	"  owner_pid INTEGER,"
+	"  owner_start INTEGER"
 	");"
 	"CREATE INDEX conversations_team ON conversations(team_id, created_at);"
 	"CREATE INDEX conversations_running ON conversations(status)"
-	"  WHERE status = 'running';",
+	"  WHERE status = 'running';"
+	"CREATE TABLE conversation_deliveries ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  conversation_id TEXT NOT NULL"
+	"    REFERENCES conversations(id) ON DELETE CASCADE,"
+	"  to_agent TEXT NOT NULL,"
+	"  from_agent TEXT,"
+	"  body TEXT NOT NULL,"
+	"  prompt TEXT NOT NULL,"
+	"  state TEXT NOT NULL DEFAULT 'queued'"
+	"    CHECK (state IN ('queued', 'running', 'done')),"
+	"  created_at INTEGER NOT NULL,"
+	"  started_at INTEGER,"
+	"  finished_at INTEGER"
+	");"
+	"CREATE INDEX conversation_deliveries_agent"
+	"  ON conversation_deliveries(to_agent, state, id);"
+	"CREATE INDEX conversation_deliveries_conv"
+	"  ON conversation_deliveries(conversation_id, state);"
+	"CREATE TABLE conversation_replies ("
+	"  conversation_id TEXT NOT NULL"
+	"    REFERENCES conversations(id) ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  delivery_id INTEGER NOT NULL UNIQUE"
+	"    REFERENCES conversation_deliveries(id) ON DELETE CASCADE,"
+	"  agent TEXT NOT NULL,"
+	"  body TEXT NOT NULL,"
+	"  is_error INTEGER NOT NULL DEFAULT 0,"
+	"  created_at INTEGER NOT NULL,"
+	"  PRIMARY KEY (conversation_id, seq)"
+	");",
 
 	/* 6: exchanges (engine): the room lock (engine/lock.c), session
 	 * lineage (engine/session.c), budgets (engine/budget.c). A budget

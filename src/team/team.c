@@ -379,6 +379,8 @@ static const struct {
 	    "DELETE FROM kv WHERE substr(key, 1, length('turn:team:' || ?1 ||"
 	    " ':')) = 'turn:team:' || ?1 || ':'"},
 	{"kv", NULL, NULL, "DELETE FROM kv WHERE key = 'shutdown:' || ?1"},
+	{"kv", NULL, NULL,
+	    "DELETE FROM kv WHERE key = 'team:' || ?1 || ':max_messages'"},
 };
 
 #define NOWNED (sizeof(team_owned) / sizeof(team_owned[0]))

@@ -1,0 +1,325 @@
+/*
+ * conversation.h -- mention-routed conversations (SPEC 7).
+ *
+ * A user message to a team starts a conversation that flows between the
+ * team's agents actor style: each agent handles one message at a time, in
+ * arrival order; different agents run in parallel; replies that mention
+ * teammates with tags ([@coder: ...]) send them messages, until nothing is
+ * pending. Three parts:
+ *
+ *  - the pure functions: the tag parser (hd_mentions_parse), the delivered
+ *    text (hd_mentions_delivery), the aggregate's rendering of a reply
+ *    (hd_mentions_display) and the routing of the user's message
+ *    (hd_conversation_route);
+ *  - the durable state: conversations, their queued deliveries and their
+ *    replies live in the database (migration 5), so a conversation whose
+ *    process died is resumed by the next engine that starts;
+ *  - the engine (hd_conversation_engine): per-agent worker threads that
+ *    run turns through hd_runtime_run() and record each reply.
+ *
+ * Precise rules (where SPEC 7 leaves a choice, the choice is written here):
+ *  (1) `pending` starts at 1 and, in the transaction that records a reply,
+ *      grows by the mentions that reply enqueued and drops by 1 for the
+ *      message answered; the conversation completes at 0. The
+ *      conversation_reply event carries pending after the mentions were
+ *      added and before the answered message is taken off, so a fan-out
+ *      of three reads 1 (conversation_started), 4, 3, 2, 1 (the replies),
+ *      0 (conversation_completed).
+ *  (2) Loop guard: a reply's mentions are enqueued only when, counting
+ *      that reply, the conversation has recorded fewer than max_messages
+ *      replies (fixed when the conversation starts: the team's setting,
+ *      default 15). A ping-pong therefore ends after exactly max_messages
+ *      replies; messages already queued are still answered.
+ *  (3) The pending note's N is computed when a mention is delivered, i.e.
+ *      enqueued, in the transaction that records the reply carrying it:
+ *      the number of distinct agents other than the recipient that have an
+ *      unanswered message in the conversation at that moment (the other
+ *      targets of the same reply included, the message being answered
+ *      excluded). The delivered text is frozen then; a resumed
+ *      conversation delivers exactly the same text.
+ *  (4) A runtime failure becomes the reply `[error: <message>]`, counted
+ *      like any reply; its text is never parsed for mentions. A reply is
+ *      stored with invalid UTF-8 and NUL bytes made U+FFFD and trimmed at
+ *      both ends; an empty reply is stored as `(no response)`.
+ *  (5) Every message gets exactly one reply: a delivery is claimed
+ *      (queued -> running) and answered (running -> done, with its reply,
+ *      the new deliveries, the room post and the events) in two
+ *      transactions; a turn cut short by a stopped engine or a killed
+ *      process is put back in the queue and run again.
+ */
+#ifndef HUDDLE_CONVERSATION_H
+#define HUDDLE_CONVERSATION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "store.h"
+
+#define HD_CONVERSATION_MAX_MESSAGES_DEFAULT 15
+#define HD_CONVERSATION_MAX_MESSAGES_LIMIT 1000
+#define HD_CONVERSATION_ID_LEN 36 /* a UUID */
+
+/* ---- the tag parser (pure) -------------------------------------------- */
+
+/*
+ * One tag, `[@<ids>: <body>]`. Syntax: `[@`, then one or more ids
+ * separated by `,` -- an id is one or more of A-Z a-z 0-9 `_` `-`, with
+ * spaces and tabs around it ignored -- then `:`, then the body up to the
+ * `]` that balances the tag's `[` (brackets in between are counted). Not
+ * a tag: anything else after `[@` before the `:` (`[@x no colon]`,
+ * `[@: x]`, `[ @x: y]`), and a tag whose `[` never balances; scanning then
+ * resumes right after its `[@`. A tag found inside another tag's body is
+ * part of that body.
+ */
+typedef struct hd_mention_tag {
+	size_t start; /* offset of its '[' */
+	size_t end;   /* offset just past its ']' */
+	char **ids;   /* lower-cased, as written (duplicates kept) */
+	size_t nids;
+	char *body; /* trimmed (ASCII whitespace) */
+} hd_mention_tag;
+
+/* One target, taken from the first tag that names it. */
+typedef struct hd_mention {
+	char *target; /* lower-cased id */
+	char *body;   /* that tag's body */
+	size_t tag;   /* index into tags */
+} hd_mention;
+
+typedef struct hd_mentions {
+	hd_mention_tag *tags; /* every tag, in order */
+	size_t ntags;
+	hd_mention *targets; /* unique ids, in order of first appearance */
+	size_t ntargets;
+	/* The text with every tag's span removed, trimmed at both ends.
+	 * (The pieces between tags hold no tag; joined, they may form one,
+	 * which is then only text.) */
+	char *shared;
+} hd_mentions;
+
+/*
+ * Parse the len bytes at text. Linear in len: brackets are matched once,
+ * up front. Dispose *out with hd_mentions_dispose() (also on failure).
+ * Returns 0 or HD_ENOMEM.
+ */
+int hd_mentions_parse(hd_mentions *out, const char *text, size_t len,
+    hd_err *err);
+void hd_mentions_dispose(hd_mentions *m);
+
+/*
+ * The text a mentioned agent receives (SPEC 7), byte for byte:
+ *   `[Message from teammate @<from>]:\n<shared>\n\n------\n\nDirected to
+ *   you:\n<body>`, or without shared context (shared NULL or "")
+ *   `[Message from teammate @<from>]:\n<body>`;
+ * then, when others > 0, `\n\n------\n\n[<others> other teammate
+ * response(s) are still being processed and will be delivered when ready.
+ * Do not re-mention teammates who haven't responded yet.]`. *out is
+ * malloc'd.
+ */
+int hd_mentions_delivery(char **out, const char *from, const char *shared,
+    const char *body, int64_t others, hd_err *err);
+
+/* text with each tag written `→ @<ids joined by ",">: <body>` (`→ @<ids>:`
+ * for an empty body), for the aggregate. *out is malloc'd. */
+int hd_mentions_display(char **out, const char *text, hd_err *err);
+
+/* ---- routing the user's message (pure) -------------------------------- */
+
+typedef struct hd_conversation_route_result {
+	const char *agent; /* borrowed: the leader or a member; NULL when the
+			      message needs the leader and there is none */
+	size_t offset;	   /* where the delivered text starts in message */
+	/* Set when the message starts with `@<word> ` naming neither the
+	 * team nor a member: the word (lower-cased) was not a recipient and
+	 * the message goes to the leader unchanged. */
+	char dropped[64];
+} hd_conversation_route_result;
+
+/*
+ * Route a user message (SPEC 7): a leading `@<agent> ` (a member, matched
+ * case-insensitively) goes to that agent and a leading `@<team> ` to the
+ * leader, the prefix and the spaces after it stripped; anything else goes
+ * to the leader as it is. members holds nmembers ids; leader may be NULL.
+ */
+void hd_conversation_route(hd_conversation_route_result *out,
+    const char *message, const char *team, const char *const *members,
+    size_t nmembers, const char *leader);
+
+/* ---- conversations (durable state) ------------------------------------ */
+
+typedef struct hd_conversation_reply {
+	int64_t seq; /* completion order, from 1 */
+	char *agent;
+	char *body;
+	int is_error; /* 1: `[error: ...]` */
+	int64_t delivery_id;
+	int64_t at; /* ms since the epoch */
+} hd_conversation_reply;
+
+/* A message for an agent: the user's (from NULL) or a mention. */
+typedef struct hd_conversation_delivery {
+	int64_t id; /* arrival order (global) */
+	char *to_agent;
+	char *from_agent; /* NULL: the user */
+	char *body;	  /* the directed part */
+	char *prompt;	  /* exactly what the agent's turn received */
+	char *state;	  /* queued | running | done */
+	int64_t created_at;
+	int64_t started_at;  /* 0 until claimed */
+	int64_t finished_at; /* 0 until answered */
+} hd_conversation_delivery;
+
+typedef struct hd_conversation {
+	char *id;
+	char *team_id;
+	char *origin;  /* who started it: "cli", "http", "api", ... */
+	char *status;  /* running | completed | failed */
+	char *message; /* the user's message as sent */
+	char *target;  /* the agent it was routed to */
+	int64_t pending;
+	int64_t total_messages; /* replies recorded */
+	int64_t max_messages;
+	int64_t created_at;
+	int64_t completed_at; /* 0 while running */
+	char *response;	      /* the aggregate; NULL while running */
+	hd_conversation_reply *replies; /* completion order */
+	size_t nreplies;
+	hd_conversation_delivery *deliveries; /* arrival order */
+	size_t ndeliveries;
+} hd_conversation;
+
+/* Fetch a conversation with its replies and deliveries.
+ * `conversation "x" not found` (HD_ENOTFOUND). hd_conversation_free(). */
+int hd_conversation_get(hd_conversation **out, hd_store *st, const char *id,
+    hd_err *err);
+void hd_conversation_free(hd_conversation *c);
+
+/* The REST shape: {"id","teamId","status","pending","totalMessages",
+ * "replies":[{"agent","body","at"}],"response","createdAt","completedAt"}
+ * (response and completedAt null while running). A new reference. */
+json_t *hd_conversation_to_json(const hd_conversation *c);
+
+/*
+ * The aggregate (SPEC 7): one reply as it is; several as `@<agent>:
+ * <reply>` in completion order, each reply through hd_mentions_display,
+ * joined by `\n\n------\n\n`. "" for none. *out is malloc'd.
+ */
+int hd_conversation_aggregate(char **out, const hd_conversation *c,
+    hd_err *err);
+
+/*
+ * The transcript, byte for byte:
+ *   # Team Conversation: <team name> (@<team>)\n\n
+ *   Date: <created_at as 2026-11-22T10:29:03.123Z>\n
+ *   Messages: <total_messages>\n\n
+ *   ## User\n\n<message>\n\n
+ *   ## <agent>\n\n<reply>\n\n          (one per reply, completion order)
+ * with the last section ending in a single \n. *out is malloc'd.
+ */
+int hd_conversation_transcript(char **out, const hd_conversation *c,
+    const char *team_name, hd_err *err);
+
+/* HUDDLE_HOME/chats/<team>/<YYYYMMDD-HHMMSS>-<id>.md, the time being
+ * created_at in UTC. */
+int hd_conversation_transcript_path(char *out, size_t outlen,
+    const char *home, const hd_conversation *c, hd_err *err);
+
+/*
+ * The loop guard of a team (SPEC 7; kv `team:<id>:max_messages`): the
+ * setting, or HD_CONVERSATION_MAX_MESSAGES_DEFAULT. Setting it: `team "x"
+ * not found`; `max messages must be between 1 and 1000` (HD_EINVAL).
+ */
+int hd_conversation_max_messages(int64_t *out, hd_store *st, const char *team,
+    hd_err *err);
+int hd_conversation_set_max_messages(hd_store *st, const char *team,
+    int64_t n, hd_err *err);
+
+/* ---- the engine ------------------------------------------------------- */
+
+typedef struct hd_conversation_engine hd_conversation_engine;
+
+/* A reply just recorded (every pointer borrowed for the call). */
+typedef struct hd_conversation_reply_info {
+	const char *conversation_id;
+	const char *team;
+	const char *agent;
+	const char *body;
+	int64_t seq;
+	int64_t pending; /* as in the conversation_reply event, (1) */
+	int is_error;
+} hd_conversation_reply_info;
+
+/* Called on a worker thread after each reply commits; calls are
+ * serialized by the engine, so the callback needs no lock of its own. */
+typedef void (*hd_conversation_reply_fn)(
+    const hd_conversation_reply_info *r, void *payload);
+
+typedef struct hd_conversation_engine_config {
+	const char *home; /* HUDDLE_HOME (resolved); required */
+	hd_conversation_reply_fn on_reply; /* or NULL */
+	void *payload;
+	/* When set, each turn gets the agent's MCP attach URL on
+	 * mcp_host:mcp_port and mcp_token (SPEC 10.4). */
+	const char *mcp_host;
+	int mcp_port;
+	const char *mcp_token;
+	int idle_ms; /* an idle worker thread exits after this; default 2000 */
+} hd_conversation_engine_config;
+
+/*
+ * Start an engine: nothing runs until a conversation is started or
+ * resumed. Each worker thread opens its own store on cfg->home. *out
+ * belongs to the caller: hd_conversation_engine_stop() it.
+ */
+int hd_conversation_engine_start(hd_conversation_engine **out,
+    const hd_conversation_engine_config *cfg, hd_err *err);
+
+/*
+ * Stop: turns in progress are aborted and their messages put back in the
+ * queue, the worker threads are joined, and the conversations this engine
+ * ran are released for the next engine to resume. NULL-safe.
+ */
+void hd_conversation_engine_stop(hd_conversation_engine *e);
+
+typedef struct hd_conversation_spec {
+	const char *team;
+	const char *message; /* 1..100000 bytes of UTF-8 */
+	const char *origin;  /* default "api" */
+} hd_conversation_spec;
+
+/*
+ * Start a conversation on e: route the message, record the conversation
+ * and its first delivery, post the message to the room (kind user), emit
+ * conversation_started, and hand it to the agent's worker. Returns at
+ * once; out (>= 37 bytes) gets the conversation id. Refusals:
+ * `message must not be empty`, `message is N bytes; the limit is 100000`
+ * (HD_ETOOBIG), `message must be valid UTF-8`, `team "x" not found`,
+ * `team "dev" is not active (status: shutdown)` and `team "dev" has no
+ * leader: address an agent with @<agent>` (HD_EREFUSED).
+ */
+int hd_conversation_start(char *out, hd_conversation_engine *e,
+    hd_store *st, const hd_conversation_spec *spec, hd_err *err);
+
+/*
+ * Wait until conversation id is completed (0), timeout_ms passes
+ * (-1: no limit; HD_ETIMEOUT `conversation x is still running`) or the
+ * engine stops (HD_ECONFLICT `the conversation engine is stopping`).
+ */
+int hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
+    const char *id, int timeout_ms, hd_err *err);
+
+/*
+ * Resume conversations left running by an engine that is gone (its
+ * process died, or it was stopped): take them over, put their interrupted
+ * messages back in the queue, and finish any whose replies are all in.
+ * *adopted (when non-NULL) is how many were taken over. A worker blocked
+ * by a dead engine's message does the same for that conversation, so
+ * nothing waits for a restart to make progress.
+ */
+int hd_conversation_resume_all(size_t *adopted, hd_conversation_engine *e,
+    hd_store *st, hd_err *err);
+
+#endif

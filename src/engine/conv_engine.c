@@ -1,0 +1,635 @@
+/*
+ * conv_engine.c -- the conversation engine's threads (SPEC 7): one worker
+ * thread per agent with work, each with its own store connection, running
+ * that agent's messages one at a time through hd_runtime_run().
+ *  (1) Per-agent serialization: an engine has at most one worker per
+ *      agent, and the claim (conversation.c) refuses a second running
+ *      message for an agent in any process, so an agent never runs two
+ *      messages at once; different agents run in parallel.
+ *  (2) No lost wake-up: whoever enqueues a message (start, a reply,
+ *      a take-over) kicks the recipient's worker after the commit; a
+ *      worker clears its dirty flag before it looks at the queue and
+ *      sleeps only when the flag is still clear. A worker blocked by
+ *      another process's running message waits on a database change
+ *      (hd_store_wait_change), never by busy polling.
+ *  (3) Liveness: an engine is named "<pid>:<process start>:<nonce>". It is
+ *      alive while its process is (same pid and start time, not a
+ *      zombie) and, within this process, while it is registered here.
+ *      Conversations of a dead engine are taken over by hd_conversation_
+ *      resume_all() and, lazily, by any worker they block.
+ *  (4) A reply is recorded or the message is put back: a record that
+ *      fails for a transient reason is retried; stopping the engine
+ *      aborts running turns and puts their messages back in the queue.
+ *  (5) Idle workers exit after idle_ms; stop joins every thread.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <huddle/agent.h>
+#include <huddle/attach.h>
+#include <huddle/buf.h>
+#include <huddle/runtime.h>
+#include <huddle/util.h>
+
+#include "conversation_int.h"
+
+#define HD_LOG_COMPONENT "conversation"
+#include <huddle/log.h>
+
+#define IDLE_MS_DEFAULT 2000
+#define BLOCKED_WAIT_MS 250
+#define WAIT_SLICE_MS 250
+#define RETRY_MAX_MS 2000
+
+struct worker {
+	struct worker *next;
+	hd_conversation_engine *e;
+	char agent[64];
+	pthread_t thread;
+	pthread_cond_t cond; /* with e->lock */
+	int dirty;	     /* work may be queued */
+	int done;	     /* the thread ended: join it */
+};
+
+struct hd_conversation_engine {
+	char *home;
+	hd_conv_owner me;
+	hd_conversation_reply_fn on_reply;
+	void *payload;
+	char *mcp_host;
+	int mcp_port;
+	char *mcp_token;
+	int idle_ms;
+
+	pthread_mutex_t lock; /* guards workers, stopping, done_gen */
+	pthread_cond_t done_cond;
+	uint64_t done_gen; /* bumped when a conversation completes */
+	struct worker *workers;
+	int stopping;
+	atomic_int abort; /* every running turn's abort flag */
+
+	pthread_mutex_t cb_lock; /* serializes on_reply */
+	hd_conversation_engine *next_live;
+};
+
+/* ---- (3) the engines alive in this process ------------------------------ */
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static hd_conversation_engine *live;
+
+static void
+live_add(hd_conversation_engine *e)
+{
+	pthread_mutex_lock(&live_lock);
+	e->next_live = live;
+	live = e;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void
+live_remove(hd_conversation_engine *e)
+{
+	hd_conversation_engine **p;
+
+	pthread_mutex_lock(&live_lock);
+	for (p = &live; *p != NULL; p = &(*p)->next_live)
+		if (*p == e) {
+			*p = e->next_live;
+			break;
+		}
+	pthread_mutex_unlock(&live_lock);
+}
+
+static int
+owner_alive(const char *owner, int64_t pid, int64_t start)
+{
+	const hd_conversation_engine *e;
+	int64_t now_start;
+	int alive = 0;
+
+	if (owner == NULL || pid <= 0)
+		return 0; /* released */
+	if (pid == (int64_t)getpid()) {
+		pthread_mutex_lock(&live_lock);
+		for (e = live; e != NULL && !alive; e = e->next_live)
+			alive = strcmp(e->me.token, owner) == 0;
+		pthread_mutex_unlock(&live_lock);
+		return alive;
+	}
+	if ((now_start = hd_conv__proc_start(pid)) < 0) /* no /proc */
+		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	return now_start != 0 && now_start == start;
+}
+
+/* ---- workers --------------------------------------------------------------- */
+
+static void *worker_main(void *arg);
+
+static void
+timespec_in(struct timespec *ts, int64_t ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)(ms / 1000);
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static void
+worker_free(struct worker *w)
+{
+	pthread_cond_destroy(&w->cond);
+	free(w);
+}
+
+/* Wake (or start) agent's worker, (2). */
+static void
+kick(hd_conversation_engine *e, const char *agent)
+{
+	struct worker **p, *w = NULL;
+	pthread_attr_t attr;
+	int rc;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->stopping)
+		goto done;
+	for (p = &e->workers; *p != NULL; p = &(*p)->next)
+		if (strcmp((*p)->agent, agent) == 0)
+			break;
+	if (*p != NULL && !(*p)->done) {
+		(*p)->dirty = 1;
+		pthread_cond_signal(&(*p)->cond);
+		goto done;
+	}
+	if (*p != NULL) { /* ended: it holds no lock, join it at once */
+		w = *p;
+		*p = w->next;
+		pthread_join(w->thread, NULL);
+		worker_free(w);
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		hd_log_error("no memory for a worker for %s", agent);
+		goto done;
+	}
+	w->e = e;
+	snprintf(w->agent, sizeof(w->agent), "%s", agent);
+	w->dirty = 1;
+	pthread_cond_init(&w->cond, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 512 * 1024);
+	rc = pthread_create(&w->thread, &attr, worker_main, w);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		/* the message stays queued; the next kick tries again */
+		hd_log_error("cannot start a worker for %s: %s", agent,
+		    strerror(rc));
+		worker_free(w);
+		goto done;
+	}
+	w->next = e->workers;
+	e->workers = w;
+done:
+	pthread_mutex_unlock(&e->lock);
+}
+
+static int
+stopping(hd_conversation_engine *e)
+{
+	int s;
+
+	pthread_mutex_lock(&e->lock);
+	s = e->stopping;
+	pthread_mutex_unlock(&e->lock);
+	return s;
+}
+
+static void
+signal_done(hd_conversation_engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	e->done_gen++;
+	pthread_cond_broadcast(&e->done_cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Sleep ms unless the engine stops first. */
+static void
+pause_ms(hd_conversation_engine *e, int64_t ms)
+{
+	struct timespec ts;
+
+	timespec_in(&ts, ms);
+	pthread_mutex_lock(&e->lock);
+	if (!e->stopping)
+		pthread_cond_timedwait(&e->done_cond, &e->lock, &ts);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void
+finish(hd_conversation_engine *e, hd_store *st, const char *id)
+{
+	hd_err err = HD_ERR_INIT;
+	int64_t backoff = 50;
+	int done = 0;
+
+	while (hd_conv__finish(&done, st, id, &e->me, &err) < 0) {
+		hd_log_warn("conversation %s: cannot complete yet: %s", id,
+		    err.msg);
+		if (stopping(e))
+			return; /* the next engine completes it */
+		pause_ms(e, backoff);
+		backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+	}
+	if (done)
+		signal_done(e);
+}
+
+/* Take conversation id over from a dead owner; kick its agents, finish it
+ * when nothing is pending. Returns 1 when taken over. */
+static int
+adopt(hd_conversation_engine *e, hd_store *st, const char *id,
+    const char *old_owner, hd_err *err)
+{
+	char **agents = NULL;
+	size_t nagents = 0, i;
+	int64_t pending = 0;
+	int adopted = 0, rc;
+
+	if ((rc = hd_conv__adopt(&adopted, &agents, &nagents, &pending, st, id,
+		 old_owner, &e->me, err)) < 0)
+		return rc;
+	for (i = 0; i < nagents; i++)
+		kick(e, agents[i]);
+	hd_conv__strv_free(agents, nagents);
+	if (adopted && pending == 0)
+		finish(e, st, id);
+	return adopted;
+}
+
+/* Run one claimed message and record its reply, (4). */
+static void
+run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c)
+{
+	hd_conversation_reply_info info;
+	hd_runtime_result res;
+	hd_runtime_turn turn;
+	hd_conv_recorded rec;
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT, uerr = HD_ERR_INIT;
+	char *reply = NULL, *url = NULL;
+	size_t len = 0, i;
+	int64_t backoff = 50;
+	int rc, is_error = 0;
+
+	memset(&res, 0, sizeof(res));
+	memset(&rec, 0, sizeof(rec));
+	if (hd_agent_get(&a, st, c->agent, &err) == 0) {
+		memset(&turn, 0, sizeof(turn));
+		turn.agent = a;
+		turn.team = c->team;
+		turn.prompt = c->prompt;
+		turn.huddle_home = e->home;
+		turn.abort = &e->abort;
+		if (e->mcp_port > 0 && e->mcp_host != NULL) {
+			if (hd_attach_url(&url, st, e->mcp_host, e->mcp_port,
+				a->id, &uerr) == 0) {
+				turn.mcp_url = url;
+				turn.mcp_token = e->mcp_token;
+			} else
+				hd_log_warn("no attach URL for %s: %s", a->id,
+				    uerr.msg);
+		}
+		rc = hd_runtime_run(&res, &turn, NULL, NULL, &err);
+		if (atomic_load(&e->abort)) {
+			/* stopping: the message goes back for the next engine */
+			if (hd_conv__release(st, c, &err) < 0)
+				hd_log_warn("conversation %s: message %lld not "
+					    "put back: %s",
+				    c->conversation_id,
+				    (long long)c->delivery_id, err.msg);
+			goto done;
+		}
+		if (rc < 0)
+			is_error = 1;
+		else if (res.reason == HD_DONE_ABORTED) {
+			is_error = 1;
+			hd_err_set(&err, HD_ERR, "the turn was aborted");
+		} else {
+			reply = res.text;
+			len = res.text_len;
+		}
+	} else
+		is_error = 1;
+	if (is_error) {
+		hd_buf b = HD_BUF_INIT(0);
+
+		hd_buf_printf(&b, "[error: %s]", err.msg);
+		len = b.len;
+		reply = hd_buf_detach(&b);
+		if (reply == NULL) {
+			reply = strdup("[error: out of memory]");
+			len = reply != NULL ? strlen(reply) : 0;
+		}
+		hd_log_warn("conversation %s: %s failed: %s",
+		    c->conversation_id, c->agent, err.msg);
+	}
+	for (;;) {
+		rc = hd_conv__record(&rec, st, c, reply != NULL ? reply : "",
+		    len, is_error, &e->me, &err);
+		if (rc == 0 || rc == HD_ECONFLICT)
+			break;
+		hd_log_warn("conversation %s: reply of %s not recorded yet: %s",
+		    c->conversation_id, c->agent, err.msg);
+		if (stopping(e)) {
+			hd_conv__release(st, c, NULL);
+			goto done;
+		}
+		pause_ms(e, backoff);
+		backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+	}
+	if (rc == HD_ECONFLICT) {
+		hd_log_warn("%s", err.msg);
+		goto done;
+	}
+	if (e->on_reply != NULL) {
+		info.conversation_id = c->conversation_id;
+		info.team = c->team;
+		info.agent = c->agent;
+		info.body = rec.body;
+		info.seq = rec.seq;
+		info.pending = rec.pending_mid;
+		info.is_error = is_error;
+		pthread_mutex_lock(&e->cb_lock);
+		e->on_reply(&info, e->payload);
+		pthread_mutex_unlock(&e->cb_lock);
+	}
+	for (i = 0; i < rec.ntargets; i++)
+		kick(e, rec.targets[i]);
+	if (rec.pending_after == 0)
+		finish(e, st, c->conversation_id);
+done:
+	if (is_error)
+		free(reply);
+	hd_conv__recorded_dispose(&rec);
+	hd_runtime_result_dispose(&res);
+	hd_agent_free(a);
+	free(url);
+}
+
+/* Answer every message for the worker's agent that can run now. */
+static void
+drain(struct worker *w, hd_store *st)
+{
+	hd_conversation_engine *e = w->e;
+	hd_conv_claim c;
+	hd_err err = HD_ERR_INIT;
+	uint64_t cursor = 0;
+	int64_t backoff = 50;
+	int result, rc;
+
+	while (!stopping(e)) {
+		hd_store_change_cursor(st, &cursor, NULL);
+		rc = hd_conv__claim(&result, &c, st, w->agent, &e->me, &err);
+		if (rc < 0) {
+			hd_log_warn("cannot claim a message for %s: %s",
+			    w->agent, err.msg);
+			pause_ms(e, backoff);
+			backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS
+							     : backoff * 2;
+			continue;
+		}
+		backoff = 50;
+		if (result == HD_CONV_NONE)
+			return;
+		if (result == HD_CONV_BLOCKED) {
+			/* (3): a dead engine's message blocks the agent */
+			if (!owner_alive(c.blocker_owner, c.blocker_pid,
+				c.blocker_start) &&
+			    adopt(e, st, c.blocker, c.blocker_owner, &err) < 0)
+				hd_log_warn("cannot take conversation %s over: "
+					    "%s",
+				    c.blocker, err.msg);
+			hd_conv__claim_dispose(&c);
+			hd_store_wait_change(st, &cursor, BLOCKED_WAIT_MS, NULL);
+			continue;
+		}
+		run_claimed(e, st, &c);
+		hd_conv__claim_dispose(&c);
+	}
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	hd_conversation_engine *e = w->e;
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	struct timespec ts;
+	int rc;
+
+	while (hd_store_open(&st, e->home, &err) < 0) {
+		hd_log_error("worker for %s cannot open the store: %s",
+		    w->agent, err.msg);
+		if (stopping(e))
+			goto out;
+		pause_ms(e, 1000);
+	}
+	pthread_mutex_lock(&e->lock);
+	for (;;) {
+		while (!w->dirty && !e->stopping) {
+			timespec_in(&ts, e->idle_ms);
+			rc = pthread_cond_timedwait(&w->cond, &e->lock, &ts);
+			if (rc == ETIMEDOUT && !w->dirty && !e->stopping)
+				goto idle; /* (5) */
+		}
+		if (e->stopping)
+			break;
+		w->dirty = 0;
+		pthread_mutex_unlock(&e->lock);
+		drain(w, st);
+		pthread_mutex_lock(&e->lock);
+	}
+idle:
+	w->done = 1;
+	pthread_mutex_unlock(&e->lock);
+out:
+	hd_store_close(st);
+	return NULL;
+}
+
+/* ---- the public engine ---------------------------------------------------- */
+
+int
+hd_conversation_engine_start(hd_conversation_engine **out,
+    const hd_conversation_engine_config *cfg, hd_err *err)
+{
+	hd_conversation_engine *e;
+	char nonce[17];
+	int rc;
+
+	*out = NULL;
+	if (cfg == NULL || cfg->home == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "a conversation engine needs HUDDLE_HOME");
+	if ((rc = hd_random_hex(nonce, 8, err)) < 0)
+		return rc;
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	e->home = strdup(cfg->home);
+	e->mcp_host = cfg->mcp_host != NULL ? strdup(cfg->mcp_host) : NULL;
+	e->mcp_token = cfg->mcp_token != NULL ? strdup(cfg->mcp_token) : NULL;
+	if (e->home == NULL || (cfg->mcp_host != NULL && e->mcp_host == NULL) ||
+	    (cfg->mcp_token != NULL && e->mcp_token == NULL)) {
+		free(e->home);
+		free(e->mcp_host);
+		free(e->mcp_token);
+		free(e);
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	}
+	e->mcp_port = cfg->mcp_port;
+	e->on_reply = cfg->on_reply;
+	e->payload = cfg->payload;
+	e->idle_ms = cfg->idle_ms > 0 ? cfg->idle_ms : IDLE_MS_DEFAULT;
+	e->me.pid = (int64_t)getpid();
+	e->me.start = hd_conv__proc_start(e->me.pid);
+	if (e->me.start < 0)
+		e->me.start = 0;
+	snprintf(e->me.token, sizeof(e->me.token), "%lld:%lld:%s",
+	    (long long)e->me.pid, (long long)e->me.start, nonce);
+	atomic_init(&e->abort, 0);
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->cb_lock, NULL);
+	pthread_cond_init(&e->done_cond, NULL);
+	live_add(e);
+	*out = e;
+	return 0;
+}
+
+void
+hd_conversation_engine_stop(hd_conversation_engine *e)
+{
+	struct worker *w, *next;
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	if (e == NULL)
+		return;
+	pthread_mutex_lock(&e->lock);
+	e->stopping = 1;
+	atomic_store(&e->abort, 1);
+	for (w = e->workers; w != NULL; w = w->next)
+		pthread_cond_signal(&w->cond);
+	pthread_cond_broadcast(&e->done_cond);
+	w = e->workers;
+	e->workers = NULL;
+	pthread_mutex_unlock(&e->lock);
+	for (; w != NULL; w = next) {
+		next = w->next;
+		pthread_join(w->thread, NULL);
+		worker_free(w);
+	}
+	/* (3): release what is left so the next engine needs no liveness
+	 * check to resume it */
+	if (hd_store_open(&st, e->home, &err) < 0 ||
+	    hd_conv__disown(st, &e->me, &err) < 0)
+		hd_log_warn("conversations not released (the next engine "
+			    "takes them over when this process is gone): %s",
+		    err.msg);
+	hd_store_close(st);
+	live_remove(e);
+	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->cb_lock);
+	pthread_cond_destroy(&e->done_cond);
+	free(e->home);
+	free(e->mcp_host);
+	free(e->mcp_token);
+	free(e);
+}
+
+int
+hd_conversation_start(char *out, hd_conversation_engine *e, hd_store *st,
+    const hd_conversation_spec *spec, hd_err *err)
+{
+	char agent[64];
+	int rc;
+
+	if (stopping(e))
+		return hd_err_set(err, HD_ECONFLICT,
+		    "the conversation engine is stopping");
+	if ((rc = hd_conv__create(out, agent, st, spec, &e->me, err)) < 0)
+		return rc;
+	kick(e, agent);
+	return 0;
+}
+
+int
+hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
+    const char *id, int timeout_ms, hd_err *err)
+{
+	hd_conversation *c = NULL;
+	struct timespec ts;
+	int64_t deadline = timeout_ms < 0 ? INT64_MAX : hd_mono_ms() + timeout_ms;
+	int64_t left;
+	uint64_t gen;
+	int rc, running;
+
+	for (;;) {
+		pthread_mutex_lock(&e->lock);
+		gen = e->done_gen;
+		pthread_mutex_unlock(&e->lock);
+		if ((rc = hd_conversation_get(&c, st, id, err)) < 0)
+			return rc;
+		running = strcmp(c->status, "running") == 0;
+		hd_conversation_free(c);
+		if (!running)
+			return 0;
+		if (stopping(e))
+			return hd_err_set(err, HD_ECONFLICT,
+			    "the conversation engine is stopping");
+		if ((left = deadline - hd_mono_ms()) <= 0)
+			return hd_err_set(err, HD_ETIMEOUT,
+			    "conversation %s is still running", id);
+		timespec_in(&ts, left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS);
+		pthread_mutex_lock(&e->lock);
+		while (e->done_gen == gen && !e->stopping &&
+		    pthread_cond_timedwait(&e->done_cond, &e->lock, &ts) == 0)
+			;
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
+int
+hd_conversation_resume_all(size_t *adopted, hd_conversation_engine *e,
+    hd_store *st, hd_err *err)
+{
+	hd_conv_foreign *l = NULL;
+	size_t n = 0, i, count = 0;
+	int rc;
+
+	if (adopted != NULL)
+		*adopted = 0;
+	if ((rc = hd_conv__list_foreign(&l, &n, st, &e->me, err)) < 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		if (owner_alive(l[i].owner, l[i].pid, l[i].start))
+			continue;
+		if ((rc = adopt(e, st, l[i].id, l[i].owner, err)) < 0)
+			break;
+		count += (size_t)rc;
+		rc = 0;
+	}
+	hd_conv__foreign_free(l, n);
+	if (adopted != NULL)
+		*adopted = count;
+	return rc;
+}

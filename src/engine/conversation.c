@@ -1,0 +1,1582 @@
+/*
+ * conversation.c -- the durable state of conversations (SPEC 7). Owns
+ * tables conversations, conversation_deliveries and conversation_replies
+ * (migration 5); nothing else writes them. The threads that drive them
+ * are in conv_engine.c.
+ *
+ * A delivery is one message for one agent: the user's, or a mention from
+ * a reply. Its states, each transition one conditional UPDATE here:
+ *   queued -> running     hd_conv__claim (the agent runs nothing else)
+ *   running -> queued     hd_conv__release, hd_conv__adopt (turn cut short)
+ *   running -> done       hd_conv__record (with its one reply)
+ * A conversation: running -> completed in hd_conv__finish, once pending
+ * is 0 (the replies are all in) and its transcript is written.
+ *  (1) Per agent, at most one delivery is running, across every process:
+ *      the claim checks it inside BEGIN IMMEDIATE. Deliveries are claimed
+ *      oldest first (id order = arrival order) among the conversations
+ *      the claiming engine owns.
+ *  (2) A delivery gets exactly one reply: the reply row (UNIQUE on
+ *      delivery_id), the delivery done, pending and the new deliveries
+ *      commit together, and only from running, only by the owner.
+ *  (3) pending = deliveries not done, kept as a counter (SPEC 7); the
+ *      reply transaction adds the mentions, then takes the answered one
+ *      off.
+ *  (4) Only the engine named in conversations.owner works on a
+ *      conversation; another engine takes it over only by
+ *      compare-and-set on the owner it saw, after finding that engine
+ *      gone (conv_engine.c).
+ *  (5) A room post that fails (an agent no longer in the team) never
+ *      loses the reply: it runs under a savepoint and is logged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <huddle/agent.h>
+#include <huddle/buf.h>
+#include <huddle/events.h>
+#include <huddle/mailbox.h>
+#include <huddle/room.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
+
+#include "conversation_int.h"
+
+#define HD_LOG_COMPONENT "conversation"
+#include <huddle/log.h>
+
+#define NO_RESPONSE "(no response)"
+#define CAP_NOTE "\n[truncated: the whole reply is in the conversation]"
+
+/* ---- small helpers ------------------------------------------------------ */
+
+void
+hd_conv__strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int
+strv_push(char ***v, size_t *n, const char *s)
+{
+	char **grown = realloc(*v, (*n + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return -1;
+	*v = grown;
+	if ((grown[*n] = strdup(s)) == NULL)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int
+strv_has(char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+oom(hd_err *err)
+{
+	return hd_err_set(err, HD_ENOMEM, "out of memory");
+}
+
+static int
+is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	    c == '\f';
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none. */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned cp;
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return s[0] != 0;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* The reply as stored (conversation.h (4)): U+FFFD for each byte that is
+ * not valid UTF-8 and for NUL, trimmed, `(no response)` when empty. */
+static char *
+reply_clean(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	hd_buf b = HD_BUF_INIT(0);
+	size_t i = 0, k, start, end;
+	char *out;
+
+	while (i < len) {
+		if ((k = utf8_seq(u + i, len - i)) == 0) {
+			hd_buf_puts(&b, "\xef\xbf\xbd");
+			i++;
+		} else {
+			hd_buf_put(&b, s + i, k);
+			i += k;
+		}
+	}
+	if (hd_buf_failed(&b)) {
+		hd_buf_dispose(&b);
+		return NULL;
+	}
+	start = 0;
+	end = b.len;
+	while (start < end && is_ws(b.ptr[start]))
+		start++;
+	while (end > start && is_ws(b.ptr[end - 1]))
+		end--;
+	if (start == end) {
+		hd_buf_dispose(&b);
+		return strdup(NO_RESPONSE);
+	}
+	if ((out = malloc(end - start + 1)) != NULL) {
+		memcpy(out, b.ptr + start, end - start);
+		out[end - start] = '\0';
+	}
+	hd_buf_dispose(&b);
+	return out;
+}
+
+/* s cut to at most max bytes (at a character boundary) with CAP_NOTE, for
+ * the room and the event log; s itself when it fits. */
+static char *
+cap_text(const char *s, size_t max)
+{
+	size_t len = strlen(s), keep;
+	char *out;
+
+	if (len <= max)
+		return strdup(s);
+	keep = max - strlen(CAP_NOTE);
+	while (keep > 0 && ((unsigned char)s[keep] & 0xc0) == 0x80)
+		keep--;
+	if ((out = malloc(keep + strlen(CAP_NOTE) + 1)) == NULL)
+		return NULL;
+	memcpy(out, s, keep);
+	memcpy(out + keep, CAP_NOTE, strlen(CAP_NOTE) + 1);
+	return out;
+}
+
+/* Post to the room under a savepoint (5); failures are logged only. */
+static void
+room_post_soft(hd_store *st, const char *team, const char *kind,
+    const char *author, const char *body)
+{
+	hd_err perr = HD_ERR_INIT;
+	char *capped = cap_text(body, HD_ROOM_BODY_MAX);
+
+	if (capped == NULL ||
+	    hd_store_exec(st, "SAVEPOINT conv_post", &perr) < 0) {
+		free(capped);
+		hd_log_warn("room post for %s skipped: %s", team,
+		    capped == NULL ? "out of memory" : perr.msg);
+		return;
+	}
+	if (hd_room_post(NULL, st, team, kind, author, capped, &perr) < 0) {
+		hd_log_warn("room post by %s in %s skipped: %s", author, team,
+		    perr.msg);
+		hd_store_exec(st, "ROLLBACK TO conv_post", NULL);
+	}
+	hd_store_exec(st, "RELEASE conv_post", NULL);
+	free(capped);
+}
+
+/* The agent's status from -> to, only when it is from (never overrides a
+ * shutdown). Failures are logged: a status is narration, not state. */
+static void
+agent_status_soft(hd_store *st, const char *agent, const char *from,
+    const char *to)
+{
+	hd_agent *a = NULL;
+	hd_err aerr = HD_ERR_INIT;
+
+	if (hd_agent_get(&a, st, agent, &aerr) == 0 &&
+	    strcmp(a->status, from) == 0 &&
+	    hd_agent_set_status(st, agent, to, &aerr) < 0)
+		hd_log_warn("agent %s status %s -> %s: %s", agent, from, to,
+		    aerr.msg);
+	hd_agent_free(a);
+}
+
+static int
+changes(hd_store *st)
+{
+	return sqlite3_changes(hd_store_db(st));
+}
+
+/* Step a statement with no rows. */
+static int
+step_done(hd_store *st, sqlite3_stmt *s, hd_err *err)
+{
+	int src = sqlite3_step(s), rc = 0;
+
+	if (src != SQLITE_DONE && src != SQLITE_ROW)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+void
+hd_conversation_free(hd_conversation *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	free(c->id);
+	free(c->team_id);
+	free(c->origin);
+	free(c->status);
+	free(c->message);
+	free(c->target);
+	free(c->response);
+	for (i = 0; i < c->nreplies; i++) {
+		free(c->replies[i].agent);
+		free(c->replies[i].body);
+	}
+	free(c->replies);
+	for (i = 0; i < c->ndeliveries; i++) {
+		hd_conversation_delivery *d = &c->deliveries[i];
+
+		free(d->to_agent);
+		free(d->from_agent);
+		free(d->body);
+		free(d->prompt);
+		free(d->state);
+	}
+	free(c->deliveries);
+	free(c);
+}
+
+struct get_txn {
+	const char *id;
+	hd_conversation *c;
+};
+
+static int
+get_replies(hd_store *st, hd_conversation *c, hd_err *err)
+{
+	sqlite3_stmt *s;
+	hd_conversation_reply *grown, *r;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT seq, agent, body, is_error, delivery_id, created_at "
+		 "FROM conversation_replies WHERE conversation_id = ?1 "
+		 "ORDER BY seq",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, c->id, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		grown = realloc(c->replies, (c->nreplies + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			rc = oom(err);
+			break;
+		}
+		c->replies = grown;
+		r = &c->replies[c->nreplies++];
+		memset(r, 0, sizeof(*r));
+		r->seq = sqlite3_column_int64(s, 0);
+		r->agent = hd_store_col_dup(s, 1);
+		r->body = hd_store_col_dup(s, 2);
+		r->is_error = sqlite3_column_int(s, 3);
+		r->delivery_id = sqlite3_column_int64(s, 4);
+		r->at = sqlite3_column_int64(s, 5);
+		if (r->agent == NULL || r->body == NULL) {
+			rc = oom(err);
+			break;
+		}
+	}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+static int
+get_deliveries(hd_store *st, hd_conversation *c, hd_err *err)
+{
+	sqlite3_stmt *s;
+	hd_conversation_delivery *grown, *d;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT id, to_agent, from_agent, body, prompt, state, "
+		 "created_at, started_at, finished_at "
+		 "FROM conversation_deliveries WHERE conversation_id = ?1 "
+		 "ORDER BY id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, c->id, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		grown = realloc(
+		    c->deliveries, (c->ndeliveries + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			rc = oom(err);
+			break;
+		}
+		c->deliveries = grown;
+		d = &c->deliveries[c->ndeliveries++];
+		memset(d, 0, sizeof(*d));
+		d->id = sqlite3_column_int64(s, 0);
+		d->to_agent = hd_store_col_dup(s, 1);
+		d->from_agent = hd_store_col_dup(s, 2);
+		d->body = hd_store_col_dup(s, 3);
+		d->prompt = hd_store_col_dup(s, 4);
+		d->state = hd_store_col_dup(s, 5);
+		d->created_at = sqlite3_column_int64(s, 6);
+		d->started_at = sqlite3_column_int64(s, 7);
+		d->finished_at = sqlite3_column_int64(s, 8);
+		if (d->to_agent == NULL || d->body == NULL ||
+		    d->prompt == NULL || d->state == NULL) {
+			rc = oom(err);
+			break;
+		}
+	}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+static int
+get_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct get_txn *g = payload;
+	hd_conversation *c;
+	sqlite3_stmt *s;
+	int rc, src;
+
+	hd_conversation_free(g->c);
+	g->c = NULL;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT id, team_id, origin, status, message, target, pending,"
+		 " total_messages, max_messages, created_at, completed_at,"
+		 " response FROM conversations WHERE id = ?1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, g->id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src != SQLITE_ROW) {
+		rc = src == SQLITE_DONE
+		    ? hd_err_set(err, HD_ENOTFOUND,
+			  "conversation \"%.64s\" not found", g->id)
+		    : hd_store_sqlerr(st, src, err);
+		hd_store_reset(s);
+		return rc;
+	}
+	if ((c = g->c = calloc(1, sizeof(*c))) == NULL) {
+		hd_store_reset(s);
+		return oom(err);
+	}
+	c->id = hd_store_col_dup(s, 0);
+	c->team_id = hd_store_col_dup(s, 1);
+	c->origin = hd_store_col_dup(s, 2);
+	c->status = hd_store_col_dup(s, 3);
+	c->message = hd_store_col_dup(s, 4);
+	c->target = hd_store_col_dup(s, 5);
+	c->pending = sqlite3_column_int64(s, 6);
+	c->total_messages = sqlite3_column_int64(s, 7);
+	c->max_messages = sqlite3_column_int64(s, 8);
+	c->created_at = sqlite3_column_int64(s, 9);
+	c->completed_at = sqlite3_column_int64(s, 10);
+	c->response = hd_store_col_dup(s, 11);
+	hd_store_reset(s);
+	if (c->id == NULL || c->team_id == NULL || c->origin == NULL ||
+	    c->status == NULL || c->message == NULL || c->target == NULL)
+		return oom(err);
+	if ((rc = get_replies(st, c, err)) < 0)
+		return rc;
+	return get_deliveries(st, c, err);
+}
+
+int
+hd_conversation_get(hd_conversation **out, hd_store *st, const char *id,
+    hd_err *err)
+{
+	struct get_txn g = {id, NULL};
+	int rc;
+
+	*out = NULL;
+	if ((rc = hd_store_read(st, get_txn_fn, &g, err)) < 0) {
+		hd_conversation_free(g.c);
+		return rc;
+	}
+	*out = g.c;
+	return 0;
+}
+
+json_t *
+hd_conversation_to_json(const hd_conversation *c)
+{
+	json_t *replies = json_array(), *j;
+	size_t i;
+
+	for (i = 0; i < c->nreplies; i++)
+		json_array_append_new(replies, json_pack("{s:s, s:s, s:I}",
+		    "agent", c->replies[i].agent, "body", c->replies[i].body,
+		    "at", (json_int_t)c->replies[i].at));
+	j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "id", c->id, "teamId",
+	    c->team_id, "status", c->status, "pending", (json_int_t)c->pending,
+	    "totalMessages", (json_int_t)c->total_messages, "replies", replies);
+	json_object_set_new(j, "response",
+	    c->response != NULL ? json_string(c->response) : json_null());
+	json_object_set_new(j, "createdAt", json_integer(c->created_at));
+	json_object_set_new(j, "completedAt", c->completed_at != 0
+		? json_integer(c->completed_at)
+		: json_null());
+	return j;
+}
+
+int
+hd_conversation_aggregate(char **out, const hd_conversation *c,
+    hd_err *err)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	char *shown = NULL;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (c->nreplies == 1) {
+		if ((*out = strdup(c->replies[0].body)) == NULL)
+			return oom(err);
+		return 0;
+	}
+	for (i = 0; i < c->nreplies; i++) {
+		if ((rc = hd_mentions_display(&shown, c->replies[i].body, err)) <
+		    0)
+			goto done;
+		if (i > 0)
+			hd_buf_puts(&b, "\n\n------\n\n");
+		hd_buf_printf(&b, "@%s: %s", c->replies[i].agent, shown);
+		free(shown);
+		shown = NULL;
+	}
+	if (hd_buf_failed(&b))
+		rc = hd_buf_error(&b, "response", err);
+	else if ((*out = strdup(hd_buf_cstr(&b))) == NULL)
+		rc = oom(err);
+done:
+	hd_buf_dispose(&b);
+	return rc;
+}
+
+int
+hd_conversation_transcript(char **out, const hd_conversation *c,
+    const char *team_name, hd_err *err)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	char date[32];
+	size_t i;
+
+	*out = NULL;
+	hd_time_iso(date, sizeof(date), c->created_at);
+	hd_buf_printf(&b,
+	    "# Team Conversation: %s (@%s)\n\nDate: %s\nMessages: %lld\n\n"
+	    "## User\n\n%s\n",
+	    team_name, c->team_id, date, (long long)c->total_messages,
+	    c->message);
+	for (i = 0; i < c->nreplies; i++)
+		hd_buf_printf(&b, "\n## %s\n\n%s\n", c->replies[i].agent,
+		    c->replies[i].body);
+	if (hd_buf_failed(&b))
+		return hd_buf_error(&b, "transcript", err);
+	if ((*out = hd_buf_detach(&b)) == NULL)
+		return oom(err);
+	return 0;
+}
+
+int
+hd_conversation_transcript_path(char *out, size_t outlen, const char *home,
+    const hd_conversation *c, hd_err *err)
+{
+	time_t secs = (time_t)(c->created_at / 1000);
+	struct tm tm;
+	char stamp[32];
+
+	if (hd_slug_check("team", c->team_id, err) < 0)
+		return HD_EINVAL;
+	gmtime_r(&secs, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	if ((size_t)snprintf(out, outlen, "%s/chats/%s/%s-%s.md", home,
+		c->team_id, stamp, c->id) >= outlen)
+		return hd_err_set(err, HD_ETOOBIG, "transcript path too long");
+	return 0;
+}
+
+/* ---- the loop guard setting --------------------------------------------- */
+
+static void
+max_key(char *out, size_t outlen, const char *team)
+{
+	snprintf(out, outlen, "team:%s:max_messages", team);
+}
+
+int
+hd_conversation_max_messages(int64_t *out, hd_store *st, const char *team,
+    hd_err *err)
+{
+	char key[96], *v = NULL;
+	int64_t n;
+	int rc;
+
+	*out = HD_CONVERSATION_MAX_MESSAGES_DEFAULT;
+	if ((rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
+	max_key(key, sizeof(key), team);
+	if ((rc = hd_store_kv_get(&v, st, key, err)) < 0)
+		return rc;
+	if (v != NULL && hd_parse_i64(&n, v, "max messages", NULL) == 0 &&
+	    n >= 1 && n <= HD_CONVERSATION_MAX_MESSAGES_LIMIT)
+		*out = n;
+	free(v);
+	return 0;
+}
+
+struct max_txn {
+	const char *team;
+	int64_t n;
+};
+
+static int
+max_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct max_txn *m = payload;
+	hd_team *t = NULL;
+	char key[96], val[32];
+	int rc;
+
+	if ((rc = hd_team_get(&t, st, m->team, err)) < 0)
+		return rc;
+	hd_team_free(t);
+	max_key(key, sizeof(key), m->team);
+	snprintf(val, sizeof(val), "%lld", (long long)m->n);
+	if ((rc = hd_store_kv_put(st, key, val, err)) < 0)
+		return rc;
+	hd_events_append(st, "team_updated", m->team, 0, NULL,
+	    json_pack("{s:I}", "max_messages", (json_int_t)m->n));
+	return 0;
+}
+
+int
+hd_conversation_set_max_messages(hd_store *st, const char *team, int64_t n,
+    hd_err *err)
+{
+	struct max_txn m = {team, n};
+	int rc;
+
+	if ((rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
+	if (n < 1 || n > HD_CONVERSATION_MAX_MESSAGES_LIMIT)
+		return hd_err_set(err, HD_EINVAL,
+		    "max messages must be between 1 and %d",
+		    HD_CONVERSATION_MAX_MESSAGES_LIMIT);
+	return hd_store_write(st, max_txn_fn, &m, err);
+}
+
+/* ---- starting ------------------------------------------------------------ */
+
+static void
+drop_mention(hd_store *st, const char *conv, const char *team,
+    const char *from, const char *target, const char *reason)
+{
+	hd_log_info("conversation %s: mention of @%.64s by %s dropped: %s",
+	    conv, target, from != NULL ? from : "the user", reason);
+	hd_events_append(st, "mention_dropped", team, 0, from,
+	    json_pack("{s:s, s:s?, s:s, s:s}", "conversation_id", conv, "from",
+		from, "target", target, "reason", reason));
+}
+
+struct create_txn {
+	const hd_conversation_spec *spec;
+	const hd_conv_owner *me;
+	const char *id;
+	int64_t max;
+	char agent[64];
+};
+
+static int
+create_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct create_txn *t = payload;
+	const char *team = t->spec->team, *msg = t->spec->message;
+	hd_conversation_route_result route;
+	hd_team *tm = NULL;
+	hd_agents members = {NULL, 0};
+	const char **ids = NULL;
+	sqlite3_stmt *s;
+	int64_t now = hd_now_ms();
+	size_t i;
+	int rc;
+
+	if ((rc = hd_team_get(&tm, st, team, err)) < 0)
+		goto done;
+	if (strcmp(tm->status, "active") != 0) {
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "team \"%s\" is not active (status: %s)", tm->id,
+		    tm->status);
+		goto done;
+	}
+	if ((rc = hd_agent_list(&members, st, team, err)) < 0)
+		goto done;
+	if (members.n > 0 &&
+	    (ids = calloc(members.n, sizeof(*ids))) == NULL) {
+		rc = oom(err);
+		goto done;
+	}
+	for (i = 0; i < members.n; i++)
+		ids[i] = members.items[i].id;
+	hd_conversation_route(
+	    &route, msg, tm->id, ids, members.n, tm->leader_agent_id);
+	if (route.agent == NULL) {
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "team \"%s\" has no leader: address an agent with @<agent>",
+		    tm->id);
+		goto done;
+	}
+	if (msg[route.offset] == '\0') {
+		rc = hd_err_set(err, HD_EINVAL, "message must not be empty");
+		goto done;
+	}
+	snprintf(t->agent, sizeof(t->agent), "%s", route.agent);
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO conversations(id, team_id, origin, status,"
+		 " pending, total_messages, created_at, message, target,"
+		 " max_messages, owner, owner_pid, owner_start)"
+		 " VALUES (?1, ?2, ?3, 'running', 1, 0, ?4, ?5, ?6, ?7, ?8, ?9,"
+		 " ?10)",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, tm->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, t->spec->origin, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, now);
+	sqlite3_bind_text(s, 5, msg, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, t->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 7, t->max);
+	sqlite3_bind_text(s, 8, t->me->token, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 9, t->me->pid);
+	sqlite3_bind_int64(s, 10, t->me->start);
+	if ((rc = step_done(st, s, err)) < 0)
+		goto done;
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO conversation_deliveries(conversation_id,"
+		 " to_agent, from_agent, body, prompt, state, created_at)"
+		 " VALUES (?1, ?2, NULL, ?3, ?3, 'queued', ?4)",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, t->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, msg + route.offset, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, now);
+	if ((rc = step_done(st, s, err)) < 0)
+		goto done;
+	room_post_soft(st, tm->id, "user", NULL, msg);
+	if (route.dropped[0] != '\0')
+		drop_mention(st, t->id, tm->id, NULL, route.dropped,
+		    "no member of that name: sent to the leader");
+	hd_events_append(st, "conversation_started", tm->id, 0, t->agent,
+	    json_pack("{s:s, s:s, s:s, s:s, s:i, s:I}", "conversation_id",
+		t->id, "agent", t->agent, "message", msg, "origin",
+		t->spec->origin, "pending", 1, "max_messages",
+		(json_int_t)t->max));
+done:
+	free(ids);
+	hd_agents_dispose(&members);
+	hd_team_free(tm);
+	return rc;
+}
+
+int
+hd_conv__create(char *out, char *agent, hd_store *st,
+    const hd_conversation_spec *spec, const hd_conv_owner *me, hd_err *err)
+{
+	struct create_txn t;
+	hd_conversation_spec sp = *spec;
+	char id[HD_CONVERSATION_ID_LEN + 1];
+	size_t len;
+	int rc;
+
+	if (sp.origin == NULL)
+		sp.origin = "api";
+	if ((rc = hd_slug_check("team", sp.team, err)) < 0)
+		return rc;
+	len = sp.message != NULL ? strlen(sp.message) : 0;
+	if (len == 0)
+		return hd_err_set(err, HD_EINVAL, "message must not be empty");
+	if (len > HD_MESSAGE_MAX)
+		return hd_err_set(err, HD_ETOOBIG,
+		    "message is %zu bytes; the limit is %d", len,
+		    HD_MESSAGE_MAX);
+	if (!hd_utf8_ok(sp.message, len))
+		return hd_err_set(err, HD_EINVAL, "message must be valid UTF-8");
+	if ((rc = hd_uuid(id, err)) < 0)
+		return rc;
+	memset(&t, 0, sizeof(t));
+	t.spec = &sp;
+	t.me = me;
+	t.id = id;
+	if ((rc = hd_conversation_max_messages(&t.max, st, sp.team, err)) < 0)
+		return rc;
+	if ((rc = hd_store_write(st, create_txn_fn, &t, err)) < 0)
+		return rc;
+	memcpy(out, id, sizeof(id));
+	snprintf(agent, 64, "%s", t.agent);
+	return 0;
+}
+
+/* ---- claiming ------------------------------------------------------------- */
+
+void
+hd_conv__claim_dispose(hd_conv_claim *c)
+{
+	free(c->prompt);
+	free(c->blocker_owner);
+	memset(c, 0, sizeof(*c));
+}
+
+struct claim_txn {
+	const char *agent;
+	const hd_conv_owner *me;
+	hd_conv_claim *c;
+	int result;
+};
+
+static int
+claim_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct claim_txn *t = payload;
+	hd_conv_claim *c = t->c;
+	sqlite3_stmt *s;
+	int rc, src;
+
+	hd_conv__claim_dispose(c);
+	t->result = HD_CONV_NONE;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT d.id, d.conversation_id, d.prompt, c.team_id"
+		 " FROM conversation_deliveries d"
+		 " JOIN conversations c ON c.id = d.conversation_id"
+		 " WHERE d.to_agent = ?1 AND d.state = 'queued'"
+		 " AND c.owner = ?2 AND c.status = 'running'"
+		 " ORDER BY d.id LIMIT 1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, t->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, t->me->token, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		c->delivery_id = sqlite3_column_int64(s, 0);
+		snprintf(c->conversation_id, sizeof(c->conversation_id), "%s",
+		    (const char *)sqlite3_column_text(s, 1));
+		c->prompt = hd_store_col_dup(s, 2);
+		snprintf(c->team, sizeof(c->team), "%s",
+		    (const char *)sqlite3_column_text(s, 3));
+		snprintf(c->agent, sizeof(c->agent), "%s", t->agent);
+	}
+	hd_store_reset(s);
+	if (src != SQLITE_ROW)
+		return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	if (c->prompt == NULL)
+		return oom(err);
+
+	/* (1) the agent runs one message at a time, across processes */
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT c.id, c.owner, c.owner_pid, c.owner_start"
+		 " FROM conversation_deliveries d"
+		 " JOIN conversations c ON c.id = d.conversation_id"
+		 " WHERE d.to_agent = ?1 AND d.state = 'running' LIMIT 1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, t->agent, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		snprintf(c->blocker, sizeof(c->blocker), "%s",
+		    (const char *)sqlite3_column_text(s, 0));
+		c->blocker_owner = hd_store_col_dup(s, 1);
+		c->blocker_pid = sqlite3_column_int64(s, 2);
+		c->blocker_start = sqlite3_column_int64(s, 3);
+		t->result = HD_CONV_BLOCKED;
+	}
+	hd_store_reset(s);
+	if (src != SQLITE_ROW && src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	if (t->result == HD_CONV_BLOCKED)
+		return 0;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE conversation_deliveries SET state = 'running',"
+		 " started_at = ?2 WHERE id = ?1 AND state = 'queued'",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, c->delivery_id);
+	sqlite3_bind_int64(s, 2, hd_now_ms());
+	if ((rc = step_done(st, s, err)) < 0)
+		return rc;
+	agent_status_soft(st, t->agent, "idle", "working");
+	t->result = HD_CONV_CLAIMED;
+	return 0;
+}
+
+int
+hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
+    const char *agent, const hd_conv_owner *me, hd_err *err)
+{
+	struct claim_txn t = {agent, me, out, HD_CONV_NONE};
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = hd_store_write(st, claim_txn_fn, &t, err);
+	*result = rc < 0 ? HD_CONV_NONE : t.result;
+	if (rc < 0 || t.result == HD_CONV_NONE)
+		hd_conv__claim_dispose(out);
+	return rc;
+}
+
+struct release_txn {
+	const hd_conv_claim *c;
+};
+
+static int
+release_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct release_txn *t = payload;
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE conversation_deliveries SET state = 'queued',"
+		 " started_at = NULL WHERE id = ?1 AND state = 'running'",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, t->c->delivery_id);
+	if ((rc = step_done(st, s, err)) < 0)
+		return rc;
+	agent_status_soft(st, t->c->agent, "working", "idle");
+	return 0;
+}
+
+int
+hd_conv__release(hd_store *st, const hd_conv_claim *c, hd_err *err)
+{
+	struct release_txn t = {c};
+
+	return hd_store_write(st, release_txn_fn, &t, err);
+}
+
+/* ---- recording a reply ----------------------------------------------------- */
+
+void
+hd_conv__recorded_dispose(hd_conv_recorded *r)
+{
+	free(r->body);
+	hd_conv__strv_free(r->targets, r->ntargets);
+	memset(r, 0, sizeof(*r));
+}
+
+struct record_txn {
+	const hd_conv_claim *c;
+	const hd_conv_owner *me;
+	const char *body; /* cleaned */
+	int is_error;
+	const hd_mentions *m; /* NULL for an error reply */
+	hd_conv_recorded *out;
+};
+
+/* Why target may not be sent a message from agent in team, or NULL. */
+static const char *
+target_refusal(hd_store *st, const char *target, const char *agent,
+    const char *team, char *buf, size_t buflen)
+{
+	hd_agent *a = NULL;
+	hd_err aerr = HD_ERR_INIT;
+	const char *why = NULL;
+
+	if (strcmp(target, agent) == 0)
+		return "self-mention";
+	if (hd_agent_get(&a, st, target, &aerr) < 0)
+		why = "unknown agent";
+	else if (a->team_id == NULL || strcmp(a->team_id, team) != 0) {
+		snprintf(buf, buflen, "not in team %s", team);
+		why = buf;
+	}
+	hd_agent_free(a);
+	return why;
+}
+
+/* The agents with an unanswered message in the conversation, except the
+ * one being answered: the "others" of conversation.h (3). */
+static int
+unanswered_agents(char ***out, size_t *n, hd_store *st,
+    const hd_conv_claim *c, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT DISTINCT to_agent FROM conversation_deliveries"
+		 " WHERE conversation_id = ?1 AND state IN ('queued', 'running')"
+		 " AND id != ?2",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, c->conversation_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, c->delivery_id);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+		if (strv_push(out, n, (const char *)sqlite3_column_text(s, 0)) <
+		    0) {
+			rc = oom(err);
+			break;
+		}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+/* Enqueue the mentions of the reply that may go (loop guard, drops). */
+static int
+enqueue_mentions(struct record_txn *t, hd_store *st, int64_t seq,
+    int64_t max, hd_err *err)
+{
+	const hd_conv_claim *c = t->c;
+	hd_conv_recorded *out = t->out;
+	char **busy = NULL, *prompt = NULL, why_buf[96];
+	const char *why;
+	size_t nbusy = 0, i, others;
+	sqlite3_stmt *s;
+	int rc = 0;
+
+	for (i = 0; i < t->m->ntargets; i++) {
+		const char *target = t->m->targets[i].target;
+
+		if (seq >= max) { /* (2) of conversation.h */
+			snprintf(why_buf, sizeof(why_buf),
+			    "loop guard: the conversation has %lld replies",
+			    (long long)seq);
+			why = why_buf;
+		} else
+			why = target_refusal(st, target, c->agent, c->team,
+			    why_buf, sizeof(why_buf));
+		if (why != NULL) {
+			drop_mention(st, c->conversation_id, c->team, c->agent,
+			    target, why);
+			continue;
+		}
+		if (strv_push(&out->targets, &out->ntargets, target) < 0)
+			return oom(err);
+	}
+	if (out->ntargets == 0)
+		return 0;
+	if ((rc = unanswered_agents(&busy, &nbusy, st, c, err)) < 0)
+		goto done;
+	others = nbusy;
+	for (i = 0; i < out->ntargets; i++)
+		others += !strv_has(busy, nbusy, out->targets[i]);
+	others -= 1; /* the recipient itself */
+	for (i = 0; i < out->ntargets; i++) {
+		const hd_mention *mt = NULL;
+		size_t j;
+
+		for (j = 0; j < t->m->ntargets; j++)
+			if (strcmp(t->m->targets[j].target, out->targets[i]) ==
+			    0)
+				mt = &t->m->targets[j];
+		if ((rc = hd_mentions_delivery(&prompt, c->agent, t->m->shared,
+			 mt->body, (int64_t)others, err)) < 0)
+			goto done;
+		if ((rc = hd_store_prepare(st, &s,
+			 "INSERT INTO conversation_deliveries(conversation_id,"
+			 " to_agent, from_agent, body, prompt, state,"
+			 " created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'queued',"
+			 " ?6)",
+			 err)) < 0)
+			goto done;
+		sqlite3_bind_text(s, 1, c->conversation_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, out->targets[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, c->agent, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, mt->body, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, prompt, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 6, hd_now_ms());
+		if ((rc = step_done(st, s, err)) < 0)
+			goto done;
+		free(prompt);
+		prompt = NULL;
+	}
+done:
+	free(prompt);
+	hd_conv__strv_free(busy, nbusy);
+	return rc;
+}
+
+static int
+record_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct record_txn *t = payload;
+	const hd_conv_claim *c = t->c;
+	hd_conv_recorded *out = t->out;
+	sqlite3_stmt *s;
+	char *state = NULL, *owner = NULL, *capped = NULL;
+	int64_t total = 0, max = 0, pending = 0, now = hd_now_ms();
+	int rc, src, ours;
+
+	hd_conv__strv_free(out->targets, out->ntargets);
+	out->targets = NULL;
+	out->ntargets = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT d.state, c.owner, c.total_messages, c.max_messages,"
+		 " c.pending FROM conversation_deliveries d"
+		 " JOIN conversations c ON c.id = d.conversation_id"
+		 " WHERE d.id = ?1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, c->delivery_id);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		state = hd_store_col_dup(s, 0);
+		owner = hd_store_col_dup(s, 1);
+		total = sqlite3_column_int64(s, 2);
+		max = sqlite3_column_int64(s, 3);
+		pending = sqlite3_column_int64(s, 4);
+	}
+	hd_store_reset(s);
+	if (src != SQLITE_ROW && src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	ours = state != NULL && owner != NULL &&
+	    strcmp(state, "running") == 0 && strcmp(owner, t->me->token) == 0;
+	free(state);
+	free(owner);
+	if (!ours) /* (2), (4) */
+		return hd_err_set(err, HD_ECONFLICT,
+		    "message %lld of conversation %s is no longer this "
+		    "engine's to answer",
+		    (long long)c->delivery_id, c->conversation_id);
+
+	out->seq = total + 1;
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO conversation_replies(conversation_id, seq,"
+		 " delivery_id, agent, body, is_error, created_at)"
+		 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, c->conversation_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, out->seq);
+	sqlite3_bind_int64(s, 3, c->delivery_id);
+	sqlite3_bind_text(s, 4, c->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, t->body, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 6, t->is_error);
+	sqlite3_bind_int64(s, 7, now);
+	if ((rc = step_done(st, s, err)) < 0)
+		return rc;
+	if (t->m != NULL &&
+	    (rc = enqueue_mentions(t, st, out->seq, max, err)) < 0)
+		return rc;
+	out->pending_mid = pending + (int64_t)out->ntargets;
+	out->pending_after = out->pending_mid - 1;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE conversations SET total_messages = ?2, pending = ?3"
+		 " WHERE id = ?1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, c->conversation_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, out->seq);
+	sqlite3_bind_int64(s, 3, out->pending_after);
+	if ((rc = step_done(st, s, err)) < 0)
+		return rc;
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE conversation_deliveries SET state = 'done',"
+		 " finished_at = ?2 WHERE id = ?1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, c->delivery_id);
+	sqlite3_bind_int64(s, 2, now);
+	if ((rc = step_done(st, s, err)) < 0)
+		return rc;
+	agent_status_soft(st, c->agent, "working", "idle");
+	room_post_soft(st, c->team, "peer", c->agent, t->body);
+	if ((capped = cap_text(t->body, HD_ROOM_BODY_MAX)) == NULL)
+		return oom(err);
+	hd_events_append(st, "conversation_reply", c->team, 0, c->agent,
+	    json_pack("{s:s, s:s, s:s, s:I, s:I, s:b}", "conversation_id",
+		c->conversation_id, "agent", c->agent, "reply", capped, "seq",
+		(json_int_t)out->seq, "pending", (json_int_t)out->pending_mid,
+		"error", t->is_error));
+	free(capped);
+	return 0;
+}
+
+int
+hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
+    const char *reply, size_t len, int is_error, const hd_conv_owner *me,
+    hd_err *err)
+{
+	struct record_txn t;
+	hd_mentions m;
+	int rc, parsed = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&m, 0, sizeof(m));
+	memset(&t, 0, sizeof(t));
+	if ((out->body = reply_clean(reply, len)) == NULL)
+		return oom(err);
+	if (!is_error) {
+		if ((rc = hd_mentions_parse(&m, out->body, strlen(out->body),
+			 err)) < 0)
+			goto done;
+		parsed = 1;
+	}
+	t.c = c;
+	t.me = me;
+	t.body = out->body;
+	t.is_error = is_error;
+	t.m = parsed ? &m : NULL;
+	t.out = out;
+	rc = hd_store_write(st, record_txn_fn, &t, err);
+done:
+	hd_mentions_dispose(&m);
+	if (rc < 0)
+		hd_conv__recorded_dispose(out);
+	return rc;
+}
+
+/* ---- finishing ------------------------------------------------------------- */
+
+/* Write path atomically (a temporary file, then rename), mode 0600. */
+static int
+write_file(const char *path, const char *text, hd_err *err)
+{
+	char tmp[4200];
+	size_t len = strlen(text), off = 0;
+	ssize_t w;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) <
+	    0)
+		return hd_err_set(err, HD_ERR, "cannot write %s: %s", tmp,
+		    strerror(errno));
+	while (off < len) {
+		if ((w = write(fd, text + off, len - off)) < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			unlink(tmp);
+			return hd_err_set(err, HD_ERR, "cannot write %s: %s",
+			    tmp, strerror(errno));
+		}
+		off += (size_t)w;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return hd_err_set(err, HD_ERR, "cannot write %s: %s", path,
+		    strerror(errno));
+	}
+	return 0;
+}
+
+struct finish_txn {
+	const char *id;
+	const hd_conv_owner *me;
+	const char *response;
+	const char *team;
+	const char *path;
+	int64_t total;
+	int done;
+};
+
+static int
+finish_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct finish_txn *t = payload;
+	sqlite3_stmt *s;
+	char *capped;
+	int rc;
+
+	t->done = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE conversations SET status = 'completed', response = ?2,"
+		 " completed_at = ?3 WHERE id = ?1 AND status = 'running'"
+		 " AND pending = 0 AND owner = ?4",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, t->response, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, hd_now_ms());
+	sqlite3_bind_text(s, 4, t->me->token, -1, SQLITE_STATIC);
+	if ((rc = step_done(st, s, err)) < 0)
+		return rc;
+	if (changes(st) == 0)
+		return 0;
+	t->done = 1;
+	if ((capped = cap_text(t->response, HD_ROOM_BODY_MAX)) == NULL)
+		return oom(err);
+	hd_events_append(st, "conversation_completed", t->team, 0, NULL,
+	    json_pack("{s:s, s:I, s:i, s:s, s:s?}", "conversation_id", t->id,
+		"total_messages", (json_int_t)t->total, "pending", 0,
+		"response", capped, "transcript",
+		t->path[0] != '\0' ? t->path : NULL));
+	free(capped);
+	return 0;
+}
+
+int
+hd_conv__finish(int *done, hd_store *st, const char *id,
+    const hd_conv_owner *me, hd_err *err)
+{
+	hd_conversation *c = NULL;
+	hd_team *tm = NULL;
+	char *response = NULL, *text = NULL, path[4096], dir[4096];
+	hd_err werr = HD_ERR_INIT;
+	struct finish_txn t;
+	int rc;
+
+	*done = 0;
+	if ((rc = hd_conversation_get(&c, st, id, err)) < 0)
+		goto done;
+	if (strcmp(c->status, "running") != 0) {
+		*done = 1;
+		goto done;
+	}
+	if (c->pending != 0)
+		goto done;
+	if ((rc = hd_conversation_aggregate(&response, c, err)) < 0)
+		goto done;
+	if (hd_team_get(&tm, st, c->team_id, NULL) < 0)
+		tm = NULL; /* removed since: the id stands in for the name */
+	if ((rc = hd_conversation_transcript(&text, c,
+		 tm != NULL ? tm->name : c->team_id, err)) < 0 ||
+	    (rc = hd_conversation_transcript_path(path, sizeof(path),
+		 hd_store_home(st), c, err)) < 0)
+		goto done;
+	snprintf(dir, sizeof(dir), "%s/chats/%s", hd_store_home(st),
+	    c->team_id);
+	if (hd_mkdir_p(dir, 0700, &werr) < 0 ||
+	    write_file(path, text, &werr) < 0) {
+		/* the user still gets the answer; only the file is missing */
+		hd_log_error("conversation %s: no transcript: %s", id,
+		    werr.msg);
+		path[0] = '\0';
+	}
+	memset(&t, 0, sizeof(t));
+	t.id = id;
+	t.me = me;
+	t.response = response;
+	t.team = c->team_id;
+	t.path = path;
+	t.total = c->total_messages;
+	if ((rc = hd_store_write(st, finish_txn_fn, &t, err)) < 0)
+		goto done;
+	*done = t.done;
+done:
+	free(response);
+	free(text);
+	hd_team_free(tm);
+	hd_conversation_free(c);
+	return rc;
+}
+
+/* ---- taking over ------------------------------------------------------------ */
+
+void
+hd_conv__foreign_free(hd_conv_foreign *l, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(l[i].owner);
+	free(l);
+}
+
+struct foreign_txn {
+	const hd_conv_owner *me;
+	hd_conv_foreign *l;
+	size_t n;
+};
+
+static int
+foreign_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct foreign_txn *t = payload;
+	hd_conv_foreign *grown, *f;
+	sqlite3_stmt *s;
+	int rc, src;
+
+	hd_conv__foreign_free(t->l, t->n);
+	t->l = NULL;
+	t->n = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT id, owner, owner_pid, owner_start FROM conversations"
+		 " WHERE status = 'running' AND (owner IS NULL OR owner != ?1)"
+		 " ORDER BY created_at",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, t->me->token, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((grown = realloc(t->l, (t->n + 1) * sizeof(*grown))) ==
+		    NULL) {
+			rc = oom(err);
+			break;
+		}
+		t->l = grown;
+		f = &t->l[t->n++];
+		snprintf(f->id, sizeof(f->id), "%s",
+		    (const char *)sqlite3_column_text(s, 0));
+		f->owner = hd_store_col_dup(s, 1);
+		f->pid = sqlite3_column_int64(s, 2);
+		f->start = sqlite3_column_int64(s, 3);
+	}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+int
+hd_conv__list_foreign(hd_conv_foreign **out, size_t *n, hd_store *st,
+    const hd_conv_owner *me, hd_err *err)
+{
+	struct foreign_txn t = {me, NULL, 0};
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = hd_store_read(st, foreign_txn_fn, &t, err)) < 0) {
+		hd_conv__foreign_free(t.l, t.n);
+		return rc;
+	}
+	*out = t.l;
+	*n = t.n;
+	return 0;
+}
+
+struct adopt_txn {
+	const char *id;
+	const char *old_owner;
+	const hd_conv_owner *me;
+	int adopted;
+	char **agents;
+	size_t nagents;
+	int64_t pending;
+	char team[64];
+};
+
+static int
+adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct adopt_txn *t = payload;
+	sqlite3_stmt *s;
+	size_t i;
+	int rc, src, requeued;
+
+	t->adopted = 0;
+	hd_conv__strv_free(t->agents, t->nagents);
+	t->agents = NULL;
+	t->nagents = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE conversations SET owner = ?2, owner_pid = ?3,"
+		 " owner_start = ?4 WHERE id = ?1 AND status = 'running'"
+		 " AND owner IS ?5",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, t->me->token, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, t->me->pid);
+	sqlite3_bind_int64(s, 4, t->me->start);
+	hd_store_bind_text(s, 5, t->old_owner);
+	if ((rc = step_done(st, s, err)) < 0)
+		return rc;
+	if (changes(st) == 0)
+		return 0; /* someone else was faster, or it completed */
+	t->adopted = 1;
+
+	/* the interrupted turns: their agents are idle again */
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT to_agent FROM conversation_deliveries"
+		 " WHERE conversation_id = ?1 AND state = 'running'",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+		if (strv_push(&t->agents, &t->nagents,
+			(const char *)sqlite3_column_text(s, 0)) < 0) {
+			rc = oom(err);
+			break;
+		}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < t->nagents; i++)
+		agent_status_soft(st, t->agents[i], "working", "idle");
+	requeued = (int)t->nagents;
+	hd_conv__strv_free(t->agents, t->nagents);
+	t->agents = NULL;
+	t->nagents = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE conversation_deliveries SET state = 'queued',"
+		 " started_at = NULL WHERE conversation_id = ?1"
+		 " AND state = 'running'",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
+	if ((rc = step_done(st, s, err)) < 0)
+		return rc;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT DISTINCT to_agent FROM conversation_deliveries"
+		 " WHERE conversation_id = ?1 AND state = 'queued'",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+		if (strv_push(&t->agents, &t->nagents,
+			(const char *)sqlite3_column_text(s, 0)) < 0) {
+			rc = oom(err);
+			break;
+		}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	if (rc < 0)
+		return rc;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT pending, team_id FROM conversations WHERE id = ?1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		t->pending = sqlite3_column_int64(s, 0);
+		snprintf(t->team, sizeof(t->team), "%s",
+		    (const char *)sqlite3_column_text(s, 1));
+	}
+	hd_store_reset(s);
+	hd_events_append(st, "conversation_resumed", t->team, 0, NULL,
+	    json_pack("{s:s, s:s?, s:i, s:I}", "conversation_id", t->id,
+		"previous_owner", t->old_owner, "requeued", requeued,
+		"pending", (json_int_t)t->pending));
+	return 0;
+}
+
+int
+hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,
+    int64_t *pending, hd_store *st, const char *id, const char *old_owner,
+    const hd_conv_owner *me, hd_err *err)
+{
+	struct adopt_txn t;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+	t.id = id;
+	t.old_owner = old_owner;
+	t.me = me;
+	*adopted = 0;
+	*agents = NULL;
+	*nagents = 0;
+	*pending = 0;
+	if ((rc = hd_store_write(st, adopt_txn_fn, &t, err)) < 0) {
+		hd_conv__strv_free(t.agents, t.nagents);
+		return rc;
+	}
+	if (t.adopted)
+		hd_log_info("conversation %s resumed (was %s; %lld pending)",
+		    id, old_owner != NULL ? old_owner : "released",
+		    (long long)t.pending);
+	*adopted = t.adopted;
+	*agents = t.agents;
+	*nagents = t.nagents;
+	*pending = t.pending;
+	return 0;
+}
+
+static int
+disown_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	const hd_conv_owner *me = payload;
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE conversations SET owner = NULL, owner_pid = NULL,"
+		 " owner_start = NULL WHERE owner = ?1 AND status = 'running'",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, me->token, -1, SQLITE_STATIC);
+	return step_done(st, s, err);
+}
+
+int
+hd_conv__disown(hd_store *st, const hd_conv_owner *me, hd_err *err)
+{
+	return hd_store_write(st, disown_txn_fn, (void *)me, err);
+}
+
+/* ---- processes ---------------------------------------------------------------- */
+
+int64_t
+hd_conv__proc_start(int64_t pid)
+{
+	char path[64], buf[1024], *p, *tok, *save = NULL;
+	long long start = -1;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 0 : -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ... starttime(22) ...": comm may hold anything,
+	 * so count from the last ')' */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -1;
+	for (field = 3, tok = strtok_r(p + 1, " ", &save); tok != NULL;
+	     tok = strtok_r(NULL, " ", &save), field++) {
+		if (field == 3 && (tok[0] == 'Z' || tok[0] == 'X'))
+			return 0; /* dead, not yet reaped */
+		if (field == 22) {
+			start = strtoll(tok, NULL, 10);
+			break;
+		}
+	}
+	return start < 0 ? -1 : start;
+}

@@ -1,0 +1,116 @@
+/*
+ * conversation_int.h (private) -- what the engine's threads
+ * (conv_engine.c) use of the durable state (conversation.c). Nothing
+ * outside src/engine/ includes this.
+ */
+#ifndef HD_CONVERSATION_INT_H
+#define HD_CONVERSATION_INT_H
+
+#include <stdint.h>
+
+#include <huddle/conversation.h>
+
+#include "../store/store.h"
+
+/* Which engine runs a conversation: "<pid>:<process start>:<nonce>". */
+typedef struct hd_conv_owner {
+	char token[80];
+	int64_t pid;
+	int64_t start; /* the process's start time (/proc/<pid>/stat) */
+} hd_conv_owner;
+
+/* The start time of process pid (clock ticks since boot), 0 when it is
+ * gone or a zombie, -1 when it cannot be told. */
+int64_t hd_conv__proc_start(int64_t pid);
+
+enum {
+	HD_CONV_NONE = 0,    /* nothing queued for the agent here */
+	HD_CONV_CLAIMED = 1, /* a message is ours to answer */
+	HD_CONV_BLOCKED = 2, /* queued, but the agent is busy elsewhere */
+};
+
+typedef struct hd_conv_claim {
+	int64_t delivery_id;
+	char conversation_id[HD_CONVERSATION_ID_LEN + 1];
+	char team[64];
+	char agent[64];
+	char *prompt;
+	/* HD_CONV_BLOCKED: the conversation whose running message blocks
+	 * the agent, and its owner as read */
+	char blocker[HD_CONVERSATION_ID_LEN + 1];
+	char *blocker_owner;
+	int64_t blocker_pid;
+	int64_t blocker_start;
+} hd_conv_claim;
+
+void hd_conv__claim_dispose(hd_conv_claim *c);
+
+/* Claim the oldest queued message for agent among the conversations me
+ * runs, unless the agent is running a message anywhere. *result is one of
+ * the HD_CONV_* values; the agent becomes working when it was idle. */
+int hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
+    const char *agent, const hd_conv_owner *me, hd_err *err);
+
+/* Put a claimed message back in the queue (a turn cut short). */
+int hd_conv__release(hd_store *st, const hd_conv_claim *c, hd_err *err);
+
+typedef struct hd_conv_recorded {
+	int64_t seq;
+	int64_t pending_mid;   /* after the mentions, before the answered */
+	int64_t pending_after; /* what the conversation now has */
+	char *body;	       /* the reply as stored */
+	char **targets;	       /* agents sent a message, in order */
+	size_t ntargets;
+} hd_conv_recorded;
+
+void hd_conv__recorded_dispose(hd_conv_recorded *r);
+
+/*
+ * Record the reply to a claimed message in one transaction: the reply,
+ * the mentions it enqueues (loop guard, drops), pending, the message
+ * done, the agent idle, the room post and the events. HD_ECONFLICT when
+ * the message is no longer this engine's to answer.
+ */
+int hd_conv__record(hd_conv_recorded *out, hd_store *st,
+    const hd_conv_claim *c, const char *reply, size_t len, int is_error,
+    const hd_conv_owner *me, hd_err *err);
+
+/* Complete a conversation with nothing pending: the aggregate, the
+ * transcript file, status completed, conversation_completed. *done is 1
+ * when it is completed now (by this call or before). */
+int hd_conv__finish(int *done, hd_store *st, const char *id,
+    const hd_conv_owner *me, hd_err *err);
+
+/* Record a new conversation owned by me; out gets its id, agent the
+ * agent it was routed to (>= 64 bytes). */
+int hd_conv__create(char *out, char *agent, hd_store *st,
+    const hd_conversation_spec *spec, const hd_conv_owner *me, hd_err *err);
+
+/* Running conversations owned by someone else (or no one). */
+typedef struct hd_conv_foreign {
+	char id[HD_CONVERSATION_ID_LEN + 1];
+	char *owner; /* NULL: released */
+	int64_t pid;
+	int64_t start;
+} hd_conv_foreign;
+
+int hd_conv__list_foreign(hd_conv_foreign **out, size_t *n, hd_store *st,
+    const hd_conv_owner *me, hd_err *err);
+void hd_conv__foreign_free(hd_conv_foreign *l, size_t n);
+
+/*
+ * Take conversation id over from old_owner (compare-and-set: nothing
+ * happens when its owner changed meanwhile): its running messages go back
+ * in the queue. *agents (malloc'd ids, hd_conv__strv_free) are the agents
+ * with queued messages in it; *pending its pending count.
+ */
+int hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,
+    int64_t *pending, hd_store *st, const char *id, const char *old_owner,
+    const hd_conv_owner *me, hd_err *err);
+
+/* Release every running conversation me owns (engine stop). */
+int hd_conv__disown(hd_store *st, const hd_conv_owner *me, hd_err *err);
+
+void hd_conv__strv_free(char **v, size_t n);
+
+#endif
