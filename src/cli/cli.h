@@ -116,8 +116,8 @@ void hd_cli_exchange_selected(const hd_exchange_step *s, void *payload);
 void hd_cli_exchange_turn(const hd_exchange_step *s, void *payload);
 /* `ended: <reason> after N turns (a, b)`. */
 void hd_cli_exchange_print_end(const hd_exchange_result *r);
-/* text with every line prefixed by indent, control characters shown as
- * spaces, ending with a newline. */
+/* text with every non-empty line prefixed by indent, control characters
+ * shown as spaces, ending with a newline. */
 void hd_cli_print_indented(const char *text, const char *indent);
 
 /* The commands. */

@@ -13,7 +13,9 @@
  *     the board move that reply announces, as that agent, and says so; the
  *     exchange then derives the next obligations from the board.
  *  3. The board, and where the home is.
- * The team is examples/dev-team.json, embedded at build time.
+ * The team is examples/dev-team.json, embedded at build time. Replies are
+ * the scripted agents' canned ones; everything else (routing, mentions,
+ * the room, the board, obligations) is the real engines at work.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -47,20 +49,63 @@ demo_section(const char *title)
 
 /* ---- 1. the all-hands: a conversation ---- */
 
-/*
- * The all-hands needs the conversation engine (SPEC 7), which is built on
- * another branch. Until it is merged this part says so and the demo goes
- * on with the exchange; nothing here pretends a conversation took place.
- */
+/* How long the all-hands may take (scripted replies take milliseconds). */
+#define DEMO_CONVERSATION_MS 60000
+
+/* Each reply as it is recorded (on an engine thread; calls are
+ * serialized), tags shown as `→ @coder: ...`. */
+static void
+demo_on_reply(const hd_conversation_reply_info *r, void *payload)
+{
+	hd_err err = HD_ERR_INIT;
+	char *shown = NULL, line[80];
+
+	(void)payload;
+	if (hd_mentions_display(&shown, r->body, &err) < 0)
+		shown = NULL;
+	snprintf(line, sizeof(line), "@%s: ", r->agent);
+	fputs(line, stdout);
+	hd_cli_print_indented(shown != NULL ? shown : r->body, "");
+	fflush(stdout);
+	free(shown);
+}
+
 static int
 demo_all_hands(demo *d, const char *home)
 {
-	(void)d;
-	(void)home;
-	printf("The user asks: %s\n", DEMO_ASK);
-	printf("(the conversation engine is not in this build yet: the "
-	       "all-hands is skipped)\n");
-	return 0;
+	hd_conversation_engine_config cfg;
+	hd_conversation_engine *e = NULL;
+	hd_conversation_spec spec;
+	hd_conversation *conv = NULL;
+	char id[HD_CONVERSATION_ID_LEN + 1], path[4096];
+	int rc;
+
+	printf("The user asks the team: %s\n\n", DEMO_ASK);
+	fflush(stdout);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.home = home;
+	cfg.on_reply = demo_on_reply;
+	memset(&spec, 0, sizeof(spec));
+	spec.team = DEMO_TEAM;
+	spec.message = DEMO_ASK;
+	spec.origin = "demo";
+	if ((rc = hd_conversation_engine_start(&e, &cfg, &d->err)) < 0 ||
+	    (rc = hd_conversation_start(id, e, d->st, &spec, &d->err)) < 0 ||
+	    (rc = hd_conversation_wait(e, d->st, id, DEMO_CONVERSATION_MS,
+		 &d->err)) < 0 ||
+	    (rc = hd_conversation_get(&conv, d->st, id, &d->err)) < 0 ||
+	    (rc = hd_conversation_transcript_path(path, sizeof(path), home,
+		 conv, &d->err)) < 0)
+		goto done;
+	printf("\n-- the reply the user gets (%lld messages, aggregated) --\n",
+	    (long long)conv->total_messages);
+	hd_cli_print_indented(conv->response != NULL ? conv->response : "",
+	    "  ");
+	printf("transcript: %s\n", path);
+done:
+	hd_conversation_engine_stop(e);
+	hd_conversation_free(conv);
+	return rc;
 }
 
 /* ---- 2. the follow-up: an exchange ---- */

@@ -42,15 +42,17 @@ void
 hd_cli_print_indented(const char *text, const char *indent)
 {
 	const unsigned char *p = (const unsigned char *)text;
+	int bol = 1; /* at the beginning of a line: indent before text */
 
-	fputs(indent, stdout);
 	for (; *p != '\0'; p++) {
 		if (*p == '\n') {
 			putchar('\n');
-			if (p[1] != '\0')
-				fputs(indent, stdout);
+			bol = 1;
 			continue;
 		}
+		if (bol)
+			fputs(indent, stdout);
+		bol = 0;
 		/* a reply cannot drive the terminal */
 		putchar((*p < 0x20 && *p != '\t') || *p == 0x7f ? ' ' : *p);
 	}
