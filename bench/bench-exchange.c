@@ -37,11 +37,11 @@
 #define ROUNDS 5
 
 typedef struct timed {
-	int64_t us;   /* time spent in hd_runtime_run */
+	int64_t us; /* time spent in hd_runtime_run */
 	long turns;
 	size_t prompt_bytes;
 	int64_t last_end; /* when the previous turn of this exchange ended */
-	int64_t *gaps;	  /* engine time between two turns of an exchange */
+	int64_t *gaps;    /* engine time between two turns of an exchange */
 	long ngaps;
 } timed;
 
@@ -62,8 +62,8 @@ rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 }
 
 static int
-timed_run(void *ctx, hd_runtime_result *out, const hd_runtime_turn *in,
-    hd_err *err)
+timed_run(
+    void *ctx, hd_runtime_result *out, const hd_runtime_turn *in, hd_err *err)
 {
 	timed *t = ctx;
 	int64_t t0 = hd_mono_us();
@@ -120,18 +120,19 @@ round_once(long exchanges, int agents, double *alone_us, double *p50_us)
 	long e, i, n;
 	int k;
 
-	snprintf(home, sizeof(home), "%s/huddle-bench-XXXXXX",
-	    tmp ? tmp : "/tmp");
+	snprintf(
+	    home, sizeof(home), "%s/huddle-bench-XXXXXX", tmp ? tmp : "/tmp");
 	if (mkdtemp(home) == NULL || hd_store_open(&st, home, &err) != 0)
 		die("home", &err);
 	ts.id = "bench";
 	if (hd_team_create(NULL, st, &ts, &err) != 0)
 		die("team", &err);
-	cfg = json_loads("{\"rules\": [{\"when\": \"deploy\", \"reply\": "
-			 "\"Deploying now.\"}, {\"when\": \"status\", \"reply\": "
-			 "\"All green, two tasks left.\"}], \"default\": "
-			 "\"Noted; on it.\"}",
-	    0, NULL);
+	cfg =
+	    json_loads("{\"rules\": [{\"when\": \"deploy\", \"reply\": "
+		       "\"Deploying now.\"}, {\"when\": \"status\", \"reply\": "
+		       "\"All green, two tasks left.\"}], \"default\": "
+		       "\"Noted; on it.\"}",
+		0, NULL);
 	first = calloc((size_t)agents, sizeof(*first));
 	for (k = 0; k < agents; k++) {
 		memset(&as, 0, sizeof(as));
@@ -224,9 +225,10 @@ main(int argc, char **argv)
 	qsort(p50, ROUNDS, sizeof(p50[0]), cmp_double);
 	o = over[ROUNDS / 2];
 	b = alone[ROUNDS / 2];
-	printf("exchange: %.1f us/turn engine overhead | baseline %.1f us/turn "
-	       "(scripted turn alone) | ratio %.2f (whole turn / scripted turn) "
-	       "| %ld exchanges x %d turns, target < 200 us\n",
+	printf(
+	    "exchange: %.1f us/turn engine overhead | baseline %.1f us/turn "
+	    "(scripted turn alone) | ratio %.2f (whole turn / scripted turn) "
+	    "| %ld exchanges x %d turns, target < 200 us\n",
 	    o, b, (o + b) / b, exchanges, agents);
 	printf("exchange_turn_p50: %.1f us between two turns of an exchange "
 	       "(median; the mean above adds setup, lock, teardown and WAL "

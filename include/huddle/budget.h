@@ -30,10 +30,10 @@
 #define HD_BUDGET_LIMIT_MAX_CENTS INT64_C(1000000000)
 
 typedef struct hd_budget {
-	char *scope;	  /* "team" | "agent" */
-	char *subject;	  /* the team or agent id */
+	char *scope;         /* "team" | "agent" */
+	char *subject;       /* the team or agent id */
 	int64_t limit_cents; /* -1: no limit set (spend is tracked only) */
-	char *mode;	  /* "warn" | "cap" */
+	char *mode;          /* "warn" | "cap" */
 	int64_t spent_microcents;
 	int64_t updated_at;
 } hd_budget;
@@ -65,7 +65,7 @@ int hd_budget_list(hd_budgets *out, hd_store *st, const char *scope,
     const char *subject, hd_err *err);
 
 /* What a charge crossed (bits of *crossed). */
-#define HD_BUDGET_CROSSED_CAP 1	 /* it tripped a cap budget */
+#define HD_BUDGET_CROSSED_CAP 1  /* it tripped a cap budget */
 #define HD_BUDGET_CROSSED_WARN 2 /* it took a warn budget over its limit */
 
 /*

@@ -40,8 +40,10 @@
  * left out of section 3 (each speaker hears it once, as the stimulus).
  *
  * One exchange per room at a time, across processes: a lease row in
- * room_locks, renewed before each turn and by a small thread while a turn
- * runs; a lock whose holder died is taken over once its lease expired.
+ * room_locks, renewed as each turn is announced (once a third of the
+ * lease has passed) and by a small thread every third of the lease while
+ * the exchange runs; a lock whose holder died is taken over once its
+ * lease expired.
  */
 #ifndef HUDDLE_EXCHANGE_H
 #define HUDDLE_EXCHANGE_H
@@ -60,9 +62,9 @@
 
 #define HD_EXCHANGE_DEFAULT_TURNS 5
 #define HD_EXCHANGE_TURNS_PER_PARTICIPANT 5 /* the clamp's upper bound */
-#define HD_EXCHANGE_LEASE_MS 30000	    /* default room-lock lease */
-#define HD_EXCHANGE_SUMMARY_CHARS 400	    /* last_summary keeps this */
-#define HD_EXCHANGE_CONTINUE                                                  \
+#define HD_EXCHANGE_LEASE_MS 30000          /* default room-lock lease */
+#define HD_EXCHANGE_SUMMARY_CHARS 400       /* last_summary keeps this */
+#define HD_EXCHANGE_CONTINUE                                                   \
 	"Continue the team conversation: respond to the new messages above."
 #define HD_EXCHANGE_NO_RESPONSE "(no response)"
 #define HD_EXCHANGE_LOCK_HELD "an exchange is already running for this room"
@@ -129,23 +131,23 @@ int hd_room_lock_acquire(hd_room_lock *out, hd_store *st, const char *team,
 /* Push the lease to now + lease_ms. `the exchange lost its room lock`
  * (HD_ECONFLICT) when another holder took it over. Works inside a
  * caller's transaction. */
-int hd_room_lock_renew(hd_store *st, hd_room_lock *lk, int64_t lease_ms,
-    hd_err *err);
+int hd_room_lock_renew(
+    hd_store *st, hd_room_lock *lk, int64_t lease_ms, hd_err *err);
 
 /* Drop the lock if lk still holds it. */
 int hd_room_lock_release(hd_store *st, const hd_room_lock *lk, hd_err *err);
 
 /* The current row for team's room: *found is 0 when there is none. */
-int hd_room_lock_get(hd_room_lock *out, int *found, hd_store *st,
-    const char *team, hd_err *err);
+int hd_room_lock_get(
+    hd_room_lock *out, int *found, hd_store *st, const char *team, hd_err *err);
 
 /* ---- turn state (SPEC 8.1, kv "turn:<room>:<agent>") ---- */
 
 typedef struct hd_turn_state {
 	int64_t last_seen_seq;
 	char *native_session_id; /* or NULL */
-	char *runtime;		 /* or NULL */
-	char *last_summary;	 /* or NULL */
+	char *runtime;           /* or NULL */
+	char *last_summary;      /* or NULL */
 	int64_t turn_index;
 	int64_t last_event_seq; /* event seq when its last turn ended */
 } hd_turn_state;
@@ -178,8 +180,8 @@ typedef struct hd_exchange_step {
 	int scripted; /* 1: the speaker's runtime gives canned replies */
 	/* set after the turn (on_turn) */
 	const char *reply; /* exactly what was posted */
-	int64_t seq;	   /* the post's seq */
-	int failed;	   /* 1: the runtime failed; reply is [error: ...] */
+	int64_t seq;       /* the post's seq */
+	int failed;        /* 1: the runtime failed; reply is [error: ...] */
 	hd_runtime_cost cost;
 	int64_t duration_ms;
 } hd_exchange_step;
@@ -188,8 +190,8 @@ typedef struct hd_exchange_step {
  * Runs one turn in place of hd_runtime_run (tests and benchmarks): the
  * same contract, out filled, 0 or a negative code with err set.
  */
-typedef int (*hd_exchange_runner)(void *ctx, hd_runtime_result *out,
-    const hd_runtime_turn *in, hd_err *err);
+typedef int (*hd_exchange_runner)(
+    void *ctx, hd_runtime_result *out, const hd_runtime_turn *in, hd_err *err);
 
 typedef struct hd_exchange_spec {
 	const char *team;
@@ -198,12 +200,12 @@ typedef struct hd_exchange_spec {
 	const char *const *first_speakers; /* default: the leader */
 	size_t nfirst;
 	const int64_t *max_turns;  /* NULL: 5; else clamped */
-	atomic_int *abort;	   /* or NULL: set to stop between turns */
-	atomic_int *abort_turn;	   /* or NULL: set to stop a running turn */
-	int64_t lease_ms;	   /* 0: $HUDDLE_EXCHANGE_LEASE_MS, else 30 s */
+	atomic_int *abort;         /* or NULL: set to stop between turns */
+	atomic_int *abort_turn;    /* or NULL: set to stop a running turn */
+	int64_t lease_ms;          /* 0: $HUDDLE_EXCHANGE_LEASE_MS, else 30 s */
 	int64_t turn_timeout_ms;   /* 0: the runtime's own limit */
-	const char *mcp_host;	   /* with mcp_port > 0: each turn gets the */
-	int mcp_port;		   /* agent's attach URL (SPEC 10.4) */
+	const char *mcp_host;      /* with mcp_port > 0: each turn gets the */
+	int mcp_port;              /* agent's attach URL (SPEC 10.4) */
 	hd_exchange_runner runner; /* NULL: hd_runtime_run */
 	void *runner_ctx;
 	/* Observers, called on the exchange's thread outside any
@@ -220,7 +222,7 @@ typedef struct hd_exchange_result {
 	char room_id[HD_ROOM_ID_MAX];
 	hd_exchange_end ended;
 	int turns_taken;
-	int max_turns;	 /* after the clamp */
+	int max_turns;   /* after the clamp */
 	char **speakers; /* one per turn, in order */
 	size_t nspeakers;
 } hd_exchange_result;

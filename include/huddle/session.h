@@ -41,12 +41,11 @@ typedef struct hd_sessions {
  * transaction.
  */
 int hd_session_record(hd_store *st, const char *agent, const char *team,
-    const char *runtime, const char *native, const char *parent,
-    hd_err *err);
+    const char *runtime, const char *native, const char *parent, hd_err *err);
 
 /* An agent's lineage, oldest first. Dispose with hd_sessions_dispose(). */
-int hd_session_list(hd_sessions *out, hd_store *st, const char *agent,
-    hd_err *err);
+int hd_session_list(
+    hd_sessions *out, hd_store *st, const char *agent, hd_err *err);
 
 json_t *hd_session_to_json(const hd_session *s);
 void hd_sessions_dispose(hd_sessions *l);

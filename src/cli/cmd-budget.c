@@ -13,8 +13,8 @@
 
 /* --team T or --agent A, exactly one; NULL after a usage error. */
 static int
-budget_subject(hd_cli *c, const char **scope, const char **subject,
-    int required)
+budget_subject(
+    hd_cli *c, const char **scope, const char **subject, int required)
 {
 	const char *team = hd_cli_opt_str(c, "team");
 	const char *agent = hd_cli_opt_str(c, "agent");
@@ -68,8 +68,8 @@ cmd_budget_set(hd_cli *c)
 
 	if ((rc = budget_subject(c, &scope, &subject, 1)) != 0)
 		return rc;
-	if ((rc = hd_cli_opt_int(c, "limit-cents", 0,
-		 HD_BUDGET_LIMIT_MAX_CENTS, &limit)) != 0)
+	if ((rc = hd_cli_opt_int(
+		 c, "limit-cents", 0, HD_BUDGET_LIMIT_MAX_CENTS, &limit)) != 0)
 		return rc;
 	if (limit < 0 || mode == NULL)
 		return hd_cli_usage(c, "'budget set' needs --limit-cents N and "
@@ -115,13 +115,14 @@ cmd_budget_show(hd_cli *c)
 	if (c->json) {
 		arr = json_array();
 		for (i = 0; i < l.n; i++)
-			json_array_append_new(arr, hd_budget_to_json(&l.items[i]));
+			json_array_append_new(
+			    arr, hd_budget_to_json(&l.items[i]));
 		hd_cli_json(json_pack("{s:o}", "budgets", arr));
 	} else if (l.n == 0)
 		printf("no budgets and no spend yet\n");
 	else {
-		t = hd_table_new(6, "SCOPE", "SUBJECT", "MODE", "LIMIT", "SPENT",
-		    "STATE");
+		t = hd_table_new(
+		    6, "SCOPE", "SUBJECT", "MODE", "LIMIT", "SPENT", "STATE");
 		for (i = 0; i < l.n; i++) {
 			const hd_budget *b = &l.items[i];
 
@@ -144,36 +145,36 @@ cmd_budget_show(hd_cli *c)
 }
 
 static const hd_cli_opt budget_set_opts[] = {
-	{"team", 't', "TEAM", "the team's budget", 0},
-	{"agent", 'a', "AGENT", "an agent's budget", 0},
-	{"limit-cents", 0, "N", "the limit in cents (0 or more)", 0},
-	{"mode", 0, "MODE", "warn (log when over) or cap (pause exchanges)", 0},
-	{NULL, 0, NULL, NULL, 0},
+    {"team", 't', "TEAM", "the team's budget", 0},
+    {"agent", 'a', "AGENT", "an agent's budget", 0},
+    {"limit-cents", 0, "N", "the limit in cents (0 or more)", 0},
+    {"mode", 0, "MODE", "warn (log when over) or cap (pause exchanges)", 0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_opt budget_show_opts[] = {
-	{"team", 't', "TEAM", "only the team's budget", 0},
-	{"agent", 'a', "AGENT", "only an agent's budget", 0},
-	{NULL, 0, NULL, NULL, 0},
+    {"team", 't', "TEAM", "only the team's budget", 0},
+    {"agent", 'a', "AGENT", "only an agent's budget", 0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_cmd budget_subs[] = {
-	{"set", NULL, "Set the limit and mode of a team's or an agent's budget",
-	    0, 0, budget_set_opts, cmd_budget_set, NULL,
-	    "Spend so far is kept. A cap budget at or over its limit pauses "
-	    "exchanges\n(they refuse to start, or stop after the turn that "
-	    "crossed it); warn never\npauses.\nExample: huddle budget set "
-	    "--team dev --limit-cents 500 --mode cap"},
-	{"show", NULL, "Show budgets and spend", 0, 0, budget_show_opts,
-	    cmd_budget_show, NULL,
-	    "Spend is recorded for every agent and team that ran a turn, with "
-	    "or without\na limit; STATE is paused, over, ok or tracking (no "
-	    "limit)."},
-	{NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
+    {"set", NULL, "Set the limit and mode of a team's or an agent's budget", 0,
+	0, budget_set_opts, cmd_budget_set, NULL,
+	"Spend so far is kept. A cap budget at or over its limit pauses "
+	"exchanges\n(they refuse to start, or stop after the turn that "
+	"crossed it); warn never\npauses.\nExample: huddle budget set "
+	"--team dev --limit-cents 500 --mode cap"},
+    {"show", NULL, "Show budgets and spend", 0, 0, budget_show_opts,
+	cmd_budget_show, NULL,
+	"Spend is recorded for every agent and team that ran a turn, with "
+	"or without\na limit; STATE is paused, over, ok or tracking (no "
+	"limit)."},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
 
 const hd_cli_cmd hd_cli_cmd_budget = {
-	.name = "budget",
-	.summary = "Set and show spend limits for teams and agents",
-	.subs = budget_subs,
+    .name = "budget",
+    .summary = "Set and show spend limits for teams and agents",
+    .subs = budget_subs,
 };

@@ -27,9 +27,10 @@ extern const unsigned char hd_demo_team_json[];
 extern const size_t hd_demo_team_json_len;
 
 #define DEMO_TEAM "dev"
-#define DEMO_ASK "@dev Please host an all hands: what shipped, what is " \
-		 "blocked, how are the tests?"
-#define DEMO_STIMULUS                                                         \
+#define DEMO_ASK                                                               \
+	"@dev Please host an all hands: what shipped, what is "                \
+	"blocked, how are the tests?"
+#define DEMO_STIMULUS                                                          \
 	"Follow-up from the all-hands: fix the null check the reviewer found " \
 	"(#1) and add a regression test for it (#2). Report back when done."
 
@@ -91,16 +92,16 @@ demo_all_hands(demo *d, const char *home)
 	spec.origin = "demo";
 	if ((rc = hd_conversation_engine_start(&e, &cfg, &d->err)) < 0 ||
 	    (rc = hd_conversation_start(id, e, d->st, &spec, &d->err)) < 0 ||
-	    (rc = hd_conversation_wait(e, d->st, id, DEMO_CONVERSATION_MS,
-		 &d->err)) < 0 ||
+	    (rc = hd_conversation_wait(
+		 e, d->st, id, DEMO_CONVERSATION_MS, &d->err)) < 0 ||
 	    (rc = hd_conversation_get(&conv, d->st, id, &d->err)) < 0 ||
-	    (rc = hd_conversation_transcript_path(path, sizeof(path), home,
-		 conv, &d->err)) < 0)
+	    (rc = hd_conversation_transcript_path(
+		 path, sizeof(path), home, conv, &d->err)) < 0)
 		goto done;
-	printf("\n-- the reply the user gets (%lld messages, aggregated) --\n",
+	printf("\n-- what the user receives: %lld messages, aggregated --\n",
 	    (long long)conv->total_messages);
-	hd_cli_print_indented(conv->response != NULL ? conv->response : "",
-	    "  ");
+	hd_cli_print_indented(
+	    conv->response != NULL ? conv->response : "", "  ");
 	printf("transcript: %s\n", path);
 done:
 	hd_conversation_engine_stop(e);
@@ -158,8 +159,8 @@ demo_after_turn(const hd_exchange_step *s, void *payload)
 	if (d->failed || s->failed)
 		return;
 	if (strcmp(s->speaker, "manager") == 0 && s->turn == 1) {
-		rc = hd_board_assign(&t, d->st, d->fix_id, "coder", "manager",
-		    &d->err);
+		rc = hd_board_assign(
+		    &t, d->st, d->fix_id, "coder", "manager", &d->err);
 		hd_task_free(t);
 		t = NULL;
 		snprintf(what, sizeof(what), "manager assigns #%lld to coder",
@@ -167,13 +168,13 @@ demo_after_turn(const hd_exchange_step *s, void *payload)
 		board_move(d, rc, what);
 		if (rc < 0)
 			return;
-		rc = hd_board_assign(&t, d->st, d->test_id, "tester", "manager",
-		    &d->err);
+		rc = hd_board_assign(
+		    &t, d->st, d->test_id, "tester", "manager", &d->err);
 		snprintf(what, sizeof(what), "manager assigns #%lld to tester",
 		    (long long)d->test_id);
 	} else if (strcmp(s->speaker, "coder") == 0) {
-		rc = hd_board_complete(&t, d->st, d->fix_id, "coder",
-		    "null check added", &d->err);
+		rc = hd_board_complete(
+		    &t, d->st, d->fix_id, "coder", "null check added", &d->err);
 		snprintf(what, sizeof(what), "coder completes #%lld",
 		    (long long)d->fix_id);
 	} else if (strcmp(s->speaker, "tester") == 0) {
@@ -252,13 +253,13 @@ demo_apply_team(demo *d)
 	json_t *doc;
 	int rc;
 
-	doc = json_loadb((const char *)hd_demo_team_json, hd_demo_team_json_len,
-	    0, &jerr);
+	doc = json_loadb(
+	    (const char *)hd_demo_team_json, hd_demo_team_json_len, 0, &jerr);
 	if (doc == NULL)
 		return hd_err_set(&d->err, HD_ERR,
 		    "the embedded demo team is not valid JSON: %s", jerr.text);
-	rc = hd_team_apply_json(&rep, d->st, doc, "examples/dev-team.json",
-	    &d->err);
+	rc = hd_team_apply_json(
+	    &rep, d->st, doc, "examples/dev-team.json", &d->err);
 	json_decref(doc);
 	hd_apply_report_dispose(&rep);
 	return rc;
@@ -276,8 +277,9 @@ cmd_demo(hd_cli *c)
 	memset(&res, 0, sizeof(res));
 	memset(&d, 0, sizeof(d));
 	if (c->home_opt != NULL)
-		return hd_cli_usage(c, "the demo makes a fresh home of its own; "
-				       "run it without --home");
+		return hd_cli_usage(c,
+		    "the demo makes a fresh home of its own; "
+		    "run it without --home");
 	snprintf(home, sizeof(home), "%s/huddle-demo-XXXXXX",
 	    tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
 	if (mkdtemp(home) == NULL) {
@@ -285,8 +287,7 @@ cmd_demo(hd_cli *c)
 		    tmp != NULL ? tmp : "/tmp");
 		return hd_cli_fail(c);
 	}
-	if (hd_store_open(&d.st, home, &d.err) < 0 ||
-	    demo_apply_team(&d) < 0)
+	if (hd_store_open(&d.st, home, &d.err) < 0 || demo_apply_team(&d) < 0)
 		goto fail;
 
 	printf("huddle demo: a scripted team (canned replies, not a model) in "
@@ -324,14 +325,14 @@ done:
 }
 
 const hd_cli_cmd hd_cli_cmd_demo = {
-	.name = "demo",
-	.summary = "Play the all-hands stand-up with a scripted team in a "
-		   "fresh home",
-	.max_args = 0,
-	.fn = cmd_demo,
-	.details = "Makes a fresh home under $TMPDIR (or /tmp), applies the "
-		   "example team\n(examples/dev-team.json: scripted agents, "
-		   "canned replies, not a model),\nplays a conversation and an "
-		   "exchange, prints them and the board, and\nkeeps the home so "
-		   "you can look around with --home.",
+    .name = "demo",
+    .summary = "Play the all-hands stand-up with a scripted team in a "
+	       "fresh home",
+    .max_args = 0,
+    .fn = cmd_demo,
+    .details = "Makes a fresh home under $TMPDIR (or /tmp), applies the "
+	       "example team\n(examples/dev-team.json: scripted agents, "
+	       "canned replies, not a model),\nplays a conversation and an "
+	       "exchange, prints them and the board, and\nkeeps the home so "
+	       "you can look around with --home.",
 };

@@ -182,7 +182,8 @@ cmd_exchange(hd_cli *c)
 		goto done;
 	}
 	if (hd_cli_flag(c, "first") && nfirst == 0) {
-		rc = hd_cli_usage(c, "--first needs agent ids, e.g. coder,tester");
+		rc = hd_cli_usage(
+		    c, "--first needs agent ids, e.g. coder,tester");
 		goto done;
 	}
 	spec.first_speakers = first;
@@ -216,10 +217,10 @@ cmd_exchange(hd_cli *c)
 		goto done;
 	}
 	if (c->json) {
-		hd_cli_json(json_pack("{s:b, s:s, s:o, s:i, s:O}", "ok", 1,
-		    "roomId", res.room_id, "result",
-		    hd_exchange_result_to_json(&res), "maxTurns", res.max_turns,
-		    "turns", view.turns));
+		hd_cli_json(
+		    json_pack("{s:b, s:s, s:o, s:i, s:O}", "ok", 1, "roomId",
+			res.room_id, "result", hd_exchange_result_to_json(&res),
+			"maxTurns", res.max_turns, "turns", view.turns));
 	} else
 		hd_cli_exchange_print_end(&res);
 	rc = res.ended == HD_EXCHANGE_ABORTED ? HD_EXIT_FAIL : HD_EXIT_OK;
@@ -232,33 +233,32 @@ done:
 }
 
 static const hd_cli_opt exchange_opts[] = {
-	{"stimulus", 's', "TEXT", "what starts it (a user message; required)",
-	    0},
-	{"first", 0, "AGENTS",
-	    "who owes the first turns, comma-separated (default: the leader)",
-	    1},
-	{"max-turns", 0, "N",
-	    "the turn bound (default 5; clamped to 1..5 x participants)", 0},
-	{"timeout", 0, "S", "stop any one turn after S seconds", 0},
-	{NULL, 0, NULL, NULL, 0},
+    {"stimulus", 's', "TEXT", "what starts it (a user message; required)", 0},
+    {"first", 0, "AGENTS",
+	"who owes the first turns, comma-separated (default: the leader)", 1},
+    {"max-turns", 0, "N",
+	"the turn bound (default 5; clamped to 1..5 x participants)", 0},
+    {"timeout", 0, "S", "stop any one turn after S seconds", 0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 const hd_cli_cmd hd_cli_cmd_exchange = {
-	.name = "exchange",
-	.args = "TEAM",
-	.summary = "Run a bounded exchange of turns in a team's room",
-	.min_args = 1,
-	.max_args = 1,
-	.opts = exchange_opts,
-	.fn = cmd_exchange,
-	.details =
-	    "The first speakers (default: the leader) owe the first turns; "
-	    "after each turn,\nthe board decides who owes the next: an agent "
-	    "assigned a task since it last\nspoke, or the leader when a task "
-	    "completed or failed since it last spoke.\nIt ends when nobody "
-	    "owes a turn, at the turn bound, when a cap budget trips,\nor on "
-	    "Ctrl-C (once: after the running turn; twice: at once). One "
-	    "exchange\nper room at a time.\n"
-	    "Example: huddle exchange dev --stimulus 'Stand-up: what is "
-	    "blocked?' --first coder,tester",
+    .name = "exchange",
+    .args = "TEAM",
+    .summary = "Run a bounded exchange of turns in a team's room",
+    .min_args = 1,
+    .max_args = 1,
+    .opts = exchange_opts,
+    .fn = cmd_exchange,
+    .details =
+	"The first speakers (default: the leader) owe the first turns; "
+	"after each turn,\nthe board decides who owes the next: an agent "
+	"assigned a task since it last\nspoke, or the leader when a task "
+	"completed or failed since it last spoke.\nIt ends when nobody "
+	"owes a turn, at the turn bound, when a cap budget trips,\nor on "
+	"Ctrl-C (once: after the running turn; twice: at once). One "
+	"exchange\nper room at a time. HUDDLE_EXCHANGE_LEASE_MS sets the room "
+	"lock's lease\n(default 30000).\n"
+	"Example: huddle exchange dev --stimulus 'Stand-up: what is "
+	"blocked?' --first coder,tester",
 };

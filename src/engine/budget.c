@@ -22,7 +22,7 @@
 
 #include "../store/store.h"
 
-#define BUDGET_COLS                                                           \
+#define BUDGET_COLS                                                            \
 	"scope, subject_id, limit_cents, mode, spent_microcents, updated_at"
 
 static int
@@ -32,13 +32,13 @@ budget_row(hd_budget *b, sqlite3_stmt *s)
 	b->scope = hd_store_col_dup(s, 0);
 	b->subject = hd_store_col_dup(s, 1);
 	b->limit_cents = sqlite3_column_type(s, 2) == SQLITE_NULL
-	    ? -1
-	    : sqlite3_column_int64(s, 2);
+			     ? -1
+			     : sqlite3_column_int64(s, 2);
 	b->mode = hd_store_col_dup(s, 3);
 	b->spent_microcents = sqlite3_column_int64(s, 4);
 	b->updated_at = sqlite3_column_int64(s, 5);
 	return b->scope == NULL || b->subject == NULL || b->mode == NULL ? -1
-									  : 0;
+									 : 0;
 }
 
 static void
@@ -76,8 +76,8 @@ int
 hd_budget_over(const hd_budget *b)
 {
 	return b->limit_cents >= 0 &&
-	    b->spent_microcents >=
-	    b->limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
+	       b->spent_microcents >=
+		   b->limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
 }
 
 int
@@ -92,9 +92,10 @@ hd_budget_to_json(const hd_budget *b)
 	return json_pack("{s:s, s:s, s:o, s:s, s:I, s:f, s:b, s:b, s:I}",
 	    "scope", b->scope, "subject", b->subject, "limit_cents",
 	    b->limit_cents >= 0 ? json_integer(b->limit_cents) : json_null(),
-	    "mode", b->mode, "spent_microcents", (json_int_t)b->spent_microcents,
-	    "spent_usd", (double)b->spent_microcents / 1e8, "over",
-	    hd_budget_over(b), "paused", hd_budget_tripped(b), "updated_at",
+	    "mode", b->mode, "spent_microcents",
+	    (json_int_t)b->spent_microcents, "spent_usd",
+	    (double)b->spent_microcents / 1e8, "over", hd_budget_over(b),
+	    "paused", hd_budget_tripped(b), "updated_at",
 	    (json_int_t)b->updated_at);
 }
 
@@ -180,8 +181,7 @@ set_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_store_reset(s);
 	if (rc < 0)
 		goto done;
-	hd_events_append(st, "budget_set", team, 0,
-	    a != NULL ? a->id : NULL,
+	hd_events_append(st, "budget_set", team, 0, a != NULL ? a->id : NULL,
 	    json_pack("{s:s, s:s, s:I, s:s}", "scope", tx->scope, "subject",
 		tx->subject, "limit_cents", (json_int_t)tx->limit_cents, "mode",
 		tx->mode));
@@ -237,8 +237,8 @@ hd_budget_get(hd_budget **out, hd_store *st, const char *scope,
 	}
 	if (!found) {
 		free(b);
-		return hd_err_set(err, HD_ENOTFOUND, "no budget for %s %s",
-		    scope, subject);
+		return hd_err_set(
+		    err, HD_ENOTFOUND, "no budget for %s %s", scope, subject);
 	}
 	*out = b;
 	return 0;
@@ -269,7 +269,8 @@ hd_budget_list(hd_budgets *out, hd_store *st, const char *scope,
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
 			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
-				rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+				rc =
+				    hd_err_set(err, HD_ENOMEM, "out of memory");
 				goto done;
 			}
 			items = ni;
@@ -297,8 +298,8 @@ done:
 
 /* Charge one row; sets bits in *crossed. */
 static int
-charge_one(int *crossed, hd_store *st, const char *scope,
-    const char *subject, const char *team, int64_t microcents, hd_err *err)
+charge_one(int *crossed, hd_store *st, const char *scope, const char *subject,
+    const char *team, int64_t microcents, hd_err *err)
 {
 	hd_budget b;
 	sqlite3_stmt *s;
@@ -312,7 +313,8 @@ charge_one(int *crossed, hd_store *st, const char *scope,
 		 "INSERT INTO budgets(scope, subject_id, spent_microcents, "
 		 "updated_at) VALUES (?, ?, ?, ?) "
 		 "ON CONFLICT(scope, subject_id) DO UPDATE SET "
-		 "spent_microcents = spent_microcents + excluded.spent_microcents, "
+		 "spent_microcents = spent_microcents + "
+		 "excluded.spent_microcents, "
 		 "updated_at = excluded.updated_at",
 		 err)) < 0)
 		goto done;
@@ -352,13 +354,11 @@ hd_budget_charge(int *crossed, hd_store *st, const char *team,
 		*crossed = 0;
 	if (microcents < 0)
 		return hd_err_set(err, HD_EINVAL, "spend cannot be negative");
-	if (agent != NULL &&
-	    (rc = charge_one(&bits, st, "agent", agent, team, microcents,
-		 err)) < 0)
+	if (agent != NULL && (rc = charge_one(&bits, st, "agent", agent, team,
+				  microcents, err)) < 0)
 		return rc;
-	if (team != NULL &&
-	    (rc = charge_one(&bits, st, "team", team, team, microcents, err)) <
-		0)
+	if (team != NULL && (rc = charge_one(&bits, st, "team", team, team,
+				 microcents, err)) < 0)
 		return rc;
 	if (crossed != NULL)
 		*crossed = bits;

@@ -8,8 +8,9 @@
  *  (2) Once the lock is taken the exchange always ends through one exit
  *      that emits exactly one turn_bound_hit (when it ended for one of
  *      the four reasons) and releases the lock, whatever happened.
- *  (3) The lock is renewed before every turn (in the same transaction
- *      that announces it) and by a renewal thread every lease/3 while the
+ *  (3) The lock is renewed as a turn is announced (in that transaction,
+ *      once a third of the lease has passed: a younger lease cannot have
+ *      been taken over) and by a renewal thread every lease/3 while the
  *      exchange runs, so a turn longer than the lease keeps its room. The
  *      thread opens its own store connection only when it first renews
  *      (an hd_store is never shared between threads). A lock lost to a
@@ -124,7 +125,7 @@ static int
 aborted(const exch *x)
 {
 	return (x->spec->abort != NULL && atomic_load(x->spec->abort)) ||
-	    atomic_load(&x->lost);
+	       atomic_load(&x->lost);
 }
 
 /* ---- the lease (3) ---- */
@@ -163,7 +164,7 @@ renew_main(void *arg)
 			ts.tv_nsec -= 1000000000L;
 		}
 		while (!x->stop &&
-		    pthread_cond_timedwait(&x->cv, &x->mu, &ts) != ETIMEDOUT)
+		       pthread_cond_timedwait(&x->cv, &x->mu, &ts) != ETIMEDOUT)
 			;
 		if (x->stop)
 			break;
@@ -219,8 +220,8 @@ precheck(exch *x, hd_err *err)
 			    "stimulus is %zu bytes; the limit is %d", len,
 			    HD_ROOM_BODY_MAX);
 		if (!hd_utf8_ok(spec->stimulus, len))
-			return hd_err_set(err, HD_EINVAL,
-			    "stimulus must be valid UTF-8");
+			return hd_err_set(
+			    err, HD_EINVAL, "stimulus must be valid UTF-8");
 	}
 	if (spec->team == NULL)
 		return hd_err_set(err, HD_EINVAL, "a team is required");
@@ -228,8 +229,8 @@ precheck(exch *x, hd_err *err)
 	    (rc = hd_agent_list(&x->agents, x->st, spec->team, err)) < 0)
 		return rc;
 	if (x->agents.n == 0)
-		return hd_err_set(err, HD_EREFUSED, "team %s has no agents",
-		    x->team->id);
+		return hd_err_set(
+		    err, HD_EREFUSED, "team %s has no agents", x->team->id);
 	x->n = x->agents.n;
 	x->ids = calloc(x->n, sizeof(*x->ids));
 	x->pending = calloc(x->n, 1);
@@ -245,7 +246,8 @@ precheck(exch *x, hd_err *err)
 	if (spec->nfirst == 0) {
 		if (x->leader < 0)
 			return hd_err_set(err, HD_EREFUSED,
-			    "team %s has no leader to speak first", x->team->id);
+			    "team %s has no leader to speak first",
+			    x->team->id);
 		x->pending[x->leader] = 1;
 	}
 	for (i = 0; i < spec->nfirst; i++) {
@@ -260,8 +262,8 @@ precheck(exch *x, hd_err *err)
 	for (i = 0; which == NULL && i < x->n; i++) {
 		if (!x->pending[i])
 			continue;
-		if ((rc = hd_budget_paused(&which, x->st, NULL, x->ids[i],
-			 err)) < 0)
+		if ((rc = hd_budget_paused(
+			 &which, x->st, NULL, x->ids[i], err)) < 0)
 			return rc;
 	}
 	if (which != NULL)
@@ -336,11 +338,11 @@ member_obligations(exch *x, int speaker, hd_err *err)
 			    json_object_get(l.items[k].data, "owner"));
 			if (owner == NULL ||
 			    (j = find_participant(x, owner)) < 0 ||
-			    j == speaker || x->pending[j] ||
-			    x->marks[j] == 0 || l.items[k].seq <= x->marks[j])
+			    j == speaker || x->pending[j] || x->marks[j] == 0 ||
+			    l.items[k].seq <= x->marks[j])
 				continue;
-			if ((rc = hd_board_get(&t, x->st, l.items[k].task_id,
-				 err)) < 0 &&
+			if ((rc = hd_board_get(
+				 &t, x->st, l.items[k].task_id, err)) < 0 &&
 			    rc != HD_ENOTFOUND) {
 				hd_event_list_dispose(&l);
 				return rc;
@@ -438,15 +440,14 @@ step_init(hd_exchange_step *s, const exch *x, int speaker,
 	s->speaker = a->id;
 	s->policy = policy;
 	s->runtime = a->runtime;
-	s->scripted = hd_runtime_find(&rt, a->runtime, NULL) == 0 &&
-	    rt->is_scripted;
+	s->scripted =
+	    hd_runtime_find(&rt, a->runtime, NULL) == 0 && rt->is_scripted;
 }
 
 static int
 add_speaker(hd_exchange_result *out, const char *id, hd_err *err)
 {
-	char **ns = realloc(out->speakers,
-	    (out->nspeakers + 1) * sizeof(*ns));
+	char **ns = realloc(out->speakers, (out->nspeakers + 1) * sizeof(*ns));
 
 	if (ns == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
@@ -475,8 +476,8 @@ loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
 			*end = HD_EXCHANGE_ABORTED;
 			return 0;
 		}
-		pick = hd_exchange_select(x->ids, x->n, x->leader, x->pending,
-		    x->turns, x->last);
+		pick = hd_exchange_select(
+		    x->ids, x->n, x->leader, x->pending, x->turns, x->last);
 		if (pick.speaker < 0) {
 			*end = HD_EXCHANGE_NO_PENDING;
 			return 0;
@@ -485,10 +486,10 @@ loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
 			return hd_err_set(err, HD_ENOMEM, "out of memory");
 		for (i = 0; i < x->n; i++)
 			if (x->pending[i])
-				json_array_append_new(pending,
-				    json_string(x->ids[i]));
-		step_init(&step, x, pick.speaker, pick.policy,
-		    out->turns_taken + 1);
+				json_array_append_new(
+				    pending, json_string(x->ids[i]));
+		step_init(
+		    &step, x, pick.speaker, pick.policy, out->turns_taken + 1);
 		memset(&t, 0, sizeof(t));
 		t.st = x->st;
 		t.spec = spec;
@@ -529,8 +530,9 @@ loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
 			return rc;
 		}
 		if (t.crossed & HD_BUDGET_CROSSED_WARN)
-			hd_log_warn("%s: a warn budget of %s or team %s is over "
-				    "its limit",
+			hd_log_warn(
+			    "%s: a warn budget of %s or team %s is over "
+			    "its limit",
 			    x->lock.room_id, t.agent->id, t.team);
 		step.reply = t.reply;
 		step.seq = t.seq;
@@ -575,8 +577,8 @@ run_locked(exch *x, hd_exchange_result *out, hd_err *err)
 	int rc;
 
 	for (i = 0; i < x->n; i++) {
-		if ((rc = hd_turn_state_get(&ts, x->st, x->team->id, x->ids[i],
-			 err)) < 0)
+		if ((rc = hd_turn_state_get(
+			 &ts, x->st, x->team->id, x->ids[i], err)) < 0)
 			return rc;
 		x->marks[i] = ts.last_event_seq;
 		hd_turn_state_dispose(&ts);
@@ -634,8 +636,8 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 	hd_room_id(out->room_id, sizeof(out->room_id), x.team->id);
 	out->max_turns = x.max_turns;
 	x.lease_ms = lease_ms(spec);
-	if ((rc = hd_room_lock_acquire(&x.lock, st, x.team->id, x.lease_ms,
-		 err)) < 0)
+	if ((rc = hd_room_lock_acquire(
+		 &x.lock, st, x.team->id, x.lease_ms, err)) < 0)
 		goto done;
 	x.locked = 1;
 	rc = run_locked(&x, out, err);

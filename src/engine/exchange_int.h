@@ -18,24 +18,24 @@ typedef struct hd_exchange__turn {
 	const char *room_id;
 	const hd_agent *agent;
 	int is_leader;
-	int first;	  /* the speaker's first turn of this exchange */
+	int first;        /* the speaker's first turn of this exchange */
 	int64_t skip_seq; /* the stimulus post: never enveloped (0: none) */
-	int turn_no;	  /* 1-based */
+	int turn_no;      /* 1-based */
 	hd_speaker_policy policy;
-	json_t *pending;  /* ids owing a turn, for speaker_selected (borrowed) */
+	json_t *pending; /* ids owing a turn, for speaker_selected (borrowed) */
 	hd_room_lock *lock; /* renewed as the turn is announced */
 	int64_t lease_ms;
 	hd_exchange_step *step; /* shown to on_selected / on_turn */
 	/* out (owned: hd_exchange__turn_dispose) */
-	int paused;	   /* a cap budget was tripped: the turn never ran */
+	int paused; /* a cap budget was tripped: the turn never ran */
 	const char *paused_after; /* "team"/"agent": tripped by this turn */
-	char *reply;	   /* what was posted */
+	char *reply;              /* what was posted */
 	int64_t seq;
 	int failed;
 	hd_runtime_cost cost;
 	int64_t duration_ms;
 	int64_t event_mark; /* the event head once the turn was saved */
-	int crossed;	    /* HD_BUDGET_CROSSED_* bits of its spend */
+	int crossed;        /* HD_BUDGET_CROSSED_* bits of its spend */
 } hd_exchange__turn;
 
 /*
@@ -56,7 +56,7 @@ int hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err);
 void hd_exchange__turn_dispose(hd_exchange__turn *t);
 
 /* The kv key of an agent's turn state: "turn:<room>:<agent>". */
-void hd_exchange__state_key(char *out, size_t outlen, const char *room_id,
-    const char *agent);
+void hd_exchange__state_key(
+    char *out, size_t outlen, const char *room_id, const char *agent);
 
 #endif

@@ -35,8 +35,8 @@ typedef struct lock_txn {
 } lock_txn;
 
 static int
-lock_read(hd_room_lock *out, int *found, hd_store *st, const char *room,
-    hd_err *err)
+lock_read(
+    hd_room_lock *out, int *found, hd_store *st, const char *room, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int rc, src;
@@ -105,8 +105,8 @@ hd_room_lock_acquire(hd_room_lock *out, hd_store *st, const char *team,
 	if ((rc = hd_slug_check("team", team, err)) < 0)
 		return rc;
 	if (lease_ms < 1)
-		return hd_err_set(err, HD_EINVAL,
-		    "a room lock lease must be at least 1 ms");
+		return hd_err_set(
+		    err, HD_EINVAL, "a room lock lease must be at least 1 ms");
 	hd_room_id(out->room_id, sizeof(out->room_id), team);
 	if ((rc = hd_random_hex(out->holder, 16, err)) < 0)
 		return rc;
@@ -124,8 +124,8 @@ hd_room_lock_acquire(hd_room_lock *out, hd_store *st, const char *team,
 }
 
 int
-hd_room_lock_renew(hd_store *st, hd_room_lock *lk, int64_t lease_ms,
-    hd_err *err)
+hd_room_lock_renew(
+    hd_store *st, hd_room_lock *lk, int64_t lease_ms, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int64_t until = hd_now_ms() + lease_ms;
@@ -143,8 +143,8 @@ hd_room_lock_renew(hd_store *st, hd_room_lock *lk, int64_t lease_ms,
 	if (src != SQLITE_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	else if (sqlite3_changes(hd_store_db(st)) == 0) /* (3) */
-		rc = hd_err_set(err, HD_ECONFLICT,
-		    "the exchange lost its room lock");
+		rc = hd_err_set(
+		    err, HD_ECONFLICT, "the exchange lost its room lock");
 	else
 		lk->expires_at = until;
 	hd_store_reset(s);
@@ -177,8 +177,8 @@ hd_room_lock_release(hd_store *st, const hd_room_lock *lk, hd_err *err)
 }
 
 int
-hd_room_lock_get(hd_room_lock *out, int *found, hd_store *st,
-    const char *team, hd_err *err)
+hd_room_lock_get(
+    hd_room_lock *out, int *found, hd_store *st, const char *team, hd_err *err)
 {
 	char room[HD_ROOM_ID_MAX];
 	int rc;

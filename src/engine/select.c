@@ -45,8 +45,8 @@ hd_exchange_select(const char *const *participants, size_t n, int leader,
 		for (i = 0; i < n; i++) {
 			if (!pending[i] || turns[i] != fewest)
 				continue;
-			if (best < 0 || strcmp(participants[i],
-					    participants[best]) < 0)
+			if (best < 0 ||
+			    strcmp(participants[i], participants[best]) < 0)
 				best = (int)i;
 			if ((int)i != last_speaker &&
 			    (best_other < 0 ||

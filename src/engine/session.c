@@ -17,8 +17,7 @@
 
 int
 hd_session_record(hd_store *st, const char *agent, const char *team,
-    const char *runtime, const char *native, const char *parent,
-    hd_err *err)
+    const char *runtime, const char *native, const char *parent, hd_err *err)
 {
 	sqlite3_stmt *s;
 	char id[37];
@@ -74,8 +73,7 @@ hd_sessions_dispose(hd_sessions *l)
 }
 
 int
-hd_session_list(hd_sessions *out, hd_store *st, const char *agent,
-    hd_err *err)
+hd_session_list(hd_sessions *out, hd_store *st, const char *agent, hd_err *err)
 {
 	sqlite3_stmt *s;
 	hd_session *items = NULL, *ni, *x;
@@ -96,7 +94,8 @@ hd_session_list(hd_sessions *out, hd_store *st, const char *agent,
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
 			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
-				rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+				rc =
+				    hd_err_set(err, HD_ENOMEM, "out of memory");
 				goto done;
 			}
 			items = ni;
@@ -110,8 +109,8 @@ hd_session_list(hd_sessions *out, hd_store *st, const char *agent,
 		x->native_session_id = hd_store_col_dup(s, 4);
 		x->parent_session_id = hd_store_col_dup(s, 5);
 		x->created_at = sqlite3_column_int64(s, 6);
-		if (x->id == NULL || x->agent_id == NULL || x->runtime == NULL ||
-		    x->native_session_id == NULL) {
+		if (x->id == NULL || x->agent_id == NULL ||
+		    x->runtime == NULL || x->native_session_id == NULL) {
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 			goto done;
 		}

@@ -49,8 +49,8 @@
 #define REPLACEMENT "\xef\xbf\xbd"
 
 void
-hd_exchange__state_key(char *out, size_t outlen, const char *room_id,
-    const char *agent)
+hd_exchange__state_key(
+    char *out, size_t outlen, const char *room_id, const char *agent)
 {
 	snprintf(out, outlen, "turn:%s:%s", room_id, agent);
 }
@@ -63,8 +63,8 @@ json_i64(const json_t *o, const char *key)
 	const json_t *v = json_object_get(o, key);
 
 	return json_is_integer(v) && json_integer_value(v) > 0
-	    ? (int64_t)json_integer_value(v)
-	    : 0;
+		   ? (int64_t)json_integer_value(v)
+		   : 0;
 }
 
 static char *
@@ -73,8 +73,8 @@ json_str_dup(const json_t *o, const char *key)
 	const json_t *v = json_object_get(o, key);
 
 	return json_is_string(v) && json_string_length(v) > 0
-	    ? strdup(json_string_value(v))
-	    : NULL;
+		   ? strdup(json_string_value(v))
+		   : NULL;
 }
 
 int
@@ -97,8 +97,8 @@ hd_turn_state_get(hd_turn_state *out, hd_store *st, const char *team,
 	j = json_loads(raw, 0, NULL);
 	free(raw);
 	if (!json_is_object(j)) {
-		hd_log_debug("turn state %s is malformed; starting from zeros",
-		    key);
+		hd_log_debug(
+		    "turn state %s is malformed; starting from zeros", key);
 		json_decref(j);
 		return 0;
 	}
@@ -135,7 +135,7 @@ utf8_seq(const unsigned char *p, size_t avail)
 		return 0;
 	if (p[0] < 0x80)
 		return 1;
-	n = (p[0] & 0xe0) == 0xc0 ? 2
+	n = (p[0] & 0xe0) == 0xc0   ? 2
 	    : (p[0] & 0xf0) == 0xe0 ? 3
 	    : (p[0] & 0xf8) == 0xf0 ? 4
 				    : 0;
@@ -155,8 +155,8 @@ reply_body(const char *text, size_t len)
 	while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t' ||
 			      p[len - 1] == '\n' || p[len - 1] == '\r'))
 		len--;
-	while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' ||
-			      p[i] == '\r'))
+	while (i < len &&
+	       (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
 		i++;
 	while (i < len) {
 		if ((n = utf8_seq(p + i, len - i)) == 0) {
@@ -222,8 +222,8 @@ put_trimmed(hd_buf *b, const char *s)
 }
 
 static int
-prompt_posts(hd_buf *b, int64_t *seen, hd_exchange__turn *t, int64_t since,
-    hd_err *err)
+prompt_posts(
+    hd_buf *b, int64_t *seen, hd_exchange__turn *t, int64_t since, hd_err *err)
 {
 	hd_posts l;
 	const hd_post *p;
@@ -233,8 +233,8 @@ prompt_posts(hd_buf *b, int64_t *seen, hd_exchange__turn *t, int64_t since,
 
 	*seen = since;
 	do {
-		if ((rc = hd_room_read(&l, t->st, t->team, since, HD_ROOM_READ_MAX,
-			 t->agent->id, err)) < 0)
+		if ((rc = hd_room_read(&l, t->st, t->team, since,
+			 HD_ROOM_READ_MAX, t->agent->id, err)) < 0)
 			return rc;
 		for (i = 0; i < l.n; i++) {
 			p = &l.items[i];
@@ -315,8 +315,8 @@ done:
 typedef struct pre_txn {
 	hd_exchange__turn *t;
 	hd_turn_state state; /* out */
-	char *prompt;	     /* out */
-	int64_t seen;	     /* out */
+	char *prompt;        /* out */
+	int64_t seen;        /* out */
 } pre_txn;
 
 static int
@@ -347,14 +347,14 @@ pre_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_events_append(st, "speaker_selected", t->team, 0, t->agent->id,
 	    json_pack("{s:s, s:s, s:s, s:i, s:O}", "room_id", t->room_id,
 		"speaker", t->agent->id, "policy",
-		hd_speaker_policy_name(t->policy), "turn", t->turn_no, "pending",
-		t->pending));
+		hd_speaker_policy_name(t->policy), "turn", t->turn_no,
+		"pending", t->pending));
 	if ((rc = hd_agent_set_status(st, t->agent->id, "working", err)) < 0)
 		return rc;
 	hd_events_append(st, "turn_started", t->team, 0, t->agent->id,
 	    json_pack("{s:s, s:i}", "room_id", t->room_id, "turn", t->turn_no));
-	if ((rc = hd_turn_state_get(&tx->state, st, t->team, t->agent->id,
-		 err)) < 0)
+	if ((rc = hd_turn_state_get(
+		 &tx->state, st, t->team, t->agent->id, err)) < 0)
 		return rc;
 	return prompt_build(&tx->prompt, &tx->seen, t, &tx->state, err);
 }
@@ -365,8 +365,8 @@ typedef struct save_txn {
 	hd_exchange__turn *t;
 	const char *body;
 	const char *runtime;
-	const char *native;	/* the session to remember, or NULL */
-	const char *resumed;	/* the session this turn resumed, or NULL */
+	const char *native;     /* the session to remember, or NULL */
+	const char *resumed;    /* the session this turn resumed, or NULL */
 	const char *new_native; /* what the runtime reported, or NULL */
 	int64_t seen;
 	int64_t turn_index;
@@ -386,8 +386,8 @@ save_txn_fn(hd_store *st, void *payload, hd_err *err)
 	char key[HD_ROOM_ID_MAX + 64], *text = NULL;
 	int rc;
 
-	if ((rc = hd_room_post(&p, st, t->team, "peer", t->agent->id, tx->body,
-		 err)) < 0)
+	if ((rc = hd_room_post(
+		 &p, st, t->team, "peer", t->agent->id, tx->body, err)) < 0)
 		goto done;
 	t->seq = p->seq;
 	if ((rc = hd_budget_charge(&t->crossed, st, t->team, t->agent->id,
@@ -496,8 +496,8 @@ hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
 
 		t->failed = 1;
 		msg = res.reason == HD_DONE_ABORTED ? "the turn was aborted"
-		    : res.error != NULL		    ? res.error
-		    : rerr.msg[0] != '\0'	    ? rerr.msg
+		      : res.error != NULL           ? res.error
+		      : rerr.msg[0] != '\0'         ? rerr.msg
 						    : "the runtime failed";
 		hd_buf_printf(&b, "[error: %s]", msg);
 		if ((body = hd_buf_detach(&b)) != NULL) {

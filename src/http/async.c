@@ -32,9 +32,9 @@
 #define HD_LOG_COMPONENT "http"
 #include <huddle/log.h>
 
-#define WATCH_MAX 256	     /* sockets watched at once */
-#define WATCH_SLICE_MS 200   /* a new job waits at most this to be watched */
-#define STOP_WAIT_MS 60000   /* how long shutdown waits for jobs */
+#define WATCH_MAX 256      /* sockets watched at once */
+#define WATCH_SLICE_MS 200 /* a new job waits at most this to be watched */
+#define STOP_WAIT_MS 60000 /* how long shutdown waits for jobs */
 
 struct hd_http_deferral {
 	hd_http_async_fn fn;
@@ -52,8 +52,8 @@ struct hd_http_job {
 	atomic_int cancel;
 	atomic_int stopping;
 	pthread_t thread;
-	int done;	/* jobs_lock: fn returned and the connection resumed */
-	int unwatched;	/* jobs_lock: no longer polled (3) */
+	int done;      /* jobs_lock: fn returned and the connection resumed */
+	int unwatched; /* jobs_lock: no longer polled (3) */
 };
 
 void
@@ -79,8 +79,8 @@ hd_http_defer(hd_http_req *r, hd_http_async_fn fn, void *payload,
 	if (stopping || (d = calloc(1, sizeof(*d))) == NULL) {
 		if (free_payload != NULL)
 			free_payload(payload);
-		hd_http_error(r, 503, stopping ? "the server is shutting down"
-					       : "out of memory");
+		hd_http_error(r, 503,
+		    stopping ? "the server is shutting down" : "out of memory");
 		return -1;
 	}
 	d->fn = fn;
@@ -118,8 +118,8 @@ job_main(void *arg)
 }
 
 struct hd_http_job *
-hd_http__job_start(hd_http_server *srv, struct MHD_Connection *conn,
-    hd_http_req *r)
+hd_http__job_start(
+    hd_http_server *srv, struct MHD_Connection *conn, hd_http_req *r)
 {
 	struct hd_http_job *j;
 	const union MHD_ConnectionInfo *ci;
@@ -231,15 +231,16 @@ watch_main(void *arg)
 		}
 		pthread_mutex_unlock(&srv->jobs_lock);
 		if (poll(pfd, n, WATCH_SLICE_MS) < 0 && errno != EINTR)
-			hd_log_warn("watching deferred requests: %s",
-			    strerror(errno));
+			hd_log_warn(
+			    "watching deferred requests: %s", strerror(errno));
 		pthread_mutex_lock(&srv->jobs_lock);
 		for (i = 0; i < n; i++) {
 			if (pfd[i].revents == 0)
 				continue;
 			/* the job may be gone since: only act on one still
 			 * listed, running, with the same socket */
-			for (j = srv->jobs; j != NULL && j != jobs[i]; j = j->next)
+			for (j = srv->jobs; j != NULL && j != jobs[i];
+			     j = j->next)
 				;
 			if (j == NULL || j->done || j->fd != pfd[i].fd)
 				continue;
@@ -260,8 +261,8 @@ int
 hd_http__jobs_init(hd_http_server *srv, hd_err *err)
 {
 	if (pthread_create(&srv->watch_thread, NULL, watch_main, srv) != 0)
-		return hd_err_set(err, HD_ERR,
-		    "cannot start the request watcher thread");
+		return hd_err_set(
+		    err, HD_ERR, "cannot start the request watcher thread");
 	srv->watch_started = 1;
 	return 0;
 }
@@ -285,15 +286,14 @@ hd_http__jobs_shutdown(hd_http_server *srv)
 		busy = 0;
 		for (j = srv->jobs; j != NULL; j = j->next)
 			busy += !j->done;
-		if (busy == 0 ||
-		    pthread_cond_timedwait(&srv->jobs_cond, &srv->jobs_lock,
-			&ts) == ETIMEDOUT)
+		if (busy == 0 || pthread_cond_timedwait(&srv->jobs_cond,
+				     &srv->jobs_lock, &ts) == ETIMEDOUT)
 			break;
 	}
 	pthread_mutex_unlock(&srv->jobs_lock);
 	if (busy > 0)
-		hd_log_warn("%d deferred request(s) still running at shutdown",
-		    busy);
+		hd_log_warn(
+		    "%d deferred request(s) still running at shutdown", busy);
 	if (srv->watch_started) {
 		pthread_join(srv->watch_thread, NULL);
 		srv->watch_started = 0;

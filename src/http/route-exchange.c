@@ -68,9 +68,9 @@ exch_run(hd_http_req *r, void *payload)
 		else
 			hd_http_fail(r, &err);
 	} else
-		hd_http_json(r, 200, json_pack("{s:b, s:s, s:o}", "ok", 1,
-		    "roomId", res.room_id, "result",
-		    hd_exchange_result_to_json(&res)));
+		hd_http_json(r, 200,
+		    json_pack("{s:b, s:s, s:o}", "ok", 1, "roomId", res.room_id,
+			"result", hd_exchange_result_to_json(&res)));
 	hd_exchange_result_dispose(&res);
 }
 
@@ -98,7 +98,7 @@ route_exchange(hd_http_req *r)
 	if (first != NULL && !json_is_null(first)) {
 		if (!json_is_array(first))
 			goto bad_first;
-		json_array_foreach(first, i, v) {
+		json_array_foreach (first, i, v) {
 			if (!json_is_string(v))
 				goto bad_first;
 		}
@@ -116,11 +116,12 @@ route_exchange(hd_http_req *r)
 	    (j->stimulus = strdup(json_string_value(stim))) == NULL)
 		goto oom;
 	if (json_is_array(first) && json_array_size(first) > 0) {
-		if ((j->first = calloc(json_array_size(first),
-			 sizeof(*j->first))) == NULL)
+		if ((j->first = calloc(
+			 json_array_size(first), sizeof(*j->first))) == NULL)
 			goto oom;
-		json_array_foreach(first, i, v) {
-			if ((j->first[i] = strdup(json_string_value(v))) == NULL)
+		json_array_foreach (first, i, v) {
+			if ((j->first[i] = strdup(json_string_value(v))) ==
+			    NULL)
 				goto oom;
 			j->nfirst++;
 		}
@@ -144,6 +145,6 @@ done:
 }
 
 const hd_route hd_routes_exchange[] = {
-	{"POST", "/api/team-chat/exchange", route_exchange},
-	{NULL, NULL, NULL},
+    {"POST", "/api/team-chat/exchange", route_exchange},
+    {NULL, NULL, NULL},
 };

@@ -30,7 +30,7 @@ expect_contains "$OUT" "@coder: Shipped the claim path and the room follower; bo
 expect_contains "$OUT" "@reviewer: Nothing blocking. → @coder: the claim path misses a null check on owner." "reviewer's note to coder"
 expect_contains "$OUT" "@coder: Good catch from review; fixing the null check now." "coder answers the reviewer (backflow)"
 expect_contains "$OUT" "@tester: All green: unit, end-to-end and the sanitizer run." "tester answers"
-expect_contains "$OUT" "-- the reply the user gets (5 messages, aggregated) --" "the aggregate"
+expect_contains "$OUT" "-- what the user receives: 5 messages, aggregated --" "the aggregate"
 TRANSCRIPT=$(printf '%s\n' "$OUT" | sed -n 's/^transcript: //p')
 [ -f "$TRANSCRIPT" ] && pass || fail "the transcript file exists: [$TRANSCRIPT]"
 expect_contains "$(head -1 "$TRANSCRIPT")" "# Team Conversation: Dev team (@dev)" "transcript title"

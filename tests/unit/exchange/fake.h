@@ -17,11 +17,11 @@
 #define FAKE_MAX_RULES 8
 
 typedef struct fake_rule {
-	const char *agent;   /* NULL: any agent */
-	const char *text;    /* the reply; NULL: "<agent> here" */
-	const char *native;  /* native session id to report, or NULL */
-	const char *error;   /* non-NULL: the turn fails with this */
-	int64_t microcents;  /* reported cost; 0: none (estimate-free) */
+	const char *agent;  /* NULL: any agent */
+	const char *text;   /* the reply; NULL: "<agent> here" */
+	const char *native; /* native session id to report, or NULL */
+	const char *error;  /* non-NULL: the turn fails with this */
+	int64_t microcents; /* reported cost; 0: none (estimate-free) */
 } fake_rule;
 
 typedef struct fake fake;
@@ -51,8 +51,8 @@ fake_init(fake *f, hd_store *st)
 }
 
 static inline void
-fake_rule_add(fake *f, const char *agent, const char *text,
-    const char *native, const char *error, int64_t microcents)
+fake_rule_add(fake *f, const char *agent, const char *text, const char *native,
+    const char *error, int64_t microcents)
 {
 	fake_rule *r = &f->rules[f->nrules++];
 
@@ -78,8 +78,8 @@ fake_dispose(fake *f)
 }
 
 static inline int
-fake_run(void *ctx, hd_runtime_result *out, const hd_runtime_turn *in,
-    hd_err *err)
+fake_run(
+    void *ctx, hd_runtime_result *out, const hd_runtime_turn *in, hd_err *err)
 {
 	fake *f = ctx;
 	const fake_rule *r = NULL;
@@ -96,9 +96,11 @@ fake_run(void *ctx, hd_runtime_result *out, const hd_runtime_turn *in,
 	if (f->n < FAKE_MAX_CALLS) {
 		f->agents[f->n] = strdup(in->agent->id);
 		f->prompts[f->n] = strdup(in->prompt);
-		f->resumed[f->n] =
-		    in->resume_session_id ? strdup(in->resume_session_id) : NULL;
-		if (f->st != NULL && hd_agent_get(&a, f->st, in->agent->id, &e) == 0)
+		f->resumed[f->n] = in->resume_session_id
+				       ? strdup(in->resume_session_id)
+				       : NULL;
+		if (f->st != NULL &&
+		    hd_agent_get(&a, f->st, in->agent->id, &e) == 0)
 			f->status_during[f->n] = strdup(a->status);
 		hd_agent_free(a);
 		f->n++;

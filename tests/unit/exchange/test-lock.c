@@ -23,8 +23,8 @@ test_lock__lease_refuses_renews_and_is_taken_over(void **state)
 	int found = 0;
 
 	hd_fixture_team(fx, "dev", "manager", NULL);
-	assert_hd_ok(hd_room_lock_acquire(&a, fx->st, "dev", 60000, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_lock_acquire(&a, fx->st, "dev", 60000, &err), &err);
 	assert_string_equal(a.room_id, "team:dev");
 	assert_int_equal(a.pid, getpid());
 	assert_int_equal(strlen(a.holder), 32);
@@ -38,8 +38,8 @@ test_lock__lease_refuses_renews_and_is_taken_over(void **state)
 	/* an expired lease belongs to nobody */
 	assert_hd_ok(hd_room_lock_renew(fx->st, &a, 1, &err), &err);
 	hd_sleep_us(5000);
-	assert_hd_ok(hd_room_lock_acquire(&b, fx->st, "dev", 60000, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_lock_acquire(&b, fx->st, "dev", 60000, &err), &err);
 	assert_string_not_equal(a.holder, b.holder);
 	/* the old holder can neither extend nor drop its successor's lease */
 	assert_hd_err(hd_room_lock_renew(fx->st, &a, 60000, &err), HD_ECONFLICT,
@@ -54,10 +54,10 @@ test_lock__lease_refuses_renews_and_is_taken_over(void **state)
 
 	/* rooms are independent */
 	hd_fixture_team(fx, "ops", "lead", NULL);
-	assert_hd_ok(hd_room_lock_acquire(&a, fx->st, "dev", 60000, &err),
-	    &err);
-	assert_hd_ok(hd_room_lock_acquire(&b, fx->st, "ops", 60000, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_lock_acquire(&a, fx->st, "dev", 60000, &err), &err);
+	assert_hd_ok(
+	    hd_room_lock_acquire(&b, fx->st, "ops", 60000, &err), &err);
 	assert_hd_ok(hd_room_lock_release(fx->st, &a, &err), &err);
 	assert_hd_ok(hd_room_lock_release(fx->st, &b, &err), &err);
 }
@@ -226,7 +226,8 @@ test_lock__a_turn_longer_than_the_lease_keeps_the_room(void **state)
 	/* a 600 ms lease, a 2.4 s turn: only renewal keeps it */
 	pid = spawn_holder(fx, 600, -1, 2400);
 	while ((done = waitpid(pid, &status, WNOHANG)) == 0) {
-		if (hd_room_lock_acquire(&lk, fx->st, "dev", 60000, &err) == 0) {
+		if (hd_room_lock_acquire(&lk, fx->st, "dev", 60000, &err) ==
+		    0) {
 			taken++;
 			hd_room_lock_release(fx->st, &lk, &err);
 		} else {

@@ -25,8 +25,8 @@ spec_for(const char *team, const char *stimulus, fake *f)
 
 /* Exactly one turn_bound_hit, with these fields. */
 static void
-assert_bound_hit(hd_store *st, const char *reason, int max_turns,
-    int turns_taken)
+assert_bound_hit(
+    hd_store *st, const char *reason, int max_turns, int turns_taken)
 {
 	json_t *d;
 
@@ -37,10 +37,10 @@ assert_bound_hit(hd_store *st, const char *reason, int max_turns,
 	    json_string_value(json_object_get(d, "room_id")), "team:dev");
 	assert_string_equal(
 	    json_string_value(json_object_get(d, "reason")), reason);
-	assert_int_equal(json_integer_value(json_object_get(d, "max_turns")),
-	    max_turns);
-	assert_int_equal(json_integer_value(json_object_get(d, "turns_taken")),
-	    turns_taken);
+	assert_int_equal(
+	    json_integer_value(json_object_get(d, "max_turns")), max_turns);
+	assert_int_equal(
+	    json_integer_value(json_object_get(d, "turns_taken")), turns_taken);
 	assert_int_equal(json_object_size(d), 4);
 	json_decref(d);
 }
@@ -125,8 +125,8 @@ test_loop__budgets_refuse_before_any_turn(void **state)
 	s = spec_for("dev", "hello", &f);
 
 	/* a cap budget at its limit pauses: limit 0 is "at" from the start */
-	assert_hd_ok(hd_budget_set(NULL, fx->st, "agent", "manager", 0, "cap",
-			 &err),
+	assert_hd_ok(
+	    hd_budget_set(NULL, fx->st, "agent", "manager", 0, "cap", &err),
 	    &err);
 	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_EREFUSED,
 	    "budget_paused:agent", &err);
@@ -135,8 +135,8 @@ test_loop__budgets_refuse_before_any_turn(void **state)
 	/* only the first speakers' agent budgets count at the start */
 	s.first_speakers = first;
 	s.nfirst = 1;
-	assert_hd_ok(hd_budget_set(NULL, fx->st, "team", "dev", 0, "cap", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_budget_set(NULL, fx->st, "team", "dev", 0, "cap", &err), &err);
 	/* the team's is checked before any agent's */
 	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_EREFUSED,
 	    "budget_paused:team", &err);
@@ -145,9 +145,8 @@ test_loop__budgets_refuse_before_any_turn(void **state)
 	assert_nothing_ran(fx);
 
 	/* warn never pauses */
-	assert_hd_ok(hd_budget_set(NULL, fx->st, "team", "dev", 0, "warn",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_budget_set(NULL, fx->st, "team", "dev", 0, "warn", &err), &err);
 	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
 	assert_int_equal(res.turns_taken, 1);
 	assert_string_equal(res.speakers[0], "coder");
@@ -166,8 +165,8 @@ test_loop__a_second_exchange_in_process_is_refused(void **state)
 	fake f;
 
 	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
-	assert_hd_ok(hd_room_lock_acquire(&lk, fx->st, "dev", 60000, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_lock_acquire(&lk, fx->st, "dev", 60000, &err), &err);
 	fake_init(&f, fx->st);
 	s = spec_for("dev", "hello", &f);
 	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_ECONFLICT,
@@ -219,10 +218,10 @@ test_loop__leader_alone_ends_no_pending_obligation(void **state)
 	assert_int_equal(count_events(fx->st, "dev", "turn_completed"), 1);
 	assert_int_equal(count_events(fx->st, "dev", "cost"), 1);
 	d = last_event_data(fx->st, "dev", "speaker_selected");
-	assert_string_equal(json_string_value(json_object_get(d, "speaker")),
-	    "manager");
-	assert_string_equal(json_string_value(json_object_get(d, "policy")),
-	    "round-robin");
+	assert_string_equal(
+	    json_string_value(json_object_get(d, "speaker")), "manager");
+	assert_string_equal(
+	    json_string_value(json_object_get(d, "policy")), "round-robin");
 	assert_int_equal(json_integer_value(json_object_get(d, "turn")), 1);
 	json_decref(d);
 
@@ -295,11 +294,11 @@ ping_pong(fake *f, const hd_runtime_turn *in)
 			*last = t->id;
 		hd_task_free(t);
 		t = NULL;
-		if (hd_board_assign(&t, f->st, *last, "coder", "manager",
-			&err) != 0)
+		if (hd_board_assign(
+			&t, f->st, *last, "coder", "manager", &err) != 0)
 			fail_msg("assign: %s", err.msg);
-	} else if (hd_board_complete(&t, f->st, *last, "coder", "done",
-		       &err) != 0)
+	} else if (hd_board_complete(&t, f->st, *last, "coder", "done", &err) !=
+		   0)
 		fail_msg("complete: %s", err.msg);
 	hd_task_free(t);
 }
@@ -326,7 +325,8 @@ test_loop__board_obligations_run_to_max_turns(void **state)
 	assert_int_equal(res.turns_taken, 4);
 	assert_int_equal(res.max_turns, 4);
 	for (i = 0; i < 4; i++)
-		assert_string_equal(res.speakers[i], i % 2 ? "coder" : "manager");
+		assert_string_equal(
+		    res.speakers[i], i % 2 ? "coder" : "manager");
 	hd_exchange_result_dispose(&res);
 	assert_bound_hit(fx->st, "max_turns", 4, 4);
 	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 4);
@@ -410,8 +410,8 @@ test_loop__abort_ends_between_turns(void **state)
 	hd_exchange_result_dispose(&res);
 	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 2);
 	json_t *d = last_event_data(fx->st, "dev", "turn_bound_hit");
-	assert_string_equal(json_string_value(json_object_get(d, "reason")),
-	    "aborted");
+	assert_string_equal(
+	    json_string_value(json_object_get(d, "reason")), "aborted");
 	json_decref(d);
 	fake_dispose(&f);
 }
@@ -434,8 +434,8 @@ test_loop__cap_budget_pauses_after_the_turn_that_crossed_it(void **state)
 	/* each turn reports 0.6 cents; the team's cap is 1 cent: the second
 	 * turn crosses it */
 	fake_rule_add(&f, NULL, NULL, NULL, NULL, 600000);
-	assert_hd_ok(hd_budget_set(NULL, fx->st, "team", "dev", 1, "cap", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_budget_set(NULL, fx->st, "team", "dev", 1, "cap", &err), &err);
 	s = spec_for("dev", "Go.", &f);
 	s.max_turns = &ten;
 	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
@@ -459,9 +459,8 @@ test_loop__cap_budget_pauses_after_the_turn_that_crossed_it(void **state)
 	hd_exchange_result_dispose(&res);
 
 	/* the same limit as warn runs to the turn bound */
-	assert_hd_ok(hd_budget_set(NULL, fx->st, "team", "dev", 1, "warn",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_budget_set(NULL, fx->st, "team", "dev", 1, "warn", &err), &err);
 	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
 	assert_int_equal(res.ended, HD_EXCHANGE_MAX_TURNS);
 	assert_int_equal(res.turns_taken, 10);
@@ -484,8 +483,8 @@ test_loop__an_obligated_speaker_over_its_cap_pauses(void **state)
 	f.during = ping_pong;
 	f.user = &last;
 	/* coder is owed a turn after the leader's, but its cap is spent */
-	assert_hd_ok(hd_budget_set(NULL, fx->st, "agent", "coder", 0, "cap",
-			 &err),
+	assert_hd_ok(
+	    hd_budget_set(NULL, fx->st, "agent", "coder", 0, "cap", &err),
 	    &err);
 	s = spec_for("dev", "Go.", &f);
 	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
@@ -534,8 +533,8 @@ test_loop__open_tasks_and_completions_oblige(void **state)
 	int64_t id1, id2;
 	fake f;
 
-	hd_fixture_team(fx, "dev", "manager", "coder", "reviewer", "tester",
-	    NULL);
+	hd_fixture_team(
+	    fx, "dev", "manager", "coder", "reviewer", "tester", NULL);
 	ts.team = "dev";
 	ts.subject = "Fix the bug";
 	assert_hd_ok(hd_board_create(&t, fx->st, &ts, &err), &err);
@@ -547,13 +546,11 @@ test_loop__open_tasks_and_completions_oblige(void **state)
 	hd_task_free(t);
 	/* tester and coder own open tasks (one claimed, one in progress);
 	 * reviewer owns none */
-	assert_hd_ok(hd_board_assign(&t, fx->st, id1, "tester", "manager",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_assign(&t, fx->st, id1, "tester", "manager", &err), &err);
 	hd_task_free(t);
-	assert_hd_ok(hd_board_assign(&t, fx->st, id2, "coder", "manager",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_assign(&t, fx->st, id2, "coder", "manager", &err), &err);
 	hd_task_free(t);
 	assert_hd_ok(hd_board_start(&t, fx->st, id2, "coder", &err), &err);
 	hd_task_free(t);
@@ -579,9 +576,8 @@ test_loop__open_tasks_and_completions_oblige(void **state)
 	/* tester completes its task between exchanges: the leader owes a
 	 * turn after the first speaker's */
 	const char *first[] = {"reviewer"};
-	assert_hd_ok(hd_board_complete(&t, fx->st, id1, "tester", "green",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_board_complete(&t, fx->st, id1, "tester", "green", &err), &err);
 	hd_task_free(t);
 	s.first_speakers = first;
 	s.nfirst = 1;
@@ -613,14 +609,13 @@ main(void)
 		test_loop__first_speakers_each_speak_once, hd_fixture_setup,
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
-		test_loop__board_obligations_run_to_max_turns,
-		hd_fixture_setup, hd_fixture_teardown),
+		test_loop__board_obligations_run_to_max_turns, hd_fixture_setup,
+		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_loop__a_large_max_turns_is_clamped, hd_fixture_setup,
 		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__abort_ends_between_turns, hd_fixture_setup,
-		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_loop__abort_ends_between_turns,
+		hd_fixture_setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_loop__cap_budget_pauses_after_the_turn_that_crossed_it,
 		hd_fixture_setup, hd_fixture_teardown),
@@ -631,8 +626,8 @@ main(void)
 		test_loop__prose_creates_no_obligation, hd_fixture_setup,
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
-		test_loop__open_tasks_and_completions_oblige,
-		hd_fixture_setup, hd_fixture_teardown),
+		test_loop__open_tasks_and_completions_oblige, hd_fixture_setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

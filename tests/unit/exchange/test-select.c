@@ -12,8 +12,8 @@
 typedef struct select_case {
 	const char *name;
 	const char *ids[MAXP]; /* NULL-terminated participants */
-	int leader;		/* index or -1 */
-	const char *pending;	/* one '1'/'0' per participant */
+	int leader;            /* index or -1 */
+	const char *pending;   /* one '1'/'0' per participant */
 	int turns[MAXP];
 	int last; /* index or -1 */
 	int want_speaker;
@@ -22,9 +22,8 @@ typedef struct select_case {
 
 static const select_case cases[] = {
     /* rule 2 and 3: nothing pending */
-    {"nothing pending: the leader is nominated",
-	{"manager", "coder", "tester"}, 0, "000", {0, 0, 0}, -1, 0,
-	HD_POLICY_LEADER_NOMINATED},
+    {"nothing pending: the leader is nominated", {"manager", "coder", "tester"},
+	0, "000", {0, 0, 0}, -1, 0, HD_POLICY_LEADER_NOMINATED},
     {"nothing pending, a member spoke last: still the leader",
 	{"manager", "coder", "tester"}, 0, "000", {1, 1, 0}, 1, 0,
 	HD_POLICY_LEADER_NOMINATED},
@@ -43,18 +42,16 @@ static const select_case cases[] = {
 	{"manager", "coder"}, 0, "10", {0, 0}, 1, 0, HD_POLICY_ROUND_ROBIN},
     {"ties are broken by id", {"manager", "tester", "coder"}, 0, "011",
 	{0, 0, 0}, -1, 2, HD_POLICY_ROUND_ROBIN},
-    {"ties are broken by byte order, not by number", {"a9", "a10"}, -1,
-	"11", {0, 0}, -1, 1, HD_POLICY_ROUND_ROBIN},
-    {"byte order: '-' (0x2d) sorts before '_' (0x5f)",
-	{"coder_1", "coder-2"}, -1, "11", {0, 0}, -1, 1,
-	HD_POLICY_ROUND_ROBIN},
-    {"the list order does not matter, only the ids", {"zed", "amy", "kim"},
-	-1, "111", {0, 0, 0}, -1, 1, HD_POLICY_ROUND_ROBIN},
-    {"fewest turns first, before id order", {"amy", "bob", "cat"}, -1,
-	"111", {2, 1, 3}, -1, 1, HD_POLICY_ROUND_ROBIN},
+    {"ties are broken by byte order, not by number", {"a9", "a10"}, -1, "11",
+	{0, 0}, -1, 1, HD_POLICY_ROUND_ROBIN},
+    {"byte order: '-' (0x2d) sorts before '_' (0x5f)", {"coder_1", "coder-2"},
+	-1, "11", {0, 0}, -1, 1, HD_POLICY_ROUND_ROBIN},
+    {"the list order does not matter, only the ids", {"zed", "amy", "kim"}, -1,
+	"111", {0, 0, 0}, -1, 1, HD_POLICY_ROUND_ROBIN},
+    {"fewest turns first, before id order", {"amy", "bob", "cat"}, -1, "111",
+	{2, 1, 3}, -1, 1, HD_POLICY_ROUND_ROBIN},
     {"fewest turns first: the leader cannot starve a member",
-	{"manager", "coder"}, 0, "11", {3, 1}, -1, 1,
-	HD_POLICY_ROUND_ROBIN},
+	{"manager", "coder"}, 0, "11", {3, 1}, -1, 1, HD_POLICY_ROUND_ROBIN},
     {"only the pending count: a quiet non-pending agent is skipped",
 	{"amy", "bob", "cat"}, -1, "011", {0, 4, 2}, -1, 2,
 	HD_POLICY_ROUND_ROBIN},
@@ -66,10 +63,10 @@ static const select_case cases[] = {
     {"self-repeat avoided: last speaker in the middle of the group",
 	{"amy", "bob", "cat"}, -1, "111", {1, 1, 1}, 1, 0,
 	HD_POLICY_ROUND_ROBIN},
-    {"self-repeat allowed when it is the only one pending", {"amy", "bob"},
-	-1, "10", {1, 0}, 0, 0, HD_POLICY_ROUND_ROBIN},
-    {"self-repeat allowed when it alone has the fewest turns",
-	{"amy", "bob"}, -1, "11", {0, 1}, 0, 0, HD_POLICY_ROUND_ROBIN},
+    {"self-repeat allowed when it is the only one pending", {"amy", "bob"}, -1,
+	"10", {1, 0}, 0, 0, HD_POLICY_ROUND_ROBIN},
+    {"self-repeat allowed when it alone has the fewest turns", {"amy", "bob"},
+	-1, "11", {0, 1}, 0, 0, HD_POLICY_ROUND_ROBIN},
     {"a last speaker outside the tie group changes nothing",
 	{"amy", "bob", "cat"}, -1, "111", {2, 0, 0}, 0, 1,
 	HD_POLICY_ROUND_ROBIN},
@@ -92,13 +89,14 @@ test_select__every_rule_and_tie_break(void **state)
 			pending[n] = k->pending[n] == '1';
 		}
 		assert_int_equal(strlen(k->pending), n);
-		pick = hd_exchange_select(ids, n, k->leader, pending, k->turns,
-		    k->last);
+		pick = hd_exchange_select(
+		    ids, n, k->leader, pending, k->turns, k->last);
 		if (pick.speaker != k->want_speaker ||
 		    pick.policy != k->want_policy)
 			fail_msg("%s: got speaker %d (%s), wanted %d (%s)",
 			    k->name, pick.speaker,
-			    hd_speaker_policy_name(pick.policy), k->want_speaker,
+			    hd_speaker_policy_name(pick.policy),
+			    k->want_speaker,
 			    hd_speaker_policy_name(k->want_policy));
 	}
 }
@@ -125,19 +123,19 @@ static void
 test_select__policy_names(void **state)
 {
 	(void)state;
-	assert_string_equal(hd_speaker_policy_name(HD_POLICY_ROUND_ROBIN),
-	    "round-robin");
+	assert_string_equal(
+	    hd_speaker_policy_name(HD_POLICY_ROUND_ROBIN), "round-robin");
 	assert_string_equal(hd_speaker_policy_name(HD_POLICY_LEADER_NOMINATED),
 	    "leader-nominated");
 	assert_string_equal(hd_speaker_policy_name(HD_POLICY_NONE), "none");
-	assert_string_equal(hd_exchange_end_name(HD_EXCHANGE_ABORTED),
-	    "aborted");
+	assert_string_equal(
+	    hd_exchange_end_name(HD_EXCHANGE_ABORTED), "aborted");
 	assert_string_equal(hd_exchange_end_name(HD_EXCHANGE_NO_PENDING),
 	    "no_pending_obligation");
-	assert_string_equal(hd_exchange_end_name(HD_EXCHANGE_BUDGET_PAUSED),
-	    "budget_paused");
-	assert_string_equal(hd_exchange_end_name(HD_EXCHANGE_MAX_TURNS),
-	    "max_turns");
+	assert_string_equal(
+	    hd_exchange_end_name(HD_EXCHANGE_BUDGET_PAUSED), "budget_paused");
+	assert_string_equal(
+	    hd_exchange_end_name(HD_EXCHANGE_MAX_TURNS), "max_turns");
 }
 
 static void

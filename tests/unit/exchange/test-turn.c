@@ -44,8 +44,8 @@ post_body(hd_fixture *fx, int64_t seq)
 	hd_err err = HD_ERR_INIT;
 	char *body;
 
-	assert_hd_ok(hd_room_read(&l, fx->st, "dev", seq - 1, 1, NULL, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_read(&l, fx->st, "dev", seq - 1, 1, NULL, &err), &err);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.items[0].seq, seq);
 	body = strdup(l.items[0].body);
@@ -203,8 +203,8 @@ test_turn__prompts_exact_for_leader_and_member(void **state)
 	    "above.");
 
 	/* the saved state: the highest seq each prompt included */
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
 	assert_int_equal(st.last_seen_seq, 7);
 	assert_int_equal(st.turn_index, 2);
 	assert_string_equal(st.runtime, "scripted");
@@ -213,8 +213,8 @@ test_turn__prompts_exact_for_leader_and_member(void **state)
 	    st.last_summary, "I'll take the plan.\nCoder: the bug is yours.");
 	assert_true(st.last_event_seq > 0);
 	hd_turn_state_dispose(&st);
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "coder", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "coder", &err), &err);
 	assert_int_equal(st.last_seen_seq, 5);
 	assert_int_equal(st.turn_index, 1);
 	assert_string_equal(st.last_summary, "Fixed it.");
@@ -253,8 +253,8 @@ test_turn__posts_during_a_turn_are_delivered_next_time(void **state)
 	s.nfirst = 1;
 	run_ok(fx, &s, 1); /* tester posts seq 2 during; coder's reply is 3 */
 	assert_string_equal(f.prompts[0], "Status?");
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "coder", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "coder", &err), &err);
 	assert_int_equal(st.last_seen_seq, 1);
 	assert_int_equal(st.turn_index, 1);
 	assert_string_equal(st.last_summary, "coder here");
@@ -272,8 +272,8 @@ test_turn__posts_during_a_turn_are_delivered_next_time(void **state)
 	    "\n"
 	    "Continue the team conversation: respond to the new messages "
 	    "above.");
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "coder", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "coder", &err), &err);
 	assert_int_equal(st.last_seen_seq, 2); /* its own post is not sent */
 	assert_int_equal(st.turn_index, 2);
 	hd_turn_state_dispose(&st);
@@ -314,8 +314,8 @@ test_turn__resume_only_on_the_same_runtime(void **state)
 	f.rules[0].native = NULL; /* reports none: the session goes on */
 	run_ok(fx, &s, 1);
 	assert_string_equal(f.resumed[2], "s-2");
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
 	assert_string_equal(st.native_session_id, "s-2");
 	assert_string_equal(st.runtime, "scripted");
 	hd_turn_state_dispose(&st);
@@ -327,8 +327,8 @@ test_turn__resume_only_on_the_same_runtime(void **state)
 	f.rules[0].native = "s-3";
 	run_ok(fx, &s, 1);
 	assert_null(f.resumed[3]);
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
 	assert_string_equal(st.native_session_id, "s-3");
 	assert_int_equal(st.turn_index, 4);
 	hd_turn_state_dispose(&st);
@@ -359,15 +359,15 @@ test_turn__malformed_state_reads_as_zeros(void **state)
 	fake f;
 
 	hd_fixture_team(fx, "dev", "manager", NULL);
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
 	assert_int_equal(st.last_seen_seq, 0);
 	assert_null(st.last_summary);
 	hd_turn_state_dispose(&st);
 
 	put_state(fx, "manager", "{oops");
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
 	assert_int_equal(st.last_seen_seq, 0);
 	assert_int_equal(st.turn_index, 0);
 	assert_null(st.native_session_id);
@@ -377,8 +377,8 @@ test_turn__malformed_state_reads_as_zeros(void **state)
 	put_state(fx, "manager",
 	    "{\"last_seen_seq\":\"12\",\"turn_index\":3,\"runtime\":7,"
 	    "\"last_summary\":\"earlier\"}");
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
 	assert_int_equal(st.last_seen_seq, 0);
 	assert_int_equal(st.turn_index, 3);
 	assert_null(st.runtime);
@@ -445,7 +445,8 @@ test_turn__what_is_posted(void **state)
 	free(body);
 	/* invalid UTF-8 never reaches the room */
 	body = one_reply(fx, "ok \xff\xfe then \xc3", NULL);
-	assert_string_equal(body, "ok \xef\xbf\xbd\xef\xbf\xbd then \xef\xbf\xbd");
+	assert_string_equal(
+	    body, "ok \xef\xbf\xbd\xef\xbf\xbd then \xef\xbf\xbd");
 	free(body);
 
 	/* a reply longer than the room allows is cut on a character */
@@ -456,12 +457,12 @@ test_turn__what_is_posted(void **state)
 	body = one_reply(fx, big, NULL);
 	assert_int_equal(strlen(body), 100000);
 	assert_true(hd_utf8_ok(body, strlen(body)));
-	assert_string_equal(body + strlen(body) - 28,
-	    "\n[reply cut to fit the room]");
+	assert_string_equal(
+	    body + strlen(body) - 28, "\n[reply cut to fit the room]");
 	free(body);
 	/* last_summary: the first 400 characters */
-	assert_hd_ok(hd_turn_state_get(&st, fx->st, "dev", "manager", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
 	assert_int_equal(strlen(st.last_summary), 800);
 	assert_int_equal(hd_utf8_chars(st.last_summary), 400);
 	hd_turn_state_dispose(&st);
@@ -498,8 +499,8 @@ test_turn__real_runtimes_error_and_reply(void **state)
 	assert_int_equal(res.turns_taken, 1);
 	hd_exchange_result_dispose(&res);
 	body = post_body(fx, 2);
-	assert_string_equal(body,
-	    "(scripted agent manager has no reply for this)");
+	assert_string_equal(
+	    body, "(scripted agent manager has no reply for this)");
 	free(body);
 
 	s.first_speakers = first;
