@@ -198,9 +198,21 @@ expect_eq "$(json_get "$OUT" 'j[-1]["data"]')" "{'room_id': 'team:slow', 'reason
 run --json events --team slow --kind speaker_selected --limit 10000
 expect_eq "$(json_get "$OUT" 'j[-1]["data"]["speaker"]')" "sb" "only sb spoke"
 
-# the server stops cleanly
+# A server that stops aborts its running exchanges (the running turn
+# too), answers their clients, and exits 0.
+WANT=$(( $(count_events slow speaker_selected) + 1 ))
+curl -s -X POST --data '{"teamId": "slow", "firstSpeakers": ["sa", "sb"]}' "$URL" >"$T_TMP/stopped.out" &
+CURL=$!
+for i in $(seq 1 400); do
+	[ "$(count_events slow speaker_selected)" = "$WANT" ] && break
+	sleep 0.05
+done
 kill -TERM "$SERVE_PID"
 wait "$SERVE_PID"
 expect_eq "$?" "0" "serve exits 0"
 SERVE_PID=
+wait $CURL
+expect_eq "$(cat "$T_TMP/stopped.out")" '{"ok":true,"roomId":"team:slow","result":{"turnsTaken":1,"endedReason":"aborted","speakers":["sa"]}}' "the client of a stopped server gets its answer"
+run chat read slow --json
+expect_eq "$(json_get "$OUT" 'j["posts"][-1]["body"]')" "[error: the turn was aborted]" "the running turn was stopped"
 finish
