@@ -86,6 +86,17 @@ int hd_agent_remove(hd_store *st, const char *id, hd_err *err);
 int hd_agent_set_status(hd_store *st, const char *agent, const char *status,
     hd_err *err);
 
+/*
+ * Set an agent's status to `to` only while it is `from`, in one
+ * conditional update (an engine's working/idle never overrides a
+ * shutdown). Emits agent_status {from, to} when it changed; *changed
+ * (when non-NULL) says whether it did. An agent that is not found or not
+ * in `from` is left alone and is not an error. Refuses an invalid `to`
+ * as hd_agent_set_status does. Works inside a caller's transaction.
+ */
+int hd_agent_set_status_if(hd_store *st, const char *agent, const char *from,
+    const char *to, int *changed, hd_err *err);
+
 json_t *hd_agent_to_json(const hd_agent *a);
 void hd_agent_free(hd_agent *a);
 void hd_agents_dispose(hd_agents *l);

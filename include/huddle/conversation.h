@@ -105,8 +105,8 @@ typedef struct hd_mentions {
  * up front. Dispose *out with hd_mentions_dispose() (also on failure).
  * Returns 0 or HD_ENOMEM.
  */
-int hd_mentions_parse(hd_mentions *out, const char *text, size_t len,
-    hd_err *err);
+int hd_mentions_parse(
+    hd_mentions *out, const char *text, size_t len, hd_err *err);
 void hd_mentions_dispose(hd_mentions *m);
 
 /*
@@ -131,7 +131,7 @@ int hd_mentions_display(char **out, const char *text, hd_err *err);
 typedef struct hd_conversation_route_result {
 	const char *agent; /* borrowed: the leader or a member; NULL when the
 			      message needs the leader and there is none */
-	size_t offset;	   /* where the delivered text starts in message */
+	size_t offset;     /* where the delivered text starts in message */
 	/* Set when the message starts with `@<word> ` naming neither the
 	 * team nor a member: the word (lower-cased) was not a recipient and
 	 * the message goes to the leader unchanged. */
@@ -164,9 +164,9 @@ typedef struct hd_conversation_delivery {
 	int64_t id; /* arrival order (global) */
 	char *to_agent;
 	char *from_agent; /* NULL: the user */
-	char *body;	  /* the directed part */
-	char *prompt;	  /* exactly what the agent's turn received */
-	char *state;	  /* queued | running | done */
+	char *body;       /* the directed part */
+	char *prompt;     /* exactly what the agent's turn received */
+	char *state;      /* queued | running | done */
 	int64_t created_at;
 	int64_t started_at;  /* 0 until claimed */
 	int64_t finished_at; /* 0 until answered */
@@ -183,8 +183,8 @@ typedef struct hd_conversation {
 	int64_t total_messages; /* replies recorded */
 	int64_t max_messages;
 	int64_t created_at;
-	int64_t completed_at; /* 0 while running */
-	char *response;	      /* the aggregate; NULL while running */
+	int64_t completed_at;           /* 0 while running */
+	char *response;                 /* the aggregate; NULL while running */
 	hd_conversation_reply *replies; /* completion order */
 	size_t nreplies;
 	hd_conversation_delivery *deliveries; /* arrival order */
@@ -193,8 +193,8 @@ typedef struct hd_conversation {
 
 /* Fetch a conversation with its replies and deliveries.
  * `conversation "x" not found` (HD_ENOTFOUND). hd_conversation_free(). */
-int hd_conversation_get(hd_conversation **out, hd_store *st, const char *id,
-    hd_err *err);
+int hd_conversation_get(
+    hd_conversation **out, hd_store *st, const char *id, hd_err *err);
 void hd_conversation_free(hd_conversation *c);
 
 /* The REST shape: {"id","teamId","status","pending","totalMessages",
@@ -207,8 +207,8 @@ json_t *hd_conversation_to_json(const hd_conversation *c);
  * <reply>` in completion order, each reply through hd_mentions_display,
  * joined by `\n\n------\n\n`. "" for none. *out is malloc'd.
  */
-int hd_conversation_aggregate(char **out, const hd_conversation *c,
-    hd_err *err);
+int hd_conversation_aggregate(
+    char **out, const hd_conversation *c, hd_err *err);
 
 /*
  * The transcript, byte for byte:
@@ -219,23 +219,23 @@ int hd_conversation_aggregate(char **out, const hd_conversation *c,
  *   ## <agent>\n\n<reply>\n\n          (one per reply, completion order)
  * with the last section ending in a single \n. *out is malloc'd.
  */
-int hd_conversation_transcript(char **out, const hd_conversation *c,
-    const char *team_name, hd_err *err);
+int hd_conversation_transcript(
+    char **out, const hd_conversation *c, const char *team_name, hd_err *err);
 
 /* HUDDLE_HOME/chats/<team>/<YYYYMMDD-HHMMSS>-<id>.md, the time being
  * created_at in UTC. */
-int hd_conversation_transcript_path(char *out, size_t outlen,
-    const char *home, const hd_conversation *c, hd_err *err);
+int hd_conversation_transcript_path(char *out, size_t outlen, const char *home,
+    const hd_conversation *c, hd_err *err);
 
 /*
  * The loop guard of a team (SPEC 7; kv `team:<id>:max_messages`): the
  * setting, or HD_CONVERSATION_MAX_MESSAGES_DEFAULT. Setting it: `team "x"
  * not found`; `max messages must be between 1 and 1000` (HD_EINVAL).
  */
-int hd_conversation_max_messages(int64_t *out, hd_store *st, const char *team,
-    hd_err *err);
-int hd_conversation_set_max_messages(hd_store *st, const char *team,
-    int64_t n, hd_err *err);
+int hd_conversation_max_messages(
+    int64_t *out, hd_store *st, const char *team, hd_err *err);
+int hd_conversation_set_max_messages(
+    hd_store *st, const char *team, int64_t n, hd_err *err);
 
 /* ---- the engine ------------------------------------------------------- */
 
@@ -280,7 +280,9 @@ int hd_conversation_engine_start(hd_conversation_engine **out,
 /*
  * Stop: turns in progress are aborted and their messages put back in the
  * queue, the worker threads are joined, and the conversations this engine
- * ran are released for the next engine to resume. NULL-safe.
+ * ran are released for the next engine to resume. e is freed: no other
+ * call on e may be running or follow (stop it once its users are done).
+ * NULL-safe.
  */
 void hd_conversation_engine_stop(hd_conversation_engine *e);
 
@@ -300,8 +302,8 @@ typedef struct hd_conversation_spec {
  * `team "dev" is not active (status: shutdown)` and `team "dev" has no
  * leader: address an agent with @<agent>` (HD_EREFUSED).
  */
-int hd_conversation_start(char *out, hd_conversation_engine *e,
-    hd_store *st, const hd_conversation_spec *spec, hd_err *err);
+int hd_conversation_start(char *out, hd_conversation_engine *e, hd_store *st,
+    const hd_conversation_spec *spec, hd_err *err);
 
 /*
  * Wait until conversation id is completed (0), timeout_ms passes
@@ -319,7 +321,7 @@ int hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
  * by a dead engine's message does the same for that conversation, so
  * nothing waits for a restart to make progress.
  */
-int hd_conversation_resume_all(size_t *adopted, hd_conversation_engine *e,
-    hd_store *st, hd_err *err);
+int hd_conversation_resume_all(
+    size_t *adopted, hd_conversation_engine *e, hd_store *st, hd_err *err);
 
 #endif

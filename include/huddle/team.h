@@ -35,6 +35,15 @@ typedef struct hd_teams {
 	size_t n;
 } hd_teams;
 
+/*
+ * The kv key (a printf format taking the team id) of a team's
+ * conversation loop guard (SPEC 7): how many replies a conversation
+ * records before mentions stop being routed. Written by a team file's
+ * "max_messages" and by hd_conversation_set_max_messages (conversation.h),
+ * read when a conversation starts, removed with the team.
+ */
+#define HD_TEAM_MAX_MESSAGES_KEY "team:%s:max_messages"
+
 /* Fields for create and update; NULL means "not given". */
 typedef struct hd_team_spec {
 	const char *id;

@@ -2,9 +2,10 @@
  * cmd-ask.c -- `huddle ask TEAM MESSAGE`: a conversation (SPEC 7) run in
  * this process.
  *
- * Output: each reply as it is recorded, `@<agent>: <reply>` (a multi-line
- * reply keeps its lines; control characters other than newline and tab
- * are shown as spaces), then a line `=== response ===` and the aggregate.
+ * Output: each reply as it is recorded, in completion order,
+ * `@<agent>: <reply>` (a multi-line reply keeps its lines; control
+ * characters other than newline and tab are shown as spaces), then a line
+ * `=== response ===` and the aggregate.
  * On stderr, notes: the conversation id, the scripted agents (canned
  * replies, not a model) and where the transcript went. --json prints only
  * the finished conversation ({"id","teamId",...} as the REST API gives
@@ -14,16 +15,26 @@
  * and the conversation released, for `huddle serve` (or any engine that
  * resumes) to finish; the command then exits 1.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
 #define ASK_POLL_MS 200
 
+/*
+ * The engine's callback only signals; the main thread prints from the
+ * database, in completion order and for this conversation only, so every
+ * reply is out before the response, whichever worker recorded it.
+ */
 struct ask_view {
-	int quiet; /* --json: nothing until the end */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t gen; /* bumped by every recorded reply */
+	size_t printed;
 };
 
 static void
@@ -33,8 +44,8 @@ print_body(const char *s)
 		unsigned char ch = (unsigned char)*s;
 
 		putchar((ch < 0x20 && ch != '\t' && ch != '\n') || ch == 0x7f
-			? ' '
-			: ch);
+			    ? ' '
+			    : ch);
 	}
 }
 
@@ -43,12 +54,40 @@ ask_on_reply(const hd_conversation_reply_info *r, void *payload)
 {
 	struct ask_view *v = payload;
 
-	if (v->quiet)
-		return;
-	printf("@%s: ", r->agent);
-	print_body(r->body);
-	putchar('\n');
+	(void)r;
+	pthread_mutex_lock(&v->lock);
+	v->gen++;
+	pthread_cond_signal(&v->cond);
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* Print the replies of c not printed yet. */
+static void
+print_new(struct ask_view *v, const hd_conversation *c)
+{
+	for (; v->printed < c->nreplies; v->printed++) {
+		printf("@%s: ", c->replies[v->printed].agent);
+		print_body(c->replies[v->printed].body);
+		putchar('\n');
+	}
 	fflush(stdout);
+}
+
+/* Wait up to ms for a reply after gen. */
+static void
+wait_reply(struct ask_view *v, uint64_t gen, int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&v->lock);
+	while (v->gen == gen &&
+	       pthread_cond_timedwait(&v->cond, &v->lock, &ts) == 0)
+		;
+	pthread_mutex_unlock(&v->lock);
 }
 
 /* Name the team's scripted agents on stderr (SPEC 9.4: say so). */
@@ -65,11 +104,12 @@ note_scripted(hd_store *st, const char *team)
 	for (i = 0; i < l.n; i++)
 		if (hd_runtime_find(&rt, l.items[i].runtime, NULL) == 0 &&
 		    rt->is_scripted)
-			hd_buf_printf(&b, "%s%s", b.len ? ", " : "",
-			    l.items[i].id);
+			hd_buf_printf(
+			    &b, "%s%s", b.len ? ", " : "", l.items[i].id);
 	if (b.len > 0)
-		fprintf(stderr, "note: scripted agents (canned replies, not a "
-				"model): %s\n",
+		fprintf(stderr,
+		    "note: scripted agents (canned replies, not a "
+		    "model): %s\n",
 		    hd_buf_cstr(&b));
 	hd_buf_dispose(&b);
 	hd_agents_dispose(&l);
@@ -91,19 +131,24 @@ cmd_ask(hd_cli *c)
 	hd_conversation_engine *e = NULL;
 	hd_conversation_spec spec;
 	hd_conversation *conv = NULL;
-	struct ask_view view = {c->json};
+	struct ask_view view;
 	hd_store *st;
 	sigset_t set, old;
 	char id[HD_CONVERSATION_ID_LEN + 1], path[4096];
-	int rc = HD_EXIT_FAIL, wrc;
+	uint64_t gen;
+	int rc = HD_EXIT_FAIL;
 
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
+	memset(&view, 0, sizeof(view));
+	pthread_mutex_init(&view.lock, NULL);
+	pthread_cond_init(&view.cond, NULL);
 	/* workers inherit the mask: the signals come to this thread only */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
+	signal(SIGPIPE, SIG_IGN); /* a reader gone: the answer still lands */
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.home = hd_store_home(st);
@@ -123,13 +168,18 @@ cmd_ask(hd_cli *c)
 		note_scripted(st, spec.team);
 	}
 	for (;;) {
-		wrc = hd_conversation_wait(e, st, id, ASK_POLL_MS, &c->err);
-		if (wrc == 0)
-			break;
-		if (wrc != HD_ETIMEOUT) {
+		pthread_mutex_lock(&view.lock);
+		gen = view.gen;
+		pthread_mutex_unlock(&view.lock);
+		hd_conversation_free(conv);
+		if (hd_conversation_get(&conv, st, id, &c->err) < 0) {
 			rc = hd_cli_fail(c);
 			goto done;
 		}
+		if (!c->json)
+			print_new(&view, conv);
+		if (strcmp(conv->status, "running") != 0)
+			break;
 		if (interrupted(&set)) {
 			hd_conversation_engine_stop(e);
 			e = NULL;
@@ -140,10 +190,10 @@ cmd_ask(hd_cli *c)
 			rc = hd_cli_fail(c);
 			goto done;
 		}
+		wait_reply(&view, gen, ASK_POLL_MS);
 	}
-	if (hd_conversation_get(&conv, st, id, &c->err) < 0 ||
-	    hd_conversation_transcript_path(path, sizeof(path),
-		hd_store_home(st), conv, &c->err) < 0) {
+	if (hd_conversation_transcript_path(
+		path, sizeof(path), hd_store_home(st), conv, &c->err) < 0) {
 		rc = hd_cli_fail(c);
 		goto done;
 	}
@@ -164,19 +214,21 @@ done:
 	hd_conversation_engine_stop(e);
 	hd_conversation_free(conv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_destroy(&view.lock);
+	pthread_cond_destroy(&view.cond);
 	return rc;
 }
 
 const hd_cli_cmd hd_cli_cmd_ask = {
-	.name = "ask",
-	.args = "TEAM MESSAGE",
-	.summary = "Ask a team: a conversation routed by @mentions",
-	.min_args = 2,
-	.max_args = 2,
-	.fn = cmd_ask,
-	.details = "The message goes to the team's leader, or to the agent it "
-		   "starts with\n(\"@coder fix the build\"). Agents reply and "
-		   "mention teammates with\n[@id: message] tags; each reply is "
-		   "printed as it arrives, then the\naggregate response. The "
-		   "transcript is saved under HUDDLE_HOME/chats/TEAM/.",
+    .name = "ask",
+    .args = "TEAM MESSAGE",
+    .summary = "Ask a team: a conversation routed by @mentions",
+    .min_args = 2,
+    .max_args = 2,
+    .fn = cmd_ask,
+    .details = "The message goes to the team's leader, or to the agent it "
+	       "starts with\n(\"@coder fix the build\"). Agents reply and "
+	       "mention teammates with\n[@id: message] tags; each reply is "
+	       "printed as it arrives, then the\naggregate response. The "
+	       "transcript is saved under HUDDLE_HOME/chats/TEAM/.",
 };

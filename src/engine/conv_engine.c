@@ -21,6 +21,14 @@
  *      fails for a transient reason is retried; stopping the engine
  *      aborts running turns and puts their messages back in the queue.
  *  (5) Idle workers exit after idle_ms; stop joins every thread.
+ *  (6) The engine's own writes are serialized by write_lock before they
+ *      reach SQLite (hd_conv_owner.wl): threads of one process queue on a
+ *      mutex instead of meeting SQLITE_BUSY and sleeping through the
+ *      store's backoff (which is for other processes). The lock is held
+ *      only around one transaction and never while a turn runs.
+ *  (7) A worker that records a reply claims its agent's next message in
+ *      the same transaction: one commit per turn, and an agent with work
+ *      queued stays working instead of flickering idle.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -54,8 +62,8 @@ struct worker {
 	char agent[64];
 	pthread_t thread;
 	pthread_cond_t cond; /* with e->lock */
-	int dirty;	     /* work may be queued */
-	int done;	     /* the thread ended: join it */
+	int dirty;           /* work may be queued */
+	int done;            /* the thread ended: join it */
 };
 
 struct hd_conversation_engine {
@@ -75,7 +83,8 @@ struct hd_conversation_engine {
 	int stopping;
 	atomic_int abort; /* every running turn's abort flag */
 
-	pthread_mutex_t cb_lock; /* serializes on_reply */
+	pthread_mutex_t cb_lock;    /* serializes on_reply */
+	pthread_mutex_t write_lock; /* (6) */
 	hd_conversation_engine *next_live;
 };
 
@@ -123,12 +132,16 @@ owner_alive(const char *owner, int64_t pid, int64_t start)
 		pthread_mutex_unlock(&live_lock);
 		return alive;
 	}
-	if ((now_start = hd_conv__proc_start(pid)) < 0) /* no /proc */
+	/* without a start time (no /proc when it was taken, or now) only
+	 * the pid can be asked: a zombie or a recycled pid then reads alive
+	 * until reaped or gone, which delays a take-over, never doubles one */
+	if (start <= 0 || (now_start = hd_conv__proc_start(pid)) < 0)
 		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 	return now_start != 0 && now_start == start;
 }
 
-/* ---- workers --------------------------------------------------------------- */
+/* ---- workers ---------------------------------------------------------------
+ */
 
 static void *worker_main(void *arg);
 
@@ -190,8 +203,8 @@ kick(hd_conversation_engine *e, const char *agent)
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		/* the message stays queued; the next kick tries again */
-		hd_log_error("cannot start a worker for %s: %s", agent,
-		    strerror(rc));
+		hd_log_error(
+		    "cannot start a worker for %s: %s", agent, strerror(rc));
 		worker_free(w);
 		goto done;
 	}
@@ -239,15 +252,18 @@ finish(hd_conversation_engine *e, hd_store *st, const char *id)
 {
 	hd_err err = HD_ERR_INIT;
 	int64_t backoff = 50;
-	int done = 0;
+	int done = 0, rc;
 
-	while (hd_conv__finish(&done, st, id, &e->me, &err) < 0) {
-		hd_log_warn("conversation %s: cannot complete yet: %s", id,
-		    err.msg);
+	for (;;) {
+		if ((rc = hd_conv__finish(&done, st, id, &e->me, &err)) == 0)
+			break;
+		hd_log_warn(
+		    "conversation %s: cannot complete yet: %s", id, err.msg);
 		if (stopping(e))
 			return; /* the next engine completes it */
 		pause_ms(e, backoff);
-		backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+		backoff =
+		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
 	}
 	if (done)
 		signal_done(e);
@@ -275,9 +291,13 @@ adopt(hd_conversation_engine *e, hd_store *st, const char *id,
 	return adopted;
 }
 
-/* Run one claimed message and record its reply, (4). */
+/*
+ * Run one claimed message and record its reply, (4). *next gets the
+ * agent's next message when it could be claimed with the record, (7).
+ */
 static void
-run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c)
+run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
+    hd_conv_claim *next)
 {
 	hd_conversation_reply_info info;
 	hd_runtime_result res;
@@ -292,6 +312,7 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c)
 
 	memset(&res, 0, sizeof(res));
 	memset(&rec, 0, sizeof(rec));
+	memset(next, 0, sizeof(*next));
 	if (hd_agent_get(&a, st, c->agent, &err) == 0) {
 		memset(&turn, 0, sizeof(turn));
 		turn.agent = a;
@@ -310,8 +331,9 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c)
 		}
 		rc = hd_runtime_run(&res, &turn, NULL, NULL, &err);
 		if (atomic_load(&e->abort)) {
-			/* stopping: the message goes back for the next engine */
-			if (hd_conv__release(st, c, &err) < 0)
+			/* stopping: the message goes back for the next engine
+			 */
+			if (hd_conv__release(st, c, &e->me, &err) < 0)
 				hd_log_warn("conversation %s: message %lld not "
 					    "put back: %s",
 				    c->conversation_id,
@@ -344,21 +366,26 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c)
 	}
 	for (;;) {
 		rc = hd_conv__record(&rec, st, c, reply != NULL ? reply : "",
-		    len, is_error, &e->me, &err);
+		    len, is_error, !stopping(e), &e->me, &err);
 		if (rc == 0 || rc == HD_ECONFLICT)
 			break;
 		hd_log_warn("conversation %s: reply of %s not recorded yet: %s",
 		    c->conversation_id, c->agent, err.msg);
 		if (stopping(e)) {
-			hd_conv__release(st, c, NULL);
+			hd_conv__release(st, c, &e->me, NULL);
 			goto done;
 		}
 		pause_ms(e, backoff);
-		backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+		backoff =
+		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
 	}
 	if (rc == HD_ECONFLICT) {
 		hd_log_warn("%s", err.msg);
 		goto done;
+	}
+	if (rec.next_result == HD_CONV_CLAIMED) {
+		*next = rec.next;
+		memset(&rec.next, 0, sizeof(rec.next));
 	}
 	if (e->on_reply != NULL) {
 		info.conversation_id = c->conversation_id;
@@ -390,40 +417,60 @@ static void
 drain(struct worker *w, hd_store *st)
 {
 	hd_conversation_engine *e = w->e;
-	hd_conv_claim c;
+	hd_conv_claim c, next;
 	hd_err err = HD_ERR_INIT;
 	uint64_t cursor = 0;
 	int64_t backoff = 50;
-	int result, rc;
+	int result, rc, have = 0;
 
-	while (!stopping(e)) {
-		hd_store_change_cursor(st, &cursor, NULL);
-		rc = hd_conv__claim(&result, &c, st, w->agent, &e->me, &err);
-		if (rc < 0) {
-			hd_log_warn("cannot claim a message for %s: %s",
-			    w->agent, err.msg);
-			pause_ms(e, backoff);
-			backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS
-							     : backoff * 2;
-			continue;
-		}
-		backoff = 50;
-		if (result == HD_CONV_NONE)
-			return;
-		if (result == HD_CONV_BLOCKED) {
-			/* (3): a dead engine's message blocks the agent */
-			if (!owner_alive(c.blocker_owner, c.blocker_pid,
-				c.blocker_start) &&
-			    adopt(e, st, c.blocker, c.blocker_owner, &err) < 0)
-				hd_log_warn("cannot take conversation %s over: "
-					    "%s",
-				    c.blocker, err.msg);
+	memset(&c, 0, sizeof(c));
+	for (;;) {
+		if (stopping(e)) {
+			if (have && hd_conv__release(st, &c, &e->me, &err) < 0)
+				hd_log_warn("conversation %s: message %lld not "
+					    "put back: %s",
+				    c.conversation_id, (long long)c.delivery_id,
+				    err.msg);
 			hd_conv__claim_dispose(&c);
-			hd_store_wait_change(st, &cursor, BLOCKED_WAIT_MS, NULL);
-			continue;
+			return;
 		}
-		run_claimed(e, st, &c);
+		if (!have) {
+			hd_store_change_cursor(st, &cursor, NULL);
+			rc = hd_conv__claim(
+			    &result, &c, st, w->agent, &e->me, &err);
+			if (rc < 0) {
+				hd_log_warn("cannot claim a message for %s: %s",
+				    w->agent, err.msg);
+				pause_ms(e, backoff);
+				backoff = backoff * 2 > RETRY_MAX_MS
+					      ? RETRY_MAX_MS
+					      : backoff * 2;
+				continue;
+			}
+			backoff = 50;
+			if (result == HD_CONV_NONE)
+				return;
+			if (result == HD_CONV_BLOCKED) {
+				/* (3): a dead engine's message blocks the
+				 * agent */
+				if (!owner_alive(c.blocker_owner, c.blocker_pid,
+					c.blocker_start) &&
+				    adopt(e, st, c.blocker, c.blocker_owner,
+					&err) < 0)
+					hd_log_warn(
+					    "cannot take conversation %s "
+					    "over: %s",
+					    c.blocker, err.msg);
+				hd_conv__claim_dispose(&c);
+				hd_store_wait_change(
+				    st, &cursor, BLOCKED_WAIT_MS, NULL);
+				continue;
+			}
+		}
+		run_claimed(e, st, &c, &next);
 		hd_conv__claim_dispose(&c);
+		c = next;
+		have = c.delivery_id != 0;
 	}
 }
 
@@ -467,7 +514,8 @@ out:
 	return NULL;
 }
 
-/* ---- the public engine ---------------------------------------------------- */
+/* ---- the public engine ----------------------------------------------------
+ */
 
 int
 hd_conversation_engine_start(hd_conversation_engine **out,
@@ -479,8 +527,8 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 
 	*out = NULL;
 	if (cfg == NULL || cfg->home == NULL)
-		return hd_err_set(err, HD_EINVAL,
-		    "a conversation engine needs HUDDLE_HOME");
+		return hd_err_set(
+		    err, HD_EINVAL, "a conversation engine needs HUDDLE_HOME");
 	if ((rc = hd_random_hex(nonce, 8, err)) < 0)
 		return rc;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
@@ -509,6 +557,8 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 	atomic_init(&e->abort, 0);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->cb_lock, NULL);
+	pthread_mutex_init(&e->write_lock, NULL);
+	e->me.wl = &e->write_lock;
 	pthread_cond_init(&e->done_cond, NULL);
 	live_add(e);
 	*out = e;
@@ -549,6 +599,7 @@ hd_conversation_engine_stop(hd_conversation_engine *e)
 	live_remove(e);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->cb_lock);
+	pthread_mutex_destroy(&e->write_lock);
 	pthread_cond_destroy(&e->done_cond);
 	free(e->home);
 	free(e->mcp_host);
@@ -564,8 +615,8 @@ hd_conversation_start(char *out, hd_conversation_engine *e, hd_store *st,
 	int rc;
 
 	if (stopping(e))
-		return hd_err_set(err, HD_ECONFLICT,
-		    "the conversation engine is stopping");
+		return hd_err_set(
+		    err, HD_ECONFLICT, "the conversation engine is stopping");
 	if ((rc = hd_conv__create(out, agent, st, spec, &e->me, err)) < 0)
 		return rc;
 	kick(e, agent);
@@ -573,25 +624,25 @@ hd_conversation_start(char *out, hd_conversation_engine *e, hd_store *st,
 }
 
 int
-hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
-    const char *id, int timeout_ms, hd_err *err)
+hd_conversation_wait(hd_conversation_engine *e, hd_store *st, const char *id,
+    int timeout_ms, hd_err *err)
 {
-	hd_conversation *c = NULL;
 	struct timespec ts;
-	int64_t deadline = timeout_ms < 0 ? INT64_MAX : hd_mono_ms() + timeout_ms;
+	int64_t deadline =
+	    timeout_ms < 0 ? INT64_MAX : hd_mono_ms() + timeout_ms;
 	int64_t left;
 	uint64_t gen;
-	int rc, running;
+	char status[16];
+	int rc;
 
 	for (;;) {
 		pthread_mutex_lock(&e->lock);
 		gen = e->done_gen;
 		pthread_mutex_unlock(&e->lock);
-		if ((rc = hd_conversation_get(&c, st, id, err)) < 0)
+		if ((rc = hd_conv__status(
+			 status, sizeof(status), st, id, err)) < 0)
 			return rc;
-		running = strcmp(c->status, "running") == 0;
-		hd_conversation_free(c);
-		if (!running)
+		if (strcmp(status, "running") != 0)
 			return 0;
 		if (stopping(e))
 			return hd_err_set(err, HD_ECONFLICT,
@@ -601,7 +652,8 @@ hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
 			    "conversation %s is still running", id);
 		timespec_in(&ts, left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS);
 		pthread_mutex_lock(&e->lock);
-		while (e->done_gen == gen && !e->stopping &&
+		while (
+		    e->done_gen == gen && !e->stopping &&
 		    pthread_cond_timedwait(&e->done_cond, &e->lock, &ts) == 0)
 			;
 		pthread_mutex_unlock(&e->lock);
@@ -609,8 +661,8 @@ hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
 }
 
 int
-hd_conversation_resume_all(size_t *adopted, hd_conversation_engine *e,
-    hd_store *st, hd_err *err)
+hd_conversation_resume_all(
+    size_t *adopted, hd_conversation_engine *e, hd_store *st, hd_err *err)
 {
 	hd_conv_foreign *l = NULL;
 	size_t n = 0, i, count = 0;

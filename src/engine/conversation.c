@@ -99,7 +99,7 @@ static int
 is_ws(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	    c == '\f';
+	       c == '\f';
 }
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none. */
@@ -220,18 +220,14 @@ room_post_soft(hd_store *st, const char *team, const char *kind,
 /* The agent's status from -> to, only when it is from (never overrides a
  * shutdown). Failures are logged: a status is narration, not state. */
 static void
-agent_status_soft(hd_store *st, const char *agent, const char *from,
-    const char *to)
+agent_status_soft(
+    hd_store *st, const char *agent, const char *from, const char *to)
 {
-	hd_agent *a = NULL;
 	hd_err aerr = HD_ERR_INIT;
 
-	if (hd_agent_get(&a, st, agent, &aerr) == 0 &&
-	    strcmp(a->status, from) == 0 &&
-	    hd_agent_set_status(st, agent, to, &aerr) < 0)
-		hd_log_warn("agent %s status %s -> %s: %s", agent, from, to,
-		    aerr.msg);
-	hd_agent_free(a);
+	if (hd_agent_set_status_if(st, agent, from, to, NULL, &aerr) < 0)
+		hd_log_warn(
+		    "agent %s status %s -> %s: %s", agent, from, to, aerr.msg);
 }
 
 static int
@@ -249,6 +245,21 @@ step_done(hd_store *st, sqlite3_stmt *s, hd_err *err)
 	if (src != SQLITE_DONE && src != SQLITE_ROW)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
+	return rc;
+}
+
+/* A write transaction of the engine me, under its lock (hd_conv_owner). */
+static int
+owner_write(hd_store *st, const hd_conv_owner *me, hd_store_txn_fn fn,
+    void *payload, hd_err *err)
+{
+	int rc;
+
+	if (me->wl != NULL)
+		pthread_mutex_lock(me->wl);
+	rc = hd_store_write(st, fn, payload, err);
+	if (me->wl != NULL)
+		pthread_mutex_unlock(me->wl);
 	return rc;
 }
 
@@ -397,9 +408,9 @@ get_txn_fn(hd_store *st, void *payload, hd_err *err)
 	src = sqlite3_step(s);
 	if (src != SQLITE_ROW) {
 		rc = src == SQLITE_DONE
-		    ? hd_err_set(err, HD_ENOTFOUND,
-			  "conversation \"%.64s\" not found", g->id)
-		    : hd_store_sqlerr(st, src, err);
+			 ? hd_err_set(err, HD_ENOTFOUND,
+			       "conversation \"%.64s\" not found", g->id)
+			 : hd_store_sqlerr(st, src, err);
 		hd_store_reset(s);
 		return rc;
 	}
@@ -429,8 +440,8 @@ get_txn_fn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_conversation_get(hd_conversation **out, hd_store *st, const char *id,
-    hd_err *err)
+hd_conversation_get(
+    hd_conversation **out, hd_store *st, const char *id, hd_err *err)
 {
 	struct get_txn g = {id, NULL};
 	int rc;
@@ -444,6 +455,30 @@ hd_conversation_get(hd_conversation **out, hd_store *st, const char *id,
 	return 0;
 }
 
+int
+hd_conv__status(
+    char *out, size_t outlen, hd_store *st, const char *id, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT status FROM conversations WHERE id = ?1", err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src == SQLITE_ROW)
+		snprintf(
+		    out, outlen, "%s", (const char *)sqlite3_column_text(s, 0));
+	else
+		rc = src == SQLITE_DONE
+			 ? hd_err_set(err, HD_ENOTFOUND,
+			       "conversation \"%.64s\" not found", id)
+			 : hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
 json_t *
 hd_conversation_to_json(const hd_conversation *c)
 {
@@ -451,24 +486,23 @@ hd_conversation_to_json(const hd_conversation *c)
 	size_t i;
 
 	for (i = 0; i < c->nreplies; i++)
-		json_array_append_new(replies, json_pack("{s:s, s:s, s:I}",
-		    "agent", c->replies[i].agent, "body", c->replies[i].body,
-		    "at", (json_int_t)c->replies[i].at));
+		json_array_append_new(replies,
+		    json_pack("{s:s, s:s, s:I}", "agent", c->replies[i].agent,
+			"body", c->replies[i].body, "at",
+			(json_int_t)c->replies[i].at));
 	j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "id", c->id, "teamId",
 	    c->team_id, "status", c->status, "pending", (json_int_t)c->pending,
 	    "totalMessages", (json_int_t)c->total_messages, "replies", replies);
 	json_object_set_new(j, "response",
 	    c->response != NULL ? json_string(c->response) : json_null());
 	json_object_set_new(j, "createdAt", json_integer(c->created_at));
-	json_object_set_new(j, "completedAt", c->completed_at != 0
-		? json_integer(c->completed_at)
-		: json_null());
+	json_object_set_new(j, "completedAt",
+	    c->completed_at != 0 ? json_integer(c->completed_at) : json_null());
 	return j;
 }
 
 int
-hd_conversation_aggregate(char **out, const hd_conversation *c,
-    hd_err *err)
+hd_conversation_aggregate(char **out, const hd_conversation *c, hd_err *err)
 {
 	hd_buf b = HD_BUF_INIT(0);
 	char *shown = NULL;
@@ -482,8 +516,8 @@ hd_conversation_aggregate(char **out, const hd_conversation *c,
 		return 0;
 	}
 	for (i = 0; i < c->nreplies; i++) {
-		if ((rc = hd_mentions_display(&shown, c->replies[i].body, err)) <
-		    0)
+		if ((rc = hd_mentions_display(
+			 &shown, c->replies[i].body, err)) < 0)
 			goto done;
 		if (i > 0)
 			hd_buf_puts(&b, "\n\n------\n\n");
@@ -501,8 +535,8 @@ done:
 }
 
 int
-hd_conversation_transcript(char **out, const hd_conversation *c,
-    const char *team_name, hd_err *err)
+hd_conversation_transcript(
+    char **out, const hd_conversation *c, const char *team_name, hd_err *err)
 {
 	hd_buf b = HD_BUF_INIT(0);
 	char date[32];
@@ -548,12 +582,12 @@ hd_conversation_transcript_path(char *out, size_t outlen, const char *home,
 static void
 max_key(char *out, size_t outlen, const char *team)
 {
-	snprintf(out, outlen, "team:%s:max_messages", team);
+	snprintf(out, outlen, HD_TEAM_MAX_MESSAGES_KEY, team);
 }
 
 int
-hd_conversation_max_messages(int64_t *out, hd_store *st, const char *team,
-    hd_err *err)
+hd_conversation_max_messages(
+    int64_t *out, hd_store *st, const char *team, hd_err *err)
 {
 	char key[96], *v = NULL;
 	int64_t n;
@@ -598,8 +632,8 @@ max_txn_fn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_conversation_set_max_messages(hd_store *st, const char *team, int64_t n,
-    hd_err *err)
+hd_conversation_set_max_messages(
+    hd_store *st, const char *team, int64_t n, hd_err *err)
 {
 	struct max_txn m = {team, n};
 	int rc;
@@ -616,8 +650,8 @@ hd_conversation_set_max_messages(hd_store *st, const char *team, int64_t n,
 /* ---- starting ------------------------------------------------------------ */
 
 static void
-drop_mention(hd_store *st, const char *conv, const char *team,
-    const char *from, const char *target, const char *reason)
+drop_mention(hd_store *st, const char *conv, const char *team, const char *from,
+    const char *target, const char *reason)
 {
 	hd_log_info("conversation %s: mention of @%.64s by %s dropped: %s",
 	    conv, target, from != NULL ? from : "the user", reason);
@@ -658,8 +692,7 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 	}
 	if ((rc = hd_agent_list(&members, st, team, err)) < 0)
 		goto done;
-	if (members.n > 0 &&
-	    (ids = calloc(members.n, sizeof(*ids))) == NULL) {
+	if (members.n > 0 && (ids = calloc(members.n, sizeof(*ids))) == NULL) {
 		rc = oom(err);
 		goto done;
 	}
@@ -749,7 +782,8 @@ hd_conv__create(char *out, char *agent, hd_store *st,
 		    "message is %zu bytes; the limit is %d", len,
 		    HD_MESSAGE_MAX);
 	if (!hd_utf8_ok(sp.message, len))
-		return hd_err_set(err, HD_EINVAL, "message must be valid UTF-8");
+		return hd_err_set(
+		    err, HD_EINVAL, "message must be valid UTF-8");
 	if ((rc = hd_uuid(id, err)) < 0)
 		return rc;
 	memset(&t, 0, sizeof(t));
@@ -758,14 +792,15 @@ hd_conv__create(char *out, char *agent, hd_store *st,
 	t.id = id;
 	if ((rc = hd_conversation_max_messages(&t.max, st, sp.team, err)) < 0)
 		return rc;
-	if ((rc = hd_store_write(st, create_txn_fn, &t, err)) < 0)
+	if ((rc = owner_write(st, me, create_txn_fn, &t, err)) < 0)
 		return rc;
 	memcpy(out, id, sizeof(id));
 	snprintf(agent, 64, "%s", t.agent);
 	return 0;
 }
 
-/* ---- claiming ------------------------------------------------------------- */
+/* ---- claiming -------------------------------------------------------------
+ */
 
 void
 hd_conv__claim_dispose(hd_conv_claim *c)
@@ -775,23 +810,16 @@ hd_conv__claim_dispose(hd_conv_claim *c)
 	memset(c, 0, sizeof(*c));
 }
 
-struct claim_txn {
-	const char *agent;
-	const hd_conv_owner *me;
-	hd_conv_claim *c;
-	int result;
-};
-
+/* The claim, inside a write transaction: *result as hd_conv__claim. */
 static int
-claim_txn_fn(hd_store *st, void *payload, hd_err *err)
+claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
+    const hd_conv_owner *me, hd_err *err)
 {
-	struct claim_txn *t = payload;
-	hd_conv_claim *c = t->c;
 	sqlite3_stmt *s;
 	int rc, src;
 
 	hd_conv__claim_dispose(c);
-	t->result = HD_CONV_NONE;
+	*result = HD_CONV_NONE;
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT d.id, d.conversation_id, d.prompt, c.team_id"
 		 " FROM conversation_deliveries d"
@@ -801,8 +829,8 @@ claim_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " ORDER BY d.id LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, t->me->token, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, me->token, -1, SQLITE_STATIC);
 	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
 		c->delivery_id = sqlite3_column_int64(s, 0);
 		snprintf(c->conversation_id, sizeof(c->conversation_id), "%s",
@@ -810,7 +838,7 @@ claim_txn_fn(hd_store *st, void *payload, hd_err *err)
 		c->prompt = hd_store_col_dup(s, 2);
 		snprintf(c->team, sizeof(c->team), "%s",
 		    (const char *)sqlite3_column_text(s, 3));
-		snprintf(c->agent, sizeof(c->agent), "%s", t->agent);
+		snprintf(c->agent, sizeof(c->agent), "%s", agent);
 	}
 	hd_store_reset(s);
 	if (src != SQLITE_ROW)
@@ -826,19 +854,19 @@ claim_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE d.to_agent = ?1 AND d.state = 'running' LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
 	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
 		snprintf(c->blocker, sizeof(c->blocker), "%s",
 		    (const char *)sqlite3_column_text(s, 0));
 		c->blocker_owner = hd_store_col_dup(s, 1);
 		c->blocker_pid = sqlite3_column_int64(s, 2);
 		c->blocker_start = sqlite3_column_int64(s, 3);
-		t->result = HD_CONV_BLOCKED;
+		*result = HD_CONV_BLOCKED;
 	}
 	hd_store_reset(s);
 	if (src != SQLITE_ROW && src != SQLITE_DONE)
 		return hd_store_sqlerr(st, src, err);
-	if (t->result == HD_CONV_BLOCKED)
+	if (*result == HD_CONV_BLOCKED)
 		return 0;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -850,20 +878,35 @@ claim_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_int64(s, 2, hd_now_ms());
 	if ((rc = step_done(st, s, err)) < 0)
 		return rc;
-	agent_status_soft(st, t->agent, "idle", "working");
-	t->result = HD_CONV_CLAIMED;
+	agent_status_soft(st, agent, "idle", "working");
+	*result = HD_CONV_CLAIMED;
 	return 0;
 }
 
+struct claim_txn {
+	const char *agent;
+	const hd_conv_owner *me;
+	hd_conv_claim *c;
+	int result;
+};
+
+static int
+claim_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct claim_txn *t = payload;
+
+	return claim_in_txn(&t->result, t->c, st, t->agent, t->me, err);
+}
+
 int
-hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
-    const char *agent, const hd_conv_owner *me, hd_err *err)
+hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st, const char *agent,
+    const hd_conv_owner *me, hd_err *err)
 {
 	struct claim_txn t = {agent, me, out, HD_CONV_NONE};
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = hd_store_write(st, claim_txn_fn, &t, err);
+	rc = owner_write(st, me, claim_txn_fn, &t, err);
 	*result = rc < 0 ? HD_CONV_NONE : t.result;
 	if (rc < 0 || t.result == HD_CONV_NONE)
 		hd_conv__claim_dispose(out);
@@ -894,18 +937,21 @@ release_txn_fn(hd_store *st, void *payload, hd_err *err)
 }
 
 int
-hd_conv__release(hd_store *st, const hd_conv_claim *c, hd_err *err)
+hd_conv__release(
+    hd_store *st, const hd_conv_claim *c, const hd_conv_owner *me, hd_err *err)
 {
 	struct release_txn t = {c};
 
-	return hd_store_write(st, release_txn_fn, &t, err);
+	return owner_write(st, me, release_txn_fn, &t, err);
 }
 
-/* ---- recording a reply ----------------------------------------------------- */
+/* ---- recording a reply -----------------------------------------------------
+ */
 
 void
 hd_conv__recorded_dispose(hd_conv_recorded *r)
 {
+	hd_conv__claim_dispose(&r->next);
 	free(r->body);
 	hd_conv__strv_free(r->targets, r->ntargets);
 	memset(r, 0, sizeof(*r));
@@ -916,6 +962,7 @@ struct record_txn {
 	const hd_conv_owner *me;
 	const char *body; /* cleaned */
 	int is_error;
+	int want_next;
 	const hd_mentions *m; /* NULL for an error reply */
 	hd_conv_recorded *out;
 };
@@ -931,6 +978,8 @@ target_refusal(hd_store *st, const char *target, const char *agent,
 
 	if (strcmp(target, agent) == 0)
 		return "self-mention";
+	if (hd_team_member_check(st, team, target, &aerr) == 0)
+		return NULL; /* the common case, one lookup */
 	if (hd_agent_get(&a, st, target, &aerr) < 0)
 		why = "unknown agent";
 	else if (a->team_id == NULL || strcmp(a->team_id, team) != 0) {
@@ -944,15 +993,16 @@ target_refusal(hd_store *st, const char *target, const char *agent,
 /* The agents with an unanswered message in the conversation, except the
  * one being answered: the "others" of conversation.h (3). */
 static int
-unanswered_agents(char ***out, size_t *n, hd_store *st,
-    const hd_conv_claim *c, hd_err *err)
+unanswered_agents(
+    char ***out, size_t *n, hd_store *st, const hd_conv_claim *c, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT DISTINCT to_agent FROM conversation_deliveries"
-		 " WHERE conversation_id = ?1 AND state IN ('queued', 'running')"
+		 " WHERE conversation_id = ?1 AND state IN ('queued', "
+		 "'running')"
 		 " AND id != ?2",
 		 err)) < 0)
 		return rc;
@@ -972,8 +1022,8 @@ unanswered_agents(char ***out, size_t *n, hd_store *st,
 
 /* Enqueue the mentions of the reply that may go (loop guard, drops). */
 static int
-enqueue_mentions(struct record_txn *t, hd_store *st, int64_t seq,
-    int64_t max, hd_err *err)
+enqueue_mentions(
+    struct record_txn *t, hd_store *st, int64_t seq, int64_t max, hd_err *err)
 {
 	const hd_conv_claim *c = t->c;
 	hd_conv_recorded *out = t->out;
@@ -1078,7 +1128,8 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if (src != SQLITE_ROW && src != SQLITE_DONE)
 		return hd_store_sqlerr(st, src, err);
 	ours = state != NULL && owner != NULL &&
-	    strcmp(state, "running") == 0 && strcmp(owner, t->me->token) == 0;
+	       strcmp(state, "running") == 0 &&
+	       strcmp(owner, t->me->token) == 0;
 	free(state);
 	free(owner);
 	if (!ours) /* (2), (4) */
@@ -1128,7 +1179,15 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_int64(s, 2, now);
 	if ((rc = step_done(st, s, err)) < 0)
 		return rc;
-	agent_status_soft(st, c->agent, "working", "idle");
+	out->next_result = HD_CONV_NONE;
+	if (t->want_next && (rc = claim_in_txn(&out->next_result, &out->next,
+				 st, c->agent, t->me, err)) < 0)
+		return rc;
+	if (out->next_result != HD_CONV_CLAIMED) {
+		hd_conv__claim_dispose(&out->next);
+		out->next_result = HD_CONV_NONE;
+		agent_status_soft(st, c->agent, "working", "idle");
+	}
 	room_post_soft(st, c->team, "peer", c->agent, t->body);
 	if ((capped = cap_text(t->body, HD_ROOM_BODY_MAX)) == NULL)
 		return oom(err);
@@ -1143,8 +1202,8 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 
 int
 hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
-    const char *reply, size_t len, int is_error, const hd_conv_owner *me,
-    hd_err *err)
+    const char *reply, size_t len, int is_error, int want_next,
+    const hd_conv_owner *me, hd_err *err)
 {
 	struct record_txn t;
 	hd_mentions m;
@@ -1156,8 +1215,8 @@ hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
 	if ((out->body = reply_clean(reply, len)) == NULL)
 		return oom(err);
 	if (!is_error) {
-		if ((rc = hd_mentions_parse(&m, out->body, strlen(out->body),
-			 err)) < 0)
+		if ((rc = hd_mentions_parse(
+			 &m, out->body, strlen(out->body), err)) < 0)
 			goto done;
 		parsed = 1;
 	}
@@ -1165,9 +1224,10 @@ hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
 	t.me = me;
 	t.body = out->body;
 	t.is_error = is_error;
+	t.want_next = want_next;
 	t.m = parsed ? &m : NULL;
 	t.out = out;
-	rc = hd_store_write(st, record_txn_fn, &t, err);
+	rc = owner_write(st, me, record_txn_fn, &t, err);
 done:
 	hd_mentions_dispose(&m);
 	if (rc < 0)
@@ -1175,38 +1235,39 @@ done:
 	return rc;
 }
 
-/* ---- finishing ------------------------------------------------------------- */
+/* ---- finishing -------------------------------------------------------------
+ */
 
-/* Write path atomically (a temporary file, then rename), mode 0600. */
+/*
+ * Write the transcript, mode 0600. No temporary file and rename: the
+ * conversation is marked completed only after this returns, so a process
+ * that dies halfway leaves it running, and whoever resumes it writes the
+ * whole file again.
+ */
 static int
 write_file(const char *path, const char *text, hd_err *err)
 {
-	char tmp[4200];
 	size_t len = strlen(text), off = 0;
 	ssize_t w;
 	int fd;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) <
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) <
 	    0)
-		return hd_err_set(err, HD_ERR, "cannot write %s: %s", tmp,
-		    strerror(errno));
+		return hd_err_set(
+		    err, HD_ERR, "cannot write %s: %s", path, strerror(errno));
 	while (off < len) {
 		if ((w = write(fd, text + off, len - off)) < 0) {
 			if (errno == EINTR)
 				continue;
 			close(fd);
-			unlink(tmp);
 			return hd_err_set(err, HD_ERR, "cannot write %s: %s",
-			    tmp, strerror(errno));
+			    path, strerror(errno));
 		}
 		off += (size_t)w;
 	}
-	if (close(fd) < 0 || rename(tmp, path) < 0) {
-		unlink(tmp);
-		return hd_err_set(err, HD_ERR, "cannot write %s: %s", path,
-		    strerror(errno));
-	}
+	if (close(fd) < 0)
+		return hd_err_set(
+		    err, HD_ERR, "cannot write %s: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -1279,18 +1340,18 @@ hd_conv__finish(int *done, hd_store *st, const char *id,
 		goto done;
 	if (hd_team_get(&tm, st, c->team_id, NULL) < 0)
 		tm = NULL; /* removed since: the id stands in for the name */
-	if ((rc = hd_conversation_transcript(&text, c,
-		 tm != NULL ? tm->name : c->team_id, err)) < 0 ||
-	    (rc = hd_conversation_transcript_path(path, sizeof(path),
-		 hd_store_home(st), c, err)) < 0)
+	if ((rc = hd_conversation_transcript(
+		 &text, c, tm != NULL ? tm->name : c->team_id, err)) < 0 ||
+	    (rc = hd_conversation_transcript_path(
+		 path, sizeof(path), hd_store_home(st), c, err)) < 0)
 		goto done;
-	snprintf(dir, sizeof(dir), "%s/chats/%s", hd_store_home(st),
-	    c->team_id);
+	snprintf(
+	    dir, sizeof(dir), "%s/chats/%s", hd_store_home(st), c->team_id);
 	if (hd_mkdir_p(dir, 0700, &werr) < 0 ||
 	    write_file(path, text, &werr) < 0) {
 		/* the user still gets the answer; only the file is missing */
-		hd_log_error("conversation %s: no transcript: %s", id,
-		    werr.msg);
+		hd_log_error(
+		    "conversation %s: no transcript: %s", id, werr.msg);
 		path[0] = '\0';
 	}
 	memset(&t, 0, sizeof(t));
@@ -1300,7 +1361,7 @@ hd_conv__finish(int *done, hd_store *st, const char *id,
 	t.team = c->team_id;
 	t.path = path;
 	t.total = c->total_messages;
-	if ((rc = hd_store_write(st, finish_txn_fn, &t, err)) < 0)
+	if ((rc = owner_write(st, me, finish_txn_fn, &t, err)) < 0)
 		goto done;
 	*done = t.done;
 done:
@@ -1311,7 +1372,8 @@ done:
 	return rc;
 }
 
-/* ---- taking over ------------------------------------------------------------ */
+/* ---- taking over ------------------------------------------------------------
+ */
 
 void
 hd_conv__foreign_free(hd_conv_foreign *l, size_t n)
@@ -1489,14 +1551,14 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_store_reset(s);
 	hd_events_append(st, "conversation_resumed", t->team, 0, NULL,
 	    json_pack("{s:s, s:s?, s:i, s:I}", "conversation_id", t->id,
-		"previous_owner", t->old_owner, "requeued", requeued,
-		"pending", (json_int_t)t->pending));
+		"previous_owner", t->old_owner, "requeued", requeued, "pending",
+		(json_int_t)t->pending));
 	return 0;
 }
 
 int
-hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,
-    int64_t *pending, hd_store *st, const char *id, const char *old_owner,
+hd_conv__adopt(int *adopted, char ***agents, size_t *nagents, int64_t *pending,
+    hd_store *st, const char *id, const char *old_owner,
     const hd_conv_owner *me, hd_err *err)
 {
 	struct adopt_txn t;
@@ -1510,7 +1572,7 @@ hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,
 	*agents = NULL;
 	*nagents = 0;
 	*pending = 0;
-	if ((rc = hd_store_write(st, adopt_txn_fn, &t, err)) < 0) {
+	if ((rc = owner_write(st, me, adopt_txn_fn, &t, err)) < 0) {
 		hd_conv__strv_free(t.agents, t.nagents);
 		return rc;
 	}
@@ -1544,10 +1606,11 @@ disown_txn_fn(hd_store *st, void *payload, hd_err *err)
 int
 hd_conv__disown(hd_store *st, const hd_conv_owner *me, hd_err *err)
 {
-	return hd_store_write(st, disown_txn_fn, (void *)me, err);
+	return owner_write(st, me, disown_txn_fn, (void *)me, err);
 }
 
-/* ---- processes ---------------------------------------------------------------- */
+/* ---- processes
+ * ---------------------------------------------------------------- */
 
 int64_t
 hd_conv__proc_start(int64_t pid)

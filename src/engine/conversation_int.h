@@ -6,6 +6,7 @@
 #ifndef HD_CONVERSATION_INT_H
 #define HD_CONVERSATION_INT_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include <huddle/conversation.h>
@@ -17,6 +18,11 @@ typedef struct hd_conv_owner {
 	char token[80];
 	int64_t pid;
 	int64_t start; /* the process's start time (/proc/<pid>/stat) */
+	/* Held around each write transaction below (when non-NULL): the
+	 * engine's threads queue here instead of meeting SQLITE_BUSY and
+	 * sleeping through the store's backoff, which is meant for other
+	 * processes. Never held while anything else runs. */
+	pthread_mutex_t *wl;
 } hd_conv_owner;
 
 /* The start time of process pid (clock ticks since boot), 0 when it is
@@ -52,15 +58,20 @@ int hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
     const char *agent, const hd_conv_owner *me, hd_err *err);
 
 /* Put a claimed message back in the queue (a turn cut short). */
-int hd_conv__release(hd_store *st, const hd_conv_claim *c, hd_err *err);
+int hd_conv__release(
+    hd_store *st, const hd_conv_claim *c, const hd_conv_owner *me, hd_err *err);
 
 typedef struct hd_conv_recorded {
 	int64_t seq;
 	int64_t pending_mid;   /* after the mentions, before the answered */
 	int64_t pending_after; /* what the conversation now has */
-	char *body;	       /* the reply as stored */
-	char **targets;	       /* agents sent a message, in order */
+	char *body;            /* the reply as stored */
+	char **targets;        /* agents sent a message, in order */
 	size_t ntargets;
+	/* with want_next: the agent's next message, claimed in the same
+	 * transaction (the agent stays working) */
+	int next_result; /* HD_CONV_NONE or HD_CONV_CLAIMED */
+	hd_conv_claim next;
 } hd_conv_recorded;
 
 void hd_conv__recorded_dispose(hd_conv_recorded *r);
@@ -68,11 +79,12 @@ void hd_conv__recorded_dispose(hd_conv_recorded *r);
 /*
  * Record the reply to a claimed message in one transaction: the reply,
  * the mentions it enqueues (loop guard, drops), pending, the message
- * done, the agent idle, the room post and the events. HD_ECONFLICT when
- * the message is no longer this engine's to answer.
+ * done, the agent idle, the room post and the events; with want_next,
+ * also the claim of the agent's next message (out->next). HD_ECONFLICT
+ * when the message is no longer this engine's to answer.
  */
-int hd_conv__record(hd_conv_recorded *out, hd_store *st,
-    const hd_conv_claim *c, const char *reply, size_t len, int is_error,
+int hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
+    const char *reply, size_t len, int is_error, int want_next,
     const hd_conv_owner *me, hd_err *err);
 
 /* Complete a conversation with nothing pending: the aggregate, the
@@ -112,5 +124,10 @@ int hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,
 int hd_conv__disown(hd_store *st, const hd_conv_owner *me, hd_err *err);
 
 void hd_conv__strv_free(char **v, size_t n);
+
+/* The status of conversation id into out (running, completed, failed).
+ * `conversation "x" not found`. */
+int hd_conv__status(
+    char *out, size_t outlen, hd_store *st, const char *id, hd_err *err);
 
 #endif

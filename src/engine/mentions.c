@@ -28,14 +28,14 @@ static int
 is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	    c == '\f';
+	       c == '\f';
 }
 
 static int
 is_id_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || c == '_' || c == '-';
+	       (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
 static char
@@ -111,8 +111,8 @@ match_brackets(size_t **opens_out, size_t **close_out, size_t *nopen,
  * read), 0 (not a tag) or -1 (out of memory).
  */
 static int
-read_ids(hd_mention_tag *tag, const char *text, size_t len, size_t i,
-    size_t *colon)
+read_ids(
+    hd_mention_tag *tag, const char *text, size_t len, size_t i, size_t *colon)
 {
 	size_t p = i + 2, id_start, id_len;
 	char **grown;
@@ -133,8 +133,8 @@ read_ids(hd_mention_tag *tag, const char *text, size_t len, size_t i,
 		if (grown == NULL)
 			return -1;
 		tag->ids = grown;
-		if ((tag->ids[tag->nids] = dup_trim(text + id_start, id_len,
-			 1)) == NULL)
+		if ((tag->ids[tag->nids] =
+			    dup_trim(text + id_start, id_len, 1)) == NULL)
 			return -1;
 		tag->nids++;
 		if (text[p] == ':') {
@@ -209,8 +209,7 @@ add_targets(hd_mentions *m, size_t t)
 }
 
 int
-hd_mentions_parse(hd_mentions *out, const char *text, size_t len,
-    hd_err *err)
+hd_mentions_parse(hd_mentions *out, const char *text, size_t len, hd_err *err)
 {
 	size_t *opens = NULL, *close = NULL, nopen = 0, k = 0, i = 0;
 	size_t gap = 0, colon = 0;
@@ -238,8 +237,8 @@ hd_mentions_parse(hd_mentions *out, const char *text, size_t len,
 		}
 		cand.start = i;
 		cand.end = close[k] + 1;
-		if ((cand.body = dup_trim(text + colon + 1, close[k] - colon - 1,
-			 0)) == NULL)
+		if ((cand.body = dup_trim(
+			 text + colon + 1, close[k] - colon - 1, 0)) == NULL)
 			goto oom;
 		grown = realloc(out->tags, (out->ntags + 1) * sizeof(*grown));
 		if (grown == NULL)
@@ -334,9 +333,9 @@ done:
 }
 
 void
-hd_conversation_route(hd_conversation_route_result *out,
-    const char *message, const char *team, const char *const *members,
-    size_t nmembers, const char *leader)
+hd_conversation_route(hd_conversation_route_result *out, const char *message,
+    const char *team, const char *const *members, size_t nmembers,
+    const char *leader)
 {
 	char word[64];
 	size_t n = 0, i;

@@ -64,7 +64,7 @@ route_get(hd_http_req *r)
 }
 
 const hd_route hd_routes_conversation[] = {
-	{"POST", "/api/teams/:team/chat", route_chat},
-	{"GET", "/api/conversations/:id", route_get},
-	{NULL, NULL, NULL},
+    {"POST", "/api/teams/:team/chat", route_chat},
+    {"GET", "/api/conversations/:id", route_get},
+    {NULL, NULL, NULL},
 };

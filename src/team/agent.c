@@ -566,6 +566,74 @@ done:
 	return rc;
 }
 
+struct agent_status_if {
+	const char *id;
+	const char *from;
+	const char *to;
+	int changed;
+};
+
+static int
+agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct agent_status_if *as = payload;
+	sqlite3_stmt *s;
+	char *team = NULL;
+	int rc, src;
+
+	as->changed = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE agents SET status = ?1, updated_at = ?2,"
+		 " last_active_at = CASE WHEN ?1 = 'working' THEN ?2"
+		 "   ELSE last_active_at END"
+		 " WHERE id = ?3 AND status = ?4 RETURNING team_id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, as->to, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, hd_now_ms());
+	sqlite3_bind_text(s, 3, as->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, as->from, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		as->changed = 1;
+		team = hd_store_col_dup(s, 0);
+		src = sqlite3_step(s);
+	}
+	hd_store_reset(s);
+	if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	else if (as->changed)
+		hd_events_append(st, "agent_status", team, 0, as->id,
+		    json_pack("{s:s, s:s}", "from", as->from, "to", as->to));
+	free(team);
+	return rc;
+}
+
+int
+hd_agent_set_status_if(hd_store *st, const char *agent, const char *from,
+    const char *to, int *changed, hd_err *err)
+{
+	struct agent_status_if as = {agent, from, to, 0};
+	int rc, i;
+
+	if (changed != NULL)
+		*changed = 0;
+	if ((rc = hd_slug_check("agent", agent, err)) < 0)
+		return rc;
+	for (i = 0; agent_statuses[i] != NULL; i++)
+		if (strcmp(agent_statuses[i], to) == 0)
+			break;
+	if (agent_statuses[i] == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "invalid agent status \"%.64s\": use idle, working, "
+		    "shutdown_requested, shutdown or error",
+		    to);
+	if ((rc = hd_store_write(st, agent_status_if_txn, &as, err)) < 0)
+		return rc;
+	if (changed != NULL)
+		*changed = as.changed;
+	return 0;
+}
+
 int
 hd_agent_set_status(hd_store *st, const char *agent, const char *status,
     hd_err *err)

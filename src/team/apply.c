@@ -11,6 +11,9 @@
  *      event), so "unchanged" is observable.
  *  (4) When several agents are flagged leader the first is kept and the
  *      rest become members, with a warning in the report.
+ *  (5) "max_messages" (1-1000), the team's conversation loop guard, is
+ *      kept in kv under HD_TEAM_MAX_MESSAGES_KEY (read by the
+ *      conversation engine); absent, whatever is set stays.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@ struct plan {
 	struct plan_agent *agents;
 	size_t nagents;
 	const char *leader; /* first flagged, or NULL */
+	int64_t max_messages; /* 0: not given */
 	json_t *report;	    /* built while applying */
 	int changed;
 };
@@ -71,7 +75,7 @@ static int
 plan_build(struct plan *p, const json_t *doc, hd_err *err)
 {
 	static const char *const team_keys[] = {"team", "name", "description",
-	    "icon", "color", "agents", NULL};
+	    "icon", "color", "agents", "max_messages", NULL};
 	static const char *const agent_keys[] = {"id", "name", "role",
 	    "runtime", "runtime_config", "leader", NULL};
 	const json_t *agents, *a, *v;
@@ -104,6 +108,15 @@ plan_build(struct plan *p, const json_t *doc, hd_err *err)
 		return rc;
 	if ((rc = hd_team__check_fields(&p->team, err)) < 0)
 		return reframe(rc, err, origin, "");
+	v = json_object_get(doc, "max_messages");
+	if (v != NULL) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > 1000)
+			return hd_err_set(err, HD_EINVAL,
+			    "%s: max_messages must be an integer from 1 to 1000",
+			    origin);
+		p->max_messages = json_integer_value(v);
+	}
 
 	agents = json_object_get(doc, "agents");
 	if (agents == NULL)
@@ -260,6 +273,30 @@ done:
 	return rc;
 }
 
+/* (5): write the loop guard only when it differs. */
+static int
+apply_max_messages(struct plan *p, hd_store *st, int existed,
+    const char **action, hd_err *err)
+{
+	char key[96], want[32], *have = NULL;
+	int rc;
+
+	snprintf(key, sizeof(key), HD_TEAM_MAX_MESSAGES_KEY, p->team.id);
+	snprintf(want, sizeof(want), "%lld", (long long)p->max_messages);
+	if ((rc = hd_store_kv_get(&have, st, key, err)) < 0)
+		return rc;
+	if (have == NULL || strcmp(have, want) != 0) {
+		if ((rc = hd_store_kv_put(st, key, want, err)) == 0 && existed) {
+			hd_events_append(st, "team_updated", p->team.id, 0, NULL,
+			    json_pack("{s:I}", "max_messages",
+				(json_int_t)p->max_messages));
+			*action = "updated";
+		}
+	}
+	free(have);
+	return rc;
+}
+
 static int
 apply_txn(hd_store *st, void *payload, hd_err *err)
 {
@@ -304,6 +341,9 @@ apply_txn(hd_store *st, void *payload, hd_err *err)
 			action = "updated";
 		}
 	}
+	if (p->max_messages > 0 &&
+	    (rc = apply_max_messages(p, st, t != NULL, &action, err)) < 0)
+		goto done;
 	if (strcmp(action, "unchanged") != 0)
 		p->changed = 1;
 	p->report = json_pack("{s:s, s:s, s:O, s:[]}", "team", p->team.id,

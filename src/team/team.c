@@ -379,7 +379,7 @@ static const struct {
 	    "DELETE FROM kv WHERE substr(key, 1, length('turn:team:' || ?1 ||"
 	    " ':')) = 'turn:team:' || ?1 || ':'"},
 	{"kv", NULL, NULL, "DELETE FROM kv WHERE key = 'shutdown:' || ?1"},
-	{"kv", NULL, NULL,
+	{"kv", NULL, NULL, /* HD_TEAM_MAX_MESSAGES_KEY */
 	    "DELETE FROM kv WHERE key = 'team:' || ?1 || ':max_messages'"},
 };
 

@@ -43,7 +43,7 @@ cat >"$T_TMP/slow.json" <<'EOF'
 ]}
 EOF
 cat >"$T_TMP/pp.json" <<'EOF'
-{"team": "pp", "agents": [
+{"team": "pp", "max_messages": 5, "agents": [
   {"id": "ping", "leader": true, "runtime": "scripted", "runtime_config": {"default": "[@pong: ping]"}},
   {"id": "pong", "runtime": "scripted", "runtime_config": {"default": "[@ping: pong]"}}
 ]}
@@ -126,7 +126,9 @@ Messages: 1
 
 All green: unit, end-to-end and the sanitizer run." "transcript content"
 
-# The loop guard, per team.
+# The loop guard, per team: the team file set 5; update sets 3.
+run --json team show pp
+expect_eq "$(json_get "$OUT" 'j["max_messages"]')" "5" "max_messages from the team file"
 run team update pp --max-messages 3
 expect_rc 0 "team update --max-messages"
 run ask pp "start"
@@ -137,6 +139,8 @@ expect_eq "$(printf '%s\n' "$OUT" | sed -n 1,4p)" "@ping: [@pong: ping]
 === response ===" "ping-pong stops after 3 replies"
 run team update pp --max-messages 0
 expect_rc 2 "max-messages 0 is a usage error"
+run team show pp
+expect_contains "$OUT" "  max messages: 3 per conversation" "team show: the loop guard"
 
 # Refusals and usage errors.
 run ask ghost "hi"

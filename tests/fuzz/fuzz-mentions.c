@@ -35,7 +35,7 @@ static int
 is_ws(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	    c == '\f';
+	       c == '\f';
 }
 
 static int
@@ -44,8 +44,8 @@ id_ok(const char *id)
 	if (*id == '\0')
 		return 0;
 	for (; *id != '\0'; id++)
-		if (!((*id >= 'a' && *id <= 'z') || (*id >= '0' && *id <= '9') ||
-			*id == '_' || *id == '-'))
+		if (!((*id >= 'a' && *id <= 'z') ||
+			(*id >= '0' && *id <= '9') || *id == '_' || *id == '-'))
 			return 0;
 	return 1;
 }
@@ -83,22 +83,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < m.ntags; i++) { /* (2) */
 		const hd_mention_tag *t = &m.tags[i];
 
-		check(t->start >= prev && t->end > t->start + 3 &&
-			t->end <= size,
+		check(
+		    t->start >= prev && t->end > t->start + 3 && t->end <= size,
 		    "tag span out of order or outside the text");
 		check(text[t->start] == '[' && text[t->start + 1] == '@' &&
-			text[t->end - 1] == ']',
+			  text[t->end - 1] == ']',
 		    "tag span is not [@...]");
 		check(t->nids > 0, "tag without ids");
 		for (j = 0; j < t->nids; j++)
 			check(id_ok(t->ids[j]), "bad id");
 		check(strlen(t->body) <= t->end - t->start &&
-			memmem(text + t->start, t->end - t->start, t->body,
-			    strlen(t->body)) != NULL,
+			  memmem(text + t->start, t->end - t->start, t->body,
+			      strlen(t->body)) != NULL,
 		    "body is not inside its tag");
 		check(t->body[0] == '\0' ||
-			(!is_ws(t->body[0]) &&
-			    !is_ws(t->body[strlen(t->body) - 1])),
+			  (!is_ws(t->body[0]) &&
+			      !is_ws(t->body[strlen(t->body) - 1])),
 		    "body not trimmed");
 		gap_has_no_tag(text, prev, t->start);
 		hd_buf_put(&gaps, text + prev, t->start - prev);
@@ -116,7 +116,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    "target taken twice");
 		check(mt->tag < m.ntags, "target names no tag");
 		for (j = 0; j < m.tags[mt->tag].nids; j++)
-			named |= strcmp(m.tags[mt->tag].ids[j], mt->target) == 0;
+			named |=
+			    strcmp(m.tags[mt->tag].ids[j], mt->target) == 0;
 		check(named, "target is not an id of its tag");
 		check(strcmp(mt->body, m.tags[mt->tag].body) == 0,
 		    "target body differs from its tag's");
@@ -152,9 +153,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(hd_mentions_display(&out, text, &err) == 0, "display failed");
 	free(out);
 	if (m.ntargets > 0) {
-		check(hd_mentions_delivery(&out, "coder", m.shared,
-			  m.targets[0].body, (int64_t)m.ntargets - 1,
-			  &err) == 0,
+		check(
+		    hd_mentions_delivery(&out, "coder", m.shared,
+			m.targets[0].body, (int64_t)m.ntargets - 1, &err) == 0,
 		    "delivery failed");
 		free(out);
 	}
@@ -165,27 +166,44 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 const char *const hd_fuzz_seeds[] = {
-	"[@coder: fix the bug]",
-	"Plan. [@coder: build] [@tester: test] Thanks.",
-	"[@coder,reviewer: same]",
-	"[@ coder , reviewer : x]",
-	"[@Coder: x]",
-	"[@coder: fix a[0] and [b]]",
-	"[@coder: ask [@reviewer: check it] later]",
-	"[@coder: oops [@reviewer: review it]",
-	"[@coder: first] [@coder: second]",
-	"[@coder:]",
-	"[@coder no colon]",
-	"ask @coder about it",
-	"[@coder: note: use a:b]",
-	"[@a[@b: x]: y]",
-	"] [@a: x] ]",
-	"[@a:[[[[[@a:[[[[[@a:[[[[",
-	NULL,
+    "[@coder: fix the bug]",
+    "Plan. [@coder: build] [@tester: test] Thanks.",
+    "[@coder,reviewer: same]",
+    "[@ coder , reviewer : x]",
+    "[@Coder: x]",
+    "[@coder: fix a[0] and [b]]",
+    "[@coder: ask [@reviewer: check it] later]",
+    "[@coder: oops [@reviewer: review it]",
+    "[@coder: first] [@coder: second]",
+    "[@coder:]",
+    "[@coder no colon]",
+    "ask @coder about it",
+    "[@coder: note: use a:b]",
+    "[@a[@b: x]: y]",
+    "] [@a: x] ]",
+    "[@a:[[[[[@a:[[[[[@a:[[[[",
+    NULL,
 };
 
 const char *const hd_fuzz_tokens[] = {
-	"[@", "[", "]", ":", ",", " ", "\t", "\n", "coder", "Coder", "a",
-	"@coder", "[@coder:", "[@coder,reviewer:", "[@ a , b :", "x", "-",
-	"\xc3\xa9", "\xff", NULL,
+    "[@",
+    "[",
+    "]",
+    ":",
+    ",",
+    " ",
+    "\t",
+    "\n",
+    "coder",
+    "Coder",
+    "a",
+    "@coder",
+    "[@coder:",
+    "[@coder,reviewer:",
+    "[@ a , b :",
+    "x",
+    "-",
+    "\xc3\xa9",
+    "\xff",
+    NULL,
 };

@@ -31,7 +31,7 @@ ct_on_reply(const hd_conversation_reply_info *r, void *payload)
 	ct_log *log = payload;
 	char *line;
 	size_t len = strlen(r->conversation_id) + strlen(r->agent) +
-	    strlen(r->body) + 32;
+		     strlen(r->body) + 32;
 
 	line = malloc(len);
 	snprintf(line, len, "%s|%lld|%s|%s", r->conversation_id,
@@ -162,8 +162,8 @@ ct_ask(hd_fixture *fx, hd_conversation_engine *e, const char *team,
 	hd_err err = HD_ERR_INIT;
 
 	assert_hd_ok(hd_conversation_start(id, e, fx->st, &spec, &err), &err);
-	assert_hd_ok(hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
 }
 
 static inline hd_conversation *

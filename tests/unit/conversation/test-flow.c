@@ -42,7 +42,8 @@ test_flow__a_linear_chain(void **state)
 
 	ct_team(fx, "dev", "Dev team");
 	ct_scripted(fx, "dev", "manager", 1, "[@coder: build the parser]");
-	ct_scripted(fx, "dev", "coder", 0, "Built it. [@tester: test the parser]");
+	ct_scripted(
+	    fx, "dev", "coder", 0, "Built it. [@tester: test the parser]");
 	ct_scripted(fx, "dev", "tester", 0, "All tests pass.");
 	ct_log_init(&log);
 	e = ct_engine(fx, &log);
@@ -75,7 +76,8 @@ test_flow__a_linear_chain(void **state)
 	    "Directed to you:\ntest the parser");
 	for (i = 0; i < 3; i++) {
 		assert_string_equal(c->deliveries[i].state, "done");
-		assert_int_equal(c->replies[i].delivery_id, c->deliveries[i].id);
+		assert_int_equal(
+		    c->replies[i].delivery_id, c->deliveries[i].id);
 	}
 
 	/* pending from the events; the callback saw each reply once */
@@ -83,20 +85,22 @@ test_flow__a_linear_chain(void **state)
 	assert_string_equal(s, "1 2 2 1 0");
 	free(s);
 	assert_int_equal(log.n, 3);
-	snprintf(line, sizeof(line), "%s|2|coder|Built it. [@tester: test the "
-				     "parser]", id);
+	snprintf(line, sizeof(line),
+	    "%s|2|coder|Built it. [@tester: test the "
+	    "parser]",
+	    id);
 	assert_string_equal(log.lines[1], line);
 
 	/* the room: the user's message, then every reply as its agent */
-	assert_hd_ok(hd_room_read(&posts, fx->st, "dev", 0, 0, NULL, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_read(&posts, fx->st, "dev", 0, 0, NULL, &err), &err);
 	assert_int_equal(posts.n, 4);
 	assert_string_equal(posts.items[0].kind, "user");
 	assert_string_equal(posts.items[0].body, "please build the parser");
 	assert_string_equal(posts.items[2].kind, "peer");
 	assert_string_equal(posts.items[2].author, "coder");
-	assert_string_equal(posts.items[2].body,
-	    "Built it. [@tester: test the parser]");
+	assert_string_equal(
+	    posts.items[2].body, "Built it. [@tester: test the parser]");
 	hd_posts_dispose(&posts);
 
 	/* every agent went working and came back idle */
@@ -106,22 +110,22 @@ test_flow__a_linear_chain(void **state)
 	hd_agents_dispose(&agents);
 	ev = ct_events(fx, "agent_status", NULL);
 	assert_int_equal(ev.n, 6);
-	assert_string_equal(json_string_value(json_object_get(ev.items[0].data,
-				"to")),
+	assert_string_equal(
+	    json_string_value(json_object_get(ev.items[0].data, "to")),
 	    "working");
-	assert_string_equal(json_string_value(json_object_get(ev.items[1].data,
-				"to")),
-	    "idle");
+	assert_string_equal(
+	    json_string_value(json_object_get(ev.items[1].data, "to")), "idle");
 	hd_event_list_dispose(&ev);
 
 	/* the REST shape, keys in order */
 	j = hd_conversation_to_json(c);
 	s = json_dumps(j, JSON_PRESERVE_ORDER | JSON_COMPACT);
 	assert_non_null(strstr(s, "{\"id\":\""));
-	assert_non_null(strstr(s, "\",\"teamId\":\"dev\",\"status\":\"completed\","
-				  "\"pending\":0,\"totalMessages\":3,"
-				  "\"replies\":[{\"agent\":\"manager\",\"body\":"
-				  "\"[@coder: build the parser]\",\"at\":"));
+	assert_non_null(
+	    strstr(s, "\",\"teamId\":\"dev\",\"status\":\"completed\","
+		      "\"pending\":0,\"totalMessages\":3,"
+		      "\"replies\":[{\"agent\":\"manager\",\"body\":"
+		      "\"[@coder: build the parser]\",\"at\":"));
 	assert_non_null(strstr(s, "],\"response\":\"@manager: "));
 	assert_non_null(strstr(s, ",\"createdAt\":"));
 	assert_non_null(strstr(s, ",\"completedAt\":"));
@@ -129,8 +133,8 @@ test_flow__a_linear_chain(void **state)
 	json_decref(j);
 
 	/* the transcript, byte for byte */
-	assert_hd_ok(hd_conversation_transcript_path(path, sizeof(path),
-			 fx->home, c, &err),
+	assert_hd_ok(hd_conversation_transcript_path(
+			 path, sizeof(path), fx->home, c, &err),
 	    &err);
 	s = strrchr(path, '/');
 	assert_int_equal(strlen(s), 1 + 15 + 1 + 36 + 3);
@@ -156,8 +160,8 @@ test_flow__a_fan_out_of_three(void **state)
 {
 	hd_fixture *fx = *state;
 	static const char *const members[] = {"coder", "reviewer", "tester"};
-	static const char *const asks[] = {"what did you ship?",
-	    "anything blocking?", "how are the tests?"};
+	static const char *const asks[] = {
+	    "what did you ship?", "anything blocking?", "how are the tests?"};
 	hd_conversation_engine *e;
 	hd_conversation *c;
 	const char *script;
@@ -229,15 +233,17 @@ test_flow__backflow_to_the_leader(void **state)
 	    "{\"rules\": [{\"when\": \"Message from teammate @coder\", "
 	    "\"reply\": \"Thanks, coder.\"}], \"default\": \"[@coder: fix the "
 	    "bug]\"}");
-	ct_scripted(fx, "dev", "coder", 0, "Fixed. [@manager: the bug is fixed]");
+	ct_scripted(
+	    fx, "dev", "coder", 0, "Fixed. [@manager: the bug is fixed]");
 	e = ct_engine(fx, NULL);
 	ct_ask(fx, e, "dev", "there is a bug", id);
 	hd_conversation_engine_stop(e);
 	c = ct_get(fx, id);
 	s = ct_replies(c);
-	assert_string_equal(s, "manager: [@coder: fix the bug] | coder: Fixed. "
-			       "[@manager: the bug is fixed] | manager: Thanks, "
-			       "coder.");
+	assert_string_equal(s,
+	    "manager: [@coder: fix the bug] | coder: Fixed. "
+	    "[@manager: the bug is fixed] | manager: Thanks, "
+	    "coder.");
 	free(s);
 	assert_int_equal(c->ndeliveries, 3);
 	assert_string_equal(c->deliveries[2].to_agent, "manager");
@@ -266,8 +272,8 @@ test_flow__a_ping_pong_stops_at_the_loop_guard(void **state)
 	ct_team(fx, "pp", NULL);
 	ct_scripted(fx, "pp", "ping", 1, "[@pong: ping]");
 	ct_scripted(fx, "pp", "pong", 0, "[@ping: pong]");
-	assert_hd_ok(hd_conversation_max_messages(&max, fx->st, "pp", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_max_messages(&max, fx->st, "pp", &err), &err);
 	assert_int_equal(max, 15);
 	e = ct_engine(fx, NULL);
 	ct_ask(fx, e, "pp", "start", id);
@@ -277,7 +283,8 @@ test_flow__a_ping_pong_stops_at_the_loop_guard(void **state)
 	assert_int_equal(c->nreplies, 15);
 	assert_int_equal(c->ndeliveries, 15);
 	for (i = 0; i < 15; i++)
-		assert_string_equal(c->replies[i].agent, i % 2 ? "pong" : "ping");
+		assert_string_equal(
+		    c->replies[i].agent, i % 2 ? "pong" : "ping");
 	hd_conversation_free(c);
 	s = ct_pending_trail(fx, id);
 	assert_string_equal(s, "1 2 2 2 2 2 2 2 2 2 2 2 2 2 2 1 0");
@@ -293,8 +300,8 @@ test_flow__a_ping_pong_stops_at_the_loop_guard(void **state)
 	hd_event_list_dispose(&ev);
 
 	/* configurable per team */
-	assert_hd_ok(hd_conversation_set_max_messages(fx->st, "pp", 4, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_set_max_messages(fx->st, "pp", 4, &err), &err);
 	ct_ask(fx, e, "pp", "again", id);
 	hd_conversation_engine_stop(e);
 	c = ct_get(fx, id);
@@ -335,7 +342,8 @@ test_flow__a_failing_agent_still_completes(void **state)
 			    "[error: exit status 3: it broke]");
 		else
 			assert_string_equal(c->replies[i].body,
-			    "[error: runtime \"codex\" is not available in this "
+			    "[error: runtime \"codex\" is not available in "
+			    "this "
 			    "build yet]");
 	}
 	assert_non_null(strstr(c->response, "@coder: [error: exit status 3: "
@@ -422,13 +430,13 @@ test_flow__fifty_concurrent_conversations(void **state)
 	for (i = 0; i < N; i++) {
 		snprintf(msg, sizeof(msg), "job %zu", i);
 		spec.message = msg;
-		assert_hd_ok(hd_conversation_start(ids[i], e, fx->st, &spec,
-				 &err),
+		assert_hd_ok(
+		    hd_conversation_start(ids[i], e, fx->st, &spec, &err),
 		    &err);
 	}
 	for (i = 0; i < N; i++)
-		assert_hd_ok(hd_conversation_wait(e, fx->st, ids[i], CT_WAIT_MS,
-				 &err),
+		assert_hd_ok(
+		    hd_conversation_wait(e, fx->st, ids[i], CT_WAIT_MS, &err),
 		    &err);
 	hd_conversation_engine_stop(e);
 
@@ -445,7 +453,7 @@ test_flow__fifty_concurrent_conversations(void **state)
 			assert_string_equal(c->deliveries[k].state, "done");
 			for (j = 0; j < 4; j++)
 				n += c->replies[j].delivery_id ==
-				    c->deliveries[k].id;
+				     c->deliveries[k].id;
 			assert_int_equal(n, 1);
 		}
 		assert_string_equal(c->replies[0].body,
@@ -463,8 +471,8 @@ test_flow__fifty_concurrent_conversations(void **state)
 			    log.lines[k][a] == '|')
 				fail_msg("reply twice: %s", log.lines[i]);
 		}
-	assert_hd_ok(hd_room_read(&posts, fx->st, "dev", 0, 500, NULL, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_read(&posts, fx->st, "dev", 0, 500, NULL, &err), &err);
 	assert_int_equal(posts.n, 5 * N);
 	hd_posts_dispose(&posts);
 	ct_log_dispose(&log);
@@ -492,13 +500,13 @@ test_flow__one_agent_at_a_time_agents_in_parallel(void **state)
 	e = ct_engine(fx, NULL);
 	for (i = 0; i < 3; i++) {
 		spec.message = msgs[i];
-		assert_hd_ok(hd_conversation_start(ids[i], e, fx->st, &spec,
-				 &err),
+		assert_hd_ok(
+		    hd_conversation_start(ids[i], e, fx->st, &spec, &err),
 		    &err);
 	}
 	for (i = 0; i < 3; i++) {
-		assert_hd_ok(hd_conversation_wait(e, fx->st, ids[i], CT_WAIT_MS,
-				 &err),
+		assert_hd_ok(
+		    hd_conversation_wait(e, fx->st, ids[i], CT_WAIT_MS, &err),
 		    &err);
 		c[i] = ct_get(fx, ids[i]);
 		assert_int_equal(c[i]->ndeliveries, 1);
@@ -561,11 +569,12 @@ test_flow__refusals(void **state)
 	spec.team = "solo";
 	assert_hd_err(hd_conversation_start(id, e, fx->st, &spec, &err),
 	    HD_EREFUSED,
-	    "team \"solo\" has no leader: address an agent with @<agent>", &err);
+	    "team \"solo\" has no leader: address an agent with @<agent>",
+	    &err);
 	spec.message = "@loner hi";
 	assert_hd_ok(hd_conversation_start(id, e, fx->st, &spec, &err), &err);
-	assert_hd_ok(hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
 	assert_hd_ok(hd_team_set_status(fx->st, "dev", "shutdown", &err), &err);
 	spec.team = "dev";
 	spec.message = "hi";
@@ -575,7 +584,8 @@ test_flow__refusals(void **state)
 	    HD_ENOTFOUND, "conversation \"nope\" not found", &err);
 	assert_hd_err(hd_conversation_set_max_messages(fx->st, "dev", 0, &err),
 	    HD_EINVAL, "max messages must be between 1 and 1000", &err);
-	assert_hd_err(hd_conversation_set_max_messages(fx->st, "dev", 1001, &err),
+	assert_hd_err(
+	    hd_conversation_set_max_messages(fx->st, "dev", 1001, &err),
 	    HD_EINVAL, "max messages must be between 1 and 1000", &err);
 	assert_hd_err(hd_conversation_set_max_messages(fx->st, "nope", 5, &err),
 	    HD_ENOTFOUND, "team \"nope\" not found", &err);
@@ -584,34 +594,77 @@ test_flow__refusals(void **state)
 	hd_conversation_engine_stop(e);
 }
 
+static void
+test_flow__max_messages_from_a_team_file(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_apply_report rep;
+	hd_err err = HD_ERR_INIT;
+	int64_t max = 0;
+	json_t *doc;
+
+	doc = json_pack("{s:s, s:i, s:[{s:s, s:b}]}", "team", "pp",
+	    "max_messages", 7, "agents", "id", "ping", "leader", 1);
+	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
+	    &err);
+	assert_int_equal(rep.changed, 1);
+	hd_apply_report_dispose(&rep);
+	assert_hd_ok(hd_conversation_max_messages(&max, fx->st, "pp", &err),
+	    &err);
+	assert_int_equal(max, 7);
+	/* unchanged: nothing written */
+	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
+	    &err);
+	assert_int_equal(rep.changed, 0);
+	hd_apply_report_dispose(&rep);
+	json_object_set_new(doc, "max_messages", json_integer(9));
+	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
+	    &err);
+	assert_int_equal(rep.changed, 1);
+	assert_string_equal(
+	    json_string_value(json_object_get(rep.json, "action")), "updated");
+	hd_apply_report_dispose(&rep);
+	assert_hd_ok(hd_conversation_max_messages(&max, fx->st, "pp", &err),
+	    &err);
+	assert_int_equal(max, 9);
+	json_object_set_new(doc, "max_messages", json_integer(0));
+	assert_hd_err(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
+	    HD_EINVAL, "pp.json: max_messages must be an integer from 1 to 1000",
+	    &err);
+	hd_apply_report_dispose(&rep);
+	json_decref(doc);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_flow__a_linear_chain,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_flow__a_fan_out_of_three,
-		    hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_flow__a_linear_chain,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_flow__a_fan_out_of_three,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_flow__backflow_to_the_leader,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_flow__a_ping_pong_stops_at_the_loop_guard,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_flow__a_failing_agent_still_completes, hd_fixture_setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_flow__self_unknown_and_other_team_mentions_are_dropped,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_flow__fifty_concurrent_conversations, hd_fixture_setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_flow__one_agent_at_a_time_agents_in_parallel,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_flow__refusals, hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_flow__backflow_to_the_leader, hd_fixture_setup,
+		    test_flow__max_messages_from_a_team_file, hd_fixture_setup,
 		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_flow__a_ping_pong_stops_at_the_loop_guard,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_flow__a_failing_agent_still_completes,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_flow__self_unknown_and_other_team_mentions_are_dropped,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_flow__fifty_concurrent_conversations, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_flow__one_agent_at_a_time_agents_in_parallel,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_flow__refusals,
-		    hd_fixture_setup, hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

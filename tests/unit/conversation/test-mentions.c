@@ -25,7 +25,8 @@ describe(const char *text)
 	for (i = 0; i < m.ntags; i++) {
 		hd_buf_puts(&b, " [");
 		for (j = 0; j < m.tags[i].nids; j++)
-			hd_buf_printf(&b, "%s%s", j ? "," : "", m.tags[i].ids[j]);
+			hd_buf_printf(
+			    &b, "%s%s", j ? "," : "", m.tags[i].ids[j]);
 		hd_buf_printf(&b, "|%s]", m.tags[i].body);
 		/* the span is the tag, as written */
 		assert_true(text[m.tags[i].start] == '[');
@@ -33,7 +34,8 @@ describe(const char *text)
 	}
 	hd_buf_puts(&b, "; targets:");
 	for (i = 0; i < m.ntargets; i++)
-		hd_buf_printf(&b, " %s=%s", m.targets[i].target, m.targets[i].body);
+		hd_buf_printf(
+		    &b, " %s=%s", m.targets[i].target, m.targets[i].body);
 	hd_buf_printf(&b, "; shared: %s", m.shared);
 	hd_mentions_dispose(&m);
 	assert_false(hd_buf_failed(&b));
@@ -72,8 +74,9 @@ test_mentions__the_issue_table(void **state)
 	    "tags: [coder,reviewer|both of you]; targets: coder=both of you "
 	    "reviewer=both of you; shared: ");
 	/* upper-case ids */
-	expect_parse("[@Coder,REVIEWER: hi]",
-	    "tags: [coder,reviewer|hi]; targets: coder=hi reviewer=hi; shared: ");
+	expect_parse(
+	    "[@Coder,REVIEWER: hi]", "tags: [coder,reviewer|hi]; targets: "
+				     "coder=hi reviewer=hi; shared: ");
 	/* nested brackets in a body */
 	expect_parse("[@coder: fix a[0] and [b]] done",
 	    "tags: [coder|fix a[0] and [b]]; targets: coder=fix a[0] and [b]; "
@@ -93,8 +96,8 @@ test_mentions__the_issue_table(void **state)
 	/* an empty body */
 	expect_parse("[@coder:]", "tags: [coder|]; targets: coder=; shared: ");
 	/* no colon: not a tag */
-	expect_parse("[@coder no colon]",
-	    "tags:; targets:; shared: [@coder no colon]");
+	expect_parse(
+	    "[@coder no colon]", "tags:; targets:; shared: [@coder no colon]");
 	/* a bare mention in prose: not a tag */
 	expect_parse("ask @coder about it",
 	    "tags:; targets:; shared: ask @coder about it");
@@ -120,8 +123,8 @@ test_mentions__what_is_not_a_tag(void **state)
 	/* a ']' before the tag does not close it; one inside closes early */
 	expect_parse("] [@a: x] ]", "tags: [a|x]; targets: a=x; shared: ]  ]");
 	/* an id list is cut by '[': the later tag still counts */
-	expect_parse("[@a[@b: x]: y]",
-	    "tags: [b|x]; targets: b=x; shared: [@a: y]");
+	expect_parse(
+	    "[@a[@b: x]: y]", "tags: [b|x]; targets: b=x; shared: [@a: y]");
 }
 
 static void
@@ -178,12 +181,12 @@ test_mentions__delivered_text(void **state)
 				 "now.\n\n------\n\nDirected to you:\nwhat did "
 				 "you ship?");
 	free(out);
-	assert_hd_ok(hd_mentions_delivery(&out, "manager", "", "ship?", 0, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_mentions_delivery(&out, "manager", "", "ship?", 0, &err), &err);
 	assert_string_equal(out, "[Message from teammate @manager]:\nship?");
 	free(out);
-	assert_hd_ok(hd_mentions_delivery(&out, "manager", NULL, "ship?", 2,
-			 &err),
+	assert_hd_ok(
+	    hd_mentions_delivery(&out, "manager", NULL, "ship?", 2, &err),
 	    &err);
 	assert_string_equal(out,
 	    "[Message from teammate @manager]:\nship?\n\n------\n\n[2 other "
@@ -191,8 +194,8 @@ test_mentions__delivered_text(void **state)
 	    "delivered when ready. Do not re-mention teammates who haven't "
 	    "responded yet.]");
 	free(out);
-	assert_hd_ok(hd_mentions_delivery(&out, "coder", "ctx", "b", 1, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_mentions_delivery(&out, "coder", "ctx", "b", 1, &err), &err);
 	assert_string_equal(out,
 	    "[Message from teammate @coder]:\nctx\n\n------\n\nDirected to "
 	    "you:\nb\n\n------\n\n[1 other teammate response(s) are still "
@@ -260,13 +263,13 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mentions__the_issue_table),
-		cmocka_unit_test(test_mentions__what_is_not_a_tag),
-		cmocka_unit_test(
-		    test_mentions__pathological_inputs_parse_in_linear_time),
-		cmocka_unit_test(test_mentions__delivered_text),
-		cmocka_unit_test(test_mentions__display_rewrites_each_tag),
-		cmocka_unit_test(test_mentions__routing_the_user_message),
+	    cmocka_unit_test(test_mentions__the_issue_table),
+	    cmocka_unit_test(test_mentions__what_is_not_a_tag),
+	    cmocka_unit_test(
+		test_mentions__pathological_inputs_parse_in_linear_time),
+	    cmocka_unit_test(test_mentions__delivered_text),
+	    cmocka_unit_test(test_mentions__display_rewrites_each_tag),
+	    cmocka_unit_test(test_mentions__routing_the_user_message),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,7 +67,7 @@ wait_coder_running(hd_fixture *fx, const char *id)
 	for (i = 0; i < 3000 && !ok; i++) {
 		c = ct_get(fx, id);
 		ok = strcmp(state_of(c, "coder"), "running") == 0 &&
-		    strcmp(state_of(c, "reviewer"), "done") == 0;
+		     strcmp(state_of(c, "reviewer"), "done") == 0;
 		hd_conversation_free(c);
 		if (!ok)
 			usleep(20000);
@@ -164,11 +164,11 @@ test_resume__killed_mid_turn_then_resumed(void **state)
 
 	coder_quick(fx);
 	e = ct_engine(fx, NULL);
-	assert_hd_ok(hd_conversation_resume_all(&adopted, e, fx->st, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
 	assert_int_equal(adopted, 1);
-	assert_hd_ok(hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
 	hd_conversation_engine_stop(e);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 
@@ -184,8 +184,8 @@ test_resume__killed_mid_turn_then_resumed(void **state)
 	hd_conversation_free(c);
 	ev = ct_events(fx, "conversation_resumed", id);
 	assert_int_equal(ev.n, 1);
-	assert_int_equal(json_integer_value(
-			     json_object_get(ev.items[0].data, "requeued")),
+	assert_int_equal(
+	    json_integer_value(json_object_get(ev.items[0].data, "requeued")),
 	    1);
 	hd_event_list_dispose(&ev);
 	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
@@ -214,8 +214,8 @@ test_resume__a_blocked_worker_takes_the_dead_engines_work_over(void **state)
 	/* no resume_all: the coder's worker finds the dead engine's message
 	 * in its way and takes that conversation over */
 	ct_ask(fx, e, "dev", "@coder also this", id2);
-	assert_hd_ok(hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
 	hd_conversation_engine_stop(e);
 	c = ct_get(fx, id);
 	assert_string_equal(c->status, "completed");
@@ -244,8 +244,8 @@ test_resume__a_stopped_engine_puts_its_turn_back(void **state)
 	{
 		hd_conversation_spec spec = {"dev", "fan out", "test"};
 
-		assert_hd_ok(hd_conversation_start(id, e, fx->st, &spec, &err),
-		    &err);
+		assert_hd_ok(
+		    hd_conversation_start(id, e, fx->st, &spec, &err), &err);
 	}
 	wait_coder_running(fx, id);
 	hd_conversation_engine_stop(e); /* aborts the coder's turn */
@@ -257,14 +257,14 @@ test_resume__a_stopped_engine_puts_its_turn_back(void **state)
 
 	coder_quick(fx);
 	e = ct_engine(fx, NULL);
-	assert_hd_ok(hd_conversation_resume_all(&adopted, e, fx->st, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
 	assert_int_equal(adopted, 1);
-	assert_hd_ok(hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
 	/* nothing left to take over */
-	assert_hd_ok(hd_conversation_resume_all(&adopted, e, fx->st, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
 	assert_int_equal(adopted, 0);
 	hd_conversation_engine_stop(e);
 	c = ct_get(fx, id);
@@ -305,8 +305,8 @@ test_resume__all_replies_in_but_not_completed(void **state)
 	hd_conversation_engine_stop(e);
 	c = ct_get(fx, id);
 	response = strdup(c->response);
-	assert_hd_ok(hd_conversation_transcript_path(path, sizeof(path),
-			 fx->home, c, &err),
+	assert_hd_ok(hd_conversation_transcript_path(
+			 path, sizeof(path), fx->home, c, &err),
 	    &err);
 	assert_hd_ok(hd_read_file(&before, NULL, path, 1 << 20, &err), &err);
 	hd_conversation_free(c);
@@ -327,8 +327,8 @@ test_resume__all_replies_in_but_not_completed(void **state)
 	hd_store_reset(s);
 
 	e = ct_engine(fx, NULL);
-	assert_hd_ok(hd_conversation_resume_all(&adopted, e, fx->st, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
 	assert_int_equal(adopted, 1);
 	assert_hd_ok(hd_conversation_wait(e, fx->st, id, 1000, &err), &err);
 	hd_conversation_engine_stop(e);
@@ -348,18 +348,18 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_resume__killed_mid_turn_then_resumed, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_resume__a_blocked_worker_takes_the_dead_engines_work_over,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_resume__a_stopped_engine_puts_its_turn_back,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_resume__all_replies_in_but_not_completed,
-		    hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_resume__killed_mid_turn_then_resumed, hd_fixture_setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_resume__a_blocked_worker_takes_the_dead_engines_work_over,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_resume__a_stopped_engine_puts_its_turn_back,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_resume__all_replies_in_but_not_completed, hd_fixture_setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

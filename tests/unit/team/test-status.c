@@ -71,6 +71,47 @@ test_status__agent(void **state)
 	    HD_ENOTFOUND, "agent \"ghost\" not found", &err);
 }
 
+/* The conditional setter engines use: only from the expected status. */
+static void
+test_status__agent_if(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+	int changed = -1;
+
+	assert_hd_ok(hd_agent_set_status_if(fx->st, "coder", "idle", "working",
+			 &changed, &err),
+	    &err);
+	assert_int_equal(changed, 1);
+	assert_int_equal(count_events(fx, "agent_status"), 1);
+	/* not in `from`: left alone, no event, no error */
+	assert_hd_ok(hd_agent_set_status_if(fx->st, "coder", "idle", "working",
+			 &changed, &err),
+	    &err);
+	assert_int_equal(changed, 0);
+	assert_hd_ok(hd_agent_set_status(fx->st, "coder", "shutdown", &err),
+	    &err);
+	assert_hd_ok(hd_agent_set_status_if(fx->st, "coder", "working", "idle",
+			 &changed, &err),
+	    &err);
+	assert_int_equal(changed, 0);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_string_equal(a->status, "shutdown");
+	hd_agent_free(a);
+	assert_int_equal(count_events(fx, "agent_status"), 2);
+	assert_hd_ok(hd_agent_set_status_if(fx->st, "ghost", "idle", "working",
+			 &changed, &err),
+	    &err);
+	assert_int_equal(changed, 0);
+	assert_hd_err(hd_agent_set_status_if(fx->st, "coder", "idle", "busy",
+			  NULL, &err),
+	    HD_EINVAL,
+	    "invalid agent status \"busy\": use idle, working, "
+	    "shutdown_requested, shutdown or error",
+	    &err);
+}
+
 static void
 test_status__team(void **state)
 {
@@ -101,6 +142,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
 		test_status__agent, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_status__agent_if, setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_status__team, setup, hd_fixture_teardown),
 	};
