@@ -42,12 +42,14 @@ typedef struct hd_exchange__turn {
  * Run the turn of SPEC 8.1 for t->agent in two transactions around the
  * runtime: before it (one commit) the speaker's cap budget and the
  * team's are checked (tripped: t->paused, nothing written), the lease is
- * renewed, speaker_selected and turn_started are emitted, the agent is
- * marked working, its state restored and its prompt assembled (which
+ * renewed, speaker_selected and turn_started are emitted, the agent goes
+ * idle -> working (only from idle: never over a shutdown or another
+ * engine's turn), its state is restored and its prompt assembled (which
  * takes its mailbox); then spec->on_selected is told and the runtime
  * runs; after it (one commit) the reply is posted and the state, the
- * session lineage, the spend and turn_completed are saved with the agent
- * idle again, and whether a cap budget is now tripped is read. A runtime
+ * session lineage, the spend and turn_completed are saved, the agent goes
+ * working -> idle if this turn made it working, and whether a cap budget
+ * is now tripped is read. A runtime
  * failure is a reply (`[error: ...]`), not a failure of this call; a
  * negative return means the store failed, or HD_ECONFLICT when the lease
  * was lost to a takeover (nothing was written).

@@ -317,6 +317,7 @@ typedef struct pre_txn {
 	hd_turn_state state; /* out */
 	char *prompt;        /* out */
 	int64_t seen;        /* out */
+	int set_working;     /* out: this turn made the agent working */
 } pre_txn;
 
 static int
@@ -349,7 +350,9 @@ pre_txn_fn(hd_store *st, void *payload, hd_err *err)
 		"speaker", t->agent->id, "policy",
 		hd_speaker_policy_name(t->policy), "turn", t->turn_no,
 		"pending", t->pending));
-	if ((rc = hd_agent_set_status(st, t->agent->id, "working", err)) < 0)
+	/* never over a shutdown, nor over another engine's working */
+	if ((rc = hd_agent_set_status_if(st, t->agent->id, "idle", "working",
+		 &tx->set_working, err)) < 0)
 		return rc;
 	hd_events_append(st, "turn_started", t->team, 0, t->agent->id,
 	    json_pack("{s:s, s:i}", "room_id", t->room_id, "turn", t->turn_no));
@@ -372,6 +375,7 @@ typedef struct save_txn {
 	int64_t turn_index;
 	const char *summary;
 	const char *done_name;
+	int set_working; /* the turn made the agent working: make it idle */
 } save_txn;
 
 static int
@@ -381,7 +385,6 @@ save_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_exchange__turn *t = tx->t;
 	const hd_runtime_cost *c = &t->cost;
 	hd_post *p = NULL;
-	hd_agent *a = NULL;
 	json_t *state = NULL;
 	char key[HD_ROOM_ID_MAX + 64], *text = NULL;
 	int rc;
@@ -407,10 +410,8 @@ save_txn_fn(hd_store *st, void *payload, hd_err *err)
 		"turn", t->turn_no, "seq", (json_int_t)t->seq, "reason",
 		tx->done_name, "failed", t->failed, "duration_ms",
 		(json_int_t)t->duration_ms));
-	if ((rc = hd_agent_get(&a, st, t->agent->id, err)) < 0)
-		goto done;
-	if (strcmp(a->status, "working") == 0 &&
-	    (rc = hd_agent_set_status(st, t->agent->id, "idle", err)) < 0)
+	if (tx->set_working && (rc = hd_agent_set_status_if(st, t->agent->id,
+				    "working", "idle", NULL, err)) < 0)
 		goto done;
 	if ((rc = hd_events_head(&t->event_mark, st, err)) < 0)
 		goto done;
@@ -433,7 +434,6 @@ save_txn_fn(hd_store *st, void *payload, hd_err *err)
 done:
 	free(text);
 	json_decref(state);
-	hd_agent_free(a);
 	hd_post_free(p);
 	return rc;
 }
@@ -466,7 +466,7 @@ hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
 	if ((rc = hd_store_write(t->st, pre_txn_fn, &pre, err)) < 0 ||
 	    t->paused)
 		goto done;
-	working = 1;
+	working = pre.set_working;
 	if (spec->on_selected != NULL)
 		spec->on_selected(t->step, spec->payload);
 	if (pre.state.runtime != NULL &&
@@ -525,6 +525,7 @@ hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
 	tx.turn_index = pre.state.turn_index + 1;
 	tx.summary = summary;
 	tx.done_name = hd_runtime_done_name(res.reason);
+	tx.set_working = pre.set_working;
 	if ((rc = hd_store_write(t->st, save_txn_fn, &tx, err)) < 0)
 		goto done;
 	working = 0;
@@ -532,7 +533,8 @@ hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
 	body = NULL;
 done:
 	/* Never leave the agent shown as working after a failed turn. */
-	if (working && hd_agent_set_status(t->st, ag->id, "idle", &rerr) < 0)
+	if (working && hd_agent_set_status_if(
+			   t->st, ag->id, "working", "idle", NULL, &rerr) < 0)
 		hd_log_warn("%s stays working: %s", ag->id, rerr.msg);
 	hd_runtime_result_dispose(&res);
 	hd_turn_state_dispose(&pre.state);

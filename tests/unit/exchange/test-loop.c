@@ -589,6 +589,42 @@ test_loop__open_tasks_and_completions_oblige(void **state)
 	fake_dispose(&f);
 }
 
+static void
+test_loop__status_goes_idle_working_idle_and_nothing_else(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_result res;
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	hd_agent *a = NULL;
+	const char *first[] = {"coder", "tester"};
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", "tester", NULL);
+	/* coder is busy elsewhere (another engine's turn); tester is shut
+	 * down: neither status is the exchange's to change */
+	assert_hd_ok(
+	    hd_agent_set_status(fx->st, "coder", "working", &err), &err);
+	assert_hd_ok(
+	    hd_agent_set_status(fx->st, "tester", "shutdown", &err), &err);
+	fake_init(&f, fx->st);
+	s = spec_for("dev", "Go.", &f);
+	s.first_speakers = first;
+	s.nfirst = 2;
+	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
+	assert_int_equal(res.turns_taken, 2);
+	hd_exchange_result_dispose(&res);
+	assert_string_equal(f.status_during[0], "working");
+	assert_string_equal(f.status_during[1], "shutdown");
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_string_equal(a->status, "working");
+	hd_agent_free(a);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "tester", &err), &err);
+	assert_string_equal(a->status, "shutdown");
+	hd_agent_free(a);
+	fake_dispose(&f);
+}
+
 int
 main(void)
 {
@@ -628,6 +664,9 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_loop__open_tasks_and_completions_oblige, hd_fixture_setup,
 		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_loop__status_goes_idle_working_idle_and_nothing_else,
+		hd_fixture_setup, hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
