@@ -101,6 +101,25 @@ void hd_cli_time(char *out, size_t outlen, int64_t ms);
 /* One line (with its newline) describing a shutdown request's state. */
 void hd_cli_shutdown_describe(FILE *f, const hd_shutdown *s);
 
+/* Showing an exchange as it runs (cmd-exchange.c; the demo uses it too).
+ * Pass a view as the exchange's observer payload. */
+typedef struct hd_cli_exchange_view {
+	int json;     /* print nothing; collect turns */
+	int header;   /* print "exchange in <room> ..." before turn 1 */
+	json_t *turns; /* or NULL: each turn as JSON is appended here */
+	/* called after a turn is printed (the demo moves its board here) */
+	void (*after_turn)(const hd_exchange_step *s, void *payload);
+	void *after_payload;
+} hd_cli_exchange_view;
+
+void hd_cli_exchange_selected(const hd_exchange_step *s, void *payload);
+void hd_cli_exchange_turn(const hd_exchange_step *s, void *payload);
+/* `ended: <reason> after N turns (a, b)`. */
+void hd_cli_exchange_print_end(const hd_exchange_result *r);
+/* text with every non-empty line prefixed by indent, control characters
+ * shown as spaces, ending with a newline. */
+void hd_cli_print_indented(const char *text, const char *indent);
+
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;
 extern const hd_cli_cmd hd_cli_cmd_up;
@@ -116,6 +135,9 @@ extern const hd_cli_cmd hd_cli_cmd_shutdown_response;
 extern const hd_cli_cmd hd_cli_cmd_mcp;
 extern const hd_cli_cmd hd_cli_cmd_attach;
 extern const hd_cli_cmd hd_cli_cmd_serve;
+extern const hd_cli_cmd hd_cli_cmd_exchange;
+extern const hd_cli_cmd hd_cli_cmd_budget;
+extern const hd_cli_cmd hd_cli_cmd_demo;
 extern const hd_cli_cmd hd_cli_cmd_ask;
 
 #endif

@@ -31,6 +31,9 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_mcp,
 	&hd_cli_cmd_attach,
 	&hd_cli_cmd_serve,
+	&hd_cli_cmd_exchange,
+	&hd_cli_cmd_budget,
+	&hd_cli_cmd_demo,
 	NULL,
 };
 

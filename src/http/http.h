@@ -11,6 +11,7 @@
 #ifndef HD_HTTP_H
 #define HD_HTTP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,6 +76,12 @@ struct hd_http_req {
 	const char *headers[HD_HTTP_HEADERS_MAX][2]; /* more headers, below */
 	int nheaders;
 	void *stream; /* set by hd_http_sse_start: an SSE response */
+	/* a request finished later (hd_http_defer) */
+	struct hd_http_deferral *deferred; /* set by hd_http_defer */
+	atomic_int *cancel;   /* in fn: set when the client went away or the
+				 server is stopping (stop between steps) */
+	atomic_int *stopping; /* in fn: set when the server is stopping (stop
+				 what is running now) */
 };
 
 /* A query parameter, or NULL. */
@@ -99,6 +106,25 @@ void hd_http_raw(hd_http_req *r, int status, const char *content_type,
  * literals, or the embedded assets' table). Past HD_HTTP_HEADERS_MAX the
  * header is dropped. */
 void hd_http_set_header(hd_http_req *r, const char *name, const char *value);
+
+/*
+ * Finishing a request later, for work that takes long (an exchange runs
+ * for minutes). A handler that calls hd_http_defer() returns at once
+ * without a response: MHD's worker thread is free again, the connection
+ * is suspended, and fn(r', payload) runs on a thread of its own with r'
+ * a fresh request whose st comes from the pool; fn sets the response as a
+ * handler would, and it is sent when fn returns. In fn, only srv, st and
+ * the response fields are valid (method, path, params, body and the
+ * query are not): a handler parses what it needs into payload first.
+ * r'->cancel is set when the client disconnects (watched while the
+ * connection is suspended) or the server stops; r'->stopping only when
+ * the server stops, which also waits for fn to return. free_payload (when
+ * non-NULL) is called after fn, or at once if the job cannot start.
+ * Returns 0, or -1 with a response already set (503 while stopping).
+ */
+typedef void (*hd_http_async_fn)(hd_http_req *r, void *payload);
+int hd_http_defer(hd_http_req *r, hd_http_async_fn fn, void *payload,
+    void (*free_payload)(void *payload));
 
 /* Parse the body as a JSON object, or answer 400 and return NULL. */
 json_t *hd_http_body_object(hd_http_req *r);
@@ -135,6 +161,8 @@ extern const hd_route hd_routes_chat[];
 extern const hd_route hd_routes_board[];
 extern const hd_route hd_routes_mail[];
 extern const hd_route hd_routes_web[];
+
+extern const hd_route hd_routes_exchange[];
 extern const hd_route hd_routes_conversation[];
 
 #endif

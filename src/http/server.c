@@ -22,6 +22,10 @@
  *      server by DNS rebinding or cross-site requests.
  *  (6) One access-log line per request on stderr, written when MHD reports
  *      the request complete.
+ *  (7) A handler may finish its request later (hd_http_defer, async.c):
+ *      the connection is suspended while a thread of its own does the
+ *      work, and the response is queued when MHD calls us again after the
+ *      resume.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -55,12 +59,13 @@ struct req_ctx {
 	char method[12];
 	char path[160];
 	char peer[64];
+	struct hd_http_job *job; /* a deferred request (7) */
 };
 
 /* ---- store pool ------------------------------------------------------- */
 
-static hd_store *
-pool_get(hd_http_server *srv, hd_err *err)
+hd_store *
+hd_http__pool_get(hd_http_server *srv, hd_err *err)
 {
 	hd_store *st = NULL;
 
@@ -73,8 +78,8 @@ pool_get(hd_http_server *srv, hd_err *err)
 	return st;
 }
 
-static void
-pool_put(hd_http_server *srv, hd_store *st)
+void
+hd_http__pool_put(hd_http_server *srv, hd_store *st)
 {
 	pthread_mutex_lock(&srv->pool_lock);
 	if (srv->npool < STORE_POOL_MAX) {
@@ -293,7 +298,8 @@ route_match(const char *pattern, const char *path, hd_http_req *r, char *buf,
 
 static const hd_route *const route_tables[] = {
 	hd_routes_mcp, hd_routes_teams, hd_routes_chat, hd_routes_board,
-	hd_routes_mail, hd_routes_conversation, hd_routes_web, NULL,
+	hd_routes_mail, hd_routes_exchange, hd_routes_conversation,
+	hd_routes_web, NULL,
 };
 
 static int
@@ -440,6 +446,38 @@ queue_json_error(struct MHD_Connection *conn, struct req_ctx *ctx, int status,
 	return ret;
 }
 
+/* Queue the response a handler set in r (taking r->resp). */
+static enum MHD_Result
+queue_req(struct MHD_Connection *conn, struct req_ctx *ctx, hd_http_req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	int i;
+
+	if (r->status == 0) {
+		free(r->resp);
+		r->resp = NULL;
+		return queue_json_error(conn, ctx, 500, "the route gave no answer");
+	}
+	resp = MHD_create_response_from_buffer(r->resp_len,
+	    r->resp != NULL ? r->resp : (void *)"", r->resp != NULL
+		? MHD_RESPMEM_MUST_FREE
+		: MHD_RESPMEM_PERSISTENT);
+	r->resp = NULL; /* MHD owns it now */
+	if (r->content_type != NULL)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		    r->content_type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+	    r->cache_control != NULL ? r->cache_control : "no-store");
+	for (i = 0; i < r->nheaders; i++)
+		MHD_add_response_header(resp, r->headers[i][0], r->headers[i][1]);
+	ctx->status = r->status;
+	ctx->bytes = r->resp_len;
+	ret = MHD_queue_response(conn, (unsigned int)r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result
 dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
     const char *method, const char *url)
@@ -450,7 +488,7 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 	char buf[1024];
 	hd_err err = HD_ERR_INIT;
 	enum MHD_Result ret;
-	int known, i;
+	int known;
 
 	memset(&r, 0, sizeof(r));
 	r.srv = srv;
@@ -465,10 +503,10 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 			    "method not allowed");
 		return queue_json_error(conn, ctx, 404, "no such route");
 	}
-	if ((r.st = pool_get(srv, &err)) == NULL)
+	if ((r.st = hd_http__pool_get(srv, &err)) == NULL)
 		return queue_json_error(conn, ctx, 503, err.msg);
 	rt->fn(&r);
-	pool_put(srv, r.st);
+	hd_http__pool_put(srv, r.st);
 	r.st = NULL;
 	if (r.stream != NULL) {
 		resp = r.stream;
@@ -477,26 +515,14 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 		MHD_destroy_response(resp);
 		return ret;
 	}
-	if (r.status == 0) {
+	if (r.deferred != NULL) { /* (7): answered when the job is done */
 		free(r.resp);
-		return queue_json_error(conn, ctx, 500, "the route gave no answer");
+		r.resp = NULL;
+		r.status = 0;
+		if ((ctx->job = hd_http__job_start(srv, conn, &r)) != NULL)
+			return MHD_YES;
 	}
-	resp = MHD_create_response_from_buffer(r.resp_len,
-	    r.resp != NULL ? r.resp : (void *)"", r.resp != NULL
-		? MHD_RESPMEM_MUST_FREE
-		: MHD_RESPMEM_PERSISTENT);
-	if (r.content_type != NULL)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-		    r.content_type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-	    r.cache_control != NULL ? r.cache_control : "no-store");
-	for (i = 0; i < r.nheaders; i++)
-		MHD_add_response_header(resp, r.headers[i][0], r.headers[i][1]);
-	ctx->status = r.status;
-	ctx->bytes = r.resp_len;
-	ret = MHD_queue_response(conn, (unsigned int)r.status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return queue_req(conn, ctx, &r);
 }
 
 static enum MHD_Result
@@ -545,6 +571,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 			    "request body over the limit of 2097152 bytes");
 		return MHD_YES;
 	}
+	if (ctx->job != NULL) /* resumed: the deferred work is done (7) */
+		return queue_req(conn, ctx, hd_http__job_req(ctx->job));
 	if (*upload_data_size > 0) {
 		if (!ctx->too_big) {
 			hd_buf_put(&ctx->body, upload_data, *upload_data_size);
@@ -574,6 +602,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	    ctx->path, ctx->status, ctx->bytes,
 	    (double)(hd_mono_us() - ctx->start_us) / 1000.0,
 	    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+	hd_http__job_free(ctx->job);
 	hd_buf_dispose(&ctx->body);
 	free(ctx);
 	*con_cls = NULL;
@@ -656,10 +685,10 @@ conversations_start(hd_http_server *srv, hd_err *err)
 	pthread_mutex_lock(&srv->pool_lock);
 	srv->conv = e;
 	pthread_mutex_unlock(&srv->pool_lock);
-	if ((st = pool_get(srv, err)) == NULL)
+	if ((st = hd_http__pool_get(srv, err)) == NULL)
 		return err->code;
 	rc = hd_conversation_resume_all(&adopted, e, st, err);
-	pool_put(srv, st);
+	hd_http__pool_put(srv, st);
 	if (rc < 0)
 		return rc;
 	if (adopted > 0)
@@ -682,6 +711,8 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	pthread_mutex_init(&srv->pool_lock, NULL);
 	pthread_mutex_init(&srv->sse_lock, NULL);
 	pthread_cond_init(&srv->sse_cond, NULL);
+	pthread_mutex_init(&srv->jobs_lock, NULL);
+	pthread_cond_init(&srv->jobs_cond, NULL);
 	srv->bind = strdup(cfg->bind != NULL ? cfg->bind : "127.0.0.1");
 	srv->home = strdup(cfg->home);
 	srv->token = cfg->token != NULL && cfg->token[0] != '\0'
@@ -722,7 +753,8 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 		if (rc < 0)
 			goto fail;
 	}
-	if ((rc = hd_http__sse_init(srv, err)) < 0)
+	if ((rc = hd_http__sse_init(srv, err)) < 0 ||
+	    (rc = hd_http__jobs_init(srv, err)) < 0)
 		goto fail;
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 	    MHD_USE_ERROR_LOG | MHD_USE_TURBO;
@@ -769,6 +801,8 @@ hd_http_stop(hd_http_server *srv)
 
 		if (lfd != MHD_INVALID_SOCKET)
 			close(lfd);
+		/* long requests first: they resume their connections (7) */
+		hd_http__jobs_shutdown(srv);
 		hd_http__sse_shutdown(srv);
 		while (hd_mono_ms() < until) {
 			di = MHD_get_daemon_info(srv->daemon,
@@ -778,8 +812,10 @@ hd_http_stop(hd_http_server *srv)
 			hd_sleep_us(20000);
 		}
 		MHD_stop_daemon(srv->daemon);
-	} else
+	} else {
+		hd_http__jobs_shutdown(srv);
 		hd_http__sse_shutdown(srv);
+	}
 	/* no handler runs now: stop the engine (turns in progress go back
 	 * in the queue for the next server) */
 	hd_conversation_engine_stop(srv->conv);
@@ -792,6 +828,8 @@ hd_http_stop(hd_http_server *srv)
 	pthread_mutex_destroy(&srv->pool_lock);
 	pthread_mutex_destroy(&srv->sse_lock);
 	pthread_cond_destroy(&srv->sse_cond);
+	pthread_mutex_destroy(&srv->jobs_lock);
+	pthread_cond_destroy(&srv->jobs_cond);
 	free(srv->bind);
 	free(srv->home);
 	free(srv->token);

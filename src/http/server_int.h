@@ -12,7 +12,9 @@
 #include "http.h"
 
 struct MHD_Daemon;
+struct MHD_Connection;
 struct hd_sse;
+struct hd_http_job;
 
 struct hd_http_server {
 	struct MHD_Daemon *daemon;
@@ -38,7 +40,34 @@ struct hd_http_server {
 	int64_t sse_delivered; /* every event <= this went to every stream */
 	struct hd_sse *streams;
 	size_t nstreams;
+
+	/* deferred requests (async.c): guarded by jobs_lock */
+	pthread_mutex_t jobs_lock;
+	pthread_cond_t jobs_cond;
+	struct hd_http_job *jobs;
+	int jobs_stopping;
+	pthread_t watch_thread;
+	int watch_started;
 };
+
+/* The store pool (server.c): a connection for one thread at a time. */
+hd_store *hd_http__pool_get(hd_http_server *srv, hd_err *err);
+void hd_http__pool_put(hd_http_server *srv, hd_store *st);
+
+/* Deferred requests (async.c). */
+int hd_http__jobs_init(hd_http_server *srv, hd_err *err);
+/* Cancel every job, wait for them to finish (bounded), stop watching. */
+void hd_http__jobs_shutdown(hd_http_server *srv);
+/* Take over r (deferred by its handler) on conn: suspend the connection
+ * and start the job. On failure r holds an error response. */
+struct hd_http_job *hd_http__job_start(hd_http_server *srv,
+    struct MHD_Connection *conn, hd_http_req *r);
+/* The finished job's request, whose response is to be queued. */
+hd_http_req *hd_http__job_req(struct hd_http_job *j);
+/* Join and free a job whose connection is done. NULL-safe. */
+void hd_http__job_free(struct hd_http_job *j);
+/* Drop a deferral that never became a job. */
+void hd_http__deferral_free(struct hd_http_deferral *d);
 
 int hd_http__sse_init(hd_http_server *srv, hd_err *err);
 void hd_http__sse_shutdown(hd_http_server *srv);

@@ -187,8 +187,9 @@ const char *const hd_store_migrations[] = {
 	"  PRIMARY KEY (conversation_id, seq)"
 	");",
 
-	/* 6: exchanges (engine/exchange): the room lock, session lineage,
-	 * budgets */
+	/* 6: exchanges (engine): the room lock (engine/lock.c), session
+	 * lineage (engine/session.c), budgets (engine/budget.c). A budget
+	 * row without limit_cents tracks spend only. */
 	"CREATE TABLE room_locks ("
 	"  room_id TEXT PRIMARY KEY,"
 	"  holder TEXT NOT NULL,"
@@ -208,8 +209,8 @@ const char *const hd_store_migrations[] = {
 	"CREATE TABLE budgets ("
 	"  scope TEXT NOT NULL CHECK (scope IN ('agent', 'team')),"
 	"  subject_id TEXT NOT NULL,"
-	"  limit_cents INTEGER NOT NULL,"
-	"  mode TEXT NOT NULL CHECK (mode IN ('warn', 'cap')),"
+	"  limit_cents INTEGER,"
+	"  mode TEXT NOT NULL DEFAULT 'warn' CHECK (mode IN ('warn', 'cap')),"
 	"  spent_microcents INTEGER NOT NULL DEFAULT 0,"
 	"  updated_at INTEGER NOT NULL,"
 	"  PRIMARY KEY (scope, subject_id)"

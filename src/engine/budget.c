@@ -1,0 +1,397 @@
+/*
+ * budget.c -- spend and budgets per agent and per team (SPEC 8.2). Owns
+ * table budgets; nothing else writes it.
+ *  (1) Spend is an integer count of micro-cents, added in the same
+ *      transaction as the turn it pays for, so it is exact and survives
+ *      kill -9 exactly when the turn's post does.
+ *  (2) A row with limit_cents NULL tracks spend only; setting a limit
+ *      keeps the spend already recorded.
+ *  (3) A cap budget pauses at or over its limit (spent >= limit x 10^6);
+ *      a warn budget never pauses. Crossing a limit (spend below it
+ *      before a charge, at or over it after) appends budget_exceeded once.
+ * Callers: exchange.c (charge, paused), the CLI (`huddle budget`).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/agent.h>
+#include <huddle/budget.h>
+#include <huddle/events.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
+
+#include "../store/store.h"
+
+#define BUDGET_COLS                                                            \
+	"scope, subject_id, limit_cents, mode, spent_microcents, updated_at"
+
+static int
+budget_row(hd_budget *b, sqlite3_stmt *s)
+{
+	memset(b, 0, sizeof(*b));
+	b->scope = hd_store_col_dup(s, 0);
+	b->subject = hd_store_col_dup(s, 1);
+	b->limit_cents = sqlite3_column_type(s, 2) == SQLITE_NULL
+			     ? -1
+			     : sqlite3_column_int64(s, 2);
+	b->mode = hd_store_col_dup(s, 3);
+	b->spent_microcents = sqlite3_column_int64(s, 4);
+	b->updated_at = sqlite3_column_int64(s, 5);
+	return b->scope == NULL || b->subject == NULL || b->mode == NULL ? -1
+									 : 0;
+}
+
+static void
+budget_dispose(hd_budget *b)
+{
+	free(b->scope);
+	free(b->subject);
+	free(b->mode);
+}
+
+void
+hd_budget_free(hd_budget *b)
+{
+	if (b == NULL)
+		return;
+	budget_dispose(b);
+	free(b);
+}
+
+void
+hd_budgets_dispose(hd_budgets *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		budget_dispose(&l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->n = 0;
+}
+
+int
+hd_budget_over(const hd_budget *b)
+{
+	return b->limit_cents >= 0 &&
+	       b->spent_microcents >=
+		   b->limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
+}
+
+int
+hd_budget_tripped(const hd_budget *b)
+{
+	return strcmp(b->mode, "cap") == 0 && hd_budget_over(b);
+}
+
+json_t *
+hd_budget_to_json(const hd_budget *b)
+{
+	return json_pack("{s:s, s:s, s:o, s:s, s:I, s:f, s:b, s:b, s:I}",
+	    "scope", b->scope, "subject", b->subject, "limit_cents",
+	    b->limit_cents >= 0 ? json_integer(b->limit_cents) : json_null(),
+	    "mode", b->mode, "spent_microcents",
+	    (json_int_t)b->spent_microcents, "spent_usd",
+	    (double)b->spent_microcents / 1e8, "over", hd_budget_over(b),
+	    "paused", hd_budget_tripped(b), "updated_at",
+	    (json_int_t)b->updated_at);
+}
+
+static int
+scope_check(const char *scope, hd_err *err)
+{
+	if (scope == NULL ||
+	    (strcmp(scope, "team") != 0 && strcmp(scope, "agent") != 0))
+		return hd_err_set(err, HD_EINVAL,
+		    "invalid budget scope \"%.64s\": use team or agent",
+		    scope ? scope : "");
+	return 0;
+}
+
+/* Read one row; *found 0 when absent. */
+static int
+budget_read(hd_budget *out, int *found, hd_store *st, const char *scope,
+    const char *subject, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	*found = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT " BUDGET_COLS " FROM budgets "
+		 "WHERE scope = ? AND subject_id = ?",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src == SQLITE_ROW) {
+		if (budget_row(out, s) < 0) {
+			budget_dispose(out);
+			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+		} else
+			*found = 1;
+	} else if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+typedef struct set_txn {
+	const char *scope;
+	const char *subject;
+	int64_t limit_cents;
+	const char *mode;
+} set_txn;
+
+static int
+set_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	set_txn *tx = payload;
+	sqlite3_stmt *s;
+	hd_agent *a = NULL;
+	hd_team *t = NULL;
+	const char *team;
+	int rc, src;
+
+	if (strcmp(tx->scope, "team") == 0)
+		rc = hd_team_get(&t, st, tx->subject, err);
+	else
+		rc = hd_agent_get(&a, st, tx->subject, err);
+	if (rc < 0)
+		goto done;
+	team = t != NULL ? t->id : a->team_id;
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO budgets(scope, subject_id, limit_cents, mode, "
+		 "spent_microcents, updated_at) VALUES (?, ?, ?, ?, 0, ?) "
+		 "ON CONFLICT(scope, subject_id) DO UPDATE SET "
+		 "limit_cents = excluded.limit_cents, mode = excluded.mode, "
+		 "updated_at = excluded.updated_at",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_text(s, 1, tx->scope, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, tx->subject, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, tx->limit_cents);
+	sqlite3_bind_text(s, 4, tx->mode, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, hd_now_ms());
+	if ((src = sqlite3_step(s)) != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	if (rc < 0)
+		goto done;
+	hd_events_append(st, "budget_set", team, 0, a != NULL ? a->id : NULL,
+	    json_pack("{s:s, s:s, s:I, s:s}", "scope", tx->scope, "subject",
+		tx->subject, "limit_cents", (json_int_t)tx->limit_cents, "mode",
+		tx->mode));
+done:
+	hd_agent_free(a);
+	hd_team_free(t);
+	return rc;
+}
+
+int
+hd_budget_set(hd_budget **out, hd_store *st, const char *scope,
+    const char *subject, int64_t limit_cents, const char *mode, hd_err *err)
+{
+	set_txn tx = {scope, subject, limit_cents, mode};
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = scope_check(scope, err)) < 0)
+		return rc;
+	if (mode == NULL ||
+	    (strcmp(mode, "warn") != 0 && strcmp(mode, "cap") != 0))
+		return hd_err_set(err, HD_EINVAL,
+		    "invalid budget mode \"%.64s\": use warn or cap",
+		    mode ? mode : "");
+	if (limit_cents < 0 || limit_cents > HD_BUDGET_LIMIT_MAX_CENTS)
+		return hd_err_set(err, HD_EINVAL,
+		    "budget limit must be between 0 and %lld cents",
+		    (long long)HD_BUDGET_LIMIT_MAX_CENTS);
+	if ((rc = hd_slug_check(scope, subject, err)) < 0)
+		return rc;
+	if ((rc = hd_store_write(st, set_txn_fn, &tx, err)) < 0)
+		return rc;
+	return out != NULL ? hd_budget_get(out, st, scope, subject, err) : 0;
+}
+
+int
+hd_budget_get(hd_budget **out, hd_store *st, const char *scope,
+    const char *subject, hd_err *err)
+{
+	hd_budget *b;
+	int rc, found;
+
+	*out = NULL;
+	if ((rc = scope_check(scope, err)) < 0 ||
+	    (rc = hd_slug_check(scope, subject, err)) < 0)
+		return rc;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	if ((rc = budget_read(b, &found, st, scope, subject, err)) < 0) {
+		free(b);
+		return rc;
+	}
+	if (!found) {
+		free(b);
+		return hd_err_set(
+		    err, HD_ENOTFOUND, "no budget for %s %s", scope, subject);
+	}
+	*out = b;
+	return 0;
+}
+
+int
+hd_budget_list(hd_budgets *out, hd_store *st, const char *scope,
+    const char *subject, hd_err *err)
+{
+	sqlite3_stmt *s;
+	hd_budget *items = NULL, *ni;
+	size_t n = 0, cap = 0;
+	int rc, src;
+
+	memset(out, 0, sizeof(*out));
+	if (scope != NULL && (rc = scope_check(scope, err)) < 0)
+		return rc;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT " BUDGET_COLS " FROM budgets "
+		 "WHERE (?1 IS NULL OR scope = ?1) "
+		 "AND (?2 IS NULL OR subject_id = ?2) "
+		 "ORDER BY scope, subject_id",
+		 err)) < 0)
+		return rc;
+	hd_store_bind_text(s, 1, scope);
+	hd_store_bind_text(s, 2, subject);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
+				rc =
+				    hd_err_set(err, HD_ENOMEM, "out of memory");
+				goto done;
+			}
+			items = ni;
+		}
+		if (budget_row(&items[n++], s) < 0) {
+			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+			goto done;
+		}
+	}
+	if (src != SQLITE_DONE) {
+		rc = hd_store_sqlerr(st, src, err);
+		goto done;
+	}
+	out->items = items;
+	out->n = n;
+	items = NULL;
+	n = 0;
+done:
+	hd_store_reset(s);
+	while (n > 0)
+		budget_dispose(&items[--n]);
+	free(items);
+	return rc;
+}
+
+/* Charge one row; sets bits in *crossed. */
+static int
+charge_one(int *crossed, hd_store *st, const char *scope, const char *subject,
+    const char *team, int64_t microcents, hd_err *err)
+{
+	hd_budget b;
+	sqlite3_stmt *s;
+	int64_t before, limit;
+	int rc, src, found;
+
+	if ((rc = budget_read(&b, &found, st, scope, subject, err)) < 0)
+		return rc;
+	before = found ? b.spent_microcents : 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO budgets(scope, subject_id, spent_microcents, "
+		 "updated_at) VALUES (?, ?, ?, ?) "
+		 "ON CONFLICT(scope, subject_id) DO UPDATE SET "
+		 "spent_microcents = spent_microcents + "
+		 "excluded.spent_microcents, "
+		 "updated_at = excluded.updated_at",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, microcents);
+	sqlite3_bind_int64(s, 4, hd_now_ms());
+	if ((src = sqlite3_step(s)) != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	if (rc < 0 || !found || b.limit_cents < 0)
+		goto done;
+	limit = b.limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
+	if (before < limit && before + microcents >= limit) { /* (3) */
+		*crossed |= strcmp(b.mode, "cap") == 0 ? HD_BUDGET_CROSSED_CAP
+						       : HD_BUDGET_CROSSED_WARN;
+		hd_events_append(st, "budget_exceeded", team, 0,
+		    strcmp(scope, "agent") == 0 ? subject : NULL,
+		    json_pack("{s:s, s:s, s:s, s:I, s:I}", "scope", scope,
+			"subject", subject, "mode", b.mode, "limit_cents",
+			(json_int_t)b.limit_cents, "spent_microcents",
+			(json_int_t)(before + microcents)));
+	}
+done:
+	if (found)
+		budget_dispose(&b);
+	return rc;
+}
+
+int
+hd_budget_charge(int *crossed, hd_store *st, const char *team,
+    const char *agent, int64_t microcents, hd_err *err)
+{
+	int rc, bits = 0;
+
+	if (crossed != NULL)
+		*crossed = 0;
+	if (microcents < 0)
+		return hd_err_set(err, HD_EINVAL, "spend cannot be negative");
+	if (agent != NULL && (rc = charge_one(&bits, st, "agent", agent, team,
+				  microcents, err)) < 0)
+		return rc;
+	if (team != NULL && (rc = charge_one(&bits, st, "team", team, team,
+				 microcents, err)) < 0)
+		return rc;
+	if (crossed != NULL)
+		*crossed = bits;
+	return 0;
+}
+
+int
+hd_budget_paused(const char **out, hd_store *st, const char *team,
+    const char *agent, hd_err *err)
+{
+	hd_budget b;
+	int rc, found, tripped;
+
+	*out = NULL;
+	if (team != NULL) {
+		if ((rc = budget_read(&b, &found, st, "team", team, err)) < 0)
+			return rc;
+		tripped = found && hd_budget_tripped(&b);
+		if (found)
+			budget_dispose(&b);
+		if (tripped) {
+			*out = "team";
+			return 0;
+		}
+	}
+	if (agent != NULL) {
+		if ((rc = budget_read(&b, &found, st, "agent", agent, err)) < 0)
+			return rc;
+		tripped = found && hd_budget_tripped(&b);
+		if (found)
+			budget_dispose(&b);
+		if (tripped)
+			*out = "agent";
+	}
+	return 0;
+}

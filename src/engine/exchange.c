@@ -1,0 +1,659 @@
+/*
+ * exchange.c -- the exchange loop (SPEC 8): pre-checks, the room lock and
+ * its renewal, speaker selection, turns, board-derived obligations, and
+ * the end. Owns no table (lock.c owns room_locks, budget.c budgets,
+ * session.c sessions; turn state is kv).
+ *  (1) Every refusal (pre-checks, a held lock) happens before any turn
+ *      runs and leaves nothing behind: no post, no event, no lock.
+ *  (2) Once the lock is taken the exchange always ends through one exit
+ *      that emits exactly one turn_bound_hit (when it ended for one of
+ *      the four reasons) and releases the lock, whatever happened.
+ *  (3) The lock is renewed as a turn is announced (in that transaction,
+ *      once a third of the lease has passed: a younger lease cannot have
+ *      been taken over) and by a renewal thread every lease/3 while the
+ *      exchange runs, so a turn longer than the lease keeps its room. The
+ *      thread opens its own store connection only when it first renews
+ *      (an hd_store is never shared between threads). A lock lost to a
+ *      takeover ends the exchange `aborted` before the next turn.
+ *  (4) Obligations come from the board alone (exchange.h), never from the
+ *      text of a reply. The speaker never obliges itself.
+ *  (5) The caller's abort flag is read only between turns; abort_turn is
+ *      handed to the runtime to stop a running turn.
+ * Callers: the CLI (`huddle exchange`, `huddle demo`), REST
+ * (POST /api/team-chat/exchange), the tests and the benchmark.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <huddle/agent.h>
+#include <huddle/board.h>
+#include <huddle/budget.h>
+#include <huddle/events.h>
+#include <huddle/room.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
+
+#include "../store/store.h"
+#include "exchange_int.h"
+
+#define HD_LOG_COMPONENT "exchange"
+#include <huddle/log.h>
+
+#define EVENTS_PAGE 1000
+
+typedef struct exch {
+	hd_store *st;
+	const hd_exchange_spec *spec;
+	hd_team *team;
+	hd_agents agents;
+	const char **ids; /* participants' ids, the agents' order */
+	size_t n;
+	int leader;
+	unsigned char *pending;
+	unsigned char *spoke; /* spoke this exchange (heard the stimulus) */
+	int *turns;
+	int64_t *marks; /* event seq at the end of each one's last turn */
+	int last;
+	int max_turns;
+	int64_t lease_ms;
+	int64_t stim_seq;
+	hd_room_lock lock;
+	int locked;
+	/* the renewal thread (3) */
+	pthread_t renewer;
+	int renewing;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stop; /* guarded by mu */
+	atomic_int lost;
+} exch;
+
+const char *
+hd_exchange_end_name(hd_exchange_end e)
+{
+	switch (e) {
+	case HD_EXCHANGE_NO_PENDING: return "no_pending_obligation";
+	case HD_EXCHANGE_BUDGET_PAUSED: return "budget_paused";
+	case HD_EXCHANGE_MAX_TURNS: return "max_turns";
+	case HD_EXCHANGE_ABORTED: break;
+	}
+	return "aborted";
+}
+
+json_t *
+hd_exchange_result_to_json(const hd_exchange_result *r)
+{
+	json_t *speakers = json_array();
+	size_t i;
+
+	for (i = 0; i < r->nspeakers; i++)
+		json_array_append_new(speakers, json_string(r->speakers[i]));
+	return json_pack("{s:i, s:s, s:o}", "turnsTaken", r->turns_taken,
+	    "endedReason", hd_exchange_end_name(r->ended), "speakers",
+	    speakers);
+}
+
+void
+hd_exchange_result_dispose(hd_exchange_result *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->nspeakers; i++)
+		free(r->speakers[i]);
+	free(r->speakers);
+	r->speakers = NULL;
+	r->nspeakers = 0;
+}
+
+static int
+find_participant(const exch *x, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < x->n; i++)
+		if (strcmp(x->ids[i], id) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int
+aborted(const exch *x)
+{
+	return (x->spec->abort != NULL && atomic_load(x->spec->abort)) ||
+	       atomic_load(&x->lost);
+}
+
+/* ---- the lease (3) ---- */
+
+static int64_t
+lease_ms(const hd_exchange_spec *spec)
+{
+	const char *env = getenv("HUDDLE_EXCHANGE_LEASE_MS");
+	int64_t v;
+
+	if (spec->lease_ms > 0)
+		return spec->lease_ms;
+	if (env != NULL && hd_parse_i64(&v, env, "lease", NULL) == 0 && v > 0)
+		return v;
+	return HD_EXCHANGE_LEASE_MS;
+}
+
+static void *
+renew_main(void *arg)
+{
+	exch *x = arg;
+	hd_room_lock lk = x->lock; /* a copy: holder and room never change */
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	int64_t every = x->lease_ms / 3 > 0 ? x->lease_ms / 3 : 1;
+	struct timespec ts;
+	int rc;
+
+	pthread_mutex_lock(&x->mu);
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)(every / 1000);
+		ts.tv_nsec += (long)(every % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		while (!x->stop &&
+		       pthread_cond_timedwait(&x->cv, &x->mu, &ts) != ETIMEDOUT)
+			;
+		if (x->stop)
+			break;
+		pthread_mutex_unlock(&x->mu);
+		if (st == NULL)
+			rc = hd_store_open(&st, hd_store_home(x->st), &err);
+		else
+			rc = 0;
+		if (rc == 0)
+			rc = hd_room_lock_renew(st, &lk, x->lease_ms, &err);
+		pthread_mutex_lock(&x->mu);
+		if (rc == HD_ECONFLICT) {
+			hd_log_warn("%s: %s", lk.room_id, err.msg);
+			atomic_store(&x->lost, 1);
+			break;
+		}
+		if (rc < 0)
+			hd_log_warn("%s: cannot renew the room lock: %s",
+			    lk.room_id, err.msg);
+	}
+	pthread_mutex_unlock(&x->mu);
+	hd_store_close(st);
+	return NULL;
+}
+
+static void
+renew_stop(exch *x)
+{
+	if (!x->renewing)
+		return;
+	pthread_mutex_lock(&x->mu);
+	x->stop = 1;
+	pthread_cond_broadcast(&x->cv);
+	pthread_mutex_unlock(&x->mu);
+	pthread_join(x->renewer, NULL);
+	x->renewing = 0;
+}
+
+/* ---- pre-checks (1) ---- */
+
+static int
+precheck(exch *x, hd_err *err)
+{
+	const hd_exchange_spec *spec = x->spec;
+	const char *which = NULL;
+	size_t i, len;
+	int j, rc;
+
+	if (spec->stimulus != NULL) {
+		len = strlen(spec->stimulus);
+		if (len > HD_ROOM_BODY_MAX)
+			return hd_err_set(err, HD_ETOOBIG,
+			    "stimulus is %zu bytes; the limit is %d", len,
+			    HD_ROOM_BODY_MAX);
+		if (!hd_utf8_ok(spec->stimulus, len))
+			return hd_err_set(
+			    err, HD_EINVAL, "stimulus must be valid UTF-8");
+	}
+	if (spec->team == NULL)
+		return hd_err_set(err, HD_EINVAL, "a team is required");
+	if ((rc = hd_team_get(&x->team, x->st, spec->team, err)) < 0 ||
+	    (rc = hd_agent_list(&x->agents, x->st, spec->team, err)) < 0)
+		return rc;
+	if (x->agents.n == 0)
+		return hd_err_set(
+		    err, HD_EREFUSED, "team %s has no agents", x->team->id);
+	x->n = x->agents.n;
+	x->ids = calloc(x->n, sizeof(*x->ids));
+	x->pending = calloc(x->n, 1);
+	x->spoke = calloc(x->n, 1);
+	x->turns = calloc(x->n, sizeof(*x->turns));
+	x->marks = calloc(x->n, sizeof(*x->marks));
+	if (x->ids == NULL || x->pending == NULL || x->spoke == NULL ||
+	    x->turns == NULL || x->marks == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	for (i = 0; i < x->n; i++)
+		x->ids[i] = x->agents.items[i].id;
+	x->leader = hd_exchange_normalise_leader(&x->agents, x->team->id);
+	if (spec->nfirst == 0) {
+		if (x->leader < 0)
+			return hd_err_set(err, HD_EREFUSED,
+			    "team %s has no leader to speak first",
+			    x->team->id);
+		x->pending[x->leader] = 1;
+	}
+	for (i = 0; i < spec->nfirst; i++) {
+		if ((j = find_participant(x, spec->first_speakers[i])) < 0)
+			return hd_err_set(err, HD_EREFUSED,
+			    "unknown first speaker: %.64s",
+			    spec->first_speakers[i]);
+		x->pending[j] = 1;
+	}
+	if ((rc = hd_budget_paused(&which, x->st, x->team->id, NULL, err)) < 0)
+		return rc;
+	for (i = 0; which == NULL && i < x->n; i++) {
+		if (!x->pending[i])
+			continue;
+		if ((rc = hd_budget_paused(
+			 &which, x->st, NULL, x->ids[i], err)) < 0)
+			return rc;
+	}
+	if (which != NULL)
+		return hd_err_set(err, HD_EREFUSED, "budget_paused:%s", which);
+	x->max_turns = hd_exchange_max_turns(spec->max_turns, x->n);
+	return 0;
+}
+
+/* ---- obligations (4) ---- */
+
+/* 1 when agent owns a claimed or in_progress task of the team. */
+static int
+owns_open_task(int *out, exch *x, const char *agent, hd_err *err)
+{
+	static const char *const open[] = {"claimed", "in_progress"};
+	hd_task_filter f;
+	hd_tasks l;
+	size_t k;
+	int rc;
+
+	*out = 0;
+	for (k = 0; k < 2 && !*out; k++) {
+		memset(&f, 0, sizeof(f));
+		f.status = open[k];
+		f.owner = agent;
+		f.limit = 1;
+		if ((rc = hd_board_list(&l, x->st, x->team->id, &f, err)) < 0)
+			return rc;
+		*out = l.n > 0;
+		hd_tasks_dispose(&l);
+	}
+	return 0;
+}
+
+/* Members: an open task assigned since they last spoke. */
+static int
+member_obligations(exch *x, int speaker, hd_err *err)
+{
+	hd_event_filter f;
+	hd_event_list l;
+	hd_task *t = NULL;
+	const char *owner;
+	int64_t from = INT64_MAX;
+	size_t i, k;
+	int j, yes, rc;
+
+	for (i = 0; i < x->n; i++) {
+		if ((int)i == speaker || x->pending[i])
+			continue;
+		if (x->marks[i] > 0) {
+			if (x->marks[i] < from)
+				from = x->marks[i];
+			continue;
+		}
+		/* never spoke: every open task it owns was assigned since */
+		if ((rc = owns_open_task(&yes, x, x->ids[i], err)) < 0)
+			return rc;
+		x->pending[i] = (unsigned char)yes;
+	}
+	if (from == INT64_MAX)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	f.team = x->team->id;
+	f.kind = "task_claimed";
+	f.limit = EVENTS_PAGE;
+	f.after_seq = from;
+	do {
+		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
+			return rc;
+		for (k = 0; k < l.n; k++) {
+			owner = json_string_value(
+			    json_object_get(l.items[k].data, "owner"));
+			if (owner == NULL ||
+			    (j = find_participant(x, owner)) < 0 ||
+			    j == speaker || x->pending[j] || x->marks[j] == 0 ||
+			    l.items[k].seq <= x->marks[j])
+				continue;
+			if ((rc = hd_board_get(
+				 &t, x->st, l.items[k].task_id, err)) < 0 &&
+			    rc != HD_ENOTFOUND) {
+				hd_event_list_dispose(&l);
+				return rc;
+			}
+			if (t != NULL && t->owner != NULL &&
+			    strcmp(t->owner, owner) == 0 &&
+			    (strcmp(t->status, "claimed") == 0 ||
+				strcmp(t->status, "in_progress") == 0))
+				x->pending[j] = 1;
+			hd_task_free(t);
+			t = NULL;
+		}
+		if (l.n > 0)
+			f.after_seq = l.items[l.n - 1].seq;
+		k = l.n;
+		hd_event_list_dispose(&l);
+	} while (k == EVENTS_PAGE);
+	hd_err_clear(err);
+	return 0;
+}
+
+/* The leader: a task completed or failed since it last spoke. */
+static int
+leader_obligation(exch *x, int speaker, hd_err *err)
+{
+	hd_task_counts c;
+	hd_event_filter f;
+	hd_event_list l;
+	const char *to;
+	size_t k;
+	int rc, owed = 0;
+
+	if (x->leader < 0 || x->leader == speaker || x->pending[x->leader])
+		return 0;
+	if (x->marks[x->leader] == 0) {
+		if ((rc = hd_board_counts(&c, x->st, x->team->id, err)) < 0)
+			return rc;
+		x->pending[x->leader] = c.completed + c.failed > 0;
+		return 0;
+	}
+	memset(&f, 0, sizeof(f));
+	f.team = x->team->id;
+	f.kind = "status_changed";
+	f.limit = EVENTS_PAGE;
+	f.after_seq = x->marks[x->leader];
+	do {
+		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
+			return rc;
+		for (k = 0; k < l.n && !owed; k++) {
+			to = json_string_value(
+			    json_object_get(l.items[k].data, "to"));
+			owed = to != NULL && (strcmp(to, "completed") == 0 ||
+						 strcmp(to, "failed") == 0);
+		}
+		if (l.n > 0)
+			f.after_seq = l.items[l.n - 1].seq;
+		k = l.n;
+		hd_event_list_dispose(&l);
+	} while (!owed && k == EVENTS_PAGE);
+	x->pending[x->leader] = (unsigned char)owed;
+	return 0;
+}
+
+/* All of a turn's obligations, from one snapshot of the board. */
+typedef struct oblige_txn {
+	exch *x;
+	int speaker;
+} oblige_txn;
+
+static int
+oblige_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	oblige_txn *tx = payload;
+	int rc;
+
+	(void)st;
+	if ((rc = member_obligations(tx->x, tx->speaker, err)) < 0)
+		return rc;
+	return leader_obligation(tx->x, tx->speaker, err);
+}
+
+/* ---- one step of the loop ---- */
+
+static void
+step_init(hd_exchange_step *s, const exch *x, int speaker,
+    hd_speaker_policy policy, int turn)
+{
+	const hd_runtime_adapter *rt = NULL;
+	const hd_agent *a = &x->agents.items[speaker];
+
+	memset(s, 0, sizeof(*s));
+	s->room_id = x->lock.room_id;
+	s->turn = turn;
+	s->max_turns = x->max_turns;
+	s->speaker = a->id;
+	s->policy = policy;
+	s->runtime = a->runtime;
+	s->scripted =
+	    hd_runtime_find(&rt, a->runtime, NULL) == 0 && rt->is_scripted;
+}
+
+static int
+add_speaker(hd_exchange_result *out, const char *id, hd_err *err)
+{
+	char **ns = realloc(out->speakers, (out->nspeakers + 1) * sizeof(*ns));
+
+	if (ns == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	out->speakers = ns;
+	if ((ns[out->nspeakers] = strdup(id)) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	out->nspeakers++;
+	return 0;
+}
+
+/* Run turns until one of the four ends; *end says which. */
+static int
+loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
+{
+	const hd_exchange_spec *spec = x->spec;
+	hd_exchange__turn t;
+	hd_exchange_step step;
+	hd_speaker_pick pick;
+	oblige_txn otx;
+	json_t *pending;
+	size_t i;
+	int rc, any;
+
+	for (;;) {
+		if (aborted(x)) {
+			*end = HD_EXCHANGE_ABORTED;
+			return 0;
+		}
+		pick = hd_exchange_select(
+		    x->ids, x->n, x->leader, x->pending, x->turns, x->last);
+		if (pick.speaker < 0) {
+			*end = HD_EXCHANGE_NO_PENDING;
+			return 0;
+		}
+		if ((pending = json_array()) == NULL)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		for (i = 0; i < x->n; i++)
+			if (x->pending[i])
+				json_array_append_new(
+				    pending, json_string(x->ids[i]));
+		step_init(
+		    &step, x, pick.speaker, pick.policy, out->turns_taken + 1);
+		memset(&t, 0, sizeof(t));
+		t.st = x->st;
+		t.spec = spec;
+		t.team = x->team->id;
+		t.room_id = x->lock.room_id;
+		t.agent = &x->agents.items[pick.speaker];
+		t.is_leader = pick.speaker == x->leader;
+		t.first = !x->spoke[pick.speaker];
+		t.skip_seq = x->stim_seq;
+		t.turn_no = step.turn;
+		t.policy = pick.policy;
+		t.pending = pending;
+		t.lock = &x->lock;
+		t.lease_ms = x->lease_ms;
+		t.step = &step;
+		rc = hd_exchange__turn_run(&t, err);
+		json_decref(pending);
+		if (rc == HD_ECONFLICT) { /* the lease was taken over (3) */
+			hd_log_warn("%s: %s", x->lock.room_id, err->msg);
+			atomic_store(&x->lost, 1);
+			hd_err_clear(err);
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		if (t.paused) { /* the speaker's cap (or the team's) is spent */
+			*end = HD_EXCHANGE_BUDGET_PAUSED;
+			return 0;
+		}
+		out->turns_taken++;
+		x->turns[pick.speaker]++;
+		x->spoke[pick.speaker] = 1;
+		x->last = pick.speaker;
+		x->marks[pick.speaker] = t.event_mark;
+		x->pending[pick.speaker] = 0;
+		if ((rc = add_speaker(out, x->ids[pick.speaker], err)) < 0) {
+			hd_exchange__turn_dispose(&t);
+			return rc;
+		}
+		if (t.crossed & HD_BUDGET_CROSSED_WARN)
+			hd_log_warn(
+			    "%s: a warn budget of %s or team %s is over "
+			    "its limit",
+			    x->lock.room_id, t.agent->id, t.team);
+		step.reply = t.reply;
+		step.seq = t.seq;
+		step.failed = t.failed;
+		step.cost = t.cost;
+		step.duration_ms = t.duration_ms;
+		if (spec->on_turn != NULL)
+			spec->on_turn(&step, spec->payload);
+		hd_exchange__turn_dispose(&t);
+
+		otx.x = x;
+		otx.speaker = pick.speaker;
+		if ((rc = hd_store_read(x->st, oblige_txn_fn, &otx, err)) < 0)
+			return rc;
+		if (t.paused_after != NULL) {
+			*end = HD_EXCHANGE_BUDGET_PAUSED;
+			return 0;
+		}
+		for (i = 0, any = 0; i < x->n && !any; i++)
+			any = x->pending[i];
+		if (!any) {
+			*end = HD_EXCHANGE_NO_PENDING;
+			return 0;
+		}
+		if (out->turns_taken >= x->max_turns) {
+			*end = HD_EXCHANGE_MAX_TURNS;
+			return 0;
+		}
+	}
+}
+
+/* Everything after the lock is taken; the lock is released by the
+ * caller (2). */
+static int
+run_locked(exch *x, hd_exchange_result *out, hd_err *err)
+{
+	const hd_exchange_spec *spec = x->spec;
+	hd_exchange_end end = HD_EXCHANGE_ABORTED;
+	hd_turn_state ts;
+	hd_post *p = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < x->n; i++) {
+		if ((rc = hd_turn_state_get(
+			 &ts, x->st, x->team->id, x->ids[i], err)) < 0)
+			return rc;
+		x->marks[i] = ts.last_event_seq;
+		hd_turn_state_dispose(&ts);
+	}
+	if (spec->stimulus != NULL && spec->stimulus[0] != '\0') {
+		if ((rc = hd_room_post(&p, x->st, x->team->id, "user", NULL,
+			 spec->stimulus, err)) < 0)
+			return rc;
+		x->stim_seq = p->seq;
+		hd_post_free(p);
+	}
+	if (pthread_create(&x->renewer, NULL, renew_main, x) == 0)
+		x->renewing = 1;
+	else
+		hd_log_warn("%s: no renewal thread; the lease is renewed "
+			    "between turns only",
+		    x->lock.room_id);
+	rc = loop(x, out, &end, err);
+	renew_stop(x);
+	if (rc < 0) {
+		hd_events_append(x->st, "error", x->team->id, 0, NULL,
+		    json_pack("{s:s, s:s}", "room_id", x->lock.room_id,
+			"message", err->msg));
+		return rc;
+	}
+	out->ended = end;
+	hd_events_append(x->st, "turn_bound_hit", x->team->id, 0, NULL,
+	    json_pack("{s:s, s:s, s:i, s:i}", "room_id", x->lock.room_id,
+		"reason", hd_exchange_end_name(end), "max_turns", x->max_turns,
+		"turns_taken", out->turns_taken));
+	hd_log_debug("%s: exchange ended %s after %d turn(s)", x->lock.room_id,
+	    hd_exchange_end_name(end), out->turns_taken);
+	return 0;
+}
+
+int
+hd_exchange_run(hd_exchange_result *out, hd_store *st,
+    const hd_exchange_spec *spec, hd_err *err)
+{
+	exch x;
+	hd_err rerr = HD_ERR_INIT;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&x, 0, sizeof(x));
+	x.st = st;
+	x.spec = spec;
+	x.last = -1;
+	x.leader = -1;
+	atomic_init(&x.lost, 0);
+	pthread_mutex_init(&x.mu, NULL);
+	pthread_cond_init(&x.cv, NULL);
+	if ((rc = precheck(&x, err)) < 0)
+		goto done;
+	hd_room_id(out->room_id, sizeof(out->room_id), x.team->id);
+	out->max_turns = x.max_turns;
+	x.lease_ms = lease_ms(spec);
+	if ((rc = hd_room_lock_acquire(
+		 &x.lock, st, x.team->id, x.lease_ms, err)) < 0)
+		goto done;
+	x.locked = 1;
+	rc = run_locked(&x, out, err);
+	if (hd_room_lock_release(st, &x.lock, &rerr) < 0)
+		hd_log_warn("%s: cannot release the room lock (it expires in "
+			    "%lld ms): %s",
+		    x.lock.room_id, (long long)x.lease_ms, rerr.msg);
+done:
+	pthread_mutex_destroy(&x.mu);
+	pthread_cond_destroy(&x.cv);
+	free(x.ids);
+	free(x.pending);
+	free(x.spoke);
+	free(x.turns);
+	free(x.marks);
+	hd_agents_dispose(&x.agents);
+	hd_team_free(x.team);
+	return rc;
+}

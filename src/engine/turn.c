@@ -1,0 +1,553 @@
+/*
+ * turn.c -- one turn of an exchange, heartbeat-restore (SPEC 8.1). Owns no
+ * table: the turn state lives in kv under "turn:<room>:<agent>", the post
+ * in the room, lineage in sessions (session.c), spend in budgets
+ * (budget.c).
+ *  (1) State missing or malformed reads as zeros, field by field, so a
+ *      damaged row costs one turn of context, never the exchange.
+ *  (2) last_seen_seq becomes the highest seq the prompt included (the
+ *      stimulus post counts as included: it is the stimulus), so posts
+ *      that land while the turn runs are delivered next time. The
+ *      speaker's own posts are never included (echo guard).
+ *  (3) The native session is resumed only when the stored runtime equals
+ *      the agent's runtime now: a session id means nothing to another
+ *      runtime.
+ *  (4) The post, the state, the lineage, the spend and the turn's events
+ *      commit in one transaction: a turn that is in the room is paid for
+ *      and remembered, and one that is not left no trace but its
+ *      turn_started event.
+ *  (5) The posted body is always a valid room body: invalid UTF-8 and NUL
+ *      bytes become U+FFFD, surrounding whitespace is trimmed, empty
+ *      output is HD_EXCHANGE_NO_RESPONSE, and a reply longer than the room
+ *      allows is cut on a character boundary with a note.
+ * Callers: exchange.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/agent.h>
+#include <huddle/attach.h>
+#include <huddle/buf.h>
+#include <huddle/budget.h>
+#include <huddle/envelope.h>
+#include <huddle/events.h>
+#include <huddle/mailbox.h>
+#include <huddle/room.h>
+#include <huddle/session.h>
+#include <huddle/util.h>
+
+#include "../store/store.h"
+#include "exchange_int.h"
+
+#define HD_LOG_COMPONENT "exchange"
+#include <huddle/log.h>
+
+/* A prompt can hold a long backlog; past this the turn fails cleanly. */
+#define PROMPT_MAX (16 * 1024 * 1024)
+#define REPLY_CUT_NOTE "\n[reply cut to fit the room]"
+#define REPLACEMENT "\xef\xbf\xbd"
+
+void
+hd_exchange__state_key(
+    char *out, size_t outlen, const char *room_id, const char *agent)
+{
+	snprintf(out, outlen, "turn:%s:%s", room_id, agent);
+}
+
+/* ---- state (1) ---- */
+
+static int64_t
+json_i64(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) && json_integer_value(v) > 0
+		   ? (int64_t)json_integer_value(v)
+		   : 0;
+}
+
+static char *
+json_str_dup(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) && json_string_length(v) > 0
+		   ? strdup(json_string_value(v))
+		   : NULL;
+}
+
+int
+hd_turn_state_get(hd_turn_state *out, hd_store *st, const char *team,
+    const char *agent, hd_err *err)
+{
+	char room[HD_ROOM_ID_MAX], key[HD_ROOM_ID_MAX + 64];
+	char *raw = NULL;
+	json_t *j;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_slug_check("agent", agent, err)) < 0)
+		return rc;
+	hd_room_id(room, sizeof(room), team);
+	hd_exchange__state_key(key, sizeof(key), room, agent);
+	if ((rc = hd_store_kv_get(&raw, st, key, err)) < 0 || raw == NULL)
+		return rc;
+	j = json_loads(raw, 0, NULL);
+	free(raw);
+	if (!json_is_object(j)) {
+		hd_log_debug(
+		    "turn state %s is malformed; starting from zeros", key);
+		json_decref(j);
+		return 0;
+	}
+	out->last_seen_seq = json_i64(j, "last_seen_seq");
+	out->native_session_id = json_str_dup(j, "native_session_id");
+	out->runtime = json_str_dup(j, "runtime");
+	out->last_summary = json_str_dup(j, "last_summary");
+	out->turn_index = json_i64(j, "turn_index");
+	out->last_event_seq = json_i64(j, "last_event_seq");
+	json_decref(j);
+	return 0;
+}
+
+void
+hd_turn_state_dispose(hd_turn_state *s)
+{
+	if (s == NULL)
+		return;
+	free(s->native_session_id);
+	free(s->runtime);
+	free(s->last_summary);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- text ---- */
+
+/* Length of the valid UTF-8 sequence at p (avail bytes), or 0. */
+static size_t
+utf8_seq(const unsigned char *p, size_t avail)
+{
+	size_t n;
+
+	if (p[0] == 0)
+		return 0;
+	if (p[0] < 0x80)
+		return 1;
+	n = (p[0] & 0xe0) == 0xc0   ? 2
+	    : (p[0] & 0xf0) == 0xe0 ? 3
+	    : (p[0] & 0xf8) == 0xf0 ? 4
+				    : 0;
+	if (n == 0 || n > avail || !hd_utf8_ok((const char *)p, n))
+		return 0;
+	return n;
+}
+
+/* (5): the body to post for a successful reply, malloc'd. */
+static char *
+reply_body(const char *text, size_t len)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	const unsigned char *p = (const unsigned char *)text;
+	size_t i = 0, n, lim, cut;
+
+	while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t' ||
+			      p[len - 1] == '\n' || p[len - 1] == '\r'))
+		len--;
+	while (i < len &&
+	       (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+		i++;
+	while (i < len) {
+		if ((n = utf8_seq(p + i, len - i)) == 0) {
+			hd_buf_puts(&b, REPLACEMENT);
+			i++;
+			continue;
+		}
+		hd_buf_put(&b, p + i, n);
+		i += n;
+	}
+	if (b.len == 0)
+		hd_buf_puts(&b, HD_EXCHANGE_NO_RESPONSE);
+	if (!hd_buf_failed(&b) && b.len > HD_ROOM_BODY_MAX) {
+		lim = HD_ROOM_BODY_MAX - strlen(REPLY_CUT_NOTE);
+		cut = lim;
+		while (cut > 0 && ((unsigned char)b.ptr[cut] & 0xc0) == 0x80)
+			cut--;
+		b.len = cut;
+		b.ptr[cut] = '\0';
+		hd_buf_puts(&b, REPLY_CUT_NOTE);
+	}
+	return hd_buf_detach(&b);
+}
+
+/* The first max code points of s, malloc'd. */
+static char *
+first_chars(const char *s, size_t max)
+{
+	size_t i = 0, n = 0;
+	char *out;
+
+	while (s[i] != '\0') {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && n++ == max)
+			break;
+		i++;
+	}
+	if ((out = malloc(i + 1)) == NULL)
+		return NULL;
+	memcpy(out, s, i);
+	out[i] = '\0';
+	return out;
+}
+
+/* ---- the prompt (exchange.h) ---- */
+
+/* Start a new section: sections are joined by one blank line. */
+static void
+section(hd_buf *b)
+{
+	if (b->len > 0)
+		hd_buf_puts(b, "\n\n");
+}
+
+/* Append s without its trailing newlines. */
+static void
+put_trimmed(hd_buf *b, const char *s)
+{
+	size_t len = strlen(s);
+
+	while (len > 0 && s[len - 1] == '\n')
+		len--;
+	hd_buf_put(b, s, len);
+}
+
+static int
+prompt_posts(
+    hd_buf *b, int64_t *seen, hd_exchange__turn *t, int64_t since, hd_err *err)
+{
+	hd_posts l;
+	const hd_post *p;
+	char *env;
+	size_t i, n;
+	int rc;
+
+	*seen = since;
+	do {
+		if ((rc = hd_room_read(&l, t->st, t->team, since,
+			 HD_ROOM_READ_MAX, t->agent->id, err)) < 0)
+			return rc;
+		for (i = 0; i < l.n; i++) {
+			p = &l.items[i];
+			if (p->seq > *seen)
+				*seen = p->seq;
+			if (p->seq == t->skip_seq)
+				continue; /* the stimulus: heard as such */
+			if ((rc = hd_envelope_wrap(&env, p->author, p->kind,
+				 p->seq, p->body, strlen(p->body), err)) < 0) {
+				hd_posts_dispose(&l);
+				return rc;
+			}
+			section(b);
+			hd_buf_puts(b, env);
+			free(env);
+		}
+		n = l.n;
+		if (l.n > 0)
+			since = l.items[l.n - 1].seq;
+		hd_posts_dispose(&l);
+	} while (n == HD_ROOM_READ_MAX);
+	return 0;
+}
+
+static int
+prompt_build(char **out, int64_t *seen, hd_exchange__turn *t,
+    const hd_turn_state *state, hd_err *err)
+{
+	hd_buf b = HD_BUF_INIT(PROMPT_MAX);
+	hd_messages msgs = {0};
+	char *text = NULL;
+	int rc;
+
+	*out = NULL;
+	if (t->is_leader) {
+		if ((rc = hd_team_state(&text, t->st, t->team, err)) < 0)
+			goto done;
+		section(&b);
+		put_trimmed(&b, text);
+		free(text);
+		text = NULL;
+	}
+	if (state->last_summary != NULL) {
+		section(&b);
+		hd_buf_puts(&b, "Your last turn:\n");
+		hd_buf_puts(&b, state->last_summary);
+	}
+	if ((rc = prompt_posts(&b, seen, t, state->last_seen_seq, err)) < 0)
+		goto done;
+	if ((rc = hd_mailbox_read(&msgs, t->st, t->agent->id, 0, err)) < 0)
+		goto done;
+	if (msgs.n > 0) {
+		if ((rc = hd_mailbox_render(&text, &msgs, err)) < 0)
+			goto done;
+		section(&b);
+		hd_buf_puts(&b, text);
+	}
+	section(&b);
+	if (t->first && t->spec->stimulus != NULL &&
+	    t->spec->stimulus[0] != '\0')
+		hd_buf_puts(&b, t->spec->stimulus);
+	else
+		hd_buf_puts(&b, HD_EXCHANGE_CONTINUE);
+	if (hd_buf_failed(&b)) {
+		rc = hd_buf_error(&b, "prompt", err);
+		goto done;
+	}
+	*out = hd_buf_detach(&b);
+done:
+	free(text);
+	hd_messages_dispose(&msgs);
+	hd_buf_dispose(&b);
+	return rc;
+}
+
+/* ---- before the runtime: announce and assemble, one commit ---- */
+
+typedef struct pre_txn {
+	hd_exchange__turn *t;
+	hd_turn_state state; /* out */
+	char *prompt;        /* out */
+	int64_t seen;        /* out */
+	int set_working;     /* out: this turn made the agent working */
+} pre_txn;
+
+static int
+pre_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	pre_txn *tx = payload;
+	hd_exchange__turn *t = tx->t;
+	const char *which = NULL;
+	int rc;
+
+	/* a retried transaction starts over */
+	hd_turn_state_dispose(&tx->state);
+	free(tx->prompt);
+	tx->prompt = NULL;
+	t->paused = 0;
+	if ((rc = hd_budget_paused(&which, st, t->team, t->agent->id, err)) < 0)
+		return rc;
+	if (which != NULL) {
+		t->paused = 1;
+		return 0;
+	}
+	/* A lease renewed less than a third of its length ago cannot have
+	 * been taken over (only an expired one can), and the renewal thread
+	 * keeps it alive through a long turn: renew here only past that. */
+	if (hd_now_ms() >= t->lock->expires_at - t->lease_ms * 2 / 3 &&
+	    (rc = hd_room_lock_renew(st, t->lock, t->lease_ms, err)) < 0)
+		return rc;
+	hd_events_append(st, "speaker_selected", t->team, 0, t->agent->id,
+	    json_pack("{s:s, s:s, s:s, s:i, s:O}", "room_id", t->room_id,
+		"speaker", t->agent->id, "policy",
+		hd_speaker_policy_name(t->policy), "turn", t->turn_no,
+		"pending", t->pending));
+	/* never over a shutdown, nor over another engine's working */
+	if ((rc = hd_agent_set_status_if(st, t->agent->id, "idle", "working",
+		 &tx->set_working, err)) < 0)
+		return rc;
+	hd_events_append(st, "turn_started", t->team, 0, t->agent->id,
+	    json_pack("{s:s, s:i}", "room_id", t->room_id, "turn", t->turn_no));
+	if ((rc = hd_turn_state_get(
+		 &tx->state, st, t->team, t->agent->id, err)) < 0)
+		return rc;
+	return prompt_build(&tx->prompt, &tx->seen, t, &tx->state, err);
+}
+
+/* ---- after the runtime: post and save, one commit (4) ---- */
+
+typedef struct save_txn {
+	hd_exchange__turn *t;
+	const char *body;
+	const char *runtime;
+	const char *native;     /* the session to remember, or NULL */
+	const char *resumed;    /* the session this turn resumed, or NULL */
+	const char *new_native; /* what the runtime reported, or NULL */
+	int64_t seen;
+	int64_t turn_index;
+	const char *summary;
+	const char *done_name;
+	int set_working; /* the turn made the agent working: make it idle */
+} save_txn;
+
+static int
+save_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	save_txn *tx = payload;
+	hd_exchange__turn *t = tx->t;
+	const hd_runtime_cost *c = &t->cost;
+	hd_post *p = NULL;
+	json_t *state = NULL;
+	char key[HD_ROOM_ID_MAX + 64], *text = NULL;
+	int rc;
+
+	if ((rc = hd_room_post(
+		 &p, st, t->team, "peer", t->agent->id, tx->body, err)) < 0)
+		goto done;
+	t->seq = p->seq;
+	if ((rc = hd_budget_charge(&t->crossed, st, t->team, t->agent->id,
+		 c->microcents, err)) < 0)
+		goto done;
+	hd_events_append(st, "cost", t->team, 0, t->agent->id,
+	    json_pack("{s:s, s:i, s:f, s:I, s:I, s:I, s:b}", "room_id",
+		t->room_id, "turn", t->turn_no, "usd", c->usd, "microcents",
+		(json_int_t)c->microcents, "input_tokens",
+		(json_int_t)c->input_tokens, "output_tokens",
+		(json_int_t)c->output_tokens, "estimated", c->estimated));
+	if ((rc = hd_session_record(st, t->agent->id, t->team, tx->runtime,
+		 tx->new_native, tx->resumed, err)) < 0)
+		goto done;
+	hd_events_append(st, "turn_completed", t->team, 0, t->agent->id,
+	    json_pack("{s:s, s:i, s:I, s:s, s:b, s:I}", "room_id", t->room_id,
+		"turn", t->turn_no, "seq", (json_int_t)t->seq, "reason",
+		tx->done_name, "failed", t->failed, "duration_ms",
+		(json_int_t)t->duration_ms));
+	if (tx->set_working && (rc = hd_agent_set_status_if(st, t->agent->id,
+				    "working", "idle", NULL, err)) < 0)
+		goto done;
+	if ((rc = hd_events_head(&t->event_mark, st, err)) < 0)
+		goto done;
+	state = json_pack("{s:I, s:o, s:s, s:s, s:I, s:I}", "last_seen_seq",
+	    (json_int_t)tx->seen, "native_session_id",
+	    tx->native ? json_string(tx->native) : json_null(), "runtime",
+	    tx->runtime, "last_summary", tx->summary, "turn_index",
+	    (json_int_t)tx->turn_index, "last_event_seq",
+	    (json_int_t)t->event_mark);
+	if (state == NULL ||
+	    (text = json_dumps(state, JSON_COMPACT | JSON_PRESERVE_ORDER)) ==
+		NULL) {
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+		goto done;
+	}
+	hd_exchange__state_key(key, sizeof(key), t->room_id, t->agent->id);
+	if ((rc = hd_store_kv_put(st, key, text, err)) < 0)
+		goto done;
+	rc = hd_budget_paused(&t->paused_after, st, t->team, t->agent->id, err);
+done:
+	free(text);
+	json_decref(state);
+	hd_post_free(p);
+	return rc;
+}
+
+/* ---- the turn ---- */
+
+int
+hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
+{
+	const hd_exchange_spec *spec = t->spec;
+	const hd_agent *ag = t->agent;
+	hd_runtime_turn in;
+	hd_runtime_result res;
+	hd_err rerr = HD_ERR_INIT;
+	pre_txn pre;
+	save_txn tx;
+	char *body = NULL, *summary = NULL, *url = NULL;
+	const char *resume = NULL, *msg;
+	int64_t t0;
+	int rc, rrc, working = 0;
+
+	memset(&res, 0, sizeof(res));
+	memset(&pre, 0, sizeof(pre));
+	pre.t = t;
+	if (spec->mcp_port > 0 &&
+	    (rc = hd_attach_url(&url, t->st,
+		 spec->mcp_host ? spec->mcp_host : "127.0.0.1", spec->mcp_port,
+		 ag->id, err)) < 0)
+		goto done;
+	if ((rc = hd_store_write(t->st, pre_txn_fn, &pre, err)) < 0 ||
+	    t->paused)
+		goto done;
+	working = pre.set_working;
+	if (spec->on_selected != NULL)
+		spec->on_selected(t->step, spec->payload);
+	if (pre.state.runtime != NULL &&
+	    strcmp(pre.state.runtime, ag->runtime) == 0)
+		resume = pre.state.native_session_id; /* (3) */
+
+	memset(&in, 0, sizeof(in));
+	in.agent = ag;
+	in.team = t->team;
+	in.prompt = pre.prompt;
+	in.resume_session_id = resume;
+	in.huddle_home = hd_store_home(t->st);
+	in.mcp_url = url;
+	in.timeout_ms = spec->turn_timeout_ms;
+	in.abort = spec->abort_turn;
+	t0 = hd_mono_ms();
+	if (spec->runner != NULL)
+		rrc = spec->runner(spec->runner_ctx, &res, &in, &rerr);
+	else
+		rrc = hd_runtime_run(&res, &in, NULL, NULL, &rerr);
+	t->duration_ms = hd_mono_ms() - t0;
+	t->cost = res.cost;
+
+	if (rrc < 0 || res.reason == HD_DONE_ERROR ||
+	    res.reason == HD_DONE_ABORTED) {
+		hd_buf b = HD_BUF_INIT(0);
+
+		t->failed = 1;
+		msg = res.reason == HD_DONE_ABORTED ? "the turn was aborted"
+		      : res.error != NULL           ? res.error
+		      : rerr.msg[0] != '\0'         ? rerr.msg
+						    : "the runtime failed";
+		hd_buf_printf(&b, "[error: %s]", msg);
+		if ((body = hd_buf_detach(&b)) != NULL) {
+			char *clean = reply_body(body, strlen(body));
+
+			free(body);
+			body = clean;
+		}
+	} else
+		body = reply_body(res.text ? res.text : "", res.text_len);
+	if (body == NULL ||
+	    (summary = first_chars(body, HD_EXCHANGE_SUMMARY_CHARS)) == NULL) {
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+		goto done;
+	}
+
+	memset(&tx, 0, sizeof(tx));
+	tx.t = t;
+	tx.body = body;
+	tx.runtime = ag->runtime;
+	tx.resumed = resume;
+	tx.new_native = res.native_session_id;
+	tx.native = res.native_session_id ? res.native_session_id : resume;
+	tx.seen = pre.seen;
+	tx.turn_index = pre.state.turn_index + 1;
+	tx.summary = summary;
+	tx.done_name = hd_runtime_done_name(res.reason);
+	tx.set_working = pre.set_working;
+	if ((rc = hd_store_write(t->st, save_txn_fn, &tx, err)) < 0)
+		goto done;
+	working = 0;
+	t->reply = body;
+	body = NULL;
+done:
+	/* Never leave the agent shown as working after a failed turn. */
+	if (working && hd_agent_set_status_if(
+			   t->st, ag->id, "working", "idle", NULL, &rerr) < 0)
+		hd_log_warn("%s stays working: %s", ag->id, rerr.msg);
+	hd_runtime_result_dispose(&res);
+	hd_turn_state_dispose(&pre.state);
+	free(pre.prompt);
+	free(body);
+	free(summary);
+	free(url);
+	return rc;
+}
+
+void
+hd_exchange__turn_dispose(hd_exchange__turn *t)
+{
+	free(t->reply);
+	t->reply = NULL;
+}

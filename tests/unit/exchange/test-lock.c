@@ -1,0 +1,265 @@
+/*
+ * test-lock.c -- one exchange per room at a time, across processes
+ * (SPEC 8): the lease row, its renewal while a long turn runs, a second
+ * exchange refused from another process, and the takeover of a lock whose
+ * holder was killed with kill -9, after (and only after) its lease.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "fake.h"
+
+static void
+test_lock__lease_refuses_renews_and_is_taken_over(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_room_lock a, b, row;
+	hd_err err = HD_ERR_INIT;
+	int found = 0;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	assert_hd_ok(
+	    hd_room_lock_acquire(&a, fx->st, "dev", 60000, &err), &err);
+	assert_string_equal(a.room_id, "team:dev");
+	assert_int_equal(a.pid, getpid());
+	assert_int_equal(strlen(a.holder), 32);
+	assert_hd_err(hd_room_lock_acquire(&b, fx->st, "dev", 60000, &err),
+	    HD_ECONFLICT, "an exchange is already running for this room", &err);
+	assert_hd_ok(hd_room_lock_get(&row, &found, fx->st, "dev", &err), &err);
+	assert_int_equal(found, 1);
+	assert_string_equal(row.holder, a.holder);
+	assert_int_equal(row.expires_at, a.expires_at);
+
+	/* an expired lease belongs to nobody */
+	assert_hd_ok(hd_room_lock_renew(fx->st, &a, 1, &err), &err);
+	hd_sleep_us(5000);
+	assert_hd_ok(
+	    hd_room_lock_acquire(&b, fx->st, "dev", 60000, &err), &err);
+	assert_string_not_equal(a.holder, b.holder);
+	/* the old holder can neither extend nor drop its successor's lease */
+	assert_hd_err(hd_room_lock_renew(fx->st, &a, 60000, &err), HD_ECONFLICT,
+	    "the exchange lost its room lock", &err);
+	assert_hd_ok(hd_room_lock_release(fx->st, &a, &err), &err);
+	assert_hd_ok(hd_room_lock_get(&row, &found, fx->st, "dev", &err), &err);
+	assert_int_equal(found, 1);
+	assert_string_equal(row.holder, b.holder);
+	assert_hd_ok(hd_room_lock_release(fx->st, &b, &err), &err);
+	assert_hd_ok(hd_room_lock_get(&row, &found, fx->st, "dev", &err), &err);
+	assert_int_equal(found, 0);
+
+	/* rooms are independent */
+	hd_fixture_team(fx, "ops", "lead", NULL);
+	assert_hd_ok(
+	    hd_room_lock_acquire(&a, fx->st, "dev", 60000, &err), &err);
+	assert_hd_ok(
+	    hd_room_lock_acquire(&b, fx->st, "ops", 60000, &err), &err);
+	assert_hd_ok(hd_room_lock_release(fx->st, &a, &err), &err);
+	assert_hd_ok(hd_room_lock_release(fx->st, &b, &err), &err);
+}
+
+/* ---- a holder in another process ---- */
+
+typedef struct child_ctl {
+	int ready_w; /* the child writes one byte here when its turn runs */
+	int go_r;    /* then waits for a byte here (-1: pause forever) */
+	int64_t sleep_ms; /* or sleeps this long instead */
+} child_ctl;
+
+static void
+child_during(fake *f, const hd_runtime_turn *in)
+{
+	child_ctl *c = f->user;
+	char ch = 'r';
+
+	(void)in;
+	if (write(c->ready_w, &ch, 1) != 1)
+		_exit(20);
+	if (c->sleep_ms > 0)
+		hd_sleep_us(c->sleep_ms * 1000);
+	else if (c->go_r >= 0) {
+		if (read(c->go_r, &ch, 1) != 1)
+			_exit(21);
+	} else
+		for (;;)
+			pause();
+}
+
+/* Fork a process that runs an exchange on dev with lease_ms and the
+ * given control; returns its pid once its turn is running. */
+static pid_t
+spawn_holder(hd_fixture *fx, int64_t lease_ms, int go_r, int64_t sleep_ms)
+{
+	int ready[2];
+	pid_t pid;
+	char ch;
+
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		hd_store *st = NULL;
+		hd_exchange_spec s;
+		hd_exchange_result res;
+		hd_err err = HD_ERR_INIT;
+		child_ctl c = {ready[1], go_r, sleep_ms};
+		fake f;
+		int rc;
+
+		close(ready[0]);
+		if (hd_store_open(&st, fx->home, &err) != 0)
+			_exit(10);
+		fake_init(&f, NULL);
+		f.during = child_during;
+		f.user = &c;
+		memset(&s, 0, sizeof(s));
+		s.team = "dev";
+		s.stimulus = "hold the room";
+		s.lease_ms = lease_ms;
+		s.runner = fake_run;
+		s.runner_ctx = &f;
+		rc = hd_exchange_run(&res, st, &s, &err);
+		hd_exchange_result_dispose(&res);
+		fake_dispose(&f);
+		hd_store_close(st);
+		_exit(rc == 0 ? 0 : 11);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &ch, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
+static int
+try_exchange(hd_fixture *fx, hd_err *err)
+{
+	hd_exchange_spec s;
+	hd_exchange_result res;
+	fake f;
+	int rc;
+
+	fake_init(&f, fx->st);
+	memset(&s, 0, sizeof(s));
+	s.team = "dev";
+	s.stimulus = "me too";
+	s.runner = fake_run;
+	s.runner_ctx = &f;
+	rc = hd_exchange_run(&res, fx->st, &s, err);
+	if (rc == 0)
+		assert_int_equal(res.turns_taken, 1);
+	hd_exchange_result_dispose(&res);
+	fake_dispose(&f);
+	return rc;
+}
+
+static void
+test_lock__another_process_is_refused(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	int go[2], status;
+	pid_t pid;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	assert_int_equal(pipe(go), 0);
+	pid = spawn_holder(fx, 60000, go[0], 0);
+	close(go[0]);
+	assert_hd_err(try_exchange(fx, &err), HD_ECONFLICT,
+	    "an exchange is already running for this room", &err);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	close(go[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* the holder released it on the way out */
+	assert_hd_ok(try_exchange(fx, &err), &err);
+	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 2);
+}
+
+static void
+test_lock__a_killed_holder_is_taken_over_after_its_lease(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_room_lock row;
+	hd_err err = HD_ERR_INIT;
+	int found = 0, status;
+	pid_t pid;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	pid = spawn_holder(fx, 1500, -1, 0);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+
+	/* its row outlives it */
+	assert_hd_ok(hd_room_lock_get(&row, &found, fx->st, "dev", &err), &err);
+	assert_int_equal(found, 1);
+	assert_int_equal(row.pid, pid);
+	/* before the lease runs out the room is still taken */
+	if (hd_now_ms() < row.expires_at)
+		assert_hd_err(try_exchange(fx, &err), HD_ECONFLICT,
+		    "an exchange is already running for this room", &err);
+	while (hd_now_ms() <= row.expires_at)
+		hd_sleep_us(20000);
+	/* after it, the lock is taken over and the exchange runs */
+	assert_hd_ok(try_exchange(fx, &err), &err);
+	assert_hd_ok(hd_room_lock_get(&row, &found, fx->st, "dev", &err), &err);
+	assert_int_equal(found, 0);
+	/* the dead holder's exchange never reached its end */
+	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 1);
+}
+
+static void
+test_lock__a_turn_longer_than_the_lease_keeps_the_room(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_room_lock lk;
+	hd_err err = HD_ERR_INIT;
+	int status = 0, refused = 0, taken = 0;
+	pid_t pid, done = 0;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	/* a 600 ms lease, a 2.4 s turn: only renewal keeps it */
+	pid = spawn_holder(fx, 600, -1, 2400);
+	while ((done = waitpid(pid, &status, WNOHANG)) == 0) {
+		if (hd_room_lock_acquire(&lk, fx->st, "dev", 60000, &err) ==
+		    0) {
+			taken++;
+			hd_room_lock_release(fx->st, &lk, &err);
+		} else {
+			assert_int_equal(err.code, HD_ECONFLICT);
+			refused++;
+		}
+		hd_sleep_us(50000);
+	}
+	assert_int_equal(done, pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(taken, 0);
+	assert_true(refused > 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+		test_lock__lease_refuses_renews_and_is_taken_over,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_lock__another_process_is_refused, hd_fixture_setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_lock__a_killed_holder_is_taken_over_after_its_lease,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_lock__a_turn_longer_than_the_lease_keeps_the_room,
+		hd_fixture_setup, hd_fixture_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

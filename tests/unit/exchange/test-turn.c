@@ -1,0 +1,541 @@
+/*
+ * test-turn.c -- one turn of an exchange (SPEC 8.1): the prompt, byte for
+ * byte, for a leader and a member; posts that land during a turn reach
+ * the speaker next time; the saved state; resume only on the same
+ * runtime, with session lineage; what is posted for empty, failing,
+ * malformed and oversized replies.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "fake.h"
+
+static hd_exchange_spec
+spec_for(const char *stimulus, fake *f)
+{
+	hd_exchange_spec s;
+
+	memset(&s, 0, sizeof(s));
+	s.team = "dev";
+	s.stimulus = stimulus;
+	s.runner = fake_run;
+	s.runner_ctx = f;
+	return s;
+}
+
+static void
+run_ok(hd_fixture *fx, hd_exchange_spec *s, int want_turns)
+{
+	hd_exchange_result res;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_exchange_run(&res, fx->st, s, &err), &err);
+	assert_int_equal(res.turns_taken, want_turns);
+	hd_exchange_result_dispose(&res);
+}
+
+/* The body of the post with seq. */
+static char *
+post_body(hd_fixture *fx, int64_t seq)
+{
+	hd_posts l;
+	hd_err err = HD_ERR_INIT;
+	char *body;
+
+	assert_hd_ok(
+	    hd_room_read(&l, fx->st, "dev", seq - 1, 1, NULL, &err), &err);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.items[0].seq, seq);
+	body = strdup(l.items[0].body);
+	hd_posts_dispose(&l);
+	return body;
+}
+
+/* The manager assigns task 1 to coder during its first turn; coder
+ * completes it during its own. */
+static void
+assign_then_complete(fake *f, const hd_runtime_turn *in)
+{
+	hd_task *t = NULL;
+	hd_err err = HD_ERR_INIT;
+	int rc = 0;
+
+	if (strcmp(in->agent->id, "manager") == 0 && f->n == 1)
+		rc = hd_board_assign(&t, f->st, 1, "coder", "manager", &err);
+	else if (strcmp(in->agent->id, "coder") == 0)
+		rc = hd_board_complete(&t, f->st, 1, "coder", "fixed", &err);
+	if (rc != 0)
+		fail_msg("board: %s", err.msg);
+	hd_task_free(t);
+}
+
+static void
+test_turn__prompts_exact_for_leader_and_member(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_message_spec ms = {0};
+	hd_task_spec ts = {0};
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	hd_turn_state st;
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "peer", "coder",
+			 "Morning all.", &err),
+	    &err); /* seq 1 */
+	ts.team = "dev";
+	ts.subject = "Fix the bug";
+	assert_hd_ok(hd_board_create(NULL, fx->st, &ts, &err), &err); /* 2 */
+	ms.team = "dev";
+	ms.from = "coder";
+	ms.to = "manager";
+	ms.content = "Need a review";
+	assert_hd_ok(hd_mailbox_send(NULL, fx->st, &ms, &err), &err);
+
+	fake_init(&f, fx->st);
+	f.during = assign_then_complete;
+	fake_rule_add(&f, "manager",
+	    "I'll take the plan.\nCoder: the bug is yours.", NULL, NULL, 0);
+	fake_rule_add(&f, "coder", "Fixed it.", NULL, NULL, 0);
+	s = spec_for("Plan the day.", &f); /* the stimulus is seq 3 */
+	run_ok(fx, &s, 3);
+	assert_int_equal(f.n, 3);
+
+	/* 1: the leader, first turn: team state, posts by others (the
+	 * stimulus post left out), its mailbox, the stimulus */
+	assert_string_equal(f.agents[0], "manager");
+	assert_string_equal(f.prompts[0],
+	    "=== TEAM STATE ===\n"
+	    "Team: dev (dev)\n"
+	    "Status: active\n"
+	    "Description: N/A\n"
+	    "\n"
+	    "Members (2):\n"
+	    "  - manager (Lead)\n"
+	    "  - coder (Member)\n"
+	    "\n"
+	    "Task Counts:\n"
+	    "  - Pending: 1\n"
+	    "  - In Progress: 0\n"
+	    "  - Completed: 0\n"
+	    "====================\n"
+	    "\n"
+	    "[Inter-session message · from=coder · kind=peer · seq=1 · "
+	    "isUser=false]\n"
+	    "| Morning all.\n"
+	    "\n"
+	    "[Inter-session message · from=huddle · kind=system · seq=2 · "
+	    "isUser=false]\n"
+	    "| Task #1 \"Fix the bug\" created.\n"
+	    "\n"
+	    "<teammate-message teammate_id=\"coder\" type=\"message\" "
+	    "summary=\"Need a review\">\n"
+	    "Need a review\n"
+	    "</teammate-message>\n"
+	    "\n"
+	    "Plan the day.");
+
+	/* 2: a member, first turn: no team state; its own post left out;
+	 * the assignment posted during the leader's turn is there */
+	assert_string_equal(f.agents[1], "coder");
+	assert_string_equal(f.prompts[1],
+	    "[Inter-session message · from=huddle · kind=system · seq=2 · "
+	    "isUser=false]\n"
+	    "| Task #1 \"Fix the bug\" created.\n"
+	    "\n"
+	    "[Inter-session message · from=huddle · kind=system · seq=4 · "
+	    "isUser=false]\n"
+	    "| Task #1 \"Fix the bug\" assigned to coder by manager.\n"
+	    "\n"
+	    "[Inter-session message · from=manager · kind=peer · seq=5 · "
+	    "isUser=false]\n"
+	    "| I'll take the plan.\n"
+	    "| Coder: the bug is yours.\n"
+	    "\n"
+	    "Plan the day.");
+
+	/* 3: the leader again, owed a turn for the completion: its last
+	 * turn, the post that landed during its first turn (seq 4), the
+	 * rest, the board's notice in its mailbox, and the continuation */
+	assert_string_equal(f.agents[2], "manager");
+	assert_string_equal(f.prompts[2],
+	    "=== TEAM STATE ===\n"
+	    "Team: dev (dev)\n"
+	    "Status: active\n"
+	    "Description: N/A\n"
+	    "\n"
+	    "Members (2):\n"
+	    "  - manager (Lead)\n"
+	    "  - coder (Member)\n"
+	    "\n"
+	    "Task Counts:\n"
+	    "  - Pending: 0\n"
+	    "  - In Progress: 0\n"
+	    "  - Completed: 1\n"
+	    "====================\n"
+	    "\n"
+	    "Your last turn:\n"
+	    "I'll take the plan.\n"
+	    "Coder: the bug is yours.\n"
+	    "\n"
+	    "[Inter-session message · from=huddle · kind=system · seq=4 · "
+	    "isUser=false]\n"
+	    "| Task #1 \"Fix the bug\" assigned to coder by manager.\n"
+	    "\n"
+	    "[Inter-session message · from=huddle · kind=system · seq=6 · "
+	    "isUser=false]\n"
+	    "| Task #1 \"Fix the bug\" completed by coder.\n"
+	    "\n"
+	    "[Inter-session message · from=coder · kind=peer · seq=7 · "
+	    "isUser=false]\n"
+	    "| Fixed it.\n"
+	    "\n"
+	    "<teammate-message teammate_id=\"coder\" type=\"task_update\" "
+	    "summary=\"Task #1 &quot;Fix the bug&quot; completed by coder: "
+	    "fixed\">\n"
+	    "Task #1 \"Fix the bug\" completed by coder: fixed\n"
+	    "</teammate-message>\n"
+	    "\n"
+	    "Continue the team conversation: respond to the new messages "
+	    "above.");
+
+	/* the saved state: the highest seq each prompt included */
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
+	assert_int_equal(st.last_seen_seq, 7);
+	assert_int_equal(st.turn_index, 2);
+	assert_string_equal(st.runtime, "scripted");
+	assert_null(st.native_session_id);
+	assert_string_equal(
+	    st.last_summary, "I'll take the plan.\nCoder: the bug is yours.");
+	assert_true(st.last_event_seq > 0);
+	hd_turn_state_dispose(&st);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "coder", &err), &err);
+	assert_int_equal(st.last_seen_seq, 5);
+	assert_int_equal(st.turn_index, 1);
+	assert_string_equal(st.last_summary, "Fixed it.");
+	hd_turn_state_dispose(&st);
+	fake_dispose(&f);
+}
+
+/* During coder's turn, tester and the user post to the room. */
+static void
+post_during(fake *f, const hd_runtime_turn *in)
+{
+	hd_err err = HD_ERR_INIT;
+
+	if (strcmp(in->agent->id, "coder") != 0 || f->n != 1)
+		return;
+	if (hd_room_post(NULL, f->st, "dev", "peer", "tester",
+		"Landed while you were busy.", &err) != 0)
+		fail_msg("post: %s", err.msg);
+}
+
+static void
+test_turn__posts_during_a_turn_are_delivered_next_time(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	hd_turn_state st;
+	const char *first[] = {"coder"};
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", "tester", NULL);
+	fake_init(&f, fx->st);
+	f.during = post_during;
+	s = spec_for("Status?", &f); /* seq 1 */
+	s.first_speakers = first;
+	s.nfirst = 1;
+	run_ok(fx, &s, 1); /* tester posts seq 2 during; coder's reply is 3 */
+	assert_string_equal(f.prompts[0], "Status?");
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "coder", &err), &err);
+	assert_int_equal(st.last_seen_seq, 1);
+	assert_int_equal(st.turn_index, 1);
+	assert_string_equal(st.last_summary, "coder here");
+	hd_turn_state_dispose(&st);
+
+	s.stimulus = NULL; /* no stimulus: first turns continue */
+	run_ok(fx, &s, 1);
+	assert_string_equal(f.prompts[1],
+	    "Your last turn:\n"
+	    "coder here\n"
+	    "\n"
+	    "[Inter-session message · from=tester · kind=peer · seq=2 · "
+	    "isUser=false]\n"
+	    "| Landed while you were busy.\n"
+	    "\n"
+	    "Continue the team conversation: respond to the new messages "
+	    "above.");
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "coder", &err), &err);
+	assert_int_equal(st.last_seen_seq, 2); /* its own post is not sent */
+	assert_int_equal(st.turn_index, 2);
+	hd_turn_state_dispose(&st);
+	fake_dispose(&f);
+}
+
+static void
+put_state(hd_fixture *fx, const char *agent, const char *json)
+{
+	hd_err err = HD_ERR_INIT;
+	char key[128];
+
+	snprintf(key, sizeof(key), "turn:team:dev:%s", agent);
+	assert_hd_ok(hd_store_kv_put(fx->st, key, json, &err), &err);
+}
+
+static void
+test_turn__resume_only_on_the_same_runtime(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	hd_sessions l;
+	hd_turn_state st;
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	fake_init(&f, fx->st);
+	fake_rule_add(&f, "manager", "one", "s-1", NULL, 0);
+	s = spec_for("Go.", &f);
+	run_ok(fx, &s, 1);
+	assert_null(f.resumed[0]); /* nothing to resume yet */
+
+	f.rules[0].native = "s-2"; /* the runtime rotates its session */
+	run_ok(fx, &s, 1);
+	assert_string_equal(f.resumed[1], "s-1");
+
+	f.rules[0].native = NULL; /* reports none: the session goes on */
+	run_ok(fx, &s, 1);
+	assert_string_equal(f.resumed[2], "s-2");
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
+	assert_string_equal(st.native_session_id, "s-2");
+	assert_string_equal(st.runtime, "scripted");
+	hd_turn_state_dispose(&st);
+
+	/* a session left by another runtime is never handed over */
+	put_state(fx, "manager",
+	    "{\"last_seen_seq\":0,\"native_session_id\":\"s-9\","
+	    "\"runtime\":\"codex\",\"last_summary\":\"\",\"turn_index\":3}");
+	f.rules[0].native = "s-3";
+	run_ok(fx, &s, 1);
+	assert_null(f.resumed[3]);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
+	assert_string_equal(st.native_session_id, "s-3");
+	assert_int_equal(st.turn_index, 4);
+	hd_turn_state_dispose(&st);
+
+	/* lineage: s-1 fresh, s-2 from s-1, (s-2 continued: nothing),
+	 * s-3 fresh (the codex session is not its parent) */
+	assert_hd_ok(hd_session_list(&l, fx->st, "manager", &err), &err);
+	assert_int_equal(l.n, 3);
+	assert_string_equal(l.items[0].native_session_id, "s-1");
+	assert_null(l.items[0].parent_session_id);
+	assert_string_equal(l.items[1].native_session_id, "s-2");
+	assert_string_equal(l.items[1].parent_session_id, "s-1");
+	assert_string_equal(l.items[2].native_session_id, "s-3");
+	assert_null(l.items[2].parent_session_id);
+	assert_string_equal(l.items[2].runtime, "scripted");
+	assert_string_equal(l.items[2].team_id, "dev");
+	hd_sessions_dispose(&l);
+	fake_dispose(&f);
+}
+
+static void
+test_turn__malformed_state_reads_as_zeros(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	hd_turn_state st;
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
+	assert_int_equal(st.last_seen_seq, 0);
+	assert_null(st.last_summary);
+	hd_turn_state_dispose(&st);
+
+	put_state(fx, "manager", "{oops");
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
+	assert_int_equal(st.last_seen_seq, 0);
+	assert_int_equal(st.turn_index, 0);
+	assert_null(st.native_session_id);
+	hd_turn_state_dispose(&st);
+
+	/* field by field: a wrong type is a zero, the rest is kept */
+	put_state(fx, "manager",
+	    "{\"last_seen_seq\":\"12\",\"turn_index\":3,\"runtime\":7,"
+	    "\"last_summary\":\"earlier\"}");
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
+	assert_int_equal(st.last_seen_seq, 0);
+	assert_int_equal(st.turn_index, 3);
+	assert_null(st.runtime);
+	assert_string_equal(st.last_summary, "earlier");
+	hd_turn_state_dispose(&st);
+
+	put_state(fx, "manager", "[1, 2]");
+	fake_init(&f, fx->st);
+	s = spec_for("Go.", &f);
+	run_ok(fx, &s, 1);
+	assert_int_equal(strncmp(f.prompts[0], "=== TEAM STATE ===", 18), 0);
+	assert_null(strstr(f.prompts[0], "Your last turn"));
+	fake_dispose(&f);
+}
+
+/* Run one turn of manager replying text (or failing with error) and
+ * return what was posted. */
+static char *
+one_reply(hd_fixture *fx, const char *text, const char *error)
+{
+	hd_exchange_spec s;
+	hd_exchange_result res;
+	hd_err err = HD_ERR_INIT;
+	hd_posts l;
+	fake f;
+	char *body;
+
+	fake_init(&f, fx->st);
+	fake_rule_add(&f, "manager", text, NULL, error, 0);
+	s = spec_for(NULL, &f);
+	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
+	assert_int_equal(res.turns_taken, 1);
+	hd_exchange_result_dispose(&res);
+	assert_hd_ok(hd_room_read(&l, fx->st, "dev", 0, 500, NULL, &err), &err);
+	assert_true(l.n > 0);
+	body = strdup(l.items[l.n - 1].body);
+	assert_string_equal(l.items[l.n - 1].author, "manager");
+	hd_posts_dispose(&l);
+	fake_dispose(&f);
+	return body;
+}
+
+static void
+test_turn__what_is_posted(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_turn_state st;
+	hd_err err = HD_ERR_INIT;
+	char *body, *big;
+	size_t i;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	body = one_reply(fx, "", NULL);
+	assert_string_equal(body, "(no response)");
+	free(body);
+	body = one_reply(fx, " \n\t\r\n ", NULL);
+	assert_string_equal(body, "(no response)");
+	free(body);
+	body = one_reply(fx, "\n  Done: shipped.\n\n", NULL);
+	assert_string_equal(body, "Done: shipped.");
+	free(body);
+	body = one_reply(fx, NULL, "model overloaded");
+	assert_string_equal(body, "[error: model overloaded]");
+	free(body);
+	/* invalid UTF-8 never reaches the room */
+	body = one_reply(fx, "ok \xff\xfe then \xc3", NULL);
+	assert_string_equal(
+	    body, "ok \xef\xbf\xbd\xef\xbf\xbd then \xef\xbf\xbd");
+	free(body);
+
+	/* a reply longer than the room allows is cut on a character */
+	big = malloc(150001);
+	for (i = 0; i < 150000; i += 2)
+		memcpy(big + i, "\xc3\xa9", 2); /* é */
+	big[150000] = '\0';
+	body = one_reply(fx, big, NULL);
+	assert_int_equal(strlen(body), 100000);
+	assert_true(hd_utf8_ok(body, strlen(body)));
+	assert_string_equal(
+	    body + strlen(body) - 28, "\n[reply cut to fit the room]");
+	free(body);
+	/* last_summary: the first 400 characters */
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
+	assert_int_equal(strlen(st.last_summary), 800);
+	assert_int_equal(hd_utf8_chars(st.last_summary), 400);
+	hd_turn_state_dispose(&st);
+	free(big);
+}
+
+static void
+test_turn__real_runtimes_error_and_reply(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_agent_spec as = {0};
+	hd_exchange_spec s;
+	hd_exchange_result res;
+	hd_err err = HD_ERR_INIT;
+	json_t *cfg;
+	const char *first[] = {"broken"};
+	char *body;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	cfg = json_pack("{s:[s,s,s]}", "command", "sh", "-c",
+	    "echo 'disk on fire' >&2; exit 3");
+	as.id = "broken";
+	as.team = "dev";
+	as.runtime = "exec";
+	as.runtime_config = cfg;
+	assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
+	json_decref(cfg);
+
+	memset(&s, 0, sizeof(s));
+	s.team = "dev";
+	s.stimulus = "Report.";
+	/* no runner: hd_runtime_run with the agents' real runtimes */
+	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
+	assert_int_equal(res.turns_taken, 1);
+	hd_exchange_result_dispose(&res);
+	body = post_body(fx, 2);
+	assert_string_equal(
+	    body, "(scripted agent manager has no reply for this)");
+	free(body);
+
+	s.first_speakers = first;
+	s.nfirst = 1;
+	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
+	hd_exchange_result_dispose(&res);
+	body = post_body(fx, 4);
+	assert_int_equal(strncmp(body, "[error: ", 8), 0);
+	assert_non_null(strstr(body, "disk on fire"));
+	assert_int_equal(body[strlen(body) - 1], ']');
+	free(body);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+		test_turn__prompts_exact_for_leader_and_member,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_turn__posts_during_a_turn_are_delivered_next_time,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_turn__resume_only_on_the_same_runtime, hd_fixture_setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_turn__malformed_state_reads_as_zeros, hd_fixture_setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_turn__what_is_posted,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_turn__real_runtimes_error_and_reply, hd_fixture_setup,
+		hd_fixture_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
