@@ -114,6 +114,7 @@ route_mcp_post(hd_http_req *r)
 static int
 route_mcp_other(hd_http_req *r)
 {
+	hd_http_set_header(r, "Allow", "POST");
 	hd_http_error(r, 405, "use POST for MCP requests; this server opens no "
 			      "streams and keeps no sessions");
 	return 0;

@@ -139,6 +139,7 @@ expect_eq "$BODY" "" "notification has an empty body"
 req POST /mcp '{"jsonrpc":"2.0","id":1,'
 expect_http 200 '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}' "mcp parse error"
 req GET /mcp
+expect_contains "$(cat "$T_TMP/headers")" "Allow: POST" "405 names the allowed method"
 expect_eq "$CODE" 405 "GET /mcp"
 req DELETE /mcp
 expect_eq "$CODE" 405 "DELETE /mcp"
