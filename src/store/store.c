@@ -284,15 +284,22 @@ hd_store_prepare(hd_store *st, sqlite3_stmt **out, const char *sql,
 	sqlite3_stmt *s;
 	int i, src;
 
-	for (i = 0; i < st->ncache; i++) {
-		if (st->cache[i].sql == sql ||
-		    strcmp(st->cache[i].sql, sql) == 0) {
-			s = st->cache[i].stmt;
-			sqlite3_reset(s);
-			sqlite3_clear_bindings(s);
-			*out = s;
-			return 0;
-		}
+	/* Callers pass string literals, so the pointer finds the entry; the
+	 * text comparison only catches the same SQL from another literal. */
+	for (i = 0; i < st->ncache; i++)
+		if (st->cache[i].sql == sql)
+			goto found;
+	for (i = 0; i < st->ncache; i++)
+		if (strcmp(st->cache[i].sql, sql) == 0)
+			goto found;
+	i = -1;
+found:
+	if (i >= 0) {
+		s = st->cache[i].stmt;
+		sqlite3_reset(s);
+		sqlite3_clear_bindings(s);
+		*out = s;
+		return 0;
 	}
 	src = sqlite3_prepare_v3(st->db, sql, -1,
 	    st->ncache < STMT_CACHE ? SQLITE_PREPARE_PERSISTENT : 0, &s, NULL);
