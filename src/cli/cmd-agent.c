@@ -9,6 +9,23 @@
 
 #include "cli.h"
 
+/* Parse --config (a JSON object, checked by the library) into *out; a
+ * usage error when it is not JSON. *out stays NULL without --config. */
+static int
+agent_config_opt(hd_cli *c, json_t **out)
+{
+	const char *text = hd_cli_opt_str(c, "config");
+	json_error_t jerr;
+
+	*out = NULL;
+	if (text == NULL)
+		return 0;
+	if ((*out = json_loads(text, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
+		return hd_cli_usage(c, "--config is not valid JSON: %s (column %d)",
+		    jerr.text, jerr.column);
+	return 0;
+}
+
 static int
 cmd_agent_add(hd_cli *c)
 {
@@ -16,8 +33,6 @@ cmd_agent_add(hd_cli *c)
 	hd_agent *a = NULL;
 	hd_store *st;
 	json_t *cfg = NULL;
-	json_error_t jerr;
-	const char *cfgtext = hd_cli_opt_str(c, "config");
 	int rc = HD_EXIT_FAIL;
 
 	spec.team = c->argv[0];
@@ -26,14 +41,10 @@ cmd_agent_add(hd_cli *c)
 	spec.role = hd_cli_opt_str(c, "role");
 	spec.runtime = hd_cli_opt_str(c, "runtime");
 	spec.leader = hd_cli_flag(c, "leader");
-	if (cfgtext != NULL) {
-		if ((cfg = json_loads(cfgtext, JSON_REJECT_DUPLICATES,
-			 &jerr)) == NULL)
-			return hd_cli_usage(c, "--config is not valid JSON: %s "
-					       "(column %d)",
-			    jerr.text, jerr.column);
-		spec.runtime_config = cfg;
-	}
+	if ((rc = agent_config_opt(c, &cfg)) != 0)
+		return rc;
+	rc = HD_EXIT_FAIL;
+	spec.runtime_config = cfg;
 	if (hd_cli_store(c, &st) != 0)
 		goto done;
 	if (hd_agent_add(&a, st, &spec, &c->err) < 0) {
@@ -147,8 +158,6 @@ cmd_agent_spawn(hd_cli *c)
 	hd_agent *a = NULL;
 	hd_store *st;
 	json_t *cfg = NULL;
-	json_error_t jerr;
-	const char *cfgtext = hd_cli_opt_str(c, "config");
 	int rc = HD_EXIT_FAIL;
 
 	spec.team = c->argv[0];
@@ -158,14 +167,10 @@ cmd_agent_spawn(hd_cli *c)
 	spec.runtime = hd_cli_opt_str(c, "runtime");
 	spec.task = hd_cli_opt_str(c, "task");
 	spec.caller = hd_cli_opt_str(c, "as");
-	if (cfgtext != NULL) {
-		if ((cfg = json_loads(cfgtext, JSON_REJECT_DUPLICATES,
-			 &jerr)) == NULL)
-			return hd_cli_usage(c, "--config is not valid JSON: %s "
-					       "(column %d)",
-			    jerr.text, jerr.column);
-		spec.runtime_config = cfg;
-	}
+	if ((rc = agent_config_opt(c, &cfg)) != 0)
+		return rc;
+	rc = HD_EXIT_FAIL;
+	spec.runtime_config = cfg;
 	if (hd_cli_store(c, &st) != 0)
 		goto done;
 	if (hd_team_spawn(&a, st, &spec, &c->err) < 0) {
