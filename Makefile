@@ -17,7 +17,7 @@ E2E_DIR    := tests/e2e
 NPM_STAMP  := $(BUILD)/.e2e-npm-ci.stamp
 FUZZ_SECONDS ?= 30
 
-.PHONY: all deps deps-e2e build build-asan run test test-unit bench fuzz clean format
+.PHONY: all deps deps-e2e build build-asan build-tsan run test test-tsan test-unit bench fuzz clean format
 
 all: build
 
@@ -42,6 +42,16 @@ build:
 build-asan:
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHUDDLE_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
+
+# ThreadSanitizer, on demand (not part of make test): every test but the
+# browser one, which would mostly measure Chromium under TSan.
+TSAN_BUILD ?= build-tsan
+build-tsan:
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) -- --no-print-directory
+
+test-tsan: deps-e2e build-tsan
+	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -E dashboard
 
 run: deps build
 	@scripts/run.sh $(BUILD) $(RUN_HOME) $(PORT)
@@ -69,4 +79,4 @@ format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BUILD)-release
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) $(BUILD)-release

@@ -5,6 +5,7 @@
  * one write(2) so lines from threads never interleave.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,10 @@
 #include <huddle/log.h>
 #include <huddle/util.h>
 
-static hd_log_level log_level = (hd_log_level)-1; /* -1: not read yet */
+/* -1: not read from the environment yet. Atomic because the first
+ * reader may be any thread; every thread that races there computes the
+ * same value from HUDDLE_LOG. */
+static _Atomic int log_level = -1;
 
 static hd_log_level
 log_level_from_env(void)
@@ -36,15 +40,19 @@ log_level_from_env(void)
 void
 hd_log_set_level(hd_log_level level)
 {
-	log_level = level;
+	atomic_store_explicit(&log_level, (int)level, memory_order_relaxed);
 }
 
 int
 hd_log_enabled(hd_log_level level)
 {
-	if ((int)log_level < 0)
-		log_level = log_level_from_env();
-	return level >= log_level;
+	int cur = atomic_load_explicit(&log_level, memory_order_relaxed);
+
+	if (cur < 0) {
+		cur = (int)log_level_from_env();
+		atomic_store_explicit(&log_level, cur, memory_order_relaxed);
+	}
+	return (int)level >= cur;
 }
 
 void
