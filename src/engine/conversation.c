@@ -1458,13 +1458,34 @@ struct adopt_txn {
 	char team[64];
 };
 
+/* Run s (one text column, ?1 = conversation id) and append every value
+ * to *v. */
+static int
+collect_agents(hd_store *st, sqlite3_stmt *s, const char *conv, char ***v,
+    size_t *n, hd_err *err)
+{
+	int rc = 0, src;
+
+	sqlite3_bind_text(s, 1, conv, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+		if (strv_push(v, n, (const char *)sqlite3_column_text(s, 0)) <
+		    0) {
+			rc = oom(err);
+			break;
+		}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
 static int
 adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct adopt_txn *t = payload;
 	sqlite3_stmt *s;
 	size_t i;
-	int rc, src, requeued;
+	int rc, requeued;
 
 	t->adopted = 0;
 	hd_conv__strv_free(t->agents, t->nagents);
@@ -1493,17 +1514,8 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE conversation_id = ?1 AND state = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
-		if (strv_push(&t->agents, &t->nagents,
-			(const char *)sqlite3_column_text(s, 0)) < 0) {
-			rc = oom(err);
-			break;
-		}
-	if (rc == 0 && src != SQLITE_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	if (rc < 0)
+	if ((rc = collect_agents(st, s, t->id, &t->agents, &t->nagents,
+		 err)) < 0)
 		return rc;
 	for (i = 0; i < t->nagents; i++)
 		agent_status_soft(st, t->agents[i], "working", "idle");
@@ -1526,17 +1538,8 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE conversation_id = ?1 AND state = 'queued'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
-		if (strv_push(&t->agents, &t->nagents,
-			(const char *)sqlite3_column_text(s, 0)) < 0) {
-			rc = oom(err);
-			break;
-		}
-	if (rc == 0 && src != SQLITE_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	if (rc < 0)
+	if ((rc = collect_agents(st, s, t->id, &t->agents, &t->nagents,
+		 err)) < 0)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT pending, team_id FROM conversations WHERE id = ?1",

@@ -36,6 +36,22 @@ task_result(json_t **result, hd_task *t, int rc)
 	return 0;
 }
 
+/* The moves that need only the task and the acting agent. */
+typedef int (*task_move_fn)(hd_task **out, hd_store *st, int64_t id,
+    const char *actor, hd_err *err);
+
+static int
+task_move(json_t **result, hd_mcp_call *c, task_move_fn fn, hd_err *err)
+{
+	hd_task *t = NULL;
+	int64_t id;
+	int rc;
+
+	if ((rc = task_in_team(c, &id, err)) < 0)
+		return rc;
+	return task_result(result, t, fn(&t, c->s->st, id, c->agent, err));
+}
+
 static int
 tool_task_create(json_t **result, hd_mcp_call *c, hd_err *err)
 {
@@ -127,14 +143,7 @@ tool_task_get(json_t **result, hd_mcp_call *c, hd_err *err)
 static int
 tool_task_claim(json_t **result, hd_mcp_call *c, hd_err *err)
 {
-	hd_task *t = NULL;
-	int64_t id;
-	int rc;
-
-	if ((rc = task_in_team(c, &id, err)) < 0)
-		return rc;
-	return task_result(result, t,
-	    hd_board_claim(&t, c->s->st, id, c->agent, err));
+	return task_move(result, c, hd_board_claim, err);
 }
 
 static int
@@ -149,14 +158,7 @@ tool_task_auto_claim(json_t **result, hd_mcp_call *c, hd_err *err)
 static int
 tool_task_start(json_t **result, hd_mcp_call *c, hd_err *err)
 {
-	hd_task *t = NULL;
-	int64_t id;
-	int rc;
-
-	if ((rc = task_in_team(c, &id, err)) < 0)
-		return rc;
-	return task_result(result, t,
-	    hd_board_start(&t, c->s->st, id, c->agent, err));
+	return task_move(result, c, hd_board_start, err);
 }
 
 static int
@@ -188,14 +190,7 @@ tool_task_fail(json_t **result, hd_mcp_call *c, hd_err *err)
 static int
 tool_task_release(json_t **result, hd_mcp_call *c, hd_err *err)
 {
-	hd_task *t = NULL;
-	int64_t id;
-	int rc;
-
-	if ((rc = task_in_team(c, &id, err)) < 0)
-		return rc;
-	return task_result(result, t,
-	    hd_board_release(&t, c->s->st, id, c->agent, err));
+	return task_move(result, c, hd_board_release, err);
 }
 
 static int
