@@ -18,6 +18,7 @@
  *      home at once apply each migration exactly once.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,14 +170,28 @@ store_migrate(hd_store *st, hd_err *err)
 	return 0;
 }
 
+/* SQLite's memory statistics take a process-wide mutex on every malloc and
+ * free; huddle never reads them, and the HTTP server's threads would queue
+ * on that mutex. The setting must precede sqlite3_initialize, hence once,
+ * before the first open; it fails harmlessly if the embedding program has
+ * already initialised SQLite. */
+static void
+store_configure_sqlite(void)
+{
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int
 hd_store_open(hd_store **out, const char *home, hd_err *err)
 {
+	static pthread_once_t configured = PTHREAD_ONCE_INIT;
+
 	hd_store *st;
 	size_t n;
 	int src, rc;
 
 	*out = NULL;
+	pthread_once(&configured, store_configure_sqlite);
 	if ((rc = hd_mkdir_p(home, 0700, err)) < 0)
 		return rc;
 	if ((st = calloc(1, sizeof(*st))) == NULL)
@@ -340,6 +355,22 @@ store_reset_all(hd_store *st)
 			sqlite3_reset(st->cache[i].stmt);
 }
 
+/* BEGIN, COMMIT and ROLLBACK go through the statement cache: sqlite3_exec
+ * would parse them again on every transaction, which is a measurable share
+ * of a one-row write. */
+static int
+store_step_ctl(hd_store *st, const char *sql)
+{
+	sqlite3_stmt *s;
+	int src;
+
+	if (hd_store_prepare(st, &s, sql, NULL) < 0)
+		return sqlite3_errcode(st->db);
+	src = sqlite3_step(s);
+	sqlite3_reset(s);
+	return src == SQLITE_DONE || src == SQLITE_ROW ? SQLITE_OK : src;
+}
+
 static int
 store_txn(hd_store *st, const char *begin, hd_store_txn_fn fn, void *payload,
     hd_err *err)
@@ -352,7 +383,7 @@ store_txn(hd_store *st, const char *begin, hd_store_txn_fn fn, void *payload,
 		return fn(st, payload, err);
 	st->deadline_us = start + budget;
 	for (;;) {
-		src = sqlite3_exec(st->db, begin, NULL, NULL, NULL);
+		src = store_step_ctl(st, begin);
 		if (src != SQLITE_OK) {
 			rc = hd_store_sqlerr(st, src, err);
 			if (rc == HD_EBUSY && hd_mono_us() < st->deadline_us)
@@ -365,12 +396,13 @@ store_txn(hd_store *st, const char *begin, hd_store_txn_fn fn, void *payload,
 		st->txn_depth--;
 		store_reset_all(st);
 		if (rc >= 0) {
-			src = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+			src = store_step_ctl(st, "COMMIT");
 			if (src == SQLITE_OK)
 				break;
 			rc = hd_store_sqlerr(st, src, err);
 		}
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		if (sqlite3_get_autocommit(st->db) == 0)
+			store_step_ctl(st, "ROLLBACK");
 		if (rc != HD_EBUSY || hd_mono_us() >= st->deadline_us)
 			break;
 		hd_sleep_us(50 + hd_jitter(500));

@@ -177,17 +177,23 @@ hd_random_bytes(void *buf, size_t n, hd_err *err)
 int
 hd_uuid(char out[37], hd_err *err)
 {
+	static const char hex[] = "0123456789abcdef";
 	unsigned char r[16];
+	size_t i, o;
 	int rc;
 
 	if ((rc = hd_random_bytes(r, sizeof(r), err)) < 0)
 		return rc;
 	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
 	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
-	snprintf(out, 37,
-	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-	    r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
-	    r[11], r[12], r[13], r[14], r[15]);
+	/* by hand, not snprintf: ids are minted on every post and event */
+	for (i = 0, o = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[r[i] >> 4];
+		out[o++] = hex[r[i] & 0x0f];
+	}
+	out[o] = '\0';
 	return 0;
 }
 
