@@ -46,6 +46,12 @@ typedef struct hd_event_filter {
 void hd_events_append(hd_store *st, const char *kind, const char *team,
     int64_t task_id, const char *agent, json_t *data);
 
+/* The same with data already serialized: data_json must be one JSON object
+ * (the caller vouches for it; a hot path that only writes integers and
+ * validated slugs can skip building and dumping a json_t). */
+void hd_events_append_raw(hd_store *st, const char *kind, const char *team,
+    int64_t task_id, const char *agent, const char *data_json);
+
 /*
  * List events. Without after_seq: the newest `limit` events, oldest first
  * (like tail). With after_seq: the first `limit` events after it. *out is

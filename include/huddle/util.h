@@ -57,6 +57,10 @@ int hd_random_bytes(void *buf, size_t n, hd_err *err);
 /* A random RFC 4122 version 4 UUID, 36 chars + NUL, into out[37]. */
 int hd_uuid(char out[37], hd_err *err);
 
+/* Format 16 random bytes as a version-4 UUID (sets the version and variant
+ * bits in r). */
+void hd_uuid_format(char out[37], unsigned char r[16]);
+
 /* A random lowercase hex string of 2*nbytes chars into out. */
 int hd_random_hex(char *out, size_t nbytes, hd_err *err);
 

@@ -20,26 +20,22 @@
 #include <huddle/log.h>
 
 void
-hd_events_append(hd_store *st, const char *kind, const char *team,
-    int64_t task_id, const char *agent, json_t *data)
+hd_events_append_raw(hd_store *st, const char *kind, const char *team,
+    int64_t task_id, const char *agent, const char *data_json)
 {
 	sqlite3_stmt *s;
 	hd_err err = HD_ERR_INIT;
-	char id[37], *text = NULL;
+	char id[37];
 	int src;
 
-	if (hd_uuid(id, &err) < 0 ||
+	if (hd_store_uuid(st, id, &err) < 0 ||
 	    hd_store_prepare(st, &s,
 		"INSERT INTO events(id, ts, kind, team_id, task_id, agent_id, data)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?)",
 		&err) < 0) {
 		hd_log_warn("event %s dropped: %s", kind, err.msg);
-		json_decref(data);
 		return;
 	}
-	if (data == NULL)
-		data = json_object();
-	text = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, hd_now_ms());
 	sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
@@ -47,13 +43,25 @@ hd_events_append(hd_store *st, const char *kind, const char *team,
 	if (task_id > 0)
 		sqlite3_bind_int64(s, 5, task_id);
 	hd_store_bind_text(s, 6, agent);
-	sqlite3_bind_text(s, 7, text != NULL ? text : "{}", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, data_json != NULL ? data_json : "{}", -1,
+	    SQLITE_STATIC);
 	src = sqlite3_step(s);
 	if (src != SQLITE_DONE) {
 		hd_store_sqlerr(st, src, &err);
 		hd_log_warn("event %s dropped: %s", kind, err.msg);
 	}
 	hd_store_reset(s);
+}
+
+void
+hd_events_append(hd_store *st, const char *kind, const char *team,
+    int64_t task_id, const char *agent, json_t *data)
+{
+	char *text = NULL;
+
+	if (data != NULL)
+		text = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	hd_events_append_raw(st, kind, team, task_id, agent, text);
 	free(text);
 	json_decref(data);
 }

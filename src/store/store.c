@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <huddle/util.h>
 #include <huddle/version.h>
@@ -45,6 +46,12 @@ struct hd_store {
 		sqlite3_stmt *stmt;
 	} cache[STMT_CACHE];
 	int ncache;
+	/* hd_store_uuid's pool: random bytes drawn from OpenSSL a block at a
+	 * time, and the process that drew them (a forked child must never
+	 * mint the ids its parent will mint). */
+	unsigned char rnd[512];
+	size_t rnd_used;
+	pid_t rnd_pid;
 };
 
 static int
@@ -70,6 +77,26 @@ store_busy(void *arg, int count)
 		backoff = deadline - now;
 	hd_sleep_us(backoff);
 	return 1;
+}
+
+int
+hd_store_uuid(hd_store *st, char out[37], hd_err *err)
+{
+	pid_t pid = getpid();
+	int rc;
+
+	/* One RAND_bytes call costs as much as formatting thirty ids; a post
+	 * mints two (the post and its event), so draw them in blocks. */
+	if (st->rnd_pid != pid || st->rnd_used + 16 > sizeof(st->rnd)) {
+		if ((rc = hd_random_bytes(st->rnd, sizeof(st->rnd), err)) < 0)
+			return rc;
+		st->rnd_used = 0;
+		st->rnd_pid = pid;
+	}
+	hd_uuid_format(out, st->rnd + st->rnd_used);
+	memset(st->rnd + st->rnd_used, 0, 16); /* never handed out twice */
+	st->rnd_used += 16;
+	return 0;
 }
 
 int

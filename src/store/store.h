@@ -29,6 +29,12 @@ void hd_store_reset(sqlite3_stmt *stmt);
  */
 int hd_store_sqlerr(hd_store *st, int src, hd_err *err);
 
+/* A random version-4 UUID for a row id, like hd_uuid() but drawn from a
+ * per-connection pool of OpenSSL random bytes (refilled in blocks, and
+ * after a fork). Ids need to be unique, not secret; secrets still come
+ * from hd_random_bytes. */
+int hd_store_uuid(hd_store *st, char out[37], hd_err *err);
+
 /* A transaction body; may run more than once (on busy retry), so it must
  * only touch the database and its own payload. */
 typedef int (*hd_store_txn_fn)(hd_store *st, void *payload, hd_err *err);

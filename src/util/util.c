@@ -174,16 +174,12 @@ hd_random_bytes(void *buf, size_t n, hd_err *err)
 	return 0;
 }
 
-int
-hd_uuid(char out[37], hd_err *err)
+void
+hd_uuid_format(char out[37], unsigned char r[16])
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned char r[16];
 	size_t i, o;
-	int rc;
 
-	if ((rc = hd_random_bytes(r, sizeof(r), err)) < 0)
-		return rc;
 	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
 	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
 	/* by hand, not snprintf: ids are minted on every post and event */
@@ -194,6 +190,17 @@ hd_uuid(char out[37], hd_err *err)
 		out[o++] = hex[r[i] & 0x0f];
 	}
 	out[o] = '\0';
+}
+
+int
+hd_uuid(char out[37], hd_err *err)
+{
+	unsigned char r[16];
+	int rc;
+
+	if ((rc = hd_random_bytes(r, sizeof(r), err)) < 0)
+		return rc;
+	hd_uuid_format(out, r);
 	return 0;
 }
 
