@@ -1,6 +1,6 @@
 /*
  * board_int.h -- what the board's files share: the change record a
- * committed write hands to the reflection, and the pure text builders.
+ * board write hands to the reflection, and the pure text builders.
  */
 #ifndef HD_BOARD_INT_H
 #define HD_BOARD_INT_H
@@ -10,7 +10,7 @@
 
 #include "../store/store.h"
 
-/* What a committed board write did, for the room and the leader. */
+/* What a board write did, for the room and the leader. */
 typedef enum {
 	HD_BOARD__CREATED,
 	HD_BOARD__CLAIMED,
@@ -49,14 +49,15 @@ int hd_board__announce(hd_buf *b, const hd_board__change *c);
 /* How many characters of a result or reason the announcement carries. */
 #define HD_BOARD__ANNOUNCE_CHARS 200
 
-/* 1 (the default): committed changes are reflected. Benchmarks set 0 to
+/* 1 (the default): changes are reflected. Benchmarks set 0 to
  * measure the board alone; nothing else may touch it. */
 extern int hd_board__reflect_on;
 
 /*
- * Reflect a committed change into the room and the leader's mailbox.
- * Runs after the board transaction committed; never fails: a failed post
- * or message is logged with hd_log_warn.
+ * Reflect a change into the room and the leader's mailbox. Runs inside the
+ * board write's transaction, after the change; never fails: a post or
+ * message that fails is rolled back to its savepoint and logged with
+ * hd_log_warn.
  */
 void hd_board__reflect(hd_store *st, const hd_board__change *c);
 

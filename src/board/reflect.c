@@ -1,12 +1,18 @@
 /*
- * reflect.c -- after a board write commits, tell the team (SPEC 4): a
- * system line in the room and, for a member's completion or failure, a
- * task_update message to the leader. The only file of the board that
- * calls the room and mailbox modules.
- *  (1) Runs after the board transaction committed, never inside it: the
- *      board is canonical, the room is narration.
- *  (2) Never fails the write it reflects: a failed post or message is
- *      logged (hd_log_warn) and dropped.
+ * reflect.c -- tell the team what a board write did (SPEC 4): a system line
+ * in the room and, for a member's completion or failure, a task_update
+ * message to the leader. The only file of the board that calls the room
+ * and mailbox modules.
+ *  (1) Runs inside the board write's transaction, after the change itself
+ *      (board.c (5)): the line commits exactly when the change does, and
+ *      never for a change that was refused or rolled back. SPEC 4 says
+ *      "after the canonical write commits"; what it guards (no narration
+ *      of what did not happen, a failed reflection never fails the write)
+ *      holds, and the window in which a crash kept the change but lost its
+ *      line is gone.
+ *  (2) Never fails the write it reflects: each piece runs in its own
+ *      savepoint; a piece that fails is rolled back alone, logged
+ *      (hd_log_warn) and dropped.
  */
 #include <huddle/mailbox.h>
 #include <huddle/room.h>
@@ -16,38 +22,76 @@
 #define HD_LOG_COMPONENT "board"
 #include <huddle/log.h>
 
-void
-hd_board__reflect(hd_store *st, const hd_board__change *c)
+/* Open a savepoint for one piece; 0 or an error code. */
+static int
+reflect_begin(hd_store *st, hd_err *err)
+{
+	return hd_store_step1(st, "SAVEPOINT reflect", err);
+}
+
+/* Close the piece's savepoint: kept when rc >= 0, rolled back otherwise. */
+static void
+reflect_end(hd_store *st, int rc)
+{
+	if (rc < 0)
+		hd_store_step1(st, "ROLLBACK TO reflect", NULL);
+	hd_store_step1(st, "RELEASE reflect", NULL);
+}
+
+static int
+reflect_line(hd_store *st, const hd_board__change *c, hd_err *err)
 {
 	hd_buf line = HD_BUF_INIT(HD_ROOM_BODY_MAX);
-	hd_buf note = HD_BUF_INIT(HD_MESSAGE_MAX);
-	hd_message_spec m = {0};
-	hd_err err = HD_ERR_INIT;
 	int rc;
 
 	hd_board__room_line(&line, c);
-	rc = hd_buf_failed(&line)
-		 ? hd_buf_error(&line, "room line", &err)
-		 : hd_room_post(NULL, st, c->task->team_id, "system", NULL,
-		       hd_buf_cstr(&line), &err);
-	if (rc < 0)
-		hd_log_warn("task %lld: room line not posted: %s",
-		    (long long)c->task->id, err.msg);
-	if (hd_board__announce(&note, c)) {
-		m.team = c->task->team_id;
-		m.from = c->actor;
-		m.to = c->leader;
-		m.type = "task_update";
-		m.content = hd_buf_cstr(&note);
-		m.approve = -1;
-		hd_err_clear(&err);
-		rc = hd_buf_failed(&note)
-			 ? hd_buf_error(&note, "task update", &err)
-			 : hd_mailbox_send(NULL, st, &m, &err);
-		if (rc < 0)
-			hd_log_warn("task %lld: leader %s not told: %s",
-			    (long long)c->task->id, c->leader, err.msg);
+	if (hd_buf_failed(&line))
+		rc = hd_buf_error(&line, "room line", err);
+	else if ((rc = reflect_begin(st, err)) == 0) {
+		rc = hd_room_post(NULL, st, c->task->team_id, "system", NULL,
+		    hd_buf_cstr(&line), err);
+		reflect_end(st, rc);
 	}
 	hd_buf_dispose(&line);
+	return rc;
+}
+
+static int
+reflect_note(hd_store *st, const hd_board__change *c, hd_err *err)
+{
+	hd_buf note = HD_BUF_INIT(HD_MESSAGE_MAX);
+	hd_message_spec m = {0};
+	int rc = 0;
+
+	if (!hd_board__announce(&note, c))
+		goto done;
+	m.team = c->task->team_id;
+	m.from = c->actor;
+	m.to = c->leader;
+	m.type = "task_update";
+	m.content = hd_buf_cstr(&note);
+	m.approve = -1;
+	if (hd_buf_failed(&note))
+		rc = hd_buf_error(&note, "task update", err);
+	else if ((rc = reflect_begin(st, err)) == 0) {
+		rc = hd_mailbox_send(NULL, st, &m, err);
+		reflect_end(st, rc);
+	}
+done:
 	hd_buf_dispose(&note);
+	return rc;
+}
+
+void
+hd_board__reflect(hd_store *st, const hd_board__change *c)
+{
+	hd_err err = HD_ERR_INIT;
+
+	if (reflect_line(st, c, &err) < 0)
+		hd_log_warn("task %lld: room line not posted: %s",
+		    (long long)c->task->id, err.msg);
+	hd_err_clear(&err);
+	if (reflect_note(st, c, &err) < 0)
+		hd_log_warn("task %lld: leader %s not told: %s",
+		    (long long)c->task->id, c->leader, err.msg);
 }
