@@ -76,7 +76,8 @@ static void
 rm_home(const char *home)
 {
 	static const char *const files[] = {
-	    "huddle.db", "huddle.db-wal", "huddle.db-shm", NULL};
+	    "huddle.db", "huddle.db-wal", "huddle.db-shm", "huddle.db-writers",
+	    NULL};
 	char path[300];
 	int i;
 

@@ -16,6 +16,9 @@
  *  (4) Migrations run at open, each in its own BEGIN IMMEDIATE, and re-read
  *      user_version inside the transaction so two processes opening a fresh
  *      home at once apply each migration exactly once.
+ *  (5) Writers also queue on a process-shared mutex (queue.c) around
+ *      BEGIN IMMEDIATE ... COMMIT, so a waiting writer is handed the lock
+ *      when it is released instead of sleeping through the gap.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -41,6 +44,7 @@ struct hd_store {
 	int64_t wait_start_us;
 	int txn_depth;
 	hd_store_watch *watch; /* watch.c; NULL until the first wait */
+	hd_store_queue *queue; /* queue.c; NULL: writers do without */
 	struct {
 		const char *sql;
 		sqlite3_stmt *stmt;
@@ -247,6 +251,7 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 		 "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
 		 err)) < 0)
 		goto fail;
+	st->queue = hd_store__queue_open(home);
 	if ((rc = store_migrate(st, err)) < 0)
 		goto fail;
 	*out = st;
@@ -264,6 +269,7 @@ hd_store_close(hd_store *st)
 	if (st == NULL)
 		return;
 	hd_store__watch_free(st->watch);
+	hd_store__queue_close(st->queue);
 	for (i = 0; i < st->ncache; i++)
 		sqlite3_finalize(st->cache[i].stmt);
 	if (st->db != NULL)
@@ -399,9 +405,10 @@ store_step_ctl(hd_store *st, const char *sql)
 }
 
 static int
-store_txn(hd_store *st, const char *begin, hd_store_txn_fn fn, void *payload,
+store_txn(hd_store *st, int write, hd_store_txn_fn fn, void *payload,
     hd_err *err)
 {
+	const char *begin = write ? "BEGIN IMMEDIATE" : "BEGIN";
 	int64_t start = hd_mono_us();
 	int64_t budget = (int64_t)st->busy_budget_ms * 1000;
 	int rc, src;
@@ -409,6 +416,8 @@ store_txn(hd_store *st, const char *begin, hd_store_txn_fn fn, void *payload,
 	if (st->txn_depth > 0)
 		return fn(st, payload, err);
 	st->deadline_us = start + budget;
+	if (write)
+		hd_store__queue_enter(st->queue, st->deadline_us);
 	for (;;) {
 		src = store_step_ctl(st, begin);
 		if (src != SQLITE_OK) {
@@ -434,6 +443,8 @@ store_txn(hd_store *st, const char *begin, hd_store_txn_fn fn, void *payload,
 			break;
 		hd_sleep_us(50 + hd_jitter(500));
 	}
+	if (write)
+		hd_store__queue_leave(st->queue);
 	st->deadline_us = 0;
 	return rc;
 }
@@ -441,13 +452,13 @@ store_txn(hd_store *st, const char *begin, hd_store_txn_fn fn, void *payload,
 int
 hd_store_write(hd_store *st, hd_store_txn_fn fn, void *payload, hd_err *err)
 {
-	return store_txn(st, "BEGIN IMMEDIATE", fn, payload, err);
+	return store_txn(st, 1, fn, payload, err);
 }
 
 int
 hd_store_read(hd_store *st, hd_store_txn_fn fn, void *payload, hd_err *err)
 {
-	return store_txn(st, "BEGIN", fn, payload, err);
+	return store_txn(st, 0, fn, payload, err);
 }
 
 int

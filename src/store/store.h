@@ -77,6 +77,18 @@ typedef struct hd_store_watch hd_store_watch;
 hd_store_watch **hd_store__watch_slot(hd_store *st);
 void hd_store__watch_free(hd_store_watch *w);
 
+/* The writers' queue (queue.c): a process-shared mutex that hd_store_write
+ * holds around each write transaction so waiting writers are handed the
+ * lock at once. NULL (no queue) is a valid handle for every call. */
+typedef struct hd_store_queue hd_store_queue;
+hd_store_queue *hd_store__queue_open(const char *home);
+void hd_store__queue_close(hd_store_queue *q);
+/* 0 once the mutex is held; -1 when it was not taken by deadline_us (a
+ * CLOCK_MONOTONIC time in microseconds, as hd_mono_us) or there is no
+ * queue: the writer then goes on without it. */
+int hd_store__queue_enter(hd_store_queue *q, int64_t deadline_us);
+void hd_store__queue_leave(hd_store_queue *q);
+
 /* The migrations, oldest first: migration i takes user_version i to i+1. */
 extern const char *const hd_store_migrations[];
 extern const int hd_store_nmigrations;

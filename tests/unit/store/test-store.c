@@ -1,6 +1,6 @@
 /*
  * test-store.c -- the store: migrations, refusing a newer schema, the busy
- * budget against a writer in another process, kv.
+ * budget against a writer in another process, kv, the writers' queue.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "store/store.h"
 #include "testutil.h"
 
 static void
@@ -196,6 +197,69 @@ test_store__kv_round_trips_and_overwrites(void **state)
 	free(v);
 }
 
+/* Two queue handles on one home exclude each other, and leaving hands the
+ * queue to the next writer. */
+static void
+test_store__queue_admits_one_writer_at_a_time(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_store_queue *a = hd_store__queue_open(fx->home);
+	hd_store_queue *b = hd_store__queue_open(fx->home);
+	char path[512];
+	struct stat sb;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	snprintf(path, sizeof(path), "%s/huddle.db-writers", fx->home);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	assert_int_equal(hd_store__queue_enter(a, hd_mono_us() + 5000000), 0);
+	/* b gives up at its deadline while a holds the queue */
+	assert_int_equal(hd_store__queue_enter(b, hd_mono_us() + 50000), -1);
+	hd_store__queue_leave(a);
+	assert_int_equal(hd_store__queue_enter(b, hd_mono_us() + 5000000), 0);
+	hd_store__queue_leave(b);
+	hd_store__queue_close(a);
+	hd_store__queue_close(b);
+}
+
+/* A writer killed while it holds the queue does not block the next one:
+ * the robust mutex passes on at once (a lost queue would make the next
+ * writer wait out its whole deadline and report -1). */
+static void
+test_store__queue_survives_a_holder_killed_mid_write(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_store_queue *q;
+	int ready[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe(ready), 0);
+	if ((pid = fork()) == 0) {
+		hd_store_queue *mine = hd_store__queue_open(fx->home);
+
+		close(ready[0]);
+		if (mine == NULL ||
+		    hd_store__queue_enter(mine, hd_mono_us() + 5000000) != 0 ||
+		    write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause(); /* hold the queue until killed */
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	q = hd_store__queue_open(fx->home);
+	assert_non_null(q);
+	assert_int_equal(hd_store__queue_enter(q, hd_mono_us() + 20000), -1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(hd_store__queue_enter(q, hd_mono_us() + 60000000), 0);
+	hd_store__queue_leave(q);
+	hd_store__queue_close(q);
+}
+
 int
 main(void)
 {
@@ -221,6 +285,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_store__kv_round_trips_and_overwrites, hd_fixture_setup,
 		    hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__queue_admits_one_writer_at_a_time,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__queue_survives_a_holder_killed_mid_write,
+		    hd_fixture_setup, hd_fixture_teardown),
 	};
 	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
 }
