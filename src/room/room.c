@@ -136,6 +136,37 @@ room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
 	return rc;
 }
 
+/* (2) The author may post: for a peer post, a member of the team; else
+ * the team exists. One indexed probe in the common case (a member implies
+ * the team, by the foreign key); the full checks run only to name what is
+ * wrong. Not folded into the INSERT as INSERT ... SELECT ... WHERE: a
+ * statement that may insert several rows makes SQLite keep a statement
+ * journal, a copy of every page it touches. */
+static int
+room_author_ok(hd_store *st, const room_post_txn *tx, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int peer = strcmp(tx->kind, "peer") == 0, rc, src, ok;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 peer ? "SELECT 1 FROM agents WHERE id = ?2 AND team_id = ?1"
+		      : "SELECT 1 FROM teams WHERE id = ?1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, tx->team, -1, SQLITE_STATIC);
+	if (peer)
+		sqlite3_bind_text(s, 2, tx->author, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	ok = src == SQLITE_ROW;
+	hd_store_reset(s);
+	if (src != SQLITE_ROW && src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	if (ok)
+		return 0;
+	return peer ? hd_team_member_check(st, tx->team, tx->author, err)
+		    : room_team_exists(st, tx->team, err);
+}
+
 static int
 room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
@@ -144,7 +175,9 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 	char data[HD_ROOM_ID_MAX + 192];
 	int rc, src;
 
-	if ((rc = hd_store_uuid(st, tx->id, err)) < 0)
+	/* (2) */
+	if ((rc = room_author_ok(st, tx, err)) < 0 ||
+	    (rc = hd_store_uuid(st, tx->id, err)) < 0)
 		return rc;
 	/* (1): under the write lock. Two statements, not one INSERT with a
 	 * MAX(seq) subquery: inserting into the table it selects from makes
@@ -153,15 +186,9 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = room_head_q(&tx->seq, st, tx->room, err)) < 0)
 		return rc;
 	tx->seq++;
-	/* (2): the membership (or, for system and user posts, the team) is
-	 * the insert's own condition, so the common case runs one statement;
-	 * when nothing was inserted the full checks below name the reason */
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO team_chat(" POST_COLS ")"
-		 " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE CASE ?6"
-		 " WHEN 'peer' THEN EXISTS(SELECT 1 FROM agents"
-		 "  WHERE id = ?4 AND team_id = ?3)"
-		 " ELSE EXISTS(SELECT 1 FROM teams WHERE id = ?3) END",
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, tx->id, -1, SQLITE_STATIC);
@@ -176,15 +203,6 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_store_reset(s);
 	if (src != SQLITE_DONE)
 		return hd_store_sqlerr(st, src, err);
-	if (sqlite3_changes(hd_store_db(st)) == 0) {
-		if (strcmp(tx->kind, "peer") == 0)
-			rc = hd_team_member_check(st, tx->team, tx->author, err);
-		else
-			rc = room_team_exists(st, tx->team, err);
-		return rc < 0 ? rc
-			      : hd_err_set(err, HD_ERR, "post to %s not stored",
-				    tx->team);
-	}
 	/* (3) Every field is an integer or a checked name (room and author
 	 * passed the slug rule or membership, kind the three-way check), so
 	 * the event's JSON is printed directly rather than built and dumped
