@@ -8,8 +8,9 @@
  * Three measurements, each the median of ROUNDS rounds on a fresh home:
  *   claim            hd_board_auto_claim, the real path: BEGIN IMMEDIATE,
  *                    membership check, the one-statement pick-and-claim,
- *                    dependencies read back, a task_claimed event, COMMIT;
- *                    then the room line (a second write transaction).
+ *                    dependencies read back, a task_claimed event, the
+ *                    room line (a post with its own event, in a
+ *                    savepoint), COMMIT.
  *   claim-core       the same with the reflection switched off, to show
  *                    what the room line costs.
  *   baseline         raw SQLite on the same schema, pragmas and busy
