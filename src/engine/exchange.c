@@ -44,6 +44,18 @@
 
 #define EVENTS_PAGE 1000
 
+/* The loop's bookkeeping as of the last commit: a step transaction
+ * changes exch's copy in place, and starts from this one whenever it
+ * starts (over), since the store may run it more than once (6). */
+typedef struct book {
+	unsigned char *pending;
+	unsigned char *spoke;
+	int *turns;
+	int64_t *marks;
+	int last;
+	int64_t expires_at; /* the lease as this process last renewed it */
+} book;
+
 typedef struct exch {
 	hd_store *st;
 	const hd_exchange_spec *spec;
@@ -57,6 +69,9 @@ typedef struct exch {
 	int *turns;
 	int64_t *marks; /* event seq at the end of each one's last turn */
 	int last;
+	book kept;
+	hd_turn_state *states; /* each participant's turn state (turn.c (1)) */
+	const char **owing;    /* scratch: the pending ids of a selection */
 	int max_turns;
 	int64_t lease_ms;
 	int64_t stim_seq;
@@ -69,6 +84,7 @@ typedef struct exch {
 	pthread_cond_t cv;
 	int stop; /* guarded by mu */
 	atomic_int lost;
+	atomic_int released; /* the last step released the lock (7) */
 } exch;
 
 const char *
@@ -176,6 +192,8 @@ renew_main(void *arg)
 		if (rc == 0)
 			rc = hd_room_lock_renew(st, &lk, x->lease_ms, &err);
 		pthread_mutex_lock(&x->mu);
+		if (rc == HD_ECONFLICT && atomic_load(&x->released))
+			break; /* the last step released it (7) */
 		if (rc == HD_ECONFLICT) {
 			hd_log_warn("%s: %s", lk.room_id, err.msg);
 			atomic_store(&x->lost, 1);
@@ -237,8 +255,17 @@ precheck(exch *x, hd_err *err)
 	x->spoke = calloc(x->n, 1);
 	x->turns = calloc(x->n, sizeof(*x->turns));
 	x->marks = calloc(x->n, sizeof(*x->marks));
+	x->states = calloc(x->n, sizeof(*x->states));
+	x->owing = calloc(x->n, sizeof(*x->owing));
+	x->kept.pending = calloc(x->n, 1);
+	x->kept.spoke = calloc(x->n, 1);
+	x->kept.turns = calloc(x->n, sizeof(*x->kept.turns));
+	x->kept.marks = calloc(x->n, sizeof(*x->kept.marks));
 	if (x->ids == NULL || x->pending == NULL || x->spoke == NULL ||
-	    x->turns == NULL || x->marks == NULL)
+	    x->turns == NULL || x->marks == NULL || x->states == NULL ||
+	    x->owing == NULL || x->kept.pending == NULL ||
+	    x->kept.spoke == NULL || x->kept.turns == NULL ||
+	    x->kept.marks == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	for (i = 0; i < x->n; i++)
 		x->ids[i] = x->agents.items[i].id;
@@ -406,25 +433,29 @@ leader_obligation(exch *x, int speaker, hd_err *err)
 	return 0;
 }
 
-/* All of a turn's obligations, from one snapshot of the board. */
-typedef struct oblige_txn {
-	exch *x;
-	int speaker;
-} oblige_txn;
+/* ---- one step of the loop (6) ---- */
 
-static int
-oblige_txn_fn(hd_store *st, void *payload, hd_err *err)
+static void
+book_restore(exch *x)
 {
-	oblige_txn *tx = payload;
-	int rc;
-
-	(void)st;
-	if ((rc = member_obligations(tx->x, tx->speaker, err)) < 0)
-		return rc;
-	return leader_obligation(tx->x, tx->speaker, err);
+	memcpy(x->pending, x->kept.pending, x->n);
+	memcpy(x->spoke, x->kept.spoke, x->n);
+	memcpy(x->turns, x->kept.turns, x->n * sizeof(*x->turns));
+	memcpy(x->marks, x->kept.marks, x->n * sizeof(*x->marks));
+	x->last = x->kept.last;
+	x->lock.expires_at = x->kept.expires_at;
 }
 
-/* ---- one step of the loop ---- */
+static void
+book_keep(exch *x)
+{
+	memcpy(x->kept.pending, x->pending, x->n);
+	memcpy(x->kept.spoke, x->spoke, x->n);
+	memcpy(x->kept.turns, x->turns, x->n * sizeof(*x->turns));
+	memcpy(x->kept.marks, x->marks, x->n * sizeof(*x->marks));
+	x->kept.last = x->last;
+	x->kept.expires_at = x->lock.expires_at;
+}
 
 static void
 step_init(hd_exchange_step *s, const exch *x, int speaker,
@@ -458,131 +489,47 @@ add_speaker(hd_exchange_result *out, const char *id, hd_err *err)
 	return 0;
 }
 
-/* Run turns until one of the four ends; *end says which. */
-static int
-loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
-{
-	const hd_exchange_spec *spec = x->spec;
-	hd_exchange__turn t;
-	hd_exchange_step step;
+/* One write transaction between two runtimes: the first part (the
+ * setup, or the save of the turn that just ran, and its obligations),
+ * then either the end or the next turn's begin. */
+typedef struct step_txn {
+	exch *x;
+	int setup;               /* take the lock, load states, post stimulus */
+	hd_exchange__turn *done; /* the turn to save, or NULL */
+	int done_idx;
+	int taken;      /* turns committed before this step */
+	int no_begin;   /* commit the first part alone (begin failed) */
+	hd_exchange__turn *next; /* where the next turn is begun */
+	/* out */
 	hd_speaker_pick pick;
-	oblige_txn otx;
-	json_t *pending;
-	size_t i;
-	int rc, any;
+	int began;
+	int ended;
+	hd_exchange_end end;
+	int lost;     /* begin found the lease taken over */
+	int released; /* the end released the lock */
+	int begin_rc; /* begin failed with this (the transaction too) */
+} step_txn;
 
-	for (;;) {
-		if (aborted(x)) {
-			*end = HD_EXCHANGE_ABORTED;
-			return 0;
-		}
-		pick = hd_exchange_select(
-		    x->ids, x->n, x->leader, x->pending, x->turns, x->last);
-		if (pick.speaker < 0) {
-			*end = HD_EXCHANGE_NO_PENDING;
-			return 0;
-		}
-		if ((pending = json_array()) == NULL)
-			return hd_err_set(err, HD_ENOMEM, "out of memory");
-		for (i = 0; i < x->n; i++)
-			if (x->pending[i])
-				json_array_append_new(
-				    pending, json_string(x->ids[i]));
-		step_init(
-		    &step, x, pick.speaker, pick.policy, out->turns_taken + 1);
-		memset(&t, 0, sizeof(t));
-		t.st = x->st;
-		t.spec = spec;
-		t.team = x->team->id;
-		t.room_id = x->lock.room_id;
-		t.agent = &x->agents.items[pick.speaker];
-		t.is_leader = pick.speaker == x->leader;
-		t.first = !x->spoke[pick.speaker];
-		t.skip_seq = x->stim_seq;
-		t.turn_no = step.turn;
-		t.policy = pick.policy;
-		t.pending = pending;
-		t.lock = &x->lock;
-		t.lease_ms = x->lease_ms;
-		t.step = &step;
-		rc = hd_exchange__turn_run(&t, err);
-		json_decref(pending);
-		if (rc == HD_ECONFLICT) { /* the lease was taken over (3) */
-			hd_log_warn("%s: %s", x->lock.room_id, err->msg);
-			atomic_store(&x->lost, 1);
-			hd_err_clear(err);
-			continue;
-		}
-		if (rc < 0)
-			return rc;
-		if (t.paused) { /* the speaker's cap (or the team's) is spent */
-			*end = HD_EXCHANGE_BUDGET_PAUSED;
-			return 0;
-		}
-		out->turns_taken++;
-		x->turns[pick.speaker]++;
-		x->spoke[pick.speaker] = 1;
-		x->last = pick.speaker;
-		x->marks[pick.speaker] = t.event_mark;
-		x->pending[pick.speaker] = 0;
-		if ((rc = add_speaker(out, x->ids[pick.speaker], err)) < 0) {
-			hd_exchange__turn_dispose(&t);
-			return rc;
-		}
-		if (t.crossed & HD_BUDGET_CROSSED_WARN)
-			hd_log_warn(
-			    "%s: a warn budget of %s or team %s is over "
-			    "its limit",
-			    x->lock.room_id, t.agent->id, t.team);
-		step.reply = t.reply;
-		step.seq = t.seq;
-		step.failed = t.failed;
-		step.cost = t.cost;
-		step.duration_ms = t.duration_ms;
-		if (spec->on_turn != NULL)
-			spec->on_turn(&step, spec->payload);
-		hd_exchange__turn_dispose(&t);
-
-		otx.x = x;
-		otx.speaker = pick.speaker;
-		if ((rc = hd_store_read(x->st, oblige_txn_fn, &otx, err)) < 0)
-			return rc;
-		if (t.paused_after != NULL) {
-			*end = HD_EXCHANGE_BUDGET_PAUSED;
-			return 0;
-		}
-		for (i = 0, any = 0; i < x->n && !any; i++)
-			any = x->pending[i];
-		if (!any) {
-			*end = HD_EXCHANGE_NO_PENDING;
-			return 0;
-		}
-		if (out->turns_taken >= x->max_turns) {
-			*end = HD_EXCHANGE_MAX_TURNS;
-			return 0;
-		}
-	}
-}
-
-/* Everything after the lock is taken; the lock is released by the
- * caller (2). */
 static int
-run_locked(exch *x, hd_exchange_result *out, hd_err *err)
+setup_part(exch *x, hd_err *err)
 {
 	const hd_exchange_spec *spec = x->spec;
-	hd_exchange_end end = HD_EXCHANGE_ABORTED;
-	hd_turn_state ts;
 	hd_post *p = NULL;
 	size_t i;
 	int rc;
 
+	/* refused (a live lease): the transaction rolls back whole (1) */
+	if ((rc = hd_room_lock_acquire(
+		 &x->lock, x->st, x->team->id, x->lease_ms, err)) < 0)
+		return rc;
 	for (i = 0; i < x->n; i++) {
-		if ((rc = hd_turn_state_get(
-			 &ts, x->st, x->team->id, x->ids[i], err)) < 0)
+		hd_turn_state_dispose(&x->states[i]);
+		if ((rc = hd_turn_state_get(&x->states[i], x->st, x->team->id,
+			 x->ids[i], err)) < 0)
 			return rc;
-		x->marks[i] = ts.last_event_seq;
-		hd_turn_state_dispose(&ts);
+		x->marks[i] = x->states[i].last_event_seq;
 	}
+	x->stim_seq = 0;
 	if (spec->stimulus != NULL && spec->stimulus[0] != '\0') {
 		if ((rc = hd_room_post(&p, x->st, x->team->id, "user", NULL,
 			 spec->stimulus, err)) < 0)
@@ -590,28 +537,268 @@ run_locked(exch *x, hd_exchange_result *out, hd_err *err)
 		x->stim_seq = p->seq;
 		hd_post_free(p);
 	}
-	if (pthread_create(&x->renewer, NULL, renew_main, x) == 0)
-		x->renewing = 1;
-	else
-		hd_log_warn("%s: no renewal thread; the lease is renewed "
-			    "between turns only",
-		    x->lock.room_id);
-	rc = loop(x, out, &end, err);
+	return 0;
+}
+
+/* The exchange ends in this transaction: turn_bound_hit, and the lock
+ * released with it (2). */
+static int
+step_end(hd_store *st, step_txn *tx, hd_exchange_end end, int taken)
+{
+	exch *x = tx->x;
+	hd_err rerr = HD_ERR_INIT;
+	char data[HD_ROOM_ID_MAX + 160];
+
+	tx->ended = 1;
+	tx->end = end;
+	snprintf(data, sizeof(data),
+	    "{\"room_id\":\"%s\",\"reason\":\"%s\",\"max_turns\":%d,"
+	    "\"turns_taken\":%d}",
+	    x->lock.room_id, hd_exchange_end_name(end), x->max_turns, taken);
+	hd_events_append_raw(
+	    st, "turn_bound_hit", x->team->id, 0, NULL, data);
+	/* set before the commit: a renewal waiting on it then finds the row
+	 * gone and must not call that a takeover (7) */
+	atomic_store(&x->released, 1);
+	if (hd_room_lock_release(st, &x->lock, &rerr) == 0)
+		tx->released = 1;
+	return 0;
+}
+
+static void
+turn_init(hd_exchange__turn *t, exch *x, const step_txn *tx, int turn_no)
+{
+	int s = tx->pick.speaker;
+	size_t i, k = 0;
+
+	for (i = 0; i < x->n; i++)
+		if (x->pending[i])
+			x->owing[k++] = x->ids[i];
+	hd_exchange__turn_dispose(t);
+	memset(t, 0, sizeof(*t));
+	t->st = x->st;
+	t->spec = x->spec;
+	t->team = x->team->id;
+	t->room_id = x->lock.room_id;
+	t->agent = &x->agents.items[s];
+	t->state = &x->states[s];
+	t->is_leader = s == x->leader;
+	t->first = !x->spoke[s];
+	t->skip_seq = x->stim_seq;
+	t->turn_no = turn_no;
+	t->policy = tx->pick.policy;
+	t->pending = x->owing;
+	t->npending = k;
+	t->lock = &x->lock;
+	t->lease_ms = x->lease_ms;
+	/* the save just read the team's cap (paused_after) in this snapshot */
+	t->team_read = tx->done != NULL;
+}
+
+static int
+step_fn(hd_store *st, void *payload, hd_err *err)
+{
+	step_txn *tx = payload;
+	exch *x = tx->x;
+	int taken = tx->taken, s, rc;
+	size_t i;
+
+	book_restore(x);
+	tx->began = tx->ended = tx->lost = tx->released = 0;
+	tx->begin_rc = 0;
+	tx->pick.speaker = -1;
+	if (tx->setup && (rc = setup_part(x, err)) < 0)
+		return rc;
+	if (tx->done != NULL) {
+		if ((rc = hd_exchange__turn_save(tx->done, err)) < 0)
+			return rc;
+		s = tx->done_idx;
+		taken++;
+		x->turns[s]++;
+		x->spoke[s] = 1;
+		x->last = s;
+		x->marks[s] = tx->done->event_mark;
+		x->pending[s] = 0;
+		/* obligations read in this snapshot, the saved turn included */
+		if ((rc = member_obligations(x, s, err)) < 0 ||
+		    (rc = leader_obligation(x, s, err)) < 0)
+			return rc;
+		if (tx->done->paused_after != NULL)
+			return step_end(st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
+		for (i = 0; i < x->n && !x->pending[i]; i++)
+			;
+		if (i == x->n)
+			return step_end(st, tx, HD_EXCHANGE_NO_PENDING, taken);
+		if (taken >= x->max_turns)
+			return step_end(st, tx, HD_EXCHANGE_MAX_TURNS, taken);
+	}
+	if (aborted(x))
+		return step_end(st, tx, HD_EXCHANGE_ABORTED, taken);
+	tx->pick = hd_exchange_select(
+	    x->ids, x->n, x->leader, x->pending, x->turns, x->last);
+	if (tx->pick.speaker < 0)
+		return step_end(st, tx, HD_EXCHANGE_NO_PENDING, taken);
+	if (tx->no_begin)
+		return 0;
+	turn_init(tx->next, x, tx, taken + 1);
+	rc = hd_exchange__turn_begin(tx->next, err);
+	if (rc == HD_ECONFLICT) { /* taken over (3); nothing was written */
+		hd_log_warn("%s: %s", x->lock.room_id, err->msg);
+		hd_err_clear(err);
+		tx->lost = 1;
+		return step_end(st, tx, HD_EXCHANGE_ABORTED, taken);
+	}
+	if (rc < 0)
+		return tx->begin_rc = rc;
+	if (tx->next->paused) /* the speaker's cap (or the team's) is spent */
+		return step_end(st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
+	tx->began = 1;
+	return 0;
+}
+
+/* Run one step; when begin failed, commit the first part alone (the
+ * setup, or the turn that already ran) and report begin's error. */
+static int
+step_run(step_txn *tx, int *begin_failed, hd_err *err)
+{
+	hd_err berr;
+	int rc;
+
+	*begin_failed = 0;
+	tx->no_begin = 0;
+	if ((rc = hd_store_write(tx->x->st, step_fn, tx, err)) >= 0 ||
+	    tx->begin_rc == 0)
+		return rc;
+	berr = *err;
+	tx->no_begin = 1;
+	if ((rc = hd_store_write(tx->x->st, step_fn, tx, err)) < 0)
+		return rc;
+	if (!tx->ended) {
+		*begin_failed = berr.code;
+		*err = berr;
+	}
+	return 0;
+}
+
+/* The committed step, in memory: the bookkeeping, the saved turn's state
+ * and its on_turn. */
+static int
+step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
+    hd_exchange_step *done_step, hd_err *err)
+{
+	const hd_exchange_spec *spec = x->spec;
+	hd_exchange__turn *t = tx->done;
+	int rc;
+
+	book_keep(x);
+	if (tx->setup)
+		x->locked = 1;
+	if (tx->lost)
+		atomic_store(&x->lost, 1);
+	if (tx->released)
+		x->locked = 0;
+	if (t == NULL)
+		return 0;
+	out->turns_taken++;
+	if ((rc = add_speaker(out, t->agent->id, err)) < 0)
+		return rc;
+	if (t->crossed & HD_BUDGET_CROSSED_WARN)
+		hd_log_warn("%s: a warn budget of %s or team %s is over its limit",
+		    x->lock.room_id, t->agent->id, t->team);
+	done_step->reply = t->body;
+	done_step->seq = t->seq;
+	done_step->failed = t->failed;
+	done_step->cost = t->cost;
+	done_step->duration_ms = t->duration_ms;
+	if (spec->on_turn != NULL)
+		spec->on_turn(done_step, spec->payload);
+	if (hd_exchange__turn_adopt(&x->states[tx->done_idx], t) < 0)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Never leave an agent shown as working after its turn failed. */
+static void
+turn_unwork(exch *x, const hd_exchange__turn *t)
+{
+	hd_err rerr = HD_ERR_INIT;
+
+	if (t != NULL && t->set_working &&
+	    hd_agent_set_status_if(
+		x->st, t->agent->id, "working", "idle", NULL, &rerr) < 0)
+		hd_log_warn("%s stays working: %s", t->agent->id, rerr.msg);
+}
+
+/* Everything from the lock to the end. The lock is taken by the first
+ * step and released by the last (2); a failure leaves x->locked for the
+ * caller to release. */
+static int
+run_steps(exch *x, hd_exchange_result *out, hd_err *err)
+{
+	const hd_exchange_spec *spec = x->spec;
+	hd_exchange__turn turns[2];
+	hd_exchange_step steps[2];
+	step_txn tx;
+	int cur = 0, rc, failed, idx;
+
+	memset(turns, 0, sizeof(turns));
+	memset(&tx, 0, sizeof(tx));
+	tx.x = x;
+	tx.setup = 1;
+	tx.next = &turns[cur];
+	for (;;) {
+		tx.taken = out->turns_taken;
+		rc = step_run(&tx, &failed, err);
+		if (rc < 0) {
+			turn_unwork(x, tx.done);
+			break;
+		}
+		if (tx.setup) {
+			x->locked = 1;
+			if (pthread_create(&x->renewer, NULL, renew_main, x) == 0)
+				x->renewing = 1;
+			else
+				hd_log_warn("%s: no renewal thread; the lease is "
+					    "renewed between turns only",
+				    x->lock.room_id);
+		}
+		if ((rc = step_adopt(x, &tx, out, &steps[1 - cur], err)) < 0)
+			break;
+		if (failed < 0) {
+			rc = failed;
+			break;
+		}
+		if (tx.ended) {
+			out->ended = tx.end;
+			hd_log_debug("%s: exchange ended %s after %d turn(s)",
+			    x->lock.room_id, hd_exchange_end_name(tx.end),
+			    out->turns_taken);
+			break;
+		}
+		/* the next turn, begun and committed: run it */
+		idx = tx.pick.speaker;
+		step_init(&steps[cur], x, idx, tx.pick.policy,
+		    out->turns_taken + 1);
+		if (spec->on_selected != NULL)
+			spec->on_selected(&steps[cur], spec->payload);
+		if ((rc = hd_exchange__turn_execute(&turns[cur], err)) < 0) {
+			turn_unwork(x, &turns[cur]);
+			break;
+		}
+		tx.setup = 0;
+		tx.done = &turns[cur];
+		tx.done_idx = idx;
+		cur = 1 - cur;
+		tx.next = &turns[cur];
+	}
 	renew_stop(x);
-	if (rc < 0) {
+	hd_exchange__turn_dispose(&turns[0]);
+	hd_exchange__turn_dispose(&turns[1]);
+	if (rc < 0 && x->locked)
 		hd_events_append(x->st, "error", x->team->id, 0, NULL,
 		    json_pack("{s:s, s:s}", "room_id", x->lock.room_id,
 			"message", err->msg));
-		return rc;
-	}
-	out->ended = end;
-	hd_events_append(x->st, "turn_bound_hit", x->team->id, 0, NULL,
-	    json_pack("{s:s, s:s, s:i, s:i}", "room_id", x->lock.room_id,
-		"reason", hd_exchange_end_name(end), "max_turns", x->max_turns,
-		"turns_taken", out->turns_taken));
-	hd_log_debug("%s: exchange ended %s after %d turn(s)", x->lock.room_id,
-	    hd_exchange_end_name(end), out->turns_taken);
-	return 0;
+	return rc;
 }
 
 int
@@ -620,6 +807,7 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 {
 	exch x;
 	hd_err rerr = HD_ERR_INIT;
+	size_t i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -629,30 +817,36 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 	x.last = -1;
 	x.leader = -1;
 	atomic_init(&x.lost, 0);
+	atomic_init(&x.released, 0);
 	pthread_mutex_init(&x.mu, NULL);
 	pthread_cond_init(&x.cv, NULL);
 	if ((rc = precheck(&x, err)) < 0)
 		goto done;
+	book_keep(&x);
 	hd_room_id(out->room_id, sizeof(out->room_id), x.team->id);
 	out->max_turns = x.max_turns;
 	x.lease_ms = lease_ms(spec);
-	if ((rc = hd_room_lock_acquire(
-		 &x.lock, st, x.team->id, x.lease_ms, err)) < 0)
-		goto done;
-	x.locked = 1;
-	rc = run_locked(&x, out, err);
-	if (hd_room_lock_release(st, &x.lock, &rerr) < 0)
+	rc = run_steps(&x, out, err);
+	if (x.locked && hd_room_lock_release(st, &x.lock, &rerr) < 0)
 		hd_log_warn("%s: cannot release the room lock (it expires in "
 			    "%lld ms): %s",
 		    x.lock.room_id, (long long)x.lease_ms, rerr.msg);
 done:
 	pthread_mutex_destroy(&x.mu);
 	pthread_cond_destroy(&x.cv);
+	for (i = 0; x.states != NULL && i < x.n; i++)
+		hd_turn_state_dispose(&x.states[i]);
+	free(x.states);
+	free(x.owing);
 	free(x.ids);
 	free(x.pending);
 	free(x.spoke);
 	free(x.turns);
 	free(x.marks);
+	free(x.kept.pending);
+	free(x.kept.spoke);
+	free(x.kept.turns);
+	free(x.kept.marks);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
 	return rc;
