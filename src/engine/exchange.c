@@ -54,7 +54,17 @@ typedef struct book {
 	int64_t *marks;
 	int last;
 	int64_t expires_at; /* the lease as this process last renewed it */
+	int64_t scanned;
+	int64_t done_seq;
+	size_t nclaims;
 } book;
+
+/* A task_claimed event that may still oblige its owner (8). */
+typedef struct claim {
+	int64_t seq;
+	int64_t task;
+	int owner; /* the participant's index */
+} claim;
 
 typedef struct exch {
 	hd_store *st;
@@ -69,6 +79,11 @@ typedef struct exch {
 	int *turns;
 	int64_t *marks; /* event seq at the end of each one's last turn */
 	int last;
+	/* the board scan (8) */
+	int64_t scanned;  /* events up to here were read (0: none yet) */
+	int64_t done_seq; /* the last task completed or failed */
+	claim *claims;
+	size_t nclaims, capclaims;
 	book kept;
 	hd_turn_state *states; /* each participant's turn state (turn.c (1)) */
 	const char **owing;    /* scratch: the pending ids of a selection */
@@ -325,68 +340,133 @@ owns_open_task(int *out, exch *x, const char *agent, hd_err *err)
 	return 0;
 }
 
+/*
+ * The board's events since the lowest mark, read once (8): each step
+ * scans only what was appended since the last, keeping the claims that
+ * can still oblige (a claim of a participant after its mark) and the seq
+ * of the last task completed or failed.
+ */
+static int
+claim_add(exch *x, int64_t seq, int64_t task, int owner, hd_err *err)
+{
+	claim *nc;
+	size_t cap;
+
+	if (x->nclaims == x->capclaims) {
+		cap = x->capclaims ? x->capclaims * 2 : 16;
+		if ((nc = realloc(x->claims, cap * sizeof(*nc))) == NULL)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		x->claims = nc;
+		x->capclaims = cap;
+	}
+	x->claims[x->nclaims].seq = seq;
+	x->claims[x->nclaims].task = task;
+	x->claims[x->nclaims].owner = owner;
+	x->nclaims++;
+	return 0;
+}
+
+static int
+scan_kind(exch *x, const char *kind, int64_t head, hd_err *err)
+{
+	hd_event_filter f;
+	hd_event_list l;
+	const hd_event *e;
+	const char *v;
+	size_t k, n;
+	int j, rc = 0;
+
+	memset(&f, 0, sizeof(f));
+	f.team = x->team->id;
+	f.kind = kind;
+	f.limit = EVENTS_PAGE;
+	f.after_seq = x->scanned;
+	do {
+		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
+			return rc;
+		for (k = 0; k < l.n && rc == 0; k++) {
+			e = &l.items[k];
+			if (e->seq > head)
+				break;
+			if (kind[0] == 't') { /* task_claimed */
+				v = json_string_value(
+				    json_object_get(e->data, "owner"));
+				if (v != NULL &&
+				    (j = find_participant(x, v)) >= 0 &&
+				    e->seq > x->marks[j])
+					rc = claim_add(
+					    x, e->seq, e->task_id, j, err);
+				continue;
+			}
+			v = json_string_value(json_object_get(e->data, "to"));
+			if (v != NULL && (strcmp(v, "completed") == 0 ||
+					     strcmp(v, "failed") == 0))
+				x->done_seq = e->seq;
+		}
+		if (l.n > 0)
+			f.after_seq = l.items[l.n - 1].seq;
+		n = l.n;
+		hd_event_list_dispose(&l);
+	} while (rc == 0 && n == EVENTS_PAGE && f.after_seq < head);
+	return rc;
+}
+
+/* Bring the scan up to head, the event head of this snapshot. */
+static int
+board_scan(exch *x, int64_t head, hd_err *err)
+{
+	size_t i;
+	int rc;
+
+	if (x->scanned == 0) { /* the first scan starts at the lowest mark */
+		x->scanned = head;
+		for (i = 0; i < x->n; i++)
+			if (x->marks[i] > 0 && x->marks[i] < x->scanned)
+				x->scanned = x->marks[i];
+	}
+	if (head <= x->scanned)
+		return 0;
+	if ((rc = scan_kind(x, "task_claimed", head, err)) < 0 ||
+	    (rc = scan_kind(x, "status_changed", head, err)) < 0)
+		return rc;
+	x->scanned = head;
+	return 0;
+}
+
 /* Members: an open task assigned since they last spoke. */
 static int
 member_obligations(exch *x, int speaker, hd_err *err)
 {
-	hd_event_filter f;
-	hd_event_list l;
 	hd_task *t = NULL;
-	const char *owner;
-	int64_t from = INT64_MAX;
-	size_t i, k;
+	const claim *c;
+	size_t i;
 	int j, yes, rc;
 
 	for (i = 0; i < x->n; i++) {
-		if ((int)i == speaker || x->pending[i])
+		if ((int)i == speaker || x->pending[i] || x->marks[i] > 0)
 			continue;
-		if (x->marks[i] > 0) {
-			if (x->marks[i] < from)
-				from = x->marks[i];
-			continue;
-		}
 		/* never spoke: every open task it owns was assigned since */
 		if ((rc = owns_open_task(&yes, x, x->ids[i], err)) < 0)
 			return rc;
 		x->pending[i] = (unsigned char)yes;
 	}
-	if (from == INT64_MAX)
-		return 0;
-	memset(&f, 0, sizeof(f));
-	f.team = x->team->id;
-	f.kind = "task_claimed";
-	f.limit = EVENTS_PAGE;
-	f.after_seq = from;
-	do {
-		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
+	for (i = 0; i < x->nclaims; i++) {
+		c = &x->claims[i];
+		j = c->owner;
+		if (j == speaker || x->pending[j] || x->marks[j] == 0 ||
+		    c->seq <= x->marks[j])
+			continue;
+		if ((rc = hd_board_get(&t, x->st, c->task, err)) < 0 &&
+		    rc != HD_ENOTFOUND)
 			return rc;
-		for (k = 0; k < l.n; k++) {
-			owner = json_string_value(
-			    json_object_get(l.items[k].data, "owner"));
-			if (owner == NULL ||
-			    (j = find_participant(x, owner)) < 0 ||
-			    j == speaker || x->pending[j] || x->marks[j] == 0 ||
-			    l.items[k].seq <= x->marks[j])
-				continue;
-			if ((rc = hd_board_get(
-				 &t, x->st, l.items[k].task_id, err)) < 0 &&
-			    rc != HD_ENOTFOUND) {
-				hd_event_list_dispose(&l);
-				return rc;
-			}
-			if (t != NULL && t->owner != NULL &&
-			    strcmp(t->owner, owner) == 0 &&
-			    (strcmp(t->status, "claimed") == 0 ||
-				strcmp(t->status, "in_progress") == 0))
-				x->pending[j] = 1;
-			hd_task_free(t);
-			t = NULL;
-		}
-		if (l.n > 0)
-			f.after_seq = l.items[l.n - 1].seq;
-		k = l.n;
-		hd_event_list_dispose(&l);
-	} while (k == EVENTS_PAGE);
+		if (t != NULL && t->owner != NULL &&
+		    strcmp(t->owner, x->ids[j]) == 0 &&
+		    (strcmp(t->status, "claimed") == 0 ||
+			strcmp(t->status, "in_progress") == 0))
+			x->pending[j] = 1;
+		hd_task_free(t);
+		t = NULL;
+	}
 	hd_err_clear(err);
 	return 0;
 }
@@ -396,11 +476,7 @@ static int
 leader_obligation(exch *x, int speaker, hd_err *err)
 {
 	hd_task_counts c;
-	hd_event_filter f;
-	hd_event_list l;
-	const char *to;
-	size_t k;
-	int rc, owed = 0;
+	int rc;
 
 	if (x->leader < 0 || x->leader == speaker || x->pending[x->leader])
 		return 0;
@@ -410,27 +486,20 @@ leader_obligation(exch *x, int speaker, hd_err *err)
 		x->pending[x->leader] = c.completed + c.failed > 0;
 		return 0;
 	}
-	memset(&f, 0, sizeof(f));
-	f.team = x->team->id;
-	f.kind = "status_changed";
-	f.limit = EVENTS_PAGE;
-	f.after_seq = x->marks[x->leader];
-	do {
-		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
-			return rc;
-		for (k = 0; k < l.n && !owed; k++) {
-			to = json_string_value(
-			    json_object_get(l.items[k].data, "to"));
-			owed = to != NULL && (strcmp(to, "completed") == 0 ||
-						 strcmp(to, "failed") == 0);
-		}
-		if (l.n > 0)
-			f.after_seq = l.items[l.n - 1].seq;
-		k = l.n;
-		hd_event_list_dispose(&l);
-	} while (!owed && k == EVENTS_PAGE);
-	x->pending[x->leader] = (unsigned char)owed;
+	x->pending[x->leader] = x->done_seq > x->marks[x->leader];
 	return 0;
+}
+
+/* All of a turn's obligations, in the snapshot its save committed in. */
+static int
+obligations(exch *x, int speaker, int64_t head, hd_err *err)
+{
+	int rc;
+
+	if ((rc = board_scan(x, head, err)) < 0 ||
+	    (rc = member_obligations(x, speaker, err)) < 0)
+		return rc;
+	return leader_obligation(x, speaker, err);
 }
 
 /* ---- one step of the loop (6) ---- */
@@ -444,17 +513,29 @@ book_restore(exch *x)
 	memcpy(x->marks, x->kept.marks, x->n * sizeof(*x->marks));
 	x->last = x->kept.last;
 	x->lock.expires_at = x->kept.expires_at;
+	x->scanned = x->kept.scanned;
+	x->done_seq = x->kept.done_seq;
+	x->nclaims = x->kept.nclaims;
 }
 
 static void
 book_keep(exch *x)
 {
+	size_t i, k = 0;
+
 	memcpy(x->kept.pending, x->pending, x->n);
 	memcpy(x->kept.spoke, x->spoke, x->n);
 	memcpy(x->kept.turns, x->turns, x->n * sizeof(*x->turns));
 	memcpy(x->kept.marks, x->marks, x->n * sizeof(*x->marks));
 	x->kept.last = x->last;
 	x->kept.expires_at = x->lock.expires_at;
+	x->kept.scanned = x->scanned;
+	x->kept.done_seq = x->done_seq;
+	/* a claim its owner has spoken since can never oblige again */
+	for (i = 0; i < x->nclaims; i++)
+		if (x->claims[i].seq > x->marks[x->claims[i].owner])
+			x->claims[k++] = x->claims[i];
+	x->nclaims = x->kept.nclaims = k;
 }
 
 static void
@@ -620,8 +701,7 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 		x->marks[s] = tx->done->event_mark;
 		x->pending[s] = 0;
 		/* obligations read in this snapshot, the saved turn included */
-		if ((rc = member_obligations(x, s, err)) < 0 ||
-		    (rc = leader_obligation(x, s, err)) < 0)
+		if ((rc = obligations(x, s, tx->done->event_mark, err)) < 0)
 			return rc;
 		if (tx->done->paused_after != NULL)
 			return step_end(st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
@@ -847,6 +927,7 @@ done:
 	free(x.kept.spoke);
 	free(x.kept.turns);
 	free(x.kept.marks);
+	free(x.claims);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
 	return rc;

@@ -343,8 +343,11 @@ emit_selected(hd_store *st, const hd_exchange__turn *t)
 	    "\"turn\":%d,\"pending\":[",
 	    t->room_id, t->agent->id, hd_speaker_policy_name(t->policy),
 	    t->turn_no);
-	for (i = 0; i < t->npending; i++)
-		hd_buf_printf(&b, "%s\"%s\"", i > 0 ? "," : "", t->pending[i]);
+	for (i = 0; i < t->npending; i++) {
+		hd_buf_puts(&b, i > 0 ? ",\"" : "\"");
+		hd_buf_puts(&b, t->pending[i]);
+		hd_buf_puts(&b, "\"");
+	}
 	hd_buf_puts(&b, "]}");
 	event_raw(st, "speaker_selected", t, &b);
 	hd_buf_dispose(&b);
@@ -529,8 +532,9 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		 &p, st, t->team, "peer", t->agent->id, t->body, err)) < 0)
 		goto done;
 	t->seq = p->seq;
-	if ((rc = hd_budget_charge(&t->crossed, st, t->team, t->agent->id,
-		 t->cost.microcents, err)) < 0)
+	/* the spend, and whether it tripped a cap (read with it) */
+	if ((rc = hd_budget_charge_paused(&t->crossed, &t->paused_after, st,
+		 t->team, t->agent->id, t->cost.microcents, err)) < 0)
 		goto done;
 	emit_cost(st, t);
 	if ((rc = hd_session_record(st, t->agent->id, t->team,
@@ -556,9 +560,7 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		goto done;
 	}
 	hd_exchange__state_key(key, sizeof(key), t->room_id, t->agent->id);
-	if ((rc = hd_store_kv_put(st, key, text, err)) < 0)
-		goto done;
-	rc = hd_budget_paused(&t->paused_after, st, t->team, t->agent->id, err);
+	rc = hd_store_kv_put(st, key, text, err);
 done:
 	free(text);
 	json_decref(state);
