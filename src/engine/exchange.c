@@ -7,7 +7,9 @@
  *      runs and leaves nothing behind: no post, no event, no lock.
  *  (2) Once the lock is taken the exchange always ends through one exit
  *      that emits exactly one turn_bound_hit (when it ended for one of
- *      the four reasons) and releases the lock, whatever happened.
+ *      the four reasons) and releases the lock, whatever happened: the
+ *      step that decides the end writes turn_bound_hit and releases the
+ *      lock in its transaction; after a failure the caller releases it.
  *  (3) The lock is renewed as a turn is announced (in that transaction,
  *      once a third of the lease has passed: a younger lease cannot have
  *      been taken over) and by a renewal thread every lease/3 while the
@@ -19,6 +21,26 @@
  *      text of a reply. The speaker never obliges itself.
  *  (5) The caller's abort flag is read only between turns; abort_turn is
  *      handed to the runtime to stop a running turn.
+ *  (6) Between two runtimes the loop makes one step, one BEGIN IMMEDIATE:
+ *      the first part (the setup: lock, turn states, stimulus; or the save
+ *      of the turn that just ran), then that turn's obligations, then the
+ *      end or the next turn's begin (turn.c). So a turn's announcement
+ *      commits with its predecessor's record, and N turns commit N+1
+ *      times. With on_turn set, the save commits alone first, since
+ *      on_turn must see it and its board moves must count (exchange.h).
+ *      When begin fails (not a lost lease), the step is redone without
+ *      it, so the turn that already ran is never lost to the next one's
+ *      failure. A step may run more than once (busy retry): it starts
+ *      from the bookkeeping kept at the last commit (book).
+ *  (7) The renewal thread keeps trying until told to stop, which is after
+ *      the last step committed; a renewal that then finds the row gone is
+ *      the release, not a takeover (x->released, set in that step).
+ *  (8) Obligations read the board's events incrementally: each step scans
+ *      the task_claimed and status_changed events appended since the last
+ *      (the first from the lowest mark), keeps the claims that may still
+ *      oblige their owner and the seq of the last task completed or
+ *      failed. Events are append-only with growing seqs, so this decides
+ *      exactly what rescanning from each mark would.
  * Callers: the CLI (`huddle exchange`, `huddle demo`), REST
  * (POST /api/team-chat/exchange), the tests and the benchmark.
  */
@@ -579,6 +601,8 @@ typedef struct step_txn {
 	hd_exchange__turn *done; /* the turn to save, or NULL */
 	int done_idx;
 	int taken;      /* turns committed before this step */
+	int save_only;  /* stop after the save: on_turn runs next */
+	int saved;      /* done was saved (and adopted) by the step before */
 	int no_begin;   /* commit the first part alone (begin failed) */
 	hd_exchange__turn *next; /* where the next turn is begun */
 	/* out */
@@ -673,7 +697,7 @@ turn_init(hd_exchange__turn *t, exch *x, const step_txn *tx, int turn_no)
 	t->lock = &x->lock;
 	t->lease_ms = x->lease_ms;
 	/* the save just read the team's cap (paused_after) in this snapshot */
-	t->team_read = tx->done != NULL;
+	t->team_read = tx->done != NULL && !tx->saved;
 }
 
 static int
@@ -681,7 +705,8 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 {
 	step_txn *tx = payload;
 	exch *x = tx->x;
-	int taken = tx->taken, s, rc;
+	hd_exchange__turn *done = tx->done;
+	int taken = tx->taken, s = tx->done_idx, rc;
 	size_t i;
 
 	book_restore(x);
@@ -690,20 +715,24 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 	tx->pick.speaker = -1;
 	if (tx->setup && (rc = setup_part(x, err)) < 0)
 		return rc;
-	if (tx->done != NULL) {
-		if ((rc = hd_exchange__turn_save(tx->done, err)) < 0)
+	if (done != NULL && !tx->saved) {
+		if ((rc = hd_exchange__turn_save(done, err)) < 0)
 			return rc;
-		s = tx->done_idx;
 		taken++;
 		x->turns[s]++;
 		x->spoke[s] = 1;
 		x->last = s;
-		x->marks[s] = tx->done->event_mark;
+		x->marks[s] = done->event_mark;
 		x->pending[s] = 0;
-		/* obligations read in this snapshot, the saved turn included */
-		if ((rc = obligations(x, s, tx->done->event_mark, err)) < 0)
+		if (tx->save_only) /* on_turn comes between (spec) */
+			return 0;
+	}
+	if (done != NULL) {
+		/* the obligations, read with the saved turn (and whatever
+		 * on_turn moved) in this snapshot */
+		if ((rc = obligations(x, s, done->event_mark, err)) < 0)
 			return rc;
-		if (tx->done->paused_after != NULL)
+		if (done->paused_after != NULL)
 			return step_end(st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
 		for (i = 0; i < x->n && !x->pending[i]; i++)
 			;
@@ -777,7 +806,7 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 		atomic_store(&x->lost, 1);
 	if (tx->released)
 		x->locked = 0;
-	if (t == NULL)
+	if (t == NULL || tx->saved)
 		return 0;
 	out->turns_taken++;
 	if ((rc = add_speaker(out, t->agent->id, err)) < 0)
@@ -827,10 +856,27 @@ run_steps(exch *x, hd_exchange_result *out, hd_err *err)
 	tx.setup = 1;
 	tx.next = &turns[cur];
 	for (;;) {
+		if (tx.done != NULL && spec->on_turn != NULL) {
+			/* on_turn sees the turn saved and may move the board
+			 * before its obligations are read: the save commits
+			 * alone */
+			tx.taken = out->turns_taken;
+			tx.save_only = 1;
+			if ((rc = step_run(&tx, &failed, err)) < 0) {
+				turn_unwork(x, tx.done);
+				break;
+			}
+			if ((rc = step_adopt(
+				 x, &tx, out, &steps[1 - cur], err)) < 0)
+				break;
+			tx.save_only = 0;
+			tx.saved = 1;
+		}
 		tx.taken = out->turns_taken;
 		rc = step_run(&tx, &failed, err);
 		if (rc < 0) {
-			turn_unwork(x, tx.done);
+			if (!tx.saved)
+				turn_unwork(x, tx.done);
 			break;
 		}
 		if (tx.setup) {
@@ -866,6 +912,7 @@ run_steps(exch *x, hd_exchange_result *out, hd_err *err)
 			break;
 		}
 		tx.setup = 0;
+		tx.saved = 0;
 		tx.done = &turns[cur];
 		tx.done_idx = idx;
 		cur = 1 - cur;
