@@ -260,11 +260,52 @@ renew_stop(exch *x)
 
 /* ---- pre-checks (1) ---- */
 
+/* The pre-checks' reads come in two read transactions (team and agents,
+ * then budgets) rather than one implicit one per statement. */
+static int
+read_team_txn(hd_store *st, void *payload, hd_err *err)
+{
+	exch *x = payload;
+	int rc;
+
+	hd_team_free(x->team); /* a retried transaction starts over */
+	x->team = NULL;
+	hd_agents_dispose(&x->agents);
+	if ((rc = hd_team_get(&x->team, st, x->spec->team, err)) < 0)
+		return rc;
+	return hd_agent_list(&x->agents, st, x->spec->team, err);
+}
+
+typedef struct paused_txn {
+	exch *x;
+	const char *which;
+} paused_txn;
+
+static int
+read_paused_txn(hd_store *st, void *payload, hd_err *err)
+{
+	paused_txn *tx = payload;
+	exch *x = tx->x;
+	size_t i;
+	int rc;
+
+	if ((rc = hd_budget_paused(&tx->which, st, x->team->id, NULL, err)) < 0)
+		return rc;
+	for (i = 0; tx->which == NULL && i < x->n; i++) {
+		if (!x->pending[i])
+			continue;
+		if ((rc = hd_budget_paused(
+			 &tx->which, st, NULL, x->ids[i], err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int
 precheck(exch *x, hd_err *err)
 {
 	const hd_exchange_spec *spec = x->spec;
-	const char *which = NULL;
+	paused_txn ptx;
 	size_t i, len;
 	int j, rc;
 
@@ -280,8 +321,7 @@ precheck(exch *x, hd_err *err)
 	}
 	if (spec->team == NULL)
 		return hd_err_set(err, HD_EINVAL, "a team is required");
-	if ((rc = hd_team_get(&x->team, x->st, spec->team, err)) < 0 ||
-	    (rc = hd_agent_list(&x->agents, x->st, spec->team, err)) < 0)
+	if ((rc = hd_store_read(x->st, read_team_txn, x, err)) < 0)
 		return rc;
 	if (x->agents.n == 0)
 		return hd_err_set(
@@ -321,17 +361,13 @@ precheck(exch *x, hd_err *err)
 			    spec->first_speakers[i]);
 		x->pending[j] = 1;
 	}
-	if ((rc = hd_budget_paused(&which, x->st, x->team->id, NULL, err)) < 0)
+	ptx.x = x;
+	ptx.which = NULL;
+	if ((rc = hd_store_read(x->st, read_paused_txn, &ptx, err)) < 0)
 		return rc;
-	for (i = 0; which == NULL && i < x->n; i++) {
-		if (!x->pending[i])
-			continue;
-		if ((rc = hd_budget_paused(
-			 &which, x->st, NULL, x->ids[i], err)) < 0)
-			return rc;
-	}
-	if (which != NULL)
-		return hd_err_set(err, HD_EREFUSED, "budget_paused:%s", which);
+	if (ptx.which != NULL)
+		return hd_err_set(
+		    err, HD_EREFUSED, "budget_paused:%s", ptx.which);
 	x->max_turns = hd_exchange_max_turns(spec->max_turns, x->n);
 	return 0;
 }
