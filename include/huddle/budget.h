@@ -80,6 +80,14 @@ int hd_budget_charge(int *crossed, hd_store *st, const char *team,
     const char *agent, int64_t microcents, hd_err *err);
 
 /*
+ * hd_budget_charge, and *paused as hd_budget_paused(team, agent) would
+ * read it right after the charge, from the rows the charge already read:
+ * the exchange's save needs both, in one transaction.
+ */
+int hd_budget_charge_paused(int *crossed, const char **paused, hd_store *st,
+    const char *team, const char *agent, int64_t microcents, hd_err *err);
+
+/*
  * Which cap budget is tripped: *out is "team" when team's is, else
  * "agent" when agent's is (agent may be NULL), else NULL. Read-only.
  */

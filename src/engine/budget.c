@@ -296,16 +296,18 @@ done:
 	return rc;
 }
 
-/* Charge one row; sets bits in *crossed. */
+/* Charge one row; sets bits in *crossed, and *tripped to whether the row
+ * is a tripped cap once charged. */
 static int
-charge_one(int *crossed, hd_store *st, const char *scope, const char *subject,
-    const char *team, int64_t microcents, hd_err *err)
+charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
+    const char *subject, const char *team, int64_t microcents, hd_err *err)
 {
 	hd_budget b;
 	sqlite3_stmt *s;
 	int64_t before, limit;
 	int rc, src, found;
 
+	*tripped = 0;
 	if ((rc = budget_read(&b, &found, st, scope, subject, err)) < 0)
 		return rc;
 	before = found ? b.spent_microcents : 0;
@@ -328,6 +330,7 @@ charge_one(int *crossed, hd_store *st, const char *scope, const char *subject,
 	if (rc < 0 || !found || b.limit_cents < 0)
 		goto done;
 	limit = b.limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
+	*tripped = strcmp(b.mode, "cap") == 0 && before + microcents >= limit;
 	if (before < limit && before + microcents >= limit) { /* (3) */
 		*crossed |= strcmp(b.mode, "cap") == 0 ? HD_BUDGET_CROSSED_CAP
 						       : HD_BUDGET_CROSSED_WARN;
@@ -345,24 +348,36 @@ done:
 }
 
 int
-hd_budget_charge(int *crossed, hd_store *st, const char *team,
-    const char *agent, int64_t microcents, hd_err *err)
+hd_budget_charge_paused(int *crossed, const char **paused, hd_store *st,
+    const char *team, const char *agent, int64_t microcents, hd_err *err)
 {
-	int rc, bits = 0;
+	int rc, bits = 0, team_cap = 0, agent_cap = 0;
 
 	if (crossed != NULL)
 		*crossed = 0;
+	if (paused != NULL)
+		*paused = NULL;
 	if (microcents < 0)
 		return hd_err_set(err, HD_EINVAL, "spend cannot be negative");
-	if (agent != NULL && (rc = charge_one(&bits, st, "agent", agent, team,
-				  microcents, err)) < 0)
+	if (agent != NULL && (rc = charge_one(&bits, &agent_cap, st, "agent",
+				  agent, team, microcents, err)) < 0)
 		return rc;
-	if (team != NULL && (rc = charge_one(&bits, st, "team", team, team,
-				 microcents, err)) < 0)
+	if (team != NULL && (rc = charge_one(&bits, &team_cap, st, "team",
+				 team, team, microcents, err)) < 0)
 		return rc;
 	if (crossed != NULL)
 		*crossed = bits;
+	if (paused != NULL)
+		*paused = team_cap ? "team" : agent_cap ? "agent" : NULL;
 	return 0;
+}
+
+int
+hd_budget_charge(int *crossed, hd_store *st, const char *team,
+    const char *agent, int64_t microcents, hd_err *err)
+{
+	return hd_budget_charge_paused(
+	    crossed, NULL, st, team, agent, microcents, err);
 }
 
 int

@@ -7,7 +7,9 @@
  *      runs and leaves nothing behind: no post, no event, no lock.
  *  (2) Once the lock is taken the exchange always ends through one exit
  *      that emits exactly one turn_bound_hit (when it ended for one of
- *      the four reasons) and releases the lock, whatever happened.
+ *      the four reasons) and releases the lock, whatever happened: the
+ *      step that decides the end writes turn_bound_hit and releases the
+ *      lock in its transaction; after a failure the caller releases it.
  *  (3) The lock is renewed as a turn is announced (in that transaction,
  *      once a third of the lease has passed: a younger lease cannot have
  *      been taken over) and by a renewal thread every lease/3 while the
@@ -19,6 +21,26 @@
  *      text of a reply. The speaker never obliges itself.
  *  (5) The caller's abort flag is read only between turns; abort_turn is
  *      handed to the runtime to stop a running turn.
+ *  (6) Between two runtimes the loop makes one step, one BEGIN IMMEDIATE:
+ *      the first part (the setup: lock, turn states, stimulus; or the save
+ *      of the turn that just ran), then that turn's obligations, then the
+ *      end or the next turn's begin (turn.c). So a turn's announcement
+ *      commits with its predecessor's record, and N turns commit N+1
+ *      times. With on_turn set, the save commits alone first, since
+ *      on_turn must see it and its board moves must count (exchange.h).
+ *      When begin fails (not a lost lease), the step is redone without
+ *      it, so the turn that already ran is never lost to the next one's
+ *      failure. A step may run more than once (busy retry): it starts
+ *      from the bookkeeping kept at the last commit (book).
+ *  (7) The renewal thread keeps trying until told to stop, which is after
+ *      the last step committed; a renewal that then finds the row gone is
+ *      the release, not a takeover (x->released, set in that step).
+ *  (8) Obligations read the board's events incrementally: each step scans
+ *      the task_claimed and status_changed events appended since the last
+ *      (the first from the lowest mark), keeps the claims that may still
+ *      oblige their owner and the seq of the last task completed or
+ *      failed. Events are append-only with growing seqs, so this decides
+ *      exactly what rescanning from each mark would.
  * Callers: the CLI (`huddle exchange`, `huddle demo`), REST
  * (POST /api/team-chat/exchange), the tests and the benchmark.
  */
@@ -44,6 +66,28 @@
 
 #define EVENTS_PAGE 1000
 
+/* The loop's bookkeeping as of the last commit: a step transaction
+ * changes exch's copy in place, and starts from this one whenever it
+ * starts (over), since the store may run it more than once (6). */
+typedef struct book {
+	unsigned char *pending;
+	unsigned char *spoke;
+	int *turns;
+	int64_t *marks;
+	int last;
+	int64_t expires_at; /* the lease as this process last renewed it */
+	int64_t scanned;
+	int64_t done_seq;
+	size_t nclaims;
+} book;
+
+/* A task_claimed event that may still oblige its owner (8). */
+typedef struct claim {
+	int64_t seq;
+	int64_t task;
+	int owner; /* the participant's index */
+} claim;
+
 typedef struct exch {
 	hd_store *st;
 	const hd_exchange_spec *spec;
@@ -57,6 +101,14 @@ typedef struct exch {
 	int *turns;
 	int64_t *marks; /* event seq at the end of each one's last turn */
 	int last;
+	/* the board scan (8) */
+	int64_t scanned;  /* events up to here were read (0: none yet) */
+	int64_t done_seq; /* the last task completed or failed */
+	claim *claims;
+	size_t nclaims, capclaims;
+	book kept;
+	hd_turn_state *states; /* each participant's turn state (turn.c (1)) */
+	const char **owing;    /* scratch: the pending ids of a selection */
 	int max_turns;
 	int64_t lease_ms;
 	int64_t stim_seq;
@@ -69,6 +121,7 @@ typedef struct exch {
 	pthread_cond_t cv;
 	int stop; /* guarded by mu */
 	atomic_int lost;
+	atomic_int released; /* the last step released the lock (7) */
 } exch;
 
 const char *
@@ -176,6 +229,8 @@ renew_main(void *arg)
 		if (rc == 0)
 			rc = hd_room_lock_renew(st, &lk, x->lease_ms, &err);
 		pthread_mutex_lock(&x->mu);
+		if (rc == HD_ECONFLICT && atomic_load(&x->released))
+			break; /* the last step released it (7) */
 		if (rc == HD_ECONFLICT) {
 			hd_log_warn("%s: %s", lk.room_id, err.msg);
 			atomic_store(&x->lost, 1);
@@ -205,11 +260,52 @@ renew_stop(exch *x)
 
 /* ---- pre-checks (1) ---- */
 
+/* The pre-checks' reads come in two read transactions (team and agents,
+ * then budgets) rather than one implicit one per statement. */
+static int
+read_team_txn(hd_store *st, void *payload, hd_err *err)
+{
+	exch *x = payload;
+	int rc;
+
+	hd_team_free(x->team); /* a retried transaction starts over */
+	x->team = NULL;
+	hd_agents_dispose(&x->agents);
+	if ((rc = hd_team_get(&x->team, st, x->spec->team, err)) < 0)
+		return rc;
+	return hd_agent_list(&x->agents, st, x->spec->team, err);
+}
+
+typedef struct paused_txn {
+	exch *x;
+	const char *which;
+} paused_txn;
+
+static int
+read_paused_txn(hd_store *st, void *payload, hd_err *err)
+{
+	paused_txn *tx = payload;
+	exch *x = tx->x;
+	size_t i;
+	int rc;
+
+	if ((rc = hd_budget_paused(&tx->which, st, x->team->id, NULL, err)) < 0)
+		return rc;
+	for (i = 0; tx->which == NULL && i < x->n; i++) {
+		if (!x->pending[i])
+			continue;
+		if ((rc = hd_budget_paused(
+			 &tx->which, st, NULL, x->ids[i], err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int
 precheck(exch *x, hd_err *err)
 {
 	const hd_exchange_spec *spec = x->spec;
-	const char *which = NULL;
+	paused_txn ptx;
 	size_t i, len;
 	int j, rc;
 
@@ -225,8 +321,7 @@ precheck(exch *x, hd_err *err)
 	}
 	if (spec->team == NULL)
 		return hd_err_set(err, HD_EINVAL, "a team is required");
-	if ((rc = hd_team_get(&x->team, x->st, spec->team, err)) < 0 ||
-	    (rc = hd_agent_list(&x->agents, x->st, spec->team, err)) < 0)
+	if ((rc = hd_store_read(x->st, read_team_txn, x, err)) < 0)
 		return rc;
 	if (x->agents.n == 0)
 		return hd_err_set(
@@ -237,8 +332,17 @@ precheck(exch *x, hd_err *err)
 	x->spoke = calloc(x->n, 1);
 	x->turns = calloc(x->n, sizeof(*x->turns));
 	x->marks = calloc(x->n, sizeof(*x->marks));
+	x->states = calloc(x->n, sizeof(*x->states));
+	x->owing = calloc(x->n, sizeof(*x->owing));
+	x->kept.pending = calloc(x->n, 1);
+	x->kept.spoke = calloc(x->n, 1);
+	x->kept.turns = calloc(x->n, sizeof(*x->kept.turns));
+	x->kept.marks = calloc(x->n, sizeof(*x->kept.marks));
 	if (x->ids == NULL || x->pending == NULL || x->spoke == NULL ||
-	    x->turns == NULL || x->marks == NULL)
+	    x->turns == NULL || x->marks == NULL || x->states == NULL ||
+	    x->owing == NULL || x->kept.pending == NULL ||
+	    x->kept.spoke == NULL || x->kept.turns == NULL ||
+	    x->kept.marks == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	for (i = 0; i < x->n; i++)
 		x->ids[i] = x->agents.items[i].id;
@@ -257,17 +361,13 @@ precheck(exch *x, hd_err *err)
 			    spec->first_speakers[i]);
 		x->pending[j] = 1;
 	}
-	if ((rc = hd_budget_paused(&which, x->st, x->team->id, NULL, err)) < 0)
+	ptx.x = x;
+	ptx.which = NULL;
+	if ((rc = hd_store_read(x->st, read_paused_txn, &ptx, err)) < 0)
 		return rc;
-	for (i = 0; which == NULL && i < x->n; i++) {
-		if (!x->pending[i])
-			continue;
-		if ((rc = hd_budget_paused(
-			 &which, x->st, NULL, x->ids[i], err)) < 0)
-			return rc;
-	}
-	if (which != NULL)
-		return hd_err_set(err, HD_EREFUSED, "budget_paused:%s", which);
+	if (ptx.which != NULL)
+		return hd_err_set(
+		    err, HD_EREFUSED, "budget_paused:%s", ptx.which);
 	x->max_turns = hd_exchange_max_turns(spec->max_turns, x->n);
 	return 0;
 }
@@ -298,68 +398,133 @@ owns_open_task(int *out, exch *x, const char *agent, hd_err *err)
 	return 0;
 }
 
+/*
+ * The board's events since the lowest mark, read once (8): each step
+ * scans only what was appended since the last, keeping the claims that
+ * can still oblige (a claim of a participant after its mark) and the seq
+ * of the last task completed or failed.
+ */
+static int
+claim_add(exch *x, int64_t seq, int64_t task, int owner, hd_err *err)
+{
+	claim *nc;
+	size_t cap;
+
+	if (x->nclaims == x->capclaims) {
+		cap = x->capclaims ? x->capclaims * 2 : 16;
+		if ((nc = realloc(x->claims, cap * sizeof(*nc))) == NULL)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		x->claims = nc;
+		x->capclaims = cap;
+	}
+	x->claims[x->nclaims].seq = seq;
+	x->claims[x->nclaims].task = task;
+	x->claims[x->nclaims].owner = owner;
+	x->nclaims++;
+	return 0;
+}
+
+static int
+scan_kind(exch *x, const char *kind, int64_t head, hd_err *err)
+{
+	hd_event_filter f;
+	hd_event_list l;
+	const hd_event *e;
+	const char *v;
+	size_t k, n;
+	int j, rc = 0;
+
+	memset(&f, 0, sizeof(f));
+	f.team = x->team->id;
+	f.kind = kind;
+	f.limit = EVENTS_PAGE;
+	f.after_seq = x->scanned;
+	do {
+		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
+			return rc;
+		for (k = 0; k < l.n && rc == 0; k++) {
+			e = &l.items[k];
+			if (e->seq > head)
+				break;
+			if (kind[0] == 't') { /* task_claimed */
+				v = json_string_value(
+				    json_object_get(e->data, "owner"));
+				if (v != NULL &&
+				    (j = find_participant(x, v)) >= 0 &&
+				    e->seq > x->marks[j])
+					rc = claim_add(
+					    x, e->seq, e->task_id, j, err);
+				continue;
+			}
+			v = json_string_value(json_object_get(e->data, "to"));
+			if (v != NULL && (strcmp(v, "completed") == 0 ||
+					     strcmp(v, "failed") == 0))
+				x->done_seq = e->seq;
+		}
+		if (l.n > 0)
+			f.after_seq = l.items[l.n - 1].seq;
+		n = l.n;
+		hd_event_list_dispose(&l);
+	} while (rc == 0 && n == EVENTS_PAGE && f.after_seq < head);
+	return rc;
+}
+
+/* Bring the scan up to head, the event head of this snapshot. */
+static int
+board_scan(exch *x, int64_t head, hd_err *err)
+{
+	size_t i;
+	int rc;
+
+	if (x->scanned == 0) { /* the first scan starts at the lowest mark */
+		x->scanned = head;
+		for (i = 0; i < x->n; i++)
+			if (x->marks[i] > 0 && x->marks[i] < x->scanned)
+				x->scanned = x->marks[i];
+	}
+	if (head <= x->scanned)
+		return 0;
+	if ((rc = scan_kind(x, "task_claimed", head, err)) < 0 ||
+	    (rc = scan_kind(x, "status_changed", head, err)) < 0)
+		return rc;
+	x->scanned = head;
+	return 0;
+}
+
 /* Members: an open task assigned since they last spoke. */
 static int
 member_obligations(exch *x, int speaker, hd_err *err)
 {
-	hd_event_filter f;
-	hd_event_list l;
 	hd_task *t = NULL;
-	const char *owner;
-	int64_t from = INT64_MAX;
-	size_t i, k;
+	const claim *c;
+	size_t i;
 	int j, yes, rc;
 
 	for (i = 0; i < x->n; i++) {
-		if ((int)i == speaker || x->pending[i])
+		if ((int)i == speaker || x->pending[i] || x->marks[i] > 0)
 			continue;
-		if (x->marks[i] > 0) {
-			if (x->marks[i] < from)
-				from = x->marks[i];
-			continue;
-		}
 		/* never spoke: every open task it owns was assigned since */
 		if ((rc = owns_open_task(&yes, x, x->ids[i], err)) < 0)
 			return rc;
 		x->pending[i] = (unsigned char)yes;
 	}
-	if (from == INT64_MAX)
-		return 0;
-	memset(&f, 0, sizeof(f));
-	f.team = x->team->id;
-	f.kind = "task_claimed";
-	f.limit = EVENTS_PAGE;
-	f.after_seq = from;
-	do {
-		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
+	for (i = 0; i < x->nclaims; i++) {
+		c = &x->claims[i];
+		j = c->owner;
+		if (j == speaker || x->pending[j] || x->marks[j] == 0 ||
+		    c->seq <= x->marks[j])
+			continue;
+		if ((rc = hd_board_get(&t, x->st, c->task, err)) < 0 &&
+		    rc != HD_ENOTFOUND)
 			return rc;
-		for (k = 0; k < l.n; k++) {
-			owner = json_string_value(
-			    json_object_get(l.items[k].data, "owner"));
-			if (owner == NULL ||
-			    (j = find_participant(x, owner)) < 0 ||
-			    j == speaker || x->pending[j] || x->marks[j] == 0 ||
-			    l.items[k].seq <= x->marks[j])
-				continue;
-			if ((rc = hd_board_get(
-				 &t, x->st, l.items[k].task_id, err)) < 0 &&
-			    rc != HD_ENOTFOUND) {
-				hd_event_list_dispose(&l);
-				return rc;
-			}
-			if (t != NULL && t->owner != NULL &&
-			    strcmp(t->owner, owner) == 0 &&
-			    (strcmp(t->status, "claimed") == 0 ||
-				strcmp(t->status, "in_progress") == 0))
-				x->pending[j] = 1;
-			hd_task_free(t);
-			t = NULL;
-		}
-		if (l.n > 0)
-			f.after_seq = l.items[l.n - 1].seq;
-		k = l.n;
-		hd_event_list_dispose(&l);
-	} while (k == EVENTS_PAGE);
+		if (t != NULL && t->owner != NULL &&
+		    strcmp(t->owner, x->ids[j]) == 0 &&
+		    (strcmp(t->status, "claimed") == 0 ||
+			strcmp(t->status, "in_progress") == 0))
+			x->pending[j] = 1;
+		hd_task_free(t);
+		t = NULL;
+	}
 	hd_err_clear(err);
 	return 0;
 }
@@ -369,11 +534,7 @@ static int
 leader_obligation(exch *x, int speaker, hd_err *err)
 {
 	hd_task_counts c;
-	hd_event_filter f;
-	hd_event_list l;
-	const char *to;
-	size_t k;
-	int rc, owed = 0;
+	int rc;
 
 	if (x->leader < 0 || x->leader == speaker || x->pending[x->leader])
 		return 0;
@@ -383,48 +544,57 @@ leader_obligation(exch *x, int speaker, hd_err *err)
 		x->pending[x->leader] = c.completed + c.failed > 0;
 		return 0;
 	}
-	memset(&f, 0, sizeof(f));
-	f.team = x->team->id;
-	f.kind = "status_changed";
-	f.limit = EVENTS_PAGE;
-	f.after_seq = x->marks[x->leader];
-	do {
-		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
-			return rc;
-		for (k = 0; k < l.n && !owed; k++) {
-			to = json_string_value(
-			    json_object_get(l.items[k].data, "to"));
-			owed = to != NULL && (strcmp(to, "completed") == 0 ||
-						 strcmp(to, "failed") == 0);
-		}
-		if (l.n > 0)
-			f.after_seq = l.items[l.n - 1].seq;
-		k = l.n;
-		hd_event_list_dispose(&l);
-	} while (!owed && k == EVENTS_PAGE);
-	x->pending[x->leader] = (unsigned char)owed;
+	x->pending[x->leader] = x->done_seq > x->marks[x->leader];
 	return 0;
 }
 
-/* All of a turn's obligations, from one snapshot of the board. */
-typedef struct oblige_txn {
-	exch *x;
-	int speaker;
-} oblige_txn;
-
+/* All of a turn's obligations, in the snapshot its save committed in. */
 static int
-oblige_txn_fn(hd_store *st, void *payload, hd_err *err)
+obligations(exch *x, int speaker, int64_t head, hd_err *err)
 {
-	oblige_txn *tx = payload;
 	int rc;
 
-	(void)st;
-	if ((rc = member_obligations(tx->x, tx->speaker, err)) < 0)
+	if ((rc = board_scan(x, head, err)) < 0 ||
+	    (rc = member_obligations(x, speaker, err)) < 0)
 		return rc;
-	return leader_obligation(tx->x, tx->speaker, err);
+	return leader_obligation(x, speaker, err);
 }
 
-/* ---- one step of the loop ---- */
+/* ---- one step of the loop (6) ---- */
+
+static void
+book_restore(exch *x)
+{
+	memcpy(x->pending, x->kept.pending, x->n);
+	memcpy(x->spoke, x->kept.spoke, x->n);
+	memcpy(x->turns, x->kept.turns, x->n * sizeof(*x->turns));
+	memcpy(x->marks, x->kept.marks, x->n * sizeof(*x->marks));
+	x->last = x->kept.last;
+	x->lock.expires_at = x->kept.expires_at;
+	x->scanned = x->kept.scanned;
+	x->done_seq = x->kept.done_seq;
+	x->nclaims = x->kept.nclaims;
+}
+
+static void
+book_keep(exch *x)
+{
+	size_t i, k = 0;
+
+	memcpy(x->kept.pending, x->pending, x->n);
+	memcpy(x->kept.spoke, x->spoke, x->n);
+	memcpy(x->kept.turns, x->turns, x->n * sizeof(*x->turns));
+	memcpy(x->kept.marks, x->marks, x->n * sizeof(*x->marks));
+	x->kept.last = x->last;
+	x->kept.expires_at = x->lock.expires_at;
+	x->kept.scanned = x->scanned;
+	x->kept.done_seq = x->done_seq;
+	/* a claim its owner has spoken since can never oblige again */
+	for (i = 0; i < x->nclaims; i++)
+		if (x->claims[i].seq > x->marks[x->claims[i].owner])
+			x->claims[k++] = x->claims[i];
+	x->nclaims = x->kept.nclaims = k;
+}
 
 static void
 step_init(hd_exchange_step *s, const exch *x, int speaker,
@@ -458,131 +628,49 @@ add_speaker(hd_exchange_result *out, const char *id, hd_err *err)
 	return 0;
 }
 
-/* Run turns until one of the four ends; *end says which. */
-static int
-loop(exch *x, hd_exchange_result *out, hd_exchange_end *end, hd_err *err)
-{
-	const hd_exchange_spec *spec = x->spec;
-	hd_exchange__turn t;
-	hd_exchange_step step;
+/* One write transaction between two runtimes: the first part (the
+ * setup, or the save of the turn that just ran, and its obligations),
+ * then either the end or the next turn's begin. */
+typedef struct step_txn {
+	exch *x;
+	int setup;               /* take the lock, load states, post stimulus */
+	hd_exchange__turn *done; /* the turn to save, or NULL */
+	int done_idx;
+	int taken;      /* turns committed before this step */
+	int save_only;  /* stop after the save: on_turn runs next */
+	int saved;      /* done was saved (and adopted) by the step before */
+	int no_begin;   /* commit the first part alone (begin failed) */
+	hd_exchange__turn *next; /* where the next turn is begun */
+	/* out */
 	hd_speaker_pick pick;
-	oblige_txn otx;
-	json_t *pending;
-	size_t i;
-	int rc, any;
+	int began;
+	int ended;
+	hd_exchange_end end;
+	int lost;     /* begin found the lease taken over */
+	int released; /* the end released the lock */
+	int begin_rc; /* begin failed with this (the transaction too) */
+} step_txn;
 
-	for (;;) {
-		if (aborted(x)) {
-			*end = HD_EXCHANGE_ABORTED;
-			return 0;
-		}
-		pick = hd_exchange_select(
-		    x->ids, x->n, x->leader, x->pending, x->turns, x->last);
-		if (pick.speaker < 0) {
-			*end = HD_EXCHANGE_NO_PENDING;
-			return 0;
-		}
-		if ((pending = json_array()) == NULL)
-			return hd_err_set(err, HD_ENOMEM, "out of memory");
-		for (i = 0; i < x->n; i++)
-			if (x->pending[i])
-				json_array_append_new(
-				    pending, json_string(x->ids[i]));
-		step_init(
-		    &step, x, pick.speaker, pick.policy, out->turns_taken + 1);
-		memset(&t, 0, sizeof(t));
-		t.st = x->st;
-		t.spec = spec;
-		t.team = x->team->id;
-		t.room_id = x->lock.room_id;
-		t.agent = &x->agents.items[pick.speaker];
-		t.is_leader = pick.speaker == x->leader;
-		t.first = !x->spoke[pick.speaker];
-		t.skip_seq = x->stim_seq;
-		t.turn_no = step.turn;
-		t.policy = pick.policy;
-		t.pending = pending;
-		t.lock = &x->lock;
-		t.lease_ms = x->lease_ms;
-		t.step = &step;
-		rc = hd_exchange__turn_run(&t, err);
-		json_decref(pending);
-		if (rc == HD_ECONFLICT) { /* the lease was taken over (3) */
-			hd_log_warn("%s: %s", x->lock.room_id, err->msg);
-			atomic_store(&x->lost, 1);
-			hd_err_clear(err);
-			continue;
-		}
-		if (rc < 0)
-			return rc;
-		if (t.paused) { /* the speaker's cap (or the team's) is spent */
-			*end = HD_EXCHANGE_BUDGET_PAUSED;
-			return 0;
-		}
-		out->turns_taken++;
-		x->turns[pick.speaker]++;
-		x->spoke[pick.speaker] = 1;
-		x->last = pick.speaker;
-		x->marks[pick.speaker] = t.event_mark;
-		x->pending[pick.speaker] = 0;
-		if ((rc = add_speaker(out, x->ids[pick.speaker], err)) < 0) {
-			hd_exchange__turn_dispose(&t);
-			return rc;
-		}
-		if (t.crossed & HD_BUDGET_CROSSED_WARN)
-			hd_log_warn(
-			    "%s: a warn budget of %s or team %s is over "
-			    "its limit",
-			    x->lock.room_id, t.agent->id, t.team);
-		step.reply = t.reply;
-		step.seq = t.seq;
-		step.failed = t.failed;
-		step.cost = t.cost;
-		step.duration_ms = t.duration_ms;
-		if (spec->on_turn != NULL)
-			spec->on_turn(&step, spec->payload);
-		hd_exchange__turn_dispose(&t);
-
-		otx.x = x;
-		otx.speaker = pick.speaker;
-		if ((rc = hd_store_read(x->st, oblige_txn_fn, &otx, err)) < 0)
-			return rc;
-		if (t.paused_after != NULL) {
-			*end = HD_EXCHANGE_BUDGET_PAUSED;
-			return 0;
-		}
-		for (i = 0, any = 0; i < x->n && !any; i++)
-			any = x->pending[i];
-		if (!any) {
-			*end = HD_EXCHANGE_NO_PENDING;
-			return 0;
-		}
-		if (out->turns_taken >= x->max_turns) {
-			*end = HD_EXCHANGE_MAX_TURNS;
-			return 0;
-		}
-	}
-}
-
-/* Everything after the lock is taken; the lock is released by the
- * caller (2). */
 static int
-run_locked(exch *x, hd_exchange_result *out, hd_err *err)
+setup_part(exch *x, hd_err *err)
 {
 	const hd_exchange_spec *spec = x->spec;
-	hd_exchange_end end = HD_EXCHANGE_ABORTED;
-	hd_turn_state ts;
 	hd_post *p = NULL;
 	size_t i;
 	int rc;
 
+	/* refused (a live lease): the transaction rolls back whole (1) */
+	if ((rc = hd_room_lock_acquire(
+		 &x->lock, x->st, x->team->id, x->lease_ms, err)) < 0)
+		return rc;
 	for (i = 0; i < x->n; i++) {
-		if ((rc = hd_turn_state_get(
-			 &ts, x->st, x->team->id, x->ids[i], err)) < 0)
+		hd_turn_state_dispose(&x->states[i]);
+		if ((rc = hd_turn_state_get(&x->states[i], x->st, x->team->id,
+			 x->ids[i], err)) < 0)
 			return rc;
-		x->marks[i] = ts.last_event_seq;
-		hd_turn_state_dispose(&ts);
+		x->marks[i] = x->states[i].last_event_seq;
 	}
+	x->stim_seq = 0;
 	if (spec->stimulus != NULL && spec->stimulus[0] != '\0') {
 		if ((rc = hd_room_post(&p, x->st, x->team->id, "user", NULL,
 			 spec->stimulus, err)) < 0)
@@ -590,28 +678,290 @@ run_locked(exch *x, hd_exchange_result *out, hd_err *err)
 		x->stim_seq = p->seq;
 		hd_post_free(p);
 	}
-	if (pthread_create(&x->renewer, NULL, renew_main, x) == 0)
-		x->renewing = 1;
-	else
-		hd_log_warn("%s: no renewal thread; the lease is renewed "
-			    "between turns only",
-		    x->lock.room_id);
-	rc = loop(x, out, &end, err);
+	return 0;
+}
+
+/* The exchange ends in this transaction: turn_bound_hit, and the lock
+ * released with it (2). */
+static int
+step_end(hd_store *st, step_txn *tx, hd_exchange_end end, int taken)
+{
+	exch *x = tx->x;
+	hd_err rerr = HD_ERR_INIT;
+	char data[HD_ROOM_ID_MAX + 160];
+
+	tx->ended = 1;
+	tx->end = end;
+	snprintf(data, sizeof(data),
+	    "{\"room_id\":\"%s\",\"reason\":\"%s\",\"max_turns\":%d,"
+	    "\"turns_taken\":%d}",
+	    x->lock.room_id, hd_exchange_end_name(end), x->max_turns, taken);
+	hd_events_append_raw(
+	    st, "turn_bound_hit", x->team->id, 0, NULL, data);
+	/* set before the commit: a renewal waiting on it then finds the row
+	 * gone and must not call that a takeover (7) */
+	atomic_store(&x->released, 1);
+	if (hd_room_lock_release(st, &x->lock, &rerr) == 0)
+		tx->released = 1;
+	return 0;
+}
+
+static void
+turn_init(hd_exchange__turn *t, exch *x, const step_txn *tx, int turn_no)
+{
+	int s = tx->pick.speaker;
+	size_t i, k = 0;
+
+	for (i = 0; i < x->n; i++)
+		if (x->pending[i])
+			x->owing[k++] = x->ids[i];
+	hd_exchange__turn_dispose(t);
+	memset(t, 0, sizeof(*t));
+	t->st = x->st;
+	t->spec = x->spec;
+	t->team = x->team->id;
+	t->room_id = x->lock.room_id;
+	t->agent = &x->agents.items[s];
+	t->state = &x->states[s];
+	t->is_leader = s == x->leader;
+	t->first = !x->spoke[s];
+	t->skip_seq = x->stim_seq;
+	t->turn_no = turn_no;
+	t->policy = tx->pick.policy;
+	t->pending = x->owing;
+	t->npending = k;
+	t->lock = &x->lock;
+	t->lease_ms = x->lease_ms;
+	/* the save just read the team's cap (paused_after) in this snapshot */
+	t->team_read = tx->done != NULL && !tx->saved;
+}
+
+static int
+step_fn(hd_store *st, void *payload, hd_err *err)
+{
+	step_txn *tx = payload;
+	exch *x = tx->x;
+	hd_exchange__turn *done = tx->done;
+	int taken = tx->taken, s = tx->done_idx, rc;
+	size_t i;
+
+	book_restore(x);
+	tx->began = tx->ended = tx->lost = tx->released = 0;
+	tx->begin_rc = 0;
+	tx->pick.speaker = -1;
+	if (tx->setup && (rc = setup_part(x, err)) < 0)
+		return rc;
+	if (done != NULL && !tx->saved) {
+		if ((rc = hd_exchange__turn_save(done, err)) < 0)
+			return rc;
+		taken++;
+		x->turns[s]++;
+		x->spoke[s] = 1;
+		x->last = s;
+		x->marks[s] = done->event_mark;
+		x->pending[s] = 0;
+		if (tx->save_only) /* on_turn comes between (spec) */
+			return 0;
+	}
+	if (done != NULL) {
+		/* the obligations, read with the saved turn (and whatever
+		 * on_turn moved) in this snapshot */
+		if ((rc = obligations(x, s, done->event_mark, err)) < 0)
+			return rc;
+		if (done->paused_after != NULL)
+			return step_end(st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
+		for (i = 0; i < x->n && !x->pending[i]; i++)
+			;
+		if (i == x->n)
+			return step_end(st, tx, HD_EXCHANGE_NO_PENDING, taken);
+		if (taken >= x->max_turns)
+			return step_end(st, tx, HD_EXCHANGE_MAX_TURNS, taken);
+	}
+	if (aborted(x))
+		return step_end(st, tx, HD_EXCHANGE_ABORTED, taken);
+	tx->pick = hd_exchange_select(
+	    x->ids, x->n, x->leader, x->pending, x->turns, x->last);
+	if (tx->pick.speaker < 0)
+		return step_end(st, tx, HD_EXCHANGE_NO_PENDING, taken);
+	if (tx->no_begin)
+		return 0;
+	turn_init(tx->next, x, tx, taken + 1);
+	rc = hd_exchange__turn_begin(tx->next, err);
+	if (rc == HD_ECONFLICT) { /* taken over (3); nothing was written */
+		hd_log_warn("%s: %s", x->lock.room_id, err->msg);
+		hd_err_clear(err);
+		tx->lost = 1;
+		return step_end(st, tx, HD_EXCHANGE_ABORTED, taken);
+	}
+	if (rc < 0)
+		return tx->begin_rc = rc;
+	if (tx->next->paused) /* the speaker's cap (or the team's) is spent */
+		return step_end(st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
+	tx->began = 1;
+	return 0;
+}
+
+/* Run one step; when begin failed, commit the first part alone (the
+ * setup, or the turn that already ran) and report begin's error. */
+static int
+step_run(step_txn *tx, int *begin_failed, hd_err *err)
+{
+	hd_err berr;
+	int rc;
+
+	*begin_failed = 0;
+	tx->no_begin = 0;
+	if ((rc = hd_store_write(tx->x->st, step_fn, tx, err)) >= 0 ||
+	    tx->begin_rc == 0)
+		return rc;
+	berr = *err;
+	tx->no_begin = 1;
+	if ((rc = hd_store_write(tx->x->st, step_fn, tx, err)) < 0)
+		return rc;
+	if (!tx->ended) {
+		*begin_failed = berr.code;
+		*err = berr;
+	}
+	return 0;
+}
+
+/* The committed step, in memory: the bookkeeping, the saved turn's state
+ * and its on_turn. */
+static int
+step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
+    hd_exchange_step *done_step, hd_err *err)
+{
+	const hd_exchange_spec *spec = x->spec;
+	hd_exchange__turn *t = tx->done;
+	int rc;
+
+	book_keep(x);
+	if (tx->setup)
+		x->locked = 1;
+	if (tx->lost)
+		atomic_store(&x->lost, 1);
+	if (tx->released)
+		x->locked = 0;
+	if (t == NULL || tx->saved)
+		return 0;
+	out->turns_taken++;
+	if ((rc = add_speaker(out, t->agent->id, err)) < 0)
+		return rc;
+	if (t->crossed & HD_BUDGET_CROSSED_WARN)
+		hd_log_warn("%s: a warn budget of %s or team %s is over its limit",
+		    x->lock.room_id, t->agent->id, t->team);
+	done_step->reply = t->body;
+	done_step->seq = t->seq;
+	done_step->failed = t->failed;
+	done_step->cost = t->cost;
+	done_step->duration_ms = t->duration_ms;
+	if (spec->on_turn != NULL)
+		spec->on_turn(done_step, spec->payload);
+	if (hd_exchange__turn_adopt(&x->states[tx->done_idx], t) < 0)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Never leave an agent shown as working after its turn failed. */
+static void
+turn_unwork(exch *x, const hd_exchange__turn *t)
+{
+	hd_err rerr = HD_ERR_INIT;
+
+	if (t != NULL && t->set_working &&
+	    hd_agent_set_status_if(
+		x->st, t->agent->id, "working", "idle", NULL, &rerr) < 0)
+		hd_log_warn("%s stays working: %s", t->agent->id, rerr.msg);
+}
+
+/* Everything from the lock to the end. The lock is taken by the first
+ * step and released by the last (2); a failure leaves x->locked for the
+ * caller to release. */
+static int
+run_steps(exch *x, hd_exchange_result *out, hd_err *err)
+{
+	const hd_exchange_spec *spec = x->spec;
+	hd_exchange__turn turns[2];
+	hd_exchange_step steps[2];
+	step_txn tx;
+	int cur = 0, rc, failed, idx;
+
+	memset(turns, 0, sizeof(turns));
+	memset(&tx, 0, sizeof(tx));
+	tx.x = x;
+	tx.setup = 1;
+	tx.next = &turns[cur];
+	for (;;) {
+		if (tx.done != NULL && spec->on_turn != NULL) {
+			/* on_turn sees the turn saved and may move the board
+			 * before its obligations are read: the save commits
+			 * alone */
+			tx.taken = out->turns_taken;
+			tx.save_only = 1;
+			if ((rc = step_run(&tx, &failed, err)) < 0) {
+				turn_unwork(x, tx.done);
+				break;
+			}
+			if ((rc = step_adopt(
+				 x, &tx, out, &steps[1 - cur], err)) < 0)
+				break;
+			tx.save_only = 0;
+			tx.saved = 1;
+		}
+		tx.taken = out->turns_taken;
+		rc = step_run(&tx, &failed, err);
+		if (rc < 0) {
+			if (!tx.saved)
+				turn_unwork(x, tx.done);
+			break;
+		}
+		if (tx.setup) {
+			x->locked = 1;
+			if (pthread_create(&x->renewer, NULL, renew_main, x) == 0)
+				x->renewing = 1;
+			else
+				hd_log_warn("%s: no renewal thread; the lease is "
+					    "renewed between turns only",
+				    x->lock.room_id);
+		}
+		if ((rc = step_adopt(x, &tx, out, &steps[1 - cur], err)) < 0)
+			break;
+		if (failed < 0) {
+			rc = failed;
+			break;
+		}
+		if (tx.ended) {
+			out->ended = tx.end;
+			hd_log_debug("%s: exchange ended %s after %d turn(s)",
+			    x->lock.room_id, hd_exchange_end_name(tx.end),
+			    out->turns_taken);
+			break;
+		}
+		/* the next turn, begun and committed: run it */
+		idx = tx.pick.speaker;
+		step_init(&steps[cur], x, idx, tx.pick.policy,
+		    out->turns_taken + 1);
+		if (spec->on_selected != NULL)
+			spec->on_selected(&steps[cur], spec->payload);
+		if ((rc = hd_exchange__turn_execute(&turns[cur], err)) < 0) {
+			turn_unwork(x, &turns[cur]);
+			break;
+		}
+		tx.setup = 0;
+		tx.saved = 0;
+		tx.done = &turns[cur];
+		tx.done_idx = idx;
+		cur = 1 - cur;
+		tx.next = &turns[cur];
+	}
 	renew_stop(x);
-	if (rc < 0) {
+	hd_exchange__turn_dispose(&turns[0]);
+	hd_exchange__turn_dispose(&turns[1]);
+	if (rc < 0 && x->locked)
 		hd_events_append(x->st, "error", x->team->id, 0, NULL,
 		    json_pack("{s:s, s:s}", "room_id", x->lock.room_id,
 			"message", err->msg));
-		return rc;
-	}
-	out->ended = end;
-	hd_events_append(x->st, "turn_bound_hit", x->team->id, 0, NULL,
-	    json_pack("{s:s, s:s, s:i, s:i}", "room_id", x->lock.room_id,
-		"reason", hd_exchange_end_name(end), "max_turns", x->max_turns,
-		"turns_taken", out->turns_taken));
-	hd_log_debug("%s: exchange ended %s after %d turn(s)", x->lock.room_id,
-	    hd_exchange_end_name(end), out->turns_taken);
-	return 0;
+	return rc;
 }
 
 int
@@ -620,6 +970,7 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 {
 	exch x;
 	hd_err rerr = HD_ERR_INIT;
+	size_t i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -629,30 +980,37 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 	x.last = -1;
 	x.leader = -1;
 	atomic_init(&x.lost, 0);
+	atomic_init(&x.released, 0);
 	pthread_mutex_init(&x.mu, NULL);
 	pthread_cond_init(&x.cv, NULL);
 	if ((rc = precheck(&x, err)) < 0)
 		goto done;
+	book_keep(&x);
 	hd_room_id(out->room_id, sizeof(out->room_id), x.team->id);
 	out->max_turns = x.max_turns;
 	x.lease_ms = lease_ms(spec);
-	if ((rc = hd_room_lock_acquire(
-		 &x.lock, st, x.team->id, x.lease_ms, err)) < 0)
-		goto done;
-	x.locked = 1;
-	rc = run_locked(&x, out, err);
-	if (hd_room_lock_release(st, &x.lock, &rerr) < 0)
+	rc = run_steps(&x, out, err);
+	if (x.locked && hd_room_lock_release(st, &x.lock, &rerr) < 0)
 		hd_log_warn("%s: cannot release the room lock (it expires in "
 			    "%lld ms): %s",
 		    x.lock.room_id, (long long)x.lease_ms, rerr.msg);
 done:
 	pthread_mutex_destroy(&x.mu);
 	pthread_cond_destroy(&x.cv);
+	for (i = 0; x.states != NULL && i < x.n; i++)
+		hd_turn_state_dispose(&x.states[i]);
+	free(x.states);
+	free(x.owing);
 	free(x.ids);
 	free(x.pending);
 	free(x.spoke);
 	free(x.turns);
 	free(x.marks);
+	free(x.kept.pending);
+	free(x.kept.spoke);
+	free(x.kept.turns);
+	free(x.kept.marks);
+	free(x.claims);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
 	return rc;

@@ -1,6 +1,8 @@
 /*
  * exchange_int.h -- shared by exchange.c and turn.c only: one turn of an
- * exchange (SPEC 8.1).
+ * exchange (SPEC 8.1), in the three parts the loop drives. begin and save
+ * run inside a write transaction the loop opened (they may run again when
+ * the store retries it, so each starts over), execute outside any.
  */
 #ifndef HD_EXCHANGE_INT_H
 #define HD_EXCHANGE_INT_H
@@ -17,44 +19,71 @@ typedef struct hd_exchange__turn {
 	const char *team;
 	const char *room_id;
 	const hd_agent *agent;
+	const hd_turn_state *state; /* the speaker's, as last saved */
 	int is_leader;
 	int first;        /* the speaker's first turn of this exchange */
 	int64_t skip_seq; /* the stimulus post: never enveloped (0: none) */
 	int turn_no;      /* 1-based */
 	hd_speaker_policy policy;
-	json_t *pending; /* ids owing a turn, for speaker_selected (borrowed) */
+	const char *const *pending; /* ids owing a turn, for speaker_selected */
+	size_t npending;
 	hd_room_lock *lock; /* renewed as the turn is announced */
 	int64_t lease_ms;
-	hd_exchange_step *step; /* shown to on_selected / on_turn */
-	/* out (owned: hd_exchange__turn_dispose) */
-	int paused; /* a cap budget was tripped: the turn never ran */
-	const char *paused_after; /* "team"/"agent": tripped by this turn */
-	char *reply;              /* what was posted */
-	int64_t seq;
+	int team_read; /* this transaction already found the team's cap
+			* untripped: begin checks the speaker's only */
+	/* begin's out */
+	int paused;      /* a cap budget is tripped: the turn never ran */
+	int set_working; /* begin made the agent working: save makes it idle */
+	char *prompt;
+	int64_t seen; /* the highest seq the prompt included */
+	char *url;    /* the MCP attach URL, or NULL */
+	/* execute's out */
+	hd_runtime_result res;
+	const char *resumed; /* the session resumed (in state), or NULL */
+	const char *native;  /* the session to remember, or NULL */
+	const char *done_name;
+	char *body;    /* what is posted */
+	char *summary; /* its first HD_EXCHANGE_SUMMARY_CHARS characters */
 	int failed;
 	hd_runtime_cost cost;
 	int64_t duration_ms;
+	/* save's out */
+	const char *paused_after; /* "team"/"agent": tripped by this turn */
+	int64_t seq;
 	int64_t event_mark; /* the event head once the turn was saved */
 	int crossed;        /* HD_BUDGET_CROSSED_* bits of its spend */
 } hd_exchange__turn;
 
 /*
- * Run the turn of SPEC 8.1 for t->agent in two transactions around the
- * runtime: before it (one commit) the speaker's cap budget and the
- * team's are checked (tripped: t->paused, nothing written), the lease is
- * renewed, speaker_selected and turn_started are emitted, the agent goes
- * idle -> working (only from idle: never over a shutdown or another
- * engine's turn), its state is restored and its prompt assembled (which
- * takes its mailbox); then spec->on_selected is told and the runtime
- * runs; after it (one commit) the reply is posted and the state, the
- * session lineage, the spend and turn_completed are saved, the agent goes
- * working -> idle if this turn made it working, and whether a cap budget
- * is now tripped is read. A runtime
- * failure is a reply (`[error: ...]`), not a failure of this call; a
- * negative return means the store failed, or HD_ECONFLICT when the lease
- * was lost to a takeover (nothing was written).
+ * Before the runtime, in the caller's write transaction: check the
+ * speaker's cap budget (and the team's unless team_read; tripped:
+ * t->paused, nothing written), renew the lease when a third of it has
+ * passed (lost: HD_ECONFLICT, nothing written), emit speaker_selected and
+ * turn_started, move the agent idle -> working (only from idle: never
+ * over a shutdown or another engine's turn) and assemble the prompt from
+ * t->state (which takes the mailbox).
  */
-int hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err);
+int hd_exchange__turn_begin(hd_exchange__turn *t, hd_err *err);
+
+/*
+ * Run the runtime (spec->runner when set) and shape the reply; touches no
+ * store. A runtime failure is a reply (`[error: ...]`), not a failure of
+ * this call: a negative return means memory ran out.
+ */
+int hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err);
+
+/*
+ * After the runtime, in the caller's write transaction: post the reply,
+ * charge the spend, record the lineage, emit cost and turn_completed, move
+ * the agent working -> idle when begin made it working, write the state
+ * and read whether a cap budget is now tripped.
+ */
+int hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err);
+
+/* Once save committed: make *out the state it wrote (moves the summary
+ * out of t). */
+int hd_exchange__turn_adopt(hd_turn_state *out, hd_exchange__turn *t);
+
 void hd_exchange__turn_dispose(hd_exchange__turn *t);
 
 /* The kv key of an agent's turn state: "turn:<room>:<agent>". */

@@ -1,10 +1,15 @@
 /*
- * turn.c -- one turn of an exchange, heartbeat-restore (SPEC 8.1). Owns no
- * table: the turn state lives in kv under "turn:<room>:<agent>", the post
- * in the room, lineage in sessions (session.c), spend in budgets
- * (budget.c).
+ * turn.c -- one turn of an exchange, heartbeat-restore (SPEC 8.1), in
+ * three parts: begin (announce and assemble) and save (post and record)
+ * run inside a write transaction the loop opens (exchange.c), execute
+ * (the runtime) outside any. Owns no table: the turn state lives in kv
+ * under "turn:<room>:<agent>", the post in the room, lineage in sessions
+ * (session.c), spend in budgets (budget.c).
  *  (1) State missing or malformed reads as zeros, field by field, so a
- *      damaged row costs one turn of context, never the exchange.
+ *      damaged row costs one turn of context, never the exchange. While
+ *      an exchange holds the room lock it is the only writer of its
+ *      room's states, so the loop reads them once and keeps its copy
+ *      (hd_exchange__turn_adopt) in step with what each save writes.
  *  (2) last_seen_seq becomes the highest seq the prompt included (the
  *      stimulus post counts as included: it is the stimulus), so posts
  *      that land while the turn runs are delivered next time. The
@@ -15,11 +20,17 @@
  *  (4) The post, the state, the lineage, the spend and the turn's events
  *      commit in one transaction: a turn that is in the room is paid for
  *      and remembered, and one that is not left no trace but its
- *      turn_started event.
+ *      speaker_selected and turn_started events.
  *  (5) The posted body is always a valid room body: invalid UTF-8 and NUL
  *      bytes become U+FFFD, surrounding whitespace is trimmed, empty
  *      output is HD_EXCHANGE_NO_RESPONSE, and a reply longer than the room
  *      allows is cut on a character boundary with a note.
+ *  (6) The turn's own events carry only slugs, fixed names, integers and
+ *      one real formatted by Jansson, so their data is printed directly
+ *      (hd_events_append_raw) in exactly the form json_dumps gave.
+ *  (7) begin writes nothing before the lease is known to be held: a lost
+ *      lease (HD_ECONFLICT) leaves the transaction as begin found it, so
+ *      the loop can still commit the previous turn's save with it.
  * Callers: exchange.c.
  */
 #include <stdio.h>
@@ -310,30 +321,116 @@ done:
 	return rc;
 }
 
-/* ---- before the runtime: announce and assemble, one commit ---- */
+/* ---- event data: slugs, fixed names and integers only, printed as
+ * json_dumps(JSON_COMPACT | JSON_PRESERVE_ORDER) would (6) ---- */
 
-typedef struct pre_txn {
-	hd_exchange__turn *t;
-	hd_turn_state state; /* out */
-	char *prompt;        /* out */
-	int64_t seen;        /* out */
-	int set_working;     /* out: this turn made the agent working */
-} pre_txn;
-
-static int
-pre_txn_fn(hd_store *st, void *payload, hd_err *err)
+static void
+event_raw(hd_store *st, const char *kind, const hd_exchange__turn *t,
+    const hd_buf *b)
 {
-	pre_txn *tx = payload;
-	hd_exchange__turn *t = tx->t;
+	hd_events_append_raw(st, kind, t->team, 0, t->agent->id,
+	    hd_buf_failed(b) ? NULL : b->ptr);
+}
+
+static void
+emit_selected(hd_store *st, const hd_exchange__turn *t)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	size_t i;
+
+	hd_buf_printf(&b,
+	    "{\"room_id\":\"%s\",\"speaker\":\"%s\",\"policy\":\"%s\","
+	    "\"turn\":%d,\"pending\":[",
+	    t->room_id, t->agent->id, hd_speaker_policy_name(t->policy),
+	    t->turn_no);
+	for (i = 0; i < t->npending; i++) {
+		hd_buf_puts(&b, i > 0 ? ",\"" : "\"");
+		hd_buf_puts(&b, t->pending[i]);
+		hd_buf_puts(&b, "\"");
+	}
+	hd_buf_puts(&b, "]}");
+	event_raw(st, "speaker_selected", t, &b);
+	hd_buf_dispose(&b);
+}
+
+static void
+emit_started(hd_store *st, const hd_exchange__turn *t)
+{
+	hd_buf b = HD_BUF_INIT(0);
+
+	hd_buf_printf(&b, "{\"room_id\":\"%s\",\"turn\":%d}", t->room_id,
+	    t->turn_no);
+	event_raw(st, "turn_started", t, &b);
+	hd_buf_dispose(&b);
+}
+
+static void
+emit_cost(hd_store *st, const hd_exchange__turn *t)
+{
+	const hd_runtime_cost *c = &t->cost;
+	hd_buf b = HD_BUF_INIT(0);
+	json_t *usd = json_real(c->usd);
+	char *real = NULL;
+
+	/* the real through Jansson, so it reads exactly as before; a value
+	 * Jansson refuses (NaN, infinity) left the whole object empty */
+	if (usd != NULL)
+		real = json_dumps(usd, JSON_ENCODE_ANY);
+	if (real != NULL)
+		hd_buf_printf(&b,
+		    "{\"room_id\":\"%s\",\"turn\":%d,\"usd\":%s,"
+		    "\"microcents\":%lld,\"input_tokens\":%lld,"
+		    "\"output_tokens\":%lld,\"estimated\":%s}",
+		    t->room_id, t->turn_no, real, (long long)c->microcents,
+		    (long long)c->input_tokens, (long long)c->output_tokens,
+		    c->estimated ? "true" : "false");
+	else
+		hd_buf_puts(&b, "{}");
+	event_raw(st, "cost", t, &b);
+	hd_buf_dispose(&b);
+	free(real);
+	json_decref(usd);
+}
+
+static void
+emit_completed(hd_store *st, const hd_exchange__turn *t)
+{
+	hd_buf b = HD_BUF_INIT(0);
+
+	hd_buf_printf(&b,
+	    "{\"room_id\":\"%s\",\"turn\":%d,\"seq\":%lld,\"reason\":\"%s\","
+	    "\"failed\":%s,\"duration_ms\":%lld}",
+	    t->room_id, t->turn_no, (long long)t->seq, t->done_name,
+	    t->failed ? "true" : "false", (long long)t->duration_ms);
+	event_raw(st, "turn_completed", t, &b);
+	hd_buf_dispose(&b);
+}
+
+/* ---- before the runtime: announce and assemble ---- */
+
+int
+hd_exchange__turn_begin(hd_exchange__turn *t, hd_err *err)
+{
+	const hd_exchange_spec *spec = t->spec;
+	hd_store *st = t->st;
 	const char *which = NULL;
 	int rc;
 
 	/* a retried transaction starts over */
-	hd_turn_state_dispose(&tx->state);
-	free(tx->prompt);
-	tx->prompt = NULL;
+	free(t->prompt);
+	free(t->url);
+	t->prompt = NULL;
+	t->url = NULL;
 	t->paused = 0;
-	if ((rc = hd_budget_paused(&which, st, t->team, t->agent->id, err)) < 0)
+	t->set_working = 0;
+	t->seen = 0;
+	if (spec->mcp_port > 0 &&
+	    (rc = hd_attach_url(&t->url, st,
+		 spec->mcp_host ? spec->mcp_host : "127.0.0.1", spec->mcp_port,
+		 t->agent->id, err)) < 0)
+		return rc;
+	if ((rc = hd_budget_paused(&which, st, t->team_read ? NULL : t->team,
+		 t->agent->id, err)) < 0)
 		return rc;
 	if (which != NULL) {
 		t->paused = 1;
@@ -341,85 +438,120 @@ pre_txn_fn(hd_store *st, void *payload, hd_err *err)
 	}
 	/* A lease renewed less than a third of its length ago cannot have
 	 * been taken over (only an expired one can), and the renewal thread
-	 * keeps it alive through a long turn: renew here only past that. */
+	 * keeps it alive through a long turn: renew here only past that.
+	 * Nothing is written before this point, so a lost lease leaves no
+	 * trace of the turn. */
 	if (hd_now_ms() >= t->lock->expires_at - t->lease_ms * 2 / 3 &&
 	    (rc = hd_room_lock_renew(st, t->lock, t->lease_ms, err)) < 0)
 		return rc;
-	hd_events_append(st, "speaker_selected", t->team, 0, t->agent->id,
-	    json_pack("{s:s, s:s, s:s, s:i, s:O}", "room_id", t->room_id,
-		"speaker", t->agent->id, "policy",
-		hd_speaker_policy_name(t->policy), "turn", t->turn_no,
-		"pending", t->pending));
+	emit_selected(st, t);
 	/* never over a shutdown, nor over another engine's working */
 	if ((rc = hd_agent_set_status_if(st, t->agent->id, "idle", "working",
-		 &tx->set_working, err)) < 0)
+		 &t->set_working, err)) < 0)
 		return rc;
-	hd_events_append(st, "turn_started", t->team, 0, t->agent->id,
-	    json_pack("{s:s, s:i}", "room_id", t->room_id, "turn", t->turn_no));
-	if ((rc = hd_turn_state_get(
-		 &tx->state, st, t->team, t->agent->id, err)) < 0)
-		return rc;
-	return prompt_build(&tx->prompt, &tx->seen, t, &tx->state, err);
+	emit_started(st, t);
+	return prompt_build(&t->prompt, &t->seen, t, t->state, err);
 }
 
-/* ---- after the runtime: post and save, one commit (4) ---- */
+/* ---- the runtime ---- */
 
-typedef struct save_txn {
-	hd_exchange__turn *t;
-	const char *body;
-	const char *runtime;
-	const char *native;     /* the session to remember, or NULL */
-	const char *resumed;    /* the session this turn resumed, or NULL */
-	const char *new_native; /* what the runtime reported, or NULL */
-	int64_t seen;
-	int64_t turn_index;
-	const char *summary;
-	const char *done_name;
-	int set_working; /* the turn made the agent working: make it idle */
-} save_txn;
-
-static int
-save_txn_fn(hd_store *st, void *payload, hd_err *err)
+int
+hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 {
-	save_txn *tx = payload;
-	hd_exchange__turn *t = tx->t;
-	const hd_runtime_cost *c = &t->cost;
+	const hd_exchange_spec *spec = t->spec;
+	const hd_agent *ag = t->agent;
+	const hd_turn_state *state = t->state;
+	hd_runtime_turn in;
+	hd_err rerr = HD_ERR_INIT;
+	const char *msg;
+	char *body = NULL;
+	int64_t t0;
+	int rrc;
+
+	if (state->runtime != NULL && strcmp(state->runtime, ag->runtime) == 0)
+		t->resumed = state->native_session_id; /* (3) */
+	memset(&in, 0, sizeof(in));
+	in.agent = ag;
+	in.team = t->team;
+	in.prompt = t->prompt;
+	in.resume_session_id = t->resumed;
+	in.huddle_home = hd_store_home(t->st);
+	in.mcp_url = t->url;
+	in.timeout_ms = spec->turn_timeout_ms;
+	in.abort = spec->abort_turn;
+	memset(&t->res, 0, sizeof(t->res));
+	t0 = hd_mono_ms();
+	if (spec->runner != NULL)
+		rrc = spec->runner(spec->runner_ctx, &t->res, &in, &rerr);
+	else
+		rrc = hd_runtime_run(&t->res, &in, NULL, NULL, &rerr);
+	t->duration_ms = hd_mono_ms() - t0;
+	t->cost = t->res.cost;
+	t->done_name = hd_runtime_done_name(t->res.reason);
+
+	if (rrc < 0 || t->res.reason == HD_DONE_ERROR ||
+	    t->res.reason == HD_DONE_ABORTED) {
+		hd_buf b = HD_BUF_INIT(0);
+
+		t->failed = 1;
+		msg = t->res.reason == HD_DONE_ABORTED ? "the turn was aborted"
+		      : t->res.error != NULL           ? t->res.error
+		      : rerr.msg[0] != '\0'            ? rerr.msg
+						       : "the runtime failed";
+		hd_buf_printf(&b, "[error: %s]", msg);
+		if ((body = hd_buf_detach(&b)) != NULL) {
+			t->body = reply_body(body, strlen(body));
+			free(body);
+		}
+	} else
+		t->body = reply_body(
+		    t->res.text ? t->res.text : "", t->res.text_len);
+	if (t->body == NULL ||
+	    (t->summary = first_chars(t->body, HD_EXCHANGE_SUMMARY_CHARS)) ==
+		NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	/* the session to remember: the new one, else the one resumed */
+	t->native = t->res.native_session_id ? t->res.native_session_id
+					     : t->resumed;
+	return 0;
+}
+
+/* ---- after the runtime: post and save (4) ---- */
+
+int
+hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
+{
+	hd_store *st = t->st;
 	hd_post *p = NULL;
 	json_t *state = NULL;
 	char key[HD_ROOM_ID_MAX + 64], *text = NULL;
 	int rc;
 
+	t->paused_after = NULL;
 	if ((rc = hd_room_post(
-		 &p, st, t->team, "peer", t->agent->id, tx->body, err)) < 0)
+		 &p, st, t->team, "peer", t->agent->id, t->body, err)) < 0)
 		goto done;
 	t->seq = p->seq;
-	if ((rc = hd_budget_charge(&t->crossed, st, t->team, t->agent->id,
-		 c->microcents, err)) < 0)
+	/* the spend, and whether it tripped a cap (read with it) */
+	if ((rc = hd_budget_charge_paused(&t->crossed, &t->paused_after, st,
+		 t->team, t->agent->id, t->cost.microcents, err)) < 0)
 		goto done;
-	hd_events_append(st, "cost", t->team, 0, t->agent->id,
-	    json_pack("{s:s, s:i, s:f, s:I, s:I, s:I, s:b}", "room_id",
-		t->room_id, "turn", t->turn_no, "usd", c->usd, "microcents",
-		(json_int_t)c->microcents, "input_tokens",
-		(json_int_t)c->input_tokens, "output_tokens",
-		(json_int_t)c->output_tokens, "estimated", c->estimated));
-	if ((rc = hd_session_record(st, t->agent->id, t->team, tx->runtime,
-		 tx->new_native, tx->resumed, err)) < 0)
+	emit_cost(st, t);
+	if ((rc = hd_session_record(st, t->agent->id, t->team,
+		 t->agent->runtime, t->res.native_session_id, t->resumed,
+		 err)) < 0)
 		goto done;
-	hd_events_append(st, "turn_completed", t->team, 0, t->agent->id,
-	    json_pack("{s:s, s:i, s:I, s:s, s:b, s:I}", "room_id", t->room_id,
-		"turn", t->turn_no, "seq", (json_int_t)t->seq, "reason",
-		tx->done_name, "failed", t->failed, "duration_ms",
-		(json_int_t)t->duration_ms));
-	if (tx->set_working && (rc = hd_agent_set_status_if(st, t->agent->id,
-				    "working", "idle", NULL, err)) < 0)
+	emit_completed(st, t);
+	if (t->set_working && (rc = hd_agent_set_status_if(st, t->agent->id,
+				   "working", "idle", NULL, err)) < 0)
 		goto done;
 	if ((rc = hd_events_head(&t->event_mark, st, err)) < 0)
 		goto done;
 	state = json_pack("{s:I, s:o, s:s, s:s, s:I, s:I}", "last_seen_seq",
-	    (json_int_t)tx->seen, "native_session_id",
-	    tx->native ? json_string(tx->native) : json_null(), "runtime",
-	    tx->runtime, "last_summary", tx->summary, "turn_index",
-	    (json_int_t)tx->turn_index, "last_event_seq",
+	    (json_int_t)t->seen, "native_session_id",
+	    t->native ? json_string(t->native) : json_null(), "runtime",
+	    t->agent->runtime, "last_summary", t->summary, "turn_index",
+	    (json_int_t)(t->state->turn_index + 1), "last_event_seq",
 	    (json_int_t)t->event_mark);
 	if (state == NULL ||
 	    (text = json_dumps(state, JSON_COMPACT | JSON_PRESERVE_ORDER)) ==
@@ -428,9 +560,7 @@ save_txn_fn(hd_store *st, void *payload, hd_err *err)
 		goto done;
 	}
 	hd_exchange__state_key(key, sizeof(key), t->room_id, t->agent->id);
-	if ((rc = hd_store_kv_put(st, key, text, err)) < 0)
-		goto done;
-	rc = hd_budget_paused(&t->paused_after, st, t->team, t->agent->id, err);
+	rc = hd_store_kv_put(st, key, text, err);
 done:
 	free(text);
 	json_decref(state);
@@ -438,116 +568,38 @@ done:
 	return rc;
 }
 
-/* ---- the turn ---- */
-
 int
-hd_exchange__turn_run(hd_exchange__turn *t, hd_err *err)
+hd_exchange__turn_adopt(hd_turn_state *out, hd_exchange__turn *t)
 {
-	const hd_exchange_spec *spec = t->spec;
-	const hd_agent *ag = t->agent;
-	hd_runtime_turn in;
-	hd_runtime_result res;
-	hd_err rerr = HD_ERR_INIT;
-	pre_txn pre;
-	save_txn tx;
-	char *body = NULL, *summary = NULL, *url = NULL;
-	const char *resume = NULL, *msg;
-	int64_t t0;
-	int rc, rrc, working = 0;
+	hd_turn_state s;
 
-	memset(&res, 0, sizeof(res));
-	memset(&pre, 0, sizeof(pre));
-	pre.t = t;
-	if (spec->mcp_port > 0 &&
-	    (rc = hd_attach_url(&url, t->st,
-		 spec->mcp_host ? spec->mcp_host : "127.0.0.1", spec->mcp_port,
-		 ag->id, err)) < 0)
-		goto done;
-	if ((rc = hd_store_write(t->st, pre_txn_fn, &pre, err)) < 0 ||
-	    t->paused)
-		goto done;
-	working = pre.set_working;
-	if (spec->on_selected != NULL)
-		spec->on_selected(t->step, spec->payload);
-	if (pre.state.runtime != NULL &&
-	    strcmp(pre.state.runtime, ag->runtime) == 0)
-		resume = pre.state.native_session_id; /* (3) */
-
-	memset(&in, 0, sizeof(in));
-	in.agent = ag;
-	in.team = t->team;
-	in.prompt = pre.prompt;
-	in.resume_session_id = resume;
-	in.huddle_home = hd_store_home(t->st);
-	in.mcp_url = url;
-	in.timeout_ms = spec->turn_timeout_ms;
-	in.abort = spec->abort_turn;
-	t0 = hd_mono_ms();
-	if (spec->runner != NULL)
-		rrc = spec->runner(spec->runner_ctx, &res, &in, &rerr);
-	else
-		rrc = hd_runtime_run(&res, &in, NULL, NULL, &rerr);
-	t->duration_ms = hd_mono_ms() - t0;
-	t->cost = res.cost;
-
-	if (rrc < 0 || res.reason == HD_DONE_ERROR ||
-	    res.reason == HD_DONE_ABORTED) {
-		hd_buf b = HD_BUF_INIT(0);
-
-		t->failed = 1;
-		msg = res.reason == HD_DONE_ABORTED ? "the turn was aborted"
-		      : res.error != NULL           ? res.error
-		      : rerr.msg[0] != '\0'         ? rerr.msg
-						    : "the runtime failed";
-		hd_buf_printf(&b, "[error: %s]", msg);
-		if ((body = hd_buf_detach(&b)) != NULL) {
-			char *clean = reply_body(body, strlen(body));
-
-			free(body);
-			body = clean;
-		}
-	} else
-		body = reply_body(res.text ? res.text : "", res.text_len);
-	if (body == NULL ||
-	    (summary = first_chars(body, HD_EXCHANGE_SUMMARY_CHARS)) == NULL) {
-		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-		goto done;
+	memset(&s, 0, sizeof(s));
+	s.last_seen_seq = t->seen;
+	s.turn_index = t->state->turn_index + 1;
+	s.last_event_seq = t->event_mark;
+	if ((t->native != NULL &&
+		(s.native_session_id = strdup(t->native)) == NULL) ||
+	    (s.runtime = strdup(t->agent->runtime)) == NULL) {
+		hd_turn_state_dispose(&s);
+		return HD_ENOMEM;
 	}
-
-	memset(&tx, 0, sizeof(tx));
-	tx.t = t;
-	tx.body = body;
-	tx.runtime = ag->runtime;
-	tx.resumed = resume;
-	tx.new_native = res.native_session_id;
-	tx.native = res.native_session_id ? res.native_session_id : resume;
-	tx.seen = pre.seen;
-	tx.turn_index = pre.state.turn_index + 1;
-	tx.summary = summary;
-	tx.done_name = hd_runtime_done_name(res.reason);
-	tx.set_working = pre.set_working;
-	if ((rc = hd_store_write(t->st, save_txn_fn, &tx, err)) < 0)
-		goto done;
-	working = 0;
-	t->reply = body;
-	body = NULL;
-done:
-	/* Never leave the agent shown as working after a failed turn. */
-	if (working && hd_agent_set_status_if(
-			   t->st, ag->id, "working", "idle", NULL, &rerr) < 0)
-		hd_log_warn("%s stays working: %s", ag->id, rerr.msg);
-	hd_runtime_result_dispose(&res);
-	hd_turn_state_dispose(&pre.state);
-	free(pre.prompt);
-	free(body);
-	free(summary);
-	free(url);
-	return rc;
+	s.last_summary = t->summary;
+	t->summary = NULL;
+	hd_turn_state_dispose(out);
+	*out = s;
+	return 0;
 }
 
 void
 hd_exchange__turn_dispose(hd_exchange__turn *t)
 {
-	free(t->reply);
-	t->reply = NULL;
+	if (t == NULL)
+		return;
+	hd_runtime_result_dispose(&t->res);
+	free(t->prompt);
+	free(t->url);
+	free(t->body);
+	free(t->summary);
+	t->prompt = t->url = t->body = t->summary = NULL;
+	t->resumed = t->native = NULL;
 }

@@ -5,6 +5,8 @@
  * status around turns.
  */
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -625,6 +627,115 @@ test_loop__status_goes_idle_working_idle_and_nothing_else(void **state)
 	fake_dispose(&f);
 }
 
+/* During the second turn: the first turn's record and the second's
+ * announcement are committed together, before the runtime runs. */
+static void
+check_step_committed(fake *f, const hd_runtime_turn *in)
+{
+	hd_budget *b = NULL;
+	hd_err err = HD_ERR_INIT;
+	int64_t head = 0;
+
+	(void)in;
+	if (f->n != 2)
+		return;
+	assert_hd_ok(hd_room_head(&head, f->st, "dev", &err), &err);
+	assert_int_equal(head, 2); /* the stimulus, the first reply */
+	assert_int_equal(count_events(f->st, "dev", "turn_completed"), 1);
+	assert_int_equal(count_events(f->st, "dev", "cost"), 1);
+	assert_int_equal(count_events(f->st, "dev", "speaker_selected"), 2);
+	assert_int_equal(count_events(f->st, "dev", "turn_started"), 2);
+	assert_hd_ok(hd_budget_get(&b, f->st, "agent", f->agents[0], &err),
+	    &err);
+	assert_int_equal(b->spent_microcents, 500);
+	hd_budget_free(b);
+}
+
+static void
+test_loop__a_turn_commits_with_the_next_announcement(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_result res;
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	const char *first[] = {"coder", "tester"};
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", "tester", NULL);
+	fake_init(&f, fx->st);
+	fake_rule_add(&f, NULL, NULL, NULL, NULL, 500);
+	f.during = check_step_committed;
+	s = spec_for("dev", "Go.", &f);
+	s.first_speakers = first;
+	s.nfirst = 2;
+	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
+	assert_int_equal(res.turns_taken, 2);
+	hd_exchange_result_dispose(&res);
+	assert_int_equal(f.n, 2);
+	assert_bound_hit(fx->st, "no_pending_obligation", 5, 2);
+	fake_dispose(&f);
+}
+
+/* During the first turn: make the attach secret unreadable, so the
+ * second turn's begin fails. */
+static void
+break_secret(fake *f, const hd_runtime_turn *in)
+{
+	char path[512];
+
+	if (f->n != 1)
+		return;
+	snprintf(path, sizeof(path), "%s/secret", in->huddle_home);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0700), 0);
+}
+
+static void
+test_loop__a_failed_begin_keeps_the_turn_that_ran(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_result res;
+	hd_exchange_spec s;
+	hd_room_lock lk;
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+	const char *first[] = {"coder", "tester"};
+	int64_t head = 0;
+	int found = 1;
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", "tester", NULL);
+	fake_init(&f, fx->st);
+	f.during = break_secret;
+	s = spec_for("dev", "Go.", &f);
+	s.first_speakers = first;
+	s.nfirst = 2;
+	s.mcp_port = 7340;
+	assert_true(hd_exchange_run(&res, fx->st, &s, &err) < 0);
+	assert_non_null(strstr(err.msg, "secret"));
+	hd_exchange_result_dispose(&res);
+	assert_int_equal(f.n, 1);
+	/* the first turn is in the room, paid and complete */
+	assert_hd_ok(hd_room_head(&head, fx->st, "dev", &err), &err);
+	assert_int_equal(head, 2);
+	assert_int_equal(count_events(fx->st, "dev", "turn_completed"), 1);
+	assert_int_equal(count_events(fx->st, "dev", "cost"), 1);
+	/* the second left nothing, and the exchange ended on its error */
+	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 1);
+	assert_int_equal(count_events(fx->st, "dev", "turn_started"), 1);
+	assert_int_equal(count_events(fx->st, "dev", "error"), 1);
+	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 0);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_string_equal(a->status, "idle");
+	hd_agent_free(a);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "tester", &err), &err);
+	assert_string_equal(a->status, "idle");
+	hd_agent_free(a);
+	assert_hd_ok(hd_room_lock_get(&lk, &found, fx->st, "dev", &err), &err);
+	assert_int_equal(found, 0);
+	fake_dispose(&f);
+}
+
 int
 main(void)
 {
@@ -666,6 +777,12 @@ main(void)
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_loop__status_goes_idle_working_idle_and_nothing_else,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_loop__a_turn_commits_with_the_next_announcement,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_loop__a_failed_begin_keeps_the_turn_that_ran,
 		hd_fixture_setup, hd_fixture_teardown),
 	};
 
