@@ -197,6 +197,45 @@ test_store__kv_round_trips_and_overwrites(void **state)
 	free(v);
 }
 
+/* Migration 8 respelled the CHECK lists with OR: each still refuses a
+ * value outside its list and still takes one inside it. */
+static void
+test_store__status_checks_still_refuse_unknown_values(void **state)
+{
+	hd_fixture *fx = *state;
+	sqlite3 *db = hd_store_db(fx->st);
+	static const char *const refused[] = {
+	    "UPDATE teams SET status = 'gone'",
+	    "UPDATE agents SET status = 'asleep'",
+	    "INSERT INTO team_chat VALUES ('i', 'team:t', 't', 'a', 'b',"
+	    " 'shout', 1, 1)",
+	    "INSERT INTO messages (team_id, from_agent, to_agent, type,"
+	    " content, created_at) VALUES ('t', 'a', 'b', 'memo', 'x', 1)",
+	    "INSERT INTO tasks (team_id, subject, status, created_at,"
+	    " updated_at) VALUES ('t', 's', 'done', 1, 1)",
+	    NULL};
+	hd_team_spec ts = {.id = "t"};
+	hd_agent_spec as = {.id = "a", .team = "t"};
+	hd_err err = HD_ERR_INIT;
+	int i;
+
+	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
+	assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
+	for (i = 0; refused[i] != NULL; i++)
+		assert_int_equal(sqlite3_exec(db, refused[i], NULL, NULL, NULL),
+		    SQLITE_CONSTRAINT_CHECK);
+	assert_int_equal(sqlite3_exec(db,
+			     "INSERT INTO team_chat VALUES ('i', 'team:t',"
+			     " 't', 'a', 'b', 'system', 1, 1);"
+			     "UPDATE agents SET status = 'shutdown_requested';"
+			     "INSERT INTO tasks (team_id, subject, status,"
+			     " created_at, updated_at)"
+			     " VALUES ('t', 's', 'cancelled', 1, 1)",
+			     NULL, NULL, NULL),
+	    SQLITE_OK);
+	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
+}
+
 /* Two queue handles on one home exclude each other, and leaving hands the
  * queue to the next writer. */
 static void
@@ -285,6 +324,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_store__kv_round_trips_and_overwrites, hd_fixture_setup,
 		    hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__status_checks_still_refuse_unknown_values,
+		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__queue_admits_one_writer_at_a_time,
 		    hd_fixture_setup, hd_fixture_teardown),
