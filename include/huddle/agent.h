@@ -67,9 +67,21 @@ int hd_agent_add(hd_agent **out, hd_store *st, const hd_agent_spec *spec,
 /* Fetch one agent. `agent "x" not found`. */
 int hd_agent_get(hd_agent **out, hd_store *st, const char *id, hd_err *err);
 
+/* 0 when the agent exists, else what hd_agent_get would say (`agent "x"
+ * not found`, or the id's slug error), without loading the row: for a
+ * caller that only needs to know it is there. */
+int hd_agent_exists(hd_store *st, const char *id, hd_err *err);
+
 /* Agents of a team (or of every team when team is NULL), leader first,
  * then by id. */
 int hd_agent_list(hd_agents *out, hd_store *st, const char *team,
+    hd_err *err);
+
+/* hd_agent_list without the runtime configs: each runtime_config is an
+ * empty object, not the stored one. For a caller that shows who is in a
+ * team and never runs them (the TEAM STATE block): parsing every
+ * member's config is most of the cost of a list. */
+int hd_agent_roster(hd_agents *out, hd_store *st, const char *team,
     hd_err *err);
 
 /* Remove an agent; a leader's team is left without a leader. */

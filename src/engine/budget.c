@@ -139,6 +139,53 @@ budget_read(hd_budget *out, int *found, hd_store *st, const char *scope,
 	return rc;
 }
 
+/* What a charge and a pause check need of one row, read without copying
+ * its text (they run on every exchange turn): *found 0 when absent. */
+typedef struct budget_state {
+	int found;
+	int cap;             /* mode is cap */
+	int64_t limit_cents; /* -1: none */
+	int64_t spent_microcents;
+} budget_state;
+
+static int
+budget_state_read(budget_state *out, hd_store *st, const char *scope,
+    const char *subject, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT limit_cents, mode = 'cap', spent_microcents "
+		 "FROM budgets WHERE scope = ? AND subject_id = ?",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src == SQLITE_ROW) {
+		out->found = 1;
+		out->limit_cents = sqlite3_column_type(s, 0) == SQLITE_NULL
+				       ? -1
+				       : sqlite3_column_int64(s, 0);
+		out->cap = sqlite3_column_int(s, 1);
+		out->spent_microcents = sqlite3_column_int64(s, 2);
+	} else if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+/* hd_budget_tripped for a budget_state. */
+static int
+state_tripped(const budget_state *b)
+{
+	return b->found && b->cap && b->limit_cents >= 0 &&
+	       b->spent_microcents >=
+		   b->limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
+}
+
 typedef struct set_txn {
 	const char *scope;
 	const char *subject;
@@ -297,29 +344,33 @@ done:
 }
 
 /* Charge one row; sets bits in *crossed, and *tripped to whether the row
- * is a tripped cap once charged. */
+ * is a tripped cap once charged. An existing row is updated in place by
+ * its key (cheaper than the upsert's failed insert first). */
 static int
 charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
     const char *subject, const char *team, int64_t microcents, hd_err *err)
 {
-	hd_budget b;
+	budget_state b;
 	sqlite3_stmt *s;
 	int64_t before, limit;
-	int rc, src, found;
+	int rc, src;
 
 	*tripped = 0;
-	if ((rc = budget_read(&b, &found, st, scope, subject, err)) < 0)
+	if ((rc = budget_state_read(&b, st, scope, subject, err)) < 0)
 		return rc;
-	before = found ? b.spent_microcents : 0;
+	before = b.spent_microcents;
 	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO budgets(scope, subject_id, spent_microcents, "
-		 "updated_at) VALUES (?, ?, ?, ?) "
-		 "ON CONFLICT(scope, subject_id) DO UPDATE SET "
-		 "spent_microcents = spent_microcents + "
-		 "excluded.spent_microcents, "
-		 "updated_at = excluded.updated_at",
+		 b.found ? "UPDATE budgets SET spent_microcents = "
+			   "spent_microcents + ?3, updated_at = ?4 "
+			   "WHERE scope = ?1 AND subject_id = ?2"
+			 : "INSERT INTO budgets(scope, subject_id, "
+			   "spent_microcents, updated_at) VALUES (?, ?, ?, ?) "
+			   "ON CONFLICT(scope, subject_id) DO UPDATE SET "
+			   "spent_microcents = spent_microcents + "
+			   "excluded.spent_microcents, "
+			   "updated_at = excluded.updated_at",
 		 err)) < 0)
-		goto done;
+		return rc;
 	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, microcents);
@@ -327,24 +378,21 @@ charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
 	if ((src = sqlite3_step(s)) != SQLITE_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
-	if (rc < 0 || !found || b.limit_cents < 0)
-		goto done;
+	if (rc < 0 || !b.found || b.limit_cents < 0)
+		return rc;
 	limit = b.limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
-	*tripped = strcmp(b.mode, "cap") == 0 && before + microcents >= limit;
+	*tripped = b.cap && before + microcents >= limit;
 	if (before < limit && before + microcents >= limit) { /* (3) */
-		*crossed |= strcmp(b.mode, "cap") == 0 ? HD_BUDGET_CROSSED_CAP
-						       : HD_BUDGET_CROSSED_WARN;
+		*crossed |=
+		    b.cap ? HD_BUDGET_CROSSED_CAP : HD_BUDGET_CROSSED_WARN;
 		hd_events_append(st, "budget_exceeded", team, 0,
 		    strcmp(scope, "agent") == 0 ? subject : NULL,
 		    json_pack("{s:s, s:s, s:s, s:I, s:I}", "scope", scope,
-			"subject", subject, "mode", b.mode, "limit_cents",
-			(json_int_t)b.limit_cents, "spent_microcents",
-			(json_int_t)(before + microcents)));
+			"subject", subject, "mode", b.cap ? "cap" : "warn",
+			"limit_cents", (json_int_t)b.limit_cents,
+			"spent_microcents", (json_int_t)(before + microcents)));
 	}
-done:
-	if (found)
-		budget_dispose(&b);
-	return rc;
+	return 0;
 }
 
 int
@@ -384,28 +432,22 @@ int
 hd_budget_paused(const char **out, hd_store *st, const char *team,
     const char *agent, hd_err *err)
 {
-	hd_budget b;
-	int rc, found, tripped;
+	budget_state b;
+	int rc;
 
 	*out = NULL;
 	if (team != NULL) {
-		if ((rc = budget_read(&b, &found, st, "team", team, err)) < 0)
+		if ((rc = budget_state_read(&b, st, "team", team, err)) < 0)
 			return rc;
-		tripped = found && hd_budget_tripped(&b);
-		if (found)
-			budget_dispose(&b);
-		if (tripped) {
+		if (state_tripped(&b)) {
 			*out = "team";
 			return 0;
 		}
 	}
 	if (agent != NULL) {
-		if ((rc = budget_read(&b, &found, st, "agent", agent, err)) < 0)
+		if ((rc = budget_state_read(&b, st, "agent", agent, err)) < 0)
 			return rc;
-		tripped = found && hd_budget_tripped(&b);
-		if (found)
-			budget_dispose(&b);
-		if (tripped)
+		if (state_tripped(&b))
 			*out = "agent";
 	}
 	return 0;

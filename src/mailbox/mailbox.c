@@ -468,16 +468,14 @@ static int
 read_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct read_ctx *c = payload;
-	hd_agent *a = NULL;
 	sqlite3_stmt *s;
 	size_t cap = 0, i;
 	int64_t now;
 	int rc, src;
 
 	hd_messages_dispose(&c->list); /* a retried body starts afresh */
-	if ((rc = hd_agent_get(&a, st, c->agent, err)) < 0)
+	if ((rc = hd_agent_exists(st, c->agent, err)) < 0)
 		return rc;
-	hd_agent_free(a);
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT " MSG_COLS " FROM messages"
 		 " WHERE to_agent = ? AND delivered_at IS NULL"

@@ -6,6 +6,9 @@
  *      team whose shutdown ran out of time reads as active.
  *  (2) team, members and counts come from one read transaction: one
  *      snapshot, never a mix of two moments.
+ *  (3) The TEAM STATE block shows members' ids and roles only, so
+ *      hd_team_state reads the roster (hd_agent_roster) and never parses
+ *      the runtime configs: it is on every leader turn of an exchange.
  * Callers: the CLI (team state), later the exchange engine (the leader's
  * prompt starts with this block) and the MCP team_state tool.
  */
@@ -18,6 +21,7 @@
 
 struct snap_ctx {
 	const char *team;
+	int roster; /* members without their runtime configs (3) */
 	hd_team_snapshot snap;
 };
 
@@ -29,15 +33,16 @@ snap_txn(hd_store *st, void *payload, hd_err *err)
 
 	hd_team_snapshot_dispose(&c->snap);
 	if ((rc = hd_team_get(&c->snap.team, st, c->team, err)) < 0 ||
-	    (rc = hd_agent_list(&c->snap.members, st, c->team, err)) < 0 ||
+	    (rc = (c->roster ? hd_agent_roster : hd_agent_list)(
+		 &c->snap.members, st, c->team, err)) < 0 ||
 	    (rc = hd_board_counts(&c->snap.counts, st, c->team, err)) < 0)
 		return rc;
 	return 0;
 }
 
-int
-hd_team_snapshot_get(
-    hd_team_snapshot *out, hd_store *st, const char *team, hd_err *err)
+static int
+snapshot_get(hd_team_snapshot *out, hd_store *st, const char *team,
+    int roster, hd_err *err)
 {
 	struct snap_ctx c;
 	int rc;
@@ -45,6 +50,7 @@ hd_team_snapshot_get(
 	memset(out, 0, sizeof(*out));
 	memset(&c, 0, sizeof(c));
 	c.team = team;
+	c.roster = roster;
 	if ((rc = hd_slug_check("team", team, err)) < 0)
 		return rc;
 	if ((rc = hd_shutdown_expire(st, team, err)) < 0)
@@ -55,6 +61,13 @@ hd_team_snapshot_get(
 	}
 	*out = c.snap;
 	return 0;
+}
+
+int
+hd_team_snapshot_get(
+    hd_team_snapshot *out, hd_store *st, const char *team, hd_err *err)
+{
+	return snapshot_get(out, st, team, 0, err);
 }
 
 void
@@ -97,7 +110,7 @@ hd_team_state(char **out, hd_store *st, const char *team, hd_err *err)
 	int rc;
 
 	*out = NULL;
-	if ((rc = hd_team_snapshot_get(&s, st, team, err)) < 0)
+	if ((rc = snapshot_get(&s, st, team, 1, err)) < 0)
 		return rc;
 	rc = hd_team_state_render(out, s.team, &s.members, &s.counts, err);
 	hd_team_snapshot_dispose(&s);

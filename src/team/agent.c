@@ -183,8 +183,10 @@ hd_agent__check_fields(const char *name, const char *role, hd_err *err)
 	" a.created_at, a.updated_at,"                                        \
 	" (SELECT t.leader_agent_id = a.id FROM teams t WHERE t.id = a.team_id)"
 
+/* One row of AGENT_COLS; with config 0 the stored runtime_config is not
+ * parsed (a roster: hd_agent_roster) and reads as an empty object. */
 static int
-agent_row(hd_agent *a, sqlite3_stmt *s)
+agent_row(hd_agent *a, sqlite3_stmt *s, int config)
 {
 	const char *cfg;
 
@@ -194,8 +196,12 @@ agent_row(hd_agent *a, sqlite3_stmt *s)
 	a->team_id = hd_store_col_dup(s, 2);
 	a->role = hd_store_col_dup(s, 3);
 	a->runtime = hd_store_col_dup(s, 4);
-	cfg = (const char *)sqlite3_column_text(s, 5);
-	a->runtime_config = json_loads(cfg != NULL ? cfg : "{}", 0, NULL);
+	if (config) {
+		cfg = (const char *)sqlite3_column_text(s, 5);
+		a->runtime_config =
+		    json_loads(cfg != NULL ? cfg : "{}", 0, NULL);
+	} else
+		a->runtime_config = json_object();
 	if (!json_is_object(a->runtime_config)) {
 		json_decref(a->runtime_config);
 		a->runtime_config = json_object();
@@ -264,7 +270,7 @@ hd_agent__load(hd_agent **out, hd_store *st, const char *id, hd_err *err)
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	src = sqlite3_step(s);
 	if (src == SQLITE_ROW) {
-		if ((a = calloc(1, sizeof(*a))) == NULL || agent_row(a, s) < 0) {
+		if ((a = calloc(1, sizeof(*a))) == NULL || agent_row(a, s, 1) < 0) {
 			hd_agent_free(a);
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		} else
@@ -290,8 +296,31 @@ hd_agent_get(hd_agent **out, hd_store *st, const char *id, hd_err *err)
 	return 0;
 }
 
+/* One indexed probe: hd_agent_get's answer without building the row
+ * (its runtime_config is parsed JSON, most of the cost of a load). */
 int
-hd_agent_list(hd_agents *out, hd_store *st, const char *team,
+hd_agent_exists(hd_store *st, const char *id, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_slug_check("agent", id, err)) < 0)
+		return rc;
+	if ((rc = hd_store_prepare(
+		 st, &s, "SELECT 1 FROM agents WHERE id = ?", err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src == SQLITE_ROW)
+		return 0;
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	return hd_err_set(err, HD_ENOTFOUND, "agent \"%s\" not found", id);
+}
+
+static int
+agent_list(hd_agents *out, hd_store *st, const char *team, int config,
     hd_err *err)
 {
 	sqlite3_stmt *s;
@@ -323,7 +352,7 @@ hd_agent_list(hd_agents *out, hd_store *st, const char *team,
 				goto oom;
 			items = ni;
 		}
-		if (agent_row(&items[n++], s) < 0)
+		if (agent_row(&items[n++], s, config) < 0)
 			goto oom;
 	}
 	if (src != SQLITE_DONE) {
@@ -343,6 +372,20 @@ done:
 		agent_dispose(&items[--n]);
 	free(items);
 	return rc;
+}
+
+int
+hd_agent_list(hd_agents *out, hd_store *st, const char *team,
+    hd_err *err)
+{
+	return agent_list(out, st, team, 1, err);
+}
+
+int
+hd_agent_roster(hd_agents *out, hd_store *st, const char *team,
+    hd_err *err)
+{
+	return agent_list(out, st, team, 0, err);
 }
 
 int
