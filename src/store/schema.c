@@ -230,7 +230,9 @@ const char *const hd_store_migrations[] = {
 	 * change, claim and message. The constraint means the same, so only
 	 * the text in sqlite_master changes, the documented way (SQLite's "ALTER
 	 * TABLE: other kinds of schema changes"); the rows and their pages are
-	 * untouched and connections with the old text cached stay correct. */
+	 * untouched and connections with the old text cached stay correct.
+	 * RESET (not OFF) makes the migrating connection reparse the schema
+	 * too; with OFF it kept the IN lists for as long as it lived. */
 	"PRAGMA writable_schema = ON;"
 	"UPDATE sqlite_master SET sql = replace(sql, 'CHECK (status IN "
 	"(''active'', ''shutting_down'', ''shutdown''))', 'CHECK "
@@ -268,7 +270,7 @@ const char *const hd_store_migrations[] = {
 	"(''queued'', ''running'', ''done''))', 'CHECK (state = "
 	"''queued'' OR state = ''running'' OR state = ''done'')') "
 	"WHERE type = 'table' AND name = 'conversation_deliveries';"
-	"PRAGMA writable_schema = OFF;",
+	"PRAGMA writable_schema = RESET;",
 };
 
 const int hd_store_nmigrations =

@@ -236,6 +236,35 @@ test_store__status_checks_still_refuse_unknown_values(void **state)
 	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
 }
 
+/* The connection that ran migration 8 (the fixture's, on a fresh home)
+ * compiles writes with the rewritten constraints, not the IN lists it
+ * parsed before: no write program opens a temporary index. */
+static void
+test_store__migrating_connection_uses_the_rewritten_checks(void **state)
+{
+	hd_fixture *fx = *state;
+	sqlite3 *db = hd_store_db(fx->st);
+	static const char *const writes[] = {
+	    "EXPLAIN UPDATE agents SET status = 'working'",
+	    "EXPLAIN INSERT INTO team_chat VALUES ('i', 'team:t', 't', 'a',"
+	    " 'b', 'peer', 1, 1)",
+	    "EXPLAIN UPDATE tasks SET status = 'claimed'", NULL};
+	sqlite3_stmt *s;
+	int i, ephemeral;
+
+	for (i = 0; writes[i] != NULL; i++) {
+		assert_int_equal(
+		    sqlite3_prepare_v2(db, writes[i], -1, &s, NULL), SQLITE_OK);
+		ephemeral = 0;
+		while (sqlite3_step(s) == SQLITE_ROW)
+			ephemeral += strcmp((const char *)sqlite3_column_text(
+						s, 1),
+					 "OpenEphemeral") == 0;
+		sqlite3_finalize(s);
+		assert_int_equal(ephemeral, 0);
+	}
+}
+
 /* Two queue handles on one home exclude each other, and leaving hands the
  * queue to the next writer. */
 static void
@@ -326,6 +355,9 @@ main(void)
 		    hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__status_checks_still_refuse_unknown_values,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__migrating_connection_uses_the_rewritten_checks,
 		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__queue_admits_one_writer_at_a_time,
