@@ -430,6 +430,8 @@ do_tools_call(hd_mcp_session *s, const json_t *params)
 		return tool_error(err.msg[0] ? err.msg : hd_code_name(err.code));
 	}
 	json_decref(args);
+	if (s->deferred) /* hd_mcp_handle keeps the request pending */
+		return json_null();
 	return tool_success(result != NULL ? result : json_object());
 }
 
@@ -469,6 +471,35 @@ hd_mcp_is_notification(const char *msg, size_t len)
 	c = classify(j, &id);
 	json_decref(j);
 	return c == 0;
+}
+
+int
+hd_mcp_pending(const hd_mcp_session *s)
+{
+	return s->pending != NULL;
+}
+
+void
+hd_mcp_finish_post(char **reply, hd_mcp_session *s, int rc,
+    const hd_post *p, const hd_err *err)
+{
+	json_t *result;
+
+	if (rc < 0)
+		result = tool_error(
+		    err->msg[0] ? err->msg : hd_code_name(err->code));
+	else
+		result = tool_success(hd_mcp__chat_posted(p));
+	*reply = reply_result(json_object_get(s->pending, "id"), result);
+	hd_mcp_session_dispose(s);
+}
+
+void
+hd_mcp_session_dispose(hd_mcp_session *s)
+{
+	json_decref(s->pending);
+	s->pending = NULL;
+	s->deferred = 0;
 }
 
 void
@@ -524,6 +555,11 @@ hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 							 "tools/call needs a "
 							 "string \"name\"");
 			goto done;
+		}
+		if (s->deferred) { /* answered by hd_mcp_finish_post */
+			json_decref(result);
+			s->pending = j; /* keeps the id and the post's strings */
+			return;
 		}
 	} else {
 		char m[160];
