@@ -40,7 +40,7 @@ struct hd_committer {
 	int stopping;
 	pthread_t thread;
 	int started;
-	hd_store *st;		/* the writer's own connection (3) */
+	hd_store *st;                /* the writer's own connection (3) */
 	hd_post_req reqs[BATCH_MAX]; /* the writer's batch */
 	int64_t posts, commits; /* for the shutdown log line */
 };
@@ -120,7 +120,8 @@ hd_committer_start(hd_committer **out, const char *home, hd_err *err)
 	}
 	if (pthread_create(&c->thread, NULL, writer_main, c) != 0) {
 		hd_committer_stop(c);
-		return hd_err_set(err, HD_ERR, "cannot start the writer thread");
+		return hd_err_set(
+		    err, HD_ERR, "cannot start the writer thread");
 	}
 	c->started = 1;
 	*out = c;

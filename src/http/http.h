@@ -79,7 +79,7 @@ struct hd_http_req {
 	void *stream; /* set by hd_http_sse_start: an SSE response */
 	/* a request finished later (hd_http_defer, hd_http_hold) */
 	struct hd_http_deferral *deferred; /* set by hd_http_defer */
-	struct hd_http_held *held;	   /* set by hd_http_hold */
+	struct hd_http_held *held;         /* set by hd_http_hold */
 	atomic_int *cancel;   /* in fn: set when the client went away or the
 				 server is stopping (stop between steps) */
 	atomic_int *stopping; /* in fn: set when the server is stopping (stop

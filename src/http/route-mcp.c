@@ -100,8 +100,8 @@ mcp_finish(hd_http_req *r, void *payload)
 	struct mcp_req *m = payload;
 	char *reply = NULL;
 
-	hd_mcp_finish_post(&reply, &m->s, m->item.req.rc, m->item.req.out,
-	    &m->item.req.err);
+	hd_mcp_finish_post(
+	    &reply, &m->s, m->item.req.rc, m->item.req.out, &m->item.req.err);
 	if (reply == NULL)
 		hd_http_error(r, 500, "out of memory");
 	else
@@ -117,8 +117,8 @@ mcp_post_done(hd_commit_item *it)
 }
 
 static int
-mcp_defer_post(void *ctx, const char *team, const char *author,
-    const char *text)
+mcp_defer_post(
+    void *ctx, const char *team, const char *author, const char *text)
 {
 	struct mcp_req *m = ctx;
 	hd_err err = HD_ERR_INIT;

@@ -232,8 +232,8 @@ int
 hd_http_post(hd_http_server *srv, hd_post **out, const char *team,
     const char *kind, const char *author, const char *body, hd_err *err)
 {
-	return hd_committer_post(srv->committer, out, team, kind, author, body,
-	    err);
+	return hd_committer_post(
+	    srv->committer, out, team, kind, author, body, err);
 }
 
 int

@@ -480,8 +480,8 @@ hd_mcp_pending(const hd_mcp_session *s)
 }
 
 void
-hd_mcp_finish_post(char **reply, hd_mcp_session *s, int rc,
-    const hd_post *p, const hd_err *err)
+hd_mcp_finish_post(char **reply, hd_mcp_session *s, int rc, const hd_post *p,
+    const hd_err *err)
 {
 	json_t *result;
 
@@ -558,7 +558,8 @@ hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 		}
 		if (s->deferred) { /* answered by hd_mcp_finish_post */
 			json_decref(result);
-			s->pending = j; /* keeps the id and the post's strings */
+			/* j keeps the id and the post's strings alive */
+			s->pending = j;
 			return;
 		}
 	} else {

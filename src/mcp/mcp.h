@@ -38,10 +38,10 @@ typedef struct hd_mcp_session {
 	 * taken -- written elsewhere, the reply waits (hd_mcp_handle leaves
 	 * it pending, hd_mcp_finish_post makes it) -- 0 means write it now
 	 * as above. team, author and text stay valid while pending. */
-	int (*defer_post)(void *ctx, const char *team, const char *author,
-	    const char *text);
-	void *post_ctx; /* for post and defer_post */
-	int deferred;	/* set by team_chat_post when defer_post took it */
+	int (*defer_post)(
+	    void *ctx, const char *team, const char *author, const char *text);
+	void *post_ctx;  /* for post and defer_post */
+	int deferred;    /* set by team_chat_post when defer_post took it */
 	json_t *pending; /* the request whose reply waits, or NULL */
 } hd_mcp_session;
 

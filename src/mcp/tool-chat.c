@@ -12,7 +12,8 @@ json_t *
 hd_mcp__chat_posted(const hd_post *p)
 {
 	return json_pack("{s:{s:I, s:s, s:s}}", "posted", "seq",
-	    (json_int_t)p->seq, "roomId", p->room_id, "authorAgentId", p->author);
+	    (json_int_t)p->seq, "roomId", p->room_id, "authorAgentId",
+	    p->author);
 }
 
 static int
@@ -31,7 +32,8 @@ tool_chat_post(json_t **result, hd_mcp_call *c, hd_err *err)
 	if (s->post != NULL)
 		rc = s->post(s->post_ctx, &p, c->team, c->agent, text, err);
 	else
-		rc = hd_room_post(&p, s->st, c->team, "peer", c->agent, text, err);
+		rc = hd_room_post(
+		    &p, s->st, c->team, "peer", c->agent, text, err);
 	if (rc < 0)
 		return rc;
 	*result = hd_mcp__chat_posted(p);
