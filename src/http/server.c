@@ -29,6 +29,12 @@
  *      does the work; with hd_http_hold while another thread (the group
  *      committer) does it. Either way the response is queued when MHD
  *      calls us again after the resume.
+ *  (8) Each distinct signed attach URL is verified (an HMAC) once: the
+ *      last HD_HTTP_ATTACH_SEEN (team, agent, sig) triples that verified
+ *      are remembered, and only the same team and agent with the same
+ *      sig skip the check -- the key does not change while we run, so
+ *      they would verify the same way. The binding rules themselves
+ *      (route-mcp.c) are unchanged.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -221,11 +227,54 @@ hd_http_mcp(hd_http_server *srv)
 	return srv->mcp;
 }
 
+/* 1 when (team, agent, sig) was verified before (8). team and agent are
+ * not secret; sig is compared in constant time, like the check itself,
+ * so timing tells nothing about the valid one. */
+static int
+attach_seen(
+    hd_http_server *srv, const char *team, const char *agent, const char *sig)
+{
+	const struct hd_attach_seen *e;
+	int i, ok = 0;
+
+	pthread_mutex_lock(&srv->attach_lock);
+	for (i = 0; i < srv->nseen; i++) {
+		e = &srv->attach_seen[i];
+		if (strcmp(e->team, team) == 0 &&
+		    strcmp(e->agent, agent) == 0) {
+			ok = CRYPTO_memcmp(e->sig, sig, HD_ATTACH_SIG_HEX) == 0;
+			break; /* one valid sig per (team, agent) */
+		}
+	}
+	pthread_mutex_unlock(&srv->attach_lock);
+	return ok;
+}
+
 int
 hd_http_attach_ok(hd_http_server *srv, const char *team, const char *agent,
     const char *sig)
 {
-	return hd_attach_verify_key(srv->attach_key, team, agent, sig);
+	struct hd_attach_seen *e;
+
+	if (team == NULL || agent == NULL || sig == NULL ||
+	    strlen(team) >= sizeof(e->team) ||
+	    strlen(agent) >= sizeof(e->agent) ||
+	    strlen(sig) != HD_ATTACH_SIG_HEX)
+		return hd_attach_verify_key(srv->attach_key, team, agent, sig);
+	if (attach_seen(srv, team, agent, sig))
+		return 1;
+	if (!hd_attach_verify_key(srv->attach_key, team, agent, sig))
+		return 0;
+	pthread_mutex_lock(&srv->attach_lock);
+	e = &srv->attach_seen[srv->next_seen];
+	snprintf(e->team, sizeof(e->team), "%s", team);
+	snprintf(e->agent, sizeof(e->agent), "%s", agent);
+	memcpy(e->sig, sig, HD_ATTACH_SIG_HEX + 1);
+	srv->next_seen = (srv->next_seen + 1) % HD_HTTP_ATTACH_SEEN;
+	if (srv->nseen < HD_HTTP_ATTACH_SEEN)
+		srv->nseen++;
+	pthread_mutex_unlock(&srv->attach_lock);
+	return 1;
 }
 
 int
@@ -733,6 +782,7 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	pthread_mutex_init(&srv->pool_lock, NULL);
+	pthread_mutex_init(&srv->attach_lock, NULL);
 	pthread_mutex_init(&srv->sse_lock, NULL);
 	pthread_cond_init(&srv->sse_cond, NULL);
 	pthread_mutex_init(&srv->jobs_lock, NULL);
@@ -850,6 +900,7 @@ hd_http_stop(hd_http_server *srv)
 		hd_store_close(srv->pool[--srv->npool]);
 	hd_mcp_server_free(srv->mcp);
 	pthread_mutex_destroy(&srv->pool_lock);
+	pthread_mutex_destroy(&srv->attach_lock);
 	pthread_mutex_destroy(&srv->sse_lock);
 	pthread_cond_destroy(&srv->sse_cond);
 	pthread_mutex_destroy(&srv->jobs_lock);

@@ -11,6 +11,8 @@
 #include "commit.h"
 #include "http.h"
 
+#define HD_HTTP_ATTACH_SEEN 64 /* verified attach URLs remembered */
+
 struct MHD_Daemon;
 struct MHD_Connection;
 struct hd_sse;
@@ -26,6 +28,14 @@ struct hd_http_server {
 	hd_mcp_server *mcp;
 	hd_committer *committer; /* group commit of room posts */
 	unsigned char attach_key[HD_ATTACH_KEY_LEN]; /* loaded once */
+	/* signed identities already verified (server.c (8)), guarded by
+	 * attach_lock; round robin once full */
+	pthread_mutex_t attach_lock;
+	struct hd_attach_seen {
+		char team[51], agent[51]; /* slugs: at most 50 bytes */
+		char sig[HD_ATTACH_SIG_HEX + 1];
+	} attach_seen[HD_HTTP_ATTACH_SEEN];
+	int nseen, next_seen;
 	hd_conversation_engine *conv; /* conversations (route-conversation.c) */
 
 	pthread_mutex_t pool_lock; /* guards pool/npool */
