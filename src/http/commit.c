@@ -5,10 +5,16 @@
  * so posts that arrive together are written together. One writer thread
  * with a connection of its own takes everything queued, writes it in one
  * BEGIN IMMEDIATE transaction (hd_room_post_many) and settles each post;
- * posts that arrive meanwhile form the next batch. The writer never waits
- * for a batch to fill: it writes whatever is there the moment it is free,
- * so a lone post pays one hand-off, and batches grow by themselves exactly
- * when the writer is the bottleneck.
+ * posts that arrive meanwhile form the next batch.
+ *
+ * Wait policy: the writer never waits for posts nobody announced. A
+ * request that may post announces itself before it is parsed
+ * (hd_committer_announce) and is counted until it queues its post or
+ * withdraws. With posts queued and others announced, the writer holds
+ * the batch until every announced post is queued, for at most HOLD_US:
+ * those posts are already being handled on other threads, and writing
+ * them in the same transaction costs far less than a commit of their
+ * own. A lone post (nothing else announced) is written at once.
  *  (1) A post is settled -- its done callback runs, or its synchronous
  *      poster wakes -- only after the transaction holding it committed
  *      (or failed), and the writer never touches an item after settling
@@ -21,7 +27,11 @@
  *  (4) Stopping writes everything already queued; a post queued after
  *      that is refused (HD_EBUSY). The server stops the committer only
  *      after MHD, so no request is left waiting.
+ *  (5) A batch is held at most HOLD_US past its first post, and only
+ *      while announced posts are outstanding.
  */
+#include <errno.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,12 +41,16 @@
 #include <huddle/log.h>
 
 #define BATCH_MAX 256
+#define HOLD_US 500 /* (5) */
 
 struct hd_committer {
 	pthread_mutex_t lock;
 	pthread_cond_t work; /* the writer waits here for posts */
 	pthread_cond_t done; /* synchronous posters wait here */
 	hd_commit_item *head, *tail;
+	size_t queued; /* items on the queue */
+	int announced; /* posts announced, not yet queued or withdrawn */
+	int holding;   /* the writer is holding a batch for them */
 	int stopping;
 	pthread_t thread;
 	int started;
@@ -68,6 +82,29 @@ write_batch(hd_committer *c, hd_commit_item **batch, size_t n)
 	return waiters;
 }
 
+/* Wait policy: with c->lock held and posts queued, wait while announced
+ * posts are outstanding, up to HOLD_US (5). */
+static void
+hold_batch(hd_committer *c)
+{
+	struct timespec until;
+
+	if (c->announced == 0 || c->stopping)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += HOLD_US * 1000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	c->holding = 1;
+	while (c->announced > 0 && c->queued < BATCH_MAX && !c->stopping)
+		if (pthread_cond_timedwait(&c->work, &c->lock, &until) ==
+		    ETIMEDOUT)
+			break;
+	c->holding = 0;
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -81,10 +118,12 @@ writer_main(void *arg)
 			pthread_cond_wait(&c->work, &c->lock);
 		if (c->head == NULL)
 			break; /* stopping, and everything is written (4) */
+		hold_batch(c);
 		for (n = 0; n < BATCH_MAX && c->head != NULL; n++) {
 			batch[n] = c->head;
 			c->head = c->head->next;
 		}
+		c->queued -= n;
 		if (c->head == NULL)
 			c->tail = NULL;
 		pthread_mutex_unlock(&c->lock);
@@ -106,13 +145,17 @@ int
 hd_committer_start(hd_committer **out, const char *home, hd_err *err)
 {
 	hd_committer *c;
+	pthread_condattr_t ca;
 	int rc;
 
 	*out = NULL;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->work, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* for HOLD_US */
+	pthread_cond_init(&c->work, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&c->done, NULL);
 	if ((rc = hd_store_open(&c->st, home, err)) < 0) {
 		hd_committer_stop(c);
@@ -128,12 +171,32 @@ hd_committer_start(hd_committer **out, const char *home, hd_err *err)
 	return 0;
 }
 
+void
+hd_committer_announce(hd_committer *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->announced++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void
+hd_committer_withdraw(hd_committer *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (--c->announced == 0 && c->holding)
+		pthread_cond_signal(&c->work);
+	pthread_mutex_unlock(&c->lock);
+}
+
 int
-hd_committer_queue(hd_committer *c, hd_commit_item *it, hd_err *err)
+hd_committer_queue(
+    hd_committer *c, hd_commit_item *it, int announced, hd_err *err)
 {
 	it->next = NULL;
 	it->finished = 0;
 	pthread_mutex_lock(&c->lock);
+	if (announced)
+		c->announced--;
 	if (c->stopping) {
 		pthread_mutex_unlock(&c->lock);
 		return hd_err_set(err, HD_EBUSY, "the server is shutting down");
@@ -143,7 +206,11 @@ hd_committer_queue(hd_committer *c, hd_commit_item *it, hd_err *err)
 	else
 		c->head = it;
 	c->tail = it;
-	pthread_cond_signal(&c->work);
+	c->queued++;
+	/* a holding writer waits for the last announced post or a full
+	 * batch; else it may be asleep (cheap to signal when it is not) */
+	if (!c->holding || c->announced == 0 || c->queued >= BATCH_MAX)
+		pthread_cond_signal(&c->work);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
@@ -160,7 +227,7 @@ hd_committer_post(hd_committer *c, hd_post **out, const char *team,
 	it.req.kind = kind;
 	it.req.author = author;
 	it.req.body = body;
-	if ((rc = hd_committer_queue(c, &it, err)) < 0)
+	if ((rc = hd_committer_queue(c, &it, 0, err)) < 0)
 		return rc;
 	pthread_mutex_lock(&c->lock);
 	while (!it.finished)

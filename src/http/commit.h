@@ -29,10 +29,18 @@ typedef struct hd_commit_item {
  * connection and starts the writer thread. */
 int hd_committer_start(hd_committer **out, const char *home, hd_err *err);
 
+/* A request that may post is being handled (commit.c, wait policy):
+ * the writer holds a batch a moment for it. Every announce is matched by
+ * one hd_committer_queue with announced set, or one withdraw. */
+void hd_committer_announce(hd_committer *c);
+void hd_committer_withdraw(hd_committer *c);
+
 /* Queue one post; it->done is called (on the writer thread) once it is
- * settled. Returns 0, or HD_EBUSY when the committer is stopping (done is
- * then never called). */
-int hd_committer_queue(hd_committer *c, hd_commit_item *it, hd_err *err);
+ * settled. announced: this post was announced (and is no longer pending
+ * then, whatever the outcome). Returns 0, or HD_EBUSY when the committer
+ * is stopping (done is then never called). */
+int hd_committer_queue(
+    hd_committer *c, hd_commit_item *it, int announced, hd_err *err);
 
 /* Queue one post and return once the transaction holding it committed.
  * Same contract and errors as hd_room_post. */

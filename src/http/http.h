@@ -151,12 +151,17 @@ int hd_http_post(hd_http_server *srv, hd_post **out, const char *team,
     const char *kind, const char *author, const char *body, hd_err *err);
 
 /*
- * The same without blocking a thread: the handler fills it->req's inputs
- * and it->done, holds the request (hd_http_hold) and queues the item with
- * hd_http_post_queue; done runs on the committer's writer thread once the
- * post is settled, and typically just releases the hold. Returns 0, or
- * HD_EBUSY (done then never runs).
+ * The same without blocking a thread. A handler that may post announces
+ * it first (hd_http_post_announce: the committer holds its next batch a
+ * moment for announced posts) and then either withdraws, or fills
+ * it->req's inputs and it->done, holds the request (hd_http_hold) and
+ * queues the item with hd_http_post_queue, which takes the announcement
+ * back whatever its outcome. done runs on the committer's writer thread
+ * once the post is settled, and typically just releases the hold.
+ * Returns 0, or HD_EBUSY (done then never runs).
  */
+void hd_http_post_announce(hd_http_server *srv);
+void hd_http_post_withdraw(hd_http_server *srv);
 int hd_http_post_queue(hd_http_server *srv, hd_commit_item *it, hd_err *err);
 
 /*

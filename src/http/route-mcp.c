@@ -14,7 +14,9 @@
  *      (its connection suspended), the post goes to the group committer,
  *      and the reply is made and sent once that post committed. Every
  *      other method, and a post while the server is stopping, is answered
- *      at once.
+ *      at once. A request that could post announces itself to the
+ *      committer before it is parsed, so a batch being formed waits for
+ *      it (commit.c, wait policy).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,7 @@ struct mcp_req {
 	hd_mcp_session s;
 	hd_http_req *r; /* only while the handler runs */
 	hd_http_held *held;
+	int announced; /* a post announced and not yet queued (4) */
 };
 
 static void
@@ -130,6 +133,7 @@ mcp_defer_post(
 	m->item.req.author = author;
 	m->item.req.body = text;
 	m->item.done = mcp_post_done;
+	m->announced = 0; /* taken back by the queue, whatever happens */
 	if (hd_http_post_queue(m->r->srv, &m->item, &err) < 0) {
 		m->item.req.rc = err.code;
 		m->item.req.err = err;
@@ -182,7 +186,13 @@ route_mcp_post(hd_http_req *r)
 	m->s.defer_post = mcp_defer_post;
 	m->s.post_ctx = m;
 	bind_from_url(r, &m->s);
+	if (!m->s.read_only) { /* only a bound session can post */
+		hd_http_post_announce(r->srv);
+		m->announced = 1;
+	}
 	hd_mcp_handle(&reply, &m->s, r->body, r->body_len);
+	if (m->announced)
+		hd_http_post_withdraw(r->srv);
 	if (hd_mcp_pending(&m->s)) { /* held: m belongs to the hold (4) */
 		m->r = NULL;
 		return 0;

@@ -285,10 +285,22 @@ hd_http_post(hd_http_server *srv, hd_post **out, const char *team,
 	    srv->committer, out, team, kind, author, body, err);
 }
 
+void
+hd_http_post_announce(hd_http_server *srv)
+{
+	hd_committer_announce(srv->committer);
+}
+
+void
+hd_http_post_withdraw(hd_http_server *srv)
+{
+	hd_committer_withdraw(srv->committer);
+}
+
 int
 hd_http_post_queue(hd_http_server *srv, hd_commit_item *it, hd_err *err)
 {
-	return hd_committer_queue(srv->committer, it, err);
+	return hd_committer_queue(srv->committer, it, 1, err);
 }
 
 int
