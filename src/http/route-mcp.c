@@ -148,6 +148,10 @@ mcp_post_now(void *ctx, hd_post **out, const char *team, const char *author,
 {
 	struct mcp_req *m = ctx;
 
+	if (m->announced) { /* the writer must not hold a batch for us */
+		hd_http_post_withdraw(m->r->srv);
+		m->announced = 0;
+	}
 	return hd_http_post(m->r->srv, out, team, "peer", author, text, err);
 }
 
