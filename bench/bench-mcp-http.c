@@ -4,8 +4,9 @@
  * mcp_http: 8 concurrent clients (curl multi, HTTP keep-alive, one bound
  * attach URL each) post to one room through a real `huddle serve`; we
  * report posts/s and p50/p99 latency, against raw SQLite doing the same
- * room insert per commit (BEGIN IMMEDIATE, MAX(seq)+1, INSERT, COMMIT; same
- * schema and pragmas) from one process in the same run.
+ * room insert per commit (BEGIN IMMEDIATE, MAX(seq)+1, INSERT with a random
+ * UUID id, COMMIT; the schema and pragmas of a huddle store) from one
+ * process in the same run.
  * mcp_memory: the server's resident memory at idle, and with 1,000 open
  * SSE followers on /api/events.
  *
@@ -143,6 +144,9 @@ run_http(int port, hd_store *st, int total, int64_t *lat)
 		curl_easy_setopt(c[i].h, CURLOPT_WRITEFUNCTION, discard);
 		curl_easy_setopt(c[i].h, CURLOPT_PRIVATE, &c[i]);
 		curl_easy_setopt(c[i].h, CURLOPT_TCP_NODELAY, 1L);
+		/* SIGPIPE is ignored already: spare curl two sigaction calls
+		 * per transfer, CPU the server would otherwise not get */
+		curl_easy_setopt(c[i].h, CURLOPT_NOSIGNAL, 1L);
 	}
 	t0 = hd_mono_us();
 	for (i = 0; i < CLIENTS && sent < total; i++, sent++) {
@@ -188,32 +192,66 @@ run_http(int port, hd_store *st, int total, int64_t *lat)
 	return total / (t0 / 1e6);
 }
 
+/* The post id is a random version-4 UUID (SPEC 2), so the raw poster mints
+ * one too, as cheaply as huddle does: OpenSSL random bytes drawn in
+ * blocks, formatted by hand. */
+static void
+raw_uuid(char out[37], unsigned char pool[512], size_t *used)
+{
+	if (*used + 16 > 512) {
+		if (hd_random_bytes(pool, 512, NULL) < 0) {
+			fprintf(stderr, "bench: raw: no random bytes\n");
+			exit(1);
+		}
+		*used = 0;
+	}
+	hd_uuid_format(out, pool + *used);
+	*used += 16;
+}
+
+static void
+raw_step(sqlite3 *db, sqlite3_stmt *s, int want)
+{
+	if (sqlite3_step(s) != want) {
+		fprintf(stderr, "bench: raw: %s\n", sqlite3_errmsg(db));
+		exit(1);
+	}
+}
+
+/* Raw SQLite doing the same post, one commit each, from one connection:
+ * on a store of its own under dir (so the schema comes from the same
+ * migrations and the pragmas from the same open), BEGIN IMMEDIATE,
+ * SELECT MAX(seq)+1, INSERT with a random UUID id, COMMIT. */
 static double
 run_raw(const char *dir, int n)
 {
 	char path[512];
+	unsigned char pool[512];
+	size_t used = sizeof(pool);
+	hd_store *rst = NULL;
+	hd_err err = HD_ERR_INIT;
 	sqlite3 *db;
-	sqlite3_stmt *s;
-	int64_t t0;
+	sqlite3_stmt *begin, *max, *ins, *commit;
+	int64_t t0, seq;
 	int i;
 
-	snprintf(path, sizeof(path), "%s/raw.db", dir);
-	if (sqlite3_open(path, &db) != SQLITE_OK ||
-	    sqlite3_exec(db,
-		"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-		"PRAGMA foreign_keys=ON; PRAGMA busy_timeout=2000;"
-		"CREATE TABLE IF NOT EXISTS team_chat (id TEXT PRIMARY KEY,"
-		" room_id TEXT NOT NULL, team_id TEXT NOT NULL,"
-		" author_agent_id TEXT NOT NULL, body TEXT NOT NULL,"
-		" kind TEXT NOT NULL, created_at INTEGER NOT NULL,"
-		" seq INTEGER NOT NULL, UNIQUE (room_id, seq));",
-		NULL, NULL, NULL) != SQLITE_OK ||
+	snprintf(path, sizeof(path), "%s/raw", dir);
+	if (hd_store_open(&rst, path, &err) != 0) {
+		fprintf(stderr, "bench: raw: %s\n", err.msg);
+		exit(1);
+	}
+	db = hd_store_db(rst);
+	if (sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, NULL) ||
+	    sqlite3_prepare_v2(db,
+		"SELECT COALESCE(MAX(seq), 0) + 1 FROM team_chat"
+		" WHERE room_id = 'team:dev'",
+		-1, &max, NULL) ||
 	    sqlite3_prepare_v2(db,
 		"INSERT INTO team_chat(id, room_id, team_id, author_agent_id,"
-		" body, kind, created_at, seq) SELECT ?, 'team:dev', 'dev', 'a0',"
-		" ?, 'peer', ?, COALESCE(MAX(seq), 0) + 1 FROM team_chat"
-		" WHERE room_id = 'team:dev'",
-		-1, &s, NULL) != SQLITE_OK) {
+		" body, kind, created_at, seq) VALUES (?, 'team:dev', 'dev',"
+		" 'a0', ?, 'peer', ?, ?)",
+		-1, &ins, NULL) ||
+	    sqlite3_prepare_v2(db, "COMMIT", -1, &commit, NULL)) {
 		fprintf(stderr, "bench: raw: %s\n", sqlite3_errmsg(db));
 		exit(1);
 	}
@@ -221,22 +259,28 @@ run_raw(const char *dir, int n)
 	for (i = 0; i < n; i++) {
 		char id[37];
 
-		hd_uuid(id, NULL);
-		sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, "benchmark post from a bound agent", -1,
-		    SQLITE_STATIC);
-		sqlite3_bind_int64(s, 3, hd_now_ms());
-		if (sqlite3_step(s) != SQLITE_DONE) {
-			fprintf(stderr, "bench: raw: %s\n", sqlite3_errmsg(db));
-			exit(1);
-		}
-		sqlite3_reset(s);
-		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+		raw_uuid(id, pool, &used);
+		raw_step(db, begin, SQLITE_DONE);
+		raw_step(db, max, SQLITE_ROW);
+		seq = sqlite3_column_int64(max, 0);
+		sqlite3_reset(max);
+		sqlite3_bind_text(ins, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, "benchmark post from a bound agent",
+		    -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ins, 3, hd_now_ms());
+		sqlite3_bind_int64(ins, 4, seq);
+		raw_step(db, ins, SQLITE_DONE);
+		raw_step(db, commit, SQLITE_DONE);
+		sqlite3_reset(begin);
+		sqlite3_reset(ins);
+		sqlite3_reset(commit);
 	}
 	t0 = hd_mono_us() - t0;
-	sqlite3_finalize(s);
-	sqlite3_close(db);
+	sqlite3_finalize(begin);
+	sqlite3_finalize(max);
+	sqlite3_finalize(ins);
+	sqlite3_finalize(commit);
+	hd_store_close(rst);
 	return n / (t0 / 1e6);
 }
 

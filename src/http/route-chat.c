@@ -75,7 +75,7 @@ route_post(hd_http_req *r)
 		hd_http_error(r, 400, "\"text\" (a string) is required");
 	else if (as != NULL && !json_is_string(as))
 		hd_http_error(r, 400, "\"as\" must be an agent id");
-	else if (hd_http_post(r->srv, r->st, &p, r->params[0], as ? "peer" : "user",
+	else if (hd_http_post(r->srv, &p, r->params[0], as ? "peer" : "user",
 		     as ? json_string_value(as) : NULL, json_string_value(text),
 		     &err) < 0)
 		hd_http_fail(r, &err);

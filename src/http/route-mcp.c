@@ -10,6 +10,13 @@
  *      valid sig, and nothing else, bind the request to that agent. Any
  *      other query -- no sig, a wrong one, another agent's, an added
  *      parameter, a repeated one -- is served unbound and read-only.
+ *  (4) team_chat_post does not block a worker thread: the request is held
+ *      (its connection suspended), the post goes to the group committer,
+ *      and the reply is made and sent once that post committed. Every
+ *      other method, and a post while the server is stopping, is answered
+ *      at once. A request that could post announces itself to the
+ *      committer before it is parsed, so a batch being formed waits for
+ *      it (commit.c, wait policy).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,13 +67,92 @@ bind_from_url(hd_http_req *r, hd_mcp_session *s)
 	return 0;
 }
 
-static int
-route_mcp_commit(void *ctx, hd_post **out, const char *team,
-    const char *author, const char *text, hd_err *err)
-{
-	hd_http_req *r = ctx;
+/* One POST /mcp. The item comes first: the committer hands it back. */
+struct mcp_req {
+	hd_commit_item item;
+	hd_mcp_session s;
+	hd_http_req *r; /* only while the handler runs */
+	hd_http_held *held;
+	int announced; /* a post announced and not yet queued (4) */
+};
 
-	return hd_http_post(r->srv, r->st, out, team, "peer", author, text, err);
+static void
+mcp_req_free(void *payload)
+{
+	struct mcp_req *m = payload;
+
+	hd_mcp_session_dispose(&m->s);
+	hd_post_free(m->item.req.out);
+	free(m);
+}
+
+static void
+mcp_reply(hd_http_req *r, char *reply)
+{
+	free(r->resp);
+	r->resp = reply;
+	r->resp_len = strlen(reply);
+	r->status = 200;
+	r->content_type = "application/json";
+}
+
+/* On an MHD worker, once the post is settled (4). */
+static void
+mcp_finish(hd_http_req *r, void *payload)
+{
+	struct mcp_req *m = payload;
+	char *reply = NULL;
+
+	hd_mcp_finish_post(
+	    &reply, &m->s, m->item.req.rc, m->item.req.out, &m->item.req.err);
+	if (reply == NULL)
+		hd_http_error(r, 500, "out of memory");
+	else
+		mcp_reply(r, reply);
+}
+
+/* On the committer's writer thread: the post is settled; m is not ours
+ * to touch after the release. */
+static void
+mcp_post_done(hd_commit_item *it)
+{
+	hd_http_release(((struct mcp_req *)it)->held);
+}
+
+static int
+mcp_defer_post(
+    void *ctx, const char *team, const char *author, const char *text)
+{
+	struct mcp_req *m = ctx;
+	hd_err err = HD_ERR_INIT;
+
+	if ((m->held = hd_http_hold(m->r, mcp_finish, m, mcp_req_free)) == NULL)
+		return 0; /* stopping: written at once instead */
+	m->item.req.team = team;
+	m->item.req.kind = "peer";
+	m->item.req.author = author;
+	m->item.req.body = text;
+	m->item.done = mcp_post_done;
+	m->announced = 0; /* taken back by the queue, whatever happens */
+	if (hd_http_post_queue(m->r->srv, &m->item, &err) < 0) {
+		m->item.req.rc = err.code;
+		m->item.req.err = err;
+		hd_http_release(m->held);
+	}
+	return 1;
+}
+
+static int
+mcp_post_now(void *ctx, hd_post **out, const char *team, const char *author,
+    const char *text, hd_err *err)
+{
+	struct mcp_req *m = ctx;
+
+	if (m->announced) { /* the writer must not hold a batch for us */
+		hd_http_post_withdraw(m->r->srv);
+		m->announced = 0;
+	}
+	return hd_http_post(m->r->srv, out, team, "peer", author, text, err);
 }
 
 static int
@@ -83,7 +169,7 @@ static int
 route_mcp_post(hd_http_req *r)
 {
 	const char *ctype = hd_http_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
-	hd_mcp_session s;
+	struct mcp_req *m;
 	char *reply = NULL;
 
 	if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0) {
@@ -94,20 +180,32 @@ route_mcp_post(hd_http_req *r)
 		hd_http_error(r, 406, "Accept must allow application/json");
 		return 0;
 	}
-	hd_mcp_session_init(&s, hd_http_mcp(r->srv), r->st);
-	s.post = route_mcp_commit;
-	s.post_ctx = r;
-	bind_from_url(r, &s);
-	hd_mcp_handle(&reply, &s, r->body, r->body_len);
-	if (reply == NULL) {
-		hd_http_raw(r, 202, NULL, "", 0);
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		hd_http_error(r, 500, "out of memory");
 		return 0;
 	}
-	free(r->resp);
-	r->resp = reply;
-	r->resp_len = strlen(reply);
-	r->status = 200;
-	r->content_type = "application/json";
+	m->r = r;
+	hd_mcp_session_init(&m->s, hd_http_mcp(r->srv), r->st);
+	m->s.post = mcp_post_now;
+	m->s.defer_post = mcp_defer_post;
+	m->s.post_ctx = m;
+	bind_from_url(r, &m->s);
+	if (!m->s.read_only) { /* only a bound session can post */
+		hd_http_post_announce(r->srv);
+		m->announced = 1;
+	}
+	hd_mcp_handle(&reply, &m->s, r->body, r->body_len);
+	if (m->announced)
+		hd_http_post_withdraw(r->srv);
+	if (hd_mcp_pending(&m->s)) { /* held: m belongs to the hold (4) */
+		m->r = NULL;
+		return 0;
+	}
+	mcp_req_free(m);
+	if (reply == NULL)
+		hd_http_raw(r, 202, NULL, "", 0);
+	else
+		mcp_reply(r, reply);
 	return 0;
 }
 

@@ -3,10 +3,12 @@
  *
  * Design:
  *  (1) MHD runs its own epoll threads; handlers run there and must not
- *      block for long. The pool has 8 threads by default although the
- *      machine has 2 cores: a request spends most of its life waiting for
- *      its group commit (commit.c), not on a CPU, and the threads waiting
- *      together are what lets the committer write their posts together.
+ *      block for long. An MCP post does not wait on its worker at all: it
+ *      is held (7) while the group committer (commit.c) writes it, so the
+ *      posts of every connection -- however MHD spread the connections
+ *      over its threads -- can share a transaction. The pool has 8
+ *      threads by default for the requests that do block (REST posts wait
+ *      for their commit on the worker).
  *  (2) Each request borrows an hd_store from a small pool (an hd_store is
  *      one SQLite connection and is never shared by two threads at once)
  *      and returns it when the handler is done.
@@ -22,10 +24,17 @@
  *      server by DNS rebinding or cross-site requests.
  *  (6) One access-log line per request on stderr, written when MHD reports
  *      the request complete.
- *  (7) A handler may finish its request later (hd_http_defer, async.c):
- *      the connection is suspended while a thread of its own does the
- *      work, and the response is queued when MHD calls us again after the
- *      resume.
+ *  (7) A handler may finish its request later (async.c): with
+ *      hd_http_defer the connection is suspended while a thread of its own
+ *      does the work; with hd_http_hold while another thread (the group
+ *      committer) does it. Either way the response is queued when MHD
+ *      calls us again after the resume.
+ *  (8) Each distinct signed attach URL is verified (an HMAC) once: the
+ *      last HD_HTTP_ATTACH_SEEN (team, agent, sig) triples that verified
+ *      are remembered, and only the same team and agent with the same
+ *      sig skip the check -- the key does not change while we run, so
+ *      they would verify the same way. The binding rules themselves
+ *      (route-mcp.c) are unchanged.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -60,6 +69,7 @@ struct req_ctx {
 	char path[160];
 	char peer[64];
 	struct hd_http_job *job; /* a deferred request (7) */
+	struct hd_http_held *held; /* a held request (7) */
 };
 
 /* ---- store pool ------------------------------------------------------- */
@@ -217,20 +227,80 @@ hd_http_mcp(hd_http_server *srv)
 	return srv->mcp;
 }
 
+/* 1 when (team, agent, sig) was verified before (8). team and agent are
+ * not secret; sig is compared in constant time, like the check itself,
+ * so timing tells nothing about the valid one. */
+static int
+attach_seen(
+    hd_http_server *srv, const char *team, const char *agent, const char *sig)
+{
+	const struct hd_attach_seen *e;
+	int i, ok = 0;
+
+	pthread_mutex_lock(&srv->attach_lock);
+	for (i = 0; i < srv->nseen; i++) {
+		e = &srv->attach_seen[i];
+		if (strcmp(e->team, team) == 0 &&
+		    strcmp(e->agent, agent) == 0) {
+			ok = CRYPTO_memcmp(e->sig, sig, HD_ATTACH_SIG_HEX) == 0;
+			break; /* one valid sig per (team, agent) */
+		}
+	}
+	pthread_mutex_unlock(&srv->attach_lock);
+	return ok;
+}
+
 int
 hd_http_attach_ok(hd_http_server *srv, const char *team, const char *agent,
     const char *sig)
 {
-	return hd_attach_verify_key(srv->attach_key, team, agent, sig);
+	struct hd_attach_seen *e;
+
+	if (team == NULL || agent == NULL || sig == NULL ||
+	    strlen(team) >= sizeof(e->team) ||
+	    strlen(agent) >= sizeof(e->agent) ||
+	    strlen(sig) != HD_ATTACH_SIG_HEX)
+		return hd_attach_verify_key(srv->attach_key, team, agent, sig);
+	if (attach_seen(srv, team, agent, sig))
+		return 1;
+	if (!hd_attach_verify_key(srv->attach_key, team, agent, sig))
+		return 0;
+	pthread_mutex_lock(&srv->attach_lock);
+	e = &srv->attach_seen[srv->next_seen];
+	snprintf(e->team, sizeof(e->team), "%s", team);
+	snprintf(e->agent, sizeof(e->agent), "%s", agent);
+	memcpy(e->sig, sig, HD_ATTACH_SIG_HEX + 1);
+	srv->next_seen = (srv->next_seen + 1) % HD_HTTP_ATTACH_SEEN;
+	if (srv->nseen < HD_HTTP_ATTACH_SEEN)
+		srv->nseen++;
+	pthread_mutex_unlock(&srv->attach_lock);
+	return 1;
 }
 
 int
-hd_http_post(hd_http_server *srv, hd_store *st, hd_post **out,
-    const char *team, const char *kind, const char *author, const char *body,
-    hd_err *err)
+hd_http_post(hd_http_server *srv, hd_post **out, const char *team,
+    const char *kind, const char *author, const char *body, hd_err *err)
 {
-	return hd_committer_post(srv->committer, st, out, team, kind, author,
-	    body, err);
+	return hd_committer_post(
+	    srv->committer, out, team, kind, author, body, err);
+}
+
+void
+hd_http_post_announce(hd_http_server *srv)
+{
+	hd_committer_announce(srv->committer);
+}
+
+void
+hd_http_post_withdraw(hd_http_server *srv)
+{
+	hd_committer_withdraw(srv->committer);
+}
+
+int
+hd_http_post_queue(hd_http_server *srv, hd_commit_item *it, hd_err *err)
+{
+	return hd_committer_queue(srv->committer, it, 1, err);
 }
 
 int
@@ -515,6 +585,11 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 		MHD_destroy_response(resp);
 		return ret;
 	}
+	if (r.held != NULL) { /* (7): answered when released */
+		free(r.resp);
+		ctx->held = r.held;
+		return MHD_YES;
+	}
 	if (r.deferred != NULL) { /* (7): answered when the job is done */
 		free(r.resp);
 		r.resp = NULL;
@@ -573,6 +648,15 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	if (ctx->job != NULL) /* resumed: the deferred work is done (7) */
 		return queue_req(conn, ctx, hd_http__job_req(ctx->job));
+	if (ctx->held != NULL) { /* resumed: released (7) */
+		hd_http_req r;
+
+		memset(&r, 0, sizeof(r));
+		r.srv = srv;
+		r.conn = conn;
+		hd_http__held_finish(ctx->held, &r);
+		return queue_req(conn, ctx, &r);
+	}
 	if (*upload_data_size > 0) {
 		if (!ctx->too_big) {
 			hd_buf_put(&ctx->body, upload_data, *upload_data_size);
@@ -603,6 +687,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	    (double)(hd_mono_us() - ctx->start_us) / 1000.0,
 	    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
 	hd_http__job_free(ctx->job);
+	hd_http__held_free(ctx->held);
 	hd_buf_dispose(&ctx->body);
 	free(ctx);
 	*con_cls = NULL;
@@ -709,6 +794,7 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	pthread_mutex_init(&srv->pool_lock, NULL);
+	pthread_mutex_init(&srv->attach_lock, NULL);
 	pthread_mutex_init(&srv->sse_lock, NULL);
 	pthread_cond_init(&srv->sse_cond, NULL);
 	pthread_mutex_init(&srv->jobs_lock, NULL);
@@ -826,6 +912,7 @@ hd_http_stop(hd_http_server *srv)
 		hd_store_close(srv->pool[--srv->npool]);
 	hd_mcp_server_free(srv->mcp);
 	pthread_mutex_destroy(&srv->pool_lock);
+	pthread_mutex_destroy(&srv->attach_lock);
 	pthread_mutex_destroy(&srv->sse_lock);
 	pthread_cond_destroy(&srv->sse_cond);
 	pthread_mutex_destroy(&srv->jobs_lock);

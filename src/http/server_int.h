@@ -11,10 +11,13 @@
 #include "commit.h"
 #include "http.h"
 
+#define HD_HTTP_ATTACH_SEEN 64 /* verified attach URLs remembered */
+
 struct MHD_Daemon;
 struct MHD_Connection;
 struct hd_sse;
 struct hd_http_job;
+struct hd_http_held;
 
 struct hd_http_server {
 	struct MHD_Daemon *daemon;
@@ -25,6 +28,14 @@ struct hd_http_server {
 	hd_mcp_server *mcp;
 	hd_committer *committer; /* group commit of room posts */
 	unsigned char attach_key[HD_ATTACH_KEY_LEN]; /* loaded once */
+	/* signed identities already verified (server.c (8)), guarded by
+	 * attach_lock; round robin once full */
+	pthread_mutex_t attach_lock;
+	struct hd_attach_seen {
+		char team[51], agent[51]; /* slugs: at most 50 bytes */
+		char sig[HD_ATTACH_SIG_HEX + 1];
+	} attach_seen[HD_HTTP_ATTACH_SEEN];
+	int nseen, next_seen;
 	hd_conversation_engine *conv; /* conversations (route-conversation.c) */
 
 	pthread_mutex_t pool_lock; /* guards pool/npool */
@@ -45,6 +56,7 @@ struct hd_http_server {
 	pthread_mutex_t jobs_lock;
 	pthread_cond_t jobs_cond;
 	struct hd_http_job *jobs;
+	int nheld; /* requests held (hd_http_hold) and not yet released */
 	int jobs_stopping;
 	pthread_t watch_thread;
 	int watch_started;
@@ -68,6 +80,10 @@ hd_http_req *hd_http__job_req(struct hd_http_job *j);
 void hd_http__job_free(struct hd_http_job *j);
 /* Drop a deferral that never became a job. */
 void hd_http__deferral_free(struct hd_http_deferral *d);
+/* A released held request: set its response in r. */
+void hd_http__held_finish(struct hd_http_held *h, hd_http_req *r);
+/* Free a held request that is over (free_payload). NULL-safe. */
+void hd_http__held_free(struct hd_http_held *h);
 
 int hd_http__sse_init(hd_http_server *srv, hd_err *err);
 void hd_http__sse_shutdown(hd_http_server *srv);

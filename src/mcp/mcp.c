@@ -128,18 +128,65 @@ hd_mcp_session_bind(hd_mcp_session *s, const char *team, const char *agent,
 
 /* ---- replies ---------------------------------------------------------- */
 
+/*
+ * Replies are made as text: the envelope and a tool result's frame are
+ * fixed, and every value in them is written by jansson with DUMP_FLAGS,
+ * so the bytes are exactly those json_dumps(DUMP_FLAGS) would make of
+ * the whole reply object (keys in insertion order). What this saves is
+ * building that object and dumping a tool's result twice more: it is
+ * dumped once, and that text serves both as the text block (escaped as a
+ * string) and as structuredContent.
+ */
+#define DUMP_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER)
+
+static int
+buf_dump_cb(const char *data, size_t len, void *b)
+{
+	hd_buf_put(b, data, len);
+	return 0;
+}
+
+/* Append v (any JSON type) as json_dumps(v, DUMP_FLAGS) writes it;
+ * 0 or -1. */
+static int
+buf_dump(hd_buf *b, const json_t *v)
+{
+	return json_dump_callback(
+		   v, buf_dump_cb, b, DUMP_FLAGS | JSON_ENCODE_ANY) == 0
+		   ? 0
+		   : -1;
+}
+
+/* {"jsonrpc":"2.0","id":<id>,"result":<result>}, result being JSON text
+ * (taken; NULL when it could not be made). */
+static char *
+reply_text(const json_t *id, char *result)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	int rc = result != NULL ? 0 : -1;
+
+	hd_buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	if (buf_dump(&b, id) < 0)
+		rc = -1;
+	hd_buf_puts(&b, ",\"result\":");
+	hd_buf_puts(&b, result != NULL ? result : "");
+	hd_buf_putc(&b, '}');
+	free(result);
+	if (rc < 0 || hd_buf_failed(&b)) {
+		hd_buf_dispose(&b);
+		return NULL;
+	}
+	return hd_buf_detach(&b);
+}
+
+/* The same with the result an object (taken). */
 static char *
 reply_result(const json_t *id, json_t *result)
 {
-	json_t *r = json_object();
-	char *text;
+	char *text = result != NULL ? json_dumps(result, DUMP_FLAGS) : NULL;
 
-	json_object_set_new(r, "jsonrpc", json_string("2.0"));
-	json_object_set(r, "id", (json_t *)id);
-	json_object_set_new(r, "result", result);
-	text = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(r);
-	return text;
+	json_decref(result);
+	return reply_text(id, text);
 }
 
 static char *
@@ -154,28 +201,47 @@ reply_error(const json_t *id, int code, const char *message)
 						: json_null());
 	json_object_set_new(r, "error",
 	    json_pack("{s:i, s:s}", "code", code, "message", message));
-	text = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	text = json_dumps(r, DUMP_FLAGS);
 	json_decref(r);
 	return text;
 }
 
-static json_t *
+/* A failed tool call's result, as text. */
+static char *
 tool_error(const char *message)
 {
-	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
-	    "text", message, "isError", 1);
+	json_t *r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type",
+	    "text", "text", message, "isError", 1);
+	char *text = r != NULL ? json_dumps(r, DUMP_FLAGS) : NULL;
+
+	json_decref(r);
+	return text;
 }
 
-static json_t *
+/* A successful tool call's result for obj (taken), as text:
+ * {"content":[{"type":"text","text":"<obj>"}],"structuredContent":<obj>} */
+static char *
 tool_success(json_t *obj)
 {
-	char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_t *r;
+	char *text = json_dumps(obj, DUMP_FLAGS);
+	json_t *str = text != NULL ? json_string(text) : NULL;
+	hd_buf b = HD_BUF_INIT(0);
+	int rc = str != NULL ? 0 : -1;
 
-	r = json_pack("{s:[{s:s, s:s}], s:o}", "content", "type", "text",
-	    "text", text != NULL ? text : "{}", "structuredContent", obj);
+	hd_buf_puts(&b, "{\"content\":[{\"type\":\"text\",\"text\":");
+	if (rc == 0)
+		rc = buf_dump(&b, str);
+	hd_buf_puts(&b, "}],\"structuredContent\":");
+	hd_buf_puts(&b, text != NULL ? text : "");
+	hd_buf_putc(&b, '}');
+	json_decref(str);
 	free(text);
-	return r;
+	json_decref(obj);
+	if (rc < 0 || hd_buf_failed(&b)) {
+		hd_buf_dispose(&b);
+		return NULL;
+	}
+	return hd_buf_detach(&b);
 }
 
 /* ---- argument checking ------------------------------------------------ */
@@ -394,8 +460,10 @@ do_tools_list(const hd_mcp_session *s)
 	return json_pack("{s:o}", "tools", tools);
 }
 
-static json_t *
-do_tools_call(hd_mcp_session *s, const json_t *params)
+/* The result of a tools/call as text; *bad when params has no name (the
+ * caller answers -32602). */
+static char *
+do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 {
 	const struct mcp_tool_entry *e;
 	const char *name = json_string_value(json_object_get(params, "name"));
@@ -403,8 +471,9 @@ do_tools_call(hd_mcp_session *s, const json_t *params)
 	hd_mcp_call call;
 	hd_err err = HD_ERR_INIT;
 
+	*bad = name == NULL;
 	if (name == NULL)
-		return NULL; /* caller answers -32602 */
+		return NULL;
 	if ((e = find_tool(s->srv, name)) == NULL) {
 		hd_err_set(&err, HD_ENOTFOUND, "unknown tool \"%.64s\"", name);
 		return tool_error(err.msg);
@@ -430,6 +499,8 @@ do_tools_call(hd_mcp_session *s, const json_t *params)
 		return tool_error(err.msg[0] ? err.msg : hd_code_name(err.code));
 	}
 	json_decref(args);
+	if (s->deferred) /* hd_mcp_handle keeps the request pending */
+		return NULL;
 	return tool_success(result != NULL ? result : json_object());
 }
 
@@ -471,6 +542,35 @@ hd_mcp_is_notification(const char *msg, size_t len)
 	return c == 0;
 }
 
+int
+hd_mcp_pending(const hd_mcp_session *s)
+{
+	return s->pending != NULL;
+}
+
+void
+hd_mcp_finish_post(char **reply, hd_mcp_session *s, int rc, const hd_post *p,
+    const hd_err *err)
+{
+	char *result;
+
+	if (rc < 0)
+		result = tool_error(
+		    err->msg[0] ? err->msg : hd_code_name(err->code));
+	else
+		result = tool_success(hd_mcp__chat_posted(p));
+	*reply = reply_text(json_object_get(s->pending, "id"), result);
+	hd_mcp_session_dispose(s);
+}
+
+void
+hd_mcp_session_dispose(hd_mcp_session *s)
+{
+	json_decref(s->pending);
+	s->pending = NULL;
+	s->deferred = 0;
+}
+
 void
 hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 {
@@ -478,7 +578,7 @@ hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 	json_t *j, *params, *result = NULL;
 	const json_t *id;
 	const char *method;
-	int kind;
+	int kind, bad = 0;
 
 	*reply = NULL;
 	if ((j = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
@@ -519,12 +619,21 @@ hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 	else if (strcmp(method, "tools/list") == 0)
 		result = do_tools_list(s);
 	else if (strcmp(method, "tools/call") == 0) {
-		if ((result = do_tools_call(s, params)) == NULL) {
+		char *text = do_tools_call(s, params, &bad);
+
+		if (bad) {
 			*reply = reply_error(id, -32602, "Invalid params: "
 							 "tools/call needs a "
 							 "string \"name\"");
 			goto done;
 		}
+		if (s->deferred) { /* answered by hd_mcp_finish_post */
+			/* j keeps the id and the post's strings alive */
+			s->pending = j;
+			return;
+		}
+		*reply = reply_text(id, text);
+		goto done;
 	} else {
 		char m[160];
 

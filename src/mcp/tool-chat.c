@@ -8,22 +8,35 @@
 
 #include "mcp.h"
 
+json_t *
+hd_mcp__chat_posted(const hd_post *p)
+{
+	return json_pack("{s:{s:I, s:s, s:s}}", "posted", "seq",
+	    (json_int_t)p->seq, "roomId", p->room_id, "authorAgentId",
+	    p->author);
+}
+
 static int
 tool_chat_post(json_t **result, hd_mcp_call *c, hd_err *err)
 {
+	hd_mcp_session *s = c->s;
+	const char *text = hd_mcp_arg_str(c, "text");
 	hd_post *p = NULL;
 	int rc;
 
-	if (c->s->post != NULL)
-		rc = c->s->post(c->s->post_ctx, &p, c->team, c->agent,
-		    hd_mcp_arg_str(c, "text"), err);
+	if (s->defer_post != NULL &&
+	    s->defer_post(s->post_ctx, c->team, c->agent, text)) {
+		s->deferred = 1; /* the reply waits for hd_mcp_finish_post */
+		return 0;
+	}
+	if (s->post != NULL)
+		rc = s->post(s->post_ctx, &p, c->team, c->agent, text, err);
 	else
-		rc = hd_room_post(&p, c->s->st, c->team, "peer", c->agent,
-		    hd_mcp_arg_str(c, "text"), err);
+		rc = hd_room_post(
+		    &p, s->st, c->team, "peer", c->agent, text, err);
 	if (rc < 0)
 		return rc;
-	*result = json_pack("{s:{s:I, s:s, s:s}}", "posted", "seq",
-	    (json_int_t)p->seq, "roomId", p->room_id, "authorAgentId", p->author);
+	*result = hd_mcp__chat_posted(p);
 	hd_post_free(p);
 	return 0;
 }

@@ -144,6 +144,36 @@ test('http: a bound URL ignores identity arguments', async () => {
   }
 });
 
+// Posts over HTTP are group-committed (src/http/commit.c): posts sent
+// together share transactions, yet each reply comes only after its own
+// post committed, and a refused post fails alone.
+test('http: concurrent posts each answer once committed; a refused one fails alone', async () => {
+  const clients = await Promise.all(['coder', 'reviewer'].map((a) => httpClient(attachUrl(a))));
+  try {
+    const calls = [];
+    for (let i = 0; i < 12; i++) {
+      const text = i === 5 ? '' : `burst ${i}`;
+      calls.push(clients[i % 2].callTool({ name: 'team_chat_post', arguments: { text } }));
+    }
+    const replies = await Promise.all(calls);
+    const refused = replies[5];
+    assert.equal(refused.isError, true);
+    assert.equal(refused.content[0].text, 'post body must not be empty');
+    const posted = replies.filter((r, i) => i !== 5).map((r) => result(r).posted);
+    assert.equal(new Set(posted.map((p) => p.seq)).size, posted.length, 'distinct seqs');
+    const room = JSON.parse(huddle('chat', 'read', 'dev', '--json', '--limit', '500'));
+    posted.forEach((p, k) => {
+      const i = k < 5 ? k : k + 1;
+      const stored = room.posts.find((q) => q.seq === p.seq);
+      assert.ok(stored, `post ${p.seq} is stored`);
+      assert.equal(stored.body, `burst ${i}`);
+      assert.equal(stored.authorAgentId, i % 2 ? 'reviewer' : 'coder');
+    });
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+  }
+});
+
 // Any URL without coder's valid sig is served unbound and read-only.
 test('http: forged, foreign, altered and extended URLs are read-only', async () => {
   const good = attachUrl('coder');
