@@ -51,7 +51,8 @@ build-tsan:
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) -- --no-print-directory
 
 test-tsan: deps-e2e build-tsan
-	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -E dashboard
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp" \
+	    ctest --output-on-failure -j $(JOBS) -E dashboard
 
 run: deps build
 	@scripts/run.sh $(BUILD) $(RUN_HOME) $(PORT)

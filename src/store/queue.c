@@ -20,7 +20,7 @@
  *      queue (the sqlite3 shell, an older huddle) is merely slower, never
  *      unsafe.
  *  (3) Never a hang: the wait is bounded by the operation's busy budget
- *      (pthread_mutex_clocklock on CLOCK_MONOTONIC); past it the writer
+ *      (pthread_mutex_timedlock); past it the writer
  *      goes on to SQLite, whose busy handler reports the familiar
  *      `database is busy` if the lock is really held. A holder that died
  *      (kill -9) hands the mutex on as EOWNERDEAD; the next writer marks it
@@ -41,6 +41,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <huddle/util.h>
 
 #include "store.h"
 
@@ -143,15 +145,27 @@ int
 hd_store__queue_enter(hd_store_queue *q, int64_t deadline_us)
 {
 	struct timespec ts;
+	int64_t left;
 	int rc;
 
 	if (q == NULL)
 		return -1;
 	if (q->held)
 		return 0;
-	ts.tv_sec = (time_t)(deadline_us / 1000000);
-	ts.tv_nsec = (long)(deadline_us % 1000000) * 1000;
-	rc = pthread_mutex_clocklock(&q->sh->mu, CLOCK_MONOTONIC, &ts);
+	/* timedlock takes a CLOCK_REALTIME deadline: translate the monotonic
+	 * one (pthread_mutex_clocklock would not need this, but sanitizers
+	 * do not know it and then report every unlock as unmatched) */
+	left = deadline_us - hd_mono_us();
+	if (left < 0)
+		left = 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(left / 1000000);
+	ts.tv_nsec += (long)(left % 1000000) * 1000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	rc = pthread_mutex_timedlock(&q->sh->mu, &ts);
 	if (rc == EOWNERDEAD) {
 		/* (3): the holder died; the mutex guards no data of its own */
 		pthread_mutex_consistent(&q->sh->mu);
