@@ -113,6 +113,7 @@ typedef struct exch {
 	int64_t lease_ms;
 	int64_t stim_seq;
 	hd_room_lock lock;
+	hd_room_lock renew_lock; /* the renewer's copy, set before it starts */
 	int locked;
 	/* the renewal thread (3) */
 	pthread_t renewer;
@@ -200,7 +201,9 @@ static void *
 renew_main(void *arg)
 {
 	exch *x = arg;
-	hd_room_lock lk = x->lock; /* a copy: holder and room never change */
+	/* written once before this thread started and never again: the steps
+	 * go on updating x->lock.expires_at while this thread runs */
+	hd_room_lock lk = x->renew_lock;
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
 	int64_t every = x->lease_ms / 3 > 0 ? x->lease_ms / 3 : 1;
@@ -917,6 +920,7 @@ run_steps(exch *x, hd_exchange_result *out, hd_err *err)
 		}
 		if (tx.setup) {
 			x->locked = 1;
+			x->renew_lock = x->lock;
 			if (pthread_create(&x->renewer, NULL, renew_main, x) == 0)
 				x->renewing = 1;
 			else

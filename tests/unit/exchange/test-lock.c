@@ -223,8 +223,10 @@ test_lock__a_turn_longer_than_the_lease_keeps_the_room(void **state)
 	pid_t pid, done = 0;
 
 	hd_fixture_team(fx, "dev", "manager", NULL);
-	/* a 600 ms lease, a 2.4 s turn: only renewal keeps it */
-	pid = spawn_holder(fx, 600, -1, 2400);
+	/* a 1.5 s lease, a 3.6 s turn: only renewal (every 500 ms) keeps it;
+	 * the lease leaves a second of slack for a renewal delayed by a
+	 * loaded machine or a sanitizer */
+	pid = spawn_holder(fx, 1500, -1, 3600);
 	while ((done = waitpid(pid, &status, WNOHANG)) == 0) {
 		if (hd_room_lock_acquire(&lk, fx->st, "dev", 60000, &err) ==
 		    0) {
