@@ -428,28 +428,25 @@ claim_add(exch *x, int64_t seq, int64_t task, int owner, hd_err *err)
 }
 
 static int
-scan_kind(exch *x, const char *kind, int64_t head, hd_err *err)
+scan_events(exch *x, int64_t head, hd_err *err)
 {
-	hd_event_filter f;
+	static const char *const kinds[] = {"task_claimed", "status_changed"};
 	hd_event_list l;
 	const hd_event *e;
 	const char *v;
+	int64_t after = x->scanned;
 	size_t k, n;
 	int j, rc = 0;
 
-	memset(&f, 0, sizeof(f));
-	f.team = x->team->id;
-	f.kind = kind;
-	f.limit = EVENTS_PAGE;
-	f.after_seq = x->scanned;
-	do {
-		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
+	do { /* both kinds in one pass, in seq order (8) */
+		if ((rc = hd_events_list_kinds(&l, x->st, x->team->id, kinds, 2,
+			 after, EVENTS_PAGE, err)) < 0)
 			return rc;
 		for (k = 0; k < l.n && rc == 0; k++) {
 			e = &l.items[k];
 			if (e->seq > head)
 				break;
-			if (kind[0] == 't') { /* task_claimed */
+			if (e->kind[0] == 't') { /* task_claimed */
 				v = json_string_value(
 				    json_object_get(e->data, "owner"));
 				if (v != NULL &&
@@ -465,10 +462,10 @@ scan_kind(exch *x, const char *kind, int64_t head, hd_err *err)
 				x->done_seq = e->seq;
 		}
 		if (l.n > 0)
-			f.after_seq = l.items[l.n - 1].seq;
+			after = l.items[l.n - 1].seq;
 		n = l.n;
 		hd_event_list_dispose(&l);
-	} while (rc == 0 && n == EVENTS_PAGE && f.after_seq < head);
+	} while (rc == 0 && n == EVENTS_PAGE && after < head);
 	return rc;
 }
 
@@ -487,8 +484,7 @@ board_scan(exch *x, int64_t head, hd_err *err)
 	}
 	if (head <= x->scanned)
 		return 0;
-	if ((rc = scan_kind(x, "task_claimed", head, err)) < 0 ||
-	    (rc = scan_kind(x, "status_changed", head, err)) < 0)
+	if ((rc = scan_events(x, head, err)) < 0)
 		return rc;
 	x->scanned = head;
 	return 0;

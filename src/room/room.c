@@ -464,7 +464,8 @@ room_read_txn_fn(hd_store *st, void *payload, hd_err *err)
 	room_read_txn *tx = payload;
 	int rc;
 
-	if ((rc = room_team_exists(st, tx->team, err)) < 0)
+	/* a probe, not a load: a reader only needs `team "x" not found` */
+	if ((rc = hd_team_exists(st, tx->team, err)) < 0)
 		return rc;
 	return room_query(st, tx, err);
 }
