@@ -9,7 +9,10 @@
  *      seq N" never misses or repeats an event.
  *  (3) A read of several kinds is one statement with a fixed number of
  *      kind parameters (unused ones bound NULL, which matches nothing), so
- *      it stays one cached statement and one pass over the rows.
+ *      it stays one cached statement and one pass over the rows. The test
+ *      is a CASE, not kind IN (...) or ORs of kind = ?: SQLite turns those
+ *      into a temporary b-tree filled on every run, which cost three times
+ *      what the rows did.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +192,8 @@ hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
 	static const char *const sql =
 	    "SELECT seq, id, ts, kind, team_id, task_id, agent_id, data"
 	    " FROM events WHERE seq > ?1 AND (?2 IS NULL OR team_id = ?2)"
-	    " AND kind IN (?3, ?4, ?5, ?6) ORDER BY seq LIMIT ?7";
+	    " AND CASE kind WHEN ?3 THEN 1 WHEN ?4 THEN 1 WHEN ?5 THEN 1"
+	    " WHEN ?6 THEN 1 ELSE 0 END ORDER BY seq LIMIT ?7";
 	sqlite3_stmt *s;
 	size_t i;
 	int rc;
