@@ -16,7 +16,10 @@
  *      exchange runs, so a turn longer than the lease keeps its room. The
  *      thread opens its own store connection only when it first renews
  *      (an hd_store is never shared between threads). A lock lost to a
- *      takeover ends the exchange `aborted` before the next turn.
+ *      takeover ends the exchange `aborted` before the next turn. The
+ *      thread is detached, not joined: what it shares with the loop lives
+ *      in a reference-counted block (renewer) that whichever side lets go
+ *      last frees, so stopping it never waits for it to be scheduled.
  *  (4) Obligations come from the board alone (exchange.h), never from the
  *      text of a reply. The speaker never obliges itself.
  *  (5) The caller's abort flag is read only between turns; abort_turn is
@@ -34,7 +37,10 @@
  *      from the bookkeeping kept at the last commit (book).
  *  (7) The renewal thread keeps trying until told to stop, which is after
  *      the last step committed; a renewal that then finds the row gone is
- *      the release, not a takeover (x->released, set in that step).
+ *      the release, not a takeover (released, set in that step). Once told
+ *      to stop it reports nothing: whatever a renewal still in flight finds
+ *      (the row released by the caller, or renewed once more before that
+ *      release) is the end of the exchange, not news for it.
  *  (8) Obligations read the board's events incrementally: each step scans
  *      the task_claimed and status_changed events appended since the last
  *      (the first from the lowest mark), keeps the claims that may still
@@ -113,17 +119,25 @@ typedef struct exch {
 	int64_t lease_ms;
 	int64_t stim_seq;
 	hd_room_lock lock;
-	hd_room_lock renew_lock; /* the renewer's copy, set before it starts */
 	int locked;
-	/* the renewal thread (3) */
-	pthread_t renewer;
-	int renewing;
+	struct renewer *rn; /* the renewal thread's side (3) */
+} exch;
+
+/* What the loop and its detached renewal thread share (3): freed by the
+ * side that drops the last reference, so neither waits for the other. */
+typedef struct renewer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop; /* guarded by mu */
+	int refs; /* guarded by mu: the loop's, and the thread's while it runs */
+	/* a copy made before the thread starts, never written again: the
+	 * steps go on updating x->lock.expires_at while the thread runs */
+	hd_room_lock lk;
+	int64_t lease_ms;
+	char *home; /* the thread opens its own connection here */
 	atomic_int lost;
 	atomic_int released; /* the last step released the lock (7) */
-} exch;
+} renewer;
 
 const char *
 hd_exchange_end_name(hd_exchange_end e)
@@ -179,7 +193,7 @@ static int
 aborted(const exch *x)
 {
 	return (x->spec->abort != NULL && atomic_load(x->spec->abort)) ||
-	       atomic_load(&x->lost);
+	       atomic_load(&x->rn->lost);
 }
 
 /* ---- the lease (3) ---- */
@@ -197,20 +211,49 @@ lease_ms(const hd_exchange_spec *spec)
 	return HD_EXCHANGE_LEASE_MS;
 }
 
+static renewer *
+renewer_new(void)
+{
+	renewer *rn = calloc(1, sizeof(*rn));
+
+	if (rn == NULL)
+		return NULL;
+	pthread_mutex_init(&rn->mu, NULL);
+	pthread_cond_init(&rn->cv, NULL);
+	rn->refs = 1;
+	atomic_init(&rn->lost, 0);
+	atomic_init(&rn->released, 0);
+	return rn;
+}
+
+/* Drop one reference; the last frees. Called without rn->mu held. */
+static void
+renewer_unref(renewer *rn)
+{
+	int last;
+
+	pthread_mutex_lock(&rn->mu);
+	last = --rn->refs == 0;
+	pthread_mutex_unlock(&rn->mu);
+	if (!last)
+		return;
+	pthread_mutex_destroy(&rn->mu);
+	pthread_cond_destroy(&rn->cv);
+	free(rn->home);
+	free(rn);
+}
+
 static void *
 renew_main(void *arg)
 {
-	exch *x = arg;
-	/* written once before this thread started and never again: the steps
-	 * go on updating x->lock.expires_at while this thread runs */
-	hd_room_lock lk = x->renew_lock;
+	renewer *rn = arg;
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
-	int64_t every = x->lease_ms / 3 > 0 ? x->lease_ms / 3 : 1;
+	int64_t every = rn->lease_ms / 3 > 0 ? rn->lease_ms / 3 : 1;
 	struct timespec ts;
 	int rc;
 
-	pthread_mutex_lock(&x->mu);
+	pthread_mutex_lock(&rn->mu);
 	for (;;) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += (time_t)(every / 1000);
@@ -219,46 +262,75 @@ renew_main(void *arg)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		while (!x->stop &&
-		       pthread_cond_timedwait(&x->cv, &x->mu, &ts) != ETIMEDOUT)
+		while (!rn->stop && pthread_cond_timedwait(
+					&rn->cv, &rn->mu, &ts) != ETIMEDOUT)
 			;
-		if (x->stop)
+		if (rn->stop)
 			break;
-		pthread_mutex_unlock(&x->mu);
+		pthread_mutex_unlock(&rn->mu);
 		if (st == NULL)
-			rc = hd_store_open(&st, hd_store_home(x->st), &err);
+			rc = hd_store_open(&st, rn->home, &err);
 		else
 			rc = 0;
 		if (rc == 0)
-			rc = hd_room_lock_renew(st, &lk, x->lease_ms, &err);
-		pthread_mutex_lock(&x->mu);
-		if (rc == HD_ECONFLICT && atomic_load(&x->released))
+			rc = hd_room_lock_renew(st, &rn->lk, rn->lease_ms, &err);
+		pthread_mutex_lock(&rn->mu);
+		if (rn->stop)
+			break; /* the exchange is over (7) */
+		if (rc == HD_ECONFLICT && atomic_load(&rn->released))
 			break; /* the last step released it (7) */
 		if (rc == HD_ECONFLICT) {
-			hd_log_warn("%s: %s", lk.room_id, err.msg);
-			atomic_store(&x->lost, 1);
+			hd_log_warn("%s: %s", rn->lk.room_id, err.msg);
+			atomic_store(&rn->lost, 1);
 			break;
 		}
 		if (rc < 0)
 			hd_log_warn("%s: cannot renew the room lock: %s",
-			    lk.room_id, err.msg);
+			    rn->lk.room_id, err.msg);
 	}
-	pthread_mutex_unlock(&x->mu);
+	pthread_mutex_unlock(&rn->mu);
 	hd_store_close(st);
+	renewer_unref(rn);
 	return NULL;
 }
 
+/* Start the renewal thread once the lock is taken (3). */
+static void
+renew_start(exch *x)
+{
+	renewer *rn = x->rn;
+	pthread_attr_t attr;
+	pthread_t t;
+	int ok = 0;
+
+	rn->lk = x->lock;
+	rn->lease_ms = x->lease_ms;
+	if ((rn->home = strdup(hd_store_home(x->st))) != NULL &&
+	    pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		rn->refs++; /* the thread's, taken before it can drop it */
+		if (pthread_create(&t, &attr, renew_main, rn) == 0)
+			ok = 1;
+		else
+			rn->refs--;
+		pthread_attr_destroy(&attr);
+	}
+	if (!ok)
+		hd_log_warn("%s: no renewal thread; the lease is renewed "
+			    "between turns only",
+		    x->lock.room_id);
+}
+
+/* Tell the thread to stop and let go; never waits for it (3). */
 static void
 renew_stop(exch *x)
 {
-	if (!x->renewing)
-		return;
-	pthread_mutex_lock(&x->mu);
-	x->stop = 1;
-	pthread_cond_broadcast(&x->cv);
-	pthread_mutex_unlock(&x->mu);
-	pthread_join(x->renewer, NULL);
-	x->renewing = 0;
+	renewer *rn = x->rn;
+
+	pthread_mutex_lock(&rn->mu);
+	rn->stop = 1;
+	pthread_cond_broadcast(&rn->cv);
+	pthread_mutex_unlock(&rn->mu);
 }
 
 /* ---- pre-checks (1) ---- */
@@ -699,7 +771,7 @@ step_end(hd_store *st, step_txn *tx, hd_exchange_end end, int taken)
 	    st, "turn_bound_hit", x->team->id, 0, NULL, data);
 	/* set before the commit: a renewal waiting on it then finds the row
 	 * gone and must not call that a takeover (7) */
-	atomic_store(&x->released, 1);
+	atomic_store(&x->rn->released, 1);
 	if (hd_room_lock_release(st, &x->lock, &rerr) == 0)
 		tx->released = 1;
 	return 0;
@@ -838,7 +910,7 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 	if (tx->setup)
 		x->locked = 1;
 	if (tx->lost)
-		atomic_store(&x->lost, 1);
+		atomic_store(&x->rn->lost, 1);
 	if (tx->released)
 		x->locked = 0;
 	if (t == NULL || tx->saved)
@@ -916,13 +988,7 @@ run_steps(exch *x, hd_exchange_result *out, hd_err *err)
 		}
 		if (tx.setup) {
 			x->locked = 1;
-			x->renew_lock = x->lock;
-			if (pthread_create(&x->renewer, NULL, renew_main, x) == 0)
-				x->renewing = 1;
-			else
-				hd_log_warn("%s: no renewal thread; the lease is "
-					    "renewed between turns only",
-				    x->lock.room_id);
+			renew_start(x);
 		}
 		if ((rc = step_adopt(x, &tx, out, &steps[1 - cur], err)) < 0)
 			break;
@@ -979,10 +1045,8 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 	x.spec = spec;
 	x.last = -1;
 	x.leader = -1;
-	atomic_init(&x.lost, 0);
-	atomic_init(&x.released, 0);
-	pthread_mutex_init(&x.mu, NULL);
-	pthread_cond_init(&x.cv, NULL);
+	if ((x.rn = renewer_new()) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	if ((rc = precheck(&x, err)) < 0)
 		goto done;
 	book_keep(&x);
@@ -995,8 +1059,7 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 			    "%lld ms): %s",
 		    x.lock.room_id, (long long)x.lease_ms, rerr.msg);
 done:
-	pthread_mutex_destroy(&x.mu);
-	pthread_cond_destroy(&x.cv);
+	renewer_unref(x.rn);
 	for (i = 0; x.states != NULL && i < x.n; i++)
 		hd_turn_state_dispose(&x.states[i]);
 	free(x.states);
