@@ -335,69 +335,42 @@ renew_stop(exch *x)
 
 /* ---- pre-checks (1) ---- */
 
-/* The pre-checks' reads come in two read transactions (team and agents,
- * then budgets) rather than one implicit one per statement. */
-static int
-read_team_txn(hd_store *st, void *payload, hd_err *err)
+/* The participants' arrays (none yet, or freed: a retried read starts
+ * over). */
+static void
+participants_free(exch *x)
 {
-	exch *x = payload;
-	int rc;
-
-	hd_team_free(x->team); /* a retried transaction starts over */
-	x->team = NULL;
-	hd_agents_dispose(&x->agents);
-	if ((rc = hd_team_get(&x->team, st, x->spec->team, err)) < 0)
-		return rc;
-	return hd_agent_list(&x->agents, st, x->spec->team, err);
-}
-
-typedef struct paused_txn {
-	exch *x;
-	const char *which;
-} paused_txn;
-
-static int
-read_paused_txn(hd_store *st, void *payload, hd_err *err)
-{
-	paused_txn *tx = payload;
-	exch *x = tx->x;
 	size_t i;
-	int rc;
 
-	if ((rc = hd_budget_paused(&tx->which, st, x->team->id, NULL, err)) < 0)
-		return rc;
-	for (i = 0; tx->which == NULL && i < x->n; i++) {
-		if (!x->pending[i])
-			continue;
-		if ((rc = hd_budget_paused(
-			 &tx->which, st, NULL, x->ids[i], err)) < 0)
-			return rc;
-	}
-	return 0;
+	for (i = 0; x->states != NULL && i < x->n; i++)
+		hd_turn_state_dispose(&x->states[i]);
+	free(x->states);
+	free(x->owing);
+	free(x->ids);
+	free(x->pending);
+	free(x->spoke);
+	free(x->turns);
+	free(x->marks);
+	free(x->kept.pending);
+	free(x->kept.spoke);
+	free(x->kept.turns);
+	free(x->kept.marks);
+	x->states = NULL;
+	x->owing = x->ids = NULL;
+	x->pending = x->spoke = x->kept.pending = x->kept.spoke = NULL;
+	x->turns = x->kept.turns = NULL;
+	x->marks = x->kept.marks = NULL;
+	x->n = 0;
 }
 
+/* The participants, the leader and who owes the first turn. */
 static int
-precheck(exch *x, hd_err *err)
+participants(exch *x, hd_err *err)
 {
 	const hd_exchange_spec *spec = x->spec;
-	paused_txn ptx;
-	size_t i, len;
-	int j, rc;
+	size_t i;
+	int j;
 
-	if (spec->stimulus != NULL) {
-		len = strlen(spec->stimulus);
-		if (len > HD_ROOM_BODY_MAX)
-			return hd_err_set(err, HD_ETOOBIG,
-			    "stimulus is %zu bytes; the limit is %d", len,
-			    HD_ROOM_BODY_MAX);
-		if (!hd_utf8_ok(spec->stimulus, len))
-			return hd_err_set(
-			    err, HD_EINVAL, "stimulus must be valid UTF-8");
-	}
-	if (spec->team == NULL)
-		return hd_err_set(err, HD_EINVAL, "a team is required");
-	if ((rc = hd_store_read(x->st, read_team_txn, x, err)) < 0)
-		return rc;
 	if (x->agents.n == 0)
 		return hd_err_set(
 		    err, HD_EREFUSED, "team %s has no agents", x->team->id);
@@ -436,13 +409,73 @@ precheck(exch *x, hd_err *err)
 			    spec->first_speakers[i]);
 		x->pending[j] = 1;
 	}
-	ptx.x = x;
-	ptx.which = NULL;
-	if ((rc = hd_store_read(x->st, read_paused_txn, &ptx, err)) < 0)
+	return 0;
+}
+
+typedef struct precheck_txn {
+	exch *x;
+	const char *which; /* a tripped cap budget: "team" or "agent" */
+} precheck_txn;
+
+/* The pre-checks' reads, in one read transaction: the team, its agents,
+ * and whether the team's or a first speaker's cap budget is tripped. */
+static int
+precheck_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	precheck_txn *tx = payload;
+	exch *x = tx->x;
+	size_t i;
+	int rc;
+
+	hd_team_free(x->team); /* a retried transaction starts over */
+	x->team = NULL;
+	hd_agents_dispose(&x->agents);
+	participants_free(x);
+	x->leader = -1;
+	tx->which = NULL;
+	if ((rc = hd_team_get(&x->team, st, x->spec->team, err)) < 0 ||
+	    (rc = hd_agent_list(&x->agents, st, x->spec->team, err)) < 0 ||
+	    (rc = participants(x, err)) < 0)
 		return rc;
-	if (ptx.which != NULL)
+	if ((rc = hd_budget_paused(&tx->which, st, x->team->id, NULL, err)) < 0)
+		return rc;
+	for (i = 0; tx->which == NULL && i < x->n; i++) {
+		if (!x->pending[i])
+			continue;
+		if ((rc = hd_budget_paused(
+			 &tx->which, st, NULL, x->ids[i], err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+precheck(exch *x, hd_err *err)
+{
+	const hd_exchange_spec *spec = x->spec;
+	precheck_txn tx;
+	size_t len;
+	int rc;
+
+	if (spec->stimulus != NULL) {
+		len = strlen(spec->stimulus);
+		if (len > HD_ROOM_BODY_MAX)
+			return hd_err_set(err, HD_ETOOBIG,
+			    "stimulus is %zu bytes; the limit is %d", len,
+			    HD_ROOM_BODY_MAX);
+		if (!hd_utf8_ok(spec->stimulus, len))
+			return hd_err_set(
+			    err, HD_EINVAL, "stimulus must be valid UTF-8");
+	}
+	if (spec->team == NULL)
+		return hd_err_set(err, HD_EINVAL, "a team is required");
+	tx.x = x;
+	tx.which = NULL;
+	if ((rc = hd_store_read(x->st, precheck_txn_fn, &tx, err)) < 0)
+		return rc;
+	if (tx.which != NULL)
 		return hd_err_set(
-		    err, HD_EREFUSED, "budget_paused:%s", ptx.which);
+		    err, HD_EREFUSED, "budget_paused:%s", tx.which);
 	x->max_turns = hd_exchange_max_turns(spec->max_turns, x->n);
 	return 0;
 }
@@ -1036,7 +1069,6 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 {
 	exch x;
 	hd_err rerr = HD_ERR_INIT;
-	size_t i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -1060,19 +1092,7 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 		    x.lock.room_id, (long long)x.lease_ms, rerr.msg);
 done:
 	renewer_unref(x.rn);
-	for (i = 0; x.states != NULL && i < x.n; i++)
-		hd_turn_state_dispose(&x.states[i]);
-	free(x.states);
-	free(x.owing);
-	free(x.ids);
-	free(x.pending);
-	free(x.spoke);
-	free(x.turns);
-	free(x.marks);
-	free(x.kept.pending);
-	free(x.kept.spoke);
-	free(x.kept.turns);
-	free(x.kept.marks);
+	participants_free(&x);
 	free(x.claims);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
