@@ -17,9 +17,10 @@
  *      thread opens its own store connection only when it first renews
  *      (an hd_store is never shared between threads). A lock lost to a
  *      takeover ends the exchange `aborted` before the next turn. The
- *      thread is detached, not joined: what it shares with the loop lives
- *      in a reference-counted block (renewer) that whichever side lets go
- *      last frees, so stopping it never waits for it to be scheduled.
+ *      thread is told to stop as soon as the last step committed but
+ *      joined only as hd_exchange_run returns, after the teardown, so it
+ *      wakes and exits while the loop is still freeing its state instead
+ *      of the loop waiting for it to be scheduled.
  *  (4) Obligations come from the board alone (exchange.h), never from the
  *      text of a reply. The speaker never obliges itself.
  *  (5) The caller's abort flag is read only between turns; abort_turn is
@@ -121,15 +122,15 @@ typedef struct exch {
 	hd_room_lock lock;
 	int locked;
 	struct renewer *rn; /* the renewal thread's side (3) */
+	pthread_t renewer;
+	int renewing;
 } exch;
 
-/* What the loop and its detached renewal thread share (3): freed by the
- * side that drops the last reference, so neither waits for the other. */
+/* What the loop and its renewal thread share (3). */
 typedef struct renewer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop; /* guarded by mu */
-	int refs; /* guarded by mu: the loop's, and the thread's while it runs */
 	/* a copy made before the thread starts, never written again: the
 	 * steps go on updating x->lock.expires_at while the thread runs */
 	hd_room_lock lk;
@@ -220,23 +221,14 @@ renewer_new(void)
 		return NULL;
 	pthread_mutex_init(&rn->mu, NULL);
 	pthread_cond_init(&rn->cv, NULL);
-	rn->refs = 1;
 	atomic_init(&rn->lost, 0);
 	atomic_init(&rn->released, 0);
 	return rn;
 }
 
-/* Drop one reference; the last frees. Called without rn->mu held. */
 static void
-renewer_unref(renewer *rn)
+renewer_free(renewer *rn)
 {
-	int last;
-
-	pthread_mutex_lock(&rn->mu);
-	last = --rn->refs == 0;
-	pthread_mutex_unlock(&rn->mu);
-	if (!last)
-		return;
 	pthread_mutex_destroy(&rn->mu);
 	pthread_cond_destroy(&rn->cv);
 	free(rn->home);
@@ -290,7 +282,6 @@ renew_main(void *arg)
 	}
 	pthread_mutex_unlock(&rn->mu);
 	hd_store_close(st);
-	renewer_unref(rn);
 	return NULL;
 }
 
@@ -299,29 +290,19 @@ static void
 renew_start(exch *x)
 {
 	renewer *rn = x->rn;
-	pthread_attr_t attr;
-	pthread_t t;
-	int ok = 0;
 
 	rn->lk = x->lock;
 	rn->lease_ms = x->lease_ms;
 	if ((rn->home = strdup(hd_store_home(x->st))) != NULL &&
-	    pthread_attr_init(&attr) == 0) {
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		rn->refs++; /* the thread's, taken before it can drop it */
-		if (pthread_create(&t, &attr, renew_main, rn) == 0)
-			ok = 1;
-		else
-			rn->refs--;
-		pthread_attr_destroy(&attr);
-	}
-	if (!ok)
+	    pthread_create(&x->renewer, NULL, renew_main, rn) == 0)
+		x->renewing = 1;
+	else
 		hd_log_warn("%s: no renewal thread; the lease is renewed "
 			    "between turns only",
 		    x->lock.room_id);
 }
 
-/* Tell the thread to stop and let go; never waits for it (3). */
+/* Tell the thread to stop; renew_join waits for it (3). */
 static void
 renew_stop(exch *x)
 {
@@ -331,6 +312,15 @@ renew_stop(exch *x)
 	rn->stop = 1;
 	pthread_cond_broadcast(&rn->cv);
 	pthread_mutex_unlock(&rn->mu);
+}
+
+/* Wait for the thread told to stop: by now it has usually exited (3). */
+static void
+renew_join(exch *x)
+{
+	if (x->renewing)
+		pthread_join(x->renewer, NULL);
+	x->renewing = 0;
 }
 
 /* ---- pre-checks (1) ---- */
@@ -1091,10 +1081,11 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 			    "%lld ms): %s",
 		    x.lock.room_id, (long long)x.lease_ms, rerr.msg);
 done:
-	renewer_unref(x.rn);
 	participants_free(&x);
 	free(x.claims);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
+	renew_join(&x); /* last: it was told to stop before the teardown */
+	renewer_free(x.rn);
 	return rc;
 }
