@@ -60,6 +60,18 @@ void hd_events_append_raw(hd_store *st, const char *kind, const char *team,
 int hd_events_list(hd_event_list *out, hd_store *st, const hd_event_filter *f,
     hd_err *err);
 
+#define HD_EVENTS_KINDS_MAX 4
+
+/*
+ * Events of any of kinds[0..nkinds-1] (1..HD_EVENTS_KINDS_MAX, none NULL)
+ * after after_seq, of team (NULL: any), oldest first, at most limit
+ * (1..10000; 0 means 100): what one hd_events_list per kind would return,
+ * merged in seq order, read in one pass. *out as hd_events_list.
+ */
+int hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
+    const char *const *kinds, size_t nkinds, int64_t after_seq, int limit,
+    hd_err *err);
+
 /* The highest seq in the log (0 when empty). */
 int hd_events_head(int64_t *out, hd_store *st, hd_err *err);
 

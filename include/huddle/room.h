@@ -87,6 +87,21 @@ int hd_room_post_many(hd_store *st, hd_post_req *reqs, size_t n,
 int hd_room_read(hd_posts *out, hd_store *st, const char *team,
     int64_t since_seq, int limit, const char *exclude_author, hd_err *err);
 
+/* Called once per post, oldest first; a negative return stops the read
+ * and is returned. p and its strings are valid only during the call. */
+typedef int (*hd_post_fn)(void *ctx, const hd_post *p, hd_err *err);
+
+/*
+ * hd_room_read without copying: hands fn each post hd_room_read would
+ * return, in order, straight from the row (no post is allocated), and
+ * sets *next_seq (when non-NULL) as hd_room_read sets next_seq. A read
+ * the store retries never hands fn a post twice. Errors as hd_room_read,
+ * and fn's.
+ */
+int hd_room_read_each(hd_store *st, const char *team, int64_t since_seq,
+    int limit, const char *exclude_author, hd_post_fn fn, void *ctx,
+    int64_t *next_seq, hd_err *err);
+
 /*
  * The read a runtime uses: excludes agent's own posts (echo guard: its
  * peer posts; system and user posts always come through). next_seq is the

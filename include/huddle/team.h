@@ -62,6 +62,10 @@ int hd_team_create(hd_team **out, hd_store *st, const hd_team_spec *spec,
 /* Fetch one team with its agent count. `team "x" not found`. */
 int hd_team_get(hd_team **out, hd_store *st, const char *id, hd_err *err);
 
+/* 0 when the team exists, else what hd_team_get would say (`team "x" not
+ * found`), without loading the row: an existence check. */
+int hd_team_exists(hd_store *st, const char *id, hd_err *err);
+
 /* All teams ordered by id. Dispose with hd_teams_dispose(). */
 int hd_team_list(hd_teams *out, hd_store *st, hd_err *err);
 

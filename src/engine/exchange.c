@@ -16,7 +16,11 @@
  *      exchange runs, so a turn longer than the lease keeps its room. The
  *      thread opens its own store connection only when it first renews
  *      (an hd_store is never shared between threads). A lock lost to a
- *      takeover ends the exchange `aborted` before the next turn.
+ *      takeover ends the exchange `aborted` before the next turn. The
+ *      thread is told to stop as soon as the last step committed but
+ *      joined only as hd_exchange_run returns, after the teardown, so it
+ *      wakes and exits while the loop is still freeing its state instead
+ *      of the loop waiting for it to be scheduled.
  *  (4) Obligations come from the board alone (exchange.h), never from the
  *      text of a reply. The speaker never obliges itself.
  *  (5) The caller's abort flag is read only between turns; abort_turn is
@@ -34,7 +38,10 @@
  *      from the bookkeeping kept at the last commit (book).
  *  (7) The renewal thread keeps trying until told to stop, which is after
  *      the last step committed; a renewal that then finds the row gone is
- *      the release, not a takeover (x->released, set in that step).
+ *      the release, not a takeover (released, set in that step). Once told
+ *      to stop it reports nothing: whatever a renewal still in flight finds
+ *      (the row released by the caller, or renewed once more before that
+ *      release) is the end of the exchange, not news for it.
  *  (8) Obligations read the board's events incrementally: each step scans
  *      the task_claimed and status_changed events appended since the last
  *      (the first from the lowest mark), keeps the claims that may still
@@ -113,17 +120,25 @@ typedef struct exch {
 	int64_t lease_ms;
 	int64_t stim_seq;
 	hd_room_lock lock;
-	hd_room_lock renew_lock; /* the renewer's copy, set before it starts */
 	int locked;
-	/* the renewal thread (3) */
+	struct renewer *rn; /* the renewal thread's side (3) */
 	pthread_t renewer;
 	int renewing;
+} exch;
+
+/* What the loop and its renewal thread share (3). */
+typedef struct renewer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop; /* guarded by mu */
+	/* a copy made before the thread starts, never written again: the
+	 * steps go on updating x->lock.expires_at while the thread runs */
+	hd_room_lock lk;
+	int64_t lease_ms;
+	char *home; /* the thread opens its own connection here */
 	atomic_int lost;
 	atomic_int released; /* the last step released the lock (7) */
-} exch;
+} renewer;
 
 const char *
 hd_exchange_end_name(hd_exchange_end e)
@@ -179,7 +194,7 @@ static int
 aborted(const exch *x)
 {
 	return (x->spec->abort != NULL && atomic_load(x->spec->abort)) ||
-	       atomic_load(&x->lost);
+	       atomic_load(&x->rn->lost);
 }
 
 /* ---- the lease (3) ---- */
@@ -197,20 +212,40 @@ lease_ms(const hd_exchange_spec *spec)
 	return HD_EXCHANGE_LEASE_MS;
 }
 
+static renewer *
+renewer_new(void)
+{
+	renewer *rn = calloc(1, sizeof(*rn));
+
+	if (rn == NULL)
+		return NULL;
+	pthread_mutex_init(&rn->mu, NULL);
+	pthread_cond_init(&rn->cv, NULL);
+	atomic_init(&rn->lost, 0);
+	atomic_init(&rn->released, 0);
+	return rn;
+}
+
+static void
+renewer_free(renewer *rn)
+{
+	pthread_mutex_destroy(&rn->mu);
+	pthread_cond_destroy(&rn->cv);
+	free(rn->home);
+	free(rn);
+}
+
 static void *
 renew_main(void *arg)
 {
-	exch *x = arg;
-	/* written once before this thread started and never again: the steps
-	 * go on updating x->lock.expires_at while this thread runs */
-	hd_room_lock lk = x->renew_lock;
+	renewer *rn = arg;
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
-	int64_t every = x->lease_ms / 3 > 0 ? x->lease_ms / 3 : 1;
+	int64_t every = rn->lease_ms / 3 > 0 ? rn->lease_ms / 3 : 1;
 	struct timespec ts;
 	int rc;
 
-	pthread_mutex_lock(&x->mu);
+	pthread_mutex_lock(&rn->mu);
 	for (;;) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += (time_t)(every / 1000);
@@ -219,113 +254,113 @@ renew_main(void *arg)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		while (!x->stop &&
-		       pthread_cond_timedwait(&x->cv, &x->mu, &ts) != ETIMEDOUT)
+		while (!rn->stop && pthread_cond_timedwait(
+					&rn->cv, &rn->mu, &ts) != ETIMEDOUT)
 			;
-		if (x->stop)
+		if (rn->stop)
 			break;
-		pthread_mutex_unlock(&x->mu);
+		pthread_mutex_unlock(&rn->mu);
 		if (st == NULL)
-			rc = hd_store_open(&st, hd_store_home(x->st), &err);
+			rc = hd_store_open(&st, rn->home, &err);
 		else
 			rc = 0;
 		if (rc == 0)
-			rc = hd_room_lock_renew(st, &lk, x->lease_ms, &err);
-		pthread_mutex_lock(&x->mu);
-		if (rc == HD_ECONFLICT && atomic_load(&x->released))
+			rc = hd_room_lock_renew(st, &rn->lk, rn->lease_ms, &err);
+		pthread_mutex_lock(&rn->mu);
+		if (rn->stop)
+			break; /* the exchange is over (7) */
+		if (rc == HD_ECONFLICT && atomic_load(&rn->released))
 			break; /* the last step released it (7) */
 		if (rc == HD_ECONFLICT) {
-			hd_log_warn("%s: %s", lk.room_id, err.msg);
-			atomic_store(&x->lost, 1);
+			hd_log_warn("%s: %s", rn->lk.room_id, err.msg);
+			atomic_store(&rn->lost, 1);
 			break;
 		}
 		if (rc < 0)
 			hd_log_warn("%s: cannot renew the room lock: %s",
-			    lk.room_id, err.msg);
+			    rn->lk.room_id, err.msg);
 	}
-	pthread_mutex_unlock(&x->mu);
+	pthread_mutex_unlock(&rn->mu);
 	hd_store_close(st);
 	return NULL;
 }
 
+/* Start the renewal thread once the lock is taken (3). */
+static void
+renew_start(exch *x)
+{
+	renewer *rn = x->rn;
+
+	rn->lk = x->lock;
+	rn->lease_ms = x->lease_ms;
+	if ((rn->home = strdup(hd_store_home(x->st))) != NULL &&
+	    pthread_create(&x->renewer, NULL, renew_main, rn) == 0)
+		x->renewing = 1;
+	else
+		hd_log_warn("%s: no renewal thread; the lease is renewed "
+			    "between turns only",
+		    x->lock.room_id);
+}
+
+/* Tell the thread to stop; renew_join waits for it (3). */
 static void
 renew_stop(exch *x)
 {
-	if (!x->renewing)
-		return;
-	pthread_mutex_lock(&x->mu);
-	x->stop = 1;
-	pthread_cond_broadcast(&x->cv);
-	pthread_mutex_unlock(&x->mu);
-	pthread_join(x->renewer, NULL);
+	renewer *rn = x->rn;
+
+	pthread_mutex_lock(&rn->mu);
+	rn->stop = 1;
+	pthread_cond_broadcast(&rn->cv);
+	pthread_mutex_unlock(&rn->mu);
+}
+
+/* Wait for the thread told to stop: by now it has usually exited (3). */
+static void
+renew_join(exch *x)
+{
+	if (x->renewing)
+		pthread_join(x->renewer, NULL);
 	x->renewing = 0;
 }
 
 /* ---- pre-checks (1) ---- */
 
-/* The pre-checks' reads come in two read transactions (team and agents,
- * then budgets) rather than one implicit one per statement. */
-static int
-read_team_txn(hd_store *st, void *payload, hd_err *err)
+/* The participants' arrays (none yet, or freed: a retried read starts
+ * over). */
+static void
+participants_free(exch *x)
 {
-	exch *x = payload;
-	int rc;
-
-	hd_team_free(x->team); /* a retried transaction starts over */
-	x->team = NULL;
-	hd_agents_dispose(&x->agents);
-	if ((rc = hd_team_get(&x->team, st, x->spec->team, err)) < 0)
-		return rc;
-	return hd_agent_list(&x->agents, st, x->spec->team, err);
-}
-
-typedef struct paused_txn {
-	exch *x;
-	const char *which;
-} paused_txn;
-
-static int
-read_paused_txn(hd_store *st, void *payload, hd_err *err)
-{
-	paused_txn *tx = payload;
-	exch *x = tx->x;
 	size_t i;
-	int rc;
 
-	if ((rc = hd_budget_paused(&tx->which, st, x->team->id, NULL, err)) < 0)
-		return rc;
-	for (i = 0; tx->which == NULL && i < x->n; i++) {
-		if (!x->pending[i])
-			continue;
-		if ((rc = hd_budget_paused(
-			 &tx->which, st, NULL, x->ids[i], err)) < 0)
-			return rc;
-	}
-	return 0;
+	for (i = 0; x->states != NULL && i < x->n; i++)
+		hd_turn_state_dispose(&x->states[i]);
+	free(x->states);
+	free(x->owing);
+	free(x->ids);
+	free(x->pending);
+	free(x->spoke);
+	free(x->turns);
+	free(x->marks);
+	free(x->kept.pending);
+	free(x->kept.spoke);
+	free(x->kept.turns);
+	free(x->kept.marks);
+	x->states = NULL;
+	x->owing = x->ids = NULL;
+	x->pending = x->spoke = x->kept.pending = x->kept.spoke = NULL;
+	x->turns = x->kept.turns = NULL;
+	x->marks = x->kept.marks = NULL;
+	x->n = 0;
 }
 
+/* The participants, the leader and who owes the first turn. */
 static int
-precheck(exch *x, hd_err *err)
+participants(exch *x, hd_err *err)
 {
 	const hd_exchange_spec *spec = x->spec;
-	paused_txn ptx;
-	size_t i, len;
-	int j, rc;
+	size_t i;
+	int j;
 
-	if (spec->stimulus != NULL) {
-		len = strlen(spec->stimulus);
-		if (len > HD_ROOM_BODY_MAX)
-			return hd_err_set(err, HD_ETOOBIG,
-			    "stimulus is %zu bytes; the limit is %d", len,
-			    HD_ROOM_BODY_MAX);
-		if (!hd_utf8_ok(spec->stimulus, len))
-			return hd_err_set(
-			    err, HD_EINVAL, "stimulus must be valid UTF-8");
-	}
-	if (spec->team == NULL)
-		return hd_err_set(err, HD_EINVAL, "a team is required");
-	if ((rc = hd_store_read(x->st, read_team_txn, x, err)) < 0)
-		return rc;
 	if (x->agents.n == 0)
 		return hd_err_set(
 		    err, HD_EREFUSED, "team %s has no agents", x->team->id);
@@ -364,13 +399,73 @@ precheck(exch *x, hd_err *err)
 			    spec->first_speakers[i]);
 		x->pending[j] = 1;
 	}
-	ptx.x = x;
-	ptx.which = NULL;
-	if ((rc = hd_store_read(x->st, read_paused_txn, &ptx, err)) < 0)
+	return 0;
+}
+
+typedef struct precheck_txn {
+	exch *x;
+	const char *which; /* a tripped cap budget: "team" or "agent" */
+} precheck_txn;
+
+/* The pre-checks' reads, in one read transaction: the team, its agents,
+ * and whether the team's or a first speaker's cap budget is tripped. */
+static int
+precheck_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	precheck_txn *tx = payload;
+	exch *x = tx->x;
+	size_t i;
+	int rc;
+
+	hd_team_free(x->team); /* a retried transaction starts over */
+	x->team = NULL;
+	hd_agents_dispose(&x->agents);
+	participants_free(x);
+	x->leader = -1;
+	tx->which = NULL;
+	if ((rc = hd_team_get(&x->team, st, x->spec->team, err)) < 0 ||
+	    (rc = hd_agent_list(&x->agents, st, x->spec->team, err)) < 0 ||
+	    (rc = participants(x, err)) < 0)
 		return rc;
-	if (ptx.which != NULL)
+	if ((rc = hd_budget_paused(&tx->which, st, x->team->id, NULL, err)) < 0)
+		return rc;
+	for (i = 0; tx->which == NULL && i < x->n; i++) {
+		if (!x->pending[i])
+			continue;
+		if ((rc = hd_budget_paused(
+			 &tx->which, st, NULL, x->ids[i], err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+precheck(exch *x, hd_err *err)
+{
+	const hd_exchange_spec *spec = x->spec;
+	precheck_txn tx;
+	size_t len;
+	int rc;
+
+	if (spec->stimulus != NULL) {
+		len = strlen(spec->stimulus);
+		if (len > HD_ROOM_BODY_MAX)
+			return hd_err_set(err, HD_ETOOBIG,
+			    "stimulus is %zu bytes; the limit is %d", len,
+			    HD_ROOM_BODY_MAX);
+		if (!hd_utf8_ok(spec->stimulus, len))
+			return hd_err_set(
+			    err, HD_EINVAL, "stimulus must be valid UTF-8");
+	}
+	if (spec->team == NULL)
+		return hd_err_set(err, HD_EINVAL, "a team is required");
+	tx.x = x;
+	tx.which = NULL;
+	if ((rc = hd_store_read(x->st, precheck_txn_fn, &tx, err)) < 0)
+		return rc;
+	if (tx.which != NULL)
 		return hd_err_set(
-		    err, HD_EREFUSED, "budget_paused:%s", ptx.which);
+		    err, HD_EREFUSED, "budget_paused:%s", tx.which);
 	x->max_turns = hd_exchange_max_turns(spec->max_turns, x->n);
 	return 0;
 }
@@ -428,28 +523,25 @@ claim_add(exch *x, int64_t seq, int64_t task, int owner, hd_err *err)
 }
 
 static int
-scan_kind(exch *x, const char *kind, int64_t head, hd_err *err)
+scan_events(exch *x, int64_t head, hd_err *err)
 {
-	hd_event_filter f;
+	static const char *const kinds[] = {"task_claimed", "status_changed"};
 	hd_event_list l;
 	const hd_event *e;
 	const char *v;
+	int64_t after = x->scanned;
 	size_t k, n;
 	int j, rc = 0;
 
-	memset(&f, 0, sizeof(f));
-	f.team = x->team->id;
-	f.kind = kind;
-	f.limit = EVENTS_PAGE;
-	f.after_seq = x->scanned;
-	do {
-		if ((rc = hd_events_list(&l, x->st, &f, err)) < 0)
+	do { /* both kinds in one pass, in seq order (8) */
+		if ((rc = hd_events_list_kinds(&l, x->st, x->team->id, kinds, 2,
+			 after, EVENTS_PAGE, err)) < 0)
 			return rc;
 		for (k = 0; k < l.n && rc == 0; k++) {
 			e = &l.items[k];
 			if (e->seq > head)
 				break;
-			if (kind[0] == 't') { /* task_claimed */
+			if (e->kind[0] == 't') { /* task_claimed */
 				v = json_string_value(
 				    json_object_get(e->data, "owner"));
 				if (v != NULL &&
@@ -465,10 +557,10 @@ scan_kind(exch *x, const char *kind, int64_t head, hd_err *err)
 				x->done_seq = e->seq;
 		}
 		if (l.n > 0)
-			f.after_seq = l.items[l.n - 1].seq;
+			after = l.items[l.n - 1].seq;
 		n = l.n;
 		hd_event_list_dispose(&l);
-	} while (rc == 0 && n == EVENTS_PAGE && f.after_seq < head);
+	} while (rc == 0 && n == EVENTS_PAGE && after < head);
 	return rc;
 }
 
@@ -487,8 +579,7 @@ board_scan(exch *x, int64_t head, hd_err *err)
 	}
 	if (head <= x->scanned)
 		return 0;
-	if ((rc = scan_kind(x, "task_claimed", head, err)) < 0 ||
-	    (rc = scan_kind(x, "status_changed", head, err)) < 0)
+	if ((rc = scan_events(x, head, err)) < 0)
 		return rc;
 	x->scanned = head;
 	return 0;
@@ -703,7 +794,7 @@ step_end(hd_store *st, step_txn *tx, hd_exchange_end end, int taken)
 	    st, "turn_bound_hit", x->team->id, 0, NULL, data);
 	/* set before the commit: a renewal waiting on it then finds the row
 	 * gone and must not call that a takeover (7) */
-	atomic_store(&x->released, 1);
+	atomic_store(&x->rn->released, 1);
 	if (hd_room_lock_release(st, &x->lock, &rerr) == 0)
 		tx->released = 1;
 	return 0;
@@ -842,7 +933,7 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 	if (tx->setup)
 		x->locked = 1;
 	if (tx->lost)
-		atomic_store(&x->lost, 1);
+		atomic_store(&x->rn->lost, 1);
 	if (tx->released)
 		x->locked = 0;
 	if (t == NULL || tx->saved)
@@ -920,13 +1011,7 @@ run_steps(exch *x, hd_exchange_result *out, hd_err *err)
 		}
 		if (tx.setup) {
 			x->locked = 1;
-			x->renew_lock = x->lock;
-			if (pthread_create(&x->renewer, NULL, renew_main, x) == 0)
-				x->renewing = 1;
-			else
-				hd_log_warn("%s: no renewal thread; the lease is "
-					    "renewed between turns only",
-				    x->lock.room_id);
+			renew_start(x);
 		}
 		if ((rc = step_adopt(x, &tx, out, &steps[1 - cur], err)) < 0)
 			break;
@@ -974,7 +1059,6 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 {
 	exch x;
 	hd_err rerr = HD_ERR_INIT;
-	size_t i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -983,10 +1067,8 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 	x.spec = spec;
 	x.last = -1;
 	x.leader = -1;
-	atomic_init(&x.lost, 0);
-	atomic_init(&x.released, 0);
-	pthread_mutex_init(&x.mu, NULL);
-	pthread_cond_init(&x.cv, NULL);
+	if ((x.rn = renewer_new()) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	if ((rc = precheck(&x, err)) < 0)
 		goto done;
 	book_keep(&x);
@@ -999,23 +1081,11 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 			    "%lld ms): %s",
 		    x.lock.room_id, (long long)x.lease_ms, rerr.msg);
 done:
-	pthread_mutex_destroy(&x.mu);
-	pthread_cond_destroy(&x.cv);
-	for (i = 0; x.states != NULL && i < x.n; i++)
-		hd_turn_state_dispose(&x.states[i]);
-	free(x.states);
-	free(x.owing);
-	free(x.ids);
-	free(x.pending);
-	free(x.spoke);
-	free(x.turns);
-	free(x.marks);
-	free(x.kept.pending);
-	free(x.kept.spoke);
-	free(x.kept.turns);
-	free(x.kept.marks);
+	participants_free(&x);
 	free(x.claims);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
+	renew_join(&x); /* last: it was told to stop before the teardown */
+	renewer_free(x.rn);
 	return rc;
 }

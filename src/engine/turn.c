@@ -232,41 +232,55 @@ put_trimmed(hd_buf *b, const char *s)
 	hd_buf_put(b, s, len);
 }
 
+/* Where prompt_posts puts the posts it is handed. */
+typedef struct prompt_room {
+	hd_buf *b;
+	int64_t skip_seq; /* the stimulus post */
+	int64_t seen;
+	size_t n; /* posts handed over by this page */
+} prompt_room;
+
+static int
+prompt_post(void *ctx, const hd_post *p, hd_err *err)
+{
+	prompt_room *pr = ctx;
+	char *env;
+	int rc;
+
+	pr->n++;
+	if (p->seq > pr->seen)
+		pr->seen = p->seq;
+	if (p->seq == pr->skip_seq)
+		return 0; /* the stimulus: heard as such */
+	if ((rc = hd_envelope_wrap(&env, p->author, p->kind, p->seq, p->body,
+		 strlen(p->body), err)) < 0)
+		return rc;
+	section(pr->b);
+	hd_buf_puts(pr->b, env);
+	free(env);
+	return 0;
+}
+
+/* The room since the speaker's last turn, page by page, each post read
+ * straight from its row into its envelope. */
 static int
 prompt_posts(
     hd_buf *b, int64_t *seen, hd_exchange__turn *t, int64_t since, hd_err *err)
 {
-	hd_posts l;
-	const hd_post *p;
-	char *env;
-	size_t i, n;
+	prompt_room pr;
 	int rc;
 
-	*seen = since;
+	pr.b = b;
+	pr.skip_seq = t->skip_seq;
+	pr.seen = since;
 	do {
-		if ((rc = hd_room_read(&l, t->st, t->team, since,
-			 HD_ROOM_READ_MAX, t->agent->id, err)) < 0)
+		pr.n = 0;
+		if ((rc = hd_room_read_each(t->st, t->team, since,
+			 HD_ROOM_READ_MAX, t->agent->id, prompt_post, &pr, &since,
+			 err)) < 0)
 			return rc;
-		for (i = 0; i < l.n; i++) {
-			p = &l.items[i];
-			if (p->seq > *seen)
-				*seen = p->seq;
-			if (p->seq == t->skip_seq)
-				continue; /* the stimulus: heard as such */
-			if ((rc = hd_envelope_wrap(&env, p->author, p->kind,
-				 p->seq, p->body, strlen(p->body), err)) < 0) {
-				hd_posts_dispose(&l);
-				return rc;
-			}
-			section(b);
-			hd_buf_puts(b, env);
-			free(env);
-		}
-		n = l.n;
-		if (l.n > 0)
-			since = l.items[l.n - 1].seq;
-		hd_posts_dispose(&l);
-	} while (n == HD_ROOM_READ_MAX);
+	} while (pr.n == HD_ROOM_READ_MAX);
+	*seen = pr.seen;
 	return 0;
 }
 

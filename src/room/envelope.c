@@ -91,13 +91,40 @@ hd_envelope_defang(
 	return 0;
 }
 
-/* A header field: control characters become spaces (3). */
+/* A header field: control characters become spaces (3). Clean runs go in
+ * whole, not a byte at a time. */
 static void
 put_field(hd_buf *b, const char *s)
 {
-	for (; s != NULL && *s != '\0'; s++)
-		hd_buf_putc(
-		    b, (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+	const char *run = s;
+
+	for (; s != NULL && *s != '\0'; s++) {
+		if ((unsigned char)*s >= 0x20 && *s != 0x7f)
+			continue;
+		hd_buf_put(b, run, (size_t)(s - run));
+		hd_buf_putc(b, ' ');
+		run = s + 1;
+	}
+	if (s != NULL)
+		hd_buf_put(b, run, (size_t)(s - run));
+}
+
+/* v in decimal, as "%lld" prints it; a prompt holds one per post, and
+ * the printf machinery cost more than the rest of the header. */
+static void
+put_i64(hd_buf *b, int64_t v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		d[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		d[--i] = '-';
+	hd_buf_put(b, d + i, sizeof(d) - i);
 }
 
 int
@@ -110,19 +137,25 @@ hd_envelope_wrap(char **out, const char *author, const char *kind, int64_t seq,
 	int rc = 0;
 
 	*out = NULL;
-	defang_into(&clean, body, body_len);
-	if (hd_buf_failed(&clean)) {
-		rc = hd_buf_error(&clean, "post body", err);
-		goto done;
+	if (body_len > 0 && memchr(body, '[', body_len) != NULL) {
+		defang_into(&clean, body, body_len);
+		if (hd_buf_failed(&clean)) {
+			rc = hd_buf_error(&clean, "post body", err);
+			goto done;
+		}
+		line = hd_buf_cstr(&clean);
+		end = line + clean.len;
+	} else { /* nothing to defang: the body as it is */
+		line = body_len > 0 ? body : "";
+		end = line + body_len;
 	}
 	hd_buf_puts(&b, "[Inter-session message \xc2\xb7 from=");
 	put_field(&b, author);
 	hd_buf_puts(&b, " \xc2\xb7 kind=");
 	put_field(&b, kind);
-	hd_buf_printf(
-	    &b, " \xc2\xb7 seq=%lld \xc2\xb7 isUser=false]", (long long)seq);
-	line = hd_buf_cstr(&clean);
-	end = line + clean.len;
+	hd_buf_puts(&b, " \xc2\xb7 seq=");
+	put_i64(&b, seq);
+	hd_buf_puts(&b, " \xc2\xb7 isUser=false]");
 	for (;;) { /* (2): n newlines make n + 1 lines */
 		nl = memchr(line, '\n', (size_t)(end - line));
 		hd_buf_puts(&b, "\n| ");

@@ -18,6 +18,9 @@
  *      post can fall between the page and the cursor; it never goes below
  *      since_seq.
  *  (5) Rows are never updated.
+ *  (6) hd_room_read_each hands its callback views of the row (no copies);
+ *      it remembers the last seq handed over, so a read the store runs
+ *      again resumes after it instead of repeating posts.
  * Callers: the CLI (cmd-chat.c), the board's reflections, MCP and HTTP.
  */
 #include <stdio.h>
@@ -55,6 +58,10 @@ typedef struct room_read_txn {
 	const char *exclude; /* read: any post by this author */
 	const char *agent;   /* subscribe: this agent's own peer posts */
 	hd_posts *out;
+	/* read_each (6) */
+	hd_post_fn fn;
+	void *ctx;
+	int64_t visited; /* the last seq handed to fn */
 } room_read_txn;
 
 void
@@ -458,15 +465,67 @@ done:
 	return rc;
 }
 
+/* A read's posts handed to tx->fn as views of the row (6). */
+static int
+room_visit(hd_store *st, room_read_txn *tx, hd_err *err)
+{
+	static const char *const sql =
+	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
+	    " AND seq > ?2 AND (?3 IS NULL OR author_agent_id <> ?3)"
+	    " ORDER BY seq LIMIT ?4";
+	sqlite3_stmt *s;
+	hd_post p;
+	int64_t since = tx->visited > tx->since ? tx->visited : tx->since;
+	int n = 0, rc = 0, src;
+
+	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, tx->room, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, since);
+	if (tx->exclude != NULL)
+		sqlite3_bind_text(s, 3, tx->exclude, -1, SQLITE_STATIC);
+	/* a resumed read hands over what the first one did not */
+	sqlite3_bind_int(s, 4, tx->limit - (int)(tx->out->n));
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		/* the row's own text, valid until the next step */
+		p.id = (char *)sqlite3_column_text(s, 0);
+		p.room_id = (char *)sqlite3_column_text(s, 1);
+		p.team_id = (char *)sqlite3_column_text(s, 2);
+		p.author = (char *)sqlite3_column_text(s, 3);
+		p.body = (char *)sqlite3_column_text(s, 4);
+		p.kind = (char *)sqlite3_column_text(s, 5);
+		p.created_at = sqlite3_column_int64(s, 6);
+		p.seq = sqlite3_column_int64(s, 7);
+		/* as post_row: a NULL column is an allocation hd_room_read
+		 * could not make */
+		if (p.id == NULL || p.room_id == NULL || p.team_id == NULL ||
+		    p.author == NULL || p.body == NULL || p.kind == NULL) {
+			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+			break;
+		}
+		if ((rc = tx->fn(tx->ctx, &p, err)) < 0)
+			break;
+		tx->visited = p.seq;
+		n++;
+	}
+	hd_store_reset(s);
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	tx->out->n += (size_t)n; /* a count only: no items */
+	return rc;
+}
+
 static int
 room_read_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	room_read_txn *tx = payload;
 	int rc;
 
-	if ((rc = room_team_exists(st, tx->team, err)) < 0)
+	/* a probe, not a load: a reader only needs `team "x" not found` */
+	if ((rc = hd_team_exists(st, tx->team, err)) < 0)
 		return rc;
-	return room_query(st, tx, err);
+	return tx->fn != NULL ? room_visit(st, tx, err)
+			      : room_query(st, tx, err);
 }
 
 static int
@@ -507,6 +566,30 @@ hd_room_read(hd_posts *out, hd_store *st, const char *team, int64_t since_seq,
 		return rc;
 	tx.exclude = exclude_author;
 	return hd_store_read(st, room_read_txn_fn, &tx, err);
+}
+
+int
+hd_room_read_each(hd_store *st, const char *team, int64_t since_seq,
+    int limit, const char *exclude_author, hd_post_fn fn, void *ctx,
+    int64_t *next_seq, hd_err *err)
+{
+	room_read_txn tx;
+	hd_posts count; /* n counts the posts handed over; items stay NULL */
+	int rc;
+
+	if (next_seq != NULL)
+		*next_seq = since_seq;
+	if ((rc = room_read_args(&tx, &count, team, since_seq, limit, err)) < 0)
+		return rc;
+	if (fn == NULL)
+		return hd_err_set(err, HD_EINVAL, "a post callback is required");
+	tx.exclude = exclude_author;
+	tx.fn = fn;
+	tx.ctx = ctx;
+	rc = hd_store_read(st, room_read_txn_fn, &tx, err);
+	if (rc == 0 && next_seq != NULL && tx.visited > since_seq)
+		*next_seq = tx.visited;
+	return rc;
 }
 
 int

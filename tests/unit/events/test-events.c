@@ -1,6 +1,7 @@
 /*
- * test-events.c -- the event log: filters, tail and resume order, and that
- * an event written inside a rolled-back transaction leaves no trace.
+ * test-events.c -- the event log: filters, tail and resume order, a read of
+ * several kinds at once, and that an event written inside a rolled-back
+ * transaction leaves no trace.
  */
 #include <string.h>
 
@@ -68,6 +69,73 @@ test_events__filters_and_tail_order(void **state)
 	    "limit must be between 1 and 10000, not 10001", &err);
 }
 
+/* Several kinds in one read: what one read per kind gives, merged by seq. */
+static void
+test_events__several_kinds_in_seq_order(void **state)
+{
+	hd_fixture *fx = *state;
+	static const char *const two[] = {"task_claimed", "status_changed"};
+	static const char *const five[] = {"a", "b", "c", "d", "e"};
+	static const char *const with_null[] = {"task_claimed", NULL};
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+
+	hd_events_append(fx->st, "task_claimed", "dev", 5, "coder",
+	    json_pack("{s:s}", "owner", "coder"));
+	hd_events_append(fx->st, "task_created", "dev", 6, NULL, NULL);
+	hd_events_append(fx->st, "status_changed", "ops", 7, NULL, NULL);
+	hd_events_append(fx->st, "status_changed", "dev", 5, NULL,
+	    json_pack("{s:s}", "to", "completed"));
+	hd_events_append(fx->st, "task_claimed", "dev", 8, "coder", NULL);
+	hd_events_append(fx->st, "turn_started", "dev", 0, "coder", NULL);
+
+	assert_hd_ok(hd_events_list_kinds(
+			 &l, fx->st, "dev", two, 2, 0, 0, &err),
+	    &err);
+	assert_int_equal(l.n, 3);
+	assert_int_equal(l.items[0].seq, 1);
+	assert_string_equal(l.items[0].kind, "task_claimed");
+	assert_string_equal(
+	    json_string_value(json_object_get(l.items[0].data, "owner")),
+	    "coder");
+	assert_int_equal(l.items[1].seq, 4);
+	assert_string_equal(l.items[1].kind, "status_changed");
+	assert_int_equal(l.items[1].task_id, 5);
+	assert_int_equal(l.items[2].seq, 5);
+	hd_event_list_dispose(&l);
+
+	/* after a seq, any team, a limit */
+	assert_hd_ok(hd_events_list_kinds(
+			 &l, fx->st, NULL, two, 2, 1, 2, &err),
+	    &err);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.items[0].seq, 3);
+	assert_string_equal(l.items[0].team_id, "ops");
+	assert_int_equal(l.items[1].seq, 4);
+	hd_event_list_dispose(&l);
+
+	/* one kind: the same as hd_events_list with that kind */
+	assert_hd_ok(hd_events_list_kinds(
+			 &l, fx->st, "dev", two + 1, 1, 0, 0, &err),
+	    &err);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.items[0].seq, 4);
+	hd_event_list_dispose(&l);
+
+	assert_hd_err(hd_events_list_kinds(
+			  &l, fx->st, "dev", five, 5, 0, 0, &err),
+	    HD_EINVAL, "between 1 and 4 kinds, not 5", &err);
+	assert_hd_err(hd_events_list_kinds(
+			  &l, fx->st, "dev", two, 0, 0, 0, &err),
+	    HD_EINVAL, "between 1 and 4 kinds, not 0", &err);
+	assert_hd_err(hd_events_list_kinds(
+			  &l, fx->st, "dev", with_null, 2, 0, 0, &err),
+	    HD_EINVAL, "a kind is required", &err);
+	assert_hd_err(hd_events_list_kinds(
+			  &l, fx->st, "dev", two, 2, 0, 10001, &err),
+	    HD_EINVAL, "limit must be between 1 and 10000, not 10001", &err);
+}
+
 static int
 append_then_fail(hd_store *st, void *payload, hd_err *err)
 {
@@ -116,6 +184,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_events__filters_and_tail_order),
+		T(test_events__several_kinds_in_seq_order),
 		T(test_events__rolled_back_with_the_change_they_describe),
 		T(test_events__team_changes_are_logged),
 	};

@@ -1,6 +1,7 @@
 /*
- * test-read.c -- hd_room_read, hd_room_subscribe and hd_room_head: the
- * posts returned, their order, and the next_seq cursor rules of SPEC 5.
+ * test-read.c -- hd_room_read, hd_room_read_each, hd_room_subscribe and
+ * hd_room_head: the posts returned, their order, and the next_seq cursor
+ * rules of SPEC 5.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,87 @@ test_read__refusals_have_exact_texts(void **state)
 	assert_hd_err(hd_room_subscribe(&l, fx->st, "dev", NULL, 0, 10, &err),
 	    HD_EINVAL, "a subscriber needs an agent", &err);
 	assert_int_equal(l.n, 0);
+}
+
+/* What hd_room_read_each hands over, as "seq:author:kind:body;..." */
+typedef struct each_log {
+	char text[4096];
+	size_t len;
+	int stop_at; /* > 0: fail on this seq */
+} each_log;
+
+static int
+each_add(void *ctx, const hd_post *p, hd_err *err)
+{
+	each_log *lg = ctx;
+
+	if (p->seq == lg->stop_at)
+		return hd_err_set(err, HD_EREFUSED, "stopped at %lld",
+		    (long long)p->seq);
+	assert_string_equal(p->room_id, "team:dev");
+	assert_string_equal(p->team_id, "dev");
+	assert_int_equal(strlen(p->id), 36);
+	assert_true(p->created_at > 0);
+	lg->len += (size_t)snprintf(lg->text + lg->len,
+	    sizeof(lg->text) - lg->len, "%lld:%s:%s:%s;", (long long)p->seq,
+	    p->author, p->kind, p->body);
+	return 0;
+}
+
+static void
+test_read_each__hands_over_what_read_returns(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	each_log lg;
+	int64_t next = -1;
+
+	post_as(fx, "dev", "manager coder user huddle manager");
+	memset(&lg, 0, sizeof(lg));
+	assert_hd_ok(hd_room_read_each(fx->st, "dev", 0, 0, NULL, each_add,
+			 &lg, &next, &err),
+	    &err);
+	assert_string_equal(lg.text,
+	    "1:manager:peer:manager says 1;2:coder:peer:coder says 2;"
+	    "3:user:user:user says 3;4:huddle:system:huddle says 4;"
+	    "5:manager:peer:manager says 5;");
+	assert_int_equal(next, 5);
+	/* since, limit and exclude as hd_room_read */
+	memset(&lg, 0, sizeof(lg));
+	assert_hd_ok(hd_room_read_each(fx->st, "dev", 1, 2, "coder", each_add,
+			 &lg, &next, &err),
+	    &err);
+	assert_string_equal(
+	    lg.text, "3:user:user:user says 3;4:huddle:system:huddle says 4;");
+	assert_int_equal(next, 4);
+	/* nothing new: the cursor stays */
+	memset(&lg, 0, sizeof(lg));
+	assert_hd_ok(hd_room_read_each(fx->st, "dev", 9, 0, NULL, each_add,
+			 &lg, &next, &err),
+	    &err);
+	assert_int_equal(lg.len, 0);
+	assert_int_equal(next, 9);
+	/* the callback's error stops the read */
+	memset(&lg, 0, sizeof(lg));
+	lg.stop_at = 3;
+	assert_hd_err(hd_room_read_each(fx->st, "dev", 0, 0, NULL, each_add,
+			  &lg, &next, &err),
+	    HD_EREFUSED, "stopped at 3", &err);
+	assert_string_equal(lg.text,
+	    "1:manager:peer:manager says 1;2:coder:peer:coder says 2;");
+	/* refusals as hd_room_read */
+	assert_hd_err(hd_room_read_each(fx->st, "ghost", 0, 0, NULL, each_add,
+			  &lg, NULL, &err),
+	    HD_ENOTFOUND, "team \"ghost\" not found", &err);
+	assert_hd_err(hd_room_read_each(fx->st, "dev", 0, 501, NULL, each_add,
+			  &lg, NULL, &err),
+	    HD_EINVAL, "limit must be between 1 and 500", &err);
+	assert_hd_err(hd_room_read_each(fx->st, "dev", -1, 0, NULL, each_add,
+			  &lg, NULL, &err),
+	    HD_EINVAL, "since_seq must not be negative", &err);
+	assert_hd_err(hd_room_read_each(
+			  fx->st, "dev", 0, 0, NULL, NULL, &lg, NULL, &err),
+	    HD_EINVAL, "a post callback is required", &err);
 }
 
 static void
@@ -374,6 +456,7 @@ main(void)
 	    T(test_read__default_limit_is_100_and_max_500),
 	    T(test_read__refusals_have_exact_texts),
 	    T(test_read__exclude_author),
+	    T(test_read_each__hands_over_what_read_returns),
 	    T(test_subscribe__echo_guard_hides_own_posts_only),
 	    T(test_subscribe__own_posts_newest_move_the_cursor_to_the_head),
 	    T(test_subscribe__page_cut_by_limit_stops_at_last_delivered),

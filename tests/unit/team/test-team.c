@@ -90,6 +90,12 @@ test_team__missing_team_is_named(void **state)
 	assert_hd_err(hd_team_get(&t, fx->st, "ghost", &err), HD_ENOTFOUND,
 	    "team \"ghost\" not found", &err);
 	assert_null(t);
+	/* the existence probe says the same, and yes for a team that is */
+	assert_hd_err(hd_team_exists(fx->st, "ghost", &err), HD_ENOTFOUND,
+	    "team \"ghost\" not found", &err);
+	assert_int_equal(hd_team_exists(fx->st, "Bad Id", &err), HD_EINVAL);
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	assert_hd_ok(hd_team_exists(fx->st, "dev", &err), &err);
 }
 
 static void
