@@ -708,10 +708,19 @@
     while (list.childElementCount > 20) list.lastElementChild.remove();
   }
 
+  // Replies carry their seq in the conversation (1, 2, ...): the snapshot
+  // and the events can both bring the same reply, in either order, and the
+  // seq says which ones are already shown.
+  function mergeReplies(a, b) {
+    const bySeq = new Map();
+    for (const r of a.concat(b)) if (!bySeq.has(r.seq)) bySeq.set(r.seq, r);
+    return [...bySeq.values()].sort((x, y) => x.seq - y.seq);
+  }
+
   function conversationReply(d) {
     if (!d || !d.conversation_id) return;
     const c = conv(d.conversation_id);
-    c.replies.push({agent: d.agent, body: d.reply});
+    c.replies = mergeReplies(c.replies, [{seq: d.seq, agent: d.agent, body: d.reply}]);
     if (typeof d.pending === 'number') c.pending = d.pending;
     renderConversation(c);
   }
@@ -732,8 +741,9 @@
       const r = await api('GET', `/api/conversations/${enc(id)}`);
       if (gen !== state.gen) return;
       const c = conv(id);
-      // The snapshot is the truth; events may have brought the same replies.
-      if (r.replies && r.replies.length >= c.replies.length) c.replies = r.replies.map((x) => ({agent: x.agent, body: x.body}));
+      // The snapshot is the truth; events may have brought the same replies
+      // (or newer ones, committed after the snapshot was read).
+      if (r.replies) c.replies = mergeReplies(r.replies.map((x) => ({seq: x.seq, agent: x.agent, body: x.body})), c.replies);
       if (r.status === 'completed') {
         c.status = 'completed';
         c.response = r.response;

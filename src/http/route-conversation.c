@@ -8,7 +8,7 @@
  *        team_chat_post);
  *   GET /api/conversations/<id>
  *     -> {"id","teamId","status","pending","totalMessages",
- *         "replies":[{"agent","body","at"}],"response","createdAt",
+ *         "replies":[{"agent","body","at","seq"}],"response","createdAt",
  *         "completedAt"}.
  * Refusals keep the library's text: 400 bad input, 404 unknown team or
  * conversation, 413 a message over 100000 bytes, 422 a team that is not
