@@ -301,22 +301,8 @@ hd_agent_get(hd_agent **out, hd_store *st, const char *id, hd_err *err)
 int
 hd_agent_exists(hd_store *st, const char *id, hd_err *err)
 {
-	sqlite3_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_slug_check("agent", id, err)) < 0)
-		return rc;
-	if ((rc = hd_store_prepare(
-		 st, &s, "SELECT 1 FROM agents WHERE id = ?", err)) < 0)
-		return rc;
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	hd_store_reset(s);
-	if (src == SQLITE_ROW)
-		return 0;
-	if (src != SQLITE_DONE)
-		return hd_store_sqlerr(st, src, err);
-	return hd_err_set(err, HD_ENOTFOUND, "agent \"%s\" not found", id);
+	return hd_team__probe(
+	    st, "SELECT 1 FROM agents WHERE id = ?", "agent", id, err);
 }
 
 static int

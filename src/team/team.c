@@ -119,15 +119,15 @@ hd_team_get(hd_team **out, hd_store *st, const char *id, hd_err *err)
 }
 
 int
-hd_team_exists(hd_store *st, const char *id, hd_err *err)
+hd_team__probe(hd_store *st, const char *sql, const char *what,
+    const char *id, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int rc, src;
 
-	if ((rc = hd_slug_check("team", id, err)) < 0)
+	if ((rc = hd_slug_check(what, id, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(
-		 st, &s, "SELECT 1 FROM teams WHERE id = ?", err)) < 0)
+	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	src = sqlite3_step(s);
@@ -136,7 +136,14 @@ hd_team_exists(hd_store *st, const char *id, hd_err *err)
 		return 0;
 	if (src != SQLITE_DONE)
 		return hd_store_sqlerr(st, src, err);
-	return hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found", id);
+	return hd_err_set(err, HD_ENOTFOUND, "%s \"%s\" not found", what, id);
+}
+
+int
+hd_team_exists(hd_store *st, const char *id, hd_err *err)
+{
+	return hd_team__probe(
+	    st, "SELECT 1 FROM teams WHERE id = ?", "team", id, err);
 }
 
 int

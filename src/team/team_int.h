@@ -39,4 +39,12 @@ int hd_team__set_leader(hd_store *st, const char *team, const char *leader,
 /* Insert an agent row (validated); emits agent_added. */
 int hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err);
 
+/*
+ * One indexed probe, `SELECT 1 FROM <table> WHERE id = ?` given as sql,
+ * for hd_team_exists and hd_agent_exists: 0 when the row is there, else
+ * HD_ENOTFOUND `<what> "<id>" not found` (after the slug check on id).
+ */
+int hd_team__probe(hd_store *st, const char *sql, const char *what,
+    const char *id, hd_err *err);
+
 #endif
