@@ -27,6 +27,8 @@
 
 #include <huddle/huddle.h>
 
+#include "bench-raw.h"
+
 #include "store/store.h"
 
 #define CLIENTS 8
@@ -192,23 +194,6 @@ run_http(int port, hd_store *st, int total, int64_t *lat)
 	return total / (t0 / 1e6);
 }
 
-/* The post id is a random version-4 UUID (SPEC 2), so the raw poster mints
- * one too, as cheaply as huddle does: OpenSSL random bytes drawn in
- * blocks, formatted by hand. */
-static void
-raw_uuid(char out[37], unsigned char pool[512], size_t *used)
-{
-	if (*used + 16 > 512) {
-		if (hd_random_bytes(pool, 512, NULL) < 0) {
-			fprintf(stderr, "bench: raw: no random bytes\n");
-			exit(1);
-		}
-		*used = 0;
-	}
-	hd_uuid_format(out, pool + *used);
-	*used += 16;
-}
-
 static void
 raw_step(sqlite3 *db, sqlite3_stmt *s, int want)
 {
@@ -226,7 +211,7 @@ static double
 run_raw(const char *dir, int n)
 {
 	char path[512];
-	unsigned char pool[512];
+	unsigned char pool[BENCH_RAW_POOL];
 	size_t used = sizeof(pool);
 	hd_store *rst = NULL;
 	hd_err err = HD_ERR_INIT;
@@ -259,7 +244,7 @@ run_raw(const char *dir, int n)
 	for (i = 0; i < n; i++) {
 		char id[37];
 
-		raw_uuid(id, pool, &used);
+		bench_raw_uuid(id, pool, &used);
 		raw_step(db, begin, SQLITE_DONE);
 		raw_step(db, max, SQLITE_ROW);
 		seq = sqlite3_column_int64(max, 0);

@@ -37,6 +37,8 @@
 
 #include <huddle/huddle.h>
 
+#include "bench-raw.h"
+
 #include "store/store.h"
 
 #define MAX_PROCS 64
@@ -147,23 +149,6 @@ raw_step_done(sqlite3 *db, sqlite3_stmt *s)
 	return 0;
 }
 
-/* The post id is a random version-4 UUID (SPEC 2), so the raw poster mints
- * one too, as cheaply as huddle does: random bytes drawn from OpenSSL in
- * blocks, formatted by hand. (Sequential ids would be cheaper than the
- * schema allows: they append to the id index instead of landing on a
- * random leaf.) */
-static void
-raw_uuid(char out[37], unsigned char *pool, size_t *used)
-{
-	if (*used + 16 > 512) {
-		if (hd_random_bytes(pool, 512, NULL) < 0)
-			die("random", NULL);
-		*used = 0;
-	}
-	hd_uuid_format(out, pool + *used);
-	*used += 16;
-}
-
 /* The same post in plain SQLite: BEGIN IMMEDIATE, MAX(seq)+1, INSERT,
  * COMMIT, on the connection huddle opened (same pragmas and busy
  * handler); with_event also inserts the event row. */
@@ -174,7 +159,7 @@ post_raw(hd_store *st, int who, int n, int with_event)
 	sqlite3_stmt *begin, *max, *ins, *ev, *commit, *rollback;
 	char data[128];
 	char author[8], body[64], id[48];
-	unsigned char pool[512];
+	unsigned char pool[BENCH_RAW_POOL];
 	size_t pool_used = sizeof(pool);
 	int64_t seq;
 	int i;
@@ -202,7 +187,7 @@ post_raw(hd_store *st, int who, int n, int with_event)
 	snprintf(author, sizeof(author), "a%d", who);
 	for (i = 0; i < n; i++) {
 		snprintf(body, sizeof(body), "post %d from %s", i, author);
-		raw_uuid(id, pool, &pool_used);
+		bench_raw_uuid(id, pool, &pool_used);
 		while (raw_step_done(db, begin) < 0)
 			;
 		sqlite3_bind_text(max, 1, "team:b", -1, SQLITE_STATIC);

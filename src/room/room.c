@@ -113,17 +113,6 @@ post_kind_ok(const char *kind)
 }
 
 static int
-room_team_exists(hd_store *st, const char *team, hd_err *err)
-{
-	hd_team *t = NULL;
-	int rc;
-
-	rc = hd_team_get(&t, st, team, err); /* `team "x" not found` */
-	hd_team_free(t);
-	return rc;
-}
-
-static int
 room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
 {
 	sqlite3_stmt *s;
@@ -144,34 +133,32 @@ room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
 }
 
 /* (2) The author may post: for a peer post, a member of the team; else
- * the team exists. One indexed probe in the common case (a member implies
- * the team, by the foreign key); the full checks run only to name what is
- * wrong. Not folded into the INSERT as INSERT ... SELECT ... WHERE: a
- * statement that may insert several rows makes SQLite keep a statement
- * journal, a copy of every page it touches. */
+ * the team exists (hd_team_exists). One indexed probe in the common case
+ * (a member implies the team, by the foreign key); the full check runs
+ * only to name what is wrong. Not folded into the INSERT as INSERT ...
+ * SELECT ... WHERE: a statement that may insert several rows makes SQLite
+ * keep a statement journal, a copy of every page it touches. */
 static int
 room_author_ok(hd_store *st, const room_post_txn *tx, hd_err *err)
 {
 	sqlite3_stmt *s;
-	int peer = strcmp(tx->kind, "peer") == 0, rc, src, ok;
+	int rc, src;
 
+	if (strcmp(tx->kind, "peer") != 0)
+		return hd_team_exists(st, tx->team, err);
 	if ((rc = hd_store_prepare(st, &s,
-		 peer ? "SELECT 1 FROM agents WHERE id = ?2 AND team_id = ?1"
-		      : "SELECT 1 FROM teams WHERE id = ?1",
-		 err)) < 0)
+		 "SELECT 1 FROM agents WHERE id = ?2 AND team_id = ?1", err)) <
+	    0)
 		return rc;
 	sqlite3_bind_text(s, 1, tx->team, -1, SQLITE_STATIC);
-	if (peer)
-		sqlite3_bind_text(s, 2, tx->author, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, tx->author, -1, SQLITE_STATIC);
 	src = sqlite3_step(s);
-	ok = src == SQLITE_ROW;
 	hd_store_reset(s);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
-		return hd_store_sqlerr(st, src, err);
-	if (ok)
+	if (src == SQLITE_ROW)
 		return 0;
-	return peer ? hd_team_member_check(st, tx->team, tx->author, err)
-		    : room_team_exists(st, tx->team, err);
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	return hd_team_member_check(st, tx->team, tx->author, err);
 }
 
 static int

@@ -367,13 +367,15 @@ found:
 	return 0;
 }
 
+/* Reset only: hd_store_prepare clears the bindings when it hands the
+ * statement out again, which every use goes through, so clearing here as
+ * well did the same work twice per statement. A stale SQLITE_STATIC
+ * pointer left bound is never read: SQLite reads bindings only in step. */
 void
 hd_store_reset(sqlite3_stmt *stmt)
 {
-	if (stmt != NULL) {
+	if (stmt != NULL)
 		sqlite3_reset(stmt);
-		sqlite3_clear_bindings(stmt);
-	}
 }
 
 /* Reset every cached statement: a statement left mid-step would keep a
