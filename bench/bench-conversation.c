@@ -156,7 +156,8 @@ raw_commits(long n)
 	snprintf(path, sizeof(path), "%s/raw.db", dir);
 	if (sqlite3_open(path, &db) != SQLITE_OK ||
 	    sqlite3_exec(db,
-		"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+		"PRAGMA page_size=2048; PRAGMA journal_mode=WAL;"
+		"PRAGMA synchronous=NORMAL;"
 		"PRAGMA foreign_keys=ON; PRAGMA busy_timeout=2000;"
 		"CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL,"
 		" at INTEGER NOT NULL);",

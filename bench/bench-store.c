@@ -67,7 +67,8 @@ run_raw(const char *home, int n)
 	snprintf(path, sizeof(path), "%s/raw.db", home);
 	if (sqlite3_open(path, &db) != SQLITE_OK ||
 	    sqlite3_exec(db,
-		"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+		"PRAGMA page_size=2048; PRAGMA journal_mode=WAL;"
+		"PRAGMA synchronous=NORMAL;"
 		"PRAGMA foreign_keys=ON; PRAGMA busy_timeout=2000;"
 		"CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY,"
 		" value TEXT NOT NULL, updated_at INTEGER NOT NULL);",

@@ -246,7 +246,16 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 	chmod(st->path, 0600);
 	sqlite3_busy_handler(st->db, store_busy, st);
 	sqlite3_extended_result_codes(st->db, 1);
+	/* A new store gets 2 KiB pages. Huddle's rows are small (a post, an
+	 * event, a status are 100-300 bytes) and every commit writes each page
+	 * it touched whole into the WAL, checksummed: a turn of an exchange
+	 * touches about 8 pages, a room post 5. Half-size pages halve those
+	 * bytes and checksums; the exchange benchmark measured about 10% less
+	 * engine time per turn and 4% fewer instructions, with room posts
+	 * about 10% faster. The pragma only applies before the file's first
+	 * page is written, so an existing store keeps its page size. */
 	if ((rc = hd_store_exec(st,
+		 "PRAGMA page_size=2048;"
 		 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 		 "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
 		 err)) < 0)

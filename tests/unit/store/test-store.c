@@ -328,6 +328,67 @@ test_store__queue_survives_a_holder_killed_mid_write(void **state)
 	hd_store__queue_close(q);
 }
 
+/* The page size a connection reports for its main database. */
+static int
+page_size(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int n = -1;
+
+	assert_int_equal(
+	    sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+/* New stores get 2 KiB pages; a store written with 4 KiB pages (before
+ * that choice) opens, migrates and keeps its pages and its rows. */
+static void
+test_store__new_stores_get_2k_pages_and_old_ones_keep_theirs(void **state)
+{
+	hd_fixture *fx = *state;
+	char home[512], dbpath[600];
+	sqlite3 *db;
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	char *value = NULL;
+
+	assert_int_equal(page_size(hd_store_db(fx->st)), 2048);
+
+	snprintf(home, sizeof(home), "%s/old", fx->home);
+	assert_int_equal(mkdir(home, 0700), 0);
+	snprintf(dbpath, sizeof(dbpath), "%s/huddle.db", home);
+	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+			     "PRAGMA page_size=4096; PRAGMA journal_mode=WAL;"
+			     "CREATE TABLE kept (v TEXT);"
+			     "INSERT INTO kept VALUES ('before');",
+			     NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+
+	assert_hd_ok(hd_store_open(&st, home, &err), &err);
+	assert_int_equal(page_size(hd_store_db(st)), 4096);
+	assert_int_equal(
+	    hd_store_file_version(st, &err), hd_store_schema_version());
+	assert_hd_ok(hd_store_kv_put(st, "k", "v", &err), &err);
+	assert_hd_ok(hd_store_kv_get(&value, st, "k", &err), &err);
+	assert_string_equal(value, "v");
+	free(value);
+	assert_hd_ok(hd_store_integrity(st, &err), &err);
+	hd_store_close(st);
+
+	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+	assert_int_equal(page_size(db), 4096);
+	assert_int_equal(sqlite3_exec(db,
+			     "SELECT 1 FROM kept WHERE v = 'before'", NULL,
+			     NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+}
+
 int
 main(void)
 {
@@ -364,6 +425,9 @@ main(void)
 		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__queue_survives_a_holder_killed_mid_write,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__new_stores_get_2k_pages_and_old_ones_keep_theirs,
 		    hd_fixture_setup, hd_fixture_teardown),
 	};
 	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
