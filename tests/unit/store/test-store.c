@@ -389,6 +389,41 @@ test_store__new_stores_get_2k_pages_and_old_ones_keep_theirs(void **state)
 	sqlite3_close(db);
 }
 
+/* Ids come from a pool drawn in blocks; a forked child must draw its own,
+ * or it would mint exactly the ids its parent mints next. */
+static void
+test_store__a_forked_child_never_mints_its_parents_next_id(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	char first[37], mine[37], theirs[37] = "";
+	int fds[2], status;
+	pid_t pid;
+
+	assert_hd_ok(hd_store_uuid(fx->st, first, &err), &err);
+	assert_int_equal(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		char id[37];
+
+		close(fds[0]);
+		if (hd_store_uuid(fx->st, id, &err) != 0 ||
+		    write(fds[1], id, sizeof(id)) != (ssize_t)sizeof(id))
+			_exit(1);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	close(fds[1]);
+	assert_int_equal(read(fds[0], theirs, sizeof(theirs)), sizeof(theirs));
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_hd_ok(hd_store_uuid(fx->st, mine, &err), &err);
+	assert_int_equal(strlen(theirs), 36);
+	assert_string_not_equal(theirs, mine);
+	assert_string_not_equal(theirs, first);
+	assert_string_not_equal(mine, first);
+}
+
 int
 main(void)
 {
@@ -428,6 +463,9 @@ main(void)
 		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__new_stores_get_2k_pages_and_old_ones_keep_theirs,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__a_forked_child_never_mints_its_parents_next_id,
 		    hd_fixture_setup, hd_fixture_teardown),
 	};
 	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
