@@ -19,6 +19,8 @@
  *  (5) Writers also queue on a process-shared mutex (queue.c) around
  *      BEGIN IMMEDIATE ... COMMIT, so a waiting writer is handed the lock
  *      when it is released instead of sleeping through the gap.
+ *  (6) Stores open on the "huddle" VFS (vfs.c): SQLite's unix VFS, with a
+ *      commit's WAL frames written in one system call.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -239,11 +241,13 @@ store_migrate(hd_store *st, hd_err *err)
  * free; huddle never reads them, and the HTTP server's threads would queue
  * on that mutex. The setting must precede sqlite3_initialize, hence once,
  * before the first open; it fails harmlessly if the embedding program has
- * already initialised SQLite. */
+ * already initialised SQLite. The "huddle" VFS (vfs.c) is registered here
+ * too, once for the process. */
 static void
 store_configure_sqlite(void)
 {
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	hd_store__vfs_register();
 }
 
 int
@@ -271,7 +275,7 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 	snprintf(st->path, n, "%s/huddle.db", home);
 	src = sqlite3_open_v2(st->path, &st->db,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-	    NULL);
+	    hd_store__vfs_name());
 	if (src != SQLITE_OK) {
 		rc = hd_err_set(err, HD_ERR, "cannot open %s: %s", st->path,
 		    st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(src));

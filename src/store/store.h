@@ -71,6 +71,13 @@ int hd_store_bind_text(sqlite3_stmt *stmt, int idx, const char *s);
 /* A malloc'd copy of a text column, or NULL for SQL NULL. */
 char *hd_store_col_dup(sqlite3_stmt *stmt, int col);
 
+/* The "huddle" VFS (vfs.c): the unix VFS with each commit's WAL frames
+ * written in one call. Registered once before the first open; the name to
+ * open stores with, or NULL for SQLite's default (not registered, or
+ * HUDDLE_NO_WAL_BATCH set). */
+void hd_store__vfs_register(void);
+const char *hd_store__vfs_name(void);
+
 /* The change watcher of one connection (watch.c): created on first wait,
  * freed by hd_store_close. */
 typedef struct hd_store_watch hd_store_watch;

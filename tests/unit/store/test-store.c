@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -424,6 +425,102 @@ test_store__a_forked_child_never_mints_its_parents_next_id(void **state)
 	assert_string_not_equal(mine, first);
 }
 
+/*
+ * The huddle VFS gathers a commit's WAL frames and writes them in one call
+ * when the commit's last frame arrives. When that write fails (here: the
+ * file size limit, as a full disk would), the commit must fail with an
+ * error, and every commit before it must survive intact.
+ */
+static void
+test_store__a_commit_that_cannot_be_written_fails_and_loses_nothing(
+    void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	char *big, *value = NULL;
+	int status;
+	pid_t pid;
+
+	assert_hd_ok(hd_store_kv_put(fx->st, "before", "kept", &err), &err);
+	hd_store_close(fx->st);
+	fx->st = NULL;
+	if ((pid = fork()) == 0) {
+		hd_store *st = NULL;
+		struct rlimit rl;
+		struct stat sb;
+		char wal[600];
+		int rc;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (hd_store_open(&st, fx->home, &err) != 0 ||
+		    hd_store_kv_put(st, "first", "in", &err) != 0)
+			_exit(10);
+		snprintf(wal, sizeof(wal), "%s/huddle.db-wal", fx->home);
+		if (stat(wal, &sb) != 0)
+			_exit(11);
+		/* room for a few more frames, not for a 64 KiB value */
+		rl.rlim_cur = rl.rlim_max = (rlim_t)sb.st_size + 8192;
+		if (setrlimit(RLIMIT_FSIZE, &rl) != 0 ||
+		    (big = malloc(65536)) == NULL)
+			_exit(12);
+		memset(big, 'x', 65535);
+		big[65535] = '\0';
+		rc = hd_store_kv_put(st, "lost", big, &err);
+		_exit(rc < 0 && strstr(err.msg, "database") != NULL ? 0 : 13);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	assert_hd_ok(hd_store_open(&fx->st, fx->home, &err), &err);
+	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
+	assert_hd_ok(hd_store_kv_get(&value, fx->st, "before", &err), &err);
+	assert_string_equal(value, "kept");
+	free(value);
+	assert_hd_ok(hd_store_kv_get(&value, fx->st, "first", &err), &err);
+	assert_string_equal(value, "in");
+	free(value);
+	assert_hd_ok(hd_store_kv_get(&value, fx->st, "lost", &err), &err);
+	assert_null(value);
+	big = malloc(65536);
+	assert_non_null(big);
+	memset(big, 'y', 65535);
+	big[65535] = '\0';
+	assert_hd_ok(hd_store_kv_put(fx->st, "after", big, &err), &err);
+	assert_hd_ok(hd_store_kv_get(&value, fx->st, "after", &err), &err);
+	assert_string_equal(value, big);
+	free(value);
+	free(big);
+}
+
+/* HUDDLE_NO_WAL_BATCH=1 opens stores on SQLite's default VFS; they read
+ * and write the same files. */
+static void
+test_store__the_wal_batching_vfs_can_be_turned_off(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	hd_store *plain = NULL;
+	char *value = NULL;
+
+	assert_string_equal(hd_store__vfs_name(), "huddle");
+	assert_hd_ok(hd_store_kv_put(fx->st, "batched", "1", &err), &err);
+	setenv("HUDDLE_NO_WAL_BATCH", "1", 1);
+	assert_null(hd_store__vfs_name());
+	assert_hd_ok(hd_store_open(&plain, fx->home, &err), &err);
+	unsetenv("HUDDLE_NO_WAL_BATCH");
+	assert_hd_ok(hd_store_kv_get(&value, plain, "batched", &err), &err);
+	assert_string_equal(value, "1");
+	free(value);
+	assert_hd_ok(hd_store_kv_put(plain, "plain", "2", &err), &err);
+	assert_hd_ok(hd_store_kv_get(&value, fx->st, "plain", &err), &err);
+	assert_string_equal(value, "2");
+	free(value);
+	hd_store_close(plain);
+	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
+}
+
 int
 main(void)
 {
@@ -466,6 +563,12 @@ main(void)
 		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__a_forked_child_never_mints_its_parents_next_id,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__a_commit_that_cannot_be_written_fails_and_loses_nothing,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__the_wal_batching_vfs_can_be_turned_off,
 		    hd_fixture_setup, hd_fixture_teardown),
 	};
 	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
