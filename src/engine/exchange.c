@@ -48,6 +48,10 @@
  *      oblige their owner and the seq of the last task completed or
  *      failed. Events are append-only with growing seqs, so this decides
  *      exactly what rescanning from each mark would.
+ *  (9) The participants are read as a roster with their runtime configs
+ *      as text, in the pre-checks' snapshot; a config is parsed once, the
+ *      first time its agent runs, so a turn runs with exactly the config
+ *      a full list at the pre-checks would have given it.
  * Callers: the CLI (`huddle exchange`, `huddle demo`), REST
  * (POST /api/team-chat/exchange), the tests and the benchmark.
  */
@@ -99,7 +103,8 @@ typedef struct exch {
 	hd_store *st;
 	const hd_exchange_spec *spec;
 	hd_team *team;
-	hd_agents agents;
+	hd_agents agents; /* a roster: configs parsed as each first runs */
+	char **configs;   /* the listed configs' texts, NULL once parsed */
 	const char **ids; /* participants' ids, the agents' order */
 	size_t n;
 	int leader;
@@ -419,12 +424,15 @@ precheck_txn_fn(hd_store *st, void *payload, hd_err *err)
 
 	hd_team_free(x->team); /* a retried transaction starts over */
 	x->team = NULL;
+	hd_agent_config_texts_free(x->configs, x->agents.n);
+	x->configs = NULL;
 	hd_agents_dispose(&x->agents);
 	participants_free(x);
 	x->leader = -1;
 	tx->which = NULL;
 	if ((rc = hd_team_get(&x->team, st, x->spec->team, err)) < 0 ||
-	    (rc = hd_agent_list(&x->agents, st, x->spec->team, err)) < 0 ||
+	    (rc = hd_agent_roster_configs(
+		 &x->agents, &x->configs, st, x->spec->team, err)) < 0 ||
 	    (rc = participants(x, err)) < 0)
 		return rc;
 	if ((rc = hd_budget_paused(&tx->which, st, x->team->id, NULL, err)) < 0)
@@ -956,6 +964,24 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 	return 0;
 }
 
+/* The speaker's runtime_config, parsed the first time it runs, from the
+ * text the pre-checks listed (9): most members of a large team never
+ * speak in a short exchange. */
+static int
+speaker_config(exch *x, int idx, hd_err *err)
+{
+	int rc;
+
+	if (x->configs[idx] == NULL)
+		return 0;
+	if ((rc = hd_agent_config_parse(
+		 &x->agents.items[idx], x->configs[idx], err)) < 0)
+		return rc;
+	free(x->configs[idx]);
+	x->configs[idx] = NULL;
+	return 0;
+}
+
 /* Never leave an agent shown as working after its turn failed. */
 static void
 turn_unwork(exch *x, const hd_exchange__turn *t)
@@ -1032,7 +1058,8 @@ run_steps(exch *x, hd_exchange_result *out, hd_err *err)
 		    out->turns_taken + 1);
 		if (spec->on_selected != NULL)
 			spec->on_selected(&steps[cur], spec->payload);
-		if ((rc = hd_exchange__turn_execute(&turns[cur], err)) < 0) {
+		if ((rc = speaker_config(x, idx, err)) < 0 ||
+		    (rc = hd_exchange__turn_execute(&turns[cur], err)) < 0) {
 			turn_unwork(x, &turns[cur]);
 			break;
 		}
@@ -1083,6 +1110,7 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 done:
 	participants_free(&x);
 	free(x.claims);
+	hd_agent_config_texts_free(x.configs, x.agents.n);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
 	renew_join(&x); /* last: it was told to stop before the teardown */
