@@ -17,10 +17,11 @@
  *      thread opens its own store connection only when it first renews
  *      (an hd_store is never shared between threads). A lock lost to a
  *      takeover ends the exchange `aborted` before the next turn. The
- *      thread is told to stop as soon as the last step committed but
- *      joined only as hd_exchange_run returns, after the teardown, so it
- *      wakes and exits while the loop is still freeing its state instead
- *      of the loop waiting for it to be scheduled.
+ *      thread is detached: told to stop as soon as the last step
+ *      committed, it wakes and exits on its own, and the loop never
+ *      waits for it to be scheduled. The loop and the thread share the
+ *      renewer through a reference count; whichever lets go last frees
+ *      it (and the thread closes its own connection as it exits).
  *  (4) Obligations come from the board alone (exchange.h), never from the
  *      text of a reply. The speaker never obliges itself.
  *  (5) The caller's abort flag is read only between turns; abort_turn is
@@ -127,8 +128,6 @@ typedef struct exch {
 	hd_room_lock lock;
 	int locked;
 	struct renewer *rn; /* the renewal thread's side (3) */
-	pthread_t renewer;
-	int renewing;
 } exch;
 
 /* What the loop and its renewal thread share (3). */
@@ -143,6 +142,7 @@ typedef struct renewer {
 	char *home; /* the thread opens its own connection here */
 	atomic_int lost;
 	atomic_int released; /* the last step released the lock (7) */
+	atomic_int refs;     /* the loop, and the thread while it runs */
 } renewer;
 
 const char *
@@ -228,12 +228,16 @@ renewer_new(void)
 	pthread_cond_init(&rn->cv, NULL);
 	atomic_init(&rn->lost, 0);
 	atomic_init(&rn->released, 0);
+	atomic_init(&rn->refs, 1);
 	return rn;
 }
 
+/* Let go of rn: the last of the loop and the thread frees it (3). */
 static void
-renewer_free(renewer *rn)
+renewer_unref(renewer *rn)
 {
+	if (atomic_fetch_sub(&rn->refs, 1) != 1)
+		return;
 	pthread_mutex_destroy(&rn->mu);
 	pthread_cond_destroy(&rn->cv);
 	free(rn->home);
@@ -287,27 +291,38 @@ renew_main(void *arg)
 	}
 	pthread_mutex_unlock(&rn->mu);
 	hd_store_close(st);
+	renewer_unref(rn);
 	return NULL;
 }
 
-/* Start the renewal thread once the lock is taken (3). */
+/* Start the renewal thread, detached, once the lock is taken (3). */
 static void
 renew_start(exch *x)
 {
 	renewer *rn = x->rn;
+	pthread_attr_t attr;
+	pthread_t th;
+	int started = 0;
 
 	rn->lk = x->lock;
 	rn->lease_ms = x->lease_ms;
 	if ((rn->home = strdup(hd_store_home(x->st))) != NULL &&
-	    pthread_create(&x->renewer, NULL, renew_main, rn) == 0)
-		x->renewing = 1;
-	else
+	    pthread_attr_init(&attr) == 0) {
+		atomic_store(&rn->refs, 2); /* the thread's, before it runs */
+		started = pthread_attr_setdetachstate(
+			      &attr, PTHREAD_CREATE_DETACHED) == 0 &&
+			  pthread_create(&th, &attr, renew_main, rn) == 0;
+		pthread_attr_destroy(&attr);
+		if (!started)
+			atomic_store(&rn->refs, 1);
+	}
+	if (!started)
 		hd_log_warn("%s: no renewal thread; the lease is renewed "
 			    "between turns only",
 		    x->lock.room_id);
 }
 
-/* Tell the thread to stop; renew_join waits for it (3). */
+/* Tell the thread to stop; it exits on its own (3). */
 static void
 renew_stop(exch *x)
 {
@@ -317,15 +332,6 @@ renew_stop(exch *x)
 	rn->stop = 1;
 	pthread_cond_broadcast(&rn->cv);
 	pthread_mutex_unlock(&rn->mu);
-}
-
-/* Wait for the thread told to stop: by now it has usually exited (3). */
-static void
-renew_join(exch *x)
-{
-	if (x->renewing)
-		pthread_join(x->renewer, NULL);
-	x->renewing = 0;
 }
 
 /* ---- pre-checks (1) ---- */
@@ -1113,7 +1119,6 @@ done:
 	hd_agent_config_texts_free(x.configs, x.agents.n);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
-	renew_join(&x); /* last: it was told to stop before the teardown */
-	renewer_free(x.rn);
+	renewer_unref(x.rn); /* the thread, if any, was told to stop */
 	return rc;
 }
