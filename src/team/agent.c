@@ -327,6 +327,22 @@ hd_agent_exists(hd_store *st, const char *id, hd_err *err)
  * config 0 leaves an empty object, and then texts (when non-NULL) gets
  * each row's stored text, texts[i] for items[i], so the caller can parse
  * the ones it needs later (hd_agent_roster_configs). */
+/* One team's agents, the way the list of all orders them (AGENT_COLS):
+ * the team's rows through its index, and its leader read once, not once
+ * per row; without the config text in the rows sorted when no one reads
+ * it (a roster). The leader column is the same value, NULL included. */
+#define TEAM_COLS(config)                                                     \
+	"a.id, a.name, a.team_id, a.role, a.runtime, " config ","             \
+	" a.status, a.spawned_by, a.session_key, a.last_active_at,"           \
+	" a.created_at, a.updated_at,"                                        \
+	" (SELECT t.leader_agent_id FROM teams t WHERE t.id = ?1) = a.id"
+#define TEAM_SQL(config)                                                      \
+	"SELECT " TEAM_COLS(config) " FROM agents a WHERE a.team_id = ?1"     \
+	" ORDER BY 13 DESC, a.id"
+
+static const char *const team_sql[] = {
+	TEAM_SQL("NULL"), TEAM_SQL("a.runtime_config")};
+
 static int
 agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
     int config, hd_err *err)
@@ -349,12 +365,13 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 		hd_team_free(t);
 	}
 	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT " AGENT_COLS " FROM agents a"
-		 " WHERE ?1 IS NULL OR a.team_id = ?1"
-		 " ORDER BY a.team_id, 13 DESC, a.id",
+		 team != NULL ? team_sql[config ? 1 : texts != NULL]
+			      : "SELECT " AGENT_COLS " FROM agents a"
+				" ORDER BY a.team_id, 13 DESC, a.id",
 		 err)) < 0)
 		return rc;
-	hd_store_bind_text(s, 1, team);
+	if (team != NULL)
+		sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
 	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
 		if (n == cap) {
 			hd_agent *ni;

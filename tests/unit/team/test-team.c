@@ -260,6 +260,7 @@ test_agent__roster_configs_parse_as_a_list_reads_them(void **state)
 {
 	hd_fixture *fx = *state;
 	hd_agent_spec as = {.id = "coder", .team = "dev"};
+	hd_team_spec up = {.id = "ops"};
 	hd_agents full, roster;
 	char **texts = NULL, *a, *b;
 	hd_err err = HD_ERR_INIT;
@@ -299,6 +300,31 @@ test_agent__roster_configs_parse_as_a_list_reads_them(void **state)
 	assert_string_equal(texts[1], "{\"default\":\"ok\",\"delay_ms\":5}");
 	hd_agent_config_texts_free(texts, roster.n);
 	hd_agents_dispose(&roster);
+	hd_agents_dispose(&full);
+	/* the leader first, then by id; with no leader, by id alone, in a
+	 * team's list, its roster and the list of every team alike */
+	hd_fixture_team(fx, "ops", "zed", "sre", NULL);
+	assert_hd_ok(hd_agent_roster(&roster, fx->st, "ops", &err), &err);
+	assert_int_equal(roster.n, 2);
+	assert_string_equal(roster.items[0].id, "zed");
+	assert_true(roster.items[0].is_leader);
+	assert_string_equal(roster.items[1].id, "sre");
+	assert_false(roster.items[1].is_leader);
+	hd_agents_dispose(&roster);
+	up.leader = "";
+	assert_hd_ok(hd_team_update(NULL, fx->st, &up, &err), &err);
+	assert_hd_ok(hd_agent_list(&full, fx->st, "ops", &err), &err);
+	assert_int_equal(full.n, 2);
+	assert_string_equal(full.items[0].id, "sre");
+	assert_string_equal(full.items[1].id, "zed");
+	assert_false(full.items[0].is_leader || full.items[1].is_leader);
+	hd_agents_dispose(&full);
+	assert_hd_ok(hd_agent_list(&full, fx->st, NULL, &err), &err);
+	assert_int_equal(full.n, 4);
+	assert_string_equal(full.items[0].id, "manager");
+	assert_string_equal(full.items[1].id, "coder");
+	assert_string_equal(full.items[2].id, "sre");
+	assert_string_equal(full.items[3].id, "zed");
 	hd_agents_dispose(&full);
 	/* no team: the same refusal as a list */
 	assert_hd_err(hd_agent_roster_configs(&roster, &texts, fx->st, "ghost",
