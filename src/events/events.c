@@ -47,10 +47,12 @@ hd_events_append_raw(hd_store *st, const char *kind, const char *team,
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, hd_now_ms());
 	sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
-	hd_store_bind_text(s, 4, team);
+	/* static, as the others: the statement is reset before they can go,
+	 * and a NULL pointer binds NULL */
+	sqlite3_bind_text(s, 4, team, -1, SQLITE_STATIC);
 	if (task_id > 0)
 		sqlite3_bind_int64(s, 5, task_id);
-	hd_store_bind_text(s, 6, agent);
+	sqlite3_bind_text(s, 6, agent, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 7, data_json != NULL ? data_json : "{}", -1,
 	    SQLITE_STATIC);
 	src = sqlite3_step(s);
