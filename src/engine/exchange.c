@@ -17,11 +17,14 @@
  *      thread opens its own store connection only when it first renews
  *      (an hd_store is never shared between threads). A lock lost to a
  *      takeover ends the exchange `aborted` before the next turn. The
- *      thread is detached: told to stop as soon as the last step
- *      committed, it wakes and exits on its own, and the loop never
- *      waits for it to be scheduled. The loop and the thread share the
- *      renewer through a reference count; whichever lets go last frees
- *      it (and the thread closes its own connection as it exits).
+ *      thread is told to stop as soon as the last step committed. If it
+ *      never began a renewal (no turn outlasted lease/3, the usual case)
+ *      it has nothing left to do but exit, so it is detached and the
+ *      loop does not wait for it to be scheduled; the loop and the
+ *      thread share the renewer by a reference count, and whichever lets
+ *      go last frees it. A thread that began one (its own connection,
+ *      SQLite's locks) is joined as hd_exchange_run returns, after the
+ *      teardown, so no connection outlives the call.
  *  (4) Obligations come from the board alone (exchange.h), never from the
  *      text of a reply. The speaker never obliges itself.
  *  (5) The caller's abort flag is read only between turns; abort_turn is
@@ -128,13 +131,17 @@ typedef struct exch {
 	hd_room_lock lock;
 	int locked;
 	struct renewer *rn; /* the renewal thread's side (3) */
+	pthread_t renewer;
+	int renewing;
+	int join; /* the thread began a renewal: join it (3) */
 } exch;
 
 /* What the loop and its renewal thread share (3). */
 typedef struct renewer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int stop; /* guarded by mu */
+	int stop;    /* guarded by mu */
+	int touched; /* guarded by mu: a renewal was begun (3) */
 	/* a copy made before the thread starts, never written again: the
 	 * steps go on updating x->lock.expires_at while the thread runs */
 	hd_room_lock lk;
@@ -268,6 +275,7 @@ renew_main(void *arg)
 			;
 		if (rn->stop)
 			break;
+		rn->touched = 1; /* before any store work: see renew_stop */
 		pthread_mutex_unlock(&rn->mu);
 		if (st == NULL)
 			rc = hd_store_open(&st, rn->home, &err);
@@ -295,34 +303,29 @@ renew_main(void *arg)
 	return NULL;
 }
 
-/* Start the renewal thread, detached, once the lock is taken (3). */
+/* Start the renewal thread once the lock is taken (3). */
 static void
 renew_start(exch *x)
 {
 	renewer *rn = x->rn;
-	pthread_attr_t attr;
-	pthread_t th;
-	int started = 0;
 
 	rn->lk = x->lock;
 	rn->lease_ms = x->lease_ms;
-	if ((rn->home = strdup(hd_store_home(x->st))) != NULL &&
-	    pthread_attr_init(&attr) == 0) {
+	if ((rn->home = strdup(hd_store_home(x->st))) != NULL) {
 		atomic_store(&rn->refs, 2); /* the thread's, before it runs */
-		started = pthread_attr_setdetachstate(
-			      &attr, PTHREAD_CREATE_DETACHED) == 0 &&
-			  pthread_create(&th, &attr, renew_main, rn) == 0;
-		pthread_attr_destroy(&attr);
-		if (!started)
+		if (pthread_create(&x->renewer, NULL, renew_main, rn) == 0)
+			x->renewing = 1;
+		else
 			atomic_store(&rn->refs, 1);
 	}
-	if (!started)
+	if (!x->renewing)
 		hd_log_warn("%s: no renewal thread; the lease is renewed "
 			    "between turns only",
 		    x->lock.room_id);
 }
 
-/* Tell the thread to stop; it exits on its own (3). */
+/* Tell the thread to stop. Once stop is set it begins no renewal, so
+ * whether it began one is known here, for good (3). */
 static void
 renew_stop(exch *x)
 {
@@ -330,8 +333,21 @@ renew_stop(exch *x)
 
 	pthread_mutex_lock(&rn->mu);
 	rn->stop = 1;
+	x->join = rn->touched;
 	pthread_cond_broadcast(&rn->cv);
 	pthread_mutex_unlock(&rn->mu);
+}
+
+/* Let the stopped thread go: joined if it began a renewal, else detached
+ * (it only exits) so the loop does not wait for it to be scheduled (3). */
+static void
+renew_finish(exch *x)
+{
+	if (x->renewing && x->join)
+		pthread_join(x->renewer, NULL);
+	else if (x->renewing)
+		pthread_detach(x->renewer);
+	x->renewing = 0;
 }
 
 /* ---- pre-checks (1) ---- */
@@ -1119,6 +1135,7 @@ done:
 	hd_agent_config_texts_free(x.configs, x.agents.n);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
-	renewer_unref(x.rn); /* the thread, if any, was told to stop */
+	renew_finish(&x); /* last: it was told to stop before the teardown */
+	renewer_unref(x.rn);
 	return rc;
 }
