@@ -326,6 +326,25 @@ test_agent__roster_configs_parse_as_a_list_reads_them(void **state)
 	assert_string_equal(full.items[2].id, "sre");
 	assert_string_equal(full.items[3].id, "zed");
 	hd_agents_dispose(&full);
+	/* added last, listed first: each config text moves with its agent */
+	as.id = "ann";
+	as.team = "ops";
+	cfg = json_loads("{\"default\": \"ann\"}", 0, NULL);
+	as.runtime_config = cfg;
+	assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
+	json_decref(cfg);
+	assert_hd_ok(hd_agent_roster_configs(&roster, &texts, fx->st, "ops",
+			 &err),
+	    &err);
+	assert_int_equal(roster.n, 3);
+	assert_string_equal(roster.items[0].id, "ann");
+	assert_string_equal(texts[0], "{\"default\":\"ann\"}");
+	assert_string_equal(roster.items[1].id, "sre");
+	assert_string_equal(texts[1], "{}");
+	assert_string_equal(roster.items[2].id, "zed");
+	assert_string_equal(texts[2], "{}");
+	hd_agent_config_texts_free(texts, roster.n);
+	hd_agents_dispose(&roster);
 	/* no team: the same refusal as a list */
 	assert_hd_err(hd_agent_roster_configs(&roster, &texts, fx->st, "ghost",
 			  &err),
