@@ -84,6 +84,24 @@ int hd_agent_list(hd_agents *out, hd_store *st, const char *team,
 int hd_agent_roster(hd_agents *out, hd_store *st, const char *team,
     hd_err *err);
 
+/*
+ * hd_agent_roster, with each member's stored runtime_config kept as text:
+ * (*texts)[i] is out->items[i]'s (malloc'd; free the array with
+ * hd_agent_config_texts_free(*texts, out->n)). For a caller that runs
+ * only some members and parses a config (hd_agent_config_parse) when its
+ * member first runs, yet wants the configs of the snapshot it listed in.
+ */
+int hd_agent_roster_configs(hd_agents *out, char ***texts, hd_store *st,
+    const char *team, hd_err *err);
+
+/* Replace a->runtime_config with the parse of text, a stored
+ * runtime_config, read as hd_agent_list reads it (NULL or text that is
+ * not a JSON object: an empty object). HD_ENOMEM. */
+int hd_agent_config_parse(hd_agent *a, const char *text, hd_err *err);
+
+/* NULL-safe. */
+void hd_agent_config_texts_free(char **texts, size_t n);
+
 /* Remove an agent; a leader's team is left without a leader. */
 int hd_agent_remove(hd_store *st, const char *id, hd_err *err);
 

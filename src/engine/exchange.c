@@ -17,10 +17,14 @@
  *      thread opens its own store connection only when it first renews
  *      (an hd_store is never shared between threads). A lock lost to a
  *      takeover ends the exchange `aborted` before the next turn. The
- *      thread is told to stop as soon as the last step committed but
- *      joined only as hd_exchange_run returns, after the teardown, so it
- *      wakes and exits while the loop is still freeing its state instead
- *      of the loop waiting for it to be scheduled.
+ *      thread is told to stop as soon as the last step committed. If it
+ *      never began a renewal (no turn outlasted lease/3, the usual case)
+ *      it has nothing left to do but exit, so it is detached and the
+ *      loop does not wait for it to be scheduled; the loop and the
+ *      thread share the renewer by a reference count, and whichever lets
+ *      go last frees it. A thread that began one (its own connection,
+ *      SQLite's locks) is joined as hd_exchange_run returns, after the
+ *      teardown, so no connection outlives the call.
  *  (4) Obligations come from the board alone (exchange.h), never from the
  *      text of a reply. The speaker never obliges itself.
  *  (5) The caller's abort flag is read only between turns; abort_turn is
@@ -48,6 +52,10 @@
  *      oblige their owner and the seq of the last task completed or
  *      failed. Events are append-only with growing seqs, so this decides
  *      exactly what rescanning from each mark would.
+ *  (9) The participants are read as a roster with their runtime configs
+ *      as text, in the pre-checks' snapshot; a config is parsed once, the
+ *      first time its agent runs, so a turn runs with exactly the config
+ *      a full list at the pre-checks would have given it.
  * Callers: the CLI (`huddle exchange`, `huddle demo`), REST
  * (POST /api/team-chat/exchange), the tests and the benchmark.
  */
@@ -99,7 +107,8 @@ typedef struct exch {
 	hd_store *st;
 	const hd_exchange_spec *spec;
 	hd_team *team;
-	hd_agents agents;
+	hd_agents agents; /* a roster: configs parsed as each first runs */
+	char **configs;   /* the listed configs' texts, NULL once parsed */
 	const char **ids; /* participants' ids, the agents' order */
 	size_t n;
 	int leader;
@@ -124,13 +133,15 @@ typedef struct exch {
 	struct renewer *rn; /* the renewal thread's side (3) */
 	pthread_t renewer;
 	int renewing;
+	int join; /* the thread began a renewal: join it (3) */
 } exch;
 
 /* What the loop and its renewal thread share (3). */
 typedef struct renewer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int stop; /* guarded by mu */
+	int stop;    /* guarded by mu */
+	int touched; /* guarded by mu: a renewal was begun (3) */
 	/* a copy made before the thread starts, never written again: the
 	 * steps go on updating x->lock.expires_at while the thread runs */
 	hd_room_lock lk;
@@ -138,6 +149,7 @@ typedef struct renewer {
 	char *home; /* the thread opens its own connection here */
 	atomic_int lost;
 	atomic_int released; /* the last step released the lock (7) */
+	atomic_int refs;     /* the loop, and the thread while it runs */
 } renewer;
 
 const char *
@@ -223,12 +235,16 @@ renewer_new(void)
 	pthread_cond_init(&rn->cv, NULL);
 	atomic_init(&rn->lost, 0);
 	atomic_init(&rn->released, 0);
+	atomic_init(&rn->refs, 1);
 	return rn;
 }
 
+/* Let go of rn: the last of the loop and the thread frees it (3). */
 static void
-renewer_free(renewer *rn)
+renewer_unref(renewer *rn)
 {
+	if (atomic_fetch_sub(&rn->refs, 1) != 1)
+		return;
 	pthread_mutex_destroy(&rn->mu);
 	pthread_cond_destroy(&rn->cv);
 	free(rn->home);
@@ -259,6 +275,7 @@ renew_main(void *arg)
 			;
 		if (rn->stop)
 			break;
+		rn->touched = 1; /* before any store work: see renew_stop */
 		pthread_mutex_unlock(&rn->mu);
 		if (st == NULL)
 			rc = hd_store_open(&st, rn->home, &err);
@@ -282,6 +299,7 @@ renew_main(void *arg)
 	}
 	pthread_mutex_unlock(&rn->mu);
 	hd_store_close(st);
+	renewer_unref(rn);
 	return NULL;
 }
 
@@ -293,16 +311,21 @@ renew_start(exch *x)
 
 	rn->lk = x->lock;
 	rn->lease_ms = x->lease_ms;
-	if ((rn->home = strdup(hd_store_home(x->st))) != NULL &&
-	    pthread_create(&x->renewer, NULL, renew_main, rn) == 0)
-		x->renewing = 1;
-	else
+	if ((rn->home = strdup(hd_store_home(x->st))) != NULL) {
+		atomic_store(&rn->refs, 2); /* the thread's, before it runs */
+		if (pthread_create(&x->renewer, NULL, renew_main, rn) == 0)
+			x->renewing = 1;
+		else
+			atomic_store(&rn->refs, 1);
+	}
+	if (!x->renewing)
 		hd_log_warn("%s: no renewal thread; the lease is renewed "
 			    "between turns only",
 		    x->lock.room_id);
 }
 
-/* Tell the thread to stop; renew_join waits for it (3). */
+/* Tell the thread to stop. Once stop is set it begins no renewal, so
+ * whether it began one is known here, for good (3). */
 static void
 renew_stop(exch *x)
 {
@@ -310,16 +333,20 @@ renew_stop(exch *x)
 
 	pthread_mutex_lock(&rn->mu);
 	rn->stop = 1;
+	x->join = rn->touched;
 	pthread_cond_broadcast(&rn->cv);
 	pthread_mutex_unlock(&rn->mu);
 }
 
-/* Wait for the thread told to stop: by now it has usually exited (3). */
+/* Let the stopped thread go: joined if it began a renewal, else detached
+ * (it only exits) so the loop does not wait for it to be scheduled (3). */
 static void
-renew_join(exch *x)
+renew_finish(exch *x)
 {
-	if (x->renewing)
+	if (x->renewing && x->join)
 		pthread_join(x->renewer, NULL);
+	else if (x->renewing)
+		pthread_detach(x->renewer);
 	x->renewing = 0;
 }
 
@@ -419,12 +446,15 @@ precheck_txn_fn(hd_store *st, void *payload, hd_err *err)
 
 	hd_team_free(x->team); /* a retried transaction starts over */
 	x->team = NULL;
+	hd_agent_config_texts_free(x->configs, x->agents.n);
+	x->configs = NULL;
 	hd_agents_dispose(&x->agents);
 	participants_free(x);
 	x->leader = -1;
 	tx->which = NULL;
 	if ((rc = hd_team_get(&x->team, st, x->spec->team, err)) < 0 ||
-	    (rc = hd_agent_list(&x->agents, st, x->spec->team, err)) < 0 ||
+	    (rc = hd_agent_roster_configs(
+		 &x->agents, &x->configs, st, x->spec->team, err)) < 0 ||
 	    (rc = participants(x, err)) < 0)
 		return rc;
 	if ((rc = hd_budget_paused(&tx->which, st, x->team->id, NULL, err)) < 0)
@@ -956,6 +986,24 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 	return 0;
 }
 
+/* The speaker's runtime_config, parsed the first time it runs, from the
+ * text the pre-checks listed (9): most members of a large team never
+ * speak in a short exchange. */
+static int
+speaker_config(exch *x, int idx, hd_err *err)
+{
+	int rc;
+
+	if (x->configs[idx] == NULL)
+		return 0;
+	if ((rc = hd_agent_config_parse(
+		 &x->agents.items[idx], x->configs[idx], err)) < 0)
+		return rc;
+	free(x->configs[idx]);
+	x->configs[idx] = NULL;
+	return 0;
+}
+
 /* Never leave an agent shown as working after its turn failed. */
 static void
 turn_unwork(exch *x, const hd_exchange__turn *t)
@@ -1032,7 +1080,8 @@ run_steps(exch *x, hd_exchange_result *out, hd_err *err)
 		    out->turns_taken + 1);
 		if (spec->on_selected != NULL)
 			spec->on_selected(&steps[cur], spec->payload);
-		if ((rc = hd_exchange__turn_execute(&turns[cur], err)) < 0) {
+		if ((rc = speaker_config(x, idx, err)) < 0 ||
+		    (rc = hd_exchange__turn_execute(&turns[cur], err)) < 0) {
 			turn_unwork(x, &turns[cur]);
 			break;
 		}
@@ -1083,9 +1132,10 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 done:
 	participants_free(&x);
 	free(x.claims);
+	hd_agent_config_texts_free(x.configs, x.agents.n);
 	hd_agents_dispose(&x.agents);
 	hd_team_free(x.team);
-	renew_join(&x); /* last: it was told to stop before the teardown */
-	renewer_free(x.rn);
+	renew_finish(&x); /* last: it was told to stop before the teardown */
+	renewer_unref(x.rn);
 	return rc;
 }

@@ -335,6 +335,31 @@ done:
 	return rc;
 }
 
+/* ---- JSON text through Jansson, into a caller's buffer when it fits
+ * (a dump to the heap grows a buffer step by step, then copies it) ---- */
+
+/* json_dumps(j, flags), in buf when it fits (*out == buf), else malloc'd
+ * (*out != buf: free it). NULL: Jansson refused the value or memory ran
+ * out, exactly when json_dumps would return NULL. */
+static char *
+dump_in(const json_t *j, size_t flags, char *buf, size_t size)
+{
+	size_t n = j != NULL ? json_dumpb(j, buf, size - 1, flags) : 0;
+
+	if (n > 0 && n < size) {
+		buf[n] = '\0';
+		return buf;
+	}
+	return j != NULL && n > 0 ? json_dumps(j, flags) : NULL;
+}
+
+static void
+dump_free(char *text, const char *buf)
+{
+	if (text != buf)
+		free(text);
+}
+
 /* ---- event data: slugs, fixed names and integers only, printed as
  * json_dumps(JSON_COMPACT | JSON_PRESERVE_ORDER) would (6) ---- */
 
@@ -384,13 +409,11 @@ emit_cost(hd_store *st, const hd_exchange__turn *t)
 	const hd_runtime_cost *c = &t->cost;
 	hd_buf b = HD_BUF_INIT(0);
 	json_t *usd = json_real(c->usd);
-	char *real = NULL;
+	char buf[64], *real;
 
 	/* the real through Jansson, so it reads exactly as before; a value
 	 * Jansson refuses (NaN, infinity) left the whole object empty */
-	if (usd != NULL)
-		real = json_dumps(usd, JSON_ENCODE_ANY);
-	if (real != NULL)
+	if ((real = dump_in(usd, JSON_ENCODE_ANY, buf, sizeof(buf))) != NULL) {
 		hd_buf_printf(&b,
 		    "{\"room_id\":\"%s\",\"turn\":%d,\"usd\":%s,"
 		    "\"microcents\":%lld,\"input_tokens\":%lld,"
@@ -398,11 +421,11 @@ emit_cost(hd_store *st, const hd_exchange__turn *t)
 		    t->room_id, t->turn_no, real, (long long)c->microcents,
 		    (long long)c->input_tokens, (long long)c->output_tokens,
 		    c->estimated ? "true" : "false");
-	else
+	} else
 		hd_buf_puts(&b, "{}");
 	event_raw(st, "cost", t, &b);
 	hd_buf_dispose(&b);
-	free(real);
+	dump_free(real, buf);
 	json_decref(usd);
 }
 
@@ -532,13 +555,40 @@ hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 
 /* ---- after the runtime: post and save (4) ---- */
 
+/* The state save writes (8.1 step 5), in this key order. NULL when a
+ * value cannot be made (memory, or text Jansson refuses), as json_pack
+ * would have it. */
+static json_t *
+state_json(const hd_exchange__turn *t)
+{
+	json_t *o = json_object();
+
+	if (o == NULL ||
+	    json_object_set_new(
+		o, "last_seen_seq", json_integer((json_int_t)t->seen)) < 0 ||
+	    json_object_set_new(o, "native_session_id",
+		t->native ? json_string(t->native) : json_null()) < 0 ||
+	    json_object_set_new(
+		o, "runtime", json_string(t->agent->runtime)) < 0 ||
+	    json_object_set_new(
+		o, "last_summary", json_string(t->summary)) < 0 ||
+	    json_object_set_new(o, "turn_index",
+		json_integer((json_int_t)(t->state->turn_index + 1))) < 0 ||
+	    json_object_set_new(o, "last_event_seq",
+		json_integer((json_int_t)t->event_mark)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 int
 hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 {
 	hd_store *st = t->st;
 	hd_post *p = NULL;
 	json_t *state = NULL;
-	char key[HD_ROOM_ID_MAX + 64], *text = NULL;
+	char key[HD_ROOM_ID_MAX + 64], buf[2048], *text = NULL;
 	int rc;
 
 	t->paused_after = NULL;
@@ -561,22 +611,16 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		goto done;
 	if ((rc = hd_events_head(&t->event_mark, st, err)) < 0)
 		goto done;
-	state = json_pack("{s:I, s:o, s:s, s:s, s:I, s:I}", "last_seen_seq",
-	    (json_int_t)t->seen, "native_session_id",
-	    t->native ? json_string(t->native) : json_null(), "runtime",
-	    t->agent->runtime, "last_summary", t->summary, "turn_index",
-	    (json_int_t)(t->state->turn_index + 1), "last_event_seq",
-	    (json_int_t)t->event_mark);
-	if (state == NULL ||
-	    (text = json_dumps(state, JSON_COMPACT | JSON_PRESERVE_ORDER)) ==
-		NULL) {
+	if ((state = state_json(t)) == NULL ||
+	    (text = dump_in(state, JSON_COMPACT | JSON_PRESERVE_ORDER, buf,
+		 sizeof(buf))) == NULL) {
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		goto done;
 	}
 	hd_exchange__state_key(key, sizeof(key), t->room_id, t->agent->id);
 	rc = hd_store_kv_put(st, key, text, err);
 done:
-	free(text);
+	dump_free(text, buf);
 	json_decref(state);
 	hd_post_free(p);
 	return rc;

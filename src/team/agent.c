@@ -183,29 +183,47 @@ hd_agent__check_fields(const char *name, const char *role, hd_err *err)
 	" a.created_at, a.updated_at,"                                        \
 	" (SELECT t.leader_agent_id = a.id FROM teams t WHERE t.id = a.team_id)"
 
+/* The stored runtime_config text as every reader sees it: NULL reads as
+ * {}, and text that is not a JSON object as an empty object. NULL only
+ * when memory ran out. */
+static json_t *
+config_parse(const char *text)
+{
+	json_t *cfg = json_loads(text != NULL ? text : "{}", 0, NULL);
+
+	if (!json_is_object(cfg)) {
+		json_decref(cfg);
+		cfg = json_object();
+	}
+	return cfg;
+}
+
+int
+hd_agent_config_parse(hd_agent *a, const char *text, hd_err *err)
+{
+	json_t *cfg = config_parse(text);
+
+	if (cfg == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	json_decref(a->runtime_config);
+	a->runtime_config = cfg;
+	return 0;
+}
+
 /* One row of AGENT_COLS; with config 0 the stored runtime_config is not
  * parsed (a roster: hd_agent_roster) and reads as an empty object. */
 static int
 agent_row(hd_agent *a, sqlite3_stmt *s, int config)
 {
-	const char *cfg;
-
 	memset(a, 0, sizeof(*a));
 	a->id = hd_store_col_dup(s, 0);
 	a->name = hd_store_col_dup(s, 1);
 	a->team_id = hd_store_col_dup(s, 2);
 	a->role = hd_store_col_dup(s, 3);
 	a->runtime = hd_store_col_dup(s, 4);
-	if (config) {
-		cfg = (const char *)sqlite3_column_text(s, 5);
-		a->runtime_config =
-		    json_loads(cfg != NULL ? cfg : "{}", 0, NULL);
-	} else
-		a->runtime_config = json_object();
-	if (!json_is_object(a->runtime_config)) {
-		json_decref(a->runtime_config);
-		a->runtime_config = json_object();
-	}
+	a->runtime_config =
+	    config ? config_parse((const char *)sqlite3_column_text(s, 5))
+		   : json_object();
 	a->status = hd_store_col_dup(s, 6);
 	a->spawned_by = hd_store_col_dup(s, 7);
 	a->session_key = hd_store_col_dup(s, 8);
@@ -305,16 +323,93 @@ hd_agent_exists(hd_store *st, const char *id, hd_err *err)
 	    st, "SELECT 1 FROM agents WHERE id = ?", "agent", id, err);
 }
 
+/* One team's agents (AGENT_COLS' values): the team's rows through its
+ * index, its leader read once, not once per row, and no config text read
+ * when no one reads it (a roster). The leader column is the same value,
+ * NULL included. Unordered: team_order sorts them in C, where SQLite's
+ * sorter cost more than the rest of the read. */
+#define TEAM_COLS(config)                                                     \
+	"a.id, a.name, a.team_id, a.role, a.runtime, " config ","             \
+	" a.status, a.spawned_by, a.session_key, a.last_active_at,"           \
+	" a.created_at, a.updated_at,"                                        \
+	" (SELECT t.leader_agent_id FROM teams t WHERE t.id = ?1) = a.id"
+#define TEAM_SQL(config)                                                      \
+	"SELECT " TEAM_COLS(config) " FROM agents a WHERE a.team_id = ?1"
+
+static const char *const team_sql[] = {
+	TEAM_SQL("NULL"), TEAM_SQL("a.runtime_config")};
+
+/* An agent and its config text, sorted together. */
+typedef struct agent_text {
+	hd_agent a;
+	char *text;
+} agent_text;
+
+/* The list's order within a team: the leader first (is_leader is 1 for
+ * it and the same, 0, for every other row of a team), then by id, byte
+ * by byte as SQLite's BINARY collation compares (ids are slugs: no NUL). */
 static int
-agent_list(hd_agents *out, hd_store *st, const char *team, int config,
-    hd_err *err)
+agent_before(const hd_agent *a, const hd_agent *b)
+{
+	if (a->is_leader != b->is_leader)
+		return a->is_leader ? -1 : 1;
+	return strcmp(a->id, b->id);
+}
+
+static int
+agent_text_cmp(const void *x, const void *y)
+{
+	return agent_before(
+	    &((const agent_text *)x)->a, &((const agent_text *)y)->a);
+}
+
+/* Sort a team's rows (and texts[i] with items[i], when texts is non-NULL)
+ * into the list's order; rows usually come in it already (the leader is
+ * most often added first, the others in id order). -1: out of memory. */
+static int
+team_order(hd_agent *items, char **texts, size_t n)
+{
+	agent_text *v;
+	size_t i;
+
+	for (i = 1; i < n && agent_before(&items[i - 1], &items[i]) < 0; i++)
+		;
+	if (i >= n)
+		return 0;
+	if ((v = malloc(n * sizeof(*v))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		v[i].a = items[i];
+		v[i].text = texts != NULL ? texts[i] : NULL;
+	}
+	qsort(v, n, sizeof(*v), agent_text_cmp);
+	for (i = 0; i < n; i++) {
+		items[i] = v[i].a;
+		if (texts != NULL)
+			texts[i] = v[i].text;
+	}
+	free(v);
+	return 0;
+}
+
+/* The agents of team (NULL: all). config 1 parses each runtime_config;
+ * config 0 leaves an empty object, and then texts (when non-NULL) gets
+ * each row's stored text, texts[i] for items[i], so the caller can parse
+ * the ones it needs later (hd_agent_roster_configs). */
+static int
+agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
+    int config, hd_err *err)
 {
 	sqlite3_stmt *s;
 	hd_agent *items = NULL;
+	char **tx = NULL, **nt;
+	const char *cfg;
 	size_t n = 0, cap = 0;
 	int rc, src;
 
 	memset(out, 0, sizeof(*out));
+	if (texts != NULL)
+		*texts = NULL;
 	if (team != NULL) {
 		hd_team *t = NULL;
 
@@ -323,12 +418,13 @@ agent_list(hd_agents *out, hd_store *st, const char *team, int config,
 		hd_team_free(t);
 	}
 	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT " AGENT_COLS " FROM agents a"
-		 " WHERE ?1 IS NULL OR a.team_id = ?1"
-		 " ORDER BY a.team_id, 13 DESC, a.id",
+		 team != NULL ? team_sql[config ? 1 : texts != NULL]
+			      : "SELECT " AGENT_COLS " FROM agents a"
+				" ORDER BY a.team_id, 13 DESC, a.id",
 		 err)) < 0)
 		return rc;
-	hd_store_bind_text(s, 1, team);
+	if (team != NULL)
+		sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
 	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
 		if (n == cap) {
 			hd_agent *ni;
@@ -337,6 +433,17 @@ agent_list(hd_agents *out, hd_store *st, const char *team, int config,
 			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL)
 				goto oom;
 			items = ni;
+			if (texts != NULL) {
+				if ((nt = realloc(tx, cap * sizeof(*nt))) ==
+				    NULL)
+					goto oom;
+				tx = nt;
+			}
+		}
+		if (texts != NULL) {
+			cfg = (const char *)sqlite3_column_text(s, 5);
+			if ((tx[n] = strdup(cfg != NULL ? cfg : "{}")) == NULL)
+				goto oom;
 		}
 		if (agent_row(&items[n++], s, config) < 0)
 			goto oom;
@@ -345,18 +452,27 @@ agent_list(hd_agents *out, hd_store *st, const char *team, int config,
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
+	if (team != NULL && team_order(items, tx, n) < 0)
+		goto oom;
 	out->items = items;
 	out->n = n;
+	if (texts != NULL)
+		*texts = tx;
 	items = NULL;
+	tx = NULL;
 	n = 0;
 	goto done;
 oom:
 	rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 done:
 	hd_store_reset(s);
-	while (n > 0)
+	while (n > 0) {
 		agent_dispose(&items[--n]);
+		if (tx != NULL)
+			free(tx[n]);
+	}
 	free(items);
+	free(tx);
 	return rc;
 }
 
@@ -364,14 +480,33 @@ int
 hd_agent_list(hd_agents *out, hd_store *st, const char *team,
     hd_err *err)
 {
-	return agent_list(out, st, team, 1, err);
+	return agent_list(out, NULL, st, team, 1, err);
 }
 
 int
 hd_agent_roster(hd_agents *out, hd_store *st, const char *team,
     hd_err *err)
 {
-	return agent_list(out, st, team, 0, err);
+	return agent_list(out, NULL, st, team, 0, err);
+}
+
+int
+hd_agent_roster_configs(hd_agents *out, char ***texts, hd_store *st,
+    const char *team, hd_err *err)
+{
+	return agent_list(out, texts, st, team, 0, err);
+}
+
+void
+hd_agent_config_texts_free(char **texts, size_t n)
+{
+	size_t i;
+
+	if (texts == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(texts[i]);
+	free(texts);
 }
 
 int

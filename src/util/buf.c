@@ -10,6 +10,8 @@
 
 #include <huddle/buf.h>
 
+#define PRINTF_ROOM 256
+
 static int
 buf_grow(hd_buf *b, size_t extra)
 {
@@ -60,24 +62,58 @@ hd_buf_putc(hd_buf *b, char c)
 	hd_buf_put(b, &c, 1);
 }
 
+/* Room for a formatted append of typical size, so that most print in one
+ * pass: capacity only (len and the cap on it are untouched), and a failure
+ * here is no failure, the append just measures first. */
+static void
+buf_room(hd_buf *b)
+{
+	size_t ncap;
+	char *np;
+
+	if (b->cap - b->len >= PRINTF_ROOM)
+		return;
+	ncap = b->cap ? b->cap : 64;
+	while (ncap - b->len < PRINTF_ROOM)
+		ncap *= 2;
+	if ((np = realloc(b->ptr, ncap)) == NULL)
+		return;
+	if (b->cap == 0)
+		np[0] = '\0'; /* (1) */
+	b->ptr = np;
+	b->cap = ncap;
+}
+
+/* One vsnprintf into the room there is; a second, after growing, only
+ * when the text did not fit. A formatted append that fails leaves the
+ * contents as they were (2): the NUL it wrote over is put back. */
 void
 hd_buf_vprintf(hd_buf *b, const char *fmt, va_list ap)
 {
 	va_list cp;
+	size_t room;
 	int n;
 
 	if (b->failed)
 		return;
+	buf_room(b);
+	room = b->cap - b->len; /* 0 only when buf_room could not allocate */
 	va_copy(cp, ap);
-	n = vsnprintf(NULL, 0, fmt, cp);
+	n = vsnprintf(room > 0 ? b->ptr + b->len : NULL, room, fmt, cp);
 	va_end(cp);
 	if (n < 0) {
+		if (room > 0)
+			b->ptr[b->len] = '\0';
 		b->failed = HD_ENOMEM;
 		return;
 	}
-	if (buf_grow(b, (size_t)n) < 0)
+	if (buf_grow(b, (size_t)n) < 0) {
+		if (b->ptr != NULL)
+			b->ptr[b->len] = '\0';
 		return;
-	vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
+	}
+	if ((size_t)n >= room)
+		vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
 }
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <store/store.h>
+
 #include "testutil.h"
 
 #include "fake.h"
@@ -514,6 +516,96 @@ test_turn__real_runtimes_error_and_reply(void **state)
 	free(body);
 }
 
+/* The data text of the last event of kind, as stored. */
+static char *
+last_event_text(hd_fixture *fx, const char *kind)
+{
+	sqlite3_stmt *s;
+	hd_err err = HD_ERR_INIT;
+	char *text = NULL;
+
+	assert_hd_ok(hd_store_prepare(fx->st, &s,
+			 "SELECT data FROM events WHERE kind = ?"
+			 " ORDER BY seq DESC LIMIT 1",
+			 &err),
+	    &err);
+	sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		text = strdup((const char *)sqlite3_column_text(s, 0));
+	hd_store_reset(s);
+	assert_non_null(text);
+	return text;
+}
+
+/* The stored state of manager is what json_dumps prints for its fields,
+ * in their order; the cost event's data too, its real included. */
+static void
+expect_stored_as_jansson_prints(hd_fixture *fx, const char *native,
+    int64_t microcents)
+{
+	hd_err err = HD_ERR_INIT;
+	hd_turn_state st;
+	json_t *want;
+	char *raw = NULL, *text, *got;
+
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "manager", &err), &err);
+	want = json_pack("{s:I, s:o, s:s, s:s, s:I, s:I}", "last_seen_seq",
+	    (json_int_t)st.last_seen_seq, "native_session_id",
+	    native ? json_string(native) : json_null(), "runtime", "scripted",
+	    "last_summary", st.last_summary, "turn_index",
+	    (json_int_t)st.turn_index, "last_event_seq",
+	    (json_int_t)st.last_event_seq);
+	text = json_dumps(want, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	assert_hd_ok(hd_store_kv_get(&raw, fx->st, "turn:team:dev:manager",
+			 &err),
+	    &err);
+	assert_string_equal(raw, text);
+	free(raw);
+	free(text);
+	json_decref(want);
+	want = json_pack("{s:s, s:i, s:f, s:I, s:I, s:I, s:b}", "room_id",
+	    "team:dev", "turn", 1, "usd", (double)microcents / 1e8,
+	    "microcents", (json_int_t)microcents, "input_tokens",
+	    (json_int_t)0, "output_tokens", (json_int_t)0, "estimated", 0);
+	text = json_dumps(want, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	got = last_event_text(fx, "cost");
+	assert_string_equal(got, text);
+	free(got);
+	free(text);
+	json_decref(want);
+	hd_turn_state_dispose(&st);
+}
+
+static void
+test_turn__state_and_cost_are_stored_as_jansson_prints_them(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_spec s;
+	char reply[1024];
+	size_t i;
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	fake_init(&f, fx->st);
+	fake_rule_add(&f, "manager", "short \"and\" sweet", "s\\1", NULL,
+	    5400);
+	s = spec_for("Go.", &f);
+	run_ok(fx, &s, 1);
+	expect_stored_as_jansson_prints(fx, "s\\1", 5400);
+	/* a summary of control characters and quotes: every one escaped,
+	 * longer than any buffer a state is first printed into */
+	for (i = 0; i < 450; i++)
+		reply[i] = i % 4 == 3 ? '"' : '\x01';
+	memcpy(reply + 450, "end", 4);
+	f.rules[0].text = reply;
+	f.rules[0].native = NULL;
+	f.rules[0].microcents = 123456789;
+	run_ok(fx, &s, 1);
+	expect_stored_as_jansson_prints(fx, "s\\1", 123456789);
+	fake_dispose(&f);
+}
+
 int
 main(void)
 {
@@ -535,6 +627,9 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_turn__real_runtimes_error_and_reply, hd_fixture_setup,
 		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_turn__state_and_cost_are_stored_as_jansson_prints_them,
+		hd_fixture_setup, hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

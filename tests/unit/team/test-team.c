@@ -256,6 +256,104 @@ test_team__one_leader_at_a_time(void **state)
 }
 
 static void
+test_agent__roster_configs_parse_as_a_list_reads_them(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_agent_spec as = {.id = "coder", .team = "dev"};
+	hd_team_spec up = {.id = "ops"};
+	hd_agents full, roster;
+	char **texts = NULL, *a, *b;
+	hd_err err = HD_ERR_INIT;
+	json_t *cfg;
+	size_t i;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	cfg = json_loads("{\"default\": \"ok\", \"delay_ms\": 5}", 0, NULL);
+	as.runtime_config = cfg;
+	assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
+	json_decref(cfg);
+	/* a damaged row reads as an empty object, parsed now or later */
+	assert_hd_ok(hd_store_exec(fx->st,
+			 "UPDATE agents SET runtime_config = '[1' "
+			 "WHERE id = 'manager'",
+			 &err),
+	    &err);
+	assert_hd_ok(hd_agent_list(&full, fx->st, "dev", &err), &err);
+	assert_hd_ok(hd_agent_roster_configs(&roster, &texts, fx->st, "dev",
+			 &err),
+	    &err);
+	assert_int_equal(roster.n, full.n);
+	assert_non_null(texts);
+	for (i = 0; i < roster.n; i++) {
+		assert_string_equal(roster.items[i].id, full.items[i].id);
+		assert_int_equal(json_object_size(roster.items[i].runtime_config),
+		    0); /* not parsed yet */
+		assert_hd_ok(hd_agent_config_parse(&roster.items[i], texts[i],
+				 &err),
+		    &err);
+		a = json_dumps(roster.items[i].runtime_config, JSON_SORT_KEYS);
+		b = json_dumps(full.items[i].runtime_config, JSON_SORT_KEYS);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	assert_string_equal(texts[1], "{\"default\":\"ok\",\"delay_ms\":5}");
+	hd_agent_config_texts_free(texts, roster.n);
+	hd_agents_dispose(&roster);
+	hd_agents_dispose(&full);
+	/* the leader first, then by id; with no leader, by id alone, in a
+	 * team's list, its roster and the list of every team alike */
+	hd_fixture_team(fx, "ops", "zed", "sre", NULL);
+	assert_hd_ok(hd_agent_roster(&roster, fx->st, "ops", &err), &err);
+	assert_int_equal(roster.n, 2);
+	assert_string_equal(roster.items[0].id, "zed");
+	assert_true(roster.items[0].is_leader);
+	assert_string_equal(roster.items[1].id, "sre");
+	assert_false(roster.items[1].is_leader);
+	hd_agents_dispose(&roster);
+	up.leader = "";
+	assert_hd_ok(hd_team_update(NULL, fx->st, &up, &err), &err);
+	assert_hd_ok(hd_agent_list(&full, fx->st, "ops", &err), &err);
+	assert_int_equal(full.n, 2);
+	assert_string_equal(full.items[0].id, "sre");
+	assert_string_equal(full.items[1].id, "zed");
+	assert_false(full.items[0].is_leader || full.items[1].is_leader);
+	hd_agents_dispose(&full);
+	assert_hd_ok(hd_agent_list(&full, fx->st, NULL, &err), &err);
+	assert_int_equal(full.n, 4);
+	assert_string_equal(full.items[0].id, "manager");
+	assert_string_equal(full.items[1].id, "coder");
+	assert_string_equal(full.items[2].id, "sre");
+	assert_string_equal(full.items[3].id, "zed");
+	hd_agents_dispose(&full);
+	/* added last, listed first: each config text moves with its agent */
+	as.id = "ann";
+	as.team = "ops";
+	cfg = json_loads("{\"default\": \"ann\"}", 0, NULL);
+	as.runtime_config = cfg;
+	assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
+	json_decref(cfg);
+	assert_hd_ok(hd_agent_roster_configs(&roster, &texts, fx->st, "ops",
+			 &err),
+	    &err);
+	assert_int_equal(roster.n, 3);
+	assert_string_equal(roster.items[0].id, "ann");
+	assert_string_equal(texts[0], "{\"default\":\"ann\"}");
+	assert_string_equal(roster.items[1].id, "sre");
+	assert_string_equal(texts[1], "{}");
+	assert_string_equal(roster.items[2].id, "zed");
+	assert_string_equal(texts[2], "{}");
+	hd_agent_config_texts_free(texts, roster.n);
+	hd_agents_dispose(&roster);
+	/* no team: the same refusal as a list */
+	assert_hd_err(hd_agent_roster_configs(&roster, &texts, fx->st, "ghost",
+			  &err),
+	    HD_ENOTFOUND, "team \"ghost\" not found", &err);
+	assert_null(texts);
+	hd_agent_config_texts_free(NULL, 0);
+}
+
+static void
 insert_post(hd_fixture *fx, const char *team, int seq)
 {
 	char sql[512];
@@ -332,6 +430,7 @@ main(void)
 		T(test_agent__bad_names_and_runtimes_are_refused),
 		T(test_agent__an_agent_is_in_one_team),
 		T(test_team__one_leader_at_a_time),
+		T(test_agent__roster_configs_parse_as_a_list_reads_them),
 		T(test_team__rm_refuses_a_team_with_posts_unless_purged),
 		T(test_team__rm_of_an_empty_team_needs_no_purge),
 	};
