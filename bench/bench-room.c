@@ -150,7 +150,7 @@ raw_step_done(sqlite3 *db, sqlite3_stmt *s)
 }
 
 /* The same post in plain SQLite: BEGIN IMMEDIATE, MAX(seq)+1, INSERT,
- * COMMIT, on the connection huddle opened (same pragmas and busy
+ * COMMIT, on the connection huddle opened (same pragmas, VFS and busy
  * handler); with_event also inserts the event row. */
 static void
 post_raw(hd_store *st, int who, int n, int with_event)
@@ -490,7 +490,7 @@ main(int argc, char **argv)
 	hd_log_set_level(HD_LOG_WARN);
 	srand(1);
 	printf("# room: %d posts per round, best of %d rounds; raw SQLite = "
-	       "same schema, pragmas and busy handler\n",
+	       "same schema, pragmas, VFS and busy handler\n",
 	    posts, rounds);
 	fflush(stdout);
 	bench_post("room_post_1proc", 1, posts, rounds);

@@ -5,6 +5,9 @@
  * IMMEDIATE, busy handler, statement cache, kv upsert, COMMIT) against raw
  * SQLite doing the same upsert in its own BEGIN IMMEDIATE/COMMIT on a
  * connection with the same pragmas, in the same run, on the same disk.
+ * The raw connection uses SQLite's own VFS: part of what huddle gains is
+ * its WAL-batching VFS (src/store/vfs.c), one write per commit instead of
+ * two per page.
  *
  * usage: bench_store [N]   (default 20000 commits each)
  */
