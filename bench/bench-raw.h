@@ -3,7 +3,7 @@
  *
  * A room post's id is a random version-4 UUID (SPEC 2), so a raw poster
  * doing "the same insert" mints one too, and as cheaply as huddle does
- * (hd_store_uuid): OpenSSL random bytes drawn 512 at a time, formatted by
+ * (hd_store_uuid): OpenSSL random bytes drawn 4096 at a time, formatted by
  * hand. Sequential ids would be cheaper than the schema allows: they
  * append to the id index instead of landing on a random leaf.
  */
@@ -15,7 +15,7 @@
 
 #include <huddle/util.h>
 
-#define BENCH_RAW_POOL 512
+#define BENCH_RAW_POOL 4096
 
 /* The next id from pool; *used starts at BENCH_RAW_POOL (empty). */
 static inline void
