@@ -5,7 +5,8 @@
 #   make test   install missing packages (Chromium and Node.js too, for the
 #               browser tests), then every test, twice: a normal build and
 #               an ASan+UBSan build
-# Also: make (build), make bench, make fuzz, make clean.
+# Also: make (build), make bench, make build-release (the benchmarks'
+# build, without running them), make fuzz, make clean.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -17,7 +18,7 @@ E2E_DIR    := tests/e2e
 NPM_STAMP  := $(BUILD)/.e2e-npm-ci.stamp
 FUZZ_SECONDS ?= 30
 
-.PHONY: all deps deps-e2e build build-asan build-tsan run test test-tsan test-unit bench fuzz clean format
+.PHONY: all deps deps-e2e build build-asan build-tsan build-release run test test-tsan test-unit bench fuzz clean format
 
 all: build
 
@@ -66,9 +67,13 @@ test: deps-e2e
 	@echo "== tests: ASan+UBSan build =="
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
-bench: deps
+# Phony on purpose: without a rule, `make build-release` found the
+# directory and reported nothing to do, leaving a stale binary to measure.
+build-release:
 	@cmake -S . -B $(BUILD)-release -DCMAKE_BUILD_TYPE=Release -DHUDDLE_TESTS=OFF >/dev/null
 	@cmake --build $(BUILD)-release -j $(JOBS) -- --no-print-directory
+
+bench: deps build-release
 	@bench/run.sh $(BUILD)-release
 
 fuzz: deps
