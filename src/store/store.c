@@ -62,7 +62,7 @@ struct hd_store {
 /*
  * A forked child must never mint the ids its parent will mint, so a pool
  * drawn before a fork must not be used after it. The pool lives in its own
- * page marked MADV_WIPEONFORK: a child sees it zeroed, so `left` reads 0
+ * mapping marked MADV_WIPEONFORK: a child sees it zeroed, so `left` reads 0
  * and the child draws its own bytes. Asking getpid() on every id instead
  * costs a system call, about 0.75 us on the VM the benchmarks run on, and
  * an exchange turn mints nine ids. Where the kernel refuses the advice
@@ -129,8 +129,8 @@ hd_store_uuid(hd_store *st, char out[37], hd_err *err)
 	if (st->rnd == NULL && (rc = store_rnd_pool(st, err)) < 0)
 		return rc;
 	p = st->rnd;
-	/* One RAND_bytes call costs as much as formatting thirty ids; a post
-	 * mints two (the post and its event), so draw them in blocks. */
+	/* A post mints two ids (the post and its event), an exchange turn
+	 * nine: draw the bytes in blocks (see rnd_pool). */
 	if (p->left < 16 || (!st->rnd_wipes && p->pid != getpid())) {
 		if ((rc = hd_random_bytes(p->bytes, sizeof(p->bytes), err)) < 0)
 			return rc;
