@@ -271,6 +271,13 @@ const char *const hd_store_migrations[] = {
 	"''queued'' OR state = ''running'' OR state = ''done'')') "
 	"WHERE type = 'table' AND name = 'conversation_deliveries';"
 	"PRAGMA writable_schema = RESET;",
+
+	/* 9: agents (team): the membership probe every peer post makes
+	 * (room.c, "an author must be a member") read the id's unique index,
+	 * then the table row for its team: two b-tree searches, about 5.4k
+	 * instructions, 8% of a post. This index answers it alone (2.8k).
+	 * Agents change rarely; a status update leaves it untouched. */
+	"CREATE INDEX agents_member ON agents(id, team_id);",
 };
 
 const int hd_store_nmigrations =

@@ -498,6 +498,9 @@ hd_team_remove(hd_store *st, const char *id, int purge, hd_err *err)
 	return hd_store_write(st, team_rm_txn, &r, err);
 }
 
+/* Membership is answered by the covering index agents_member (migration
+ * 9) alone; the planner would take the id's unique index and then read
+ * the row, so the index is named. */
 int
 hd_team_member_check(hd_store *st, const char *team, const char *agent,
     hd_err *err)
@@ -507,7 +510,8 @@ hd_team_member_check(hd_store *st, const char *team, const char *agent,
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT EXISTS(SELECT 1 FROM teams WHERE id = ?1),"
-		 " EXISTS(SELECT 1 FROM agents WHERE id = ?2 AND team_id = ?1)",
+		 " EXISTS(SELECT 1 FROM agents INDEXED BY agents_member"
+		 " WHERE id = ?2 AND team_id = ?1)",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
