@@ -67,7 +67,21 @@ typedef struct room_read_txn {
 void
 hd_room_id(char *out, size_t outlen, const char *team)
 {
-	snprintf(out, outlen, "team:%s", team);
+	size_t n = strlen(team), k;
+
+	/* Every post and read names its room: copied rather than formatted,
+	 * cut to outlen exactly as snprintf would cut it. */
+	if (outlen == 0)
+		return;
+	k = outlen - 1 < 5 ? outlen - 1 : 5;
+	memcpy(out, "team:", k);
+	if (k == 5) {
+		if (n > outlen - 6)
+			n = outlen - 6;
+		memcpy(out + 5, team, n);
+		k += n;
+	}
+	out[k] = '\0';
 }
 
 static void
@@ -165,6 +179,49 @@ room_author_ok(hd_store *st, const room_post_txn *tx, hd_err *err)
 	return hd_team_member_check(st, tx->team, tx->author, err);
 }
 
+/* Append the n bytes of s at out + *len when they fit in outlen (with a
+ * NUL after them); *len grows either way, so the caller sees an overflow
+ * as *len >= outlen. */
+static void
+put(char *out, size_t outlen, size_t *len, const char *s, size_t n)
+{
+	if (*len < outlen && n < outlen - *len)
+		memcpy(out + *len, s, n);
+	*len += n;
+}
+
+/* The team_chat_post event's data, exactly as
+ * {"seq":%lld,"roomId":"%s","author":"%s","kind":"%s"} would print it;
+ * printed that way when it would not fit (it always does: a room id, an
+ * agent id and a kind are short). seq is a room seq, so positive. */
+static void
+event_data(char *out, size_t outlen, const room_post_txn *tx)
+{
+	char digits[24];
+	uint64_t v = (uint64_t)tx->seq;
+	size_t nd = 0, len = 0;
+
+	do
+		digits[sizeof(digits) - ++nd] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	put(out, outlen, &len, "{\"seq\":", 7);
+	put(out, outlen, &len, digits + sizeof(digits) - nd, nd);
+	put(out, outlen, &len, ",\"roomId\":\"", 11);
+	put(out, outlen, &len, tx->room, strlen(tx->room));
+	put(out, outlen, &len, "\",\"author\":\"", 12);
+	put(out, outlen, &len, tx->author, strlen(tx->author));
+	put(out, outlen, &len, "\",\"kind\":\"", 10);
+	put(out, outlen, &len, tx->kind, strlen(tx->kind));
+	put(out, outlen, &len, "\"}", 2);
+	if (tx->seq > 0 && len < outlen)
+		out[len] = '\0';
+	else
+		snprintf(out, outlen,
+		    "{\"seq\":%lld,\"roomId\":\"%s\",\"author\":\"%s\","
+		    "\"kind\":\"%s\"}",
+		    (long long)tx->seq, tx->room, tx->author, tx->kind);
+}
+
 static int
 room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
@@ -203,12 +260,10 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 		return hd_store_sqlerr(st, src, err);
 	/* (3) Every field is an integer or a checked name (room and author
 	 * passed the slug rule or membership, kind the three-way check), so
-	 * the event's JSON is printed directly rather than built and dumped
-	 * through a json_t: that was a tenth of a post's instructions. */
-	snprintf(data, sizeof(data),
-	    "{\"seq\":%lld,\"roomId\":\"%s\",\"author\":\"%s\","
-	    "\"kind\":\"%s\"}",
-	    (long long)tx->seq, tx->room, tx->author, tx->kind);
+	 * the event's JSON is written directly rather than built and dumped
+	 * through a json_t (a tenth of a post's instructions), and pieced
+	 * together rather than formatted (snprintf: 2% of a post). */
+	event_data(data, sizeof(data), tx);
 	hd_events_append_raw(st, "team_chat_post", tx->team, 0,
 	    strcmp(tx->kind, "peer") == 0 ? tx->author : NULL, data);
 	return 0;

@@ -240,6 +240,24 @@ test_post__emits_team_chat_post_event(void **state)
 				  "\"author\":\"huddle\",\"kind\":\"system\"}");
 	free(data);
 	hd_event_list_dispose(&l);
+
+	/* seqs of several digits, and a user post */
+	for (int i = 3; i <= 120; i++)
+		assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "user", NULL,
+				 "c", &err),
+		    &err);
+	f.limit = 200;
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 120);
+	data = json_dumps(l.items[9].data, JSON_COMPACT);
+	assert_string_equal(data, "{\"seq\":10,\"roomId\":\"team:dev\","
+				  "\"author\":\"user\",\"kind\":\"user\"}");
+	free(data);
+	data = json_dumps(l.items[119].data, JSON_COMPACT);
+	assert_string_equal(data, "{\"seq\":120,\"roomId\":\"team:dev\","
+				  "\"author\":\"user\",\"kind\":\"user\"}");
+	free(data);
+	hd_event_list_dispose(&l);
 }
 
 static void
@@ -274,6 +292,17 @@ test_post__room_id(void **state)
 	    "a1234567890123456789012345678901234567890123456789");
 	assert_string_equal(
 	    id, "team:a1234567890123456789012345678901234567890123456789");
+	/* a short buffer is cut as snprintf would cut it: len - 1 bytes */
+	for (size_t len = 1; len <= 14; len++) {
+		char want[16], got[16];
+		size_t keep = len - 1 < 12 ? len - 1 : 12;
+
+		memcpy(want, "team:backend", keep);
+		want[keep] = '\0';
+		memset(got, 'x', sizeof(got));
+		hd_room_id(got, len, "backend");
+		assert_string_equal(got, want);
+	}
 }
 
 static void
