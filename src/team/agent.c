@@ -177,11 +177,17 @@ hd_agent__check_fields(const char *name, const char *role, hd_err *err)
 	return 0;
 }
 
-#define AGENT_COLS                                                            \
-	"a.id, a.name, a.team_id, a.role, a.runtime, a.runtime_config,"       \
+/* An agent row's columns, in agent_row's order: config is the runtime
+ * config column (or NULL, unread), leader an expression true for the
+ * team's leader. */
+#define AGENT_COLS_OF(config, leader)                                         \
+	"a.id, a.name, a.team_id, a.role, a.runtime, " config ","             \
 	" a.status, a.spawned_by, a.session_key, a.last_active_at,"           \
-	" a.created_at, a.updated_at,"                                        \
-	" (SELECT t.leader_agent_id = a.id FROM teams t WHERE t.id = a.team_id)"
+	" a.created_at, a.updated_at, " leader
+#define AGENT_COLS                                                            \
+	AGENT_COLS_OF("a.runtime_config",                                     \
+	    "(SELECT t.leader_agent_id = a.id FROM teams t"                   \
+	    " WHERE t.id = a.team_id)")
 
 /* The stored runtime_config text as every reader sees it: NULL reads as
  * {}, and text that is not a JSON object as an empty object. NULL only
@@ -210,7 +216,7 @@ hd_agent_config_parse(hd_agent *a, const char *text, hd_err *err)
 	return 0;
 }
 
-/* One row of AGENT_COLS; with config 0 the stored runtime_config is not
+/* One row of AGENT_COLS_OF; with config 0 the stored runtime_config is not
  * parsed (a roster: hd_agent_roster) and reads as an empty object. */
 static int
 agent_row(hd_agent *a, sqlite3_stmt *s, int config)
@@ -323,74 +329,18 @@ hd_agent_exists(hd_store *st, const char *id, hd_err *err)
 	    st, "SELECT 1 FROM agents WHERE id = ?", "agent", id, err);
 }
 
-/* One team's agents (AGENT_COLS' values): the team's rows through its
- * index, its leader read once, not once per row, and no config text read
- * when no one reads it (a roster). The leader column is the same value,
- * NULL included. Unordered: team_order sorts them in C, where SQLite's
- * sorter cost more than the rest of the read. */
-#define TEAM_COLS(config)                                                     \
-	"a.id, a.name, a.team_id, a.role, a.runtime, " config ","             \
-	" a.status, a.spawned_by, a.session_key, a.last_active_at,"           \
-	" a.created_at, a.updated_at,"                                        \
-	" (SELECT t.leader_agent_id FROM teams t WHERE t.id = ?1) = a.id"
+/* One team's agents, the way the list of all orders them: the team's
+ * rows through its index, and its leader read once, not once per row;
+ * without the config text in the rows sorted when no one reads it (a
+ * roster). The leader column is the same value, NULL included. */
 #define TEAM_SQL(config)                                                      \
-	"SELECT " TEAM_COLS(config) " FROM agents a WHERE a.team_id = ?1"
+	"SELECT "                                                             \
+	AGENT_COLS_OF(config, "(SELECT t.leader_agent_id FROM teams t"        \
+			      " WHERE t.id = ?1) = a.id")                     \
+	" FROM agents a WHERE a.team_id = ?1 ORDER BY 13 DESC, a.id"
 
 static const char *const team_sql[] = {
 	TEAM_SQL("NULL"), TEAM_SQL("a.runtime_config")};
-
-/* An agent and its config text, sorted together. */
-typedef struct agent_text {
-	hd_agent a;
-	char *text;
-} agent_text;
-
-/* The list's order within a team: the leader first (is_leader is 1 for
- * it and the same, 0, for every other row of a team), then by id, byte
- * by byte as SQLite's BINARY collation compares (ids are slugs: no NUL). */
-static int
-agent_before(const hd_agent *a, const hd_agent *b)
-{
-	if (a->is_leader != b->is_leader)
-		return a->is_leader ? -1 : 1;
-	return strcmp(a->id, b->id);
-}
-
-static int
-agent_text_cmp(const void *x, const void *y)
-{
-	return agent_before(
-	    &((const agent_text *)x)->a, &((const agent_text *)y)->a);
-}
-
-/* Sort a team's rows (and texts[i] with items[i], when texts is non-NULL)
- * into the list's order; rows usually come in it already (the leader is
- * most often added first, the others in id order). -1: out of memory. */
-static int
-team_order(hd_agent *items, char **texts, size_t n)
-{
-	agent_text *v;
-	size_t i;
-
-	for (i = 1; i < n && agent_before(&items[i - 1], &items[i]) < 0; i++)
-		;
-	if (i >= n)
-		return 0;
-	if ((v = malloc(n * sizeof(*v))) == NULL)
-		return -1;
-	for (i = 0; i < n; i++) {
-		v[i].a = items[i];
-		v[i].text = texts != NULL ? texts[i] : NULL;
-	}
-	qsort(v, n, sizeof(*v), agent_text_cmp);
-	for (i = 0; i < n; i++) {
-		items[i] = v[i].a;
-		if (texts != NULL)
-			texts[i] = v[i].text;
-	}
-	free(v);
-	return 0;
-}
 
 /* The agents of team (NULL: all). config 1 parses each runtime_config;
  * config 0 leaves an empty object, and then texts (when non-NULL) gets
@@ -452,8 +402,6 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
-	if (team != NULL && team_order(items, tx, n) < 0)
-		goto oom;
 	out->items = items;
 	out->n = n;
 	if (texts != NULL)
