@@ -146,36 +146,16 @@ room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
 	return rc;
 }
 
-/* (2) The author may post: for a peer post, a member of the team; else
- * the team exists (hd_team_exists). One indexed probe in the common case
- * (a member implies the team, by the foreign key), answered by the
- * covering index agents_member alone: SQLite's planner prefers the id's
- * unique index, which then needs the table row, hence INDEXED BY (the
- * migration that made it is older than any store this code opens). The
- * full check runs only to name what is wrong. Not folded into INSERT ...
- * SELECT ... WHERE: a statement that may insert several rows makes SQLite
- * keep a statement journal, a copy of every page it touches. */
+/* (2) The author may post: for a peer post, a member of the team (one
+ * indexed probe, hd_team_member_check); else the team exists. Not folded
+ * into INSERT ... SELECT ... WHERE: a statement that may insert several
+ * rows makes SQLite keep a statement journal, a copy of every page it
+ * touches. */
 static int
 room_author_ok(hd_store *st, const room_post_txn *tx, hd_err *err)
 {
-	sqlite3_stmt *s;
-	int rc, src;
-
 	if (strcmp(tx->kind, "peer") != 0)
 		return hd_team_exists(st, tx->team, err);
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT 1 FROM agents INDEXED BY agents_member"
-		 " WHERE id = ?2 AND team_id = ?1",
-		 err)) < 0)
-		return rc;
-	sqlite3_bind_text(s, 1, tx->team, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, tx->author, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	hd_store_reset(s);
-	if (src == SQLITE_ROW)
-		return 0;
-	if (src != SQLITE_DONE)
-		return hd_store_sqlerr(st, src, err);
 	return hd_team_member_check(st, tx->team, tx->author, err);
 }
 

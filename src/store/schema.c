@@ -272,8 +272,8 @@ const char *const hd_store_migrations[] = {
 	"WHERE type = 'table' AND name = 'conversation_deliveries';"
 	"PRAGMA writable_schema = RESET;",
 
-	/* 9: agents (team): the membership probe every peer post makes
-	 * (room.c, "an author must be a member") read the id's unique index,
+	/* 9: agents (team): the membership probe (hd_team_member_check) that
+	 * every peer post, claim and message makes read the id's unique index,
 	 * then the table row for its team: two b-tree searches, about 5.4k
 	 * instructions, 8% of a post. This index answers it alone (2.8k).
 	 * Agents change rarely; a status update leaves it untouched. */

@@ -498,39 +498,45 @@ hd_team_remove(hd_store *st, const char *id, int purge, hd_err *err)
 	return hd_store_write(st, team_rm_txn, &r, err);
 }
 
-/* Membership is answered by the covering index agents_member (migration
- * 9) alone; the planner would take the id's unique index and then read
- * the row, so the index is named. */
+/* One probe in the common case: membership is answered by the covering
+ * index agents_member (migration 9) alone, and a member implies its team
+ * (agents.team_id references teams). The planner would take the id's
+ * unique index and then read the row, so the index is named. Only a miss
+ * reads teams, to say which of the two is wrong. Every peer post, claim,
+ * message and spawn passes through here. */
 int
 hd_team_member_check(hd_store *st, const char *team, const char *agent,
     hd_err *err)
 {
 	sqlite3_stmt *s;
-	int rc, src, found_team = 0, member = 0;
+	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT EXISTS(SELECT 1 FROM teams WHERE id = ?1),"
-		 " EXISTS(SELECT 1 FROM agents INDEXED BY agents_member"
-		 " WHERE id = ?2 AND team_id = ?1)",
+		 "SELECT 1 FROM agents INDEXED BY agents_member"
+		 " WHERE id = ?2 AND team_id = ?1",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		found_team = sqlite3_column_int(s, 0);
-		member = sqlite3_column_int(s, 1);
-	} else
-		rc = hd_store_sqlerr(st, src, err);
+	src = sqlite3_step(s);
 	hd_store_reset(s);
-	if (rc < 0)
+	if (src == SQLITE_ROW)
+		return 0;
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	if ((rc = hd_store_prepare(st, &s, "SELECT 1 FROM teams WHERE id = ?",
+		 err)) < 0)
 		return rc;
-	if (!found_team)
+	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_ROW && src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	if (src == SQLITE_DONE)
 		return hd_err_set(err, HD_ENOTFOUND, "team \"%.128s\" not found",
 		    team);
-	if (!member)
-		return hd_err_set(err, HD_EREFUSED,
-		    "no member \"%.128s\" in team %s", agent, team);
-	return 0;
+	return hd_err_set(err, HD_EREFUSED, "no member \"%.128s\" in team %s",
+	    agent, team);
 }
 
 json_t *
