@@ -72,12 +72,18 @@ hd_budgets_dispose(hd_budgets *l)
 	l->n = 0;
 }
 
+/* The one rule for "at or over its limit" (-1: no limit). */
+static int
+limit_reached(int64_t limit_cents, int64_t spent_microcents)
+{
+	return limit_cents >= 0 &&
+	       spent_microcents >= limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
+}
+
 int
 hd_budget_over(const hd_budget *b)
 {
-	return b->limit_cents >= 0 &&
-	       b->spent_microcents >=
-		   b->limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
+	return limit_reached(b->limit_cents, b->spent_microcents);
 }
 
 int
@@ -181,9 +187,8 @@ budget_state_read(budget_state *out, hd_store *st, const char *scope,
 static int
 state_tripped(const budget_state *b)
 {
-	return b->found && b->cap && b->limit_cents >= 0 &&
-	       b->spent_microcents >=
-		   b->limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
+	return b->found && b->cap &&
+	       limit_reached(b->limit_cents, b->spent_microcents);
 }
 
 typedef struct set_txn {
@@ -352,7 +357,7 @@ charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
 {
 	budget_state b;
 	sqlite3_stmt *s;
-	int64_t before, limit;
+	int64_t before;
 	int rc, src;
 
 	*tripped = 0;
@@ -380,9 +385,9 @@ charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
 	hd_store_reset(s);
 	if (rc < 0 || !b.found || b.limit_cents < 0)
 		return rc;
-	limit = b.limit_cents * HD_BUDGET_MICROCENTS_PER_CENT;
-	*tripped = b.cap && before + microcents >= limit;
-	if (before < limit && before + microcents >= limit) { /* (3) */
+	*tripped = b.cap && limit_reached(b.limit_cents, before + microcents);
+	if (!limit_reached(b.limit_cents, before) &&
+	    limit_reached(b.limit_cents, before + microcents)) { /* (3) */
 		*crossed |=
 		    b.cap ? HD_BUDGET_CROSSED_CAP : HD_BUDGET_CROSSED_WARN;
 		hd_events_append(st, "budget_exceeded", team, 0,
