@@ -555,33 +555,6 @@ hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 
 /* ---- after the runtime: post and save (4) ---- */
 
-/* The state save writes (8.1 step 5), in this key order. NULL when a
- * value cannot be made (memory, or text Jansson refuses), as json_pack
- * would have it. */
-static json_t *
-state_json(const hd_exchange__turn *t)
-{
-	json_t *o = json_object();
-
-	if (o == NULL ||
-	    json_object_set_new(
-		o, "last_seen_seq", json_integer((json_int_t)t->seen)) < 0 ||
-	    json_object_set_new(o, "native_session_id",
-		t->native ? json_string(t->native) : json_null()) < 0 ||
-	    json_object_set_new(
-		o, "runtime", json_string(t->agent->runtime)) < 0 ||
-	    json_object_set_new(
-		o, "last_summary", json_string(t->summary)) < 0 ||
-	    json_object_set_new(o, "turn_index",
-		json_integer((json_int_t)(t->state->turn_index + 1))) < 0 ||
-	    json_object_set_new(o, "last_event_seq",
-		json_integer((json_int_t)t->event_mark)) < 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
 int
 hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 {
@@ -611,7 +584,14 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		goto done;
 	if ((rc = hd_events_head(&t->event_mark, st, err)) < 0)
 		goto done;
-	if ((state = state_json(t)) == NULL ||
+	/* the state save writes (8.1 step 5), in this key order */
+	state = json_pack("{s:I, s:o, s:s, s:s, s:I, s:I}", "last_seen_seq",
+	    (json_int_t)t->seen, "native_session_id",
+	    t->native ? json_string(t->native) : json_null(), "runtime",
+	    t->agent->runtime, "last_summary", t->summary, "turn_index",
+	    (json_int_t)(t->state->turn_index + 1), "last_event_seq",
+	    (json_int_t)t->event_mark);
+	if (state == NULL ||
 	    (text = dump_in(state, JSON_COMPACT | JSON_PRESERVE_ORDER, buf,
 		 sizeof(buf))) == NULL) {
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
