@@ -455,8 +455,9 @@ vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 		return rc;
 	}
 	if (p->real->pMethods->iVersion < 3) {
-		/* not the unix VFS this shim was written against: pass the
-		 * file through untouched would need other tables; refuse */
+		/* registration checked for the unix VFS, whose files all
+		 * have version-3 methods; anything else is not a file this
+		 * shim can forward for, so it is refused, not half served */
 		p->real->pMethods->xClose(p->real);
 		p->base.pMethods = NULL;
 		return SQLITE_CANTOPEN;
@@ -565,8 +566,11 @@ hd_store__vfs_register(void)
 {
 	sqlite3_vfs *real = sqlite3_vfs_find(NULL);
 
+	/* only over the unix VFS, the one its write shapes were read from;
+	 * with another default, stores open on that one as they are */
 	if (real == NULL || real->iVersion < 2 ||
-	    real->xCurrentTimeInt64 == NULL)
+	    real->xCurrentTimeInt64 == NULL || real->zName == NULL ||
+	    strncmp(real->zName, "unix", 4) != 0)
 		return;
 	hd_vfs.iVersion = 2;
 	hd_vfs.szOsFile = (int)sizeof(hd_vfs_file) + real->szOsFile;
