@@ -278,6 +278,15 @@ const char *const hd_store_migrations[] = {
 	 * instructions, 8% of a post. This index answers it alone (2.8k).
 	 * Agents change rarely; a status update leaves it untouched. */
 	"CREATE INDEX agents_member ON agents(id, team_id);",
+
+	/* 10: agents (team): a team's agents in id order straight from the
+	 * index, so listing a team (every exchange reads its roster twice:
+	 * the pre-checks and the leader's team state) needs no sort; the
+	 * same index answers the membership probe alone, so agents_member
+	 * goes. */
+	"DROP INDEX agents_member;"
+	"DROP INDEX agents_team;"
+	"CREATE INDEX agents_team ON agents(team_id, id);",
 };
 
 const int hd_store_nmigrations =

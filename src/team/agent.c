@@ -329,18 +329,34 @@ hd_agent_exists(hd_store *st, const char *id, hd_err *err)
 	    st, "SELECT 1 FROM agents WHERE id = ?", "agent", id, err);
 }
 
-/* One team's agents, the way the list of all orders them: the team's
- * rows through its index, and its leader read once, not once per row;
- * without the config text in the rows sorted when no one reads it (a
- * roster). The leader column is the same value, NULL included. */
+/* One team's agents, the way the list of all orders them (the leader
+ * first, then by id), in one statement: the team's row, joined to its
+ * agents in id order straight from agents_team (team_id, id), so nothing
+ * is sorted. A team without agents reads as one row of NULLs; no row at
+ * all means no such team. The leader is moved to the front as the rows
+ * are read. Without the config text when no one reads it (a roster). */
 #define TEAM_SQL(config)                                                      \
-	"SELECT "                                                             \
-	AGENT_COLS_OF(config, "(SELECT t.leader_agent_id FROM teams t"        \
-			      " WHERE t.id = ?1) = a.id")                     \
-	" FROM agents a WHERE a.team_id = ?1 ORDER BY 13 DESC, a.id"
+	"SELECT " AGENT_COLS_OF(config, "t.leader_agent_id = a.id")           \
+	" FROM teams t LEFT JOIN agents a ON a.team_id = t.id"                \
+	" WHERE t.id = ?1 ORDER BY a.id"
 
 static const char *const team_sql[] = {
 	TEAM_SQL("NULL"), TEAM_SQL("a.runtime_config")};
+
+/* Move row k (the leader) in front of rows 0..k-1. */
+static void
+leader_first(hd_agent *items, char **tx, size_t k)
+{
+	hd_agent lead = items[k];
+	char *text = tx != NULL ? tx[k] : NULL;
+
+	memmove(&items[1], &items[0], k * sizeof(*items));
+	items[0] = lead;
+	if (tx != NULL) {
+		memmove(&tx[1], &tx[0], k * sizeof(*tx));
+		tx[0] = text;
+	}
+}
 
 /* The agents of team (NULL: all). config 1 parses each runtime_config;
  * config 0 leaves an empty object, and then texts (when non-NULL) gets
@@ -355,18 +371,13 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 	char **tx = NULL, **nt;
 	const char *cfg;
 	size_t n = 0, cap = 0;
-	int rc, src;
+	int rc, src, found = team == NULL;
 
 	memset(out, 0, sizeof(*out));
 	if (texts != NULL)
 		*texts = NULL;
-	if (team != NULL) {
-		hd_team *t = NULL;
-
-		if ((rc = hd_team_get(&t, st, team, err)) < 0)
-			return rc;
-		hd_team_free(t);
-	}
+	if (team != NULL && (rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
 	if ((rc = hd_store_prepare(st, &s,
 		 team != NULL ? team_sql[config ? 1 : texts != NULL]
 			      : "SELECT " AGENT_COLS " FROM agents a"
@@ -376,6 +387,9 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 	if (team != NULL)
 		sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
 	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		found = 1;
+		if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+			continue; /* the team, without agents */
 		if (n == cap) {
 			hd_agent *ni;
 
@@ -397,9 +411,16 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 		}
 		if (agent_row(&items[n++], s, config) < 0)
 			goto oom;
+		if (team != NULL && n > 1 && items[n - 1].is_leader)
+			leader_first(items, tx, n - 1);
 	}
 	if (src != SQLITE_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
+		goto done;
+	}
+	if (!found) {
+		rc = hd_err_set(
+		    err, HD_ENOTFOUND, "team \"%s\" not found", team);
 		goto done;
 	}
 	out->items = items;

@@ -499,10 +499,10 @@ hd_team_remove(hd_store *st, const char *id, int purge, hd_err *err)
 }
 
 /* One probe in the common case: membership is answered by the covering
- * index agents_member (migration 9) alone, and a member implies its team
- * (agents.team_id references teams). The planner would take the id's
- * unique index and then read the row, so the index is named. Only a miss
- * reads teams, to say which of the two is wrong. Every peer post, claim,
+ * index agents_team (team_id, id; migration 10) alone, and a member
+ * implies its team (agents.team_id references teams). The planner would take
+ * the id's unique index and then read the row, so the index is named. Only a
+ * miss reads teams, to say which of the two is wrong. Every peer post, claim,
  * message and spawn passes through here. */
 int
 hd_team_member_check(hd_store *st, const char *team, const char *agent,
@@ -512,8 +512,8 @@ hd_team_member_check(hd_store *st, const char *team, const char *agent,
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT 1 FROM agents INDEXED BY agents_member"
-		 " WHERE id = ?2 AND team_id = ?1",
+		 "SELECT 1 FROM agents INDEXED BY agents_team"
+		 " WHERE team_id = ?1 AND id = ?2",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);

@@ -345,6 +345,36 @@ test_agent__roster_configs_parse_as_a_list_reads_them(void **state)
 	assert_string_equal(texts[2], "{}");
 	hd_agent_config_texts_free(texts, roster.n);
 	hd_agents_dispose(&roster);
+	/* a leader in the middle by id moves to the front alone: the others
+	 * keep their order, each with its own text */
+	up.leader = "sre";
+	assert_hd_ok(hd_team_update(NULL, fx->st, &up, &err), &err);
+	assert_hd_ok(
+	    hd_agent_roster_configs(&roster, &texts, fx->st, "ops", &err),
+	    &err);
+	assert_int_equal(roster.n, 3);
+	assert_string_equal(roster.items[0].id, "sre");
+	assert_true(roster.items[0].is_leader);
+	assert_string_equal(texts[0], "{}");
+	assert_string_equal(roster.items[1].id, "ann");
+	assert_false(roster.items[1].is_leader);
+	assert_string_equal(texts[1], "{\"default\":\"ann\"}");
+	assert_string_equal(roster.items[2].id, "zed");
+	assert_false(roster.items[2].is_leader);
+	hd_agent_config_texts_free(texts, roster.n);
+	hd_agents_dispose(&roster);
+	/* a team without agents lists none, and is no error */
+	up.id = "empty";
+	up.leader = NULL;
+	assert_hd_ok(hd_team_create(NULL, fx->st, &up, &err), &err);
+	assert_hd_ok(
+	    hd_agent_roster_configs(&roster, &texts, fx->st, "empty", &err),
+	    &err);
+	assert_int_equal(roster.n, 0);
+	hd_agent_config_texts_free(texts, roster.n);
+	assert_hd_ok(hd_agent_list(&full, fx->st, "empty", &err), &err);
+	assert_int_equal(full.n, 0);
+	hd_agents_dispose(&full);
 	/* no team: the same refusal as a list */
 	assert_hd_err(hd_agent_roster_configs(&roster, &texts, fx->st, "ghost",
 			  &err),
