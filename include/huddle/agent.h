@@ -121,11 +121,13 @@ int hd_agent_set_status(hd_store *st, const char *agent, const char *status,
  * conditional update (an engine's working/idle never overrides a
  * shutdown). Emits agent_status {from, to} when it changed; *changed
  * (when non-NULL) says whether it did. An agent that is not found or not
- * in `from` is left alone and is not an error. Refuses an invalid `to`
+ * in `from` is left alone and is not an error. With `team` non-NULL the
+ * agent must also be in that team (else it is left alone alike), which
+ * spares reading its team back for the event. Refuses an invalid `to`
  * as hd_agent_set_status does. Works inside a caller's transaction.
  */
-int hd_agent_set_status_if(hd_store *st, const char *agent, const char *from,
-    const char *to, int *changed, hd_err *err);
+int hd_agent_set_status_if(hd_store *st, const char *team, const char *agent,
+    const char *from, const char *to, int *changed, hd_err *err);
 
 json_t *hd_agent_to_json(const hd_agent *a);
 void hd_agent_free(hd_agent *a);

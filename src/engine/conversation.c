@@ -225,7 +225,7 @@ agent_status_soft(
 {
 	hd_err aerr = HD_ERR_INIT;
 
-	if (hd_agent_set_status_if(st, agent, from, to, NULL, &aerr) < 0)
+	if (hd_agent_set_status_if(st, NULL, agent, from, to, NULL, &aerr) < 0)
 		hd_log_warn(
 		    "agent %s status %s -> %s: %s", agent, from, to, aerr.msg);
 }

@@ -1011,8 +1011,8 @@ turn_unwork(exch *x, const hd_exchange__turn *t)
 	hd_err rerr = HD_ERR_INIT;
 
 	if (t != NULL && t->set_working &&
-	    hd_agent_set_status_if(
-		x->st, t->agent->id, "working", "idle", NULL, &rerr) < 0)
+	    hd_agent_set_status_if(x->st, t->team, t->agent->id, "working",
+		"idle", NULL, &rerr) < 0)
 		hd_log_warn("%s stays working: %s", t->agent->id, rerr.msg);
 }
 

@@ -483,8 +483,8 @@ hd_exchange__turn_begin(hd_exchange__turn *t, hd_err *err)
 		return rc;
 	emit_selected(st, t);
 	/* never over a shutdown, nor over another engine's working */
-	if ((rc = hd_agent_set_status_if(st, t->agent->id, "idle", "working",
-		 &t->set_working, err)) < 0)
+	if ((rc = hd_agent_set_status_if(st, t->team, t->agent->id, "idle",
+		 "working", &t->set_working, err)) < 0)
 		return rc;
 	emit_started(st, t);
 	return prompt_build(&t->prompt, &t->seen, t, t->state, err);
@@ -579,8 +579,9 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		 err)) < 0)
 		goto done;
 	emit_completed(st, t);
-	if (t->set_working && (rc = hd_agent_set_status_if(st, t->agent->id,
-				   "working", "idle", NULL, err)) < 0)
+	if (t->set_working &&
+	    (rc = hd_agent_set_status_if(
+		 st, t->team, t->agent->id, "working", "idle", NULL, err)) < 0)
 		goto done;
 	if ((rc = hd_events_head(&t->event_mark, st, err)) < 0)
 		goto done;

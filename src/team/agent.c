@@ -700,6 +700,7 @@ done:
 }
 
 struct agent_status_if {
+	const char *team; /* the caller's, or NULL: read back */
 	const char *id;
 	const char *from;
 	const char *to;
@@ -708,8 +709,10 @@ struct agent_status_if {
 
 /* Without RETURNING: SQLite runs that as a trigger program filling a
  * temporary table, about four times the cost of the UPDATE itself, and the
- * exchange moves its speaker idle -> working -> idle on every turn. The
- * team is read back only when the row changed, in the same transaction. */
+ * exchange moves its speaker idle -> working -> idle on every turn. A
+ * caller that names the team matches the row on it too, so the event's
+ * team is that row's; otherwise the team is read back, only when the row
+ * changed, in the same transaction. */
 static int
 agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
 {
@@ -723,13 +726,16 @@ agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
 		 "UPDATE agents SET status = ?1, updated_at = ?2,"
 		 " last_active_at = CASE WHEN ?1 = 'working' THEN ?2"
 		 "   ELSE last_active_at END"
-		 " WHERE id = ?3 AND status = ?4",
+		 " WHERE id = ?3 AND status = ?4"
+		 " AND (?5 IS NULL OR team_id = ?5)",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, as->to, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, hd_now_ms());
 	sqlite3_bind_text(s, 3, as->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 4, as->from, -1, SQLITE_STATIC);
+	if (as->team != NULL)
+		sqlite3_bind_text(s, 5, as->team, -1, SQLITE_STATIC);
 	src = sqlite3_step(s);
 	hd_store_reset(s);
 	if (src != SQLITE_DONE)
@@ -737,35 +743,39 @@ agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
 	if (sqlite3_changes(hd_store_db(st)) == 0)
 		return 0;
 	as->changed = 1;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT team_id FROM agents WHERE id = ?", err)) < 0)
-		return rc;
-	sqlite3_bind_text(s, 1, as->id, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
-		team = hd_store_col_dup(s, 0);
-	else
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
+	if (as->team == NULL) {
+		if ((rc = hd_store_prepare(st, &s,
+			 "SELECT team_id FROM agents WHERE id = ?", err)) < 0)
+			return rc;
+		sqlite3_bind_text(s, 1, as->id, -1, SQLITE_STATIC);
+		if ((src = sqlite3_step(s)) == SQLITE_ROW)
+			team = hd_store_col_dup(s, 0);
+		else
+			rc = hd_store_sqlerr(st, src, err);
+		hd_store_reset(s);
+	}
 	/* both are statuses the CHECK accepted: no escaping needed */
 	if (rc == 0) {
 		snprintf(data, sizeof(data), "{\"from\":\"%s\",\"to\":\"%s\"}",
 		    as->from, as->to);
-		hd_events_append_raw(st, "agent_status", team, 0, as->id, data);
+		hd_events_append_raw(st, "agent_status",
+		    as->team != NULL ? as->team : team, 0, as->id, data);
 	}
 	free(team);
 	return rc;
 }
 
 int
-hd_agent_set_status_if(hd_store *st, const char *agent, const char *from,
-    const char *to, int *changed, hd_err *err)
+hd_agent_set_status_if(hd_store *st, const char *team, const char *agent,
+    const char *from, const char *to, int *changed, hd_err *err)
 {
-	struct agent_status_if as = {agent, from, to, 0};
+	struct agent_status_if as = {team, agent, from, to, 0};
 	int rc, i;
 
 	if (changed != NULL)
 		*changed = 0;
-	if ((rc = hd_slug_check("agent", agent, err)) < 0)
+	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (team != NULL && (rc = hd_slug_check("team", team, err)) < 0))
 		return rc;
 	for (i = 0; agent_statuses[i] != NULL; i++)
 		if (strcmp(agent_statuses[i], to) == 0)

@@ -77,35 +77,60 @@ test_status__agent_if(void **state)
 {
 	hd_fixture *fx = *state;
 	hd_agent *a = NULL;
+	hd_event_filter f = {0};
+	hd_event_list l = {0};
 	hd_err err = HD_ERR_INIT;
 	int changed = -1;
 
-	assert_hd_ok(hd_agent_set_status_if(fx->st, "coder", "idle", "working",
-			 &changed, &err),
+	assert_hd_ok(hd_agent_set_status_if(fx->st, NULL, "coder", "idle",
+			 "working", &changed, &err),
 	    &err);
 	assert_int_equal(changed, 1);
 	assert_int_equal(count_events(fx, "agent_status"), 1);
 	/* not in `from`: left alone, no event, no error */
-	assert_hd_ok(hd_agent_set_status_if(fx->st, "coder", "idle", "working",
-			 &changed, &err),
+	assert_hd_ok(hd_agent_set_status_if(fx->st, NULL, "coder", "idle",
+			 "working", &changed, &err),
 	    &err);
 	assert_int_equal(changed, 0);
 	assert_hd_ok(hd_agent_set_status(fx->st, "coder", "shutdown", &err),
 	    &err);
-	assert_hd_ok(hd_agent_set_status_if(fx->st, "coder", "working", "idle",
-			 &changed, &err),
+	assert_hd_ok(hd_agent_set_status_if(fx->st, NULL, "coder", "working",
+			 "idle", &changed, &err),
 	    &err);
 	assert_int_equal(changed, 0);
 	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
 	assert_string_equal(a->status, "shutdown");
 	hd_agent_free(a);
 	assert_int_equal(count_events(fx, "agent_status"), 2);
-	assert_hd_ok(hd_agent_set_status_if(fx->st, "ghost", "idle", "working",
-			 &changed, &err),
+	assert_hd_ok(hd_agent_set_status_if(fx->st, NULL, "ghost", "idle",
+			 "working", &changed, &err),
 	    &err);
 	assert_int_equal(changed, 0);
-	assert_hd_err(hd_agent_set_status_if(fx->st, "coder", "idle", "busy",
-			  NULL, &err),
+	/* a team named by the caller must be the agent's; the event carries
+	 * it, as it carries the team read back */
+	hd_fixture_team(fx, "ops", "sre", NULL);
+	assert_hd_ok(hd_agent_set_status_if(fx->st, "ops", "manager", "idle",
+			 "working", &changed, &err),
+	    &err);
+	assert_int_equal(changed, 0);
+	assert_hd_ok(hd_agent_set_status_if(fx->st, "dev", "manager", "idle",
+			 "working", &changed, &err),
+	    &err);
+	assert_int_equal(changed, 1);
+	f.kind = "agent_status";
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 3); /* oldest first */
+	assert_string_equal(l.items[2].agent_id, "manager");
+	assert_string_equal(l.items[2].team_id, "dev");
+	assert_string_equal(
+	    json_string_value(json_object_get(l.items[2].data, "to")),
+	    "working");
+	hd_event_list_dispose(&l);
+	assert_int_equal(hd_agent_set_status_if(fx->st, "Bad Team", "manager",
+			     "working", "idle", NULL, &err),
+	    HD_EINVAL);
+	assert_hd_err(hd_agent_set_status_if(
+			  fx->st, NULL, "coder", "idle", "busy", NULL, &err),
 	    HD_EINVAL,
 	    "invalid agent status \"busy\": use idle, working, "
 	    "shutdown_requested, shutdown or error",
