@@ -48,8 +48,9 @@ void hd_events_append(hd_store *st, const char *kind, const char *team,
 
 /* The same with data already serialized: data_json must be one JSON object
  * (the caller vouches for it; a hot path that only writes integers and
- * validated slugs can skip building and dumping a json_t). */
-void hd_events_append_raw(hd_store *st, const char *kind, const char *team,
+ * validated slugs can skip building and dumping a json_t). Returns the
+ * event's seq, or 0 when it was dropped (and logged). */
+int64_t hd_events_append_raw(hd_store *st, const char *kind, const char *team,
     int64_t task_id, const char *agent, const char *data_json);
 
 /*

@@ -363,11 +363,11 @@ dump_free(char *text, const char *buf)
 /* ---- event data: slugs, fixed names and integers only, printed as
  * json_dumps(JSON_COMPACT | JSON_PRESERVE_ORDER) would (6) ---- */
 
-static void
+static int64_t
 event_raw(hd_store *st, const char *kind, const hd_exchange__turn *t,
     const hd_buf *b)
 {
-	hd_events_append_raw(st, kind, t->team, 0, t->agent->id,
+	return hd_events_append_raw(st, kind, t->team, 0, t->agent->id,
 	    hd_buf_failed(b) ? NULL : b->ptr);
 }
 
@@ -429,18 +429,21 @@ emit_cost(hd_store *st, const hd_exchange__turn *t)
 	json_decref(usd);
 }
 
-static void
+/* The turn's last event: its seq, or 0 when it was dropped. */
+static int64_t
 emit_completed(hd_store *st, const hd_exchange__turn *t)
 {
 	hd_buf b = HD_BUF_INIT(0);
+	int64_t seq;
 
 	hd_buf_printf(&b,
 	    "{\"room_id\":\"%s\",\"turn\":%d,\"seq\":%lld,\"reason\":\"%s\","
 	    "\"failed\":%s,\"duration_ms\":%lld}",
 	    t->room_id, t->turn_no, (long long)t->seq, t->done_name,
 	    t->failed ? "true" : "false", (long long)t->duration_ms);
-	event_raw(st, "turn_completed", t, &b);
+	seq = event_raw(st, "turn_completed", t, &b);
 	hd_buf_dispose(&b);
+	return seq;
 }
 
 /* ---- before the runtime: announce and assemble ---- */
@@ -578,12 +581,14 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		 t->agent->runtime, t->res.native_session_id, t->resumed,
 		 err)) < 0)
 		goto done;
-	emit_completed(st, t);
 	if (t->set_working &&
 	    (rc = hd_agent_set_status_if(
 		 st, t->team, t->agent->id, "working", "idle", NULL, err)) < 0)
 		goto done;
-	if ((rc = hd_events_head(&t->event_mark, st, err)) < 0)
+	/* the mark is the event head once the turn is recorded: the seq of
+	 * turn_completed, its last event, in this write transaction */
+	if ((t->event_mark = emit_completed(st, t)) == 0 &&
+	    (rc = hd_events_head(&t->event_mark, st, err)) < 0)
 		goto done;
 	/* the state save writes (8.1 step 5), in this key order */
 	state = json_pack("{s:I, s:o, s:s, s:s, s:I, s:I}", "last_seen_seq",

@@ -27,13 +27,14 @@
 #define HD_LOG_COMPONENT "events"
 #include <huddle/log.h>
 
-void
+int64_t
 hd_events_append_raw(hd_store *st, const char *kind, const char *team,
     int64_t task_id, const char *agent, const char *data_json)
 {
 	sqlite3_stmt *s;
 	hd_err err = HD_ERR_INIT;
 	char id[37];
+	int64_t seq = 0;
 	int src;
 
 	if (hd_store_uuid(st, id, &err) < 0 ||
@@ -42,7 +43,7 @@ hd_events_append_raw(hd_store *st, const char *kind, const char *team,
 		" VALUES (?, ?, ?, ?, ?, ?, ?)",
 		&err) < 0) {
 		hd_log_warn("event %s dropped: %s", kind, err.msg);
-		return;
+		return 0;
 	}
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, hd_now_ms());
@@ -59,8 +60,10 @@ hd_events_append_raw(hd_store *st, const char *kind, const char *team,
 	if (src != SQLITE_DONE) {
 		hd_store_sqlerr(st, src, &err);
 		hd_log_warn("event %s dropped: %s", kind, err.msg);
-	}
+	} else /* seq is the rowid */
+		seq = sqlite3_last_insert_rowid(hd_store_db(st));
 	hd_store_reset(s);
+	return seq;
 }
 
 void

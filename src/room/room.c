@@ -545,13 +545,18 @@ static int
 room_read_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	room_read_txn *tx = payload;
+	size_t before = tx->out->n;
 	int rc;
 
-	/* a probe, not a load: a reader only needs `team "x" not found` */
-	if ((rc = hd_team_exists(st, tx->team, err)) < 0)
+	if ((rc = tx->fn != NULL ? room_visit(st, tx, err)
+				 : room_query(st, tx, err)) < 0)
 		return rc;
-	return tx->fn != NULL ? room_visit(st, tx, err)
-			      : room_query(st, tx, err);
+	/* Only a room that read as empty can be a missing team's: a team is
+	 * removed with its posts or not at all. A probe, not a load: a reader
+	 * only needs `team "x" not found`. */
+	if (tx->out->n == before)
+		return hd_team_exists(st, tx->team, err);
+	return 0;
 }
 
 static int

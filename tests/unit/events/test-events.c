@@ -69,6 +69,30 @@ test_events__filters_and_tail_order(void **state)
 	    "limit must be between 1 and 10000, not 10001", &err);
 }
 
+/* A raw append answers with the seq the event got. */
+static void
+test_events__raw_append_returns_its_seq(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_event_filter f = {0};
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+	int64_t a, b;
+
+	a = hd_events_append_raw(fx->st, "x", NULL, 0, NULL, "{\"n\":1}");
+	b = hd_events_append_raw(fx->st, "y", NULL, 0, NULL, NULL);
+	assert_true(a > 0);
+	assert_int_equal(b, a + 1);
+	f.after_seq = a - 1;
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.items[0].seq, a);
+	assert_string_equal(l.items[0].kind, "x");
+	assert_int_equal(l.items[1].seq, b);
+	assert_string_equal(l.items[1].kind, "y");
+	hd_event_list_dispose(&l);
+}
+
 /* Several kinds in one read: what one read per kind gives, merged by seq. */
 static void
 test_events__several_kinds_in_seq_order(void **state)
@@ -184,6 +208,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_events__filters_and_tail_order),
+		T(test_events__raw_append_returns_its_seq),
 		T(test_events__several_kinds_in_seq_order),
 		T(test_events__rolled_back_with_the_change_they_describe),
 		T(test_events__team_changes_are_logged),

@@ -262,6 +262,37 @@ test_read_each__hands_over_what_read_returns(void **state)
 	    HD_EINVAL, "a post callback is required", &err);
 }
 
+/* A team is removed with its posts or not at all, so only a room that
+ * reads as empty is probed for its team: a removed team's room is not
+ * found by any read, even where its posts would have matched. */
+static void
+test_read__removed_team_is_not_found(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	each_log lg;
+	hd_posts l;
+
+	post_as(fx, "ops", "opsbot user opsbot");
+	assert_hd_ok(hd_team_remove(fx->st, "ops", 1, &err), &err);
+	memset(&lg, 0, sizeof(lg));
+	assert_hd_err(hd_room_read_each(fx->st, "ops", 0, 0, NULL, each_add,
+			  &lg, NULL, &err),
+	    HD_ENOTFOUND, "team \"ops\" not found", &err);
+	assert_int_equal(lg.len, 0);
+	assert_hd_err(hd_room_read(&l, fx->st, "ops", 0, 0, NULL, &err),
+	    HD_ENOTFOUND, "team \"ops\" not found", &err);
+	assert_hd_err(
+	    hd_room_subscribe(&l, fx->st, "ops", "opsbot", 0, 10, &err),
+	    HD_ENOTFOUND, "team \"ops\" not found", &err);
+	/* an empty room of a team that is reads as empty */
+	memset(&lg, 0, sizeof(lg));
+	assert_hd_ok(hd_room_read_each(fx->st, "dev", 0, 0, "coder", each_add,
+			 &lg, NULL, &err),
+	    &err);
+	assert_int_equal(lg.len, 0);
+}
+
 static void
 test_read__exclude_author(void **state)
 {
@@ -457,6 +488,7 @@ main(void)
 	    T(test_read__refusals_have_exact_texts),
 	    T(test_read__exclude_author),
 	    T(test_read_each__hands_over_what_read_returns),
+	    T(test_read__removed_team_is_not_found),
 	    T(test_subscribe__echo_guard_hides_own_posts_only),
 	    T(test_subscribe__own_posts_newest_move_the_cursor_to_the_head),
 	    T(test_subscribe__page_cut_by_limit_stops_at_last_delivered),
