@@ -349,8 +349,11 @@ done:
 }
 
 /* Charge one row; sets bits in *crossed, and *tripped to whether the row
- * is a tripped cap once charged. An existing row is updated in place by
- * its key (cheaper than the upsert's failed insert first). */
+ * is a tripped cap once charged. A row without a limit (spend tracking,
+ * the usual case) can cross nothing and trip nothing, so it is charged by
+ * one update that matches only such a row; any other row (a limit, or
+ * none yet) is read first for the crossing test (3), then updated in
+ * place by its key (cheaper than the upsert's failed insert first). */
 static int
 charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
     const char *subject, const char *team, int64_t microcents, hd_err *err)
@@ -361,6 +364,22 @@ charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
 	int rc, src;
 
 	*tripped = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE budgets SET spent_microcents = spent_microcents + ?3,"
+		 " updated_at = ?4 WHERE scope = ?1 AND subject_id = ?2"
+		 " AND limit_cents IS NULL",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, microcents);
+	sqlite3_bind_int64(s, 4, hd_now_ms());
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	if (sqlite3_changes(hd_store_db(st)) > 0)
+		return 0;
 	if ((rc = budget_state_read(&b, st, scope, subject, err)) < 0)
 		return rc;
 	before = b.spent_microcents;

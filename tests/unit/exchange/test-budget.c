@@ -79,8 +79,21 @@ test_budget__spend_cap_and_warn(void **state)
 	    hd_budget_charge(&crossed, fx->st, "dev", "coder", 400000, &err),
 	    &err);
 	assert_int_equal(crossed, 0);
+	/* the row exists now: a charge adds to it */
+	assert_hd_ok(
+	    hd_budget_charge(&crossed, fx->st, "dev", "coder", 150000, &err),
+	    &err);
+	assert_int_equal(crossed, 0);
 	assert_hd_ok(hd_budget_get(&b, fx->st, "agent", "coder", &err), &err);
-	assert_int_equal(b->spent_microcents, 400000);
+	assert_int_equal(b->spent_microcents, 550000);
+	hd_budget_free(b);
+	assert_hd_ok(hd_budget_get(&b, fx->st, "team", "dev", &err), &err);
+	assert_int_equal(b->spent_microcents, 550000);
+	hd_budget_free(b);
+	assert_hd_ok(
+	    hd_budget_charge(&crossed, fx->st, "dev", "coder", 0, &err), &err);
+	assert_hd_ok(hd_budget_get(&b, fx->st, "agent", "coder", &err), &err);
+	assert_int_equal(b->spent_microcents, 550000);
 	assert_int_equal(b->limit_cents, -1);
 	assert_string_equal(b->mode, "warn");
 	assert_int_equal(hd_budget_over(b), 0);
@@ -94,7 +107,7 @@ test_budget__spend_cap_and_warn(void **state)
 	    hd_budget_paused(&which, fx->st, "dev", "coder", &err), &err);
 	assert_null(which);
 	assert_hd_ok(
-	    hd_budget_charge(&crossed, fx->st, "dev", "coder", 599999, &err),
+	    hd_budget_charge(&crossed, fx->st, "dev", "coder", 449999, &err),
 	    &err);
 	assert_int_equal(crossed, 0); /* 999,999: just under */
 	assert_hd_ok(
