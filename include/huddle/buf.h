@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 
@@ -27,6 +28,9 @@ typedef struct hd_buf {
 void hd_buf_put(hd_buf *b, const void *data, size_t len);
 void hd_buf_puts(hd_buf *b, const char *s);
 void hd_buf_putc(hd_buf *b, char c);
+/* v in decimal, as printf's %lld prints it: a formatted append without the
+ * formatter, for hot paths that print integers into JSON or keys. */
+void hd_buf_put_i64(hd_buf *b, int64_t v);
 void hd_buf_printf(hd_buf *b, const char *fmt, ...) HD_PRINTFLIKE(2, 3);
 void hd_buf_vprintf(hd_buf *b, const char *fmt, va_list ap)
     HD_PRINTFLIKE(2, 0);

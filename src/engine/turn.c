@@ -387,8 +387,9 @@ put_string(hd_buf *b, const char *s)
 static int
 state_text(hd_buf *b, const hd_exchange__turn *t)
 {
-	hd_buf_printf(b, "{\"last_seen_seq\":%lld,\"native_session_id\":",
-	    (long long)t->seen);
+	hd_buf_puts(b, "{\"last_seen_seq\":");
+	hd_buf_put_i64(b, t->seen);
+	hd_buf_puts(b, ",\"native_session_id\":");
 	if (put_string(b, t->native) < 0)
 		return -1;
 	hd_buf_puts(b, ",\"runtime\":");
@@ -397,8 +398,11 @@ state_text(hd_buf *b, const hd_exchange__turn *t)
 	hd_buf_puts(b, ",\"last_summary\":");
 	if (put_string(b, t->summary) < 0)
 		return -1;
-	hd_buf_printf(b, ",\"turn_index\":%lld,\"last_event_seq\":%lld}",
-	    (long long)(t->state->turn_index + 1), (long long)t->event_mark);
+	hd_buf_puts(b, ",\"turn_index\":");
+	hd_buf_put_i64(b, t->state->turn_index + 1);
+	hd_buf_puts(b, ",\"last_event_seq\":");
+	hd_buf_put_i64(b, t->event_mark);
+	hd_buf_puts(b, "}");
 	return hd_buf_failed(b) ? -1 : 0;
 }
 
@@ -419,11 +423,15 @@ emit_selected(hd_store *st, const hd_exchange__turn *t)
 	hd_buf b = HD_BUF_INIT(0);
 	size_t i;
 
-	hd_buf_printf(&b,
-	    "{\"room_id\":\"%s\",\"speaker\":\"%s\",\"policy\":\"%s\","
-	    "\"turn\":%d,\"pending\":[",
-	    t->room_id, t->agent->id, hd_speaker_policy_name(t->policy),
-	    t->turn_no);
+	hd_buf_puts(&b, "{\"room_id\":\"");
+	hd_buf_puts(&b, t->room_id);
+	hd_buf_puts(&b, "\",\"speaker\":\"");
+	hd_buf_puts(&b, t->agent->id);
+	hd_buf_puts(&b, "\",\"policy\":\"");
+	hd_buf_puts(&b, hd_speaker_policy_name(t->policy));
+	hd_buf_puts(&b, "\",\"turn\":");
+	hd_buf_put_i64(&b, t->turn_no);
+	hd_buf_puts(&b, ",\"pending\":[");
 	for (i = 0; i < t->npending; i++) {
 		hd_buf_puts(&b, i > 0 ? ",\"" : "\"");
 		hd_buf_puts(&b, t->pending[i]);
@@ -439,8 +447,11 @@ emit_started(hd_store *st, const hd_exchange__turn *t)
 {
 	hd_buf b = HD_BUF_INIT(0);
 
-	hd_buf_printf(&b, "{\"room_id\":\"%s\",\"turn\":%d}", t->room_id,
-	    t->turn_no);
+	hd_buf_puts(&b, "{\"room_id\":\"");
+	hd_buf_puts(&b, t->room_id);
+	hd_buf_puts(&b, "\",\"turn\":");
+	hd_buf_put_i64(&b, t->turn_no);
+	hd_buf_puts(&b, "}");
 	event_raw(st, "turn_started", t, &b);
 	hd_buf_dispose(&b);
 }
@@ -456,13 +467,20 @@ emit_cost(hd_store *st, const hd_exchange__turn *t)
 	/* the real through Jansson, so it reads exactly as before; a value
 	 * Jansson refuses (NaN, infinity) left the whole object empty */
 	if ((real = dump_in(usd, JSON_ENCODE_ANY, buf, sizeof(buf))) != NULL) {
-		hd_buf_printf(&b,
-		    "{\"room_id\":\"%s\",\"turn\":%d,\"usd\":%s,"
-		    "\"microcents\":%lld,\"input_tokens\":%lld,"
-		    "\"output_tokens\":%lld,\"estimated\":%s}",
-		    t->room_id, t->turn_no, real, (long long)c->microcents,
-		    (long long)c->input_tokens, (long long)c->output_tokens,
-		    c->estimated ? "true" : "false");
+		hd_buf_puts(&b, "{\"room_id\":\"");
+		hd_buf_puts(&b, t->room_id);
+		hd_buf_puts(&b, "\",\"turn\":");
+		hd_buf_put_i64(&b, t->turn_no);
+		hd_buf_puts(&b, ",\"usd\":");
+		hd_buf_puts(&b, real);
+		hd_buf_puts(&b, ",\"microcents\":");
+		hd_buf_put_i64(&b, c->microcents);
+		hd_buf_puts(&b, ",\"input_tokens\":");
+		hd_buf_put_i64(&b, c->input_tokens);
+		hd_buf_puts(&b, ",\"output_tokens\":");
+		hd_buf_put_i64(&b, c->output_tokens);
+		hd_buf_puts(&b, c->estimated ? ",\"estimated\":true}"
+					     : ",\"estimated\":false}");
 	} else
 		hd_buf_puts(&b, "{}");
 	event_raw(st, "cost", t, &b);
@@ -478,11 +496,18 @@ emit_completed(hd_store *st, const hd_exchange__turn *t)
 	hd_buf b = HD_BUF_INIT(0);
 	int64_t seq;
 
-	hd_buf_printf(&b,
-	    "{\"room_id\":\"%s\",\"turn\":%d,\"seq\":%lld,\"reason\":\"%s\","
-	    "\"failed\":%s,\"duration_ms\":%lld}",
-	    t->room_id, t->turn_no, (long long)t->seq, t->done_name,
-	    t->failed ? "true" : "false", (long long)t->duration_ms);
+	hd_buf_puts(&b, "{\"room_id\":\"");
+	hd_buf_puts(&b, t->room_id);
+	hd_buf_puts(&b, "\",\"turn\":");
+	hd_buf_put_i64(&b, t->turn_no);
+	hd_buf_puts(&b, ",\"seq\":");
+	hd_buf_put_i64(&b, t->seq);
+	hd_buf_puts(&b, ",\"reason\":\"");
+	hd_buf_puts(&b, t->done_name);
+	hd_buf_puts(&b, t->failed ? "\",\"failed\":true,\"duration_ms\":"
+				  : "\",\"failed\":false,\"duration_ms\":");
+	hd_buf_put_i64(&b, t->duration_ms);
+	hd_buf_puts(&b, "}");
 	seq = event_raw(st, "turn_completed", t, &b);
 	hd_buf_dispose(&b);
 	return seq;

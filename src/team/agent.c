@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/buf.h>
 #include <huddle/events.h>
 #include <huddle/util.h>
 
@@ -718,7 +719,8 @@ agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct agent_status_if *as = payload;
 	sqlite3_stmt *s;
-	char *team = NULL, data[96];
+	hd_buf data = HD_BUF_INIT(0);
+	char *team = NULL;
 	int rc, src;
 
 	as->changed = 0;
@@ -756,10 +758,15 @@ agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	/* both are statuses the CHECK accepted: no escaping needed */
 	if (rc == 0) {
-		snprintf(data, sizeof(data), "{\"from\":\"%s\",\"to\":\"%s\"}",
-		    as->from, as->to);
+		hd_buf_puts(&data, "{\"from\":\"");
+		hd_buf_puts(&data, as->from);
+		hd_buf_puts(&data, "\",\"to\":\"");
+		hd_buf_puts(&data, as->to);
+		hd_buf_puts(&data, "\"}");
 		hd_events_append_raw(st, "agent_status",
-		    as->team != NULL ? as->team : team, 0, as->id, data);
+		    as->team != NULL ? as->team : team, 0, as->id,
+		    hd_buf_failed(&data) ? NULL : data.ptr);
+		hd_buf_dispose(&data);
 	}
 	free(team);
 	return rc;

@@ -62,6 +62,21 @@ hd_buf_putc(hd_buf *b, char c)
 	hd_buf_put(b, &c, 1);
 }
 
+void
+hd_buf_put_i64(hd_buf *b, int64_t v)
+{
+	char d[24], *p = d + sizeof(d);
+	/* in unsigned arithmetic, so INT64_MIN's magnitude fits */
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--p = '-';
+	hd_buf_put(b, p, (size_t)(d + sizeof(d) - p));
+}
+
 /* Room for a formatted append of typical size, so that most print in one
  * pass: capacity only (len and the cap on it are untouched), and a failure
  * here is no failure, the append just measures first. */

@@ -606,6 +606,49 @@ test_turn__state_and_cost_are_stored_as_jansson_prints_them(void **state)
 	fake_dispose(&f);
 }
 
+/* The turn's own events are printed, not dumped: their text is what a
+ * compact dump in key order gives, with the values of the turn. */
+static void
+test_turn__turn_events_read_as_jansson_prints_them(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_spec s;
+	const char *first[] = {"coder", "manager"};
+	char want[512];
+	char *text, *again;
+	json_t *j;
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	fake_init(&f, fx->st);
+	s = spec_for("Go.", &f);
+	s.first_speakers = first;
+	s.nfirst = 2;
+	run_ok(fx, &s, 2);
+	text = last_event_text(fx, "speaker_selected");
+	assert_string_equal(text,
+	    "{\"room_id\":\"team:dev\",\"speaker\":\"manager\","
+	    "\"policy\":\"round-robin\",\"turn\":2,\"pending\":[\"manager\"]}");
+	free(text);
+	text = last_event_text(fx, "turn_started");
+	assert_string_equal(text, "{\"room_id\":\"team:dev\",\"turn\":2}");
+	free(text);
+	text = last_event_text(fx, "turn_completed");
+	j = json_loads(text, 0, NULL);
+	assert_non_null(j);
+	again = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	assert_string_equal(text, again);
+	snprintf(want, sizeof(want),
+	    "{\"room_id\":\"team:dev\",\"turn\":2,\"seq\":3,"
+	    "\"reason\":\"success\",\"failed\":false,\"duration_ms\":%lld}",
+	    (long long)json_integer_value(json_object_get(j, "duration_ms")));
+	assert_string_equal(text, want);
+	free(again);
+	free(text);
+	json_decref(j);
+	fake_dispose(&f);
+}
+
 int
 main(void)
 {
@@ -629,6 +672,9 @@ main(void)
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_turn__state_and_cost_are_stored_as_jansson_prints_them,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_turn__turn_events_read_as_jansson_prints_them,
 		hd_fixture_setup, hd_fixture_teardown),
 	};
 

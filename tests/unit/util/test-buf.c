@@ -3,6 +3,7 @@
  * room there is, that need the buffer to grow, that cross the cap, and
  * the sticky failure that leaves the contents as they were.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,35 @@ test_buf__detach_hands_over_what_printf_wrote(void **state)
 	free(s);
 }
 
+/* put_i64 prints what %lld prints, the extremes included. */
+static void
+test_buf__put_i64_prints_as_printf(void **state)
+{
+	static const int64_t v[] = {0, 1, -1, 9, 10, -10, 99, 100, 1234567890,
+	    -987654321012LL, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+	hd_buf b = HD_BUF_INIT(0), want = HD_BUF_INIT(0);
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		hd_buf_reset(&b);
+		hd_buf_reset(&want);
+		hd_buf_puts(&b, "n=");
+		hd_buf_put_i64(&b, v[i]);
+		hd_buf_printf(&want, "n=%lld", (long long)v[i]);
+		assert_string_equal(hd_buf_cstr(&b), hd_buf_cstr(&want));
+	}
+	hd_buf_dispose(&want);
+	hd_buf_dispose(&b);
+	/* over the cap: refused whole, as any append */
+	b.max = 3;
+	hd_buf_puts(&b, "ab");
+	hd_buf_put_i64(&b, 42);
+	assert_true(hd_buf_failed(&b));
+	assert_string_equal(hd_buf_cstr(&b), "ab");
+	hd_buf_dispose(&b);
+}
+
 int
 main(void)
 {
@@ -97,6 +127,7 @@ main(void)
 		cmocka_unit_test(
 		    test_buf__printf_over_the_cap_fails_and_keeps_the_contents),
 		cmocka_unit_test(test_buf__detach_hands_over_what_printf_wrote),
+		cmocka_unit_test(test_buf__put_i64_prints_as_printf),
 	};
 	return cmocka_run_group_tests_name("unit/util/buf", tests, NULL, NULL);
 }
