@@ -106,7 +106,7 @@ typedef struct claim {
 typedef struct exch {
 	hd_store *st;
 	const hd_exchange_spec *spec;
-	hd_team *team;
+	const char *team; /* spec->team: the roster read says if it is none */
 	hd_agents agents; /* a roster: configs parsed as each first runs */
 	char **configs;   /* the listed configs' texts, NULL once parsed */
 	const char **ids; /* participants' ids, the agents' order */
@@ -390,7 +390,7 @@ participants(exch *x, hd_err *err)
 
 	if (x->agents.n == 0)
 		return hd_err_set(
-		    err, HD_EREFUSED, "team %s has no agents", x->team->id);
+		    err, HD_EREFUSED, "team %s has no agents", x->team);
 	x->n = x->agents.n;
 	x->ids = calloc(x->n, sizeof(*x->ids));
 	x->pending = calloc(x->n, 1);
@@ -411,12 +411,12 @@ participants(exch *x, hd_err *err)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	for (i = 0; i < x->n; i++)
 		x->ids[i] = x->agents.items[i].id;
-	x->leader = hd_exchange_normalise_leader(&x->agents, x->team->id);
+	x->leader = hd_exchange_normalise_leader(&x->agents, x->team);
 	if (spec->nfirst == 0) {
 		if (x->leader < 0)
 			return hd_err_set(err, HD_EREFUSED,
 			    "team %s has no leader to speak first",
-			    x->team->id);
+			    x->team);
 		x->pending[x->leader] = 1;
 	}
 	for (i = 0; i < spec->nfirst; i++) {
@@ -444,20 +444,18 @@ precheck_txn_fn(hd_store *st, void *payload, hd_err *err)
 	size_t i;
 	int rc;
 
-	hd_team_free(x->team); /* a retried transaction starts over */
-	x->team = NULL;
+	/* a retried transaction starts over */
 	hd_agent_config_texts_free(x->configs, x->agents.n);
 	x->configs = NULL;
 	hd_agents_dispose(&x->agents);
 	participants_free(x);
 	x->leader = -1;
 	tx->which = NULL;
-	if ((rc = hd_team_get(&x->team, st, x->spec->team, err)) < 0 ||
-	    (rc = hd_agent_roster_configs(
+	if ((rc = hd_agent_roster_configs(
 		 &x->agents, &x->configs, st, x->spec->team, err)) < 0 ||
 	    (rc = participants(x, err)) < 0)
 		return rc;
-	if ((rc = hd_budget_paused(&tx->which, st, x->team->id, NULL, err)) < 0)
+	if ((rc = hd_budget_paused(&tx->which, st, x->team, NULL, err)) < 0)
 		return rc;
 	for (i = 0; tx->which == NULL && i < x->n; i++) {
 		if (!x->pending[i])
@@ -491,6 +489,7 @@ precheck(exch *x, hd_err *err)
 		return hd_err_set(err, HD_EINVAL, "a team is required");
 	tx.x = x;
 	tx.which = NULL;
+	x->team = spec->team;
 	if ((rc = hd_store_read(x->st, precheck_txn_fn, &tx, err)) < 0)
 		return rc;
 	if (tx.which != NULL)
@@ -518,7 +517,7 @@ owns_open_task(int *out, exch *x, const char *agent, hd_err *err)
 		f.status = open[k];
 		f.owner = agent;
 		f.limit = 1;
-		if ((rc = hd_board_list(&l, x->st, x->team->id, &f, err)) < 0)
+		if ((rc = hd_board_list(&l, x->st, x->team, &f, err)) < 0)
 			return rc;
 		*out = l.n > 0;
 		hd_tasks_dispose(&l);
@@ -564,7 +563,7 @@ scan_events(exch *x, int64_t head, hd_err *err)
 	int j, rc = 0;
 
 	do { /* both kinds in one pass, in seq order (8) */
-		if ((rc = hd_events_list_kinds(&l, x->st, x->team->id, kinds, 2,
+		if ((rc = hd_events_list_kinds(&l, x->st, x->team, kinds, 2,
 			 after, EVENTS_PAGE, err)) < 0)
 			return rc;
 		for (k = 0; k < l.n && rc == 0; k++) {
@@ -663,7 +662,7 @@ leader_obligation(exch *x, int speaker, hd_err *err)
 	if (x->leader < 0 || x->leader == speaker || x->pending[x->leader])
 		return 0;
 	if (x->marks[x->leader] == 0) {
-		if ((rc = hd_board_counts(&c, x->st, x->team->id, err)) < 0)
+		if ((rc = hd_board_counts(&c, x->st, x->team, err)) < 0)
 			return rc;
 		x->pending[x->leader] = c.completed + c.failed > 0;
 		return 0;
@@ -785,18 +784,18 @@ setup_part(exch *x, hd_err *err)
 
 	/* refused (a live lease): the transaction rolls back whole (1) */
 	if ((rc = hd_room_lock_acquire(
-		 &x->lock, x->st, x->team->id, x->lease_ms, err)) < 0)
+		 &x->lock, x->st, x->team, x->lease_ms, err)) < 0)
 		return rc;
 	for (i = 0; i < x->n; i++) {
 		hd_turn_state_dispose(&x->states[i]);
-		if ((rc = hd_turn_state_get(&x->states[i], x->st, x->team->id,
+		if ((rc = hd_turn_state_get(&x->states[i], x->st, x->team,
 			 x->ids[i], err)) < 0)
 			return rc;
 		x->marks[i] = x->states[i].last_event_seq;
 	}
 	x->stim_seq = 0;
 	if (spec->stimulus != NULL && spec->stimulus[0] != '\0') {
-		if ((rc = hd_room_post(&p, x->st, x->team->id, "user", NULL,
+		if ((rc = hd_room_post(&p, x->st, x->team, "user", NULL,
 			 spec->stimulus, err)) < 0)
 			return rc;
 		x->stim_seq = p->seq;
@@ -821,7 +820,7 @@ step_end(hd_store *st, step_txn *tx, hd_exchange_end end, int taken)
 	    "\"turns_taken\":%d}",
 	    x->lock.room_id, hd_exchange_end_name(end), x->max_turns, taken);
 	hd_events_append_raw(
-	    st, "turn_bound_hit", x->team->id, 0, NULL, data);
+	    st, "turn_bound_hit", x->team, 0, NULL, data);
 	/* set before the commit: a renewal waiting on it then finds the row
 	 * gone and must not call that a takeover (7) */
 	atomic_store(&x->rn->released, 1);
@@ -843,7 +842,7 @@ turn_init(hd_exchange__turn *t, exch *x, const step_txn *tx, int turn_no)
 	memset(t, 0, sizeof(*t));
 	t->st = x->st;
 	t->spec = x->spec;
-	t->team = x->team->id;
+	t->team = x->team;
 	t->room_id = x->lock.room_id;
 	t->agent = &x->agents.items[s];
 	t->state = &x->states[s];
@@ -1096,7 +1095,7 @@ run_steps(exch *x, hd_exchange_result *out, hd_err *err)
 	hd_exchange__turn_dispose(&turns[0]);
 	hd_exchange__turn_dispose(&turns[1]);
 	if (rc < 0 && x->locked)
-		hd_events_append(x->st, "error", x->team->id, 0, NULL,
+		hd_events_append(x->st, "error", x->team, 0, NULL,
 		    json_pack("{s:s, s:s}", "room_id", x->lock.room_id,
 			"message", err->msg));
 	return rc;
@@ -1121,7 +1120,7 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 	if ((rc = precheck(&x, err)) < 0)
 		goto done;
 	book_keep(&x);
-	hd_room_id(out->room_id, sizeof(out->room_id), x.team->id);
+	hd_room_id(out->room_id, sizeof(out->room_id), x.team);
 	out->max_turns = x.max_turns;
 	x.lease_ms = lease_ms(spec);
 	rc = run_steps(&x, out, err);
@@ -1134,7 +1133,6 @@ done:
 	free(x.claims);
 	hd_agent_config_texts_free(x.configs, x.agents.n);
 	hd_agents_dispose(&x.agents);
-	hd_team_free(x.team);
 	renew_finish(&x); /* last: it was told to stop before the teardown */
 	renewer_unref(x.rn);
 	return rc;
