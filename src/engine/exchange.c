@@ -70,7 +70,6 @@
 #include <huddle/budget.h>
 #include <huddle/events.h>
 #include <huddle/room.h>
-#include <huddle/team.h>
 #include <huddle/util.h>
 
 #include "../store/store.h"
