@@ -51,7 +51,11 @@
  *      (the first from the lowest mark), keeps the claims that may still
  *      oblige their owner and the seq of the last task completed or
  *      failed. Events are append-only with growing seqs, so this decides
- *      exactly what rescanning from each mark would.
+ *      exactly what rescanning from each mark would. The loop itself never
+ *      appends either kind (an exchange never writes the board), so when
+ *      nothing was written to the store since its last step committed (the
+ *      store's data version says so) the events since the last scan are
+ *      all its own, and the scan is skipped.
  *  (9) The participants are read as a roster with their runtime configs
  *      as text, in the pre-checks' snapshot; a config is parsed once, the
  *      first time its agent runs, so a turn runs with exactly the config
@@ -118,6 +122,9 @@ typedef struct exch {
 	int last;
 	/* the board scan (8) */
 	int64_t scanned;  /* events up to here were read (0: none yet) */
+	uint32_t version; /* the store's data version after the last step */
+	int versioned;    /* version is known */
+	int quiet;        /* this step: nothing written since the last (8) */
 	int64_t done_seq; /* the last task completed or failed */
 	claim *claims;
 	size_t nclaims, capclaims;
@@ -604,6 +611,9 @@ board_scan(exch *x, int64_t head, hd_err *err)
 		for (i = 0; i < x->n; i++)
 			if (x->marks[i] > 0 && x->marks[i] < x->scanned)
 				x->scanned = x->marks[i];
+	} else if (x->quiet) { /* only the loop's own events since (8) */
+		x->scanned = head;
+		return 0;
 	}
 	if (head <= x->scanned)
 		return 0;
@@ -865,9 +875,12 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 	exch *x = tx->x;
 	hd_exchange__turn *done = tx->done;
 	int taken = tx->taken, s = tx->done_idx, rc;
+	uint32_t version;
 	size_t i;
 
 	book_restore(x);
+	x->quiet = x->versioned && hd_store_data_version(st, &version) == 0 &&
+		   version == x->version;
 	tx->began = tx->ended = tx->lost = tx->released = 0;
 	tx->begin_rc = 0;
 	tx->pick.speaker = -1;
@@ -923,6 +936,15 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 	return 0;
 }
 
+/* The store's data version once a step committed (rc >= 0), for the
+ * next step to tell whether anything else was written since (8). */
+static void
+step_versioned(exch *x, int rc)
+{
+	x->versioned =
+	    rc >= 0 && hd_store_data_version(x->st, &x->version) == 0;
+}
+
 /* Run one step; when begin failed, commit the first part alone (the
  * setup, or the turn that already ran) and report begin's error. */
 static int
@@ -934,11 +956,15 @@ step_run(step_txn *tx, int *begin_failed, hd_err *err)
 	*begin_failed = 0;
 	tx->no_begin = 0;
 	if ((rc = hd_store_write(tx->x->st, step_fn, tx, err)) >= 0 ||
-	    tx->begin_rc == 0)
+	    tx->begin_rc == 0) {
+		step_versioned(tx->x, rc);
 		return rc;
+	}
 	berr = *err;
 	tx->no_begin = 1;
-	if ((rc = hd_store_write(tx->x->st, step_fn, tx, err)) < 0)
+	rc = hd_store_write(tx->x->st, step_fn, tx, err);
+	step_versioned(tx->x, rc);
+	if (rc < 0)
 		return rc;
 	if (!tx->ended) {
 		*begin_failed = berr.code;

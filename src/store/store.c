@@ -522,6 +522,21 @@ hd_store_in_txn(const hd_store *st)
 	return st->txn_depth > 0;
 }
 
+/* SQLite's pager counts commits of its own connection as they end, and
+ * another connection's when a transaction begins and finds the WAL moved
+ * on (the test in test-store pins both). */
+int
+hd_store_data_version(hd_store *st, uint32_t *out)
+{
+	unsigned int v = 0;
+
+	if (sqlite3_file_control(
+		st->db, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int
 hd_store_table_exists(hd_store *st, const char *name)
 {

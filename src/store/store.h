@@ -5,6 +5,8 @@
 #ifndef HD_STORE_PRIVATE_H
 #define HD_STORE_PRIVATE_H
 
+#include <stdint.h>
+
 #include <sqlite3.h>
 
 #include <huddle/store.h>
@@ -54,6 +56,15 @@ int hd_store_read(hd_store *st, hd_store_txn_fn fn, void *payload,
 
 /* 1 while a transaction opened by hd_store_write/read is running. */
 int hd_store_in_txn(const hd_store *st);
+
+/*
+ * The store's data version into *out: it changes with every commit of a
+ * write, by this connection or any other. Taken right after a write
+ * committed and again inside a later transaction, the two are equal
+ * exactly when nothing was written to the store in between. -1 when
+ * SQLite cannot say (then nothing can be assumed).
+ */
+int hd_store_data_version(hd_store *st, uint32_t *out);
 
 /* Run a statement with no result rows, for small fixed SQL. */
 int hd_store_exec(hd_store *st, const char *sql, hd_err *err);

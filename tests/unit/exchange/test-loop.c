@@ -591,6 +591,79 @@ test_loop__open_tasks_and_completions_oblige(void **state)
 	fake_dispose(&f);
 }
 
+/* While reviewer's turn runs, a task is assigned to coder, who has
+ * spoken: through another connection (f->user set) or the engine's own. */
+static void
+assign_during(fake *f, const hd_runtime_turn *in)
+{
+	hd_task_spec ts = {0};
+	hd_task *t = NULL;
+	hd_store *st = f->st;
+	hd_err err = HD_ERR_INIT;
+	int64_t id;
+
+	if (strcmp(in->agent->id, "reviewer") != 0)
+		return;
+	if (f->user != NULL &&
+	    hd_store_open(&st, hd_store_home(f->st), &err) != 0)
+		fail_msg("open: %s", err.msg);
+	ts.team = "dev";
+	ts.subject = "Fix what review found";
+	if (hd_board_create(&t, st, &ts, &err) != 0)
+		fail_msg("create: %s", err.msg);
+	id = t->id;
+	hd_task_free(t);
+	if (hd_board_assign(&t, st, id, "coder", "manager", &err) != 0)
+		fail_msg("assign: %s", err.msg);
+	hd_task_free(t);
+	if (st != f->st)
+		hd_store_close(st);
+}
+
+/* A claim that lands while a turn runs obliges its owner at the next
+ * step, whichever connection wrote it: the loop skips the board scan only
+ * when nothing at all was written since its last step (exchange.c (8)). */
+static void
+test_loop__a_claim_during_a_turn_obliges(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_result res;
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	const char *first[] = {"coder", "reviewer"};
+	int other;
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", "reviewer", NULL);
+	for (other = 0; other < 2; other++) {
+		fake_init(&f, fx->st);
+		f.during = assign_during;
+		f.user = other ? fx : NULL;
+		s = spec_for("dev", "Review it.", &f);
+		s.first_speakers = first;
+		s.nfirst = 2;
+		assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
+		assert_int_equal(res.turns_taken, 3);
+		assert_string_equal(res.speakers[0], "coder");
+		assert_string_equal(res.speakers[1], "reviewer");
+		assert_string_equal(res.speakers[2], "coder");
+		assert_int_equal(res.ended, HD_EXCHANGE_NO_PENDING);
+		hd_exchange_result_dispose(&res);
+		fake_dispose(&f);
+	}
+	/* and with nothing written by anyone, no one owes a turn: the
+	 * exchange ends after the first speakers */
+	fake_init(&f, fx->st);
+	s = spec_for("dev", "Anything else?", &f);
+	s.first_speakers = first;
+	s.nfirst = 2;
+	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
+	assert_int_equal(res.turns_taken, 2);
+	assert_int_equal(res.ended, HD_EXCHANGE_NO_PENDING);
+	hd_exchange_result_dispose(&res);
+	fake_dispose(&f);
+}
+
 static void
 test_loop__status_goes_idle_working_idle_and_nothing_else(void **state)
 {
@@ -775,6 +848,8 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_loop__open_tasks_and_completions_oblige, hd_fixture_setup,
 		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_loop__a_claim_during_a_turn_obliges,
+		hd_fixture_setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_loop__status_goes_idle_working_idle_and_nothing_else,
 		hd_fixture_setup, hd_fixture_teardown),

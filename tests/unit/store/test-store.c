@@ -521,6 +521,64 @@ test_store__the_wal_batching_vfs_can_be_turned_off(void **state)
 	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
 }
 
+/* The data version inside a write transaction, and a write in it. */
+static int
+version_txn(hd_store *st, void *payload, hd_err *err)
+{
+	assert_int_equal(hd_store_data_version(st, payload), 0);
+	return hd_store_kv_put(st, "v", "x", err);
+}
+
+static uint32_t
+version_now(hd_store *st)
+{
+	uint32_t v = 0;
+
+	assert_int_equal(hd_store_data_version(st, &v), 0);
+	return v;
+}
+
+/* What the exchange loop relies on to skip its board scan: taken after a
+ * commit and again in the next transaction, the data version is the same
+ * exactly when nothing was written in between, by this connection or any
+ * other. */
+static void
+test_store__data_version_says_whether_anything_was_written(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_store *other = NULL;
+	hd_err err = HD_ERR_INIT;
+	uint32_t after, inside;
+
+	assert_hd_ok(hd_store_open(&other, fx->home, &err), &err);
+	assert_hd_ok(hd_store_write(fx->st, version_txn, &inside, &err), &err);
+	after = version_now(fx->st);
+	/* nothing in between: the same */
+	assert_hd_ok(hd_store_write(fx->st, version_txn, &inside, &err), &err);
+	assert_int_equal(inside, after);
+	after = version_now(fx->st);
+	/* another connection committed: different */
+	assert_hd_ok(hd_store_kv_put(other, "w", "y", &err), &err);
+	assert_hd_ok(hd_store_write(fx->st, version_txn, &inside, &err), &err);
+	assert_true(inside != after);
+	after = version_now(fx->st);
+	/* this connection wrote outside the loop's transactions: different */
+	assert_hd_ok(hd_store_kv_put(fx->st, "w", "z", &err), &err);
+	assert_hd_ok(hd_store_write(fx->st, version_txn, &inside, &err), &err);
+	assert_true(inside != after);
+	/* and a read between changes nothing */
+	after = version_now(fx->st);
+	{
+		char *v = NULL;
+
+		assert_hd_ok(hd_store_kv_get(&v, fx->st, "w", &err), &err);
+		free(v);
+	}
+	assert_hd_ok(hd_store_write(fx->st, version_txn, &inside, &err), &err);
+	assert_int_equal(inside, after);
+	hd_store_close(other);
+}
+
 int
 main(void)
 {
@@ -569,6 +627,9 @@ main(void)
 		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__the_wal_batching_vfs_can_be_turned_off,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__data_version_says_whether_anything_was_written,
 		    hd_fixture_setup, hd_fixture_teardown),
 	};
 	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
