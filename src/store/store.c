@@ -21,6 +21,8 @@
  *      when it is released instead of sleeping through the gap.
  *  (6) Stores open on the "huddle" VFS (vfs.c): SQLite's unix VFS, with a
  *      commit's WAL frames written in one system call.
+ *  (7) WAL checkpoints run on a thread of the store's own (checkpoint.c),
+ *      not inside the commit that crosses the threshold.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -48,6 +50,7 @@ struct hd_store {
 	int txn_depth;
 	hd_store_watch *watch; /* watch.c; NULL until the first wait */
 	hd_store_queue *queue; /* queue.c; NULL: writers do without */
+	hd_store_ckpt *ckpt;   /* checkpoint.c; NULL: inline checkpoints */
 	struct {
 		const char *sql;
 		sqlite3_stmt *stmt;
@@ -303,6 +306,9 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 		 err)) < 0)
 		goto fail;
 	st->queue = hd_store__queue_open(home);
+	/* after the pragmas: the hook replaces SQLite's automatic checkpoint */
+	st->ckpt = hd_store__ckpt_new(st->path, hd_store__vfs_name());
+	sqlite3_wal_hook(st->db, hd_store__ckpt_hook, st->ckpt);
 	if ((rc = store_migrate(st, err)) < 0)
 		goto fail;
 	*out = st;
@@ -321,6 +327,8 @@ hd_store_close(hd_store *st)
 		return;
 	hd_store__watch_free(st->watch);
 	hd_store__queue_close(st->queue);
+	/* before the connection: the thread checkpoints the same file */
+	hd_store__ckpt_free(st->ckpt);
 	for (i = 0; i < st->ncache; i++)
 		sqlite3_finalize(st->cache[i].stmt);
 	if (st->db != NULL)

@@ -107,6 +107,17 @@ void hd_store__queue_close(hd_store_queue *q);
 int hd_store__queue_enter(hd_store_queue *q, int64_t deadline_us);
 void hd_store__queue_leave(hd_store_queue *q);
 
+/* Checkpoints off the writer's path (checkpoint.c): the WAL hook of a
+ * connection, which hands a checkpoint due at HD_CKPT_FRAMES to a thread of
+ * the store's and checkpoints inline past HD_CKPT_BEHIND. NULL (no thread)
+ * is a valid handle: every checkpoint is then inline. */
+#define HD_CKPT_FRAMES 1000 /* SQLite's own automatic threshold */
+#define HD_CKPT_BEHIND (10 * HD_CKPT_FRAMES)
+typedef struct hd_store_ckpt hd_store_ckpt;
+hd_store_ckpt *hd_store__ckpt_new(const char *path, const char *vfs);
+int hd_store__ckpt_hook(void *arg, sqlite3 *db, const char *name, int frames);
+void hd_store__ckpt_free(hd_store_ckpt *c);
+
 /* The migrations, oldest first: migration i takes user_version i to i+1. */
 extern const char *const hd_store_migrations[];
 extern const int hd_store_nmigrations;

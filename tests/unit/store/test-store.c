@@ -521,6 +521,111 @@ test_store__the_wal_batching_vfs_can_be_turned_off(void **state)
 	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
 }
 
+/* Bytes in home/name; 0 when it is not there. */
+static off_t
+home_file_size(const hd_fixture *fx, const char *name)
+{
+	char path[512];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/%s", fx->home, name);
+	return stat(path, &sb) == 0 ? sb.st_size : 0;
+}
+
+/* Threads in this process, as the kernel counts them. */
+static int
+thread_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Threads:", 8) == 0)
+			n = atoi(line + 8);
+	fclose(f);
+	return n;
+}
+
+/* Ten values of 1500 bytes in one commit: about ten WAL frames. */
+static int
+ten_values_txn(hd_store *st, void *payload, hd_err *err)
+{
+	char key[32], value[1501];
+	int i, rc, round = *(int *)payload;
+
+	memset(value, 'a' + round % 26, 1500);
+	value[1500] = '\0';
+	for (i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "ckpt-%d", i);
+		if ((rc = hd_store_kv_put(st, key, value, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A checkpoint due is handed to a thread of the store's: the writer goes
+ * on, the database file gets the pages, and under writes that never pause
+ * the WAL still stops growing at HD_CKPT_BEHIND frames. */
+static void
+test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded(
+    void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	off_t db0, frame = 2048 + 24;
+	int threads0 = thread_count(), round, waited;
+	char *value = NULL;
+
+	db0 = home_file_size(fx, "huddle.db");
+	/* past the threshold: one thread more, and the pages reach the file
+	 * while the writer is idle */
+	for (round = 0; round < 2 * HD_CKPT_FRAMES / 10; round++)
+		assert_hd_ok(
+		    hd_store_write(fx->st, ten_values_txn, &round, &err), &err);
+	/* (a sanitizer may start a thread of its own with the first) */
+	assert_true(thread_count() >= threads0 + 1);
+	for (waited = 0; waited < 500 &&
+			 home_file_size(fx, "huddle.db") <= db0 + 10 * frame;
+	     waited++)
+		hd_sleep_us(10000);
+	assert_true(home_file_size(fx, "huddle.db") > db0 + 10 * frame);
+	/* writes that never pause: the WAL is bounded all the same */
+	for (; round < 3 * HD_CKPT_BEHIND / 10; round++)
+		assert_hd_ok(
+		    hd_store_write(fx->st, ten_values_txn, &round, &err), &err);
+	assert_true(home_file_size(fx, "huddle.db-wal") <
+		    (off_t)(HD_CKPT_BEHIND + 100) * frame);
+	assert_hd_ok(hd_store_kv_get(&value, fx->st, "ckpt-9", &err), &err);
+	assert_int_equal(value[0], 'a' + (round - 1) % 26);
+	free(value);
+	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
+}
+
+/* HUDDLE_NO_BG_CHECKPOINT=1: every checkpoint inline, no thread. */
+static void
+test_store__background_checkpoints_can_be_turned_off(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	int threads0 = thread_count(), round;
+
+	setenv("HUDDLE_NO_BG_CHECKPOINT", "1", 1);
+	assert_hd_ok(hd_store_open(&st, fx->home, &err), &err);
+	unsetenv("HUDDLE_NO_BG_CHECKPOINT");
+	for (round = 0; round < 3 * HD_CKPT_FRAMES / 10; round++)
+		assert_hd_ok(
+		    hd_store_write(st, ten_values_txn, &round, &err), &err);
+	assert_int_equal(thread_count(), threads0);
+	/* inline at SQLite's threshold: the WAL never got far past it */
+	assert_true(home_file_size(fx, "huddle.db-wal") <
+		    (off_t)(HD_CKPT_FRAMES + 100) * (2048 + 24));
+	hd_store_close(st);
+	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
+}
+
 /* The data version inside a write transaction, and a write in it. */
 static int
 version_txn(hd_store *st, void *payload, hd_err *err)
@@ -630,6 +735,12 @@ main(void)
 		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__data_version_says_whether_anything_was_written,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__background_checkpoints_can_be_turned_off,
 		    hd_fixture_setup, hd_fixture_teardown),
 	};
 	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
