@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "err.h"
 
 /* The largest envelope: a 100000-byte body of newlines triples (each
@@ -32,6 +33,15 @@
  * Returns 0, HD_ENOMEM or HD_ETOOBIG.
  */
 int hd_envelope_wrap(char **out, const char *author, const char *kind,
+    int64_t seq, const char *body, size_t body_len, hd_err *err);
+
+/*
+ * The same envelope appended to b, within b's own limit (an append past
+ * it leaves b failed, as any hd_buf append): a prompt of many posts is
+ * built without an allocation per post. Returns 0, or HD_ENOMEM when the
+ * body could not be prepared; b's state says whether the append fit.
+ */
+int hd_envelope_append(hd_buf *b, const char *author, const char *kind,
     int64_t seq, const char *body, size_t body_len, hd_err *err);
 
 /* The defanging step alone: a malloc'd copy of body with every embedded

@@ -244,21 +244,16 @@ static int
 prompt_post(void *ctx, const hd_post *p, hd_err *err)
 {
 	prompt_room *pr = ctx;
-	char *env;
-	int rc;
 
 	pr->n++;
 	if (p->seq > pr->seen)
 		pr->seen = p->seq;
 	if (p->seq == pr->skip_seq)
 		return 0; /* the stimulus: heard as such */
-	if ((rc = hd_envelope_wrap(&env, p->author, p->kind, p->seq, p->body,
-		 strlen(p->body), err)) < 0)
-		return rc;
 	section(pr->b);
-	hd_buf_puts(pr->b, env);
-	free(env);
-	return 0;
+	/* the prompt's own limit holds: prompt_build checks it at the end */
+	return hd_envelope_append(
+	    pr->b, p->author, p->kind, p->seq, p->body, strlen(p->body), err);
 }
 
 /* The room since the speaker's last turn, page by page, each post read

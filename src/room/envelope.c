@@ -109,39 +109,20 @@ put_field(hd_buf *b, const char *s)
 		hd_buf_put(b, run, (size_t)(s - run));
 }
 
-/* v in decimal, as "%lld" prints it; a prompt holds one per post, and
- * the printf machinery cost more than the rest of the header. */
-static void
-put_i64(hd_buf *b, int64_t v)
-{
-	char d[24];
-	size_t i = sizeof(d);
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-
-	do {
-		d[--i] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u > 0);
-	if (v < 0)
-		d[--i] = '-';
-	hd_buf_put(b, d + i, sizeof(d) - i);
-}
-
 int
-hd_envelope_wrap(char **out, const char *author, const char *kind, int64_t seq,
+hd_envelope_append(hd_buf *b, const char *author, const char *kind, int64_t seq,
     const char *body, size_t body_len, hd_err *err)
 {
 	hd_buf clean = HD_BUF_INIT(0);
-	hd_buf b = HD_BUF_INIT(HD_ENVELOPE_MAX);
 	const char *line, *nl, *end;
-	int rc = 0;
 
-	*out = NULL;
 	if (body_len > 0 && memchr(body, '[', body_len) != NULL) {
 		defang_into(&clean, body, body_len);
 		if (hd_buf_failed(&clean)) {
-			rc = hd_buf_error(&clean, "post body", err);
-			goto done;
+			int rc = hd_buf_error(&clean, "post body", err);
+
+			hd_buf_dispose(&clean);
+			return rc;
 		}
 		line = hd_buf_cstr(&clean);
 		end = line + clean.len;
@@ -149,21 +130,36 @@ hd_envelope_wrap(char **out, const char *author, const char *kind, int64_t seq,
 		line = body_len > 0 ? body : "";
 		end = line + body_len;
 	}
-	hd_buf_puts(&b, "[Inter-session message \xc2\xb7 from=");
-	put_field(&b, author);
-	hd_buf_puts(&b, " \xc2\xb7 kind=");
-	put_field(&b, kind);
-	hd_buf_puts(&b, " \xc2\xb7 seq=");
-	put_i64(&b, seq);
-	hd_buf_puts(&b, " \xc2\xb7 isUser=false]");
+	hd_buf_puts(b, "[Inter-session message \xc2\xb7 from=");
+	put_field(b, author);
+	hd_buf_puts(b, " \xc2\xb7 kind=");
+	put_field(b, kind);
+	hd_buf_puts(b, " \xc2\xb7 seq=");
+	hd_buf_put_i64(b, seq);
+	hd_buf_puts(b, " \xc2\xb7 isUser=false]");
 	for (;;) { /* (2): n newlines make n + 1 lines */
 		nl = memchr(line, '\n', (size_t)(end - line));
-		hd_buf_puts(&b, "\n| ");
-		hd_buf_put(&b, line, (size_t)((nl != NULL ? nl : end) - line));
+		hd_buf_puts(b, "\n| ");
+		hd_buf_put(b, line, (size_t)((nl != NULL ? nl : end) - line));
 		if (nl == NULL)
 			break;
 		line = nl + 1;
 	}
+	hd_buf_dispose(&clean);
+	return 0;
+}
+
+int
+hd_envelope_wrap(char **out, const char *author, const char *kind, int64_t seq,
+    const char *body, size_t body_len, hd_err *err)
+{
+	hd_buf b = HD_BUF_INIT(HD_ENVELOPE_MAX);
+	int rc;
+
+	*out = NULL;
+	if ((rc = hd_envelope_append(
+		 &b, author, kind, seq, body, body_len, err)) < 0)
+		goto done;
 	if (hd_buf_failed(&b)) {
 		rc = hd_buf_error(&b, "envelope", err);
 		goto done;
@@ -171,7 +167,6 @@ hd_envelope_wrap(char **out, const char *author, const char *kind, int64_t seq,
 	if ((*out = hd_buf_detach(&b)) == NULL)
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 done:
-	hd_buf_dispose(&clean);
 	hd_buf_dispose(&b);
 	return rc;
 }

@@ -90,6 +90,43 @@ test_envelope__table(void **state)
 	}
 }
 
+/* Appended to a buffer: every case of the table gives wrap's bytes after
+ * what the buffer held, and a buffer whose limit it would pass is left
+ * failed with its contents as they were. */
+static void
+test_envelope__append_gives_wrap_bytes(void **state)
+{
+	hd_err err = HD_ERR_INIT;
+	hd_buf b = HD_BUF_INIT(0);
+	char *out;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		out = NULL;
+		assert_hd_ok(hd_envelope_wrap(&out, "coder", "peer", 7,
+				 cases[i].body, strlen(cases[i].body), &err),
+		    &err);
+		hd_buf_reset(&b);
+		hd_buf_puts(&b, "before\n");
+		assert_hd_ok(hd_envelope_append(&b, "coder", "peer", 7,
+				 cases[i].body, strlen(cases[i].body), &err),
+		    &err);
+		assert_false(hd_buf_failed(&b));
+		assert_string_equal(hd_buf_cstr(&b) + 7, out);
+		assert_memory_equal(hd_buf_cstr(&b), "before\n", 7);
+		free(out);
+	}
+	hd_buf_dispose(&b);
+	b.max = 20;
+	hd_buf_puts(&b, "kept");
+	assert_hd_ok(
+	    hd_envelope_append(&b, "coder", "peer", 7, "hi", 2, &err), &err);
+	assert_true(hd_buf_failed(&b));
+	assert_string_equal(hd_buf_cstr(&b), "kept");
+	hd_buf_dispose(&b);
+}
+
 static void
 test_envelope__header_fields(void **state)
 {
@@ -179,6 +216,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_envelope__table),
+	    cmocka_unit_test(test_envelope__append_gives_wrap_bytes),
 	    cmocka_unit_test(test_envelope__header_fields),
 	    cmocka_unit_test(test_envelope__body_length_not_nul),
 	    cmocka_unit_test(test_envelope__defang_alone),
