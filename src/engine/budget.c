@@ -354,21 +354,16 @@ done:
  * one update that matches only such a row; any other row (a limit, or
  * none yet) is read first for the crossing test (3), then updated in
  * place by its key (cheaper than the upsert's failed insert first). */
+/* Run one of the charge's statements: ?1 scope, ?2 subject, ?3 the
+ * micro-cents, ?4 now. */
 static int
-charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
-    const char *subject, const char *team, int64_t microcents, hd_err *err)
+charge_step(hd_store *st, const char *sql, const char *scope,
+    const char *subject, int64_t microcents, hd_err *err)
 {
-	budget_state b;
 	sqlite3_stmt *s;
-	int64_t before;
 	int rc, src;
 
-	*tripped = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE budgets SET spent_microcents = spent_microcents + ?3,"
-		 " updated_at = ?4 WHERE scope = ?1 AND subject_id = ?2"
-		 " AND limit_cents IS NULL",
-		 err)) < 0)
+	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
@@ -376,32 +371,40 @@ charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
 	sqlite3_bind_int64(s, 4, hd_now_ms());
 	src = sqlite3_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
-		return hd_store_sqlerr(st, src, err);
+	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+}
+
+static int
+charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
+    const char *subject, const char *team, int64_t microcents, hd_err *err)
+{
+	budget_state b;
+	int64_t before;
+	int rc;
+
+	*tripped = 0;
+	if ((rc = charge_step(st,
+		 "UPDATE budgets SET spent_microcents = spent_microcents + ?3,"
+		 " updated_at = ?4 WHERE scope = ?1 AND subject_id = ?2"
+		 " AND limit_cents IS NULL",
+		 scope, subject, microcents, err)) < 0)
+		return rc;
 	if (sqlite3_changes(hd_store_db(st)) > 0)
 		return 0;
 	if ((rc = budget_state_read(&b, st, scope, subject, err)) < 0)
 		return rc;
 	before = b.spent_microcents;
-	if ((rc = hd_store_prepare(st, &s,
-		 b.found ? "UPDATE budgets SET spent_microcents = "
-			   "spent_microcents + ?3, updated_at = ?4 "
-			   "WHERE scope = ?1 AND subject_id = ?2"
-			 : "INSERT INTO budgets(scope, subject_id, "
-			   "spent_microcents, updated_at) VALUES (?, ?, ?, ?) "
-			   "ON CONFLICT(scope, subject_id) DO UPDATE SET "
-			   "spent_microcents = spent_microcents + "
-			   "excluded.spent_microcents, "
-			   "updated_at = excluded.updated_at",
-		 err)) < 0)
-		return rc;
-	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, microcents);
-	sqlite3_bind_int64(s, 4, hd_now_ms());
-	if ((src = sqlite3_step(s)) != SQLITE_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
+	rc = charge_step(st,
+	    b.found ? "UPDATE budgets SET spent_microcents = "
+		      "spent_microcents + ?3, updated_at = ?4 "
+		      "WHERE scope = ?1 AND subject_id = ?2"
+		    : "INSERT INTO budgets(scope, subject_id, "
+		      "spent_microcents, updated_at) VALUES (?, ?, ?, ?) "
+		      "ON CONFLICT(scope, subject_id) DO UPDATE SET "
+		      "spent_microcents = spent_microcents + "
+		      "excluded.spent_microcents, "
+		      "updated_at = excluded.updated_at",
+	    scope, subject, microcents, err);
 	if (rc < 0 || !b.found || b.limit_cents < 0)
 		return rc;
 	*tripped = b.cap && limit_reached(b.limit_cents, before + microcents);
