@@ -77,10 +77,11 @@ int hd_agent_exists(hd_store *st, const char *id, hd_err *err);
 int hd_agent_list(hd_agents *out, hd_store *st, const char *team,
     hd_err *err);
 
-/* hd_agent_list without the runtime configs: each runtime_config is an
- * empty object, not the stored one. For a caller that shows who is in a
- * team and never runs them (the TEAM STATE block): parsing every
- * member's config is most of the cost of a list. */
+/* A team's members by name only, in hd_agent_list's order: each item has
+ * its id and is_leader, and nothing else (every other field NULL or 0).
+ * For a caller that shows who is in a team and never runs them (the TEAM
+ * STATE block, on every leader turn of an exchange): the ids are read
+ * from the team's index alone. `team "x" not found`. */
 int hd_agent_roster(hd_agents *out, hd_store *st, const char *team,
     hd_err *err);
 

@@ -10,7 +10,6 @@
  *  (3) Blocks are joined by one blank line and the text has no trailing
  *      newline; the TEAM STATE block ends with "====================\n".
  */
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,29 +121,38 @@ hd_team_state_render(char **out, const hd_team *team, const hd_agents *members,
 	size_t i;
 
 	*out = NULL;
-	hd_buf_puts(&b, "=== TEAM STATE ===\n");
-	hd_buf_printf(&b, "Team: %s (%s)\n", team->name, team->id);
-	hd_buf_printf(&b, "Status: %s\n", team->status);
-	hd_buf_printf(&b, "Description: %s\n",
-	    team->description != NULL && team->description[0] != '\0'
-		? team->description
-		: "N/A");
-	hd_buf_printf(&b, "\nMembers (%zu):\n", members->n);
+	/* pieced, not formatted: the block is on every leader turn */
+	hd_buf_puts(&b, "=== TEAM STATE ===\nTeam: ");
+	hd_buf_puts(&b, team->name);
+	hd_buf_puts(&b, " (");
+	hd_buf_puts(&b, team->id);
+	hd_buf_puts(&b, ")\nStatus: ");
+	hd_buf_puts(&b, team->status);
+	hd_buf_puts(&b, "\nDescription: ");
+	hd_buf_puts(
+	    &b, team->description != NULL && team->description[0] != '\0'
+		    ? team->description
+		    : "N/A");
+	hd_buf_puts(&b, "\n\nMembers (");
+	hd_buf_put_i64(&b, (int64_t)members->n);
+	hd_buf_puts(&b, "):\n");
 	for (i = 0; i < members->n; i++) {
 		const hd_agent *a = &members->items[i];
 		int lead = a->is_leader ||
 			   (team->leader_agent_id != NULL &&
 			       strcmp(team->leader_agent_id, a->id) == 0);
 
-		hd_buf_printf(
-		    &b, "  - %s (%s)\n", a->id, lead ? "Lead" : "Member");
+		hd_buf_puts(&b, "  - ");
+		hd_buf_puts(&b, a->id);
+		hd_buf_puts(&b, lead ? " (Lead)\n" : " (Member)\n");
 	}
-	hd_buf_puts(&b, "\nTask Counts:\n");
-	hd_buf_printf(&b, "  - Pending: %" PRId64 "\n", counts->pending);
-	hd_buf_printf(&b, "  - In Progress: %" PRId64 "\n",
-	    counts->claimed + counts->in_progress);
-	hd_buf_printf(&b, "  - Completed: %" PRId64 "\n", counts->completed);
-	hd_buf_puts(&b, "====================\n");
+	hd_buf_puts(&b, "\nTask Counts:\n  - Pending: ");
+	hd_buf_put_i64(&b, counts->pending);
+	hd_buf_puts(&b, "\n  - In Progress: ");
+	hd_buf_put_i64(&b, counts->claimed + counts->in_progress);
+	hd_buf_puts(&b, "\n  - Completed: ");
+	hd_buf_put_i64(&b, counts->completed);
+	hd_buf_puts(&b, "\n====================\n");
 	if (hd_buf_failed(&b)) {
 		int rc = hd_buf_error(&b, "team state", err);
 

@@ -7,8 +7,9 @@
  *  (2) team, members and counts come from one read transaction: one
  *      snapshot, never a mix of two moments.
  *  (3) The TEAM STATE block shows members' ids and roles only, so
- *      hd_team_state reads the roster (hd_agent_roster) and never parses
- *      the runtime configs: it is on every leader turn of an exchange.
+ *      hd_team_state reads the roster (hd_agent_roster: ids and the
+ *      leader, from the team's index) rather than the members' rows: it is
+ *      on every leader turn of an exchange.
  * Callers: the CLI (team state), later the exchange engine (the leader's
  * prompt starts with this block) and the MCP team_state tool.
  */

@@ -335,14 +335,12 @@ hd_agent_exists(hd_store *st, const char *id, hd_err *err)
  * agents in id order straight from agents_team (team_id, id), so nothing
  * is sorted. A team without agents reads as one row of NULLs; no row at
  * all means no such team. The leader is moved to the front as the rows
- * are read. Without the config text when no one reads it (a roster). */
-#define TEAM_SQL(config)                                                      \
-	"SELECT " AGENT_COLS_OF(config, "t.leader_agent_id = a.id")           \
+ * are read. */
+#define TEAM_SQL                                                              \
+	"SELECT " AGENT_COLS_OF(                                              \
+	    "a.runtime_config", "t.leader_agent_id = a.id")                   \
 	" FROM teams t LEFT JOIN agents a ON a.team_id = t.id"                \
 	" WHERE t.id = ?1 ORDER BY a.id"
-
-static const char *const team_sql[] = {
-	TEAM_SQL("NULL"), TEAM_SQL("a.runtime_config")};
 
 /* Move row k (the leader) in front of rows 0..k-1. */
 static void
@@ -380,7 +378,7 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 	if (team != NULL && (rc = hd_slug_check("team", team, err)) < 0)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s,
-		 team != NULL ? team_sql[config ? 1 : texts != NULL]
+		 team != NULL ? TEAM_SQL
 			      : "SELECT " AGENT_COLS " FROM agents a"
 				" ORDER BY a.team_id, 13 DESC, a.id",
 		 err)) < 0)
@@ -453,11 +451,64 @@ hd_agent_list(hd_agents *out, hd_store *st, const char *team,
 	return agent_list(out, NULL, st, team, 1, err);
 }
 
+/* A roster names members only: their ids come from agents_team itself
+ * (the index covers them, no row is read) and the leader from the team's
+ * row, in one statement, as a list orders them. */
 int
 hd_agent_roster(hd_agents *out, hd_store *st, const char *team,
     hd_err *err)
 {
-	return agent_list(out, NULL, st, team, 0, err);
+	sqlite3_stmt *s;
+	hd_agent *items = NULL, *ni;
+	size_t n = 0, cap = 0;
+	int rc, src, found = 0;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_store_prepare(st, &s,
+		 "SELECT a.id, t.leader_agent_id = a.id FROM teams t"
+		 " LEFT JOIN agents a ON a.team_id = t.id"
+		 " WHERE t.id = ?1 ORDER BY a.id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		found = 1;
+		if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+			continue; /* the team, without agents */
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL)
+				goto oom;
+			items = ni;
+		}
+		memset(&items[n], 0, sizeof(items[n]));
+		if ((items[n].id = hd_store_col_dup(s, 0)) == NULL)
+			goto oom;
+		items[n].is_leader = sqlite3_column_int(s, 1);
+		if (++n > 1 && items[n - 1].is_leader)
+			leader_first(items, NULL, n - 1);
+	}
+	hd_store_reset(s);
+	if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	else if (!found)
+		rc = hd_err_set(
+		    err, HD_ENOTFOUND, "team \"%s\" not found", team);
+	if (rc == 0) {
+		out->items = items;
+		out->n = n;
+		return 0;
+	}
+	goto done;
+oom:
+	hd_store_reset(s);
+	rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+done:
+	while (n > 0)
+		agent_dispose(&items[--n]);
+	free(items);
+	return rc;
 }
 
 int

@@ -310,6 +310,9 @@ test_agent__roster_configs_parse_as_a_list_reads_them(void **state)
 	assert_true(roster.items[0].is_leader);
 	assert_string_equal(roster.items[1].id, "sre");
 	assert_false(roster.items[1].is_leader);
+	/* a roster names members, nothing more */
+	assert_null(roster.items[0].name);
+	assert_null(roster.items[0].runtime_config);
 	hd_agents_dispose(&roster);
 	up.leader = "";
 	assert_hd_ok(hd_team_update(NULL, fx->st, &up, &err), &err);
@@ -375,6 +378,11 @@ test_agent__roster_configs_parse_as_a_list_reads_them(void **state)
 	assert_hd_ok(hd_agent_list(&full, fx->st, "empty", &err), &err);
 	assert_int_equal(full.n, 0);
 	hd_agents_dispose(&full);
+	assert_hd_ok(hd_agent_roster(&roster, fx->st, "empty", &err), &err);
+	assert_int_equal(roster.n, 0);
+	hd_agents_dispose(&roster);
+	assert_hd_err(hd_agent_roster(&roster, fx->st, "ghost", &err),
+	    HD_ENOTFOUND, "team \"ghost\" not found", &err);
 	/* no team: the same refusal as a list */
 	assert_hd_err(hd_agent_roster_configs(&roster, &texts, fx->st, "ghost",
 			  &err),
