@@ -17,7 +17,8 @@
  *      checkpoint still syncs the WAL before it writes the database.
  *  (2) The WAL stays bounded: a WAL past HD_CKPT_BEHIND frames (the thread
  *      fell behind, or cannot run) is checkpointed inline by the commit,
- *      as SQLite would have at HD_CKPT_FRAMES.
+ *      as SQLite would have at HD_CKPT_FRAMES, once the thread's own
+ *      checkpoint in flight (if any) is over.
  *  (3) The thread is started on the first checkpoint it is asked for and
  *      lives until hd_store_close, which stops and joins it before the
  *      store's own connection closes; its connection is its alone (an
@@ -47,6 +48,7 @@ struct hd_store_ckpt {
 	int started;     /* the thread runs (in process pid) */
 	int inline_only; /* (5) */
 	int pending;     /* guarded by mu: a checkpoint was asked for */
+	int running;     /* guarded by mu: the thread is checkpointing */
 	int stop;        /* guarded by mu */
 	pid_t pid;
 	int asked; /* the hook's (one thread): WAL frames at the last ask */
@@ -124,12 +126,15 @@ ckpt_main(void *arg)
 		if (c->stop)
 			break;
 		c->pending = 0;
+		c->running = 1;
 		pthread_mutex_unlock(&c->mu);
 		if (db == NULL)
 			db = ckpt_open(c, &warned);
 		if (db != NULL)
 			ckpt_run(db);
 		pthread_mutex_lock(&c->mu);
+		c->running = 0;
+		pthread_cond_broadcast(&c->cv);
 	}
 	pthread_mutex_unlock(&c->mu);
 	sqlite3_close(db);
@@ -164,6 +169,22 @@ done:
 	return ok;
 }
 
+/* The WAL is past HD_CKPT_BEHIND (2): checkpoint here, once the thread's
+ * checkpoint in flight is over, since two never run at once (the second
+ * finds the checkpoint lock taken and does nothing). */
+static void
+ckpt_inline(hd_store_ckpt *c, sqlite3 *db)
+{
+	if (c != NULL && c->started && c->pid == getpid()) {
+		pthread_mutex_lock(&c->mu);
+		c->pending = 0;
+		while (c->running)
+			pthread_cond_wait(&c->cv, &c->mu);
+		pthread_mutex_unlock(&c->mu);
+	}
+	ckpt_run(db);
+}
+
 int
 hd_store__ckpt_hook(void *arg, sqlite3 *db, const char *name, int frames)
 {
@@ -175,7 +196,7 @@ hd_store__ckpt_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	if (frames < HD_CKPT_FRAMES)
 		return SQLITE_OK;
 	if (c == NULL || frames >= HD_CKPT_BEHIND)
-		ckpt_run(db); /* (2) */
+		ckpt_inline(c, db); /* (2) */
 	else if (frames >= c->asked + HD_CKPT_FRAMES) {
 		if (ckpt_ask(c))
 			c->asked = frames;
