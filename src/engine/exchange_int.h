@@ -52,6 +52,7 @@ typedef struct hd_exchange__turn {
 	int64_t seq;
 	int64_t event_mark; /* the event head once the turn was saved */
 	int crossed;        /* HD_BUDGET_CROSSED_* bits of its spend */
+	char *state_text;   /* the state as saved (for the memo at adopt) */
 } hd_exchange__turn;
 
 /*

@@ -10,6 +10,10 @@
  *      an exchange holds the room lock it is the only writer of its
  *      room's states, so the loop reads them once and keeps its copy
  *      (hd_exchange__turn_adopt) in step with what each save writes.
+ *      The parse is kept in the store's memo with the text it came from
+ *      (a save puts what it wrote once it committed, as the parse of that
+ *      text would read it): a long-lived process reading a state it wrote
+ *      or read before, unchanged, does not parse it again.
  *  (2) last_seen_seq becomes the highest seq the prompt included (the
  *      stimulus post counts as included: it is the stimulus), so posts
  *      that land while the turn runs are delivered next time. The
@@ -88,13 +92,75 @@ json_str_dup(const json_t *o, const char *key)
 		   : NULL;
 }
 
+/* A copy of in, as a parse would read it back: integers above zero or
+ * zero, strings non-empty or NULL. 0, or -1 when memory ran out. */
+static int
+state_copy(hd_turn_state *out, const hd_turn_state *in)
+{
+	memset(out, 0, sizeof(*out));
+	out->last_seen_seq = in->last_seen_seq > 0 ? in->last_seen_seq : 0;
+	out->turn_index = in->turn_index > 0 ? in->turn_index : 0;
+	out->last_event_seq = in->last_event_seq > 0 ? in->last_event_seq : 0;
+	if ((in->native_session_id != NULL && in->native_session_id[0] &&
+		(out->native_session_id = strdup(in->native_session_id)) ==
+		    NULL) ||
+	    (in->runtime != NULL && in->runtime[0] &&
+		(out->runtime = strdup(in->runtime)) == NULL) ||
+	    (in->last_summary != NULL && in->last_summary[0] &&
+		(out->last_summary = strdup(in->last_summary)) == NULL)) {
+		hd_turn_state_dispose(out);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+state_free(void *v)
+{
+	hd_turn_state_dispose(v);
+	free(v);
+}
+
+/* Keep s in st's memo as the parse of text, under key (1). */
+static void
+state_memo_put(
+    hd_store *st, const char *key, const char *text, const hd_turn_state *s)
+{
+	hd_turn_state *c = malloc(sizeof(*c));
+
+	if (c != NULL && state_copy(c, s) == 0)
+		hd_store_memo_put(st, key, text, c, state_free);
+	else
+		free(c);
+}
+
+static void
+state_parse(hd_turn_state *out, const char *key, const char *raw)
+{
+	json_t *j = json_loads(raw, 0, NULL);
+
+	if (!json_is_object(j)) {
+		hd_log_debug(
+		    "turn state %s is malformed; starting from zeros", key);
+		json_decref(j);
+		return;
+	}
+	out->last_seen_seq = json_i64(j, "last_seen_seq");
+	out->native_session_id = json_str_dup(j, "native_session_id");
+	out->runtime = json_str_dup(j, "runtime");
+	out->last_summary = json_str_dup(j, "last_summary");
+	out->turn_index = json_i64(j, "turn_index");
+	out->last_event_seq = json_i64(j, "last_event_seq");
+	json_decref(j);
+}
+
 int
 hd_turn_state_get(hd_turn_state *out, hd_store *st, const char *team,
     const char *agent, hd_err *err)
 {
 	char room[HD_ROOM_ID_MAX], key[HD_ROOM_ID_MAX + 64];
+	const hd_turn_state *kept;
 	char *raw = NULL;
-	json_t *j;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -105,22 +171,15 @@ hd_turn_state_get(hd_turn_state *out, hd_store *st, const char *team,
 	hd_exchange__state_key(key, sizeof(key), room, agent);
 	if ((rc = hd_store_kv_get(&raw, st, key, err)) < 0 || raw == NULL)
 		return rc;
-	j = json_loads(raw, 0, NULL);
-	free(raw);
-	if (!json_is_object(j)) {
-		hd_log_debug(
-		    "turn state %s is malformed; starting from zeros", key);
-		json_decref(j);
-		return 0;
+	if ((kept = hd_store_memo_get(st, key, raw)) != NULL) {
+		if (state_copy(out, kept) < 0)
+			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+	} else {
+		state_parse(out, key, raw);
+		state_memo_put(st, key, raw, out);
 	}
-	out->last_seen_seq = json_i64(j, "last_seen_seq");
-	out->native_session_id = json_str_dup(j, "native_session_id");
-	out->runtime = json_str_dup(j, "runtime");
-	out->last_summary = json_str_dup(j, "last_summary");
-	out->turn_index = json_i64(j, "turn_index");
-	out->last_event_seq = json_i64(j, "last_event_seq");
-	json_decref(j);
-	return 0;
+	free(raw);
+	return rc;
 }
 
 void
@@ -658,7 +717,10 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		goto done;
 	}
 	hd_exchange__state_key(key, sizeof(key), t->room_id, t->agent->id);
-	rc = hd_store_kv_put(st, key, state.ptr, err);
+	if ((rc = hd_store_kv_put(st, key, state.ptr, err)) == 0) {
+		free(t->state_text); /* a retried transaction starts over */
+		t->state_text = hd_buf_detach(&state);
+	}
 done:
 	hd_buf_dispose(&state);
 	hd_post_free(p);
@@ -682,6 +744,13 @@ hd_exchange__turn_adopt(hd_turn_state *out, hd_exchange__turn *t)
 	}
 	s.last_summary = t->summary;
 	t->summary = NULL;
+	if (t->state_text != NULL) { /* committed: what a read would parse */
+		char key[HD_ROOM_ID_MAX + 64];
+
+		hd_exchange__state_key(
+		    key, sizeof(key), t->room_id, t->agent->id);
+		state_memo_put(t->st, key, t->state_text, &s);
+	}
 	hd_turn_state_dispose(out);
 	*out = s;
 	return 0;
@@ -697,6 +766,7 @@ hd_exchange__turn_dispose(hd_exchange__turn *t)
 	free(t->url);
 	free(t->body);
 	free(t->summary);
-	t->prompt = t->url = t->body = t->summary = NULL;
+	free(t->state_text);
+	t->prompt = t->url = t->body = t->summary = t->state_text = NULL;
 	t->resumed = t->native = NULL;
 }

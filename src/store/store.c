@@ -51,6 +51,7 @@ struct hd_store {
 	hd_store_watch *watch; /* watch.c; NULL until the first wait */
 	hd_store_queue *queue; /* queue.c; NULL: writers do without */
 	hd_store_ckpt *ckpt;   /* checkpoint.c; NULL: inline checkpoints */
+	hd_store_memo *memo;   /* memo.c; NULL until the first put */
 	struct {
 		const char *sql;
 		sqlite3_stmt *stmt;
@@ -329,6 +330,7 @@ hd_store_close(hd_store *st)
 	hd_store__queue_close(st->queue);
 	/* before the connection: the thread checkpoints the same file */
 	hd_store__ckpt_free(st->ckpt);
+	hd_store__memo_free(st->memo);
 	for (i = 0; i < st->ncache; i++)
 		sqlite3_finalize(st->cache[i].stmt);
 	if (st->db != NULL)
@@ -528,6 +530,21 @@ int
 hd_store_in_txn(const hd_store *st)
 {
 	return st->txn_depth > 0;
+}
+
+const void *
+hd_store_memo_get(hd_store *st, const char *key, const char *text)
+{
+	return hd_store__memo_get(st->memo, key, text);
+}
+
+void
+hd_store_memo_put(hd_store *st, const char *key, const char *text, void *value,
+    hd_store_memo_free_fn free_fn)
+{
+	if (st->memo == NULL)
+		st->memo = hd_store__memo_new(); /* NULL: the put just frees */
+	hd_store__memo_put(st->memo, key, text, value, free_fn);
 }
 
 /* SQLite's pager counts commits of its own connection as they end, and

@@ -118,6 +118,27 @@ hd_store_ckpt *hd_store__ckpt_new(const char *path, const char *vfs);
 int hd_store__ckpt_hook(void *arg, sqlite3 *db, const char *name, int frames);
 void hd_store__ckpt_free(hd_store_ckpt *c);
 
+/*
+ * Values derived from stored text, kept per connection (memo.c): a value
+ * put under key with the text it was derived from comes back from get only
+ * while the text given is byte for byte that text, so a hit is what
+ * deriving again would give. The memo owns its values (freed with free_fn)
+ * and lends one until the next call on the same store. Bounded at
+ * HD_STORE_MEMO_MAX entries. Never shared between connections.
+ */
+#define HD_STORE_MEMO_MAX 1024
+typedef void (*hd_store_memo_free_fn)(void *value);
+const void *hd_store_memo_get(hd_store *st, const char *key, const char *text);
+void hd_store_memo_put(hd_store *st, const char *key, const char *text,
+    void *value, hd_store_memo_free_fn free_fn);
+typedef struct hd_store_memo hd_store_memo;
+hd_store_memo *hd_store__memo_new(void);
+const void *hd_store__memo_get(
+    hd_store_memo *m, const char *key, const char *text);
+void hd_store__memo_put(hd_store_memo *m, const char *key, const char *text,
+    void *value, hd_store_memo_free_fn free_fn);
+void hd_store__memo_free(hd_store_memo *m);
+
 /* The migrations, oldest first: migration i takes user_version i to i+1. */
 extern const char *const hd_store_migrations[];
 extern const int hd_store_nmigrations;

@@ -606,6 +606,92 @@ test_turn__state_and_cost_are_stored_as_jansson_prints_them(void **state)
 	fake_dispose(&f);
 }
 
+/* Every field of each agent's state, through this store (whose memo kept
+ * what the saves wrote) and through a fresh connection (which parses the
+ * stored text), is the same. */
+static void
+expect_states_read_alike(hd_fixture *fx, const char *const *agents)
+{
+	hd_store *fresh = NULL;
+	hd_turn_state a, b;
+	hd_err err = HD_ERR_INIT;
+	size_t i;
+
+	assert_hd_ok(hd_store_open(&fresh, fx->home, &err), &err);
+	for (i = 0; agents[i] != NULL; i++) {
+		assert_hd_ok(
+		    hd_turn_state_get(&a, fx->st, "dev", agents[i], &err),
+		    &err);
+		assert_hd_ok(
+		    hd_turn_state_get(&b, fresh, "dev", agents[i], &err), &err);
+		assert_int_equal(a.last_seen_seq, b.last_seen_seq);
+		assert_int_equal(a.turn_index, b.turn_index);
+		assert_int_equal(a.last_event_seq, b.last_event_seq);
+		if (a.native_session_id == NULL || b.native_session_id == NULL)
+			assert_ptr_equal(
+			    a.native_session_id, b.native_session_id);
+		else
+			assert_string_equal(
+			    a.native_session_id, b.native_session_id);
+		assert_string_equal(a.runtime, b.runtime);
+		assert_string_equal(a.last_summary, b.last_summary);
+		hd_turn_state_dispose(&a);
+		hd_turn_state_dispose(&b);
+	}
+	hd_store_close(fresh);
+}
+
+/* A long-lived process keeps the parses of the states it saved and of the
+ * configs it ran (the store's memo): what it reads back is what parsing
+ * the stored text gives, an empty session id included, and a config
+ * changed in between is the one that runs. */
+static void
+test_turn__kept_parses_read_as_the_stored_text(void **state)
+{
+	hd_fixture *fx = *state;
+	static const char *const agents[] = {"manager", "coder", NULL};
+	const char *first[] = {"manager", "coder"};
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	hd_posts l;
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	fake_init(&f, fx->st);
+	fake_rule_add(&f, "manager", "planned", "", NULL, 0);
+	fake_rule_add(&f, "coder", "built \"it\"\n\tok", "s-1", NULL, 0);
+	s = spec_for("Go.", &f);
+	s.first_speakers = first;
+	s.nfirst = 2;
+	run_ok(fx, &s, 2);
+	expect_states_read_alike(fx, agents);
+	run_ok(fx, &s, 2); /* its states come from the memo */
+	expect_states_read_alike(fx, agents);
+	fake_dispose(&f);
+
+	/* the scripted runtime, its config changed between two exchanges */
+	assert_hd_ok(hd_store_exec(fx->st,
+			 "UPDATE agents SET runtime_config = "
+			 "'{\"default\": \"first\"}' WHERE id = 'manager'",
+			 &err),
+	    &err);
+	memset(&s, 0, sizeof(s));
+	s.team = "dev";
+	s.stimulus = "Go.";
+	run_ok(fx, &s, 1);
+	assert_hd_ok(hd_store_exec(fx->st,
+			 "UPDATE agents SET runtime_config = "
+			 "'{\"default\": \"second\"}' WHERE id = 'manager'",
+			 &err),
+	    &err);
+	run_ok(fx, &s, 1);
+	assert_hd_ok(hd_room_read(&l, fx->st, "dev", 0, 500, NULL, &err), &err);
+	assert_true(l.n >= 2);
+	assert_string_equal(l.items[l.n - 1].body, "second");
+	assert_string_equal(l.items[l.n - 3].body, "first");
+	hd_posts_dispose(&l);
+}
+
 /* The turn's own events are printed, not dumped: their text is what a
  * compact dump in key order gives, with the values of the turn. */
 static void
@@ -675,6 +761,9 @@ main(void)
 		hd_fixture_setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_turn__turn_events_read_as_jansson_prints_them,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_turn__kept_parses_read_as_the_stored_text,
 		hd_fixture_setup, hd_fixture_teardown),
 	};
 

@@ -626,6 +626,62 @@ test_store__background_checkpoints_can_be_turned_off(void **state)
 	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
 }
 
+static int memo_freed;
+
+static void
+memo_count_free(void *v)
+{
+	memo_freed++;
+	free(v);
+}
+
+/* The memo hands a value back only for the exact text it was put with;
+ * it owns its values, freeing a replaced one, every one when it starts
+ * over past HD_STORE_MEMO_MAX, and the rest at close. */
+static void
+test_store__memo_answers_only_for_the_same_text(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	char key[32];
+	int i;
+
+	assert_hd_ok(hd_store_open(&st, fx->home, &err), &err);
+	memo_freed = 0;
+	assert_null(hd_store_memo_get(st, "k", "text"));
+	hd_store_memo_put(st, "k", "text", strdup("parsed"), memo_count_free);
+	assert_string_equal(hd_store_memo_get(st, "k", "text"), "parsed");
+	assert_null(hd_store_memo_get(st, "k", "texT"));
+	assert_null(hd_store_memo_get(st, "k", "tex"));
+	assert_null(hd_store_memo_get(st, "k", "text "));
+	assert_null(hd_store_memo_get(st, "other", "text"));
+	assert_null(hd_store_memo_get(st, "k", NULL));
+	/* replaced: the old value is freed, the new one answers */
+	hd_store_memo_put(st, "k", "v2", strdup("second"), memo_count_free);
+	assert_int_equal(memo_freed, 1);
+	assert_null(hd_store_memo_get(st, "k", "text"));
+	assert_string_equal(hd_store_memo_get(st, "k", "v2"), "second");
+	/* full: it starts over, freeing what it held */
+	for (i = 0; i < HD_STORE_MEMO_MAX; i++) {
+		snprintf(key, sizeof(key), "key-%d", i);
+		hd_store_memo_put(st, key, key, strdup(key), memo_count_free);
+	}
+	assert_int_equal(memo_freed, 1 + HD_STORE_MEMO_MAX);
+	assert_null(hd_store_memo_get(st, "k", "v2"));
+	assert_null(hd_store_memo_get(st, "key-0", "key-0"));
+	snprintf(key, sizeof(key), "key-%d", HD_STORE_MEMO_MAX - 1);
+	assert_string_equal(hd_store_memo_get(st, key, key), key);
+	hd_store_close(st);
+	assert_int_equal(memo_freed, 1 + HD_STORE_MEMO_MAX + 1);
+	/* a put that cannot be kept still frees its value */
+	memo_freed = 0;
+	assert_hd_ok(hd_store_open(&st, fx->home, &err), &err);
+	hd_store_memo_put(st, "k", NULL, strdup("x"), memo_count_free);
+	assert_int_equal(memo_freed, 1);
+	hd_store_close(st);
+}
+
 /* The data version inside a write transaction, and a write in it. */
 static int
 version_txn(hd_store *st, void *payload, hd_err *err)
@@ -735,6 +791,9 @@ main(void)
 		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__data_version_says_whether_anything_was_written,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__memo_answers_only_for_the_same_text,
 		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded,
