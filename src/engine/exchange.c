@@ -12,19 +12,16 @@
  *      lock in its transaction; after a failure the caller releases it.
  *  (3) The lock is renewed as a turn is announced (in that transaction,
  *      once a third of the lease has passed: a younger lease cannot have
- *      been taken over) and by a renewal thread every lease/3 while the
- *      exchange runs, so a turn longer than the lease keeps its room. The
- *      thread opens its own store connection only when it first renews
- *      (an hd_store is never shared between threads). A lock lost to a
- *      takeover ends the exchange `aborted` before the next turn. The
- *      thread is told to stop as soon as the last step committed. If it
- *      never began a renewal (no turn outlasted lease/3, the usual case)
- *      it has nothing left to do but exit, so it is detached and the
- *      loop does not wait for it to be scheduled; the loop and the
- *      thread share the renewer by a reference count, and whichever lets
- *      go last frees it. A thread that began one (its own connection,
- *      SQLite's locks) is joined as hd_exchange_run returns, after the
- *      teardown, so no connection outlives the call.
+ *      been taken over) and by a ticker every lease/3 while the exchange
+ *      runs, so a turn longer than the lease keeps its room. The ticker
+ *      runs on the store's worker thread with the worker's own connection
+ *      (store.h: a connection is never shared between threads); starting
+ *      one costs no thread, so a short exchange, which never renews, pays
+ *      nothing for it. A lock lost to a takeover ends the exchange
+ *      `aborted` before the next turn. The ticker is stopped as soon as
+ *      the last step committed; the stop waits for a renewal in flight,
+ *      and after it none runs again, so the renewer's state goes with the
+ *      call.
  *  (4) Obligations come from the board alone (exchange.h), never from the
  *      text of a reply. The speaker never obliges itself.
  *  (5) The caller's abort flag is read only between turns; abort_turn is
@@ -40,12 +37,11 @@
  *      it, so the turn that already ran is never lost to the next one's
  *      failure. A step may run more than once (busy retry): it starts
  *      from the bookkeeping kept at the last commit (book).
- *  (7) The renewal thread keeps trying until told to stop, which is after
- *      the last step committed; a renewal that then finds the row gone is
- *      the release, not a takeover (released, set in that step). Once told
- *      to stop it reports nothing: whatever a renewal still in flight finds
- *      (the row released by the caller, or renewed once more before that
- *      release) is the end of the exchange, not news for it.
+ *  (7) The ticker keeps renewing until it is stopped, which is after the
+ *      last step committed; a renewal that finds the row gone once that
+ *      step released it is the release, not a takeover (released, set in
+ *      that step before its commit). A renewal that finds the row taken
+ *      reports it once (lost) and renews no more.
  *  (8) Obligations read the board's events incrementally: each step scans
  *      the task_claimed and status_changed events appended since the last
  *      (the first from the lowest mark), keeps the claims that may still
@@ -63,12 +59,9 @@
  * Callers: the CLI (`huddle exchange`, `huddle demo`), REST
  * (POST /api/team-chat/exchange), the tests and the benchmark.
  */
-#include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <huddle/agent.h>
 #include <huddle/board.h>
@@ -137,26 +130,19 @@ typedef struct exch {
 	int64_t stim_seq;
 	hd_room_lock lock;
 	int locked;
-	struct renewer *rn; /* the renewal thread's side (3) */
-	pthread_t renewer;
-	int renewing;
-	int join; /* the thread began a renewal: join it (3) */
+	struct renewer *rn;      /* the ticker's side (3) */
+	hd_store_ticker *ticker; /* renewing the lease, or NULL (3) */
 } exch;
 
-/* What the loop and its renewal thread share (3). */
+/* What the loop and its renewal ticker share (3). */
 typedef struct renewer {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int stop;    /* guarded by mu */
-	int touched; /* guarded by mu: a renewal was begun (3) */
-	/* a copy made before the thread starts, never written again: the
-	 * steps go on updating x->lock.expires_at while the thread runs */
+	/* a copy made before the ticker starts, never written again: the
+	 * steps go on updating x->lock.expires_at while it runs */
 	hd_room_lock lk;
 	int64_t lease_ms;
-	char *home; /* the thread opens its own connection here */
-	atomic_int lost;
+	int done;            /* the ticker's own: it found the lock gone */
+	atomic_int lost;     /* taken over (3) */
 	atomic_int released; /* the last step released the lock (7) */
-	atomic_int refs;     /* the loop, and the thread while it runs */
 } renewer;
 
 const char *
@@ -238,79 +224,34 @@ renewer_new(void)
 
 	if (rn == NULL)
 		return NULL;
-	pthread_mutex_init(&rn->mu, NULL);
-	pthread_cond_init(&rn->cv, NULL);
 	atomic_init(&rn->lost, 0);
 	atomic_init(&rn->released, 0);
-	atomic_init(&rn->refs, 1);
 	return rn;
 }
 
-/* Let go of rn: the last of the loop and the thread frees it (3). */
+/* One renewal, on the store's worker thread with its connection (3). */
 static void
-renewer_unref(renewer *rn)
+renew_tick(void *ctx, hd_store *own)
 {
-	if (atomic_fetch_sub(&rn->refs, 1) != 1)
-		return;
-	pthread_mutex_destroy(&rn->mu);
-	pthread_cond_destroy(&rn->cv);
-	free(rn->home);
-	free(rn);
-}
-
-static void *
-renew_main(void *arg)
-{
-	renewer *rn = arg;
-	hd_store *st = NULL;
+	renewer *rn = ctx;
 	hd_err err = HD_ERR_INIT;
-	int64_t every = rn->lease_ms / 3 > 0 ? rn->lease_ms / 3 : 1;
-	struct timespec ts;
 	int rc;
 
-	pthread_mutex_lock(&rn->mu);
-	for (;;) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (time_t)(every / 1000);
-		ts.tv_nsec += (long)(every % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		while (!rn->stop && pthread_cond_timedwait(
-					&rn->cv, &rn->mu, &ts) != ETIMEDOUT)
-			;
-		if (rn->stop)
-			break;
-		rn->touched = 1; /* before any store work: see renew_stop */
-		pthread_mutex_unlock(&rn->mu);
-		if (st == NULL)
-			rc = hd_store_open(&st, rn->home, &err);
-		else
-			rc = 0;
-		if (rc == 0)
-			rc = hd_room_lock_renew(st, &rn->lk, rn->lease_ms, &err);
-		pthread_mutex_lock(&rn->mu);
-		if (rn->stop)
-			break; /* the exchange is over (7) */
-		if (rc == HD_ECONFLICT && atomic_load(&rn->released))
-			break; /* the last step released it (7) */
-		if (rc == HD_ECONFLICT) {
+	if (rn->done)
+		return;
+	rc = hd_room_lock_renew(own, &rn->lk, rn->lease_ms, &err);
+	if (rc == HD_ECONFLICT) {
+		rn->done = 1;
+		if (!atomic_load(&rn->released)) { /* (7) */
 			hd_log_warn("%s: %s", rn->lk.room_id, err.msg);
 			atomic_store(&rn->lost, 1);
-			break;
 		}
-		if (rc < 0)
-			hd_log_warn("%s: cannot renew the room lock: %s",
-			    rn->lk.room_id, err.msg);
-	}
-	pthread_mutex_unlock(&rn->mu);
-	hd_store_close(st);
-	renewer_unref(rn);
-	return NULL;
+	} else if (rc < 0)
+		hd_log_warn("%s: cannot renew the room lock: %s",
+		    rn->lk.room_id, err.msg);
 }
 
-/* Start the renewal thread once the lock is taken (3). */
+/* Start the renewal ticker once the lock is taken (3). */
 static void
 renew_start(exch *x)
 {
@@ -318,43 +259,21 @@ renew_start(exch *x)
 
 	rn->lk = x->lock;
 	rn->lease_ms = x->lease_ms;
-	if ((rn->home = strdup(hd_store_home(x->st))) != NULL) {
-		atomic_store(&rn->refs, 2); /* the thread's, before it runs */
-		if (pthread_create(&x->renewer, NULL, renew_main, rn) == 0)
-			x->renewing = 1;
-		else
-			atomic_store(&rn->refs, 1);
-	}
-	if (!x->renewing)
-		hd_log_warn("%s: no renewal thread; the lease is renewed "
-			    "between turns only",
+	x->ticker = hd_store_ticker_start(
+	    x->st, x->lease_ms / 3 > 0 ? x->lease_ms / 3 : 1, renew_tick, rn);
+	if (x->ticker == NULL)
+		hd_log_warn("%s: no renewal; the lease is renewed between "
+			    "turns only",
 		    x->lock.room_id);
 }
 
-/* Tell the thread to stop. Once stop is set it begins no renewal, so
- * whether it began one is known here, for good (3). */
+/* Stop the ticker: a renewal in flight ends first, and none runs after,
+ * whatever it would have found (7). */
 static void
 renew_stop(exch *x)
 {
-	renewer *rn = x->rn;
-
-	pthread_mutex_lock(&rn->mu);
-	rn->stop = 1;
-	x->join = rn->touched;
-	pthread_cond_broadcast(&rn->cv);
-	pthread_mutex_unlock(&rn->mu);
-}
-
-/* Let the stopped thread go: joined if it began a renewal, else detached
- * (it only exits) so the loop does not wait for it to be scheduled (3). */
-static void
-renew_finish(exch *x)
-{
-	if (x->renewing && x->join)
-		pthread_join(x->renewer, NULL);
-	else if (x->renewing)
-		pthread_detach(x->renewer);
-	x->renewing = 0;
+	hd_store_ticker_stop(x->st, x->ticker);
+	x->ticker = NULL;
 }
 
 /* ---- pre-checks (1) ---- */
@@ -1177,7 +1096,7 @@ done:
 	free(x.claims);
 	hd_agent_config_texts_free(x.configs, x.agents.n);
 	hd_agents_dispose(&x.agents);
-	renew_finish(&x); /* last: it was told to stop before the teardown */
-	renewer_unref(x.rn);
+	renew_stop(&x); /* stopped after the last step already; no-op then */
+	free(x.rn);
 	return rc;
 }

@@ -21,8 +21,9 @@
  *      when it is released instead of sleeping through the gap.
  *  (6) Stores open on the "huddle" VFS (vfs.c): SQLite's unix VFS, with a
  *      commit's WAL frames written in one system call.
- *  (7) WAL checkpoints run on a thread of the store's own (checkpoint.c),
- *      not inside the commit that crosses the threshold.
+ *  (7) WAL checkpoints run on the store's worker thread (worker.c), not
+ *      inside the commit that crosses the threshold; the worker also runs
+ *      callers' tickers.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -50,7 +51,7 @@ struct hd_store {
 	int txn_depth;
 	hd_store_watch *watch; /* watch.c; NULL until the first wait */
 	hd_store_queue *queue; /* queue.c; NULL: writers do without */
-	hd_store_ckpt *ckpt;   /* checkpoint.c; NULL: inline checkpoints */
+	hd_store_worker *worker; /* worker.c; NULL: inline checkpoints */
 	hd_store_memo *memo;   /* memo.c; NULL until the first put */
 	struct {
 		const char *sql;
@@ -308,8 +309,9 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 		goto fail;
 	st->queue = hd_store__queue_open(home);
 	/* after the pragmas: the hook replaces SQLite's automatic checkpoint */
-	st->ckpt = hd_store__ckpt_new(st->path, hd_store__vfs_name());
-	sqlite3_wal_hook(st->db, hd_store__ckpt_hook, st->ckpt);
+	st->worker =
+	    hd_store__worker_new(st->home, st->path, hd_store__vfs_name());
+	sqlite3_wal_hook(st->db, hd_store__ckpt_hook, st->worker);
 	if ((rc = store_migrate(st, err)) < 0)
 		goto fail;
 	*out = st;
@@ -328,8 +330,8 @@ hd_store_close(hd_store *st)
 		return;
 	hd_store__watch_free(st->watch);
 	hd_store__queue_close(st->queue);
-	/* before the connection: the thread checkpoints the same file */
-	hd_store__ckpt_free(st->ckpt);
+	/* before the connection: the worker checkpoints the same file */
+	hd_store__worker_free(st->worker);
 	hd_store__memo_free(st->memo);
 	for (i = 0; i < st->ncache; i++)
 		sqlite3_finalize(st->cache[i].stmt);
@@ -530,6 +532,25 @@ int
 hd_store_in_txn(const hd_store *st)
 {
 	return st->txn_depth > 0;
+}
+
+hd_store_worker *
+hd_store__worker_of(hd_store *st)
+{
+	return st->worker;
+}
+
+hd_store_ticker *
+hd_store_ticker_start(
+    hd_store *st, int64_t period_ms, hd_store_tick_fn fn, void *ctx)
+{
+	return hd_store__ticker_start(st->worker, period_ms, fn, ctx);
+}
+
+void
+hd_store_ticker_stop(hd_store *st, hd_store_ticker *t)
+{
+	hd_store__ticker_stop(st->worker, t);
 }
 
 const void *
