@@ -357,18 +357,42 @@ leader_first(hd_agent *items, char **tx, size_t k)
 	}
 }
 
-/* The agents of team (NULL: all). config 1 parses each runtime_config;
- * config 0 leaves an empty object, and then texts (when non-NULL) gets
- * each row's stored text, texts[i] for items[i], so the caller can parse
- * the ones it needs later (hd_agent_roster_configs). */
+/* What a list reads of each agent. */
+enum list_what {
+	LIST_ROWS,  /* whole rows, each runtime_config parsed */
+	LIST_TEXTS, /* whole rows, configs left as text (*texts) */
+	LIST_NAMES  /* ids and the leader only (a roster) */
+};
+
+/* A roster names members only: their ids come from agents_team itself
+ * (the index covers them, no row is read) and the leader from the team's
+ * row, as a list orders them. */
+#define NAMES_SQL                                                              \
+	"SELECT a.id, t.leader_agent_id = a.id FROM teams t"                   \
+	" LEFT JOIN agents a ON a.team_id = t.id"                              \
+	" WHERE t.id = ?1 ORDER BY a.id"
+
+/* A roster's row: the id and whether it leads; nothing else is read. */
+static int
+name_row(hd_agent *a, sqlite3_stmt *s)
+{
+	memset(a, 0, sizeof(*a));
+	a->is_leader = sqlite3_column_int(s, 1);
+	return (a->id = hd_store_col_dup(s, 0)) == NULL ? -1 : 0;
+}
+
+/* The agents of team (NULL: all; LIST_NAMES needs a team), as what says.
+ * With LIST_TEXTS, texts gets each row's stored runtime_config, texts[i]
+ * for items[i], and each config reads as an empty object, so the caller
+ * can parse the ones it needs later (hd_agent_roster_configs). */
 static int
 agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
-    int config, hd_err *err)
+    enum list_what what, hd_err *err)
 {
 	sqlite3_stmt *s;
 	hd_agent *items = NULL;
 	char **tx = NULL, **nt;
-	const char *cfg;
+	const char *cfg, *sql;
 	size_t n = 0, cap = 0;
 	int rc, src, found = team == NULL;
 
@@ -377,11 +401,12 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 		*texts = NULL;
 	if (team != NULL && (rc = hd_slug_check("team", team, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s,
-		 team != NULL ? TEAM_SQL
-			      : "SELECT " AGENT_COLS " FROM agents a"
-				" ORDER BY a.team_id, 13 DESC, a.id",
-		 err)) < 0)
+	if (team == NULL)
+		sql = "SELECT " AGENT_COLS " FROM agents a"
+		      " ORDER BY a.team_id, 13 DESC, a.id";
+	else
+		sql = what == LIST_NAMES ? NAMES_SQL : TEAM_SQL;
+	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
 	if (team != NULL)
 		sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
@@ -408,7 +433,9 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 			if ((tx[n] = strdup(cfg != NULL ? cfg : "{}")) == NULL)
 				goto oom;
 		}
-		if (agent_row(&items[n++], s, config) < 0)
+		if ((what == LIST_NAMES
+			    ? name_row(&items[n++], s)
+			    : agent_row(&items[n++], s, what == LIST_ROWS)) < 0)
 			goto oom;
 		if (team != NULL && n > 1 && items[n - 1].is_leader)
 			leader_first(items, tx, n - 1);
@@ -448,74 +475,23 @@ int
 hd_agent_list(hd_agents *out, hd_store *st, const char *team,
     hd_err *err)
 {
-	return agent_list(out, NULL, st, team, 1, err);
+	return agent_list(out, NULL, st, team, LIST_ROWS, err);
 }
 
-/* A roster names members only: their ids come from agents_team itself
- * (the index covers them, no row is read) and the leader from the team's
- * row, in one statement, as a list orders them. */
 int
 hd_agent_roster(hd_agents *out, hd_store *st, const char *team,
     hd_err *err)
 {
-	sqlite3_stmt *s;
-	hd_agent *items = NULL, *ni;
-	size_t n = 0, cap = 0;
-	int rc, src, found = 0;
-
-	memset(out, 0, sizeof(*out));
-	if ((rc = hd_slug_check("team", team, err)) < 0 ||
-	    (rc = hd_store_prepare(st, &s,
-		 "SELECT a.id, t.leader_agent_id = a.id FROM teams t"
-		 " LEFT JOIN agents a ON a.team_id = t.id"
-		 " WHERE t.id = ?1 ORDER BY a.id",
-		 err)) < 0)
-		return rc;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		found = 1;
-		if (sqlite3_column_type(s, 0) == SQLITE_NULL)
-			continue; /* the team, without agents */
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL)
-				goto oom;
-			items = ni;
-		}
-		memset(&items[n], 0, sizeof(items[n]));
-		if ((items[n].id = hd_store_col_dup(s, 0)) == NULL)
-			goto oom;
-		items[n].is_leader = sqlite3_column_int(s, 1);
-		if (++n > 1 && items[n - 1].is_leader)
-			leader_first(items, NULL, n - 1);
-	}
-	hd_store_reset(s);
-	if (src != SQLITE_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	else if (!found)
-		rc = hd_err_set(
-		    err, HD_ENOTFOUND, "team \"%s\" not found", team);
-	if (rc == 0) {
-		out->items = items;
-		out->n = n;
-		return 0;
-	}
-	goto done;
-oom:
-	hd_store_reset(s);
-	rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-done:
-	while (n > 0)
-		agent_dispose(&items[--n]);
-	free(items);
-	return rc;
+	if (team == NULL)
+		return hd_err_set(err, HD_EINVAL, "a team is required");
+	return agent_list(out, NULL, st, team, LIST_NAMES, err);
 }
 
 int
 hd_agent_roster_configs(hd_agents *out, char ***texts, hd_store *st,
     const char *team, hd_err *err)
 {
-	return agent_list(out, texts, st, team, 0, err);
+	return agent_list(out, texts, st, team, LIST_TEXTS, err);
 }
 
 void
