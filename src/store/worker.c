@@ -46,6 +46,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -77,6 +78,7 @@ struct hd_store_worker {
 	int running;     /* guarded by mu: the thread is checkpointing */
 	int stop;        /* guarded by mu */
 	hd_store_ticker *tickers; /* guarded by mu */
+	int64_t wake_us; /* guarded by mu: when the waiting thread wakes */
 	pid_t pid;
 	int asked; /* the hook's (one thread): WAL frames at the last ask */
 	char *home;
@@ -101,6 +103,7 @@ hd_store__worker_new(const char *home, const char *path, const char *vfs)
 		return NULL;
 	}
 	w->inline_only = env != NULL && strcmp(env, "1") == 0;
+	w->wake_us = 0; /* not waiting yet: it reads the list before */
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	return w;
@@ -187,9 +190,11 @@ worker_wait(hd_store_worker *w, int64_t wait_us)
 	struct timespec ts;
 
 	if (wait_us < 0) {
+		w->wake_us = INT64_MAX;
 		pthread_cond_wait(&w->cv, &w->mu);
 		return;
 	}
+	w->wake_us = hd_mono_us() + wait_us;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += (time_t)(wait_us / 1000000);
 	ts.tv_nsec += (long)(wait_us % 1000000) * 1000L;
@@ -340,7 +345,11 @@ hd_store__ticker_start(
 	}
 	t->next = w->tickers;
 	w->tickers = t;
-	pthread_cond_broadcast(&w->cv);
+	/* a thread that wakes by then finds it due anyway: an exchange after
+	 * another, the usual case, wakes no one (a wake is a system call and
+	 * a thread put on a core) */
+	if (t->due_us < w->wake_us)
+		pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	return t;
 }

@@ -688,11 +688,17 @@ test_store__tickers_run_on_the_worker_until_stopped(void **state)
 	assert_hd_ok(hd_store_kv_get(&v, fx->st, "tick", &err), &err);
 	assert_string_equal(v, "1");
 	free(v);
-	/* the worker serves the next one: no thread more */
+	/* the worker serves the next one: no thread more; one started while
+	 * the worker idles with nothing to run wakes it, and ticks */
 	threads0 = thread_count();
-	assert_non_null(
-	    u = hd_store_ticker_start(fx->st, 1000, tick_count, &lg));
+	hd_sleep_us(50000);
+	atomic_store(&lg.stopped, 0);
+	atomic_store(&lg.ticks, 0);
+	assert_non_null(u = hd_store_ticker_start(fx->st, 10, tick_count, &lg));
 	assert_int_equal(thread_count(), threads0);
+	for (waited = 0; waited < 500 && atomic_load(&lg.ticks) < 2; waited++)
+		hd_sleep_us(10000);
+	assert_true(atomic_load(&lg.ticks) >= 2);
 	hd_store_ticker_stop(fx->st, u);
 }
 
