@@ -86,7 +86,8 @@ int hd_agent_roster(hd_agents *out, hd_store *st, const char *team,
     hd_err *err);
 
 /*
- * hd_agent_roster, with each member's stored runtime_config kept as text:
+ * hd_agent_list, with each member's stored runtime_config kept as text
+ * instead of parsed (each item's runtime_config is an empty object):
  * (*texts)[i] is out->items[i]'s (malloc'd; free the array with
  * hd_agent_config_texts_free(*texts, out->n)). For a caller that runs
  * only some members and parses a config (hd_agent_config_parse) when its
@@ -97,8 +98,11 @@ int hd_agent_roster_configs(hd_agents *out, char ***texts, hd_store *st,
 
 /* Replace a->runtime_config with the parse of text, a stored
  * runtime_config, read as hd_agent_list reads it (NULL or text that is
- * not a JSON object: an empty object). HD_ENOMEM. */
-int hd_agent_config_parse(hd_agent *a, const char *text, hd_err *err);
+ * not a JSON object: an empty object). With st (else NULL), the parse is
+ * kept in st's memo and shared from there, as every list and load does:
+ * treat a config as read-only. HD_ENOMEM. */
+int hd_agent_config_parse(
+    hd_store *st, hd_agent *a, const char *text, hd_err *err);
 
 /* NULL-safe. */
 void hd_agent_config_texts_free(char **texts, size_t n);

@@ -930,37 +930,19 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 	return 0;
 }
 
-static void
-config_free(void *v)
-{
-	json_decref(v);
-}
-
 /* The speaker's runtime_config, parsed the first time it runs, from the
  * text the pre-checks listed (9): most members of a large team never
- * speak in a short exchange. The parse is kept in the store's memo with
- * that text, and shared from there (runtimes only read a config) while
- * the stored text is the same. */
+ * speak in a short exchange. */
 static int
 speaker_config(exch *x, int idx, hd_err *err)
 {
-	hd_agent *a = &x->agents.items[idx];
-	const json_t *kept;
-	char key[128];
 	int rc;
 
 	if (x->configs[idx] == NULL)
 		return 0;
-	snprintf(key, sizeof(key), "agent-config:%s", a->id);
-	if ((kept = hd_store_memo_get(x->st, key, x->configs[idx])) != NULL) {
-		json_decref(a->runtime_config);
-		a->runtime_config = json_incref((json_t *)kept);
-	} else {
-		if ((rc = hd_agent_config_parse(a, x->configs[idx], err)) < 0)
-			return rc;
-		hd_store_memo_put(x->st, key, x->configs[idx],
-		    json_incref(a->runtime_config), config_free);
-	}
+	if ((rc = hd_agent_config_parse(
+		 x->st, &x->agents.items[idx], x->configs[idx], err)) < 0)
+		return rc;
 	free(x->configs[idx]);
 	x->configs[idx] = NULL;
 	return 0;

@@ -190,25 +190,48 @@ hd_agent__check_fields(const char *name, const char *role, hd_err *err)
 	    "(SELECT t.leader_agent_id = a.id FROM teams t"                   \
 	    " WHERE t.id = a.team_id)")
 
-/* The stored runtime_config text as every reader sees it: NULL reads as
- * {}, and text that is not a JSON object as an empty object. NULL only
- * when memory ran out. */
-static json_t *
-config_parse(const char *text)
+static void
+config_free(void *v)
 {
-	json_t *cfg = json_loads(text != NULL ? text : "{}", 0, NULL);
+	json_decref(v);
+}
 
+/* The stored runtime_config text as every reader sees it: NULL reads as
+ * {}, and text that is not a JSON object as an empty object. A new
+ * reference; NULL only when memory ran out. With a store, the parse is
+ * kept in its memo beside the text (store.h) and shared from there while
+ * the stored text is the same: a long-lived process (the server, an
+ * exchange after another) does not parse an unchanged config again, and
+ * every reader only reads a config. */
+static json_t *
+config_parse(hd_store *st, const char *id, const char *text)
+{
+	char key[96]; /* "agent-config:" and a slug of at most 50 */
+	const json_t *kept;
+	json_t *cfg;
+
+	if (text == NULL)
+		text = "{}";
+	if (st != NULL && id != NULL) {
+		snprintf(key, sizeof(key), "agent-config:%s", id);
+		if ((kept = hd_store_memo_get(st, key, text)) != NULL)
+			return json_incref((json_t *)kept);
+	}
+	cfg = json_loads(text, 0, NULL);
 	if (!json_is_object(cfg)) {
 		json_decref(cfg);
 		cfg = json_object();
 	}
+	if (cfg != NULL && st != NULL && id != NULL)
+		hd_store_memo_put(st, key, text, json_incref(cfg), config_free);
 	return cfg;
 }
 
 int
-hd_agent_config_parse(hd_agent *a, const char *text, hd_err *err)
+hd_agent_config_parse(
+    hd_store *st, hd_agent *a, const char *text, hd_err *err)
 {
-	json_t *cfg = config_parse(text);
+	json_t *cfg = config_parse(st, a->id, text);
 
 	if (cfg == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
@@ -220,7 +243,7 @@ hd_agent_config_parse(hd_agent *a, const char *text, hd_err *err)
 /* One row of AGENT_COLS_OF; with config 0 the stored runtime_config is not
  * parsed (a roster: hd_agent_roster) and reads as an empty object. */
 static int
-agent_row(hd_agent *a, sqlite3_stmt *s, int config)
+agent_row(hd_store *st, hd_agent *a, sqlite3_stmt *s, int config)
 {
 	memset(a, 0, sizeof(*a));
 	a->id = hd_store_col_dup(s, 0);
@@ -229,7 +252,8 @@ agent_row(hd_agent *a, sqlite3_stmt *s, int config)
 	a->role = hd_store_col_dup(s, 3);
 	a->runtime = hd_store_col_dup(s, 4);
 	a->runtime_config =
-	    config ? config_parse((const char *)sqlite3_column_text(s, 5))
+	    config ? config_parse(
+			 st, a->id, (const char *)sqlite3_column_text(s, 5))
 		   : json_object();
 	a->status = hd_store_col_dup(s, 6);
 	a->spawned_by = hd_store_col_dup(s, 7);
@@ -295,7 +319,7 @@ hd_agent__load(hd_agent **out, hd_store *st, const char *id, hd_err *err)
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	src = sqlite3_step(s);
 	if (src == SQLITE_ROW) {
-		if ((a = calloc(1, sizeof(*a))) == NULL || agent_row(a, s, 1) < 0) {
+		if ((a = calloc(1, sizeof(*a))) == NULL || agent_row(st, a, s, 1) < 0) {
 			hd_agent_free(a);
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		} else
@@ -435,7 +459,7 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 		}
 		if ((what == LIST_NAMES
 			    ? name_row(&items[n++], s)
-			    : agent_row(&items[n++], s, what == LIST_ROWS)) < 0)
+			    : agent_row(st, &items[n++], s, what == LIST_ROWS)) < 0)
 			goto oom;
 		if (team != NULL && n > 1 && items[n - 1].is_leader)
 			leader_first(items, tx, n - 1);

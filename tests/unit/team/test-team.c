@@ -288,7 +288,7 @@ test_agent__roster_configs_parse_as_a_list_reads_them(void **state)
 		assert_string_equal(roster.items[i].id, full.items[i].id);
 		assert_int_equal(json_object_size(roster.items[i].runtime_config),
 		    0); /* not parsed yet */
-		assert_hd_ok(hd_agent_config_parse(&roster.items[i], texts[i],
+		assert_hd_ok(hd_agent_config_parse(NULL, &roster.items[i], texts[i],
 				 &err),
 		    &err);
 		a = json_dumps(roster.items[i].runtime_config, JSON_SORT_KEYS);
@@ -383,6 +383,33 @@ test_agent__roster_configs_parse_as_a_list_reads_them(void **state)
 	hd_agents_dispose(&roster);
 	assert_hd_err(hd_agent_roster(&roster, fx->st, "ghost", &err),
 	    HD_ENOTFOUND, "team \"ghost\" not found", &err);
+	/* a list keeps each config's parse in the store's memo: the next
+	 * list shares it while the stored text is the same, and a changed
+	 * text is parsed anew */
+	{
+		hd_agents again;
+
+		assert_hd_ok(hd_agent_list(&full, fx->st, "ops", &err), &err);
+		assert_hd_ok(hd_agent_list(&again, fx->st, "ops", &err), &err);
+		assert_string_equal(full.items[1].id, "ann");
+		assert_ptr_equal(full.items[1].runtime_config,
+		    again.items[1].runtime_config);
+		hd_agents_dispose(&again);
+		assert_hd_ok(hd_store_exec(fx->st,
+				 "UPDATE agents SET runtime_config = "
+				 "'{\"default\": \"changed\"}' WHERE id = 'ann'",
+				 &err),
+		    &err);
+		assert_hd_ok(hd_agent_list(&again, fx->st, "ops", &err), &err);
+		assert_string_equal(json_string_value(json_object_get(
+					again.items[1].runtime_config, "default")),
+		    "changed");
+		assert_string_equal(json_string_value(json_object_get(
+					full.items[1].runtime_config, "default")),
+		    "ann");
+		hd_agents_dispose(&again);
+		hd_agents_dispose(&full);
+	}
 	/* no team: the same refusal as a list */
 	assert_hd_err(hd_agent_roster_configs(&roster, &texts, fx->st, "ghost",
 			  &err),
