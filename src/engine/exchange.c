@@ -100,6 +100,18 @@ typedef struct claim {
 	int owner; /* the participant's index */
 } claim;
 
+/* What the loop and its renewal ticker share (3): the loop's own, since
+ * the ticker is stopped before hd_exchange_run returns. */
+typedef struct renewer {
+	/* a copy made before the ticker starts, never written again: the
+	 * steps go on updating x->lock.expires_at while it runs */
+	hd_room_lock lk;
+	int64_t lease_ms;
+	int done;            /* the ticker's own: it found the lock gone */
+	atomic_int lost;     /* taken over (3) */
+	atomic_int released; /* the last step released the lock (7) */
+} renewer;
+
 typedef struct exch {
 	hd_store *st;
 	const hd_exchange_spec *spec;
@@ -130,20 +142,9 @@ typedef struct exch {
 	int64_t stim_seq;
 	hd_room_lock lock;
 	int locked;
-	struct renewer *rn;      /* the ticker's side (3) */
+	renewer rn;              /* the ticker's side (3) */
 	hd_store_ticker *ticker; /* renewing the lease, or NULL (3) */
 } exch;
-
-/* What the loop and its renewal ticker share (3). */
-typedef struct renewer {
-	/* a copy made before the ticker starts, never written again: the
-	 * steps go on updating x->lock.expires_at while it runs */
-	hd_room_lock lk;
-	int64_t lease_ms;
-	int done;            /* the ticker's own: it found the lock gone */
-	atomic_int lost;     /* taken over (3) */
-	atomic_int released; /* the last step released the lock (7) */
-} renewer;
 
 const char *
 hd_exchange_end_name(hd_exchange_end e)
@@ -199,7 +200,7 @@ static int
 aborted(const exch *x)
 {
 	return (x->spec->abort != NULL && atomic_load(x->spec->abort)) ||
-	       atomic_load(&x->rn->lost);
+	       atomic_load(&x->rn.lost);
 }
 
 /* ---- the lease (3) ---- */
@@ -215,18 +216,6 @@ lease_ms(const hd_exchange_spec *spec)
 	if (env != NULL && hd_parse_i64(&v, env, "lease", NULL) == 0 && v > 0)
 		return v;
 	return HD_EXCHANGE_LEASE_MS;
-}
-
-static renewer *
-renewer_new(void)
-{
-	renewer *rn = calloc(1, sizeof(*rn));
-
-	if (rn == NULL)
-		return NULL;
-	atomic_init(&rn->lost, 0);
-	atomic_init(&rn->released, 0);
-	return rn;
 }
 
 /* One renewal, on the store's worker thread with its connection (3). */
@@ -255,7 +244,7 @@ renew_tick(void *ctx, hd_store *own)
 static void
 renew_start(exch *x)
 {
-	renewer *rn = x->rn;
+	renewer *rn = &x->rn;
 
 	rn->lk = x->lock;
 	rn->lease_ms = x->lease_ms;
@@ -752,7 +741,7 @@ step_end(hd_store *st, step_txn *tx, hd_exchange_end end, int taken)
 	    st, "turn_bound_hit", x->team, 0, NULL, data);
 	/* set before the commit: a renewal waiting on it then finds the row
 	 * gone and must not call that a takeover (7) */
-	atomic_store(&x->rn->released, 1);
+	atomic_store(&x->rn.released, 1);
 	if (hd_room_lock_release(st, &x->lock, &rerr) == 0)
 		tx->released = 1;
 	return 0;
@@ -907,7 +896,7 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 	if (tx->setup)
 		x->locked = 1;
 	if (tx->lost)
-		atomic_store(&x->rn->lost, 1);
+		atomic_store(&x->rn.lost, 1);
 	if (tx->released)
 		x->locked = 0;
 	if (t == NULL || tx->saved)
@@ -1060,8 +1049,8 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 	x.spec = spec;
 	x.last = -1;
 	x.leader = -1;
-	if ((x.rn = renewer_new()) == NULL)
-		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	atomic_init(&x.rn.lost, 0);
+	atomic_init(&x.rn.released, 0);
 	if ((rc = precheck(&x, err)) < 0)
 		goto done;
 	book_keep(&x);
@@ -1079,6 +1068,5 @@ done:
 	hd_agent_config_texts_free(x.configs, x.agents.n);
 	hd_agents_dispose(&x.agents);
 	renew_stop(&x); /* stopped after the last step already; no-op then */
-	free(x.rn);
 	return rc;
 }
