@@ -414,12 +414,9 @@ dump_free(char *text, const char *buf)
 		free(text);
 }
 
-/* The turn state as json_pack("{s:I, s:o, s:s, s:s, s:I, s:I}") and a
- * compact dump print it, built without the object: each string through
- * Jansson (so it is escaped exactly so, and refused exactly when Jansson
- * refuses it), the integers and keys printed directly. Building and
- * dumping the object cost about 21k instructions a turn, this about a
- * third. Returns 0, or -1 when a string was refused or memory ran out. */
+/* s as a JSON string (NULL: null), through Jansson, so it is escaped
+ * exactly as a dump escapes it and refused exactly when Jansson refuses
+ * it. -1 when it was refused or memory ran out. */
 static int
 put_string(hd_buf *b, const char *s)
 {
@@ -438,6 +435,11 @@ put_string(hd_buf *b, const char *s)
 	return text != NULL ? 0 : -1;
 }
 
+/* The turn state as json_pack("{s:I, s:o, s:s, s:s, s:I, s:I}") and a
+ * compact dump print it, built without the object: the strings through
+ * put_string, the integers and keys printed directly. Building and
+ * dumping the object cost about 21k instructions a turn, this about a
+ * third. Returns 0, or -1 when a string was refused or memory ran out. */
 static int
 state_text(hd_buf *b, const hd_exchange__turn *t)
 {
