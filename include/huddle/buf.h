@@ -31,6 +31,10 @@ void hd_buf_putc(hd_buf *b, char c);
 /* v in decimal, as printf's %lld prints it: a formatted append without the
  * formatter, for hot paths that print integers into JSON or keys. */
 void hd_buf_put_i64(hd_buf *b, int64_t v);
+
+/* The same digits into out (no NUL); returns how many. */
+#define HD_I64_TEXT_MAX 20 /* "-9223372036854775808" */
+size_t hd_i64_text(char out[HD_I64_TEXT_MAX], int64_t v);
 void hd_buf_printf(hd_buf *b, const char *fmt, ...) HD_PRINTFLIKE(2, 3);
 void hd_buf_vprintf(hd_buf *b, const char *fmt, va_list ap)
     HD_PRINTFLIKE(2, 0);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/buf.h>
 #include <huddle/events.h>
 #include <huddle/room.h>
 #include <huddle/team.h>
@@ -173,19 +174,15 @@ put(char *out, size_t outlen, size_t *len, const char *s, size_t n)
 /* The team_chat_post event's data, exactly as
  * {"seq":%lld,"roomId":"%s","author":"%s","kind":"%s"} would print it;
  * printed that way when it would not fit (it always does: a room id, an
- * agent id and a kind are short). seq is a room seq, so positive. */
+ * agent id and a kind are short). */
 static void
 event_data(char *out, size_t outlen, const room_post_txn *tx)
 {
-	char digits[24];
-	uint64_t v = (uint64_t)tx->seq;
-	size_t nd = 0, len = 0;
+	char digits[HD_I64_TEXT_MAX];
+	size_t len = 0;
 
-	do
-		digits[sizeof(digits) - ++nd] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
 	put(out, outlen, &len, "{\"seq\":", 7);
-	put(out, outlen, &len, digits + sizeof(digits) - nd, nd);
+	put(out, outlen, &len, digits, hd_i64_text(digits, tx->seq));
 	put(out, outlen, &len, ",\"roomId\":\"", 11);
 	put(out, outlen, &len, tx->room, strlen(tx->room));
 	put(out, outlen, &len, "\",\"author\":\"", 12);
@@ -193,7 +190,7 @@ event_data(char *out, size_t outlen, const room_post_txn *tx)
 	put(out, outlen, &len, "\",\"kind\":\"", 10);
 	put(out, outlen, &len, tx->kind, strlen(tx->kind));
 	put(out, outlen, &len, "\"}", 2);
-	if (tx->seq > 0 && len < outlen)
+	if (len < outlen)
 		out[len] = '\0';
 	else
 		snprintf(out, outlen,

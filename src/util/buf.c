@@ -62,19 +62,30 @@ hd_buf_putc(hd_buf *b, char c)
 	hd_buf_put(b, &c, 1);
 }
 
-void
-hd_buf_put_i64(hd_buf *b, int64_t v)
+size_t
+hd_i64_text(char out[HD_I64_TEXT_MAX], int64_t v)
 {
-	char d[24], *p = d + sizeof(d);
+	char d[HD_I64_TEXT_MAX], *p = d + sizeof(d);
 	/* in unsigned arithmetic, so INT64_MIN's magnitude fits */
 	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	size_t n;
 
 	do
 		*--p = (char)('0' + u % 10);
 	while ((u /= 10) != 0);
 	if (v < 0)
 		*--p = '-';
-	hd_buf_put(b, p, (size_t)(d + sizeof(d) - p));
+	n = (size_t)(d + sizeof(d) - p);
+	memcpy(out, p, n);
+	return n;
+}
+
+void
+hd_buf_put_i64(hd_buf *b, int64_t v)
+{
+	char d[HD_I64_TEXT_MAX];
+
+	hd_buf_put(b, d, hd_i64_text(d, v));
 }
 
 /* Room for a formatted append of typical size, so that most print in one
