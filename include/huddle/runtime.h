@@ -254,6 +254,13 @@ void hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
     HD_PRINTFLIKE(2, 3);
 void hd_runtime_emit_done(hd_runtime_emit *em, hd_done_reason reason,
     const char *summary, const char *native_session_id);
+/*
+ * The runtime's final word: the turn's reply becomes text (capped as
+ * deltas are), whatever text_delta said before. For runtimes whose
+ * stream narrates several steps (claude-code, codex) but name one final
+ * answer. Sinks see nothing new: they saw the deltas as they came.
+ */
+void hd_runtime_emit_reply(hd_runtime_emit *em, const char *text, size_t len);
 /* The text emitted so far (capped) and its length. Borrowed. */
 const char *hd_runtime_emit_text_so_far(const hd_runtime_emit *em, size_t *len);
 

@@ -229,6 +229,27 @@ hd_runtime_emit_text(hd_runtime_emit *em, const char *text, size_t len)
 	}
 }
 
+void
+hd_runtime_emit_reply(hd_runtime_emit *em, const char *text, size_t len)
+{
+	size_t cut = len;
+
+	if (em->done)
+		return;
+	hd_buf_reset(&em->text);
+	em->truncated = 0;
+	if (cut > HD_RUNTIME_OUTPUT_MAX) { /* (3), on a character boundary */
+		cut = HD_RUNTIME_OUTPUT_MAX;
+		while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
+			cut--;
+	}
+	hd_buf_put(&em->text, text, cut);
+	if (cut < len) {
+		em->truncated = 1;
+		hd_buf_puts(&em->text, HD_RUNTIME_TRUNCATED_NOTE);
+	}
+}
+
 const char *
 hd_runtime_emit_text_so_far(const hd_runtime_emit *em, size_t *len)
 {

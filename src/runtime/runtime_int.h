@@ -8,10 +8,117 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
+#include <huddle/err.h>
 #include <huddle/runtime.h>
 
 extern const hd_runtime_adapter hd_runtime__scripted;
 extern const hd_runtime_adapter hd_runtime__exec;
+
+/* ---- prices (price.c): what a model's tokens cost, for runtimes that
+ * report tokens but no cost (codex) ---- */
+
+/* USD per million tokens. */
+typedef struct hd_price {
+	double input;
+	double cached; /* cached input tokens */
+	double output;
+} hd_price;
+
+/*
+ * The price of model: runtime_config.prices ({"input", "cached",
+ * "output"}, USD per million tokens) when given, else the built-in table
+ * (matched by model-name prefix), else the SPEC 8.2 default ($3 in and
+ * cached, $15 out). Returns 0, or HD_EINVAL with err set when prices is
+ * present but malformed.
+ */
+int hd_runtime__price(hd_price *out, const char *model, const json_t *prices,
+    hd_err *err);
+
+/* The cost of a turn's tokens at price p, flagged estimated. input
+ * counts every input token, cached ones included; cached <= input. */
+void hd_runtime__price_cost(hd_runtime_cost *out, const hd_price *p,
+    int64_t input, int64_t cached, int64_t output);
+
+/* ---- claude.c: the `claude -p --output-format stream-json --verbose`
+ * stream, one line at a time ---- */
+
+typedef struct hd_claude_stream hd_claude_stream;
+
+hd_claude_stream *hd_claude__stream_new(void);
+void hd_claude__stream_free(hd_claude_stream *cs);
+
+/*
+ * One line of output, without its newline (may be empty, truncated or
+ * garbage). Emits as it arrives: tool_use blocks of assistant lines as
+ * tool_call, tool_result blocks of user lines as tool_result, text blocks
+ * as text_delta, api_retry system lines as status. The result line is
+ * remembered. Returns 0, or -1 for a line that is not a JSON object of a
+ * known shape (counted; the turn goes on).
+ */
+int hd_claude__stream_line(hd_claude_stream *cs, hd_runtime_emit *em,
+    const char *line, size_t len);
+
+/*
+ * The process ended: exit_code is its exit status, or -1 when it was
+ * killed; stderr_tail is the last of its standard error ("" when none).
+ * Emits the reply (the result line's `result`, hd_runtime_emit_reply),
+ * the cost (total_cost_usd and usage, not estimated), the
+ * permission_denials as a status warning, and ends the turn with done:
+ * success with the session id, or error with a clear message
+ * ("claude-code: API error 400: ..." for is_error with api_error_status,
+ * "claude-code: exit status 1: <tail>" when no result line came, ...).
+ * Does not emit done when the caller already knows the turn failed
+ * (timeout, abort): call it only for a process that exited by itself.
+ */
+void hd_claude__stream_finish(hd_claude_stream *cs, hd_runtime_emit *em,
+    int exit_code, const char *stderr_tail);
+
+/* The session id seen so far (system/init or result), or NULL. */
+const char *hd_claude__stream_session(const hd_claude_stream *cs);
+
+/* ---- codex.c: the `codex exec --json` stream ---- */
+
+typedef struct hd_codex_stream hd_codex_stream;
+
+/* Cumulative token counts of a Codex thread (turn.completed.usage after a
+ * resume counts the whole thread). */
+typedef struct hd_codex_usage {
+	int64_t input;
+	int64_t cached;
+	int64_t output;
+} hd_codex_usage;
+
+/*
+ * A parser for one run. price: what tokens cost (hd_runtime__price).
+ * base: the thread's totals before this run (zeros for a new thread), so
+ * a resumed thread's cumulative usage is charged only for what is new.
+ */
+hd_codex_stream *hd_codex__stream_new(
+    const hd_price *price, const hd_codex_usage *base);
+void hd_codex__stream_free(hd_codex_stream *cs);
+
+/*
+ * One line (as hd_claude__stream_line): thread.started remembers the
+ * thread id; item.started/item.completed of an mcp_tool_call emit
+ * tool_call/tool_result; an agent_message emits text_delta and is
+ * remembered as the reply (the last one wins); known warning items
+ * (item.completed of type error, e.g. "Model metadata for ... not found")
+ * become status; turn.completed gives usage; turn.failed and error are
+ * remembered as the turn's error.
+ */
+int hd_codex__stream_line(hd_codex_stream *cs, hd_runtime_emit *em,
+    const char *line, size_t len);
+
+/* As hd_claude__stream_finish: reply, cost (estimated, from the new
+ * tokens at the price), done or error ("codex: <turn.failed message>"). */
+void hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em,
+    int exit_code, const char *stderr_tail);
+
+/* The thread id seen, or NULL; the thread's totals after this run. */
+const char *hd_codex__stream_thread(const hd_codex_stream *cs);
+void hd_codex__stream_usage(const hd_codex_stream *cs, hd_codex_usage *out);
 
 /* `timed out after 1.5 s` into out. */
 void hd_runtime__timeout_msg(char *out, size_t outlen, int64_t ms);
