@@ -8,13 +8,106 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+
 #include <jansson.h>
+
+#include <huddle/buf.h>
 
 #include <huddle/err.h>
 #include <huddle/runtime.h>
 
 extern const hd_runtime_adapter hd_runtime__scripted;
 extern const hd_runtime_adapter hd_runtime__exec;
+
+/* ---- child processes (proc.c) ---- */
+
+/* A NULL-terminated vector of owned strings; appends never fail loudly
+ * (oom is sticky, as hd_buf's failure is). */
+typedef struct hd_strv {
+	char **v;
+	size_t n, cap;
+	int oom;
+} hd_strv;
+
+void hd_strv_add(hd_strv *s, char *str);        /* takes str (NULL: oom) */
+void hd_strv_adds(hd_strv *s, const char *str); /* copies str */
+void hd_strv_dispose(hd_strv *s);
+
+/* "key=value", malloc'd. */
+char *hd_runtime__env_pair(const char *key, const char *value);
+
+/*
+ * A child's environment (proc.c (6)): the caller's, then cfg_env (an
+ * object of strings, or NULL), then extra ("KEY=value" strings, NULL
+ * terminated, or NULL), then huddle's identity variables from in.
+ */
+void hd_runtime__env(hd_strv *env, const hd_runtime_turn *in,
+    const json_t *cfg_env, char *const *extra);
+
+/* The value of key in a "KEY=value" vector, or NULL. Borrowed. */
+const char *hd_runtime__env_get(char *const *env, const char *key);
+
+/* The executable name would run as on path (a colon list; NULL: a
+ * default), malloc'd; NULL when there is none. A name with a '/' is
+ * checked as it is. */
+char *hd_runtime__which(const char *name, const char *path);
+
+/* Standard output as it arrives; (NULL, 0) once at its end. */
+typedef void (*hd_proc_out_fn)(void *ctx, const char *data, size_t n);
+
+typedef struct hd_proc_spec {
+	char *const *argv; /* argv[0] is looked up on envp's PATH */
+	char *const *envp;
+	const char *cwd;   /* or NULL: the caller's */
+	const char *input; /* written to stdin, or NULL: /dev/null */
+	size_t input_len;
+	int64_t timeout_ms; /* > 0 */
+	atomic_int *abort;  /* or NULL */
+	hd_proc_out_fn on_out;
+	void *ctx;
+} hd_proc_spec;
+
+enum { HD_PROC_EXITED = 0, HD_PROC_TIMEOUT = 1, HD_PROC_ABORTED = 2 };
+
+typedef struct hd_proc_result {
+	int why;       /* HD_PROC_* */
+	int exit_code; /* its exit status, or -1 when it did not exit */
+	int signal;    /* the signal that ended it, or 0 */
+	char *tail;    /* the end of its standard error (malloc'd) */
+} hd_proc_result;
+
+/*
+ * Run a command to its end, or to its timeout or abort (the whole process
+ * group killed either way; proc.c (1)). Returns 0 once it ran (read
+ * out->why and exit_code), or a negative code with err set when it could
+ * not start (`cannot run "claude": No such file or directory`). Dispose
+ * out in either case.
+ */
+int hd_proc_run(hd_proc_result *out, const hd_proc_spec *spec, hd_err *err);
+void hd_proc_result_dispose(hd_proc_result *r);
+
+/* "exit status 3", "killed by signal 9 (SIGKILL)". */
+void hd_proc_status_text(char *out, size_t outlen, const hd_proc_result *r);
+
+/* Lines out of a byte stream (proc.c (8)): fn gets each line without its
+ * newline (and without a '\r' before it); cut is 1 when the line was
+ * longer than max and only its first max bytes are given. */
+typedef void (*hd_line_fn)(void *ctx, const char *line, size_t len, int cut);
+
+typedef struct hd_lines {
+	hd_buf buf;
+	size_t max;
+	int cut, skipping;
+	hd_line_fn fn;
+	void *ctx;
+} hd_lines;
+
+void hd_lines_init(hd_lines *l, size_t max, hd_line_fn fn, void *ctx);
+/* Bytes as they come; (NULL, 0) at the end flushes a last partial line.
+ * Fits hd_proc_out_fn when ctx is the hd_lines. */
+void hd_lines_feed(hd_lines *l, const char *data, size_t n);
+void hd_lines_dispose(hd_lines *l);
 
 /* ---- prices (price.c): what a model's tokens cost, for runtimes that
  * report tokens but no cost (codex) ---- */
@@ -33,8 +126,8 @@ typedef struct hd_price {
  * cached, $15 out). Returns 0, or HD_EINVAL with err set when prices is
  * present but malformed.
  */
-int hd_runtime__price(hd_price *out, const char *model, const json_t *prices,
-    hd_err *err);
+int hd_runtime__price(
+    hd_price *out, const char *model, const json_t *prices, hd_err *err);
 
 /* The cost of a turn's tokens at price p, flagged estimated. input
  * counts every input token, cached ones included; cached <= input. */
@@ -57,8 +150,8 @@ void hd_claude__stream_free(hd_claude_stream *cs);
  * remembered. Returns 0, or -1 for a line that is not a JSON object of a
  * known shape (counted; the turn goes on).
  */
-int hd_claude__stream_line(hd_claude_stream *cs, hd_runtime_emit *em,
-    const char *line, size_t len);
+int hd_claude__stream_line(
+    hd_claude_stream *cs, hd_runtime_emit *em, const char *line, size_t len);
 
 /*
  * The process ended: exit_code is its exit status, or -1 when it was
@@ -108,8 +201,8 @@ void hd_codex__stream_free(hd_codex_stream *cs);
  * become status; turn.completed gives usage; turn.failed and error are
  * remembered as the turn's error.
  */
-int hd_codex__stream_line(hd_codex_stream *cs, hd_runtime_emit *em,
-    const char *line, size_t len);
+int hd_codex__stream_line(
+    hd_codex_stream *cs, hd_runtime_emit *em, const char *line, size_t len);
 
 /* As hd_claude__stream_finish: reply, cost (estimated, from the new
  * tokens at the price), done or error ("codex: <turn.failed message>"). */
