@@ -157,6 +157,21 @@ int hd_turn_state_get(hd_turn_state *out, hd_store *st, const char *team,
     const char *agent, hd_err *err);
 void hd_turn_state_dispose(hd_turn_state *s);
 
+/*
+ * Save agent's state in team's room (inside the caller's transaction).
+ * The state is the agent's, not one engine's: a conversation's delivery
+ * moves the room cursor and the native session as an exchange turn does,
+ * so an agent's native session carries across every turn it takes.
+ */
+int hd_turn_state_put(hd_store *st, const char *team, const char *agent,
+    const hd_turn_state *s, hd_err *err);
+
+/* Forget agent's native session (every team's room it has state in is
+ * its team's): its next turn starts a fresh one. *had is 1 when there
+ * was one. `agent "x" not found`. */
+int hd_turn_state_reset_session(
+    int *had, hd_store *st, const char *agent, hd_err *err);
+
 /* ---- running an exchange ---- */
 
 typedef enum hd_exchange_end {

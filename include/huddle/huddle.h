@@ -17,6 +17,7 @@
 #include "exchange.h"
 #include "log.h"
 #include "mailbox.h"
+#include "prompt.h"
 #include "store.h"
 #include "room.h"
 #include "shutdown.h"

@@ -189,6 +189,27 @@ json_t *hd_team_snapshot_to_json(const hd_team_snapshot *s);
 /* hd_team_snapshot_get + hd_team_state_render: *out is malloc'd. */
 int hd_team_state(char **out, hd_store *st, const char *team, hd_err *err);
 
+/*
+ * The shorter team context a member other than the leader gets in its
+ * turns (SPEC 6), *out malloc'd:
+ *
+ *   === TEAM CONTEXT ===
+ *   Team: Dev team (dev)
+ *   Led by: manager
+ *   Members:
+ *     - manager (Lead): team lead
+ *     - coder (you): engineer
+ *   Your open tasks:
+ *     - #5 "Write docs" (in_progress)
+ *   ====================
+ *
+ * (a member without a role shows no ": role"; "Led by: nobody" without a
+ * leader; "Your open tasks: none" without claimed or in_progress tasks).
+ * `team "x" not found`.
+ */
+int hd_team_context(char **out, hd_store *st, const char *team,
+    const char *agent, hd_err *err);
+
 /* Teammate spawning (SPEC 3). */
 typedef struct hd_spawn_spec {
 	const char *team;

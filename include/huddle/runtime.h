@@ -182,6 +182,11 @@ typedef struct hd_runtime_turn {
 	const hd_agent *agent; /* id, team_id, runtime, runtime_config */
 	const char *team;      /* default: agent->team_id */
 	const char *prompt;
+	size_t context_len; /* prompt's first bytes that are context, not
+			       what the turn must answer: an exchange's
+			       standing context (who the agent is, its
+			       team), a delivery's everything but its
+			       message (prompt.h); 0: none */
 	const char *resume_session_id; /* native session to resume, or NULL */
 	const char *home_dir;          /* the runtime's home, or NULL */
 	const char *huddle_home;       /* HUDDLE_HOME, or NULL */

@@ -303,21 +303,33 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 	hd_runtime_result res;
 	hd_runtime_turn turn;
 	hd_conv_recorded rec;
+	hd_conv_turn ct;
+	hd_turn_state ts;
 	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT, uerr = HD_ERR_INIT;
-	char *reply = NULL, *url = NULL;
-	size_t len = 0, i;
-	int64_t backoff = 50;
-	int rc, is_error = 0;
+	char *reply = NULL, *url = NULL, *prompt = NULL;
+	size_t len = 0, i, context_len = 0;
+	int64_t backoff = 50, seen = 0;
+	int rc, is_error = 0, ran = 0;
 
 	memset(&res, 0, sizeof(res));
 	memset(&rec, 0, sizeof(rec));
+	memset(&ts, 0, sizeof(ts));
+	memset(&ct, 0, sizeof(ct));
 	memset(next, 0, sizeof(*next));
-	if (hd_agent_get(&a, st, c->agent, &err) == 0) {
+	/* the agent's own state, shared with exchanges: its cursor in the
+	 * room and the native session to resume (prompt.h, exchange.h) */
+	if (hd_agent_get(&a, st, c->agent, &err) == 0 &&
+	    hd_turn_state_get(&ts, st, c->team, c->agent, &err) == 0 &&
+	    hd_conv__prompt(&prompt, &context_len, &seen, st, c, a, &ts, &e->me,
+		&err) == 0) {
 		memset(&turn, 0, sizeof(turn));
 		turn.agent = a;
 		turn.team = c->team;
-		turn.prompt = c->prompt;
+		turn.prompt = prompt;
+		turn.context_len = context_len;
+		if (ts.runtime != NULL && strcmp(ts.runtime, a->runtime) == 0)
+			turn.resume_session_id = ts.native_session_id;
 		turn.huddle_home = e->home;
 		turn.abort = &e->abort;
 		if (e->mcp_port > 0 && e->mcp_host != NULL) {
@@ -340,6 +352,16 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 				    (long long)c->delivery_id, err.msg);
 			goto done;
 		}
+		ct.runtime = a->runtime;
+		ct.resumed = turn.resume_session_id;
+		/* the session to remember: the new one, else the one resumed
+		 */
+		ct.native_session_id = res.native_session_id
+					   ? res.native_session_id
+					   : turn.resume_session_id;
+		ct.seen = seen;
+		ct.cost = res.cost;
+		ran = 1;
 		if (rc < 0)
 			is_error = 1;
 		else if (res.reason == HD_DONE_ABORTED) {
@@ -366,7 +388,8 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 	}
 	for (;;) {
 		rc = hd_conv__record(&rec, st, c, reply != NULL ? reply : "",
-		    len, is_error, !stopping(e), &e->me, &err);
+		    len, is_error, !stopping(e), ran ? &ct : NULL, &e->me,
+		    &err);
 		if (rc == 0 || rc == HD_ECONFLICT)
 			break;
 		hd_log_warn("conversation %s: reply of %s not recorded yet: %s",
@@ -409,6 +432,8 @@ done:
 	hd_conv__recorded_dispose(&rec);
 	hd_runtime_result_dispose(&res);
 	hd_agent_free(a);
+	hd_turn_state_dispose(&ts);
+	free(prompt);
 	free(url);
 }
 

@@ -37,10 +37,13 @@
 #include <unistd.h>
 
 #include <huddle/agent.h>
+#include <huddle/budget.h>
 #include <huddle/buf.h>
 #include <huddle/events.h>
 #include <huddle/mailbox.h>
+#include <huddle/prompt.h>
 #include <huddle/room.h>
+#include <huddle/session.h>
 #include <huddle/team.h>
 #include <huddle/util.h>
 
@@ -960,6 +963,7 @@ hd_conv__recorded_dispose(hd_conv_recorded *r)
 
 struct record_txn {
 	const hd_conv_claim *c;
+	const hd_conv_turn *turn;
 	const hd_conv_owner *me;
 	const char *body; /* cleaned */
 	int is_error;
@@ -1096,6 +1100,49 @@ done:
 	return rc;
 }
 
+/* The agent's turn state moves on with the turn (cursor, native session;
+ * the rest as the exchange left it), its lineage is recorded and its
+ * spend charged: what an exchange turn saves, for a delivery. */
+static int
+save_turn(
+    hd_store *st, const hd_conv_claim *c, const hd_conv_turn *turn, hd_err *err)
+{
+	const hd_runtime_cost *cost = &turn->cost;
+	hd_turn_state ts;
+	int crossed = 0, rc;
+
+	if ((rc = hd_turn_state_get(&ts, st, c->team, c->agent, err)) < 0)
+		return rc;
+	if (turn->seen > ts.last_seen_seq)
+		ts.last_seen_seq = turn->seen;
+	free(ts.native_session_id);
+	free(ts.runtime);
+	ts.native_session_id = NULL;
+	ts.runtime = NULL;
+	if ((turn->native_session_id != NULL &&
+		(ts.native_session_id = strdup(turn->native_session_id)) ==
+		    NULL) ||
+	    (ts.runtime = strdup(turn->runtime)) == NULL) {
+		hd_turn_state_dispose(&ts);
+		return oom(err);
+	}
+	rc = hd_turn_state_put(st, c->team, c->agent, &ts, err);
+	hd_turn_state_dispose(&ts);
+	if (rc < 0 ||
+	    (rc = hd_session_record(st, c->agent, c->team, turn->runtime,
+		 turn->native_session_id, turn->resumed, err)) < 0 ||
+	    (rc = hd_budget_charge(
+		 &crossed, st, c->team, c->agent, cost->microcents, err)) < 0)
+		return rc;
+	hd_events_append(st, "cost", c->team, 0, c->agent,
+	    json_pack("{s:s, s:f, s:I, s:I, s:I, s:b}", "conversation_id",
+		c->conversation_id, "usd", cost->usd, "microcents",
+		(json_int_t)cost->microcents, "input_tokens",
+		(json_int_t)cost->input_tokens, "output_tokens",
+		(json_int_t)cost->output_tokens, "estimated", cost->estimated));
+	return 0;
+}
+
 static int
 record_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
@@ -1190,6 +1237,8 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		agent_status_soft(st, c->agent, "working", "idle");
 	}
 	room_post_soft(st, c->team, "peer", c->agent, t->body);
+	if (t->turn != NULL && (rc = save_turn(st, c, t->turn, err)) < 0)
+		return rc;
 	if ((capped = cap_text(t->body, HD_ROOM_BODY_MAX)) == NULL)
 		return oom(err);
 	hd_events_append(st, "conversation_reply", c->team, 0, c->agent,
@@ -1204,7 +1253,7 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 int
 hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
     const char *reply, size_t len, int is_error, int want_next,
-    const hd_conv_owner *me, hd_err *err)
+    const hd_conv_turn *turn, const hd_conv_owner *me, hd_err *err)
 {
 	struct record_txn t;
 	hd_mentions m;
@@ -1222,6 +1271,7 @@ hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
 		parsed = 1;
 	}
 	t.c = c;
+	t.turn = turn;
 	t.me = me;
 	t.body = out->body;
 	t.is_error = is_error;
@@ -1233,6 +1283,56 @@ done:
 	hd_mentions_dispose(&m);
 	if (rc < 0)
 		hd_conv__recorded_dispose(out);
+	return rc;
+}
+
+/* ---- a delivery's prompt ------------------------------------------------ */
+
+struct prompt_txn {
+	const hd_conv_claim *c;
+	const hd_agent *a;
+	const hd_turn_state *state;
+	hd_prompt p;
+};
+
+static int
+prompt_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct prompt_txn *t = payload;
+	hd_prompt_spec ps;
+
+	hd_prompt_dispose(&t->p); /* a retried transaction starts over */
+	memset(&ps, 0, sizeof(ps));
+	ps.team = t->c->team;
+	ps.agent = t->a;
+	ps.is_leader = t->a->is_leader;
+	ps.since_seq = t->state->last_seen_seq;
+	ps.request = t->c->prompt;
+	return hd_prompt_build(&t->p, st, &ps, err);
+}
+
+int
+hd_conv__prompt(char **out, size_t *context_len, int64_t *seen, hd_store *st,
+    const hd_conv_claim *c, const hd_agent *a, const hd_turn_state *state,
+    const hd_conv_owner *me, hd_err *err)
+{
+	struct prompt_txn t;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+	t.c = c;
+	t.a = a;
+	t.state = state;
+	*out = NULL;
+	if ((rc = owner_write(st, me, prompt_txn_fn, &t, err)) == 0) {
+		*out = t.p.text;
+		/* a delivery answers its message: the room and the mail
+		 * before it are context (runtime.h context_len) */
+		*context_len = t.p.request_off;
+		*seen = t.p.seen;
+		t.p.text = NULL;
+	}
+	hd_prompt_dispose(&t.p);
 	return rc;
 }
 
@@ -1515,8 +1615,8 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE conversation_id = ?1 AND state = 'running'",
 		 err)) < 0)
 		return rc;
-	if ((rc = collect_agents(st, s, t->id, &t->agents, &t->nagents,
-		 err)) < 0)
+	if ((rc = collect_agents(st, s, t->id, &t->agents, &t->nagents, err)) <
+	    0)
 		return rc;
 	for (i = 0; i < t->nagents; i++)
 		agent_status_soft(st, t->agents[i], "working", "idle");
@@ -1539,8 +1639,8 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE conversation_id = ?1 AND state = 'queued'",
 		 err)) < 0)
 		return rc;
-	if ((rc = collect_agents(st, s, t->id, &t->agents, &t->nagents,
-		 err)) < 0)
+	if ((rc = collect_agents(st, s, t->id, &t->agents, &t->nagents, err)) <
+	    0)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT pending, team_id FROM conversations WHERE id = ?1",

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include <huddle/conversation.h>
+#include <huddle/exchange.h>
+#include <huddle/runtime.h>
 
 #include "../store/store.h"
 
@@ -77,15 +79,38 @@ typedef struct hd_conv_recorded {
 void hd_conv__recorded_dispose(hd_conv_recorded *r);
 
 /*
+ * A delivery's prompt (prompt.h) for agent a, whose turn state is *state:
+ * its standing context, the room since its cursor, its mailbox (marked
+ * delivered), and the delivered message last. In one write transaction
+ * of me's. *context_len is where the message starts (the rest is
+ * context, runtime.h), *seen as hd_prompt.
+ */
+int hd_conv__prompt(char **out, size_t *context_len, int64_t *seen,
+    hd_store *st, const hd_conv_claim *c, const hd_agent *a,
+    const hd_turn_state *state, const hd_conv_owner *me, hd_err *err);
+
+/* What a delivery's turn leaves behind beside its reply: the agent's
+ * turn state (cursor and native session, shared with exchanges), its
+ * session lineage and its spend. */
+typedef struct hd_conv_turn {
+	const char *runtime;
+	const char *native_session_id; /* what the turn ended in, or NULL */
+	const char *resumed;           /* what it resumed, or NULL */
+	int64_t seen;                  /* the room cursor after it */
+	hd_runtime_cost cost;
+} hd_conv_turn;
+
+/*
  * Record the reply to a claimed message in one transaction: the reply,
  * the mentions it enqueues (loop guard, drops), pending, the message
- * done, the agent idle, the room post and the events; with want_next,
+ * done, the agent idle, the room post and the events, and (turn non-NULL:
+ * a runtime ran) the agent's turn state, lineage, spend and cost event; with want_next,
  * also the claim of the agent's next message (out->next). HD_ECONFLICT
  * when the message is no longer this engine's to answer.
  */
 int hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
     const char *reply, size_t len, int is_error, int want_next,
-    const hd_conv_owner *me, hd_err *err);
+    const hd_conv_turn *turn, const hd_conv_owner *me, hd_err *err);
 
 /* Complete a conversation with nothing pending: the aggregate, the
  * transcript file, status completed, conversation_completed. *done is 1

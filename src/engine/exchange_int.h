@@ -35,6 +35,7 @@ typedef struct hd_exchange__turn {
 	int paused;      /* a cap budget is tripped: the turn never ran */
 	int set_working; /* begin made the agent working: save makes it idle */
 	char *prompt;
+	size_t context_len; /* bytes of standing context in prompt */
 	int64_t seen; /* the highest seq the prompt included */
 	char *url;    /* the MCP attach URL, or NULL */
 	/* execute's out */

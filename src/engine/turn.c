@@ -48,6 +48,7 @@
 #include <huddle/envelope.h>
 #include <huddle/events.h>
 #include <huddle/mailbox.h>
+#include <huddle/prompt.h>
 #include <huddle/room.h>
 #include <huddle/session.h>
 #include <huddle/util.h>
@@ -58,8 +59,6 @@
 #define HD_LOG_COMPONENT "exchange"
 #include <huddle/log.h>
 
-/* A prompt can hold a long backlog; past this the turn fails cleanly. */
-#define PROMPT_MAX (16 * 1024 * 1024)
 #define REPLY_CUT_NOTE "\n[reply cut to fit the room]"
 #define REPLACEMENT "\xef\xbf\xbd"
 
@@ -182,6 +181,92 @@ hd_turn_state_get(hd_turn_state *out, hd_store *st, const char *team,
 	return rc;
 }
 
+int
+hd_turn_state_put(hd_store *st, const char *team, const char *agent,
+    const hd_turn_state *s, hd_err *err)
+{
+	char room[HD_ROOM_ID_MAX], key[HD_ROOM_ID_MAX + 64], *text;
+	json_t *j;
+	int rc;
+
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_slug_check("agent", agent, err)) < 0)
+		return rc;
+	hd_room_id(room, sizeof(room), team);
+	hd_exchange__state_key(key, sizeof(key), room, agent);
+	/* the key order of state_text, so both writers print alike */
+	j = json_pack("{s:I, s:o, s:o, s:o, s:I, s:I}", "last_seen_seq",
+	    (json_int_t)(s->last_seen_seq > 0 ? s->last_seen_seq : 0),
+	    "native_session_id",
+	    s->native_session_id ? json_string(s->native_session_id)
+				 : json_null(),
+	    "runtime", s->runtime ? json_string(s->runtime) : json_null(),
+	    "last_summary",
+	    s->last_summary ? json_string(s->last_summary) : json_null(),
+	    "turn_index", (json_int_t)(s->turn_index > 0 ? s->turn_index : 0),
+	    "last_event_seq",
+	    (json_int_t)(s->last_event_seq > 0 ? s->last_event_seq : 0));
+	text = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER)
+			 : NULL;
+	json_decref(j);
+	if (text == NULL)
+		return hd_err_set(
+		    err, HD_ENOMEM, "cannot save the turn state of %s", agent);
+	rc = hd_store_kv_put(st, key, text, err);
+	free(text);
+	return rc;
+}
+
+typedef struct reset_ctx {
+	const char *agent;
+	int had;
+} reset_ctx;
+
+static int
+reset_txn(hd_store *st, void *payload, hd_err *err)
+{
+	reset_ctx *c = payload;
+	hd_turn_state s;
+	hd_agent *a = NULL;
+	int rc;
+
+	c->had = 0;
+	if ((rc = hd_agent_get(&a, st, c->agent, err)) < 0)
+		return rc;
+	if (a->team_id == NULL)
+		goto done;
+	if ((rc = hd_turn_state_get(&s, st, a->team_id, a->id, err)) < 0)
+		goto done;
+	if (s.native_session_id != NULL) {
+		c->had = 1;
+		free(s.native_session_id);
+		s.native_session_id = NULL;
+		rc = hd_turn_state_put(st, a->team_id, a->id, &s, err);
+		if (rc == 0)
+			hd_events_append(st, "session_reset", a->team_id, 0,
+			    a->id, json_pack("{s:s}", "runtime", a->runtime));
+	}
+	hd_turn_state_dispose(&s);
+done:
+	hd_agent_free(a);
+	return rc;
+}
+
+int
+hd_turn_state_reset_session(
+    int *had, hd_store *st, const char *agent, hd_err *err)
+{
+	reset_ctx c = {agent, 0};
+	int rc;
+
+	if ((rc = hd_slug_check("agent", agent, err)) < 0)
+		return rc;
+	rc = hd_store_write(st, reset_txn, &c, err);
+	if (had != NULL)
+		*had = c.had;
+	return rc;
+}
+
 void
 hd_turn_state_dispose(hd_turn_state *s)
 {
@@ -270,122 +355,33 @@ first_chars(const char *s, size_t max)
 	return out;
 }
 
-/* ---- the prompt (exchange.h) ---- */
-
-/* Start a new section: sections are joined by one blank line. */
-static void
-section(hd_buf *b)
-{
-	if (b->len > 0)
-		hd_buf_puts(b, "\n\n");
-}
-
-/* Append s without its trailing newlines. */
-static void
-put_trimmed(hd_buf *b, const char *s)
-{
-	size_t len = strlen(s);
-
-	while (len > 0 && s[len - 1] == '\n')
-		len--;
-	hd_buf_put(b, s, len);
-}
-
-/* Where prompt_posts puts the posts it is handed. */
-typedef struct prompt_room {
-	hd_buf *b;
-	int64_t skip_seq; /* the stimulus post */
-	int64_t seen;
-	size_t n; /* posts handed over by this page */
-} prompt_room;
+/* ---- the prompt (prompt.h) ---- */
 
 static int
-prompt_post(void *ctx, const hd_post *p, hd_err *err)
+prompt_build(hd_exchange__turn *t, const hd_turn_state *state, hd_err *err)
 {
-	prompt_room *pr = ctx;
-
-	pr->n++;
-	if (p->seq > pr->seen)
-		pr->seen = p->seq;
-	if (p->seq == pr->skip_seq)
-		return 0; /* the stimulus: heard as such */
-	section(pr->b);
-	/* the prompt's own limit holds: prompt_build checks it at the end */
-	return hd_envelope_append(
-	    pr->b, p->author, p->kind, p->seq, p->body, strlen(p->body), err);
-}
-
-/* The room since the speaker's last turn, page by page, each post read
- * straight from its row into its envelope. */
-static int
-prompt_posts(
-    hd_buf *b, int64_t *seen, hd_exchange__turn *t, int64_t since, hd_err *err)
-{
-	prompt_room pr;
+	hd_prompt_spec ps;
+	hd_prompt p;
 	int rc;
 
-	pr.b = b;
-	pr.skip_seq = t->skip_seq;
-	pr.seen = since;
-	do {
-		pr.n = 0;
-		if ((rc = hd_room_read_each(t->st, t->team, since,
-			 HD_ROOM_READ_MAX, t->agent->id, prompt_post, &pr, &since,
-			 err)) < 0)
-			return rc;
-	} while (pr.n == HD_ROOM_READ_MAX);
-	*seen = pr.seen;
-	return 0;
-}
-
-static int
-prompt_build(char **out, int64_t *seen, hd_exchange__turn *t,
-    const hd_turn_state *state, hd_err *err)
-{
-	hd_buf b = HD_BUF_INIT(PROMPT_MAX);
-	hd_messages msgs = {0};
-	char *text = NULL;
-	int rc;
-
-	*out = NULL;
-	if (t->is_leader) {
-		if ((rc = hd_team_state(&text, t->st, t->team, err)) < 0)
-			goto done;
-		section(&b);
-		put_trimmed(&b, text);
-		free(text);
-		text = NULL;
+	memset(&ps, 0, sizeof(ps));
+	ps.team = t->team;
+	ps.agent = t->agent;
+	ps.is_leader = t->is_leader;
+	ps.since_seq = state->last_seen_seq;
+	ps.skip_seq = t->skip_seq;
+	ps.last_summary = state->last_summary;
+	ps.request = t->first && t->spec->stimulus != NULL &&
+			     t->spec->stimulus[0] != '\0'
+			 ? t->spec->stimulus
+			 : HD_EXCHANGE_CONTINUE;
+	if ((rc = hd_prompt_build(&p, t->st, &ps, err)) == 0) {
+		t->prompt = p.text;
+		t->context_len = p.context_len;
+		t->seen = p.seen;
+		p.text = NULL;
 	}
-	if (state->last_summary != NULL) {
-		section(&b);
-		hd_buf_puts(&b, "Your last turn:\n");
-		hd_buf_puts(&b, state->last_summary);
-	}
-	if ((rc = prompt_posts(&b, seen, t, state->last_seen_seq, err)) < 0)
-		goto done;
-	if ((rc = hd_mailbox_read(&msgs, t->st, t->agent->id, 0, err)) < 0)
-		goto done;
-	if (msgs.n > 0) {
-		if ((rc = hd_mailbox_render(&text, &msgs, err)) < 0)
-			goto done;
-		section(&b);
-		hd_buf_puts(&b, text);
-	}
-	section(&b);
-	if (t->first && t->spec->stimulus != NULL &&
-	    t->spec->stimulus[0] != '\0')
-		hd_buf_puts(&b, t->spec->stimulus);
-	else
-		hd_buf_puts(&b, HD_EXCHANGE_CONTINUE);
-	if (hd_buf_failed(&b)) {
-		rc = hd_buf_error(&b, "prompt", err);
-		goto done;
-	}
-	*out = hd_buf_detach(&b);
-done:
-	free(text);
-	hd_messages_dispose(&msgs);
-	hd_buf_dispose(&b);
+	hd_prompt_dispose(&p);
 	return rc;
 }
 
@@ -466,8 +462,8 @@ state_text(hd_buf *b, const hd_exchange__turn *t)
  * json_dumps(JSON_COMPACT | JSON_PRESERVE_ORDER) would (6) ---- */
 
 static int64_t
-event_raw(hd_store *st, const char *kind, const hd_exchange__turn *t,
-    const hd_buf *b)
+event_raw(
+    hd_store *st, const char *kind, const hd_exchange__turn *t, const hd_buf *b)
 {
 	return hd_events_append_raw(st, kind, t->team, 0, t->agent->id,
 	    hd_buf_failed(b) ? NULL : b->ptr);
@@ -613,7 +609,7 @@ hd_exchange__turn_begin(hd_exchange__turn *t, hd_err *err)
 		 "working", &t->set_working, err)) < 0)
 		return rc;
 	emit_started(st, t);
-	return prompt_build(&t->prompt, &t->seen, t, t->state, err);
+	return prompt_build(t, t->state, err);
 }
 
 /* ---- the runtime ---- */
@@ -637,6 +633,7 @@ hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 	in.agent = ag;
 	in.team = t->team;
 	in.prompt = t->prompt;
+	in.context_len = t->context_len;
 	in.resume_session_id = t->resumed;
 	in.huddle_home = hd_store_home(t->st);
 	in.mcp_url = t->url;
@@ -667,15 +664,14 @@ hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 			free(body);
 		}
 	} else
-		t->body = reply_body(
-		    t->res.text ? t->res.text : "", t->res.text_len);
-	if (t->body == NULL ||
-	    (t->summary = first_chars(t->body, HD_EXCHANGE_SUMMARY_CHARS)) ==
-		NULL)
+		t->body =
+		    reply_body(t->res.text ? t->res.text : "", t->res.text_len);
+	if (t->body == NULL || (t->summary = first_chars(t->body,
+				    HD_EXCHANGE_SUMMARY_CHARS)) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	/* the session to remember: the new one, else the one resumed */
-	t->native = t->res.native_session_id ? t->res.native_session_id
-					     : t->resumed;
+	t->native =
+	    t->res.native_session_id ? t->res.native_session_id : t->resumed;
 	return 0;
 }
 

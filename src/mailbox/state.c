@@ -10,12 +10,18 @@
  *      hd_team_state reads the roster (hd_agent_roster: ids and the
  *      leader, from the team's index) rather than the members' rows: it is
  *      on every leader turn of an exchange.
- * Callers: the CLI (team state), later the exchange engine (the leader's
- * prompt starts with this block) and the MCP team_state tool.
+ *  (4) A member's TEAM CONTEXT (hd_team_context) is read in one read
+ *      transaction too: the roster with roles and the member's own open
+ *      tasks (claimed or in_progress), oldest first.
+ * Callers: the CLI (team state), the turn prompt (src/engine/prompt.c:
+ * the leader's starts with the TEAM STATE block, a member's with its TEAM
+ * CONTEXT) and the MCP team_state tool.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/board.h>
+#include <huddle/buf.h>
 #include <huddle/util.h>
 
 #include "mailbox_int.h"
@@ -42,8 +48,8 @@ snap_txn(hd_store *st, void *payload, hd_err *err)
 }
 
 static int
-snapshot_get(hd_team_snapshot *out, hd_store *st, const char *team,
-    int roster, hd_err *err)
+snapshot_get(hd_team_snapshot *out, hd_store *st, const char *team, int roster,
+    hd_err *err)
 {
 	struct snap_ctx c;
 	int rc;
@@ -115,5 +121,110 @@ hd_team_state(char **out, hd_store *st, const char *team, hd_err *err)
 		return rc;
 	rc = hd_team_state_render(out, s.team, &s.members, &s.counts, err);
 	hd_team_snapshot_dispose(&s);
+	return rc;
+}
+
+/* ---- a member's team context (4) ---- */
+
+struct ctx_ctx {
+	const char *team;
+	const char *agent;
+	hd_team *t;
+	hd_agents members;
+	hd_tasks tasks;
+};
+
+static void
+ctx_dispose(struct ctx_ctx *c)
+{
+	hd_team_free(c->t);
+	c->t = NULL;
+	hd_agents_dispose(&c->members);
+	hd_tasks_dispose(&c->tasks);
+}
+
+static int
+ctx_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct ctx_ctx *c = payload;
+	hd_task_filter f;
+	int rc;
+
+	ctx_dispose(c);
+	memset(&f, 0, sizeof(f));
+	f.owner = c->agent;
+	if ((rc = hd_team_get(&c->t, st, c->team, err)) < 0 ||
+	    (rc = hd_agent_list(&c->members, st, c->team, err)) < 0 ||
+	    (rc = hd_board_list(&c->tasks, st, c->team, &f, err)) < 0)
+		return rc;
+	return 0;
+}
+
+int
+hd_team_context(
+    char **out, hd_store *st, const char *team, const char *agent, hd_err *err)
+{
+	struct ctx_ctx c;
+	hd_buf b = HD_BUF_INIT(0);
+	size_t i, open = 0;
+	int rc;
+
+	*out = NULL;
+	memset(&c, 0, sizeof(c));
+	c.team = team;
+	c.agent = agent;
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_slug_check("agent", agent, err)) < 0)
+		return rc;
+	if ((rc = hd_store_read(st, ctx_txn, &c, err)) < 0)
+		goto done;
+	hd_buf_puts(&b, "=== TEAM CONTEXT ===\nTeam: ");
+	hd_buf_puts(&b, c.t->name);
+	hd_buf_puts(&b, " (");
+	hd_buf_puts(&b, c.t->id);
+	hd_buf_puts(&b, ")\nLed by: ");
+	hd_buf_puts(&b, c.t->leader_agent_id ? c.t->leader_agent_id : "nobody");
+	hd_buf_puts(&b, "\nMembers:\n");
+	for (i = 0; i < c.members.n; i++) {
+		const hd_agent *a = &c.members.items[i];
+
+		hd_buf_puts(&b, "  - ");
+		hd_buf_puts(&b, a->id);
+		hd_buf_puts(&b, strcmp(a->id, agent) == 0 ? " (you)"
+				: a->is_leader            ? " (Lead)"
+							  : "");
+		if (a->role != NULL && a->role[0] != '\0') {
+			hd_buf_puts(&b, ": ");
+			hd_buf_puts(&b, a->role);
+		}
+		hd_buf_putc(&b, '\n');
+	}
+	/* oldest first: the list is newest first */
+	for (i = c.tasks.n; i > 0; i--) {
+		const hd_task *t = &c.tasks.items[i - 1];
+
+		if (strcmp(t->status, "claimed") != 0 &&
+		    strcmp(t->status, "in_progress") != 0)
+			continue;
+		if (open++ == 0)
+			hd_buf_puts(&b, "Your open tasks:\n");
+		hd_buf_puts(&b, "  - #");
+		hd_buf_put_i64(&b, t->id);
+		hd_buf_puts(&b, " \"");
+		hd_buf_puts(&b, t->subject);
+		hd_buf_puts(&b, "\" (");
+		hd_buf_puts(&b, t->status);
+		hd_buf_puts(&b, ")\n");
+	}
+	if (open == 0)
+		hd_buf_puts(&b, "Your open tasks: none\n");
+	hd_buf_puts(&b, "====================\n");
+	if (hd_buf_failed(&b))
+		rc = hd_buf_error(&b, "team context", err);
+	else if ((*out = hd_buf_detach(&b)) == NULL)
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+done:
+	hd_buf_dispose(&b);
+	ctx_dispose(&c);
 	return rc;
 }

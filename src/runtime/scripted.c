@@ -5,7 +5,9 @@
  * runtime_config: {"rules": [{"when": "substring", "reply": "text"}],
  *                  "default": "text", "delay_ms": N}
  *  (1) Deterministic: the first rule whose `when` occurs in the prompt
- *      wins, else `default`, else `(scripted agent <id> has no reply for
+ *      past its standing context (hd_runtime_turn.context_len: who the
+ *      agent is and its team, the same boilerplate on every turn) wins,
+ *      else `default`, else `(scripted agent <id> has no reply for
  *      this)`. The same prompt always gets the same reply.
  *  (2) delay_ms sleeps before replying (so engines can test overlap) and
  *      is abortable: an abort during the delay ends the turn aborted with
@@ -91,8 +93,10 @@ scripted_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		us = ((until < limit ? until : limit) - now) * 1000;
 		hd_sleep_us(us < SCRIPTED_SLICE_US ? us : SCRIPTED_SLICE_US);
 	}
-	reply = scripted_pick(
-	    cfg, in->prompt, in->agent->id, fallback, sizeof(fallback));
+	reply = scripted_pick(cfg,
+	    in->prompt +
+		(in->context_len <= strlen(in->prompt) ? in->context_len : 0),
+	    in->agent->id, fallback, sizeof(fallback));
 	hd_runtime_emit_text(em, reply, strlen(reply));
 	hd_runtime_cost_estimate(
 	    &cost, in->prompt, strlen(in->prompt), reply, strlen(reply));

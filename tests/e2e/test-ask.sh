@@ -225,7 +225,8 @@ curl -s -N --max-time 2 -H 'Accept: text/event-stream' \
 	-H "Last-Event-ID: $head" "$url/api/events?team=dev" >"$T_TMP/sse.txt" 2>/dev/null
 sse=$(grep -E '^event: (conversation_|agent_status|team_chat_post|mention)' "$T_TMP/sse.txt" | sed 's/^event: //' | tr '\n' ' ')
 expect_eq "$sse" "team_chat_post conversation_started agent_status agent_status team_chat_post conversation_reply agent_status agent_status team_chat_post conversation_reply conversation_completed " "SSE carries the conversation as it happens"
-expect_eq "$(grep -c "\"conversation_id\":\"$id\"" "$T_TMP/sse.txt")" "4" "SSE: the four conversation events name it"
+expect_eq "$(grep -c "\"conversation_id\":\"$id\"" "$T_TMP/sse.txt")" "6" "SSE: the four conversation events and each reply's cost name it"
+expect_eq "$(grep -A1 '^event: cost' "$T_TMP/sse.txt" | grep -c "\"conversation_id\":\"$id\".*\"estimated\":true")" "2" "SSE: each scripted reply's cost is an estimate on the conversation"
 
 # Refusals over REST.
 code=$(curl -s -o "$T_TMP/r.json" -w '%{http_code}' "$url/api/conversations/nope")

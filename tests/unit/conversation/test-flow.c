@@ -194,7 +194,18 @@ test_flow__a_fan_out_of_three(void **state)
 		    "haven't responded yet.]",
 		    asks[i]);
 		s = read_all(path);
-		assert_string_equal(s, want);
+		/* the whole prompt (prompt.h): who it is, its team context,
+		 * the room (the leader's reply) and the message, last */
+		snprintf(path, sizeof(path), "You are %s, a member of team dev",
+		    members[i]);
+		assert_int_equal(strncmp(s, path, strlen(path)), 0);
+		assert_non_null(strstr(s, "\n\n=== TEAM CONTEXT ===\n"));
+		assert_non_null(strstr(
+		    s, "[Inter-session message · from=manager · kind=peer"));
+		assert_true(strlen(s) > strlen(want) + 2);
+		assert_string_equal(s + strlen(s) - strlen(want), want);
+		assert_memory_equal(
+		    s + strlen(s) - strlen(want) - 2, "\n\n", 2);
 		free(s);
 	}
 	c = ct_get(fx, id);
@@ -605,32 +616,32 @@ test_flow__max_messages_from_a_team_file(void **state)
 
 	doc = json_pack("{s:s, s:i, s:[{s:s, s:b}]}", "team", "pp",
 	    "max_messages", 7, "agents", "id", "ping", "leader", 1);
-	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err), &err);
 	assert_int_equal(rep.changed, 1);
 	hd_apply_report_dispose(&rep);
-	assert_hd_ok(hd_conversation_max_messages(&max, fx->st, "pp", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_max_messages(&max, fx->st, "pp", &err), &err);
 	assert_int_equal(max, 7);
 	/* unchanged: nothing written */
-	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err), &err);
 	assert_int_equal(rep.changed, 0);
 	hd_apply_report_dispose(&rep);
 	json_object_set_new(doc, "max_messages", json_integer(9));
-	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err), &err);
 	assert_int_equal(rep.changed, 1);
 	assert_string_equal(
 	    json_string_value(json_object_get(rep.json, "action")), "updated");
 	hd_apply_report_dispose(&rep);
-	assert_hd_ok(hd_conversation_max_messages(&max, fx->st, "pp", &err),
-	    &err);
+	assert_hd_ok(
+	    hd_conversation_max_messages(&max, fx->st, "pp", &err), &err);
 	assert_int_equal(max, 9);
 	json_object_set_new(doc, "max_messages", json_integer(0));
 	assert_hd_err(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
-	    HD_EINVAL, "pp.json: max_messages must be an integer from 1 to 1000",
-	    &err);
+	    HD_EINVAL,
+	    "pp.json: max_messages must be an integer from 1 to 1000", &err);
 	hd_apply_report_dispose(&rep);
 	json_decref(doc);
 }
@@ -662,9 +673,9 @@ main(void)
 		hd_fixture_setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_flow__refusals, hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_flow__max_messages_from_a_team_file, hd_fixture_setup,
-		    hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_flow__max_messages_from_a_team_file, hd_fixture_setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

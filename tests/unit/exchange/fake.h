@@ -36,8 +36,9 @@ struct fake {
 	void *user;
 	/* what was asked */
 	char *agents[FAKE_MAX_CALLS];
-	char *prompts[FAKE_MAX_CALLS];
-	char *resumed[FAKE_MAX_CALLS]; /* NULL when none */
+	char *prompts[FAKE_MAX_CALLS];  /* past the standing context */
+	char *contexts[FAKE_MAX_CALLS]; /* the standing context */
+	char *resumed[FAKE_MAX_CALLS];  /* NULL when none */
 	char *status_during[FAKE_MAX_CALLS];
 	size_t n;
 	hd_store *st; /* to read the agent's status during the turn */
@@ -71,6 +72,7 @@ fake_dispose(fake *f)
 	for (i = 0; i < f->n; i++) {
 		free(f->agents[i]);
 		free(f->prompts[i]);
+		free(f->contexts[i]);
 		free(f->resumed[i]);
 		free(f->status_during[i]);
 	}
@@ -95,7 +97,14 @@ fake_run(
 			r = &f->rules[i];
 	if (f->n < FAKE_MAX_CALLS) {
 		f->agents[f->n] = strdup(in->agent->id);
-		f->prompts[f->n] = strdup(in->prompt);
+		/* the context and the rest, without the blank line
+		 * between them (prompt.h) */
+		f->contexts[f->n] = strndup(in->prompt, in->context_len);
+		f->prompts[f->n] = strdup(
+		    in->prompt + in->context_len +
+		    (strncmp(in->prompt + in->context_len, "\n\n", 2) == 0
+			    ? 2
+			    : 0));
 		f->resumed[f->n] = in->resume_session_id
 				       ? strdup(in->resume_session_id)
 				       : NULL;

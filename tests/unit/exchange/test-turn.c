@@ -57,6 +57,21 @@ post_body(hd_fixture *fx, int64_t seq)
 
 /* The manager assigns task 1 to coder during its first turn; coder
  * completes it during its own. */
+/* The standing context of call i: the intro for agent, a blank line,
+ * then block, exactly (prompt.h sections 1 and 2). */
+static void
+assert_context(
+    fake *f, size_t i, const char *agent, int is_leader, const char *block)
+{
+	hd_buf want = HD_BUF_INIT(0);
+
+	hd_prompt_intro(&want, agent, "dev", is_leader);
+	hd_buf_puts(&want, "\n\n");
+	hd_buf_puts(&want, block);
+	assert_string_equal(f->contexts[i], hd_buf_cstr(&want));
+	hd_buf_dispose(&want);
+}
+
 static void
 assign_then_complete(fake *f, const hd_runtime_turn *in)
 {
@@ -109,7 +124,7 @@ test_turn__prompts_exact_for_leader_and_member(void **state)
 	/* 1: the leader, first turn: team state, posts by others (the
 	 * stimulus post left out), its mailbox, the stimulus */
 	assert_string_equal(f.agents[0], "manager");
-	assert_string_equal(f.prompts[0],
+	assert_context(&f, 0, "manager", 1,
 	    "=== TEAM STATE ===\n"
 	    "Team: dev (dev)\n"
 	    "Status: active\n"
@@ -123,8 +138,8 @@ test_turn__prompts_exact_for_leader_and_member(void **state)
 	    "  - Pending: 1\n"
 	    "  - In Progress: 0\n"
 	    "  - Completed: 0\n"
-	    "====================\n"
-	    "\n"
+	    "====================");
+	assert_string_equal(f.prompts[0],
 	    "[Inter-session message · from=coder · kind=peer · seq=1 · "
 	    "isUser=false]\n"
 	    "| Morning all.\n"
@@ -140,9 +155,20 @@ test_turn__prompts_exact_for_leader_and_member(void **state)
 	    "\n"
 	    "Plan the day.");
 
-	/* 2: a member, first turn: no team state; its own post left out;
-	 * the assignment posted during the leader's turn is there */
+	/* 2: a member, first turn: its team context, with the task the
+	 * leader assigned it during its turn; its own post left out; the
+	 * assignment posted during the leader's turn is there */
 	assert_string_equal(f.agents[1], "coder");
+	assert_context(&f, 1, "coder", 0,
+	    "=== TEAM CONTEXT ===\n"
+	    "Team: dev (dev)\n"
+	    "Led by: manager\n"
+	    "Members:\n"
+	    "  - manager (Lead)\n"
+	    "  - coder (you)\n"
+	    "Your open tasks:\n"
+	    "  - #1 \"Fix the bug\" (claimed)\n"
+	    "====================");
 	assert_string_equal(f.prompts[1],
 	    "[Inter-session message · from=huddle · kind=system · seq=2 · "
 	    "isUser=false]\n"
@@ -163,7 +189,7 @@ test_turn__prompts_exact_for_leader_and_member(void **state)
 	 * turn, the post that landed during its first turn (seq 4), the
 	 * rest, the board's notice in its mailbox, and the continuation */
 	assert_string_equal(f.agents[2], "manager");
-	assert_string_equal(f.prompts[2],
+	assert_context(&f, 2, "manager", 1,
 	    "=== TEAM STATE ===\n"
 	    "Team: dev (dev)\n"
 	    "Status: active\n"
@@ -177,8 +203,8 @@ test_turn__prompts_exact_for_leader_and_member(void **state)
 	    "  - Pending: 0\n"
 	    "  - In Progress: 0\n"
 	    "  - Completed: 1\n"
-	    "====================\n"
-	    "\n"
+	    "====================");
+	assert_string_equal(f.prompts[2],
 	    "Your last turn:\n"
 	    "I'll take the plan.\n"
 	    "Coder: the bug is yours.\n"
@@ -391,7 +417,7 @@ test_turn__malformed_state_reads_as_zeros(void **state)
 	fake_init(&f, fx->st);
 	s = spec_for("Go.", &f);
 	run_ok(fx, &s, 1);
-	assert_int_equal(strncmp(f.prompts[0], "=== TEAM STATE ===", 18), 0);
+	assert_non_null(strstr(f.contexts[0], "\n\n=== TEAM STATE ===\n"));
 	assert_null(strstr(f.prompts[0], "Your last turn"));
 	fake_dispose(&f);
 }
@@ -540,8 +566,8 @@ last_event_text(hd_fixture *fx, const char *kind)
 /* The stored state of manager is what json_dumps prints for its fields,
  * in their order; the cost event's data too, its real included. */
 static void
-expect_stored_as_jansson_prints(hd_fixture *fx, const char *native,
-    int64_t microcents)
+expect_stored_as_jansson_prints(
+    hd_fixture *fx, const char *native, int64_t microcents)
 {
 	hd_err err = HD_ERR_INIT;
 	hd_turn_state st;
@@ -557,17 +583,16 @@ expect_stored_as_jansson_prints(hd_fixture *fx, const char *native,
 	    (json_int_t)st.turn_index, "last_event_seq",
 	    (json_int_t)st.last_event_seq);
 	text = json_dumps(want, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	assert_hd_ok(hd_store_kv_get(&raw, fx->st, "turn:team:dev:manager",
-			 &err),
-	    &err);
+	assert_hd_ok(
+	    hd_store_kv_get(&raw, fx->st, "turn:team:dev:manager", &err), &err);
 	assert_string_equal(raw, text);
 	free(raw);
 	free(text);
 	json_decref(want);
 	want = json_pack("{s:s, s:i, s:f, s:I, s:I, s:I, s:b}", "room_id",
 	    "team:dev", "turn", 1, "usd", (double)microcents / 1e8,
-	    "microcents", (json_int_t)microcents, "input_tokens",
-	    (json_int_t)0, "output_tokens", (json_int_t)0, "estimated", 0);
+	    "microcents", (json_int_t)microcents, "input_tokens", (json_int_t)0,
+	    "output_tokens", (json_int_t)0, "estimated", 0);
 	text = json_dumps(want, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	got = last_event_text(fx, "cost");
 	assert_string_equal(got, text);
@@ -588,8 +613,7 @@ test_turn__state_and_cost_are_stored_as_jansson_prints_them(void **state)
 
 	hd_fixture_team(fx, "dev", "manager", NULL);
 	fake_init(&f, fx->st);
-	fake_rule_add(&f, "manager", "short \"and\" sweet", "s\\1", NULL,
-	    5400);
+	fake_rule_add(&f, "manager", "short \"and\" sweet", "s\\1", NULL, 5400);
 	s = spec_for("Go.", &f);
 	run_ok(fx, &s, 1);
 	expect_stored_as_jansson_prints(fx, "s\\1", 5400);

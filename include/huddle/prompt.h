@@ -1,0 +1,64 @@
+/*
+ * prompt.h -- what a turn's prompt carries, for every runtime and both
+ * engines (SPEC 6 "Every turn sees its mail", SPEC 8.1 step 2): one
+ * function assembles it, context first and the request last.
+ *
+ * The sections, each without trailing newlines, joined by one blank line
+ * ("\n\n"), empty ones left out:
+ *   1. who the agent is: one short paragraph naming the agent, its team
+ *      and that huddle's tools are its way to post, claim and message;
+ *   2. the leader: the TEAM STATE block (hd_team_state); a member: its
+ *      TEAM CONTEXT block (hd_team_context);
+ *      -- sections 1 and 2 are the standing context (context_len) --
+ *   3. "Your last turn:\n<last_summary>" when there is a summary;
+ *   4. each room post since the agent's cursor by someone else, oldest
+ *      first, wrapped in the envelope (hd_envelope_append), the post
+ *      skip_seq left out;
+ *   5. the agent's undelivered mailbox messages (hd_mailbox_render), now
+ *      marked delivered: call it inside the write transaction that
+ *      records the turn's start, so a turn that never starts leaves them
+ *      undelivered;
+ *   6. the request: the stimulus or message the agent must answer.
+ */
+#ifndef HUDDLE_PROMPT_H
+#define HUDDLE_PROMPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+#include "buf.h"
+#include "err.h"
+#include "store.h"
+
+/* A prompt can hold a long backlog; past this the turn fails cleanly. */
+#define HD_PROMPT_MAX (16 * 1024 * 1024)
+
+typedef struct hd_prompt_spec {
+	const char *team;
+	const hd_agent *agent;
+	int is_leader;
+	int64_t since_seq;        /* the room cursor: posts after it */
+	int64_t skip_seq;         /* a post not to repeat, or 0 */
+	const char *last_summary; /* or NULL */
+	const char *request;      /* what to answer, last */
+} hd_prompt_spec;
+
+typedef struct hd_prompt {
+	char *text;
+	size_t context_len; /* bytes of standing context (sections 1-2) */
+	size_t request_off; /* where the request (section 6) starts */
+	int64_t seen;       /* the highest room seq read (since_seq if none) */
+	size_t nmessages;   /* mailbox messages delivered into it */
+} hd_prompt;
+
+/* The intro paragraph of section 1 into b. */
+void hd_prompt_intro(
+    hd_buf *b, const char *agent, const char *team, int is_leader);
+
+/* Assemble the prompt. Dispose with hd_prompt_dispose even on failure. */
+int hd_prompt_build(
+    hd_prompt *out, hd_store *st, const hd_prompt_spec *spec, hd_err *err);
+void hd_prompt_dispose(hd_prompt *p);
+
+#endif

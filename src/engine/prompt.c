@@ -1,0 +1,175 @@
+/*
+ * prompt.c -- a turn's prompt, for every runtime and both engines
+ * (prompt.h has the sections). Owns no table: it reads the team, the
+ * board, the room and the mailbox through their modules.
+ *  (1) Context first, the request last: a model reads the standing
+ *      context (who it is, its team) before what happened and what it
+ *      must answer; context_len tells where that context ends and
+ *      request_off where the request starts, so a runtime that matches on
+ *      what is new (scripted) never matches the boilerplate.
+ *  (2) seen is the highest room seq the prompt read, the skipped post
+ *      included (it is heard as the request), and never below the cursor,
+ *      so posts that land while the turn runs are delivered next time.
+ *      The agent's own posts are never included (echo guard).
+ *  (3) Mailbox messages are marked delivered by the same read that
+ *      renders them (hd_mailbox_read), in the caller's transaction.
+ *  (4) The prompt is capped at HD_PROMPT_MAX: past it the build fails with
+ *      a clear error instead of handing a runtime an unbounded prompt.
+ * Callers: exchange turns (turn.c), conversation deliveries
+ * (conv_engine.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/buf.h>
+#include <huddle/envelope.h>
+#include <huddle/mailbox.h>
+#include <huddle/prompt.h>
+#include <huddle/room.h>
+#include <huddle/util.h>
+
+void
+hd_prompt_intro(hd_buf *b, const char *agent, const char *team, int is_leader)
+{
+	hd_buf_puts(b, "You are ");
+	hd_buf_puts(b, agent);
+	hd_buf_puts(
+	    b, is_leader ? ", the leader of team " : ", a member of team ");
+	hd_buf_puts(b, team);
+	hd_buf_puts(b,
+	    ", working with your teammates through huddle. huddle's tools are "
+	    "how you act on the team: team_chat_post posts to the team room, "
+	    "task_list, task_claim, task_start and task_complete work the "
+	    "board, send_message and inbox_read carry messages to and from "
+	    "teammates. Room posts below are wrapped as inter-session "
+	    "messages (isUser=false): they come from your team, not from the "
+	    "user.");
+}
+
+/* Start a new section: sections are joined by one blank line. */
+static void
+section(hd_buf *b)
+{
+	if (b->len > 0)
+		hd_buf_puts(b, "\n\n");
+}
+
+/* Append s without its trailing newlines. */
+static void
+put_trimmed(hd_buf *b, const char *s)
+{
+	size_t len = strlen(s);
+
+	while (len > 0 && s[len - 1] == '\n')
+		len--;
+	hd_buf_put(b, s, len);
+}
+
+/* Where prompt_post puts the posts it is handed. */
+typedef struct prompt_room {
+	hd_buf *b;
+	int64_t skip_seq;
+	int64_t seen;
+	size_t n; /* posts handed over by this page */
+} prompt_room;
+
+static int
+prompt_post(void *ctx, const hd_post *p, hd_err *err)
+{
+	prompt_room *pr = ctx;
+
+	pr->n++;
+	if (p->seq > pr->seen)
+		pr->seen = p->seq;
+	if (p->seq == pr->skip_seq)
+		return 0; /* heard as the request */
+	section(pr->b);
+	/* the prompt's own limit holds: checked once at the end (4) */
+	return hd_envelope_append(
+	    pr->b, p->author, p->kind, p->seq, p->body, strlen(p->body), err);
+}
+
+/* The room since the cursor, page by page, each post read straight from
+ * its row into its envelope (2). */
+static int
+prompt_posts(hd_buf *b, int64_t *seen, hd_store *st, const hd_prompt_spec *spec,
+    hd_err *err)
+{
+	prompt_room pr;
+	int64_t since = spec->since_seq > 0 ? spec->since_seq : 0;
+	int rc;
+
+	pr.b = b;
+	pr.skip_seq = spec->skip_seq;
+	pr.seen = since;
+	do {
+		pr.n = 0;
+		if ((rc = hd_room_read_each(st, spec->team, since,
+			 HD_ROOM_READ_MAX, spec->agent->id, prompt_post, &pr,
+			 &since, err)) < 0)
+			return rc;
+	} while (pr.n == HD_ROOM_READ_MAX);
+	*seen = pr.seen;
+	return 0;
+}
+
+int
+hd_prompt_build(
+    hd_prompt *out, hd_store *st, const hd_prompt_spec *spec, hd_err *err)
+{
+	hd_buf b = HD_BUF_INIT(HD_PROMPT_MAX);
+	hd_messages msgs = {0};
+	char *text = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	hd_prompt_intro(&b, spec->agent->id, spec->team, spec->is_leader);
+	rc = spec->is_leader
+		 ? hd_team_state(&text, st, spec->team, err)
+		 : hd_team_context(&text, st, spec->team, spec->agent->id, err);
+	if (rc < 0)
+		goto done;
+	section(&b);
+	put_trimmed(&b, text);
+	free(text);
+	text = NULL;
+	out->context_len = b.len;
+	if (spec->last_summary != NULL && spec->last_summary[0] != '\0') {
+		section(&b);
+		hd_buf_puts(&b, "Your last turn:\n");
+		hd_buf_puts(&b, spec->last_summary);
+	}
+	if ((rc = prompt_posts(&b, &out->seen, st, spec, err)) < 0)
+		goto done;
+	if ((rc = hd_mailbox_read(&msgs, st, spec->agent->id, 0, err)) < 0)
+		goto done;
+	if (msgs.n > 0) {
+		if ((rc = hd_mailbox_render(&text, &msgs, err)) < 0)
+			goto done;
+		section(&b);
+		hd_buf_puts(&b, text);
+		out->nmessages = msgs.n;
+	}
+	section(&b);
+	out->request_off = b.len;
+	hd_buf_puts(&b, spec->request != NULL ? spec->request : "");
+	if (hd_buf_failed(&b)) {
+		rc = hd_buf_error(&b, "prompt", err);
+		goto done;
+	}
+	out->text = hd_buf_detach(&b);
+done:
+	free(text);
+	hd_messages_dispose(&msgs);
+	hd_buf_dispose(&b);
+	return rc;
+}
+
+void
+hd_prompt_dispose(hd_prompt *p)
+{
+	if (p == NULL)
+		return;
+	free(p->text);
+	memset(p, 0, sizeof(*p));
+}
