@@ -34,6 +34,19 @@ void hd_store_close(hd_store *st);
 const char *hd_store_home(const hd_store *st);
 const char *hd_store_path(const hd_store *st);
 
+/*
+ * One unit of work for a surface that composes library calls: every call
+ * fn makes on st (each of which would otherwise commit on its own) runs
+ * in one write transaction, committed when fn returns >= 0 and rolled
+ * back otherwise. fn may run more than once (a busy database is retried),
+ * so it must only call the library and fill its own payload; it must not
+ * wait on another connection's writes. The MCP piggyback uses it: a
+ * tool's write and the mail its result carries commit together.
+ */
+typedef int (*hd_store_unit_fn)(hd_store *st, void *payload, hd_err *err);
+int hd_store_atomic(
+    hd_store *st, hd_store_unit_fn fn, void *payload, hd_err *err);
+
 /* Change the busy budget (milliseconds) for this connection. */
 void hd_store_set_busy_budget(hd_store *st, int ms);
 
@@ -51,8 +64,8 @@ int hd_store_integrity(hd_store *st, hd_err *err);
  * the key is absent (returning 0 either way).
  */
 int hd_store_kv_get(char **out, hd_store *st, const char *key, hd_err *err);
-int hd_store_kv_put(hd_store *st, const char *key, const char *value,
-    hd_err *err);
+int hd_store_kv_put(
+    hd_store *st, const char *key, const char *value, hd_err *err);
 
 /*
  * Change notification (watch.c): wait, without busy polling, until another
@@ -75,7 +88,7 @@ int hd_store_change_cursor(hd_store *st, uint64_t *out, hd_err *err);
  * signal interrupts the wait (so a caller can check its flags). A commit by
  * another process wakes the waiter within milliseconds.
  */
-int hd_store_wait_change(hd_store *st, uint64_t *cursor, int timeout_ms,
-    hd_err *err);
+int hd_store_wait_change(
+    hd_store *st, uint64_t *cursor, int timeout_ms, hd_err *err);
 
 #endif

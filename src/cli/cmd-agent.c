@@ -1,5 +1,6 @@
 /*
- * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|set-status|run`.
+ * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|set-status|
+ *                 reset-session|run`.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -21,8 +22,9 @@ agent_config_opt(hd_cli *c, json_t **out)
 	if (text == NULL)
 		return 0;
 	if ((*out = json_loads(text, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
-		return hd_cli_usage(c, "--config is not valid JSON: %s (column %d)",
-		    jerr.text, jerr.column);
+		return hd_cli_usage(c,
+		    "--config is not valid JSON: %s (column %d)", jerr.text,
+		    jerr.column);
 	return 0;
 }
 
@@ -74,19 +76,19 @@ cmd_agent_list(hd_cli *c)
 
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_agent_list(&l, st, c->argc > 0 ? c->argv[0] : NULL,
-		&c->err) < 0)
+	if (hd_agent_list(&l, st, c->argc > 0 ? c->argv[0] : NULL, &c->err) < 0)
 		return hd_cli_fail(c);
 	if (c->json) {
 		arr = json_array();
 		for (i = 0; i < l.n; i++)
-			json_array_append_new(arr, hd_agent_to_json(&l.items[i]));
+			json_array_append_new(
+			    arr, hd_agent_to_json(&l.items[i]));
 		hd_cli_json(arr);
 	} else if (l.n == 0)
 		printf("no agents\n");
 	else {
-		t = hd_table_new(6, "AGENT", "TEAM", "ROLE", "RUNTIME", "STATUS",
-		    "LEADER");
+		t = hd_table_new(
+		    6, "AGENT", "TEAM", "ROLE", "RUNTIME", "STATUS", "LEADER");
 		for (i = 0; i < l.n; i++) {
 			const hd_agent *a = &l.items[i];
 
@@ -115,11 +117,12 @@ cmd_agent_show(hd_cli *c)
 	if (c->json)
 		hd_cli_json(hd_agent_to_json(a));
 	else {
-		cfg = json_dumps(a->runtime_config,
-		    JSON_COMPACT | JSON_SORT_KEYS);
+		cfg = json_dumps(
+		    a->runtime_config, JSON_COMPACT | JSON_SORT_KEYS);
 		hd_cli_time(when, sizeof(when), a->created_at);
 		printf("agent %s: %s\n", a->id, a->name);
-		printf("  team:      %s%s\n", a->team_id ? a->team_id : "(none)",
+		printf("  team:      %s%s\n",
+		    a->team_id ? a->team_id : "(none)",
 		    a->is_leader ? " (leader)" : "");
 		printf("  role:      %s\n", a->role[0] ? a->role : "(none)");
 		printf("  runtime:   %s%s\n", a->runtime,
@@ -180,8 +183,9 @@ cmd_agent_spawn(hd_cli *c)
 	if (c->json)
 		hd_cli_json(hd_agent_to_json(a));
 	else
-		printf("spawned agent %s in team %s (runtime %s, spawned by %s, "
-		       "session %s); its first message is waiting\n",
+		printf(
+		    "spawned agent %s in team %s (runtime %s, spawned by %s, "
+		    "session %s); its first message is waiting\n",
 		    a->id, a->team_id, a->runtime,
 		    a->spawned_by ? a->spawned_by : "nobody", a->session_key);
 	rc = HD_EXIT_OK;
@@ -203,8 +207,8 @@ on_interrupt(int sig)
 }
 
 struct run_view {
-	int stream;	 /* print deltas as they arrive */
-	int ends_nl;	 /* the last byte printed was a newline */
+	int stream;  /* print deltas as they arrive */
+	int ends_nl; /* the last byte printed was a newline */
 	size_t printed;
 };
 
@@ -251,8 +255,8 @@ cmd_agent_run(hd_cli *c)
 		goto done;
 	}
 	if (strcmp(c->argv[1], "-") == 0) {
-		if (hd_read_file(&prompt, NULL, "/dev/stdin", 16 << 20,
-			&c->err) < 0) {
+		if (hd_read_file(
+			&prompt, NULL, "/dev/stdin", 16 << 20, &c->err) < 0) {
 			rc = hd_cli_fail(c);
 			goto done;
 		}
@@ -262,8 +266,9 @@ cmd_agent_run(hd_cli *c)
 		goto done;
 	}
 	if (rt->is_scripted)
-		fprintf(stderr, "note: %s runs the %s runtime: canned replies, "
-				"not a model\n",
+		fprintf(stderr,
+		    "note: %s runs the %s runtime: canned replies, "
+		    "not a model\n",
 		    a->id, rt->label);
 	memset(&turn, 0, sizeof(turn));
 	turn.agent = a;
@@ -289,14 +294,16 @@ cmd_agent_run(hd_cli *c)
 
 		json_object_set_new(j, "agent", json_string(a->id));
 		json_object_set_new(j, "runtime", json_string(rt->name));
-		json_object_set_new(j, "scripted", json_boolean(rt->is_scripted));
+		json_object_set_new(
+		    j, "scripted", json_boolean(rt->is_scripted));
 		hd_cli_json(j);
 	} else {
 		if (view.printed > 0 && !view.ends_nl && isatty(1))
 			fputc('\n', stdout);
 		fflush(stdout);
-		fprintf(stderr, "[%s: %s in %.2f s, $%.6f %s (%lld in / %lld out "
-				"tokens)]\n",
+		fprintf(stderr,
+		    "[%s: %s in %.2f s, $%.6f %s (%lld in / %lld out "
+		    "tokens)]\n",
 		    rt->label, hd_runtime_done_name(res.reason),
 		    (double)res.duration_ms / 1000.0, res.cost.usd,
 		    res.cost.estimated ? "estimated" : "reported",
@@ -337,64 +344,92 @@ cmd_agent_set_status(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
+static int
+cmd_agent_reset_session(hd_cli *c)
+{
+	hd_store *st;
+	int had = 0;
+
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_turn_state_reset_session(&had, st, c->argv[0], &c->err) < 0)
+		return hd_cli_fail(c);
+	if (c->json)
+		hd_cli_json(
+		    json_pack("{s:s, s:b}", "agent", c->argv[0], "reset", had));
+	else if (had)
+		printf("agent %s starts a fresh native session on its next "
+		       "turn\n",
+		    c->argv[0]);
+	else
+		printf("agent %s has no native session to reset\n", c->argv[0]);
+	return HD_EXIT_OK;
+}
+
 static const hd_cli_opt agent_spawn_opts[] = {
-	{"as", 0, "AGENT", "the member spawning it (default: the leader)", 0},
-	{"task", 0, "TEXT",
-	    "its first message (default: \"Join team TEAM as NAME\")", 0},
-	{"name", 0, "TEXT", "display name (default: the id)", 0},
-	{"role", 0, "TEXT", "free text, e.g. reviewer", 0},
-	{"runtime", 0, "NAME",
-	    "scripted (default), exec, claude-code, codex, hermes or openai", 0},
-	{"config", 0, "JSON", "the runtime's configuration object", 0},
-	{NULL, 0, NULL, NULL, 0},
+    {"as", 0, "AGENT", "the member spawning it (default: the leader)", 0},
+    {"task", 0, "TEXT",
+	"its first message (default: \"Join team TEAM as NAME\")", 0},
+    {"name", 0, "TEXT", "display name (default: the id)", 0},
+    {"role", 0, "TEXT", "free text, e.g. reviewer", 0},
+    {"runtime", 0, "NAME",
+	"scripted (default), exec, claude-code, codex, hermes or openai", 0},
+    {"config", 0, "JSON", "the runtime's configuration object", 0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_opt agent_run_opts[] = {
-	{"timeout", 0, "S", "stop the turn after S seconds (default: the "
-			    "runtime's own limit)", 0},
-	{NULL, 0, NULL, NULL, 0},
+    {"timeout", 0, "S",
+	"stop the turn after S seconds (default: the "
+	"runtime's own limit)",
+	0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_opt agent_add_opts[] = {
-	{"name", 0, "TEXT", "display name (default: the id)", 0},
-	{"role", 0, "TEXT", "free text, e.g. reviewer", 0},
-	{"runtime", 0, "NAME",
-	    "scripted (default), exec, claude-code, codex, hermes or openai", 0},
-	{"config", 0, "JSON", "the runtime's configuration object", 0},
-	{"leader", 0, NULL, "make this agent the team's leader", 0},
-	{NULL, 0, NULL, NULL, 0},
+    {"name", 0, "TEXT", "display name (default: the id)", 0},
+    {"role", 0, "TEXT", "free text, e.g. reviewer", 0},
+    {"runtime", 0, "NAME",
+	"scripted (default), exec, claude-code, codex, hermes or openai", 0},
+    {"config", 0, "JSON", "the runtime's configuration object", 0},
+    {"leader", 0, NULL, "make this agent the team's leader", 0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_cmd agent_subs[] = {
-	{"add", "TEAM AGENT", "Add an agent to a team", 2, 2, agent_add_opts,
-	    cmd_agent_add, NULL,
-	    "Example: huddle agent add dev coder --role coder --runtime exec "
-	    "--config '{\"command\": [\"./agent.sh\"]}'"},
-	{"list", "[TEAM]", "List agents, of one team or of all", 0, 1, NULL,
-	    cmd_agent_list, NULL, NULL},
-	{"show", "AGENT", "Show an agent", 1, 1, NULL, cmd_agent_show, NULL,
-	    NULL},
-	{"rm", "AGENT", "Remove an agent", 1, 1, NULL, cmd_agent_rm, NULL,
-	    NULL},
-	{"spawn", "TEAM NAME", "Spawn a teammate into an active team", 2, 2,
-	    agent_spawn_opts, cmd_agent_spawn, NULL,
-	    "The new agent gets session key agent:NAME:teammate:<uuid> and a "
-	    "first message\nin its mailbox (--task, or \"Join team TEAM as "
-	    "NAME\")."},
-	{"set-status", "AGENT STATUS", "Set an agent's status", 2, 2, NULL,
-	    cmd_agent_set_status, NULL,
-	    "STATUS is idle, working, shutdown_requested, shutdown or error."},
-	{"run", "AGENT PROMPT", "Run one turn of an agent's runtime by hand", 2,
-	    2, agent_run_opts, cmd_agent_run, NULL,
-	    "The reply streams to stdout as it arrives; a summary line goes to "
-	    "stderr.\nPROMPT \"-\" reads the prompt from stdin. Nothing is "
-	    "posted to the team:\nthis only tries the runtime. Ctrl-C stops the "
-	    "turn."},
-	{NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
+    {"add", "TEAM AGENT", "Add an agent to a team", 2, 2, agent_add_opts,
+	cmd_agent_add, NULL,
+	"Example: huddle agent add dev coder --role coder --runtime exec "
+	"--config '{\"command\": [\"./agent.sh\"]}'"},
+    {"list", "[TEAM]", "List agents, of one team or of all", 0, 1, NULL,
+	cmd_agent_list, NULL, NULL},
+    {"show", "AGENT", "Show an agent", 1, 1, NULL, cmd_agent_show, NULL, NULL},
+    {"rm", "AGENT", "Remove an agent", 1, 1, NULL, cmd_agent_rm, NULL, NULL},
+    {"spawn", "TEAM NAME", "Spawn a teammate into an active team", 2, 2,
+	agent_spawn_opts, cmd_agent_spawn, NULL,
+	"The new agent gets session key agent:NAME:teammate:<uuid> and a "
+	"first message\nin its mailbox (--task, or \"Join team TEAM as "
+	"NAME\")."},
+    {"set-status", "AGENT STATUS", "Set an agent's status", 2, 2, NULL,
+	cmd_agent_set_status, NULL,
+	"STATUS is idle, working, shutdown_requested, shutdown or error."},
+    {"reset-session", "AGENT", "Start the agent's native session afresh", 1, 1,
+	NULL, cmd_agent_reset_session, NULL,
+	"An agent resumes one native session (Claude Code's session, "
+	"Codex's thread)\nacross every turn it takes, in conversations and "
+	"exchanges alike. This\nforgets it: the next turn starts a new one. "
+	"The lineage stays in the\nsessions table."},
+    {"run", "AGENT PROMPT", "Run one turn of an agent's runtime by hand", 2, 2,
+	agent_run_opts, cmd_agent_run, NULL,
+	"The reply streams to stdout as it arrives; a summary line goes to "
+	"stderr.\nPROMPT \"-\" reads the prompt from stdin. Nothing is "
+	"posted to the team:\nthis only tries the runtime. Ctrl-C stops the "
+	"turn."},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
 
 const hd_cli_cmd hd_cli_cmd_agent = {
-	.name = "agent",
-	.summary = "Add, list, show, remove, spawn and try agents",
-	.subs = agent_subs,
+    .name = "agent",
+    .summary = "Add, list, show, remove, spawn and try agents",
+    .subs = agent_subs,
 };

@@ -16,6 +16,16 @@
  *      arguments (authorAgentId, teamId, roomId, agent, team_name) are
  *      ignored. An unbound session takes them from the arguments. A
  *      read-only session neither lists nor runs write tools.
+ *  (5) The piggyback: a bound agent working inside a long turn hears its
+ *      teammates. Each successful tool result on a bound session carries
+ *      up to HD_MCP_PIGGYBACK_MAX of the agent's undelivered mailbox
+ *      messages, oldest first, as one more text block of <teammate-message>
+ *      blocks. They are marked delivered in the same transaction as the
+ *      tool's own write (a write tool runs inside it), so a message is
+ *      delivered exactly once and only to its recipient; a read tool, or
+ *      a post written on another connection (HD_TOOL_OWN_COMMIT), takes
+ *      them in a transaction of their own, and only after a read found
+ *      some, so a reader with no mail never takes the write lock.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +35,19 @@
 #define MCP_LATEST "2025-11-25"
 
 static const char *const mcp_versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26", NULL,
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    NULL,
 };
 
 static const char *const identity_keys[] = {
-	"authorAgentId", "teamId", "roomId", "agent", "team_name", NULL,
+    "authorAgentId",
+    "teamId",
+    "roomId",
+    "agent",
+    "team_name",
+    NULL,
 };
 
 struct mcp_tool_entry {
@@ -46,8 +64,11 @@ static const hd_mcp_tool *const *
 tool_groups(void)
 {
 	static const hd_mcp_tool *const groups[] = {
-		hd_mcp_tools_chat, hd_mcp_tools_board, hd_mcp_tools_team,
-		hd_mcp_tools_mail, NULL,
+	    hd_mcp_tools_chat,
+	    hd_mcp_tools_board,
+	    hd_mcp_tools_team,
+	    hd_mcp_tools_mail,
+	    NULL,
 	};
 	return groups;
 }
@@ -77,7 +98,8 @@ hd_mcp_server_new(hd_mcp_server **out, hd_err *err)
 			if (sch == NULL) {
 				hd_mcp_server_free(srv);
 				return hd_err_set(err, HD_ERR,
-				    "schema of tool %s: %s", t->name, jerr.text);
+				    "schema of tool %s: %s", t->name,
+				    jerr.text);
 			}
 			srv->tools[srv->ntools].tool = t;
 			srv->tools[srv->ntools].schema = sch;
@@ -101,8 +123,7 @@ hd_mcp_server_free(hd_mcp_server *srv)
 }
 
 void
-hd_mcp_session_init(hd_mcp_session *s, const hd_mcp_server *srv,
-    hd_store *st)
+hd_mcp_session_init(hd_mcp_session *s, const hd_mcp_server *srv, hd_store *st)
 {
 	memset(s, 0, sizeof(*s));
 	s->srv = srv;
@@ -111,8 +132,8 @@ hd_mcp_session_init(hd_mcp_session *s, const hd_mcp_server *srv,
 }
 
 int
-hd_mcp_session_bind(hd_mcp_session *s, const char *team, const char *agent,
-    hd_err *err)
+hd_mcp_session_bind(
+    hd_mcp_session *s, const char *team, const char *agent, hd_err *err)
 {
 	int rc;
 
@@ -197,8 +218,8 @@ reply_error(const json_t *id, int code, const char *message)
 
 	json_object_set_new(r, "jsonrpc", json_string("2.0"));
 	/* JSON-RPC: the id is null only when it could not be determined. */
-	json_object_set_new(r, "id", id != NULL ? json_incref((json_t *)id)
-						: json_null());
+	json_object_set_new(
+	    r, "id", id != NULL ? json_incref((json_t *)id) : json_null());
 	json_object_set_new(r, "error",
 	    json_pack("{s:i, s:s}", "code", code, "message", message));
 	text = json_dumps(r, DUMP_FLAGS);
@@ -219,9 +240,11 @@ tool_error(const char *message)
 }
 
 /* A successful tool call's result for obj (taken), as text:
- * {"content":[{"type":"text","text":"<obj>"}],"structuredContent":<obj>} */
+ * {"content":[{"type":"text","text":"<obj>"}],"structuredContent":<obj>}
+ * with mail (rendered <teammate-message> blocks, or NULL) as a second
+ * text block (5). */
 static char *
-tool_success(json_t *obj)
+tool_success(json_t *obj, const char *mail)
 {
 	char *text = json_dumps(obj, DUMP_FLAGS);
 	json_t *str = text != NULL ? json_string(text) : NULL;
@@ -231,6 +254,13 @@ tool_success(json_t *obj)
 	hd_buf_puts(&b, "{\"content\":[{\"type\":\"text\",\"text\":");
 	if (rc == 0)
 		rc = buf_dump(&b, str);
+	if (rc == 0 && mail != NULL) {
+		json_t *m = json_string(mail);
+
+		hd_buf_puts(&b, "},{\"type\":\"text\",\"text\":");
+		rc = m != NULL ? buf_dump(&b, m) : -1;
+		json_decref(m);
+	}
 	hd_buf_puts(&b, "}],\"structuredContent\":");
 	hd_buf_puts(&b, text != NULL ? text : "");
 	hd_buf_putc(&b, '}');
@@ -301,13 +331,13 @@ args_check(const json_t *schema, const json_t *args, hd_err *err)
 	const char *key, *type;
 	size_t i;
 
-	json_object_foreach((json_t *)args, key, v) {
+	json_object_foreach ((json_t *)args, key, v) {
 		p = json_object_get(props, key);
 		if (p == NULL) {
 			if (is_identity_key(key))
 				continue;
-			return hd_err_set(err, HD_EINVAL,
-			    "unknown argument \"%.64s\"", key);
+			return hd_err_set(
+			    err, HD_EINVAL, "unknown argument \"%.64s\"", key);
 		}
 		type = json_string_value(json_object_get(p, "type"));
 		if (type != NULL && !type_ok(v, type))
@@ -318,7 +348,7 @@ args_check(const json_t *schema, const json_t *args, hd_err *err)
 			    json_object_get(p, "items"), "type"));
 			const json_t *item;
 
-			json_array_foreach(v, i, item) {
+			json_array_foreach (v, i, item) {
 				if (itype != NULL && !type_ok(item, itype))
 					return hd_err_set(err, HD_EINVAL,
 					    "argument \"%s\" must be an array "
@@ -327,7 +357,7 @@ args_check(const json_t *schema, const json_t *args, hd_err *err)
 			}
 		}
 	}
-	json_array_foreach(req, i, v) {
+	json_array_foreach (req, i, v) {
 		key = json_string_value(v);
 		if (key != NULL && json_object_get(args, key) == NULL)
 			return hd_err_set(err, HD_EINVAL,
@@ -343,8 +373,8 @@ hd_mcp_arg_str(const hd_mcp_call *c, const char *name)
 }
 
 int
-hd_mcp_arg_int(const hd_mcp_call *c, const char *name, int64_t dflt,
-    int64_t *out)
+hd_mcp_arg_int(
+    const hd_mcp_call *c, const char *name, int64_t dflt, int64_t *out)
 {
 	const json_t *v = json_object_get(c->args, name);
 
@@ -372,9 +402,11 @@ arg_identity_team(const json_t *args)
 static const char *
 arg_identity_agent(const json_t *args)
 {
-	const char *a = json_string_value(json_object_get(args, "authorAgentId"));
+	const char *a =
+	    json_string_value(json_object_get(args, "authorAgentId"));
 
-	return a != NULL ? a : json_string_value(json_object_get(args, "agent"));
+	return a != NULL ? a
+			 : json_string_value(json_object_get(args, "agent"));
 }
 
 static int
@@ -452,12 +484,96 @@ do_tools_list(const hd_mcp_session *s)
 		if (s->read_only && (t->flags & HD_TOOL_WRITE))
 			continue;
 		/* deep copy: the parsed schema is shared across threads */
-		json_array_append_new(tools,
-		    json_pack("{s:s, s:s, s:o}", "name", t->name, "description",
-			t->description, "inputSchema",
-			json_deep_copy(srv->tools[i].schema)));
+		json_array_append_new(
+		    tools, json_pack("{s:s, s:s, s:o}", "name", t->name,
+			       "description", t->description, "inputSchema",
+			       json_deep_copy(srv->tools[i].schema)));
 	}
 	return json_pack("{s:o}", "tools", tools);
+}
+
+/* ---- the piggyback (5) ---- */
+
+/* Take up to HD_MCP_PIGGYBACK_MAX undelivered messages of agent and
+ * render them into *mail (NULL when none), inside the caller's
+ * transaction. */
+static int
+mail_take(char **mail, hd_store *st, const char *agent, hd_err *err)
+{
+	hd_messages msgs = {0};
+	int rc;
+
+	*mail = NULL;
+	if ((rc = hd_mailbox_read(
+		 &msgs, st, agent, HD_MCP_PIGGYBACK_MAX, err)) == 0 &&
+	    msgs.n > 0)
+		rc = hd_mailbox_render(mail, &msgs, err);
+	hd_messages_dispose(&msgs);
+	return rc;
+}
+
+struct call_txn {
+	const hd_mcp_tool *tool;
+	hd_mcp_call *call;
+	json_t *result;
+	char *mail;
+	int piggyback;
+};
+
+static int
+call_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct call_txn *t = payload;
+	int rc;
+
+	/* a retried transaction starts over */
+	json_decref(t->result);
+	t->result = NULL;
+	free(t->mail);
+	t->mail = NULL;
+	if ((rc = t->tool->fn(&t->result, t->call, err)) < 0)
+		return rc;
+	if (t->piggyback)
+		rc = mail_take(&t->mail, st, t->call->s->agent, err);
+	return rc;
+}
+
+static int
+take_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct call_txn *t = payload;
+
+	free(t->mail);
+	t->mail = NULL;
+	return mail_take(&t->mail, st, t->call->s->agent, err);
+}
+
+/* After a tool that did not take the mail in its own transaction: a read
+ * first, then, only when there is mail, a transaction that takes it. A
+ * failure here costs the piggyback, never the tool's result. */
+static char *
+mail_after(hd_mcp_session *s)
+{
+	struct call_txn t;
+	hd_mcp_call call;
+	hd_messages peek = {0};
+	hd_err err = HD_ERR_INIT;
+
+	if (!s->bound || hd_mailbox_peek(&peek, s->st, s->agent, 1, &err) < 0 ||
+	    peek.n == 0) {
+		hd_messages_dispose(&peek);
+		return NULL;
+	}
+	hd_messages_dispose(&peek);
+	memset(&t, 0, sizeof(t));
+	memset(&call, 0, sizeof(call));
+	call.s = s;
+	t.call = &call;
+	if (hd_store_atomic(s->st, take_fn, &t, &err) < 0) {
+		free(t.mail);
+		return NULL;
+	}
+	return t.mail;
 }
 
 /* The result of a tools/call as text; *bad when params has no name (the
@@ -469,7 +585,9 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments"), *result = NULL;
 	hd_mcp_call call;
+	struct call_txn ct;
 	hd_err err = HD_ERR_INIT;
+	char *text;
 
 	*bad = name == NULL;
 	if (name == NULL)
@@ -489,19 +607,34 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 	else
 		json_incref(args);
 	memset(&call, 0, sizeof(call));
+	memset(&ct, 0, sizeof(ct));
 	call.s = s;
 	call.args = args;
+	ct.tool = e->tool;
+	ct.call = &call;
+	/* (5): a bound agent's write tool takes its mail in its own
+	 * transaction; anything else runs as it is */
+	ct.piggyback = s->bound && (e->tool->flags & HD_TOOL_WRITE) &&
+		       !(e->tool->flags & HD_TOOL_OWN_COMMIT);
 	if (args_check(e->schema, args, &err) < 0 ||
 	    resolve_identity(&call, e->tool, &err) < 0 ||
-	    e->tool->fn(&result, &call, &err) < 0) {
+	    (ct.piggyback ? hd_store_atomic(s->st, call_txn_fn, &ct, &err)
+			  : call_txn_fn(s->st, &ct, &err)) < 0) {
 		json_decref(args);
-		json_decref(result);
-		return tool_error(err.msg[0] ? err.msg : hd_code_name(err.code));
+		json_decref(ct.result);
+		free(ct.mail);
+		return tool_error(
+		    err.msg[0] ? err.msg : hd_code_name(err.code));
 	}
 	json_decref(args);
+	result = ct.result;
 	if (s->deferred) /* hd_mcp_handle keeps the request pending */
 		return NULL;
-	return tool_success(result != NULL ? result : json_object());
+	if (!ct.piggyback)
+		ct.mail = mail_after(s);
+	text = tool_success(result != NULL ? result : json_object(), ct.mail);
+	free(ct.mail);
+	return text;
 }
 
 /* Classify a parsed message: 1 request, 0 notification/response, -1 bad. */
@@ -523,7 +656,8 @@ classify(const json_t *msg, const json_t **id)
 		return -1;
 	if (!json_is_string(method) ||
 	    !json_is_string(json_object_get(msg, "jsonrpc")) ||
-	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0)
+	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") !=
+		0)
 		return -1;
 	return 1;
 }
@@ -557,8 +691,12 @@ hd_mcp_finish_post(char **reply, hd_mcp_session *s, int rc, const hd_post *p,
 	if (rc < 0)
 		result = tool_error(
 		    err->msg[0] ? err->msg : hd_code_name(err->code));
-	else
-		result = tool_success(hd_mcp__chat_posted(p));
+	else {
+		char *mail = mail_after(s); /* (5) */
+
+		result = tool_success(hd_mcp__chat_posted(p), mail);
+		free(mail);
+	}
 	*reply = reply_text(json_object_get(s->pending, "id"), result);
 	hd_mcp_session_dispose(s);
 }
@@ -582,15 +720,15 @@ hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 
 	*reply = NULL;
 	if ((j = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		*reply = reply_error(NULL, -32700, "Parse error: the message is "
-						  "not valid JSON");
+		*reply = reply_error(NULL, -32700,
+		    "Parse error: the message is "
+		    "not valid JSON");
 		return;
 	}
 	kind = classify(j, &id);
 	if (kind < 0) {
-		*reply = reply_error((json_is_string(id) || json_is_integer(id))
-			? id
-			: NULL,
+		*reply = reply_error(
+		    (json_is_string(id) || json_is_integer(id)) ? id : NULL,
 		    -32600,
 		    json_is_array(j)
 			? "Invalid Request: batches are not supported; send "
@@ -603,13 +741,16 @@ hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 	method = json_string_value(json_object_get(j, "method"));
 	params = json_object_get(j, "params");
 	if (kind == 0) {
-		if (method != NULL && strcmp(method, "notifications/initialized") == 0)
+		if (method != NULL &&
+		    strcmp(method, "notifications/initialized") == 0)
 			s->initialized = 1;
 		goto done; /* notifications and responses get no reply */
 	}
-	if (params != NULL && !json_is_object(params) && !json_is_null(params)) {
-		*reply = reply_error(id, -32602, "Invalid params: params must be "
-						 "an object");
+	if (params != NULL && !json_is_object(params) &&
+	    !json_is_null(params)) {
+		*reply = reply_error(id, -32602,
+		    "Invalid params: params must be "
+		    "an object");
 		goto done;
 	}
 	if (strcmp(method, "initialize") == 0)
@@ -622,9 +763,10 @@ hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 		char *text = do_tools_call(s, params, &bad);
 
 		if (bad) {
-			*reply = reply_error(id, -32602, "Invalid params: "
-							 "tools/call needs a "
-							 "string \"name\"");
+			*reply = reply_error(id, -32602,
+			    "Invalid params: "
+			    "tools/call needs a "
+			    "string \"name\"");
 			goto done;
 		}
 		if (s->deferred) { /* answered by hd_mcp_finish_post */

@@ -56,15 +56,21 @@ typedef struct hd_mcp_call {
 
 /* A handler sets *result to a JSON object (a new reference) or fails with
  * err set; the message goes back to the model as an isError result. */
-typedef int (*hd_mcp_tool_fn)(json_t **result, hd_mcp_call *call,
-    hd_err *err);
+typedef int (*hd_mcp_tool_fn)(json_t **result, hd_mcp_call *call, hd_err *err);
 
 enum {
 	HD_TOOL_READ = 0,
-	HD_TOOL_WRITE = 1 << 0,	     /* refused on a read-only connection */
+	HD_TOOL_WRITE = 1 << 0,       /* refused on a read-only connection */
 	HD_TOOL_NEEDS_TEAM = 1 << 1,  /* a team must be known */
 	HD_TOOL_NEEDS_AGENT = 1 << 2, /* an agent must be known */
+	/* its write may go through the session's post hooks (another
+	 * connection's commit), so it cannot share a transaction */
+	HD_TOOL_OWN_COMMIT = 1 << 3,
 };
+
+/* A bound agent's tool result carries at most this many of its
+ * undelivered mailbox messages (the tool-result piggyback). */
+#define HD_MCP_PIGGYBACK_MAX 5
 
 typedef struct hd_mcp_tool {
 	const char *name;
@@ -85,12 +91,12 @@ int hd_mcp_server_new(hd_mcp_server **out, hd_err *err);
 void hd_mcp_server_free(hd_mcp_server *srv);
 
 /* A fresh, unbound session on st. */
-void hd_mcp_session_init(hd_mcp_session *s, const hd_mcp_server *srv,
-    hd_store *st);
+void hd_mcp_session_init(
+    hd_mcp_session *s, const hd_mcp_server *srv, hd_store *st);
 
 /* Bind a session to (team, agent); both must be valid slugs. */
-int hd_mcp_session_bind(hd_mcp_session *s, const char *team,
-    const char *agent, hd_err *err);
+int hd_mcp_session_bind(
+    hd_mcp_session *s, const char *team, const char *agent, hd_err *err);
 
 /*
  * Handle one JSON-RPC message of len bytes. *reply is the malloc'd reply
@@ -98,8 +104,8 @@ int hd_mcp_session_bind(hd_mcp_session *s, const char *team,
  * (notifications, responses). Never fails: every error becomes a JSON-RPC
  * error reply.
  */
-void hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg,
-    size_t len);
+void hd_mcp_handle(
+    char **reply, hd_mcp_session *s, const char *msg, size_t len);
 
 /* 1 when the last hd_mcp_handle left its reply pending: a deferred
  * team_chat_post (defer_post). */
@@ -125,7 +131,7 @@ json_t *hd_mcp__chat_posted(const hd_post *p);
 
 /* Helpers for tool handlers. */
 const char *hd_mcp_arg_str(const hd_mcp_call *c, const char *name);
-int hd_mcp_arg_int(const hd_mcp_call *c, const char *name, int64_t dflt,
-    int64_t *out);
+int hd_mcp_arg_int(
+    const hd_mcp_call *c, const char *name, int64_t dflt, int64_t *out);
 
 #endif

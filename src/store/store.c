@@ -46,13 +46,14 @@ struct hd_store {
 	char *home;
 	char *path;
 	int busy_budget_ms;
-	int64_t deadline_us; /* op-wide deadline while in hd_store_write, or 0 */
+	int64_t
+	    deadline_us; /* op-wide deadline while in hd_store_write, or 0 */
 	int64_t wait_start_us;
 	int txn_depth;
-	hd_store_watch *watch; /* watch.c; NULL until the first wait */
-	hd_store_queue *queue; /* queue.c; NULL: writers do without */
+	hd_store_watch *watch;   /* watch.c; NULL until the first wait */
+	hd_store_queue *queue;   /* queue.c; NULL: writers do without */
 	hd_store_worker *worker; /* worker.c; NULL: inline checkpoints */
-	hd_store_memo *memo;   /* memo.c; NULL until the first put */
+	hd_store_memo *memo;     /* memo.c; NULL until the first put */
 	struct {
 		const char *sql;
 		sqlite3_stmt *stmt;
@@ -94,7 +95,8 @@ store_busy(void *arg, int count)
 	else {
 		if (count == 0)
 			st->wait_start_us = now;
-		deadline = st->wait_start_us + (int64_t)st->busy_budget_ms * 1000;
+		deadline =
+		    st->wait_start_us + (int64_t)st->busy_budget_ms * 1000;
 	}
 	if (now >= deadline)
 		return 0;
@@ -119,8 +121,8 @@ store_rnd_pool(hd_store *st, hd_err *err)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	st->rnd = page;
 #ifdef MADV_WIPEONFORK
-	st->rnd_wipes = madvise(page, sizeof(struct rnd_pool),
-			    MADV_WIPEONFORK) == 0;
+	st->rnd_wipes =
+	    madvise(page, sizeof(struct rnd_pool), MADV_WIPEONFORK) == 0;
 #endif
 	return 0;
 }
@@ -155,14 +157,16 @@ hd_store_sqlerr(hd_store *st, int src, hd_err *err)
 
 	if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
 		return hd_err_set(err, HD_EBUSY,
-		    "database is busy: gave up after %d ms", st->busy_budget_ms);
+		    "database is busy: gave up after %d ms",
+		    st->busy_budget_ms);
 	if (src == SQLITE_CONSTRAINT_UNIQUE ||
 	    src == SQLITE_CONSTRAINT_PRIMARYKEY)
-		return hd_err_set(err, HD_EEXISTS, "%s", sqlite3_errmsg(st->db));
+		return hd_err_set(
+		    err, HD_EEXISTS, "%s", sqlite3_errmsg(st->db));
 	if (prim == SQLITE_NOMEM)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
-	return hd_err_set(err, HD_ERR, "database error: %s",
-	    sqlite3_errmsg(st->db));
+	return hd_err_set(
+	    err, HD_ERR, "database error: %s", sqlite3_errmsg(st->db));
 }
 
 int
@@ -199,8 +203,8 @@ store_user_version(hd_store *st, int *out, hd_err *err)
 	sqlite3_stmt *s;
 	int src;
 
-	if ((src = sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s,
-		 NULL)) != SQLITE_OK)
+	if ((src = sqlite3_prepare_v2(
+		 st->db, "PRAGMA user_version", -1, &s, NULL)) != SQLITE_OK)
 		return hd_store_sqlerr(st, src, err);
 	src = sqlite3_step(s);
 	if (src != SQLITE_ROW) {
@@ -237,7 +241,8 @@ store_migrate(hd_store *st, hd_err *err)
 		return rc;
 	if (have > hd_store_nmigrations)
 		return hd_err_set(err, HD_EREFUSED,
-		    "%s has schema version %d but this huddle (%s) knows only up "
+		    "%s has schema version %d but this huddle (%s) knows only "
+		    "up "
 		    "to %d; upgrade huddle",
 		    st->path, have, HD_VERSION, hd_store_nmigrations);
 	for (v = have + 1; v <= hd_store_nmigrations; v++)
@@ -391,8 +396,7 @@ hd_store_file_version(hd_store *st, hd_err *err)
 }
 
 int
-hd_store_prepare(hd_store *st, sqlite3_stmt **out, const char *sql,
-    hd_err *err)
+hd_store_prepare(hd_store *st, sqlite3_stmt **out, const char *sql, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int i, src;
@@ -472,8 +476,8 @@ store_step_ctl(hd_store *st, const char *sql)
 }
 
 static int
-store_txn(hd_store *st, int write, hd_store_txn_fn fn, void *payload,
-    hd_err *err)
+store_txn(
+    hd_store *st, int write, hd_store_txn_fn fn, void *payload, hd_err *err)
 {
 	const char *begin = write ? "BEGIN IMMEDIATE" : "BEGIN";
 	int64_t start = hd_mono_us();
@@ -518,6 +522,12 @@ store_txn(hd_store *st, int write, hd_store_txn_fn fn, void *payload,
 
 int
 hd_store_write(hd_store *st, hd_store_txn_fn fn, void *payload, hd_err *err)
+{
+	return store_txn(st, 1, fn, payload, err);
+}
+
+int
+hd_store_atomic(hd_store *st, hd_store_unit_fn fn, void *payload, hd_err *err)
 {
 	return store_txn(st, 1, fn, payload, err);
 }
@@ -624,8 +634,8 @@ hd_store_integrity(hd_store *st, hd_err *err)
 	sqlite3_stmt *s;
 	int src, rc = 0;
 
-	if ((src = sqlite3_prepare_v2(st->db, "PRAGMA integrity_check", -1, &s,
-		 NULL)) != SQLITE_OK)
+	if ((src = sqlite3_prepare_v2(
+		 st->db, "PRAGMA integrity_check", -1, &s, NULL)) != SQLITE_OK)
 		return hd_store_sqlerr(st, src, err);
 	src = sqlite3_step(s);
 	if (src != SQLITE_ROW)
@@ -644,8 +654,8 @@ hd_store_kv_get(char **out, hd_store *st, const char *key, hd_err *err)
 	int rc, src;
 
 	*out = NULL;
-	if ((rc = hd_store_prepare(st, &s, "SELECT value FROM kv WHERE key=?",
-		 err)) < 0)
+	if ((rc = hd_store_prepare(
+		 st, &s, "SELECT value FROM kv WHERE key=?", err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
 	src = sqlite3_step(s);

@@ -2,62 +2,7 @@
  * test-dispatch.c -- the MCP JSON-RPC dispatcher: exact reply bytes for
  * every protocol path, tool errors as isError results, identity binding.
  */
-#include <stdlib.h>
-#include <string.h>
-
-#include <mcp/mcp.h>
-
-#include "testutil.h"
-
-struct mcp_fx {
-	hd_fixture base;
-	hd_mcp_server *srv;
-	hd_mcp_session s;
-};
-
-static int
-setup(void **state)
-{
-	hd_fixture *base;
-	struct mcp_fx *fx;
-	hd_err err = HD_ERR_INIT;
-
-	if (hd_fixture_setup((void **)&base) != 0)
-		return -1;
-	fx = calloc(1, sizeof(*fx));
-	fx->base = *base;
-	free(base);
-	if (hd_mcp_server_new(&fx->srv, &err) != 0)
-		return -1;
-	hd_mcp_session_init(&fx->s, fx->srv, fx->base.st);
-	hd_fixture_team(&fx->base, "dev", "manager", "coder", NULL);
-	hd_fixture_team(&fx->base, "ops", "sre", NULL);
-	*state = fx;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct mcp_fx *fx = *state;
-	hd_fixture *base = malloc(sizeof(*base));
-
-	hd_mcp_server_free(fx->srv);
-	*base = fx->base;
-	free(fx);
-	*state = base;
-	return hd_fixture_teardown(state);
-}
-
-/* Send msg; return the reply (caller frees) or NULL. */
-static char *
-call(struct mcp_fx *fx, const char *msg)
-{
-	char *reply = NULL;
-
-	hd_mcp_handle(&reply, &fx->s, msg, strlen(msg));
-	return reply;
-}
+#include "mcp-fx.h"
 
 static void
 expect_reply(struct mcp_fx *fx, const char *msg, const char *want)
@@ -74,28 +19,6 @@ expect_reply(struct mcp_fx *fx, const char *msg, const char *want)
 	free(got);
 }
 
-/* tools/call: return the parsed result object. */
-static json_t *
-tool(struct mcp_fx *fx, const char *name, const char *args)
-{
-	char msg[4096], *reply;
-	json_t *j, *res;
-
-	snprintf(msg, sizeof(msg),
-	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
-	    "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
-	    name, args);
-	reply = call(fx, msg);
-	assert_non_null(reply);
-	j = json_loads(reply, 0, NULL);
-	free(reply);
-	assert_non_null(j);
-	res = json_incref(json_object_get(j, "result"));
-	json_decref(j);
-	assert_non_null(res);
-	return res;
-}
-
 static const char *
 tool_text(json_t *res)
 {
@@ -104,8 +27,8 @@ tool_text(json_t *res)
 }
 
 static void
-expect_tool_error(struct mcp_fx *fx, const char *name, const char *args,
-    const char *want)
+expect_tool_error(
+    struct mcp_fx *fx, const char *name, const char *args, const char *want)
 {
 	json_t *res = tool(fx, name, args);
 
@@ -122,9 +45,11 @@ test_mcp__protocol_replies_are_exact(void **state)
 	/* id keeps its type; 0 is valid; result precedes nothing else */
 	expect_reply(fx, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}",
 	    "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}");
-	expect_reply(fx, "{\"jsonrpc\":\"2.0\",\"id\":\"a-1\",\"method\":\"ping\"}",
+	expect_reply(fx,
+	    "{\"jsonrpc\":\"2.0\",\"id\":\"a-1\",\"method\":\"ping\"}",
 	    "{\"jsonrpc\":\"2.0\",\"id\":\"a-1\",\"result\":{}}");
-	expect_reply(fx, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"foo/bar\"}",
+	expect_reply(fx,
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"foo/bar\"}",
 	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32601,"
 	    "\"message\":\"Method not found: foo/bar\"}}");
 	expect_reply(fx, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":",
@@ -144,24 +69,28 @@ test_mcp__protocol_replies_are_exact(void **state)
 	    "\"message\":\"Invalid Request: expected a JSON-RPC 2.0 request "
 	    "object with \\\"jsonrpc\\\":\\\"2.0\\\", a string \\\"method\\\" "
 	    "and a string or integer \\\"id\\\"\"}}");
-	expect_reply(fx, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\","
-			 "\"params\":[1]}",
+	expect_reply(fx,
+	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\","
+	    "\"params\":[1]}",
 	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32602,"
 	    "\"message\":\"Invalid params: params must be an object\"}}");
-	expect_reply(fx, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\","
-			 "\"params\":{}}",
+	expect_reply(fx,
+	    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\","
+	    "\"params\":{}}",
 	    "{\"jsonrpc\":\"2.0\",\"id\":6,\"error\":{\"code\":-32602,"
 	    "\"message\":\"Invalid params: tools/call needs a string "
 	    "\\\"name\\\"\"}}");
 	/* notifications and responses: no reply */
-	expect_reply(fx, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-			 "initialized\"}",
+	expect_reply(fx,
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+	    "initialized\"}",
 	    NULL);
 	expect_reply(fx, "{\"jsonrpc\":\"2.0\",\"method\":\"no/such\"}", NULL);
 	expect_reply(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", NULL);
 	{
 		const char *n = "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}";
-		const char *q = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}";
+		const char *q =
+		    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}";
 
 		assert_true(hd_mcp_is_notification(n, strlen(n)));
 		assert_false(hd_mcp_is_notification(q, strlen(q)));
@@ -173,11 +102,11 @@ test_mcp__initialize_negotiates_the_version(void **state)
 {
 	struct mcp_fx *fx = *state;
 	static const char *const cases[][2] = {
-		{"2025-06-18", "2025-06-18"},
-		{"2025-03-26", "2025-03-26"},
-		{"2025-11-25", "2025-11-25"},
-		{"2024-11-05", "2025-11-25"},
-		{"banana", "2025-11-25"},
+	    {"2025-06-18", "2025-06-18"},
+	    {"2025-03-26", "2025-03-26"},
+	    {"2025-11-25", "2025-11-25"},
+	    {"2024-11-05", "2025-11-25"},
+	    {"banana", "2025-11-25"},
 	};
 	char msg[256], *reply;
 	json_t *j;
@@ -186,18 +115,21 @@ test_mcp__initialize_negotiates_the_version(void **state)
 	for (i = 0; i < 5; i++) {
 		snprintf(msg, sizeof(msg),
 		    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
-		    "\"params\":{\"protocolVersion\":\"%s\",\"capabilities\":{},"
+		    "\"params\":{\"protocolVersion\":\"%s\",\"capabilities\":{}"
+		    ","
 		    "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}",
 		    cases[i][0]);
 		reply = call(fx, msg);
 		j = json_loads(reply, 0, NULL);
 		free(reply);
-		assert_string_equal(json_string_value(json_object_get(
-					json_object_get(j, "result"),
-					"protocolVersion")),
+		assert_string_equal(
+		    json_string_value(json_object_get(
+			json_object_get(j, "result"), "protocolVersion")),
 		    cases[i][1]);
-		assert_true(json_is_object(json_object_get(json_object_get(
-		    json_object_get(j, "result"), "capabilities"), "tools")));
+		assert_true(json_is_object(json_object_get(
+		    json_object_get(
+			json_object_get(j, "result"), "capabilities"),
+		    "tools")));
 		assert_int_equal(json_object_size(j), 3);
 		json_decref(j);
 	}
@@ -225,21 +157,22 @@ test_mcp__tools_list_has_schemas_and_answers_before_initialize(void **state)
 	for (k = 0; want[k] != NULL; k++) {
 		int found = 0;
 
-		json_array_foreach(tools, i, t) {
-			if (strcmp(json_string_value(json_object_get(t, "name")),
+		json_array_foreach (tools, i, t) {
+			if (strcmp(
+				json_string_value(json_object_get(t, "name")),
 				want[k]) != 0)
 				continue;
 			found = 1;
-			assert_true(strlen(json_string_value(
-					json_object_get(t, "description"))) > 20);
+			assert_true(strlen(json_string_value(json_object_get(
+					t, "description"))) > 20);
 			sch = json_object_get(t, "inputSchema");
-			assert_string_equal(json_string_value(
-						json_object_get(sch, "type")),
+			assert_string_equal(
+			    json_string_value(json_object_get(sch, "type")),
 			    "object");
-			assert_true(json_is_object(json_object_get(sch,
-			    "properties")));
-			assert_true(json_is_array(json_object_get(sch,
-			    "required")));
+			assert_true(
+			    json_is_object(json_object_get(sch, "properties")));
+			assert_true(
+			    json_is_array(json_object_get(sch, "required")));
 		}
 		if (!found)
 			fail_msg("tool %s missing from tools/list", want[k]);
@@ -266,27 +199,31 @@ test_mcp__tool_errors_are_results_with_exact_text(void **state)
 {
 	struct mcp_fx *fx = *state;
 
-	expect_tool_error(fx, "no_such_tool", "{}", "unknown tool \"no_such_tool\"");
-	expect_tool_error(fx, "team_chat_post", "{}",
-	    "missing required argument \"text\"");
+	expect_tool_error(
+	    fx, "no_such_tool", "{}", "unknown tool \"no_such_tool\"");
+	expect_tool_error(
+	    fx, "team_chat_post", "{}", "missing required argument \"text\"");
 	expect_tool_error(fx, "team_chat_post", "{\"text\":5}",
 	    "argument \"text\" must be a string");
-	expect_tool_error(fx, "team_chat_post", "{\"text\":\"hi\",\"colour\":1}",
-	    "unknown argument \"colour\"");
+	expect_tool_error(fx, "team_chat_post",
+	    "{\"text\":\"hi\",\"colour\":1}", "unknown argument \"colour\"");
 	expect_tool_error(fx, "team_chat_post", "{\"text\":\"hi\"}",
 	    "no bound identity: pass authorAgentId + teamId (unbound mode)");
 	expect_tool_error(fx, "team_chat_post",
 	    "{\"text\":\"hi\",\"teamId\":\"dev\",\"authorAgentId\":\"sre\"}",
 	    "no member \"sre\" in team dev");
-	expect_tool_error(fx, "task_claim", "{\"task_id\":\"5\",\"teamId\":"
-					    "\"dev\",\"authorAgentId\":\"coder\"}",
+	expect_tool_error(fx, "task_claim",
+	    "{\"task_id\":\"5\",\"teamId\":"
+	    "\"dev\",\"authorAgentId\":\"coder\"}",
 	    "argument \"task_id\" must be an integer");
-	expect_tool_error(fx, "task_claim", "{\"task_id\":99,\"teamId\":"
-					    "\"dev\",\"authorAgentId\":\"coder\"}",
+	expect_tool_error(fx, "task_claim",
+	    "{\"task_id\":99,\"teamId\":"
+	    "\"dev\",\"authorAgentId\":\"coder\"}",
 	    "task 99 not found");
-	expect_tool_error(fx, "task_create", "{\"subject\":\"x\",\"depends_on\":"
-					     "[\"a\"],\"teamId\":\"dev\","
-					     "\"authorAgentId\":\"coder\"}",
+	expect_tool_error(fx, "task_create",
+	    "{\"subject\":\"x\",\"depends_on\":"
+	    "[\"a\"],\"teamId\":\"dev\","
+	    "\"authorAgentId\":\"coder\"}",
 	    "argument \"depends_on\" must be an array of integers");
 	fx->s.read_only = 1;
 	expect_tool_error(fx, "team_chat_post",
@@ -302,16 +239,17 @@ test_mcp__success_is_text_plus_structured_content(void **state)
 	json_t *res, *parsed;
 
 	res = tool(fx, "team_chat_post",
-	    "{\"text\":\"hello\",\"teamId\":\"dev\",\"authorAgentId\":\"coder\"}");
+	    "{\"text\":\"hello\",\"teamId\":\"dev\",\"authorAgentId\":"
+	    "\"coder\"}");
 	assert_null(json_object_get(res, "isError"));
 	parsed = json_loads(tool_text(res), 0, NULL);
-	assert_true(json_equal(parsed, json_object_get(res,
-	    "structuredContent")));
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(
-			     parsed, "posted"), "seq")),
+	assert_true(
+	    json_equal(parsed, json_object_get(res, "structuredContent")));
+	assert_int_equal(json_integer_value(json_object_get(
+			     json_object_get(parsed, "posted"), "seq")),
 	    1);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(
-				parsed, "posted"), "roomId")),
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(parsed, "posted"), "roomId")),
 	    "team:dev");
 	json_decref(parsed);
 	json_decref(res);
@@ -332,21 +270,22 @@ test_mcp__bound_identity_cannot_be_spoofed(void **state)
 	    "\"ops\",\"roomId\":\"team:ops\"}");
 	assert_null(json_object_get(res, "isError"));
 	json_decref(res);
-	assert_hd_ok(hd_room_read(&l, fx->base.st, "dev", 0, 10, NULL, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_read(&l, fx->base.st, "dev", 0, 10, NULL, &err), &err);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.items[0].author, "coder");
 	assert_string_equal(l.items[0].body, "spoof");
 	hd_posts_dispose(&l);
-	assert_hd_ok(hd_room_read(&l, fx->base.st, "ops", 0, 10, NULL, &err),
-	    &err);
+	assert_hd_ok(
+	    hd_room_read(&l, fx->base.st, "ops", 0, 10, NULL, &err), &err);
 	assert_int_equal(l.n, 0);
 	hd_posts_dispose(&l);
 
 	/* and never sees its own posts */
 	res = tool(fx, "team_chat_subscribe", "{}");
-	assert_int_equal(json_array_size(json_object_get(json_object_get(res,
-			     "structuredContent"), "posts")),
+	assert_int_equal(
+	    json_array_size(json_object_get(
+		json_object_get(res, "structuredContent"), "posts")),
 	    0);
 	json_decref(res);
 }
@@ -364,13 +303,15 @@ test_mcp__subscribe_wraps_posts(void **state)
 	    &err);
 	assert_hd_ok(hd_mcp_session_bind(&fx->s, "dev", "coder", &err), &err);
 	res = tool(fx, "team_chat_subscribe", "{\"sinceSeq\":0}");
-	post = json_array_get(json_object_get(json_object_get(res,
-				  "structuredContent"), "posts"), 0);
+	post = json_array_get(
+	    json_object_get(json_object_get(res, "structuredContent"), "posts"),
+	    0);
 	assert_string_equal(json_string_value(json_object_get(post, "wrapped")),
 	    "[Inter-session message \xc2\xb7 from=manager \xc2\xb7 kind=peer "
 	    "\xc2\xb7 seq=1 \xc2\xb7 isUser=false]\n| line one\n| line two");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(
-			     res, "structuredContent"), "nextSeq")),
+	assert_int_equal(
+	    json_integer_value(json_object_get(
+		json_object_get(res, "structuredContent"), "nextSeq")),
 	    1);
 	json_decref(res);
 }
@@ -401,15 +342,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_mcp__protocol_replies_are_exact),
-		T(test_mcp__initialize_negotiates_the_version),
-		T(test_mcp__tools_list_has_schemas_and_answers_before_initialize),
-		T(test_mcp__tool_errors_are_results_with_exact_text),
-		T(test_mcp__success_is_text_plus_structured_content),
-		T(test_mcp__bound_identity_cannot_be_spoofed),
-		T(test_mcp__subscribe_wraps_posts),
-		T(test_mcp__board_tools_stay_in_the_team),
+	    T(test_mcp__protocol_replies_are_exact),
+	    T(test_mcp__initialize_negotiates_the_version),
+	    T(test_mcp__tools_list_has_schemas_and_answers_before_initialize),
+	    T(test_mcp__tool_errors_are_results_with_exact_text),
+	    T(test_mcp__success_is_text_plus_structured_content),
+	    T(test_mcp__bound_identity_cannot_be_spoofed),
+	    T(test_mcp__subscribe_wraps_posts),
+	    T(test_mcp__board_tools_stay_in_the_team),
 	};
-	return cmocka_run_group_tests_name("unit/mcp/dispatch", tests, NULL,
-	    NULL);
+	return cmocka_run_group_tests_name(
+	    "unit/mcp/dispatch", tests, NULL, NULL);
 }
