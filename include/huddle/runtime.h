@@ -192,8 +192,12 @@ typedef struct hd_runtime_turn {
 	const char *huddle_home;       /* HUDDLE_HOME, or NULL */
 	const char *mcp_url;           /* the agent's attach URL, or NULL */
 	const char *mcp_token;         /* its token, or NULL */
-	int64_t timeout_ms;            /* 0: only the adapter's own limit */
-	atomic_int *abort;             /* or NULL; set non-zero to stop */
+	/* Without a URL, the stdio MCP server that serves this agent:
+	 * `huddle mcp --team T --agent A --home H` with absolute paths
+	 * (argv, NULL-terminated); hd_runtime_run() fills it in. */
+	const char *const *mcp_command;
+	int64_t timeout_ms; /* 0: only the adapter's own limit */
+	atomic_int *abort;  /* or NULL; set non-zero to stop */
 } hd_runtime_turn;
 
 /* 1 once the turn's abort flag is set. */
@@ -300,11 +304,14 @@ typedef struct hd_runtime_seed {
 } hd_runtime_seed;
 
 typedef struct hd_runtime_home_spec {
-	const char *huddle_home; /* required for a persistent home */
-	const char *runtime;     /* slug */
-	const char *agent;       /* slug */
-	const char *mcp_url;     /* or NULL: no MCP config is written */
-	const char *mcp_token;   /* or NULL */
+	const char *huddle_home;        /* required for a persistent home */
+	const char *runtime;            /* slug */
+	const char *agent;              /* slug */
+	const char *mcp_url;            /* the HTTP attach URL, or NULL */
+	const char *mcp_token;          /* or NULL */
+	const char *const *mcp_command; /* without a URL: the stdio MCP
+					   server (argv, NULL-terminated);
+					   NULL too: no MCP config */
 	const hd_runtime_seed *seeds;
 	size_t nseeds;
 } hd_runtime_home_spec;
@@ -321,21 +328,37 @@ typedef struct hd_runtime_home {
  *  - ephemeral: a fresh 0700 directory under $TMPDIR (or /tmp);
  *  - connected, or a plan that needs no directory: path NULL.
  * In a directory, huddle rewrites the files it owns (HD_RUNTIME_MCP_FILE
- * with the attach URL and token, 0600; removed when there is no URL) and
+ * with the attach URL and token, else the stdio command, 0600; removed
+ * when there is neither) and
  * copies each seed only when its name is absent; nothing else is touched.
  * Release with hd_runtime_home_release() even on failure.
  */
 int hd_runtime_home_prepare(hd_runtime_home *out, const hd_runtime_plan *plan,
     const hd_runtime_home_spec *spec, hd_err *err);
 
+/* Seed a prepared home: each seed copied only when its name is absent
+ * (what hd_runtime_home_prepare does with spec->seeds), for an adapter
+ * that knows its seeds only once it runs. */
+int hd_runtime_home_seed(
+    const char *home, const hd_runtime_seed *seeds, size_t nseeds, hd_err *err);
+
 /* Remove an ephemeral home (recursively, never following links) and free
  * the path. A persistent home is left as it is. NULL-safe. */
 void hd_runtime_home_release(hd_runtime_home *h);
 
 /*
+ * The huddle binary runtimes start as their stdio MCP server: $HUDDLE_EXE
+ * when it is an absolute path (for programs that link libhuddle but are
+ * not huddle), else this process's own executable. Into buf; NULL when
+ * it cannot be known.
+ */
+const char *hd_runtime_self_exe(char *buf, size_t size);
+
+/*
  * Everything for one turn of an agent: find its adapter, resolve the plan
- * from its capabilities, prepare its home (unless in->home_dir is given;
- * a persistent home needs in->huddle_home), run the turn as
+ * from its capabilities, fill in the stdio MCP command when there is no
+ * URL, prepare its home (unless in->home_dir is given; a persistent home
+ * needs in->huddle_home), run the turn as
  * hd_runtime_run_turn() does, and release the home. A failure before the
  * run (unknown runtime, home) still reaches the sink as error + done.
  */

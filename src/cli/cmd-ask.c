@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../http/http.h"
 #include "cli.h"
 
 #define ASK_POLL_MS 200
@@ -134,7 +135,7 @@ cmd_ask(hd_cli *c)
 	struct ask_view view;
 	hd_store *st;
 	sigset_t set, old;
-	char id[HD_CONVERSATION_ID_LEN + 1], path[4096];
+	char id[HD_CONVERSATION_ID_LEN + 1], path[4096], mcp_host[256];
 	uint64_t gen;
 	int rc = HD_EXIT_FAIL;
 
@@ -154,6 +155,10 @@ cmd_ask(hd_cli *c)
 	cfg.home = hd_store_home(st);
 	cfg.on_reply = ask_on_reply;
 	cfg.payload = &view;
+	/* a server running on this home: agents attach to it over HTTP */
+	if (hd_http_presence_find(
+		cfg.home, mcp_host, sizeof(mcp_host), &cfg.mcp_port))
+		cfg.mcp_host = mcp_host;
 	memset(&spec, 0, sizeof(spec));
 	spec.team = c->argv[0];
 	spec.message = c->argv[1];

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../http/http.h"
 #include "cli.h"
 
 static atomic_int exch_abort;
@@ -159,7 +160,8 @@ cmd_exchange(hd_cli *c)
 	int64_t max_turns = 0, timeout_s = 0;
 	hd_store *st;
 	size_t nfirst = 0;
-	int rc;
+	char mcp_host[256];
+	int rc, mcp_port = 0;
 
 	memset(&spec, 0, sizeof(spec));
 	memset(&view, 0, sizeof(view));
@@ -191,6 +193,12 @@ cmd_exchange(hd_cli *c)
 	if (hd_cli_store(c, &st) != 0) {
 		rc = HD_EXIT_FAIL;
 		goto done;
+	}
+	/* a server running on this home: agents attach to it over HTTP */
+	if (hd_http_presence_find(
+		hd_store_home(st), mcp_host, sizeof(mcp_host), &mcp_port)) {
+		spec.mcp_host = mcp_host;
+		spec.mcp_port = mcp_port;
 	}
 	view.json = c->json;
 	view.header = 1;

@@ -52,33 +52,43 @@ cmd_serve(hd_cli *c)
 	printf("huddle is running at http://%s:%d\n",
 	    cfg.bind != NULL ? cfg.bind : "127.0.0.1", hd_http_port(srv));
 	fflush(stdout);
+	/* where the CLI's engines attach their agents (presence.c) */
+	if (hd_http_presence_write(home,
+		cfg.bind == NULL || strcmp(cfg.bind, "0.0.0.0") == 0
+		    ? "127.0.0.1"
+		    : cfg.bind,
+		hd_http_port(srv), cfg.token != NULL, &c->err) < 0)
+		fprintf(stderr, "huddle: %s\n", c->err.msg);
 	sigwait(&set, &sig);
 	fprintf(stderr, "huddle: %s received; shutting down\n",
 	    sig == SIGINT ? "SIGINT" : "SIGTERM");
+	hd_http_presence_remove(home);
 	hd_http_stop(srv);
 	free(home);
 	return HD_EXIT_OK;
 }
 
 static const hd_cli_opt serve_opts[] = {
-	{"bind", 'b', "ADDR", "listen address (default 127.0.0.1)", 0},
-	{"port", 'p', "PORT", "listen port (default 7340; 0 picks a free one)",
-	    0},
-	{"token", 0, "TOKEN",
-	    "require `Authorization: Bearer TOKEN` (default $HUDDLE_TOKEN; "
-	    "needed beyond loopback)",
-	    0},
-	{"threads", 0, "N", "HTTP worker threads (default 8; most of a request is spent waiting for its group commit)", 0},
-	{NULL, 0, NULL, NULL, 0},
+    {"bind", 'b', "ADDR", "listen address (default 127.0.0.1)", 0},
+    {"port", 'p', "PORT", "listen port (default 7340; 0 picks a free one)", 0},
+    {"token", 0, "TOKEN",
+	"require `Authorization: Bearer TOKEN` (default $HUDDLE_TOKEN; "
+	"needed beyond loopback)",
+	0},
+    {"threads", 0, "N",
+	"HTTP worker threads (default 8; most of a request is spent waiting "
+	"for its group commit)",
+	0},
+    {NULL, 0, NULL, NULL, 0},
 };
 
 const hd_cli_cmd hd_cli_cmd_serve = {
-	.name = "serve",
-	.summary = "Serve MCP (POST /mcp), the REST API and live events over "
-		   "HTTP",
-	.max_args = 0,
-	.opts = serve_opts,
-	.fn = cmd_serve,
-	.details = "Stops cleanly on SIGINT or SIGTERM. Attach an agent with "
-		   "'huddle attach AGENT'.",
+    .name = "serve",
+    .summary = "Serve MCP (POST /mcp), the REST API and live events over "
+	       "HTTP",
+    .max_args = 0,
+    .opts = serve_opts,
+    .fn = cmd_serve,
+    .details = "Stops cleanly on SIGINT or SIGTERM. Attach an agent with "
+	       "'huddle attach AGENT'.",
 };

@@ -30,11 +30,11 @@ typedef struct hd_http_server hd_http_server;
 typedef struct hd_http_req hd_http_req;
 
 typedef struct hd_http_config {
-	const char *home; /* resolved HUDDLE_HOME */
-	const char *bind; /* default 127.0.0.1 */
-	int port;	  /* default 7340; 0 picks a free port */
+	const char *home;  /* resolved HUDDLE_HOME */
+	const char *bind;  /* default 127.0.0.1 */
+	int port;          /* default 7340; 0 picks a free port */
 	const char *token; /* bearer token, or NULL */
-	int threads;	  /* MHD pool threads; default 8 (see server.c) */
+	int threads;       /* MHD pool threads; default 8 (see server.c) */
 } hd_http_config;
 
 typedef int (*hd_route_fn)(hd_http_req *r);
@@ -46,8 +46,7 @@ typedef struct hd_route {
 } hd_route;
 
 /* Start serving (returns once listening); *out belongs to the caller. */
-int hd_http_start(hd_http_server **out, const hd_http_config *cfg,
-    hd_err *err);
+int hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err);
 
 /* The port actually bound (useful with port 0). */
 int hd_http_port(const hd_http_server *srv);
@@ -55,6 +54,16 @@ int hd_http_port(const hd_http_server *srv);
 /* Stop accepting, let in-flight requests finish (bounded), end every SSE
  * stream with a final event, and free the server. NULL-safe. */
 void hd_http_stop(hd_http_server *srv);
+
+/* HUDDLE_HOME/serve.json (presence.c): a running server says where it
+ * listens (write when it starts, remove when it stops), so the CLI's
+ * engines attach agents over HTTP. find is 1 with host and port when a
+ * live server without a token serves home, else 0. */
+int hd_http_presence_write(
+    const char *home, const char *host, int port, int has_token, hd_err *err);
+void hd_http_presence_remove(const char *home);
+int hd_http_presence_find(
+    const char *home, char *host, size_t hostlen, int *port);
 
 /* ---- for route handlers ---------------------------------------------- */
 
@@ -70,10 +79,10 @@ struct hd_http_req {
 	hd_store *st; /* this request's connection from the pool */
 	/* response, set by the handler */
 	int status;
-	char *resp;   /* malloc'd body */
+	char *resp; /* malloc'd body */
 	size_t resp_len;
 	const char *content_type;
-	const char *cache_control; /* or NULL */
+	const char *cache_control;                   /* or NULL */
 	const char *headers[HD_HTTP_HEADERS_MAX][2]; /* more headers, below */
 	int nheaders;
 	void *stream; /* set by hd_http_sse_start: an SSE response */
@@ -141,8 +150,8 @@ hd_conversation_engine *hd_http_conversations(hd_http_server *srv);
 const hd_mcp_server *hd_http_mcp(hd_http_server *srv);
 
 /* 1 when sig is the valid attach signature for (team, agent). */
-int hd_http_attach_ok(hd_http_server *srv, const char *team,
-    const char *agent, const char *sig);
+int hd_http_attach_ok(
+    hd_http_server *srv, const char *team, const char *agent, const char *sig);
 
 /* Post to a room through the server's group committer: same contract as
  * hd_room_post, but concurrent posts share one transaction. Blocks until

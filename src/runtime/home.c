@@ -81,9 +81,12 @@ temp_beside(char *tmp, size_t tmplen, const char *dir, const char *base,
 	return fd;
 }
 
-/* (3): the MCP config, or its removal when there is no URL to give. */
+/* (3): the MCP config (Claude Code's --mcp-config shape, which generic
+ * clients read too): the HTTP attach URL, else the stdio command, else
+ * its removal when there is neither. */
 static int
-write_mcp(const char *home, const char *url, const char *token, hd_err *err)
+write_mcp(const char *home, const char *url, const char *token,
+    const char *const *command, hd_err *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	json_t *cfg = NULL;
@@ -93,15 +96,26 @@ write_mcp(const char *home, const char *url, const char *token, hd_err *err)
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", home,
 		HD_RUNTIME_MCP_FILE) >= sizeof(path))
 		return hd_err_set(err, HD_EINVAL, "path too long in %s", home);
-	if (url == NULL) {
+	if (url == NULL && (command == NULL || command[0] == NULL)) {
 		if (unlink(path) != 0 && errno != ENOENT)
 			return hd_err_set(err, HD_ERR, "cannot remove %s: %s",
 			    path, strerror(errno));
 		return 0;
 	}
-	cfg = json_pack("{s:{s:{s:s, s:s}}}", "mcpServers", "huddle", "type",
-	    "http", "url", url);
-	if (cfg != NULL && token != NULL) {
+	if (url != NULL)
+		cfg = json_pack("{s:{s:{s:s, s:s}}}", "mcpServers", "huddle",
+		    "type", "http", "url", url);
+	else {
+		json_t *args = json_array();
+		size_t i;
+
+		for (i = 1; command[i] != NULL; i++)
+			json_array_append_new(args, json_string(command[i]));
+		cfg =
+		    json_pack("{s:{s:{s:s, s:s, s:o}}}", "mcpServers", "huddle",
+			"type", "stdio", "command", command[0], "args", args);
+	}
+	if (cfg != NULL && url != NULL && token != NULL) {
 		json_t *srv = json_object_get(
 		    json_object_get(cfg, "mcpServers"), "huddle");
 		json_t *hdr = json_object();
@@ -114,8 +128,8 @@ write_mcp(const char *home, const char *url, const char *token, hd_err *err)
 	if (cfg == NULL ||
 	    (text = json_dumps(cfg, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) ==
 		NULL) {
-		rc = hd_err_set(
-		    err, HD_EINVAL, "the MCP attach URL must be valid UTF-8");
+		rc = hd_err_set(err, HD_EINVAL,
+		    "the MCP attach URL and command must be valid UTF-8");
 		goto done;
 	}
 	if ((fd = temp_beside(
@@ -124,9 +138,9 @@ write_mcp(const char *home, const char *url, const char *token, hd_err *err)
 		goto done;
 	}
 	e = write_all(fd, text, strlen(text)) != 0 ||
-		write_all(fd, "\n", 1) != 0
-	    ? errno
-	    : 0;
+		    write_all(fd, "\n", 1) != 0
+		? errno
+		: 0;
 	if (close(fd) != 0 && e == 0)
 		e = errno;
 	fd = -1;
@@ -307,11 +321,24 @@ hd_runtime_home_prepare(hd_runtime_home *out, const hd_runtime_plan *plan,
 	}
 	if (rc < 0)
 		return rc;
-	if ((rc = write_mcp(out->path, spec->mcp_url, spec->mcp_token, err)) <
-	    0)
+	if ((rc = write_mcp(out->path, spec->mcp_url, spec->mcp_token,
+		 spec->mcp_command, err)) < 0)
 		return rc;
 	for (i = 0; i < spec->nseeds; i++)
 		if ((rc = seed_one(out->path, &spec->seeds[i], err)) < 0)
+			return rc;
+	return 0;
+}
+
+int
+hd_runtime_home_seed(
+    const char *home, const hd_runtime_seed *seeds, size_t nseeds, hd_err *err)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < nseeds; i++)
+		if ((rc = seed_one(home, &seeds[i], err)) < 0)
 			return rc;
 	return 0;
 }

@@ -17,10 +17,12 @@
  *      different threads without locks.
  * Callers: engines (conversations, exchanges) and `huddle agent run`.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <huddle/buf.h>
 #include <huddle/runtime.h>
@@ -597,10 +599,55 @@ hd_runtime_run_turn(hd_runtime_result *out, const hd_runtime_adapter *rt,
 	return emit_finish(&em, out, t0, arc, &aerr, err);
 }
 
+const char *
+hd_runtime_self_exe(char *buf, size_t size)
+{
+	const char *env = getenv("HUDDLE_EXE");
+	ssize_t n;
+
+	if (env != NULL && env[0] == '/') {
+		snprintf(buf, size, "%s", env);
+		return buf;
+	}
+	if ((n = readlink("/proc/self/exe", buf, size - 1)) <= 0 ||
+	    (size_t)n >= size - 1)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The stdio MCP server for in's agent (runtime.h mcp_command): this
+ * binary, `mcp --team T --agent A --home H`, every path absolute. */
+static void
+mcp_command(const char *argv[9], char *exe, size_t exelen, char *home,
+    size_t homelen, const hd_runtime_turn *in)
+{
+	argv[0] = NULL;
+	if (in->huddle_home == NULL || in->team == NULL ||
+	    hd_runtime_self_exe(exe, exelen) == NULL)
+		return;
+	if (in->huddle_home[0] == '/')
+		snprintf(home, homelen, "%s", in->huddle_home);
+	else if (realpath(in->huddle_home, home) ==
+		 NULL) /* homelen >= PATH_MAX */
+		return;
+	argv[0] = exe;
+	argv[1] = "mcp";
+	argv[2] = "--team";
+	argv[3] = in->team;
+	argv[4] = "--agent";
+	argv[5] = in->agent->id;
+	argv[6] = "--home";
+	argv[7] = home;
+	argv[8] = NULL;
+}
+
 int
 hd_runtime_run(hd_runtime_result *out, const hd_runtime_turn *in,
     hd_runtime_sink sink, void *payload, hd_err *err)
 {
+	const char *cmd[9];
+	char exe[PATH_MAX], home_abs[PATH_MAX];
 	const hd_runtime_adapter *rt;
 	hd_runtime_caps caps;
 	hd_runtime_plan plan;
@@ -623,6 +670,12 @@ hd_runtime_run(hd_runtime_result *out, const hd_runtime_turn *in,
 	t = *in;
 	if (t.team == NULL)
 		t.team = in->agent->team_id;
+	if (t.mcp_url == NULL && t.mcp_command == NULL) {
+		mcp_command(
+		    cmd, exe, sizeof(exe), home_abs, sizeof(home_abs), &t);
+		if (cmd[0] != NULL)
+			t.mcp_command = cmd;
+	}
 	if (t.home_dir == NULL) {
 		memset(&caps, 0, sizeof(caps));
 		rt->capabilities(&caps);
@@ -631,8 +684,9 @@ hd_runtime_run(hd_runtime_result *out, const hd_runtime_turn *in,
 		hs.huddle_home = in->huddle_home;
 		hs.runtime = rt->name;
 		hs.agent = in->agent->id;
-		hs.mcp_url = in->mcp_url;
-		hs.mcp_token = in->mcp_token;
+		hs.mcp_url = t.mcp_url;
+		hs.mcp_token = t.mcp_token;
+		hs.mcp_command = t.mcp_command;
 		if ((rc = hd_runtime_home_prepare(&home, &plan, &hs, err)) <
 		    0) {
 			hd_runtime_home_release(&home);

@@ -19,6 +19,8 @@
 
 extern const hd_runtime_adapter hd_runtime__scripted;
 extern const hd_runtime_adapter hd_runtime__exec;
+extern const hd_runtime_adapter hd_runtime__claude;
+extern const hd_runtime_adapter hd_runtime__codex;
 
 /* ---- child processes (proc.c) ---- */
 
@@ -108,6 +110,34 @@ void hd_lines_init(hd_lines *l, size_t max, hd_line_fn fn, void *ctx);
  * Fits hd_proc_out_fn when ctx is the hd_lines. */
 void hd_lines_feed(hd_lines *l, const char *data, size_t n);
 void hd_lines_dispose(hd_lines *l);
+
+/* ---- runtime_config and endings (cfg.c) ---- */
+
+/* cfg[key] when it is a non-empty string, else dflt. Borrowed. */
+const char *hd_runtime__cfg_str(
+    const json_t *cfg, const char *key, const char *dflt);
+/* Absent, or a non-empty string / an array of names / an integer in
+ * [min, max] / an object of strings (env); HD_EINVAL naming the field. */
+int hd_runtime__check_string(const json_t *cfg, const char *key, hd_err *err);
+int hd_runtime__check_strings(const json_t *cfg, const char *key, hd_err *err);
+int hd_runtime__check_int(const json_t *cfg, const char *key, long long min,
+    long long max, hd_err *err);
+int hd_runtime__check_env(const json_t *cfg, hd_err *err);
+
+/* The agent's work directory (cfg.c (2)) into out. */
+int hd_runtime__workdir(char *out, size_t outlen, const json_t *cfg,
+    const char *home, const char *runtime, hd_err *err);
+
+/* End the turn in error with this message (error, then done); err gets
+ * it too. Returns the negative code. */
+int hd_runtime__fail(hd_runtime_emit *em, hd_err *err, const char *fmt, ...)
+    HD_PRINTFLIKE(3, 4);
+
+/* After hd_proc_run: an abort ends the turn aborted (0), a timeout in
+ * error (`<runtime>: timed out after 5 s ...`, a negative code); 1 when
+ * the process exited by itself and the caller reads how. */
+int hd_runtime__ended(hd_runtime_emit *em, const hd_proc_result *pr,
+    int64_t timeout_ms, const char *runtime, hd_err *err);
 
 /* ---- prices (price.c): what a model's tokens cost, for runtimes that
  * report tokens but no cost (codex) ---- */

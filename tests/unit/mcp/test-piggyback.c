@@ -55,7 +55,8 @@ test_piggyback__five_at_a_time_oldest_first_exactly_once(void **state)
 {
 	struct mcp_fx *fx = *state;
 	hd_err err = HD_ERR_INIT;
-	char want[4096], one[256];
+	hd_buf want = HD_BUF_INIT(0);
+	char one[256];
 	json_t *res;
 	int i;
 
@@ -68,16 +69,14 @@ test_piggyback__five_at_a_time_oldest_first_exactly_once(void **state)
 
 	/* a read tool: the five oldest, as the mailbox renders them */
 	res = tool(fx, "task_list", "{}");
-	want[0] = '\0';
-	for (i = 1; i <= 5; i++) {
-		snprintf(one, sizeof(one),
+	for (i = 1; i <= 5; i++)
+		hd_buf_printf(&want,
 		    "%s<teammate-message teammate_id=\"manager\" "
 		    "type=\"message\" summary=\"note %d\">\nnote %d\n"
 		    "</teammate-message>",
 		    i > 1 ? "\n\n" : "", i, i);
-		strcat(want, one);
-	}
-	assert_string_equal(mail_of(res), want);
+	assert_string_equal(mail_of(res), hd_buf_cstr(&want));
+	hd_buf_dispose(&want);
 	/* the tool's own block is untouched: structuredContent's JSON */
 	assert_non_null(json_object_get(res, "structuredContent"));
 	json_decref(res);

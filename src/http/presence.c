@@ -1,0 +1,125 @@
+/*
+ * presence.c -- HUDDLE_HOME/serve.json: a running `huddle serve` says
+ * where it listens, so engines run by the CLI (huddle ask, huddle
+ * exchange) attach their agents to it over HTTP with signed URLs instead
+ * of starting a stdio MCP server per turn (SPEC 10.4).
+ *  (1) The file is {"pid", "start", "host", "port", "token"} where start
+ *      is the process's start time (field 22 of /proc/<pid>/stat) and
+ *      token says whether the server requires a bearer token; it never
+ *      holds the token itself. Written 0600 through a temporary file and
+ *      rename, so a reader never sees half of it.
+ *  (2) A reader trusts it only while that pid is alive with that start
+ *      time (a recycled pid is not the server), and only without a token
+ *      (a CLI does not know it); otherwise it answers "no server".
+ *  (3) The server removes it when it stops, and only when it is its own
+ *      (the pid in it is this process): a second server on the same home
+ *      does not erase the first one's file.
+ * Callers: cmd-serve.c (write, remove), cmd-ask.c and cmd-exchange.c.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "http.h"
+
+#define PRESENCE_FILE "serve.json"
+
+/* The start time of pid (clock ticks since boot), or -1. */
+static long long
+proc_start(long pid)
+{
+	char path[64], buf[1024], *p;
+	long long start = -1;
+	FILE *f;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL) {
+		/* after "(comm)" come fields 3, 4, ...; start is field 22 */
+		for (field = 2; p != NULL && field < 22; field++)
+			p = strchr(p + 1, ' ');
+		if (p != NULL)
+			start = strtoll(p + 1, NULL, 10);
+	}
+	fclose(f);
+	return start;
+}
+
+static void
+presence_path(char *out, size_t outlen, const char *home)
+{
+	snprintf(out, outlen, "%s/%s", home, PRESENCE_FILE);
+}
+
+int
+hd_http_presence_write(
+    const char *home, const char *host, int port, int has_token, hd_err *err)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 32];
+	json_t *j;
+	int rc = 0;
+
+	presence_path(path, sizeof(path), home);
+	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
+	j = json_pack("{s:I, s:I, s:s, s:i, s:b}", "pid", (json_int_t)getpid(),
+	    "start", (json_int_t)proc_start((long)getpid()), "host", host,
+	    "port", port, "token", has_token);
+	if (j == NULL || json_dump_file(j, tmp, JSON_COMPACT) != 0 ||
+	    chmod(tmp, 0600) != 0 || rename(tmp, path) != 0) {
+		rc = hd_err_set(
+		    err, HD_ERR, "cannot write %s: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+	json_decref(j);
+	return rc;
+}
+
+void
+hd_http_presence_remove(const char *home)
+{
+	char path[PATH_MAX];
+	json_t *j;
+
+	presence_path(path, sizeof(path), home);
+	j = json_load_file(path, 0, NULL);
+	if (json_integer_value(json_object_get(j, "pid")) ==
+	    (json_int_t)getpid())
+		unlink(path); /* (3) */
+	json_decref(j);
+}
+
+int
+hd_http_presence_find(const char *home, char *host, size_t hostlen, int *port)
+{
+	char path[PATH_MAX];
+	json_t *j;
+	long pid;
+	int found = 0;
+
+	presence_path(path, sizeof(path), home);
+	if ((j = json_load_file(path, 0, NULL)) == NULL)
+		return 0;
+	pid = (long)json_integer_value(json_object_get(j, "pid"));
+	if (pid > 0 && json_is_string(json_object_get(j, "host")) &&
+	    json_is_integer(json_object_get(j, "port")) &&
+	    json_is_false(json_object_get(j, "token")) &&
+	    proc_start(pid) >= 0 &&
+	    proc_start(pid) ==
+		(long long)json_integer_value(json_object_get(j, "start"))) {
+		snprintf(host, hostlen, "%s",
+		    json_string_value(json_object_get(j, "host")));
+		*port = (int)json_integer_value(json_object_get(j, "port"));
+		found = *port > 0 && *port < 65536;
+	}
+	json_decref(j);
+	return found;
+}

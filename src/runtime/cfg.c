@@ -1,0 +1,166 @@
+/*
+ * cfg.c -- what the adapters that run a CLI share beyond the process:
+ * reading and checking runtime_config fields, the per-agent work
+ * directory, and ending a turn on a failure or on how the process ended.
+ * Owns no table and no state.
+ *  (1) Every check names the field in its message
+ *      (`runtime_config.timeout_s must be an integer from 1 to 86400`),
+ *      and a field that is absent is always fine: defaults are the
+ *      adapter's.
+ *  (2) A work directory is runtime_config.workdir as given (it must
+ *      exist: huddle never creates a user's project directory), or
+ *      <home>/work, created 0700: stable across turns, since Claude Code
+ *      keys its sessions by the working directory.
+ *  (3) hd_runtime__fail and hd_runtime__ended end the turn with error (or
+ *      aborted) and done, so an adapter's every way out reports one done.
+ * Callers: claude.c, codex.c.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <huddle/buf.h>
+#include <huddle/util.h>
+
+#include "runtime_int.h"
+
+const char *
+hd_runtime__cfg_str(const json_t *cfg, const char *key, const char *dflt)
+{
+	const char *v = json_string_value(json_object_get(cfg, key));
+
+	return v != NULL && v[0] != '\0' ? v : dflt;
+}
+
+int
+hd_runtime__check_string(const json_t *cfg, const char *key, hd_err *err)
+{
+	const json_t *v = json_object_get(cfg, key);
+
+	if (v != NULL && (!json_is_string(v) || json_string_length(v) == 0))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.%s must be a non-empty string", key);
+	return 0;
+}
+
+int
+hd_runtime__check_strings(const json_t *cfg, const char *key, hd_err *err)
+{
+	const json_t *v = json_object_get(cfg, key), *s;
+	size_t i;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_array(v))
+		goto bad;
+	json_array_foreach (v, i, s)
+		if (!json_is_string(s) || json_string_length(s) == 0 ||
+		    strchr(json_string_value(s), ',') != NULL)
+			goto bad;
+	return 0;
+bad:
+	return hd_err_set(err, HD_EINVAL,
+	    "runtime_config.%s must be an array of names (no commas)", key);
+}
+
+int
+hd_runtime__check_int(const json_t *cfg, const char *key, long long min,
+    long long max, hd_err *err)
+{
+	const json_t *v = json_object_get(cfg, key);
+
+	if (v != NULL && (!json_is_integer(v) || json_integer_value(v) < min ||
+			     json_integer_value(v) > max))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.%s must be an integer from %lld to %lld",
+		    key, min, max);
+	return 0;
+}
+
+int
+hd_runtime__check_env(const json_t *cfg, hd_err *err)
+{
+	const json_t *v = json_object_get(cfg, "env"), *ev;
+	const char *key;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_object(v))
+		goto bad;
+	json_object_foreach ((json_t *)v, key, ev)
+		if (!json_is_string(ev) || key[0] == '\0' ||
+		    strchr(key, '=') != NULL)
+			goto bad;
+	return 0;
+bad:
+	return hd_err_set(
+	    err, HD_EINVAL, "runtime_config.env must be an object of strings");
+}
+
+int
+hd_runtime__workdir(char *out, size_t outlen, const json_t *cfg,
+    const char *home, const char *runtime, hd_err *err)
+{
+	const char *given = hd_runtime__cfg_str(cfg, "workdir", NULL);
+	struct stat sb;
+	int rc;
+
+	if (given != NULL) {
+		if (stat(given, &sb) != 0 || !S_ISDIR(sb.st_mode))
+			return hd_err_set(err, HD_ENOTFOUND,
+			    "%s: runtime_config.workdir %s is not a directory",
+			    runtime, given);
+		if (realpath(given, out) == NULL || strlen(out) >= outlen)
+			return hd_err_set(err, HD_EINVAL,
+			    "%s: cannot resolve workdir %s: %s", runtime, given,
+			    strerror(errno));
+		return 0;
+	}
+	if ((size_t)snprintf(out, outlen, "%s/work", home) >= outlen)
+		return hd_err_set(
+		    err, HD_EINVAL, "%s: path too long in %s", runtime, home);
+	if ((rc = hd_mkdir_p(out, 0700, err)) < 0)
+		return hd_err_set(err, rc, "%s: %s", runtime, err->msg);
+	return 0;
+}
+
+int
+hd_runtime__fail(hd_runtime_emit *em, hd_err *err, const char *fmt, ...)
+{
+	char msg[HD_ERR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	hd_runtime_emit_error(em, "%s", msg);
+	hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
+	return hd_err_set(err,
+	    err->code != HD_OK && err->code < 0 ? err->code : HD_ERR, "%s",
+	    msg);
+}
+
+int
+hd_runtime__ended(hd_runtime_emit *em, const hd_proc_result *pr,
+    int64_t timeout_ms, const char *runtime, hd_err *err)
+{
+	char msg[64];
+
+	if (pr->why == HD_PROC_ABORTED) {
+		hd_runtime_emit_done(em, HD_DONE_ABORTED, NULL, NULL);
+		return 0;
+	}
+	if (pr->why == HD_PROC_TIMEOUT) {
+		hd_runtime__timeout_msg(msg, sizeof(msg), timeout_ms);
+		err->code = HD_ETIMEOUT;
+		return hd_runtime__fail(em, err,
+		    "%s: %s (the process group was "
+		    "killed)",
+		    runtime, msg);
+	}
+	return 1;
+}
