@@ -22,10 +22,10 @@ typedef struct hd_event {
 	char *id;    /* random UUID */
 	int64_t ts;  /* ms since the epoch */
 	char *kind;
-	char *team_id;	/* or NULL */
+	char *team_id;   /* or NULL */
 	int64_t task_id; /* 0 when none */
-	char *agent_id; /* or NULL */
-	json_t *data;	/* always an object */
+	char *agent_id;  /* or NULL */
+	json_t *data;    /* always an object */
 } hd_event;
 
 typedef struct hd_event_list {
@@ -37,7 +37,7 @@ typedef struct hd_event_filter {
 	const char *team;  /* NULL: any */
 	const char *kind;  /* NULL: any */
 	int64_t after_seq; /* > 0: events after this seq, oldest first */
-	int limit;	   /* 1..10000; 0 means 100 */
+	int limit;         /* 1..10000; 0 means 100 */
 } hd_event_filter;
 
 #define HD_EVENTS_LIMIT_MAX 10000
@@ -58,8 +58,8 @@ int64_t hd_events_append_raw(hd_store *st, const char *kind, const char *team,
  * (like tail). With after_seq: the first `limit` events after it. *out is
  * the caller's: hd_event_list_dispose() it.
  */
-int hd_events_list(hd_event_list *out, hd_store *st, const hd_event_filter *f,
-    hd_err *err);
+int hd_events_list(
+    hd_event_list *out, hd_store *st, const hd_event_filter *f, hd_err *err);
 
 #define HD_EVENTS_KINDS_MAX 4
 
@@ -72,6 +72,15 @@ int hd_events_list(hd_event_list *out, hd_store *st, const hd_event_filter *f,
 int hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
     const char *const *kinds, size_t nkinds, int64_t after_seq, int limit,
     hd_err *err);
+
+/*
+ * The newest event of agent among kinds (as hd_events_list_kinds): *out
+ * holds it, or nothing. It reads the log backwards from its head, so it
+ * is quick for an agent that acted lately and a scan for one that never
+ * did: for diagnostics (huddle doctor), not for hot paths.
+ */
+int hd_events_last_of(hd_event_list *out, hd_store *st, const char *agent,
+    const char *const *kinds, size_t nkinds, hd_err *err);
 
 /* The highest seq in the log (0 when empty). */
 int hd_events_head(int64_t *out, hd_store *st, hd_err *err);

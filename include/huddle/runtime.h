@@ -243,6 +243,12 @@ typedef struct hd_runtime_adapter {
 	 * Must return promptly once in->abort is set.
 	 */
 	int (*run)(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err);
+	/* Check a runtime_config (an object): HD_EINVAL naming the field. */
+	int (*check_config)(const json_t *cfg, hd_err *err);
+	/* Or NULL: add to report what huddle doctor says of this runtime
+	 * for agent a, whose persistent home is home_dir (or NULL):
+	 * "binary", "env", and "problems" appended (doctor.c). */
+	void (*doctor)(const hd_agent *a, const char *home_dir, json_t *report);
 } hd_runtime_adapter;
 
 /*
@@ -345,6 +351,16 @@ int hd_runtime_home_seed(
 /* Remove an ephemeral home (recursively, never following links) and free
  * the path. A persistent home is left as it is. NULL-safe. */
 void hd_runtime_home_release(hd_runtime_home *h);
+
+/*
+ * What `huddle doctor` says of agent a without running a turn (doctor.c):
+ * {"agent", "team", "runtime", "label", "scripted", "home_kind", "home",
+ *  "home_exists", "binary": {"name", "path", "version"} (CLI runtimes),
+ *  "env": {"needs", "present": [names]} (never values), "problems": [...],
+ *  "ok"}. *out is a new reference.
+ */
+int hd_runtime_doctor(
+    json_t **out, const hd_agent *a, const char *huddle_home, hd_err *err);
 
 /*
  * The huddle binary runtimes start as their stdio MCP server: $HUDDLE_EXE

@@ -34,6 +34,7 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_exchange,
 	&hd_cli_cmd_budget,
 	&hd_cli_cmd_demo,
+	&hd_cli_cmd_doctor,
 	NULL,
 };
 

@@ -39,7 +39,8 @@ hd_events_append_raw(hd_store *st, const char *kind, const char *team,
 
 	if (hd_store_uuid(st, id, &err) < 0 ||
 	    hd_store_prepare(st, &s,
-		"INSERT INTO events(id, ts, kind, team_id, task_id, agent_id, data)"
+		"INSERT INTO events(id, ts, kind, team_id, task_id, agent_id, "
+		"data)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?)",
 		&err) < 0) {
 		hd_log_warn("event %s dropped: %s", kind, err.msg);
@@ -54,8 +55,8 @@ hd_events_append_raw(hd_store *st, const char *kind, const char *team,
 	if (task_id > 0)
 		sqlite3_bind_int64(s, 5, task_id);
 	sqlite3_bind_text(s, 6, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 7, data_json != NULL ? data_json : "{}", -1,
-	    SQLITE_STATIC);
+	sqlite3_bind_text(
+	    s, 7, data_json != NULL ? data_json : "{}", -1, SQLITE_STATIC);
 	src = sqlite3_step(s);
 	if (src != SQLITE_DONE) {
 		hd_store_sqlerr(st, src, &err);
@@ -125,7 +126,8 @@ events_fetch(hd_event_list *out, hd_store *st, sqlite3_stmt *s, hd_err *err)
 
 			cap = cap ? cap * 2 : 16;
 			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
-				rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+				rc =
+				    hd_err_set(err, HD_ENOMEM, "out of memory");
 				goto done;
 			}
 			items = ni;
@@ -157,14 +159,14 @@ limit_check(int *limit, int asked, hd_err *err)
 	*limit = asked == 0 ? 100 : asked;
 	if (*limit < 1 || *limit > HD_EVENTS_LIMIT_MAX)
 		return hd_err_set(err, HD_EINVAL,
-		    "limit must be between 1 and %d, not %d", HD_EVENTS_LIMIT_MAX,
-		    *limit);
+		    "limit must be between 1 and %d, not %d",
+		    HD_EVENTS_LIMIT_MAX, *limit);
 	return 0;
 }
 
 int
-hd_events_list(hd_event_list *out, hd_store *st, const hd_event_filter *f,
-    hd_err *err)
+hd_events_list(
+    hd_event_list *out, hd_store *st, const hd_event_filter *f, hd_err *err)
 {
 	static const char *const sql_after =
 	    "SELECT seq, id, ts, kind, team_id, task_id, agent_id, data"
@@ -181,8 +183,8 @@ hd_events_list(hd_event_list *out, hd_store *st, const hd_event_filter *f,
 	memset(out, 0, sizeof(*out));
 	if ((rc = limit_check(&limit, f->limit, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s,
-		 f->after_seq > 0 ? sql_after : sql_tail, err)) < 0)
+	if ((rc = hd_store_prepare(
+		 st, &s, f->after_seq > 0 ? sql_after : sql_tail, err)) < 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, f->after_seq);
 	hd_store_bind_text(s, 2, f->team);
@@ -235,13 +237,44 @@ hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
 }
 
 int
+hd_events_last_of(hd_event_list *out, hd_store *st, const char *agent,
+    const char *const *kinds, size_t nkinds, hd_err *err)
+{
+	static const char *const sql =
+	    "SELECT seq, id, ts, kind, team_id, task_id, agent_id, data"
+	    " FROM events WHERE agent_id = ?1"
+	    " AND CASE kind WHEN ?2 THEN 1 WHEN ?3 THEN 1 WHEN ?4 THEN 1"
+	    " WHEN ?5 THEN 1 ELSE 0 END ORDER BY seq DESC LIMIT 1";
+	sqlite3_stmt *s;
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (nkinds < 1 || nkinds > HD_EVENTS_KINDS_MAX)
+		return hd_err_set(err, HD_EINVAL,
+		    "between 1 and %d kinds, not %zu", HD_EVENTS_KINDS_MAX,
+		    nkinds);
+	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (rc = hd_store_prepare(st, &s, sql, err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	for (i = 0; i < HD_EVENTS_KINDS_MAX; i++)
+		if (i < nkinds && kinds[i] != NULL)
+			sqlite3_bind_text(
+			    s, 2 + (int)i, kinds[i], -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(s, 2 + (int)i);
+	return events_fetch(out, st, s, err);
+}
+
+int
 hd_events_head(int64_t *out, hd_store *st, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int rc, src;
 
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT COALESCE(MAX(seq), 0) FROM events", err)) < 0)
+	if ((rc = hd_store_prepare(
+		 st, &s, "SELECT COALESCE(MAX(seq), 0) FROM events", err)) < 0)
 		return rc;
 	if ((src = sqlite3_step(s)) == SQLITE_ROW)
 		*out = sqlite3_column_int64(s, 0);
@@ -260,10 +293,10 @@ hd_event_to_json(const hd_event *e)
 	json_object_set_new(o, "id", json_string(e->id));
 	json_object_set_new(o, "ts", json_integer(e->ts));
 	json_object_set_new(o, "kind", json_string(e->kind));
-	json_object_set_new(o, "team_id",
-	    e->team_id ? json_string(e->team_id) : json_null());
-	json_object_set_new(o, "task_id",
-	    e->task_id ? json_integer(e->task_id) : json_null());
+	json_object_set_new(
+	    o, "team_id", e->team_id ? json_string(e->team_id) : json_null());
+	json_object_set_new(
+	    o, "task_id", e->task_id ? json_integer(e->task_id) : json_null());
 	json_object_set_new(o, "agent_id",
 	    e->agent_id ? json_string(e->agent_id) : json_null());
 	json_object_set(o, "data", e->data);

@@ -181,10 +181,44 @@ done:
 	return rc;
 }
 
+/* huddle doctor: the command is there and can run (not run: any command
+ * may be an agent, and its --version means nothing). */
+static void
+exec_doctor(const hd_agent *a, const char *home_dir, json_t *report)
+{
+	const json_t *cfg = a->runtime_config;
+	const char *cmd = json_string_value(
+	    json_array_get(json_object_get(cfg, "command"), 0));
+	const char *cwd = json_string_value(json_object_get(cfg, "cwd"));
+	char rel[4096], *path = NULL;
+
+	(void)home_dir;
+	if (cmd == NULL)
+		return; /* check_config said so */
+	if (cwd != NULL && strchr(cmd, '/') != NULL && cmd[0] != '/') {
+		snprintf(rel, sizeof(rel), "%s/%s", cwd, cmd);
+		path = hd_runtime__which(rel, NULL);
+	} else {
+		const char *p = hd_runtime__doctor_env(cfg, "PATH");
+
+		path = hd_runtime__which(cmd, p);
+	}
+	json_object_set_new(report, "binary",
+	    json_pack("{s:s, s:o, s:n}", "name", cmd, "path",
+		path ? json_string(path) : json_null(), "version"));
+	if (path == NULL)
+		hd_runtime__doctor_problem(report,
+		    "command \"%s\" not found or not executable "
+		    "(runtime_config.command)",
+		    cmd);
+	free(path);
+}
+
 const hd_runtime_adapter hd_runtime__exec = {
     .name = "exec",
     .label = "exec",
     .is_scripted = 0,
     .capabilities = exec_caps,
     .run = exec_run,
+    .doctor = exec_doctor,
 };

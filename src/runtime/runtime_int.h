@@ -139,6 +139,21 @@ int hd_runtime__fail(hd_runtime_emit *em, hd_err *err, const char *fmt, ...)
 int hd_runtime__ended(hd_runtime_emit *em, const hd_proc_result *pr,
     int64_t timeout_ms, const char *runtime, hd_err *err);
 
+/* ---- doctor hooks' helpers (doctor.c) ---- */
+
+void hd_runtime__doctor_problem(json_t *report, const char *fmt, ...)
+    HD_PRINTFLIKE(2, 3);
+/* A variable as the agent's runtime would see it: config env, else ours. */
+const char *hd_runtime__doctor_env(const json_t *cfg, const char *key);
+/* "binary": where bin is on the runtime's PATH and its --version; a
+ * problem naming runtime_config.<cfg_key> when it is missing. -1 then. */
+int hd_runtime__doctor_bin(
+    json_t *report, const hd_agent *a, const char *bin, const char *cfg_key);
+/* "env": which of names are set; a problem "no credentials: <needs>" when
+ * none is and nothing else satisfies the runtime. */
+void hd_runtime__doctor_needs(json_t *report, const hd_agent *a,
+    const char *needs, const char *const *names, int satisfied_otherwise);
+
 /* ---- prices (price.c): what a model's tokens cost, for runtimes that
  * report tokens but no cost (codex) ---- */
 

@@ -411,11 +411,11 @@ fake_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 }
 
 static const hd_runtime_adapter fake = {
-    "fake",
-    "fake",
-    0,
-    fake_caps,
-    fake_run,
+    .name = "fake",
+    .label = "fake",
+    .is_scripted = 0,
+    .capabilities = fake_caps,
+    .run = fake_run,
 };
 
 static int

@@ -1,0 +1,162 @@
+/*
+ * cmd-doctor.c -- `huddle doctor [TEAM]`: can each agent's turn run here?
+ * For every agent (of one team, or of all), its runtime, the binary and
+ * its version, the credentials it needs (names only), its home, and how
+ * its last turn ended; exit 1 when anything would fail.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+/* How the agent's last turn ended: its newest turn_completed (an
+ * exchange's) or conversation_reply (a conversation's), or null. */
+static json_t *
+last_turn(hd_store *st, const char *agent)
+{
+	static const char *const kinds[] = {
+	    "turn_completed", "conversation_reply"};
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+	json_t *j = json_null();
+	const hd_event *e;
+	int failed;
+
+	if (hd_events_last_of(&l, st, agent, kinds, 2, &err) < 0 || l.n == 0) {
+		hd_event_list_dispose(&l);
+		return j;
+	}
+	e = &l.items[0];
+	failed = strcmp(e->kind, "turn_completed") == 0
+		     ? json_is_true(json_object_get(e->data, "failed"))
+		     : json_is_true(json_object_get(e->data, "error"));
+	json_decref(j);
+	j = json_pack("{s:s, s:s, s:I, s:s}", "status",
+	    failed ? "error" : "success", "engine",
+	    strcmp(e->kind, "turn_completed") == 0 ? "exchange"
+						   : "conversation",
+	    "at", (json_int_t)e->ts, "event", e->kind);
+	if (failed && json_is_string(json_object_get(e->data, "reply")))
+		json_object_set(j, "reply", json_object_get(e->data, "reply"));
+	hd_event_list_dispose(&l);
+	return j;
+}
+
+static void
+print_report(const json_t *r)
+{
+	const json_t *bin = json_object_get(r, "binary");
+	const json_t *env = json_object_get(r, "env");
+	const json_t *lt = json_object_get(r, "last_turn"), *v;
+	size_t i;
+
+	printf("%s %s (team %s): %s\n",
+	    json_is_true(json_object_get(r, "ok")) ? "ok  " : "FAIL",
+	    json_string_value(json_object_get(r, "agent")),
+	    json_string_value(json_object_get(r, "team"))
+		? json_string_value(json_object_get(r, "team"))
+		: "none",
+	    json_string_value(json_object_get(r, "label"))
+		? json_string_value(json_object_get(r, "label"))
+		: json_string_value(json_object_get(r, "runtime")));
+	if (json_is_object(bin))
+		printf("      binary  %s%s%s%s\n",
+		    json_string_value(json_object_get(bin, "path"))
+			? json_string_value(json_object_get(bin, "path"))
+			: json_string_value(json_object_get(bin, "name")),
+		    json_string_value(json_object_get(bin, "path"))
+			? ""
+			: " (missing)",
+		    json_string_value(json_object_get(bin, "version")) ? " "
+								       : "",
+		    json_string_value(json_object_get(bin, "version"))
+			? json_string_value(json_object_get(bin, "version"))
+			: "");
+	if (json_is_object(env)) {
+		printf("      needs   %s; set:",
+		    json_string_value(json_object_get(env, "needs")));
+		json_array_foreach (json_object_get(env, "present"), i, v)
+			printf(" %s", json_string_value(v));
+		if (json_array_size(json_object_get(env, "present")) == 0)
+			printf(" none");
+		printf("\n");
+	}
+	if (json_string_value(json_object_get(r, "home")))
+		printf("      home    %s%s\n",
+		    json_string_value(json_object_get(r, "home")),
+		    json_is_true(json_object_get(r, "home_exists"))
+			? ""
+			: " (made at the first turn)");
+	if (json_is_object(lt))
+		printf("      last    %s (%s)\n",
+		    json_string_value(json_object_get(lt, "status")),
+		    json_string_value(json_object_get(lt, "engine")));
+	else
+		printf("      last    no turn yet\n");
+	json_array_foreach (json_object_get(r, "problems"), i, v)
+		printf("      problem %s\n", json_string_value(v));
+}
+
+static int
+cmd_doctor(hd_cli *c)
+{
+	const char *team = c->argc > 0 ? c->argv[0] : hd_cli_opt_str(c, "team");
+	hd_agents agents = {0};
+	hd_store *st;
+	json_t *all = json_array(), *r;
+	size_t i, bad = 0;
+
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (team != NULL && hd_team_exists(st, team, &c->err) < 0)
+		return hd_cli_fail(c);
+	if (hd_agent_list(&agents, st, team, &c->err) < 0)
+		return hd_cli_fail(c);
+	for (i = 0; i < agents.n; i++) {
+		if (hd_runtime_doctor(
+			&r, &agents.items[i], hd_store_home(st), &c->err) < 0) {
+			hd_agents_dispose(&agents);
+			json_decref(all);
+			return hd_cli_fail(c);
+		}
+		json_object_set_new(
+		    r, "last_turn", last_turn(st, agents.items[i].id));
+		bad += !json_is_true(json_object_get(r, "ok"));
+		if (!c->json)
+			print_report(r);
+		json_array_append_new(all, r);
+	}
+	if (c->json)
+		hd_cli_json(json_pack("{s:o, s:b, s:I}", "agents", all, "ok",
+		    bad == 0, "problems", (json_int_t)bad));
+	else {
+		if (agents.n == 0)
+			printf("no agents%s%s\n", team ? " in team " : "",
+			    team ? team : "");
+		else
+			printf("%zu agent%s checked, %zu with problems\n",
+			    agents.n, agents.n == 1 ? "" : "s", bad);
+		json_decref(all);
+	}
+	hd_agents_dispose(&agents);
+	return bad == 0 ? HD_EXIT_OK : HD_EXIT_FAIL;
+}
+
+static const hd_cli_opt doctor_opts[] = {
+    {"team", 't', "TEAM", "only this team's agents (or give TEAM first)", 0},
+    {NULL, 0, NULL, NULL, 0},
+};
+
+const hd_cli_cmd hd_cli_cmd_doctor = {
+    .name = "doctor",
+    .summary = "Check that every agent's runtime could run a turn here",
+    .max_args = 1,
+    .args = "[TEAM]",
+    .opts = doctor_opts,
+    .fn = cmd_doctor,
+    .details =
+	"For each agent: its runtime, the binary and its version (claude, "
+	"codex,\nan exec command), the credentials it needs (variable "
+	"names only, never\nvalues), its home, and how its last turn "
+	"ended. Nothing is changed and no\nmodel is called. Exit 1 when "
+	"any agent has a problem.",
+};
