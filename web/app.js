@@ -33,7 +33,7 @@
     'agent_status', 'agent_added', 'agent_removed', 'agent_updated',
     'team_created', 'team_updated', 'team_removed', 'team_status',
     'shutdown_requested', 'shutdown_approved', 'shutdown_aborted', 'shutdown_completed',
-    'budget_paused', 'error',
+    'budget_paused', 'error', 'tool_call', 'session_reset',
   ];
   const BOARD_KINDS = new Set(['task_created', 'task_claimed', 'status_changed', 'dep_linked']);
   const AGENT_KINDS = new Set(['agent_added', 'agent_removed', 'agent_updated']);
@@ -171,6 +171,7 @@
     team: null, // id
     gen: 0, // bumped on team switch: late answers for the old team are dropped
     agents: [],
+    live: new Map(), // agent -> its turn's last tool calls
     tasks: [],
     roomSeq: 0,
     lastPost: null, // {author, at} of the last post shown, for grouping
@@ -286,6 +287,7 @@
     state.team = id;
     closeStream();
     state.agents = [];
+    state.live.clear();
     state.tasks = [];
     state.roomSeq = 0;
     state.lastPost = null;
@@ -418,10 +420,19 @@
     else if (BOARD_KINDS.has(ev.kind)) loadBoard();
     else if (ev.kind === 'agent_status') {
       const a = state.agents.find((x) => x.id === ev.agent_id);
+      // a turn that ended takes its live tool calls with it
+      if (d.to !== 'working') state.live.delete(ev.agent_id);
       if (a && d.to) {
         a.status = d.to;
         renderAgents();
       } else loadAgents();
+    } else if (ev.kind === 'tool_call') toolCall(ev.agent_id, d);
+    else if (ev.kind === 'cost') {
+      const a = state.agents.find((x) => x.id === ev.agent_id);
+      if (a && typeof d.usd === 'number') {
+        a.spent_usd = (a.spent_usd || 0) + d.usd;
+        renderAgents();
+      }
     } else if (AGENT_KINDS.has(ev.kind)) loadAgents();
     else if (TEAM_KINDS.has(ev.kind)) loadTeams().catch(() => {});
     else if (ev.kind === 'speaker_selected') exchangeTurn(d);
@@ -439,6 +450,34 @@
     state.agents = r.agents.sort((a, b) => (b.leader - a.leader) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     renderAgents();
   }, 100);
+
+  // A turn in progress, call by call (tool_call events): the last few
+  // calls of each working agent, each pending until its result comes.
+  const LIVE_CALLS = 4;
+  function toolCall(agent, d) {
+    if (!agent) return;
+    const calls = state.live.get(agent) || [];
+    const known = d.id ? calls.find((c) => c.id === d.id) : null;
+    if (d.phase === 'result' && known) {
+      known.done = true;
+      known.error = !!d.error;
+    } else if (d.phase === 'call' || !known) {
+      calls.push({id: d.id, name: d.name || 'tool', done: d.phase === 'result', error: !!d.error});
+    }
+    state.live.set(agent, calls.slice(-LIVE_CALLS));
+    renderAgents();
+  }
+
+  function toolName(name) {
+    // mcp__huddle__task_claim -> task_claim: huddle's own tools by name
+    const m = /^mcp__huddle__(.+)$/.exec(name);
+    return m ? m[1] : name;
+  }
+
+  function spentText(usd) {
+    if (!usd) return '$0';
+    return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+  }
 
   function renderAgents() {
     const current = new Map();
@@ -460,14 +499,25 @@
             a.role ? h('span', {class: 'role'}, a.role) : null,
             h('span', {class: 'badge runtime' + (scripted ? ' scripted' : ''),
               title: scripted ? 'scripted: canned replies for demos and tests' : `runtime: ${a.runtime}`},
-            scripted ? 'scripted' : a.runtime)),
+            scripted ? 'scripted' : a.runtime),
+            h('span', {class: 'spent', title: scripted ? 'spend so far (estimated: scripted)' : 'spend so far'},
+              spentText(a.spent_usd))),
           h('div', {class: 'agent-task'},
             t ? [h('span', {class: 'task-ref'}, `#${t.id}`), ' ', t.subject]
-              : h('span', {class: 'muted'}, 'No task'))),
+              : h('span', {class: 'muted'}, 'No task')),
+          liveCalls(a)),
         h('span', {class: 'status-pill s-' + a.status}, STATUS_TEXT[a.status] || a.status));
     });
     $('#agents').replaceChildren(...items);
     $('#agents-count').textContent = state.agents.length ? String(state.agents.length) : '';
+  }
+
+  function liveCalls(a) {
+    const calls = a.status === 'working' ? state.live.get(a.id) : null;
+    if (!calls || !calls.length) return null;
+    return h('ol', {class: 'live-calls', title: 'the turn in progress'},
+      calls.map((c) => h('li', {class: 'call' + (c.done ? (c.error ? ' failed' : ' done') : ' running')},
+        h('span', {class: 'mark'}, c.done ? (c.error ? '✗' : '✓') : '…'), ' ', toolName(c.name))));
   }
 
   // ---- board ---------------------------------------------------------------

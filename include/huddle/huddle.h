@@ -15,6 +15,7 @@
 #include "events.h"
 #include "envelope.h"
 #include "exchange.h"
+#include "live.h"
 #include "log.h"
 #include "mailbox.h"
 #include "prompt.h"

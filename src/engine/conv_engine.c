@@ -43,6 +43,7 @@
 #include <huddle/agent.h>
 #include <huddle/attach.h>
 #include <huddle/buf.h>
+#include <huddle/live.h>
 #include <huddle/runtime.h>
 #include <huddle/util.h>
 
@@ -305,6 +306,7 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 	hd_conv_recorded rec;
 	hd_conv_turn ct;
 	hd_turn_state ts;
+	hd_live shown; /* the turn's tool calls, as events */
 	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT, uerr = HD_ERR_INIT;
 	char *reply = NULL, *url = NULL, *prompt = NULL;
@@ -341,7 +343,12 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 				hd_log_warn("no attach URL for %s: %s", a->id,
 				    uerr.msg);
 		}
-		rc = hd_runtime_run(&res, &turn, NULL, NULL, &err);
+		shown.st = st;
+		shown.team = c->team;
+		shown.agent = a->id;
+		shown.runtime = a->runtime;
+		shown.conversation_id = c->conversation_id;
+		rc = hd_runtime_run(&res, &turn, hd_live_sink, &shown, &err);
 		if (atomic_load(&e->abort)) {
 			/* stopping: the message goes back for the next engine
 			 */

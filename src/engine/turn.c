@@ -47,6 +47,7 @@
 #include <huddle/budget.h>
 #include <huddle/envelope.h>
 #include <huddle/events.h>
+#include <huddle/live.h>
 #include <huddle/mailbox.h>
 #include <huddle/prompt.h>
 #include <huddle/room.h>
@@ -643,8 +644,11 @@ hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 	t0 = hd_mono_ms();
 	if (spec->runner != NULL)
 		rrc = spec->runner(spec->runner_ctx, &t->res, &in, &rerr);
-	else
-		rrc = hd_runtime_run(&t->res, &in, NULL, NULL, &rerr);
+	else {
+		hd_live live = {t->st, t->team, ag->id, ag->runtime, NULL};
+
+		rrc = hd_runtime_run(&t->res, &in, hd_live_sink, &live, &rerr);
+	}
 	t->duration_ms = hd_mono_ms() - t0;
 	t->cost = t->res.cost;
 	t->done_name = hd_runtime_done_name(t->res.reason);

@@ -8,11 +8,13 @@
 
 #include <microhttpd.h>
 
+#include <huddle/budget.h>
+
 #include "http.h"
 
 static int
-opt_string_field(hd_http_req *r, json_t *body, const char *key,
-    const char **out)
+opt_string_field(
+    hd_http_req *r, json_t *body, const char *key, const char **out)
 {
 	json_t *v = json_object_get(body, key);
 
@@ -70,7 +72,8 @@ route_teams_create(hd_http_req *r)
 	if (hd_team_create(&t, r->st, &spec, &err) < 0)
 		hd_http_fail(r, &err);
 	else
-		hd_http_json(r, 201, json_pack("{s:o}", "team", hd_team_to_json(t)));
+		hd_http_json(
+		    r, 201, json_pack("{s:o}", "team", hd_team_to_json(t)));
 done:
 	hd_team_free(t);
 	json_decref(body);
@@ -107,15 +110,16 @@ static int
 route_team_delete(hd_http_req *r)
 {
 	const char *purge = hd_http_query(r, "purge");
-	int p = purge != NULL && (strcmp(purge, "1") == 0 ||
-				     strcmp(purge, "true") == 0);
+	int p = purge != NULL &&
+		(strcmp(purge, "1") == 0 || strcmp(purge, "true") == 0);
 	hd_err err = HD_ERR_INIT;
 
 	if (hd_team_remove(r->st, r->params[0], p, &err) < 0)
 		hd_http_fail(r, &err);
 	else
-		hd_http_json(r, 200, json_pack("{s:s, s:b}", "removed",
-		    r->params[0], "purged", p));
+		hd_http_json(r, 200,
+		    json_pack(
+			"{s:s, s:b}", "removed", r->params[0], "purged", p));
 	return 0;
 }
 
@@ -123,17 +127,32 @@ static int
 route_agents_list(hd_http_req *r)
 {
 	hd_agents l;
+	hd_budgets spent;
 	hd_err err = HD_ERR_INIT;
 	json_t *arr;
-	size_t i;
+	size_t i, k;
 
 	if (hd_agent_list(&l, r->st, r->params[0], &err) < 0) {
 		hd_http_fail(r, &err);
 		return 0;
 	}
+	/* what each has spent so far (runtime-reported or estimated), for
+	 * the dashboard's cards; a read failure only loses the figures */
+	if (hd_budget_list(&spent, r->st, "agent", NULL, &err) < 0)
+		memset(&spent, 0, sizeof(spent));
 	arr = json_array();
-	for (i = 0; i < l.n; i++)
-		json_array_append_new(arr, hd_agent_to_json(&l.items[i]));
+	for (i = 0; i < l.n; i++) {
+		json_t *a = hd_agent_to_json(&l.items[i]);
+		int64_t mc = 0;
+
+		for (k = 0; k < spent.n; k++)
+			if (strcmp(spent.items[k].subject, l.items[i].id) == 0)
+				mc = spent.items[k].spent_microcents;
+		json_object_set_new(
+		    a, "spent_usd", json_real((double)mc / 1e8));
+		json_array_append_new(arr, a);
+	}
+	hd_budgets_dispose(&spent);
 	hd_agents_dispose(&l);
 	hd_http_json(r, 200, json_pack("{s:o}", "agents", arr));
 	return 0;
@@ -169,8 +188,8 @@ route_agents_add(hd_http_req *r)
 	if (hd_agent_add(&a, r->st, &spec, &err) < 0)
 		hd_http_fail(r, &err);
 	else
-		hd_http_json(r, 201,
-		    json_pack("{s:o}", "agent", hd_agent_to_json(a)));
+		hd_http_json(
+		    r, 201, json_pack("{s:o}", "agent", hd_agent_to_json(a)));
 done:
 	hd_agent_free(a);
 	json_decref(body);
@@ -186,8 +205,8 @@ route_agent_get(hd_http_req *r)
 	if (hd_agent_get(&a, r->st, r->params[0], &err) < 0)
 		hd_http_fail(r, &err);
 	else
-		hd_http_json(r, 200,
-		    json_pack("{s:o}", "agent", hd_agent_to_json(a)));
+		hd_http_json(
+		    r, 200, json_pack("{s:o}", "agent", hd_agent_to_json(a)));
 	hd_agent_free(a);
 	return 0;
 }
@@ -200,7 +219,8 @@ route_agent_delete(hd_http_req *r)
 	if (hd_agent_remove(r->st, r->params[0], &err) < 0)
 		hd_http_fail(r, &err);
 	else
-		hd_http_json(r, 200, json_pack("{s:s}", "removed", r->params[0]));
+		hd_http_json(
+		    r, 200, json_pack("{s:s}", "removed", r->params[0]));
 	return 0;
 }
 
@@ -273,14 +293,14 @@ route_events(hd_http_req *r)
 }
 
 const hd_route hd_routes_teams[] = {
-	{"GET", "/api/teams", route_teams_list},
-	{"POST", "/api/teams", route_teams_create},
-	{"GET", "/api/teams/:team", route_team_get},
-	{"DELETE", "/api/teams/:team", route_team_delete},
-	{"GET", "/api/teams/:team/agents", route_agents_list},
-	{"POST", "/api/teams/:team/agents", route_agents_add},
-	{"GET", "/api/agents/:agent", route_agent_get},
-	{"DELETE", "/api/agents/:agent", route_agent_delete},
-	{"GET", "/api/events", route_events},
-	{NULL, NULL, NULL},
+    {"GET", "/api/teams", route_teams_list},
+    {"POST", "/api/teams", route_teams_create},
+    {"GET", "/api/teams/:team", route_team_get},
+    {"DELETE", "/api/teams/:team", route_team_delete},
+    {"GET", "/api/teams/:team/agents", route_agents_list},
+    {"POST", "/api/teams/:team/agents", route_agents_add},
+    {"GET", "/api/agents/:agent", route_agent_get},
+    {"DELETE", "/api/agents/:agent", route_agent_delete},
+    {"GET", "/api/events", route_events},
+    {NULL, NULL, NULL},
 };
