@@ -37,6 +37,27 @@ hd_runtime__cfg_str(const json_t *cfg, const char *key, const char *dflt)
 }
 
 int
+hd_runtime__check_keys(const json_t *cfg, const char *const *allowed,
+    const char *runtime, hd_err *err)
+{
+	const char *key;
+	json_t *v;
+	int i, ok;
+
+	json_object_foreach ((json_t *)cfg, key, v) {
+		ok = 0;
+		for (i = 0; allowed[i] != NULL && !ok; i++)
+			ok = strcmp(allowed[i], key) == 0;
+		if (!ok)
+			return hd_err_set(err, HD_EINVAL,
+			    "runtime_config: unknown key \"%.64s\" for runtime "
+			    "%s",
+			    key, runtime);
+	}
+	return 0;
+}
+
+int
 hd_runtime__check_string(const json_t *cfg, const char *key, hd_err *err)
 {
 	const json_t *v = json_object_get(cfg, key);

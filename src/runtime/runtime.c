@@ -36,6 +36,8 @@
 static const hd_runtime_adapter *const adapters[] = {
     &hd_runtime__scripted,
     &hd_runtime__exec,
+    &hd_runtime__claude,
+    &hd_runtime__codex,
     NULL,
 };
 

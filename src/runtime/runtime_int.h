@@ -113,6 +113,11 @@ void hd_lines_dispose(hd_lines *l);
 
 /* ---- runtime_config and endings (cfg.c) ---- */
 
+/* Every key of cfg is one of allowed: `runtime_config: unknown key "k"
+ * for runtime NAME` otherwise. */
+int hd_runtime__check_keys(const json_t *cfg, const char *const *allowed,
+    const char *runtime, hd_err *err);
+
 /* cfg[key] when it is a non-empty string, else dflt. Borrowed. */
 const char *hd_runtime__cfg_str(
     const json_t *cfg, const char *key, const char *dflt);

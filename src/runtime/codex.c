@@ -1,0 +1,769 @@
+/*
+ * codex.c -- the `codex` runtime: OpenAI's Codex CLI, driven one turn at
+ * a time (`codex exec --json`), its thread resumed turn after turn in a
+ * CODEX_HOME of the agent's own, huddle's MCP server handed to it as -c
+ * flags. First the stream parser, then the adapter.
+ *  (1) The stream is read line by line as it arrives, each line parsed
+ *      whole with Jansson: thread.started gives the thread to resume; an
+ *      mcp_tool_call item becomes tool_call (when it starts) and
+ *      tool_result (when it completes; both then, if only its completion
+ *      was seen); an agent_message text_delta, the last one being the
+ *      reply; an item of type error is a warning (Codex says so of an
+ *      unknown model's metadata), a status, never the turn's failure.
+ *  (2) Codex reports tokens, no cost: the cost is priced here (price.c)
+ *      and flagged estimated. After a resume its usage counts the whole
+ *      thread, so a run is charged the difference from the totals saved
+ *      after the run before (the adapter keeps them in the agent's home).
+ *  (3) turn.failed and error lines fail the turn; a provider's JSON error
+ *      body inside the message is reduced to its own message. A process
+ *      that exited non-zero failed the turn too; without a message its
+ *      standard error's tail says why, less Codex's known noise.
+ *  (4) Every message starts `codex: `, is one line, and quotes at most
+ *      CODEX_QUOTE_MAX bytes of what the CLI said.
+ *  (5) The adapter's child is proc.c's (own process group, killed whole
+ *      on timeout or abort). CODEX_HOME is the agent's persistent home,
+ *      seeded once from the user's config.toml and auth.json and never
+ *      written back; huddle's MCP server is passed only as -c flags, never
+ *      written into any config file.
+ * Callers: runtime.c's adapter table; the parser also the tests.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <huddle/buf.h>
+#include <huddle/runtime.h>
+#include <huddle/util.h>
+
+#include "runtime_int.h"
+
+#define CODEX_QUOTE_MAX 300
+
+struct hd_codex_stream {
+	hd_price price;
+	hd_codex_usage base;
+	hd_codex_usage seen; /* the last turn.completed's totals */
+	int have_usage;
+	char *thread;
+	char *reply;   /* the last agent_message */
+	char *error;   /* turn.failed / error */
+	json_t *begun; /* ids of tool calls already announced */
+	int said_text;
+	size_t malformed;
+};
+
+hd_codex_stream *
+hd_codex__stream_new(const hd_price *price, const hd_codex_usage *base)
+{
+	hd_codex_stream *cs = calloc(1, sizeof(*cs));
+
+	if (cs == NULL)
+		return NULL;
+	if ((cs->begun = json_object()) == NULL) {
+		free(cs);
+		return NULL;
+	}
+	if (price != NULL)
+		cs->price = *price;
+	else
+		hd_runtime__price(&cs->price, NULL, NULL, NULL);
+	if (base != NULL)
+		cs->base = *base;
+	return cs;
+}
+
+void
+hd_codex__stream_free(hd_codex_stream *cs)
+{
+	if (cs == NULL)
+		return;
+	json_decref(cs->begun);
+	free(cs->thread);
+	free(cs->reply);
+	free(cs->error);
+	free(cs);
+}
+
+const char *
+hd_codex__stream_thread(const hd_codex_stream *cs)
+{
+	return cs->thread;
+}
+
+void
+hd_codex__stream_usage(const hd_codex_stream *cs, hd_codex_usage *out)
+{
+	/* the thread's totals now: what the last turn.completed said */
+	*out = cs->have_usage ? cs->seen : cs->base;
+}
+
+static void
+replace(char **slot, const char *s)
+{
+	char *c = s != NULL ? strdup(s) : NULL;
+
+	free(*slot);
+	*slot = c;
+}
+
+/* The first line of s, at most CODEX_QUOTE_MAX bytes on a character
+ * boundary, into b (4). */
+static void
+quote(hd_buf *b, const char *s)
+{
+	size_t n = strcspn(s, "\r\n");
+
+	if (n > CODEX_QUOTE_MAX) {
+		n = CODEX_QUOTE_MAX;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	hd_buf_put(b, s, n);
+}
+
+/* (3): a provider's error body ({"error":{"message":...}}) says its own
+ * message; anything else is the message. */
+static void
+remember_error(hd_codex_stream *cs, const char *msg)
+{
+	json_t *j;
+	const char *inner;
+
+	if (msg == NULL || msg[0] == '\0')
+		msg = "the turn failed";
+	j = msg[0] == '{' ? json_loads(msg, 0, NULL) : NULL;
+	inner = json_string_value(
+	    json_object_get(json_object_get(j, "error"), "message"));
+	replace(&cs->error, inner != NULL && inner[0] ? inner : msg);
+	json_decref(j);
+}
+
+static void
+tool_event(hd_runtime_emit *em, hd_runtime_event_kind kind, const json_t *item)
+{
+	hd_runtime_event ev;
+	const json_t *err = json_object_get(item, "error");
+	const char *status = json_string_value(json_object_get(item, "status"));
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = kind;
+	ev.name = json_string_value(json_object_get(item, "tool"));
+	ev.id = json_string_value(json_object_get(item, "id"));
+	if (kind == HD_RT_TOOL_CALL)
+		ev.data = json_object_get(item, "arguments");
+	else {
+		ev.is_error = (err != NULL && !json_is_null(err)) ||
+			      (status != NULL && strcmp(status, "failed") == 0);
+		ev.data = ev.is_error && err != NULL && !json_is_null(err)
+			      ? err
+			      : json_object_get(item, "result");
+	}
+	hd_runtime_emit_event(em, &ev);
+}
+
+static void
+on_item(
+    hd_codex_stream *cs, hd_runtime_emit *em, const json_t *item, int completed)
+{
+	const char *type = json_string_value(json_object_get(item, "type"));
+	const char *id = json_string_value(json_object_get(item, "id"));
+	const char *text;
+	hd_buf b = HD_BUF_INIT(0);
+
+	if (type == NULL)
+		return;
+	if (strcmp(type, "mcp_tool_call") == 0) {
+		if (id != NULL && json_object_get(cs->begun, id) == NULL) {
+			tool_event(em, HD_RT_TOOL_CALL, item);
+			json_object_set_new(cs->begun, id, json_true());
+		} else if (id == NULL && !completed)
+			tool_event(em, HD_RT_TOOL_CALL, item);
+		if (completed)
+			tool_event(em, HD_RT_TOOL_RESULT, item);
+	} else if (strcmp(type, "agent_message") == 0 && completed) {
+		if ((text = json_string_value(json_object_get(item, "text"))) ==
+		    NULL)
+			return;
+		if (cs->said_text)
+			hd_runtime_emit_text(em, "\n\n", 2);
+		hd_runtime_emit_text(em, text, strlen(text));
+		cs->said_text = 1;
+		replace(&cs->reply, text);
+	} else if (strcmp(type, "error") == 0 && completed) {
+		/* (1): a warning item, not the turn's failure */
+		hd_buf_puts(&b, "codex: ");
+		quote(&b, (text = json_string_value(
+			       json_object_get(item, "message"))) != NULL
+			      ? text
+			      : "warning");
+		hd_runtime_emit_status(em, hd_buf_cstr(&b));
+	}
+	hd_buf_dispose(&b);
+}
+
+static int64_t
+usage_field(const json_t *u, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(u, key));
+
+	return v > 0 ? (int64_t)v : 0;
+}
+
+int
+hd_codex__stream_line(
+    hd_codex_stream *cs, hd_runtime_emit *em, const char *line, size_t len)
+{
+	json_t *j;
+	const char *type;
+	const json_t *u;
+	size_t i = 0;
+
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (i == len)
+		return 0;
+	j = json_loadb(line, len, 0, NULL);
+	if (!json_is_object(j) ||
+	    (type = json_string_value(json_object_get(j, "type"))) == NULL) {
+		json_decref(j);
+		cs->malformed++;
+		return -1;
+	}
+	if (strcmp(type, "thread.started") == 0) {
+		const char *t =
+		    json_string_value(json_object_get(j, "thread_id"));
+
+		if (t != NULL && t[0] != '\0')
+			replace(&cs->thread, t);
+	} else if (strcmp(type, "item.started") == 0)
+		on_item(cs, em, json_object_get(j, "item"), 0);
+	else if (strcmp(type, "item.completed") == 0)
+		on_item(cs, em, json_object_get(j, "item"), 1);
+	else if (strcmp(type, "turn.completed") == 0) {
+		u = json_object_get(j, "usage");
+		/* output_tokens includes the reasoning tokens (Responses
+		 * API accounting): reasoning_output_tokens is a part of it */
+		cs->seen.input = usage_field(u, "input_tokens");
+		cs->seen.cached = usage_field(u, "cached_input_tokens");
+		cs->seen.output = usage_field(u, "output_tokens");
+		cs->have_usage = 1;
+	} else if (strcmp(type, "turn.failed") == 0)
+		remember_error(
+		    cs, json_string_value(json_object_get(
+			    json_object_get(j, "error"), "message")));
+	else if (strcmp(type, "error") == 0)
+		remember_error(
+		    cs, json_string_value(json_object_get(j, "message")));
+	json_decref(j);
+	return 0;
+}
+
+/* (2): what this run added to the thread's totals. */
+static void
+run_tokens(const hd_codex_stream *cs, hd_codex_usage *out)
+{
+	const hd_codex_usage *s = &cs->seen, *b = &cs->base;
+
+	if (s->input < b->input || s->output < b->output ||
+	    s->cached < b->cached)
+		*out = *s; /* the count started over: all of it is new */
+	else {
+		out->input = s->input - b->input;
+		out->cached = s->cached - b->cached;
+		out->output = s->output - b->output;
+	}
+}
+
+/* The last line of a standard-error tail that is not Codex's known
+ * noise, into b. */
+static void
+quote_tail(hd_buf *b, const char *tail)
+{
+	const char *end = tail + strlen(tail), *start, *line = NULL;
+	size_t n = 0;
+
+	while (end > tail) {
+		start = end;
+		while (start > tail && start[-1] != '\n')
+			start--;
+		n = (size_t)(end - start);
+		while (n > 0 && (start[n - 1] == '\r' || start[n - 1] == ' '))
+			n--;
+		if (n > 0 &&
+		    strncmp(start, "WARNING: proceeding, even though", 32) !=
+			0 &&
+		    strncmp(start, "Reading additional input from stdin", 35) !=
+			0) {
+			line = start;
+			break;
+		}
+		end = start > tail ? start - 1 : tail;
+	}
+	if (line == NULL)
+		return;
+	hd_buf_puts(b, ": ");
+	if (n > CODEX_QUOTE_MAX) {
+		n = CODEX_QUOTE_MAX;
+		while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
+			n--;
+	}
+	hd_buf_put(b, line, n);
+}
+
+void
+hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em, int exit_code,
+    const char *stderr_tail)
+{
+	hd_codex_usage t;
+	hd_runtime_cost cost;
+	hd_buf msg = HD_BUF_INIT(0);
+
+	if (cs->have_usage) {
+		run_tokens(cs, &t);
+		hd_runtime__price_cost(
+		    &cost, &cs->price, t.input, t.cached, t.output);
+		hd_runtime_emit_cost(em, &cost);
+	}
+	if (cs->error == NULL && exit_code == 0 && cs->have_usage) {
+		hd_runtime_emit_reply(em, cs->reply != NULL ? cs->reply : "",
+		    cs->reply != NULL ? strlen(cs->reply) : 0);
+		hd_runtime_emit_done(em, HD_DONE_SUCCESS, NULL, cs->thread);
+		return;
+	}
+	hd_buf_puts(&msg, "codex: ");
+	if (cs->error != NULL)
+		quote(&msg, cs->error);
+	else if (exit_code < 0)
+		hd_buf_puts(&msg, "killed");
+	else if (exit_code != 0) {
+		hd_buf_printf(&msg, "exit status %d", exit_code);
+		quote_tail(&msg, stderr_tail != NULL ? stderr_tail : "");
+	} else
+		hd_buf_puts(&msg, "the stream ended without turn.completed");
+	if (cs->error == NULL && cs->malformed > 0)
+		hd_buf_printf(&msg, " (%zu malformed line%s)", cs->malformed,
+		    cs->malformed == 1 ? "" : "s");
+	hd_runtime_emit_error(em, "%s", hd_buf_cstr(&msg));
+	hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, cs->thread);
+	hd_buf_dispose(&msg);
+}
+
+/* ---- the adapter ---- */
+
+#define CODEX_DEFAULT_TIMEOUT_S 600
+#define CODEX_LINE_MAX (8 * 1024 * 1024)
+#define CODEX_ARG_PROMPT_MAX (96 * 1024) /* larger prompts go on stdin */
+#define CODEX_USAGE_FILE "huddle-codex-usage.json"
+
+static void
+codex_caps(hd_runtime_caps *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->runtime_class = HD_RUNTIME_WRAPPED_ONESHOT;
+	/* CODEX_HOME: its sessions, so `exec resume` works across turns */
+	out->native_home.scope = HD_HOME_SCOPE_PER_IDENTITY;
+	out->native_home.persist = 1;
+	out->native_memory = HD_NATIVE_PRESERVE;
+	out->native_skills = HD_NATIVE_PRESERVE;
+}
+
+static int
+codex_check(const json_t *cfg, hd_err *err)
+{
+	static const char *const keys[] = {"bin", "model", "workdir",
+	    "overrides", "env", "timeout_s", "prices", NULL};
+	const json_t *v, *ov;
+	hd_price p;
+	const char *key;
+	int rc;
+
+	if ((rc = hd_runtime__check_keys(cfg, keys, "codex", err)) < 0 ||
+	    (rc = hd_runtime__check_string(cfg, "bin", err)) < 0 ||
+	    (rc = hd_runtime__check_string(cfg, "model", err)) < 0 ||
+	    (rc = hd_runtime__check_string(cfg, "workdir", err)) < 0 ||
+	    (rc = hd_runtime__check_env(cfg, err)) < 0 ||
+	    (rc = hd_runtime__check_int(cfg, "timeout_s", 1, 86400, err)) < 0 ||
+	    (rc = hd_runtime__price(
+		 &p, NULL, json_object_get(cfg, "prices"), err)) < 0)
+		return rc;
+	if ((v = json_object_get(cfg, "overrides")) != NULL) {
+		if (!json_is_object(v))
+			return hd_err_set(err, HD_EINVAL,
+			    "runtime_config.overrides must be an object of "
+			    "Codex config keys and values");
+		json_object_foreach ((json_t *)v, key, ov) {
+			if (key[0] == '\0' || strchr(key, '=') != NULL ||
+			    json_is_null(ov))
+				return hd_err_set(err, HD_EINVAL,
+				    "runtime_config.overrides.%.64s: a key "
+				    "without '=' and a non-null value",
+				    key);
+			if (strncmp(key, "mcp_servers.huddle", 18) == 0)
+				return hd_err_set(err, HD_EINVAL,
+				    "runtime_config.overrides.%.64s: huddle's "
+				    "own MCP server is set by huddle",
+				    key);
+		}
+	}
+	return 0;
+}
+
+/* ---- TOML values for -c key=value ---- */
+
+static void
+toml_string(hd_buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	hd_buf_putc(b, '"');
+	for (; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\') {
+			hd_buf_putc(b, '\\');
+			hd_buf_putc(b, (char)*p);
+		} else if (*p < 0x20 || *p == 0x7f)
+			hd_buf_printf(b, "\\u%04x", *p);
+		else
+			hd_buf_putc(b, (char)*p);
+	}
+	hd_buf_putc(b, '"');
+}
+
+static int
+toml_key_bare(const char *k)
+{
+	if (*k == '\0')
+		return 0;
+	for (; *k != '\0'; k++)
+		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
+			(*k >= '0' && *k <= '9') || *k == '_' || *k == '-'))
+			return 0;
+	return 1;
+}
+
+/* A JSON value as a TOML value (inline tables and arrays for objects and
+ * arrays); -1 for null, which TOML cannot say. */
+static int
+toml_value(hd_buf *b, const json_t *v)
+{
+	const char *key;
+	json_t *x;
+	size_t i;
+	int first = 1;
+
+	switch (json_typeof(v)) {
+	case JSON_STRING: toml_string(b, json_string_value(v)); return 0;
+	case JSON_INTEGER:
+		hd_buf_put_i64(b, (int64_t)json_integer_value(v));
+		return 0;
+	case JSON_REAL: hd_buf_printf(b, "%.17g", json_real_value(v)); return 0;
+	case JSON_TRUE: hd_buf_puts(b, "true"); return 0;
+	case JSON_FALSE: hd_buf_puts(b, "false"); return 0;
+	case JSON_ARRAY:
+		hd_buf_putc(b, '[');
+		json_array_foreach (v, i, x) {
+			if (i > 0)
+				hd_buf_puts(b, ", ");
+			if (toml_value(b, x) < 0)
+				return -1;
+		}
+		hd_buf_putc(b, ']');
+		return 0;
+	case JSON_OBJECT:
+		hd_buf_putc(b, '{');
+		json_object_foreach ((json_t *)v, key, x) {
+			hd_buf_puts(b, first ? "" : ", ");
+			first = 0;
+			if (toml_key_bare(key))
+				hd_buf_puts(b, key);
+			else
+				toml_string(b, key);
+			hd_buf_puts(b, " = ");
+			if (toml_value(b, x) < 0)
+				return -1;
+		}
+		hd_buf_putc(b, '}');
+		return 0;
+	case JSON_NULL: break;
+	}
+	return -1;
+}
+
+/* -c key=<TOML value of v> */
+static void
+add_override(hd_strv *argv, const char *key, const json_t *v)
+{
+	hd_buf b = HD_BUF_INIT(0);
+
+	hd_buf_puts(&b, key);
+	hd_buf_putc(&b, '=');
+	if (toml_value(&b, v) < 0 || hd_buf_failed(&b)) {
+		argv->oom = 1;
+		hd_buf_dispose(&b);
+		return;
+	}
+	hd_strv_adds(argv, "-c");
+	hd_strv_add(argv, hd_buf_detach(&b));
+}
+
+static void
+add_override_str(hd_strv *argv, const char *key, const char *value)
+{
+	json_t *v = json_string(value);
+
+	if (v == NULL)
+		argv->oom = 1;
+	else
+		add_override(argv, key, v);
+	json_decref(v);
+}
+
+/* huddle's MCP server for the agent, as -c flags: never written into a
+ * config file. */
+static void
+add_mcp(hd_strv *argv, const hd_runtime_turn *in)
+{
+	json_t *args;
+	size_t i;
+
+	if (in->mcp_url != NULL) {
+		add_override_str(argv, "mcp_servers.huddle.url", in->mcp_url);
+		if (in->mcp_token != NULL) /* proc.c sets HUDDLE_MCP_TOKEN */
+			add_override_str(argv,
+			    "mcp_servers.huddle.bearer_token_env_var",
+			    "HUDDLE_MCP_TOKEN");
+	} else if (in->mcp_command != NULL && in->mcp_command[0] != NULL) {
+		add_override_str(
+		    argv, "mcp_servers.huddle.command", in->mcp_command[0]);
+		args = json_array();
+		for (i = 1; in->mcp_command[i] != NULL; i++)
+			json_array_append_new(
+			    args, json_string(in->mcp_command[i]));
+		add_override(argv, "mcp_servers.huddle.args", args);
+		json_decref(args);
+	} else
+		return;
+	/* without it every call is refused: "requires approval, but
+	 * approval policy is never" */
+	add_override_str(
+	    argv, "mcp_servers.huddle.default_tools_approval_mode", "approve");
+}
+
+/* ---- the thread's running token totals (in a file huddle owns) ---- */
+
+static void
+usage_load(hd_codex_usage *out, const char *home, const char *thread)
+{
+	char path[PATH_MAX], *text = NULL;
+	json_t *j;
+
+	memset(out, 0, sizeof(*out));
+	if (thread == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", home, CODEX_USAGE_FILE);
+	if (hd_read_file(&text, NULL, path, 65536, NULL) < 0 || text == NULL)
+		return;
+	j = json_loads(text, 0, NULL);
+	free(text);
+	if (json_is_object(j) && json_is_string(json_object_get(j, "thread")) &&
+	    strcmp(json_string_value(json_object_get(j, "thread")), thread) ==
+		0) {
+		out->input = json_integer_value(json_object_get(j, "input"));
+		out->cached = json_integer_value(json_object_get(j, "cached"));
+		out->output = json_integer_value(json_object_get(j, "output"));
+	}
+	json_decref(j);
+}
+
+static void
+usage_save(const char *home, const char *thread, const hd_codex_usage *u)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 16];
+	json_t *j;
+
+	if (thread == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", home, CODEX_USAGE_FILE);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	j = json_pack("{s:s, s:I, s:I, s:I}", "thread", thread, "input",
+	    (json_int_t)u->input, "cached", (json_int_t)u->cached, "output",
+	    (json_int_t)u->output);
+	if (j != NULL && json_dump_file(j, tmp, JSON_COMPACT) == 0)
+		rename(tmp, path);
+	json_decref(j);
+}
+
+/* The user's Codex config and login, copied once into the agent's own
+ * CODEX_HOME (never written back): $CODEX_HOME, else ~/.codex. */
+static int
+seed_home(const char *home, hd_err *err)
+{
+	static const char *const names[] = {"config.toml", "auth.json", NULL};
+	const char *src = getenv("CODEX_HOME"), *h = getenv("HOME");
+	char dir[PATH_MAX - 32], paths[2][PATH_MAX];
+	hd_runtime_seed seeds[2];
+	size_t n = 0, i;
+
+	if (src != NULL && src[0] != '\0')
+		snprintf(dir, sizeof(dir), "%s", src);
+	else if (h != NULL && h[0] != '\0')
+		snprintf(dir, sizeof(dir), "%s/.codex", h);
+	else
+		return 0;
+	if (strcmp(dir, home) == 0)
+		return 0;
+	for (i = 0; names[i] != NULL; i++) {
+		if ((size_t)snprintf(paths[n], sizeof(paths[n]), "%s/%s", dir,
+			names[i]) >= sizeof(paths[n]) ||
+		    access(paths[n], R_OK) != 0)
+			continue;
+		seeds[n].src = paths[n];
+		seeds[n].name = names[i];
+		n++;
+	}
+	return hd_runtime_home_seed(home, seeds, n, err);
+}
+
+typedef struct codex_run_ctx {
+	hd_codex_stream *cs;
+	hd_runtime_emit *em;
+	hd_lines lines;
+} codex_run_ctx;
+
+static void
+codex_line(void *ctx, const char *line, size_t len, int cut)
+{
+	codex_run_ctx *c = ctx;
+
+	(void)cut; /* a cut line is not JSON: the parser counts it */
+	hd_codex__stream_line(c->cs, c->em, line, len);
+}
+
+static void
+codex_out(void *ctx, const char *data, size_t n)
+{
+	hd_lines_feed(&((codex_run_ctx *)ctx)->lines, data, n);
+}
+
+static int
+codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
+{
+	const json_t *cfg = in->agent->runtime_config, *v;
+	hd_strv argv = {0}, env = {0}, extra = {0};
+	hd_proc_spec ps;
+	hd_proc_result pr;
+	codex_run_ctx ctx;
+	hd_codex_usage base, after;
+	hd_price price;
+	const char *bin, *model, *key;
+	char work[PATH_MAX], *found = NULL;
+	int64_t timeout_ms = CODEX_DEFAULT_TIMEOUT_S * 1000LL;
+	size_t plen = strlen(in->prompt);
+	int rc;
+
+	memset(&ps, 0, sizeof(ps));
+	memset(&pr, 0, sizeof(pr));
+	memset(&ctx, 0, sizeof(ctx));
+	if ((rc = codex_check(cfg, err)) < 0)
+		return hd_runtime__fail(em, err, "codex: %s", err->msg);
+	if (in->home_dir == NULL)
+		return hd_runtime__fail(em, err,
+		    "codex: agent %s has no home directory", in->agent->id);
+	bin = hd_runtime__cfg_str(cfg, "bin", "codex");
+	model = hd_runtime__cfg_str(cfg, "model", NULL);
+	if ((v = json_object_get(cfg, "timeout_s")) != NULL)
+		timeout_ms = json_integer_value(v) * 1000;
+	if (in->timeout_ms > 0 && in->timeout_ms < timeout_ms)
+		timeout_ms = in->timeout_ms;
+	if ((rc = hd_runtime__workdir(
+		 work, sizeof(work), cfg, in->home_dir, "codex", err)) < 0 ||
+	    (rc = seed_home(in->home_dir, err)) < 0)
+		return hd_runtime__fail(em, err, "codex: %s", err->msg);
+	hd_runtime__price(&price, model, json_object_get(cfg, "prices"), NULL);
+
+	hd_strv_add(&extra, hd_runtime__env_pair("CODEX_HOME", in->home_dir));
+	hd_runtime__env(&env, in, json_object_get(cfg, "env"), extra.v);
+	if ((found = hd_runtime__which(
+		 bin, hd_runtime__env_get(env.v, "PATH"))) == NULL) {
+		rc = hd_runtime__fail(em, err,
+		    "codex: '%s' not found on PATH (runtime_config.bin)", bin);
+		goto done;
+	}
+
+	/* codex exec --json --skip-git-repo-check [-m M] [-c k=v]...
+	 *   [resume THREAD] PROMPT|- */
+	hd_strv_adds(&argv, found);
+	hd_strv_adds(&argv, "exec");
+	hd_strv_adds(&argv, "--json");
+	hd_strv_adds(&argv, "--skip-git-repo-check");
+	if (model != NULL) {
+		hd_strv_adds(&argv, "-m");
+		hd_strv_adds(&argv, model);
+	}
+	json_object_foreach (
+	    (json_t *)json_object_get(cfg, "overrides"), key, v)
+		add_override(&argv, key, v);
+	add_mcp(&argv, in);
+	if (in->resume_session_id != NULL) {
+		hd_strv_adds(&argv, "resume");
+		hd_strv_adds(&argv, in->resume_session_id);
+	}
+	if (plen <= CODEX_ARG_PROMPT_MAX)
+		hd_strv_adds(&argv, in->prompt);
+	else { /* past the kernel's limit for one argument: stdin */
+		hd_strv_adds(&argv, "-");
+		ps.input = in->prompt;
+		ps.input_len = plen;
+	}
+	if (argv.oom || env.oom || extra.oom) {
+		rc = hd_runtime__fail(em, err, "out of memory");
+		goto done;
+	}
+
+	usage_load(&base, in->home_dir, in->resume_session_id);
+	if ((ctx.cs = hd_codex__stream_new(&price, &base)) == NULL) {
+		rc = hd_runtime__fail(em, err, "out of memory");
+		goto done;
+	}
+	ctx.em = em;
+	hd_lines_init(&ctx.lines, CODEX_LINE_MAX, codex_line, &ctx);
+	ps.argv = argv.v;
+	ps.envp = env.v;
+	ps.cwd = work;
+	ps.timeout_ms = timeout_ms;
+	ps.abort = in->abort;
+	ps.on_out = codex_out;
+	ps.ctx = &ctx;
+	if ((rc = hd_proc_run(&pr, &ps, err)) < 0) {
+		rc = hd_runtime__fail(em, err, "codex: %s", err->msg);
+		goto done;
+	}
+	rc = hd_runtime__ended(em, &pr, timeout_ms, "codex", err);
+	if (rc == 1) { /* it exited by itself: the stream tells the rest */
+		rc = 0;
+		hd_codex__stream_finish(ctx.cs, em, pr.exit_code, pr.tail);
+	}
+	hd_codex__stream_usage(ctx.cs, &after);
+	usage_save(in->home_dir, hd_codex__stream_thread(ctx.cs), &after);
+done:
+	if (ctx.cs != NULL) {
+		hd_lines_dispose(&ctx.lines);
+		hd_codex__stream_free(ctx.cs);
+	}
+	hd_proc_result_dispose(&pr);
+	hd_strv_dispose(&argv);
+	hd_strv_dispose(&env);
+	hd_strv_dispose(&extra);
+	free(found);
+	return rc;
+}
+
+const hd_runtime_adapter hd_runtime__codex = {
+    .name = "codex",
+    .label = "codex",
+    .is_scripted = 0,
+    .capabilities = codex_caps,
+    .check_config = codex_check,
+    .run = codex_run,
+};

@@ -1,0 +1,132 @@
+/*
+ * price.c -- what a model's tokens cost, for runtimes that report tokens
+ * but no cost (codex): runtime_config.prices when given, else a small
+ * table of list prices by model-name prefix, else SPEC 8.2's default.
+ * Owns no table and no state.
+ *  (1) Prices are USD per million tokens; a cost is kept in micro-cents
+ *      (1 USD = 1e8), so $1 per million tokens is 100 micro-cents a
+ *      token and whole-cent prices cost exact integers.
+ *  (2) The longest matching prefix wins ("gpt-5-mini" over "gpt-5").
+ *      The table holds public list prices as of 2026 and is a fallback
+ *      only: prices in runtime_config always win, and a cost priced here
+ *      is flagged estimated.
+ *  (3) Cached input tokens are part of the input count: the uncached ones
+ *      are priced at input, the cached at cached (input when unset).
+ * Callers: codex.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "runtime_int.h"
+
+static const struct {
+	const char *prefix;
+	hd_price price;
+} table[] = {
+    {"gpt-5-nano", {0.05, 0.005, 0.40}},
+    {"gpt-5-mini", {0.25, 0.025, 2.00}},
+    {"gpt-5", {1.25, 0.125, 10.00}},
+    {"gpt-4.1-nano", {0.10, 0.025, 0.40}},
+    {"gpt-4.1-mini", {0.40, 0.10, 1.60}},
+    {"gpt-4.1", {2.00, 0.50, 8.00}},
+    {"gpt-4o-mini", {0.15, 0.075, 0.60}},
+    {"gpt-4o", {2.50, 1.25, 10.00}},
+    {"o4-mini", {1.10, 0.275, 4.40}},
+    {"o3", {2.00, 0.50, 8.00}},
+};
+
+/* SPEC 8.2: $3 per million input tokens, $15 per million output. */
+static const hd_price default_price = {3.0, 3.0, 15.0};
+
+static int
+price_field(double *out, const json_t *prices, const char *key, int required,
+    hd_err *err)
+{
+	const json_t *v = json_object_get(prices, key);
+
+	if (v == NULL && !required)
+		return 0;
+	if (!json_is_number(v) || json_number_value(v) < 0 ||
+	    !isfinite(json_number_value(v)) || json_number_value(v) > 1e6)
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.prices.%s must be a number >= 0 (USD per "
+		    "million tokens)",
+		    key);
+	*out = json_number_value(v);
+	return 1;
+}
+
+int
+hd_runtime__price(
+    hd_price *out, const char *model, const json_t *prices, hd_err *err)
+{
+	const char *key;
+	json_t *v;
+	size_t i, best = 0, n;
+	int rc, found = 0;
+
+	*out = default_price;
+	if (prices != NULL) {
+		if (!json_is_object(prices))
+			return hd_err_set(err, HD_EINVAL,
+			    "runtime_config.prices must be an object: "
+			    "{\"input\", \"cached\", \"output\"} in USD per "
+			    "million tokens");
+		json_object_foreach ((json_t *)prices, key, v)
+			if (strcmp(key, "input") != 0 &&
+			    strcmp(key, "cached") != 0 &&
+			    strcmp(key, "output") != 0)
+				return hd_err_set(err, HD_EINVAL,
+				    "runtime_config.prices: unknown key "
+				    "\"%.64s\": use input, cached and output",
+				    key);
+		if ((rc = price_field(&out->input, prices, "input", 1, err)) <
+			0 ||
+		    (rc = price_field(&out->output, prices, "output", 1, err)) <
+			0)
+			return rc;
+		out->cached = out->input;
+		if ((rc = price_field(&out->cached, prices, "cached", 0, err)) <
+		    0)
+			return rc;
+		return 0;
+	}
+	for (i = 0; model != NULL && i < sizeof(table) / sizeof(table[0]);
+	     i++) {
+		n = strlen(table[i].prefix);
+		if (strncmp(model, table[i].prefix, n) == 0 &&
+		    (!found || n > strlen(table[best].prefix))) {
+			best = i;
+			found = 1;
+		}
+	}
+	if (found)
+		*out = table[best].price;
+	return 0;
+}
+
+void
+hd_runtime__price_cost(hd_runtime_cost *out, const hd_price *p, int64_t input,
+    int64_t cached, int64_t output)
+{
+	double mc;
+
+	memset(out, 0, sizeof(*out));
+	if (input < 0)
+		input = 0;
+	if (output < 0)
+		output = 0;
+	if (cached < 0)
+		cached = 0;
+	if (cached > input)
+		cached = input;
+	/* (1): USD per million tokens x 100 = micro-cents per token */
+	mc = ((double)(input - cached) * p->input + (double)cached * p->cached +
+		 (double)output * p->output) *
+	     100.0;
+	out->microcents = (int64_t)llround(mc);
+	out->usd = (double)out->microcents / 1e8;
+	out->input_tokens = input;
+	out->output_tokens = output;
+	out->estimated = 1;
+}

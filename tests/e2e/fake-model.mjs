@@ -1,0 +1,320 @@
+// fake-model.mjs -- a scripted model server on 127.0.0.1 for the real
+// agent CLIs: the Anthropic Messages API (Claude Code) and the OpenAI
+// Responses API (Codex), both streamed as SSE, node's standard library
+// only.
+//
+//   node fake-model.mjs --port-file FILE --log FILE
+//
+// Listens on 127.0.0.1, port 0; writes the port to --port-file once
+// listening; appends one JSON line per request to --log:
+// {ts, method, path, headers, body}.
+//
+// The script travels in the prompt, so one server serves every test and
+// every resumed session: the LAST user message holding a line
+// `FAKE_SCRIPT:{json}` is the script, and the reply is script.turns[k],
+// where k counts the model turns already taken after that message (the
+// assistant messages after it, for Anthropic; the model responses after
+// it, for Responses). Past the end, the last text turn is repeated. A turn:
+//   {"text": "..."}        the final text; {{tool_result}} becomes the
+//                          text of the newest tool result in the request,
+//                          {{history}} the number of user messages in it
+//                          (which proves a resumed session sent its past)
+//   {"tool": {"name": "task_claim", "input": {...}}}, or a list of them:
+//                          calls to huddle's MCP tools (Anthropic name
+//                          mcp__huddle__<name>; Responses <name> in
+//                          namespace mcp__huddle)
+//   {"error": {"status": 400, "message": "..."}}
+//                          that HTTP status, in the provider's error shape
+//   {"hang": true}         never answer (until the client goes away)
+// and any turn may carry "usage": {"input_tokens", "output_tokens",
+// "cached"} (default 100 in, 20 out, 0 cached).
+// Without a script the reply is the text "fake reply".
+import http from 'node:http';
+import fs from 'node:fs';
+
+const args = process.argv.slice(2);
+function opt(name) {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : null;
+}
+const portFile = opt('--port-file');
+const logFile = opt('--log');
+if (!portFile || !logFile) {
+  process.stderr.write('usage: node fake-model.mjs --port-file FILE --log FILE\n');
+  process.exit(2);
+}
+
+function log(req, body) {
+  const line = JSON.stringify({
+    ts: Date.now(), method: req.method, path: req.url, headers: req.headers, body,
+  });
+  fs.appendFileSync(logFile, line + '\n');
+}
+
+// ---- the script -----------------------------------------------------------
+
+function textOf(content) {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((b) => (b && typeof b.text === 'string' ? b.text : '')).join('\n');
+}
+
+function findScript(text) {
+  const m = /^.*FAKE_SCRIPT:(\{.*\})\s*$/m.exec(text);
+  if (!m) return null;
+  try {
+    return JSON.parse(m[1]);
+  } catch (e) {
+    return null;
+  }
+}
+
+function pickTurn(script, k) {
+  const turns = Array.isArray(script.turns) ? script.turns : [];
+  if (k < turns.length) return turns[k];
+  for (let i = turns.length - 1; i >= 0; i--) if (turns[i].text !== undefined) return turns[i];
+  return {text: 'done'};
+}
+
+function fill(text, lastTool, users) {
+  return text.replaceAll('{{tool_result}}', lastTool).replaceAll('{{history}}', String(users));
+}
+
+function usageOf(turn) {
+  const u = turn.usage || {};
+  return {
+    input: u.input_tokens ?? 100,
+    output: u.output_tokens ?? 20,
+    cached: u.cached ?? 0,
+  };
+}
+
+// Anthropic: {messages: [{role, content}]}
+function anthropicPlan(body) {
+  const msgs = Array.isArray(body.messages) ? body.messages : [];
+  let at = -1;
+  let script = null;
+  msgs.forEach((m, i) => {
+    if (m.role !== 'user') return;
+    const s = findScript(textOf(m.content));
+    if (s) {
+      at = i;
+      script = s;
+    }
+  });
+  let lastTool = '';
+  let users = 0;
+  for (const m of msgs) {
+    if (m.role !== 'user') continue;
+    const blocks = Array.isArray(m.content) ? m.content : [];
+    const results = blocks.filter((b) => b && b.type === 'tool_result');
+    if (results.length) lastTool = textOf(results[results.length - 1].content);
+    else users++;
+  }
+  if (!script) return {turn: {text: 'fake reply'}, lastTool, users};
+  const k = msgs.slice(at + 1).filter((m) => m.role === 'assistant').length;
+  return {turn: pickTurn(script, k), lastTool, users};
+}
+
+// Responses: {input: [items]} where items are messages
+// ({type: 'message', role, content}) or function calls and outputs.
+function responsesPlan(body) {
+  const items = Array.isArray(body.input) ? body.input : [];
+  let at = -1;
+  let script = null;
+  let lastTool = '';
+  let users = 0;
+  items.forEach((it, i) => {
+    const role = it.role;
+    if ((it.type === 'message' || it.type === undefined) && role === 'user') {
+      const text = textOf(it.content);
+      const s = findScript(text);
+      if (s) {
+        at = i;
+        script = s;
+      }
+      users++;
+    }
+    if (it.type === 'function_call_output') {
+      lastTool = typeof it.output === 'string' ? it.output : textOf(it.output);
+    }
+  });
+  if (!script) return {turn: {text: 'fake reply'}, lastTool, users};
+  // each model response after the script is one turn: a run of
+  // function_call items (one response may call several tools), or an
+  // assistant message
+  let k = 0;
+  let inCalls = false;
+  for (const it of items.slice(at + 1)) {
+    if (it.type === 'function_call') {
+      if (!inCalls) k++;
+      inCalls = true;
+    } else if (it.type === 'message' && it.role === 'assistant') {
+      k++;
+      inCalls = false;
+    } else if (it.type !== 'reasoning') {
+      inCalls = false;
+    }
+  }
+  return {turn: pickTurn(script, k), lastTool, users};
+}
+
+// ---- SSE ------------------------------------------------------------------
+
+function sseStart(res) {
+  res.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache'});
+}
+function sse(res, event, data) {
+  res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+let seq = 0;
+const nextId = (p) => `${p}_${Date.now().toString(36)}${(++seq).toString(36)}`;
+
+function answerError(res, turn, provider) {
+  const status = turn.error.status || 500;
+  const message = turn.error.message || 'fake error';
+  const body = provider === 'anthropic'
+    ? {type: 'error', error: {type: status === 529 ? 'overloaded_error' : 'invalid_request_error', message}}
+    : {error: {message, type: 'invalid_request_error', code: null}};
+  res.writeHead(status, {'content-type': 'application/json'});
+  res.end(JSON.stringify(body));
+}
+
+function anthropicReply(res, body, plan) {
+  const {turn} = plan;
+  if (turn.hang) return; // the socket stays open
+  if (turn.error) return answerError(res, turn, 'anthropic');
+  const u = usageOf(turn);
+  const id = nextId('msg');
+  sseStart(res);
+  sse(res, 'message_start', {type: 'message_start', message: {
+    id, type: 'message', role: 'assistant', model: body.model || 'fake-model', content: [],
+    stop_reason: null, stop_sequence: null,
+    usage: {input_tokens: u.input, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: u.cached},
+  }});
+  let index = 0;
+  let stop = 'end_turn';
+  if (turn.tool) {
+    const calls = Array.isArray(turn.tool) ? turn.tool : [turn.tool];
+    for (const c of calls) {
+      const input = JSON.stringify(c.input || {});
+      sse(res, 'content_block_start', {type: 'content_block_start', index,
+        content_block: {type: 'tool_use', id: nextId('toolu'), name: `mcp__huddle__${c.name}`, input: {}}});
+      sse(res, 'content_block_delta', {type: 'content_block_delta', index,
+        delta: {type: 'input_json_delta', partial_json: input}});
+      sse(res, 'content_block_stop', {type: 'content_block_stop', index});
+      index++;
+    }
+    stop = 'tool_use';
+  } else {
+    const text = fill(String(turn.text ?? ''), plan.lastTool, plan.users);
+    sse(res, 'content_block_start', {type: 'content_block_start', index, content_block: {type: 'text', text: ''}});
+    sse(res, 'content_block_delta', {type: 'content_block_delta', index, delta: {type: 'text_delta', text}});
+    sse(res, 'content_block_stop', {type: 'content_block_stop', index});
+  }
+  sse(res, 'message_delta', {type: 'message_delta', delta: {stop_reason: stop, stop_sequence: null},
+    usage: {output_tokens: u.output}});
+  sse(res, 'message_stop', {type: 'message_stop'});
+  res.end();
+}
+
+function responsesReply(res, body, plan) {
+  const {turn} = plan;
+  if (turn.hang) return;
+  if (turn.error) return answerError(res, turn, 'openai');
+  const u = usageOf(turn);
+  const rid = nextId('resp');
+  const base = {id: rid, object: 'response', created_at: Math.floor(Date.now() / 1000),
+    model: body.model || 'fake-model', status: 'in_progress', output: []};
+  sseStart(res);
+  let n = 0;
+  sse(res, 'response.created', {type: 'response.created', sequence_number: n++, response: base});
+  const output = [];
+  if (turn.tool) {
+    const calls = Array.isArray(turn.tool) ? turn.tool : [turn.tool];
+    calls.forEach((c, i) => {
+      const item = {type: 'function_call', id: nextId('fc'), call_id: nextId('call'),
+        name: c.name, namespace: 'mcp__huddle', arguments: JSON.stringify(c.input || {}), status: 'completed'};
+      sse(res, 'response.output_item.added', {type: 'response.output_item.added', sequence_number: n++,
+        output_index: i, item: {...item, arguments: '', status: 'in_progress'}});
+      sse(res, 'response.function_call_arguments.delta', {type: 'response.function_call_arguments.delta',
+        sequence_number: n++, item_id: item.id, output_index: i, delta: item.arguments});
+      sse(res, 'response.function_call_arguments.done', {type: 'response.function_call_arguments.done',
+        sequence_number: n++, item_id: item.id, output_index: i, arguments: item.arguments});
+      sse(res, 'response.output_item.done', {type: 'response.output_item.done', sequence_number: n++,
+        output_index: i, item});
+      output.push(item);
+    });
+  } else {
+    const text = fill(String(turn.text ?? ''), plan.lastTool, plan.users);
+    const mid = nextId('msg');
+    const part = {type: 'output_text', text: '', annotations: []};
+    sse(res, 'response.output_item.added', {type: 'response.output_item.added', sequence_number: n++,
+      output_index: 0, item: {type: 'message', id: mid, status: 'in_progress', role: 'assistant', content: []}});
+    sse(res, 'response.content_part.added', {type: 'response.content_part.added', sequence_number: n++,
+      item_id: mid, output_index: 0, content_index: 0, part});
+    sse(res, 'response.output_text.delta', {type: 'response.output_text.delta', sequence_number: n++,
+      item_id: mid, output_index: 0, content_index: 0, delta: text});
+    sse(res, 'response.output_text.done', {type: 'response.output_text.done', sequence_number: n++,
+      item_id: mid, output_index: 0, content_index: 0, text});
+    sse(res, 'response.content_part.done', {type: 'response.content_part.done', sequence_number: n++,
+      item_id: mid, output_index: 0, content_index: 0, part: {...part, text}});
+    const item = {type: 'message', id: mid, status: 'completed', role: 'assistant',
+      content: [{...part, text}]};
+    sse(res, 'response.output_item.done', {type: 'response.output_item.done', sequence_number: n++,
+      output_index: 0, item});
+    output.push(item);
+  }
+  sse(res, 'response.completed', {type: 'response.completed', sequence_number: n++, response: {
+    ...base, status: 'completed', output,
+    usage: {input_tokens: u.input, input_tokens_details: {cached_tokens: u.cached},
+      output_tokens: u.output, output_tokens_details: {reasoning_tokens: 0},
+      total_tokens: u.input + u.output},
+  }});
+  res.end();
+}
+
+// ---- the server -----------------------------------------------------------
+
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('error', () => {});
+  res.on('error', () => {});
+  req.on('end', () => {
+    let body = null;
+    const raw = Buffer.concat(chunks).toString('utf8');
+    if (raw) {
+      try {
+        body = JSON.parse(raw);
+      } catch (e) {
+        body = null;
+      }
+    }
+    log(req, body);
+    const path = (req.url || '').split('?')[0];
+    if (req.method === 'HEAD' || (req.method === 'GET' && path === '/')) {
+      res.writeHead(200);
+      return res.end();
+    }
+    if (req.method === 'POST' && path === '/v1/messages' && body) {
+      return anthropicReply(res, body, anthropicPlan(body));
+    }
+    if (req.method === 'POST' && path === '/v1/responses' && body) {
+      return responsesReply(res, body, responsesPlan(body));
+    }
+    res.writeHead(404, {'content-type': 'application/json'});
+    res.end(JSON.stringify({error: {message: `no route ${req.method} ${path}`}}));
+  });
+});
+server.on('clientError', (err, socket) => socket.destroy());
+server.listen(0, '127.0.0.1', () => {
+  fs.writeFileSync(portFile + '.tmp', String(server.address().port));
+  fs.renameSync(portFile + '.tmp', portFile);
+});
+process.on('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+  setTimeout(() => process.exit(0), 1000).unref();
+});
