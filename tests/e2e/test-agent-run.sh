@@ -82,11 +82,18 @@ expect_rc 1 "timeout"
 expect_contains "$ERR" "huddle: timed out after 1 s" "timeout message"
 
 # A runtime this build does not have.
-run agent add dev future --runtime codex
-expect_rc 0 "add codex agent"
+run agent add dev future --runtime hermes
+expect_rc 0 "add hermes agent"
 run agent run future "hello"
 expect_rc 1 "unbuilt runtime"
-expect_eq "$ERR" 'huddle: runtime "codex" is not available in this build yet' "unbuilt runtime message"
+expect_eq "$ERR" 'huddle: runtime "hermes" is not available in this build yet' "unbuilt runtime message"
+
+# A real runtime whose binary is missing says which and where to set it.
+run agent add dev cc --runtime claude-code --config '{"bin": "huddle-test-no-such-claude"}'
+expect_rc 0 "add a claude-code agent"
+run agent run cc "hello"
+expect_rc 1 "missing claude binary"
+expect_contains "$ERR" "huddle: claude-code: 'huddle-test-no-such-claude' not found on PATH (runtime_config.bin)" "missing binary message"
 
 # Refusals and usage errors.
 run agent run ghost "hello"

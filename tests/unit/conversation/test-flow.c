@@ -338,7 +338,9 @@ test_flow__a_failing_agent_still_completes(void **state)
 	    "cat >/dev/null\necho 'partial output'\necho 'it broke' >&2\n"
 	    "exit 3");
 	ct_exec(fx, "dev", "coder", 0, script);
-	ct_agent(fx, "dev", "codex", 0, "codex", "{}");
+	/* a real runtime whose binary is not there */
+	ct_agent(fx, "dev", "codex", 0, "codex",
+	    "{\"bin\": \"huddle-test-no-such-codex\"}");
 	e = ct_engine(fx, NULL);
 	ct_ask(fx, e, "dev", "go", id);
 	hd_conversation_engine_stop(e);
@@ -353,9 +355,8 @@ test_flow__a_failing_agent_still_completes(void **state)
 			    "[error: exit status 3: it broke]");
 		else
 			assert_string_equal(c->replies[i].body,
-			    "[error: runtime \"codex\" is not available in "
-			    "this "
-			    "build yet]");
+			    "[error: codex: 'huddle-test-no-such-codex' not "
+			    "found on PATH (runtime_config.bin)]");
 	}
 	assert_non_null(strstr(c->response, "@coder: [error: exit status 3: "
 					    "it broke]"));
