@@ -49,9 +49,10 @@
  *      failed. Events are append-only with growing seqs, so this decides
  *      exactly what rescanning from each mark would. The loop itself never
  *      appends either kind (an exchange never writes the board), so when
- *      nothing was written to the store since its last step committed (the
- *      store's data version says so) the events since the last scan are
- *      all its own, and the scan is skipped.
+ *      nothing was written to the store since its last scanning step
+ *      committed (the store's data version says so) the events since the
+ *      last scan are all its own, and the scan is skipped. A save-only
+ *      step (on_turn) scans nothing, so it is never that baseline.
  *  (9) The participants are read as a roster with their runtime configs
  *      as text, in the pre-checks' snapshot; a config is parsed once, the
  *      first time its agent runs, so a turn runs with exactly the config
@@ -330,8 +331,7 @@ participants(exch *x, hd_err *err)
 	if (spec->nfirst == 0) {
 		if (x->leader < 0)
 			return hd_err_set(err, HD_EREFUSED,
-			    "team %s has no leader to speak first",
-			    x->team);
+			    "team %s has no leader to speak first", x->team);
 		x->pending[x->leader] = 1;
 	}
 	for (i = 0; i < spec->nfirst; i++) {
@@ -677,10 +677,10 @@ typedef struct step_txn {
 	int setup;               /* take the lock, load states, post stimulus */
 	hd_exchange__turn *done; /* the turn to save, or NULL */
 	int done_idx;
-	int taken;      /* turns committed before this step */
-	int save_only;  /* stop after the save: on_turn runs next */
-	int saved;      /* done was saved (and adopted) by the step before */
-	int no_begin;   /* commit the first part alone (begin failed) */
+	int taken;     /* turns committed before this step */
+	int save_only; /* stop after the save: on_turn runs next */
+	int saved;     /* done was saved (and adopted) by the step before */
+	int no_begin;  /* commit the first part alone (begin failed) */
 	hd_exchange__turn *next; /* where the next turn is begun */
 	/* out */
 	hd_speaker_pick pick;
@@ -706,8 +706,8 @@ setup_part(exch *x, hd_err *err)
 		return rc;
 	for (i = 0; i < x->n; i++) {
 		hd_turn_state_dispose(&x->states[i]);
-		if ((rc = hd_turn_state_get(&x->states[i], x->st, x->team,
-			 x->ids[i], err)) < 0)
+		if ((rc = hd_turn_state_get(
+			 &x->states[i], x->st, x->team, x->ids[i], err)) < 0)
 			return rc;
 		x->marks[i] = x->states[i].last_event_seq;
 	}
@@ -737,8 +737,7 @@ step_end(hd_store *st, step_txn *tx, hd_exchange_end end, int taken)
 	    "{\"room_id\":\"%s\",\"reason\":\"%s\",\"max_turns\":%d,"
 	    "\"turns_taken\":%d}",
 	    x->lock.room_id, hd_exchange_end_name(end), x->max_turns, taken);
-	hd_events_append_raw(
-	    st, "turn_bound_hit", x->team, 0, NULL, data);
+	hd_events_append_raw(st, "turn_bound_hit", x->team, 0, NULL, data);
 	/* set before the commit: a renewal waiting on it then finds the row
 	 * gone and must not call that a takeover (7) */
 	atomic_store(&x->rn.released, 1);
@@ -813,7 +812,8 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 		if ((rc = obligations(x, s, done->event_mark, err)) < 0)
 			return rc;
 		if (done->paused_after != NULL)
-			return step_end(st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
+			return step_end(
+			    st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
 		for (i = 0; i < x->n && !x->pending[i]; i++)
 			;
 		if (i == x->n)
@@ -846,12 +846,17 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 }
 
 /* The store's data version once a step committed (rc >= 0), for the
- * next step to tell whether anything else was written since (8). */
+ * next step to tell whether anything else was written since (8). A step
+ * that only saved (on_turn runs next) scanned nothing: it cannot be the
+ * baseline, or what others wrote during the turn before it would be
+ * skipped; the next step scans. */
 static void
-step_versioned(exch *x, int rc)
+step_versioned(const step_txn *tx, int rc)
 {
-	x->versioned =
-	    rc >= 0 && hd_store_data_version(x->st, &x->version) == 0;
+	exch *x = tx->x;
+
+	x->versioned = rc >= 0 && !(tx->save_only && tx->done != NULL) &&
+		       hd_store_data_version(x->st, &x->version) == 0;
 }
 
 /* Run one step; when begin failed, commit the first part alone (the
@@ -866,13 +871,13 @@ step_run(step_txn *tx, int *begin_failed, hd_err *err)
 	tx->no_begin = 0;
 	if ((rc = hd_store_write(tx->x->st, step_fn, tx, err)) >= 0 ||
 	    tx->begin_rc == 0) {
-		step_versioned(tx->x, rc);
+		step_versioned(tx, rc);
 		return rc;
 	}
 	berr = *err;
 	tx->no_begin = 1;
 	rc = hd_store_write(tx->x->st, step_fn, tx, err);
-	step_versioned(tx->x, rc);
+	step_versioned(tx, rc);
 	if (rc < 0)
 		return rc;
 	if (!tx->ended) {
@@ -905,7 +910,8 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 	if ((rc = add_speaker(out, t->agent->id, err)) < 0)
 		return rc;
 	if (t->crossed & HD_BUDGET_CROSSED_WARN)
-		hd_log_warn("%s: a warn budget of %s or team %s is over its limit",
+		hd_log_warn(
+		    "%s: a warn budget of %s or team %s is over its limit",
 		    x->lock.room_id, t->agent->id, t->team);
 	done_step->reply = t->body;
 	done_step->seq = t->seq;
@@ -1009,8 +1015,8 @@ run_steps(exch *x, hd_exchange_result *out, hd_err *err)
 		}
 		/* the next turn, begun and committed: run it */
 		idx = tx.pick.speaker;
-		step_init(&steps[cur], x, idx, tx.pick.policy,
-		    out->turns_taken + 1);
+		step_init(
+		    &steps[cur], x, idx, tx.pick.policy, out->turns_taken + 1);
 		if (spec->on_selected != NULL)
 			spec->on_selected(&steps[cur], spec->payload);
 		if ((rc = speaker_config(x, idx, err)) < 0 ||

@@ -20,7 +20,10 @@
  *      teammates. Each successful tool result on a bound session carries
  *      up to HD_MCP_PIGGYBACK_MAX of the agent's undelivered mailbox
  *      messages, oldest first, as one more text block of <teammate-message>
- *      blocks. They are marked delivered in the same transaction as the
+ *      blocks; such a result has no structuredContent, since clients that
+ *      find one show the model only that (Claude Code does) and the mail
+ *      would never reach it. They are marked delivered in the same
+ *      transaction as the
  *      tool's own write (a write tool runs inside it), so a message is
  *      delivered exactly once and only to its recipient; a read tool, or
  *      a post written on another connection (HD_TOOL_OWN_COMMIT), takes
@@ -240,9 +243,9 @@ tool_error(const char *message)
 }
 
 /* A successful tool call's result for obj (taken), as text:
- * {"content":[{"type":"text","text":"<obj>"}],"structuredContent":<obj>}
- * with mail (rendered <teammate-message> blocks, or NULL) as a second
- * text block (5). */
+ * {"content":[{"type":"text","text":"<obj>"}],"structuredContent":<obj>},
+ * or with mail (rendered <teammate-message> blocks) as a second text
+ * block and no structuredContent (5). */
 static char *
 tool_success(json_t *obj, const char *mail)
 {
@@ -260,10 +263,12 @@ tool_success(json_t *obj, const char *mail)
 		hd_buf_puts(&b, "},{\"type\":\"text\",\"text\":");
 		rc = m != NULL ? buf_dump(&b, m) : -1;
 		json_decref(m);
+		hd_buf_puts(&b, "}]}");
+	} else {
+		hd_buf_puts(&b, "}],\"structuredContent\":");
+		hd_buf_puts(&b, text != NULL ? text : "");
+		hd_buf_putc(&b, '}');
 	}
-	hd_buf_puts(&b, "}],\"structuredContent\":");
-	hd_buf_puts(&b, text != NULL ? text : "");
-	hd_buf_putc(&b, '}');
 	json_decref(str);
 	free(text);
 	json_decref(obj);

@@ -602,6 +602,37 @@ done:
 	return rc;
 }
 
+/* huddle doctor: the binary and its version, and credentials: a key in
+ * the environment, or a login where Claude keeps it (CLAUDE_CONFIG_DIR
+ * under the agent's home with "home": "private", else the user's). */
+static void
+claude_doctor(const hd_agent *a, const char *home_dir, json_t *report)
+{
+	static const char *const keys[] = {"ANTHROPIC_API_KEY",
+	    "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", NULL};
+	const json_t *cfg = a->runtime_config;
+	const char *dir = hd_runtime__doctor_env(cfg, "CLAUDE_CONFIG_DIR");
+	const char *home = hd_runtime__doctor_env(cfg, "HOME");
+	char path[PATH_MAX];
+
+	hd_runtime__doctor_bin(
+	    report, a, hd_runtime__cfg_str(cfg, "bin", "claude"), "bin");
+	path[0] = '\0';
+	if (strcmp(hd_runtime__cfg_str(cfg, "home", "user"), "private") == 0) {
+		if (home_dir != NULL)
+			snprintf(path, sizeof(path),
+			    "%s/claude/.credentials.json", home_dir);
+	} else if (dir != NULL && dir[0] != '\0')
+		snprintf(path, sizeof(path), "%s/.credentials.json", dir);
+	else if (home != NULL && home[0] != '\0')
+		snprintf(
+		    path, sizeof(path), "%s/.claude/.credentials.json", home);
+	hd_runtime__doctor_needs(report, a,
+	    "ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or "
+	    "CLAUDE_CODE_OAUTH_TOKEN, or a `claude` login",
+	    keys, path[0] != '\0' && access(path, R_OK) == 0);
+}
+
 const hd_runtime_adapter hd_runtime__claude = {
     .name = "claude-code",
     .label = "claude-code",
@@ -609,4 +640,5 @@ const hd_runtime_adapter hd_runtime__claude = {
     .capabilities = claude_caps,
     .check_config = claude_check,
     .run = claude_run,
+    .doctor = claude_doctor,
 };

@@ -759,6 +759,68 @@ done:
 	return rc;
 }
 
+/* The variable the configured provider reads its key from:
+ * overrides "model_providers.<p>.env_key" (flat or as a table) for the
+ * overrides' model_provider, else NULL (OpenAI's own). */
+static const char *
+provider_key_var(const json_t *ov)
+{
+	const char *p =
+	    json_string_value(json_object_get(ov, "model_provider"));
+	const char *key;
+	const json_t *v;
+	char flat[256];
+
+	if (p == NULL)
+		return NULL;
+	snprintf(flat, sizeof(flat), "model_providers.%s.env_key", p);
+	if ((key = json_string_value(json_object_get(ov, flat))) != NULL)
+		return key;
+	snprintf(flat, sizeof(flat), "model_providers.%s", p);
+	if ((v = json_object_get(ov, flat)) != NULL)
+		return json_string_value(json_object_get(v, "env_key"));
+	return json_string_value(json_object_get(
+	    json_object_get(json_object_get(ov, "model_providers"), p),
+	    "env_key"));
+}
+
+/* huddle doctor: the binary and its version, and credentials: the key
+ * the configured provider reads, else OpenAI's, or a `codex login`
+ * (auth.json in the agent's CODEX_HOME, or the user's it is seeded from). */
+static void
+codex_doctor(const hd_agent *a, const char *home_dir, json_t *report)
+{
+	const json_t *cfg = a->runtime_config;
+	const char *var = provider_key_var(json_object_get(cfg, "overrides"));
+	const char *openai[] = {"OPENAI_API_KEY", "CODEX_API_KEY", NULL};
+	const char *own[] = {var, NULL};
+	const char *src = getenv("CODEX_HOME"), *h = getenv("HOME");
+	char path[PATH_MAX], needs[300];
+	int login = 0;
+
+	hd_runtime__doctor_bin(
+	    report, a, hd_runtime__cfg_str(cfg, "bin", "codex"), "bin");
+	if (home_dir != NULL) {
+		snprintf(path, sizeof(path), "%s/auth.json", home_dir);
+		login = access(path, R_OK) == 0;
+	}
+	if (!login && src != NULL && src[0] != '\0') {
+		snprintf(path, sizeof(path), "%s/auth.json", src);
+		login = access(path, R_OK) == 0;
+	} else if (!login && h != NULL && h[0] != '\0') {
+		snprintf(path, sizeof(path), "%s/.codex/auth.json", h);
+		login = access(path, R_OK) == 0;
+	}
+	if (var != NULL) {
+		snprintf(needs, sizeof(needs),
+		    "%.200s (the provider's env_key)", var);
+		hd_runtime__doctor_needs(report, a, needs, own, 0);
+	} else
+		hd_runtime__doctor_needs(report, a,
+		    "OPENAI_API_KEY or CODEX_API_KEY, or a `codex login`",
+		    openai, login);
+}
+
 const hd_runtime_adapter hd_runtime__codex = {
     .name = "codex",
     .label = "codex",
@@ -766,4 +828,5 @@ const hd_runtime_adapter hd_runtime__codex = {
     .capabilities = codex_caps,
     .check_config = codex_check,
     .run = codex_run,
+    .doctor = codex_doctor,
 };

@@ -14,11 +14,18 @@
 // `FAKE_SCRIPT:{json}` is the script, and the reply is script.turns[k],
 // where k counts the model turns already taken after that message (the
 // assistant messages after it, for Anthropic; the model responses after
-// it, for Responses). Past the end, the last text turn is repeated. A turn:
+// it, for Responses). Past the end, the last text turn is repeated. A
+// script {"by_agent": {"lead": {...}, "builder": {...}}} holds one per
+// agent, picked by the "You are <id>," that starts huddle's prompts. A turn:
 //   {"text": "..."}        the final text; {{tool_result}} becomes the
 //                          text of the newest tool result in the request,
 //                          {{history}} the number of user messages in it
-//                          (which proves a resumed session sent its past)
+//                          (which proves a resumed session sent its past),
+//                          {{saw:TEXT}} "yes" when an earlier model reply
+//                          in the request holds TEXT, else "no" (a resumed
+//                          session sends its past replies),
+//                          {{!name}} becomes {{name}} (for a script the
+//                          text carries to another agent)
 //   {"tool": {"name": "task_claim", "input": {...}}}, or a list of them:
 //                          calls to huddle's MCP tools (Anthropic name
 //                          mcp__huddle__<name>; Responses <name> in
@@ -27,7 +34,8 @@
 //                          that HTTP status, in the provider's error shape
 //   {"hang": true}         never answer (until the client goes away)
 // and any turn may carry "usage": {"input_tokens", "output_tokens",
-// "cached"} (default 100 in, 20 out, 0 cached).
+// "cached"} (default 100 in, 20 out, 0 cached) and "delay_ms": N (wait
+// that long before answering).
 // Without a script the reply is the text "fake reply".
 import http from 'node:http';
 import fs from 'node:fs';
@@ -59,14 +67,22 @@ function textOf(content) {
   return content.map((b) => (b && typeof b.text === 'string' ? b.text : '')).join('\n');
 }
 
+// The last line of text that ends in FAKE_SCRIPT:{json} with json that
+// parses (a quoted script, say inside an envelope's "| ...]" line, does
+// not). A script of {"by_agent": {"<id>": {...}}} picks the one for the
+// agent the prompt names ("You are <id>, ...", huddle's intro).
 function findScript(text) {
-  const m = /^.*FAKE_SCRIPT:(\{.*\})\s*$/m.exec(text);
-  if (!m) return null;
-  try {
-    return JSON.parse(m[1]);
-  } catch (e) {
-    return null;
+  let found = null;
+  for (const m of text.matchAll(/^.*?FAKE_SCRIPT:(\{.*\})\s*$/gm)) {
+    try {
+      found = JSON.parse(m[1]);
+    } catch (e) { /* quoted, or broken: not a script */ }
   }
+  if (found && found.by_agent) {
+    const who = /You are ([a-z0-9][a-z0-9_-]*),/.exec(text);
+    found = who ? found.by_agent[who[1]] || null : null;
+  }
+  return found;
 }
 
 function pickTurn(script, k) {
@@ -76,8 +92,12 @@ function pickTurn(script, k) {
   return {text: 'done'};
 }
 
-function fill(text, lastTool, users) {
-  return text.replaceAll('{{tool_result}}', lastTool).replaceAll('{{history}}', String(users));
+// {{!name}} is the placeholder one script down: a script inside a reply
+// (a leader's message to a member) keeps {{name}} for its own turn.
+function fill(text, plan) {
+  return text.replaceAll('{{tool_result}}', plan.lastTool).replaceAll('{{history}}', String(plan.users))
+    .replace(/\{\{saw:([^}]*)\}\}/g, (m, what) => (plan.replies.some((r) => r.includes(what)) ? 'yes' : 'no'))
+    .replaceAll('{{!', '{{');
 }
 
 function usageOf(turn) {
@@ -104,6 +124,7 @@ function anthropicPlan(body) {
   });
   let lastTool = '';
   let users = 0;
+  const replies = msgs.filter((m) => m.role === 'assistant').map((m) => textOf(m.content));
   for (const m of msgs) {
     if (m.role !== 'user') continue;
     const blocks = Array.isArray(m.content) ? m.content : [];
@@ -111,9 +132,9 @@ function anthropicPlan(body) {
     if (results.length) lastTool = textOf(results[results.length - 1].content);
     else users++;
   }
-  if (!script) return {turn: {text: 'fake reply'}, lastTool, users};
+  if (!script) return {turn: {text: 'fake reply'}, lastTool, users, replies};
   const k = msgs.slice(at + 1).filter((m) => m.role === 'assistant').length;
-  return {turn: pickTurn(script, k), lastTool, users};
+  return {turn: pickTurn(script, k), lastTool, users, replies};
 }
 
 // Responses: {input: [items]} where items are messages
@@ -124,6 +145,8 @@ function responsesPlan(body) {
   let script = null;
   let lastTool = '';
   let users = 0;
+  const replies = items.filter((it) => it.type === 'message' && it.role === 'assistant')
+    .map((it) => textOf(it.content));
   items.forEach((it, i) => {
     const role = it.role;
     if ((it.type === 'message' || it.type === undefined) && role === 'user') {
@@ -139,7 +162,7 @@ function responsesPlan(body) {
       lastTool = typeof it.output === 'string' ? it.output : textOf(it.output);
     }
   });
-  if (!script) return {turn: {text: 'fake reply'}, lastTool, users};
+  if (!script) return {turn: {text: 'fake reply'}, lastTool, users, replies};
   // each model response after the script is one turn: a run of
   // function_call items (one response may call several tools), or an
   // assistant message
@@ -156,7 +179,7 @@ function responsesPlan(body) {
       inCalls = false;
     }
   }
-  return {turn: pickTurn(script, k), lastTool, users};
+  return {turn: pickTurn(script, k), lastTool, users, replies};
 }
 
 // ---- SSE ------------------------------------------------------------------
@@ -208,7 +231,7 @@ function anthropicReply(res, body, plan) {
     }
     stop = 'tool_use';
   } else {
-    const text = fill(String(turn.text ?? ''), plan.lastTool, plan.users);
+    const text = fill(String(turn.text ?? ''), plan);
     sse(res, 'content_block_start', {type: 'content_block_start', index, content_block: {type: 'text', text: ''}});
     sse(res, 'content_block_delta', {type: 'content_block_delta', index, delta: {type: 'text_delta', text}});
     sse(res, 'content_block_stop', {type: 'content_block_stop', index});
@@ -247,7 +270,7 @@ function responsesReply(res, body, plan) {
       output.push(item);
     });
   } else {
-    const text = fill(String(turn.text ?? ''), plan.lastTool, plan.users);
+    const text = fill(String(turn.text ?? ''), plan);
     const mid = nextId('msg');
     const part = {type: 'output_text', text: '', annotations: []};
     sse(res, 'response.output_item.added', {type: 'response.output_item.added', sequence_number: n++,
@@ -298,11 +321,16 @@ const server = http.createServer((req, res) => {
       res.writeHead(200);
       return res.end();
     }
+    const later = (plan, reply) => {
+      const ms = Number(plan.turn.delay_ms) || 0;
+      if (ms > 0) setTimeout(() => reply(res, body, plan), ms);
+      else reply(res, body, plan);
+    };
     if (req.method === 'POST' && path === '/v1/messages' && body) {
-      return anthropicReply(res, body, anthropicPlan(body));
+      return later(anthropicPlan(body), anthropicReply);
     }
     if (req.method === 'POST' && path === '/v1/responses' && body) {
-      return responsesReply(res, body, responsesPlan(body));
+      return later(responsesPlan(body), responsesReply);
     }
     res.writeHead(404, {'content-type': 'application/json'});
     res.end(JSON.stringify({error: {message: `no route ${req.method} ${path}`}}));

@@ -62,3 +62,47 @@ finish() {
 	echo "$T_NAME: $T_PASSES passed, $T_FAILS failed"
 	[ "$T_FAILS" -eq 0 ]
 }
+
+# ---- the real agent CLIs against tests/e2e/fake-model.mjs ----------------
+
+# agent_cli_bin claude|codex: the pinned CLI in tests/e2e/node_modules; a
+# test without them (ctest run by hand before `make test` installed them)
+# is skipped, saying why (exit 77).
+agent_cli_bin() {
+	local bin="$HUDDLE_SRC/tests/e2e/node_modules/.bin/$1"
+	if [ ! -x "$bin" ] || ! command -v node >/dev/null 2>&1; then
+		echo "$T_NAME: skipped: needs node and $bin (make test installs it: npm ci in tests/e2e)"
+		exit 77
+	fi
+	echo "$bin"
+}
+
+# fake_model_start: the fake model server on 127.0.0.1, killed when the
+# test exits; sets FAKE_MODEL_PORT and FAKE_MODEL_LOG.
+fake_model_start() {
+	FAKE_MODEL_LOG=$T_TMP/fake-model.jsonl
+	: >"$FAKE_MODEL_LOG"
+	node "$HUDDLE_SRC/tests/e2e/fake-model.mjs" --port-file "$T_TMP/fake-model.port" \
+		--log "$FAKE_MODEL_LOG" 2>>"$T_TMP/fake-model.err" &
+	FAKE_MODEL_PID=$!
+	trap 'kill "$FAKE_MODEL_PID" 2>/dev/null; wait "$FAKE_MODEL_PID" 2>/dev/null; rm -rf "$T_TMP"' EXIT
+	for _ in $(seq 1 100); do
+		[ -s "$T_TMP/fake-model.port" ] && break
+		sleep 0.1
+	done
+	FAKE_MODEL_PORT=$(cat "$T_TMP/fake-model.port" 2>/dev/null)
+	if [ -z "$FAKE_MODEL_PORT" ]; then
+		echo "FAIL [$T_NAME]: the fake model did not start: $(cat "$T_TMP/fake-model.err")" >&2
+		exit 1
+	fi
+	export FAKE_MODEL_PORT FAKE_MODEL_LOG
+}
+
+# fake_model_requests PATH: how many requests the fake model got on PATH.
+fake_model_requests() {
+	python3 -c 'import json,sys
+n=0
+for l in open(sys.argv[1]):
+    if json.loads(l)["path"].split("?")[0]==sys.argv[2]: n+=1
+print(n)' "$FAKE_MODEL_LOG" "$1"
+}

@@ -620,9 +620,19 @@ assign_during(fake *f, const hd_runtime_turn *in)
 		hd_store_close(st);
 }
 
+/* What the CLI hands as on_turn: the save then commits alone first. */
+static void
+on_turn_noop(const hd_exchange_step *step, void *payload)
+{
+	(void)step;
+	(void)payload;
+}
+
 /* A claim that lands while a turn runs obliges its owner at the next
- * step, whichever connection wrote it: the loop skips the board scan only
- * when nothing at all was written since its last step (exchange.c (8)). */
+ * step, whichever connection wrote it, and with on_turn set too (the
+ * save then commits in a step of its own, which scans nothing): the loop
+ * skips the board scan only when nothing at all was written since its
+ * last scanning step (exchange.c (8)). */
 static void
 test_loop__a_claim_during_a_turn_obliges(void **state)
 {
@@ -635,13 +645,15 @@ test_loop__a_claim_during_a_turn_obliges(void **state)
 	fake f;
 
 	hd_fixture_team(fx, "dev", "manager", "coder", "reviewer", NULL);
-	for (other = 0; other < 2; other++) {
+	for (other = 0; other < 3; other++) {
 		fake_init(&f, fx->st);
 		f.during = assign_during;
 		f.user = other ? fx : NULL;
 		s = spec_for("dev", "Review it.", &f);
 		s.first_speakers = first;
 		s.nfirst = 2;
+		if (other == 2)
+			s.on_turn = on_turn_noop;
 		assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
 		assert_int_equal(res.turns_taken, 3);
 		assert_string_equal(res.speakers[0], "coder");
@@ -718,8 +730,8 @@ check_step_committed(fake *f, const hd_runtime_turn *in)
 	assert_int_equal(count_events(f->st, "dev", "cost"), 1);
 	assert_int_equal(count_events(f->st, "dev", "speaker_selected"), 2);
 	assert_int_equal(count_events(f->st, "dev", "turn_started"), 2);
-	assert_hd_ok(hd_budget_get(&b, f->st, "agent", f->agents[0], &err),
-	    &err);
+	assert_hd_ok(
+	    hd_budget_get(&b, f->st, "agent", f->agents[0], &err), &err);
 	assert_int_equal(b->spent_microcents, 500);
 	hd_budget_free(b);
 }
@@ -848,8 +860,9 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_loop__open_tasks_and_completions_oblige, hd_fixture_setup,
 		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_loop__a_claim_during_a_turn_obliges,
-		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_loop__a_claim_during_a_turn_obliges, hd_fixture_setup,
+		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_loop__status_goes_idle_working_idle_and_nothing_else,
 		hd_fixture_setup, hd_fixture_teardown),
