@@ -1,33 +1,53 @@
 /*
- * claude.c -- the `claude-code` runtime: Claude Code's CLI, driven one
- * turn at a time (`claude -p ... --output-format stream-json --verbose`),
- * its session resumed turn after turn, huddle's MCP server handed to it
- * as its only MCP server. First the stream parser, then the adapter.
- *  (1) The stream is read line by line as it arrives, each line parsed
- *      whole with Jansson: tool_use blocks become tool_call events,
- *      tool_result blocks tool_result (named after the call they answer),
- *      text blocks text_delta, api_retry lines a status. A line that is
- *      not a JSON object with a type is counted, never fatal; unknown
- *      types are skipped.
- *  (2) The last `result` line decides the turn: its `result` is the
- *      reply, its `session_id` the session to resume, its total_cost_usd
- *      and usage the cost (reported, not estimated). `is_error` is what
- *      says an API error failed the turn: the subtype stays "success".
- *      The usage on assistant lines is partial and never summed.
- *  (3) A process that exited non-zero failed the turn, whatever its
- *      stream said; without a result line the message is the exit status
- *      and the tail of its standard error.
- *  (4) Every message starts `claude-code: `, is one line, and quotes at
- *      most CLAUDE_QUOTE_MAX bytes of what the CLI said.
- *  (5) The adapter's child is proc.c's: its own process group, killed
- *      whole on timeout or abort; stdin is /dev/null unless the prompt
- *      is too long for one argument, when it goes on stdin.
- *  (6) huddle writes only huddle-mcp.json in the agent's home (and, with
- *      "home": "private", Claude's own state goes under <home>/claude
- *      through CLAUDE_CONFIG_DIR); with "home": "user" Claude Code runs
- *      against the user's own login and settings. The work directory is
- *      stable per agent, since Claude keys sessions by it.
- * Callers: runtime.c's adapter table; the parser also the tests.
+ * claude.c -- the `claude-code` runtime: Claude Code run as `claude -p
+ * <prompt> --output-format stream-json --verbose`. First the parser of
+ * that stream, one JSON object per line (system/init, system/api_retry,
+ * assistant, user, and a final result line), turned into runtime events;
+ * the rest of the file (the adapter, which spawns the CLI and feeds the
+ * parser its standard output line by line) follows it.
+ *  (1) Every line is parsed with Jansson on its own, so a line can never
+ *      spoil another. An empty line is ignored; a line that is not a JSON
+ *      object with a string `type`, or an assistant or user line without
+ *      message.content, is counted as malformed and the turn goes on.
+ *      Unknown types and blocks are ignored, and so are a tool_use without
+ *      a name and a tool_result without a tool_use_id. Nothing in a line
+ *      can crash the parser or make it keep more than the last result
+ *      line, the session id and the names of the tool calls still waiting
+ *      for their results (at most CLAUDE_TOOLS_MAX).
+ *  (2) Live events as lines come: tool_use blocks are tool_call, their
+ *      tool_result blocks are tool_result carrying the tool's name (paired
+ *      by id), text blocks are text_delta ("\n\n" between the text of two
+ *      assistant lines), a failed MCP server and each api_retry are a
+ *      status. The synthetic assistant line Claude Code writes for an API
+ *      failure (it carries a top-level `error`) is not the agent's text
+ *      and is not streamed: the error says it once, at the end.
+ *  (3) The outcome comes from the last result line only, at finish: its
+ *      `result` is the reply (hd_runtime_emit_reply) unless is_error, its
+ *      total_cost_usd and usage are the cost (not estimated; without
+ *      total_cost_usd no cost is emitted and the driver estimates). The
+ *      usage of assistant lines is partial and never read.
+ *  (4) is_error tells failure from success; subtype does not (it stays
+ *      "success" on API errors) except "error_max_turns", which ends the
+ *      turn max_turns. A nonzero exit fails the turn even after a good
+ *      result line. Every message is one line prefixed "claude-code: ";
+ *      text quoted from the stream has no control characters and is cut
+ *      to CLAUDE_MSG_MAX bytes (an error text to its first line).
+ *  (5) finish ends the turn with exactly one done: success or max_turns
+ *      with the session id, else error without one (a failed run may have
+ *      left nothing to resume).
+ * The adapter:
+ *  (6) Its child is proc.c's: its own process group, killed whole on
+ *      timeout or abort; stdin is /dev/null unless the prompt is too long
+ *      for one argument, when it goes on stdin. huddle's MCP server is its
+ *      only MCP server (--mcp-config huddle-mcp.json, --strict-mcp-config)
+ *      and mcp__huddle its allowed tools, with allowed_tools added.
+ *  (7) huddle writes only huddle-mcp.json in the agent's home; with
+ *      "home": "private" Claude's own state goes under <home>/claude
+ *      (CLAUDE_CONFIG_DIR), with "home": "user" it runs against the user's
+ *      own login and settings. The work directory is stable per agent,
+ *      since Claude keys sessions by it, and the session is resumed there.
+ * Callers: runtime.c's adapter table; the parser also
+ * tests/unit/runtime/test-claude-stream.c and tests/fuzz/fuzz-claude-stream.c.
  */
 #include <limits.h>
 #include <math.h>
@@ -42,15 +62,22 @@
 
 #include "runtime_int.h"
 
-#define CLAUDE_QUOTE_MAX 300
-#define CLAUDE_TOOL_NAMES 64 /* tool_use ids remembered for their results */
+#define CLAUDE_PREFIX "claude-code: "
+/* Text of the stream quoted in a message keeps at most this many bytes. */
+#define CLAUDE_MSG_MAX 300
+/* Tool calls whose names are kept until their results come. */
+#define CLAUDE_TOOLS_MAX 4096
+/* Denied tools named in the warning; the rest are counted. */
+#define CLAUDE_DENIALS_MAX 8
 
 struct hd_claude_stream {
-	json_t *result; /* the last result line */
-	char *session;  /* from init or result */
-	json_t *tools;  /* tool_use id -> name */
-	int said_text;  /* a text block was sent: separate the next */
-	size_t malformed;
+	json_t *result;    /* the last result line, or NULL */
+	json_t *tools;     /* tool_use id -> name, until its result */
+	char *session;     /* from system/init, then the result line */
+	size_t malformed;  /* lines counted by (1) */
+	size_t assistants; /* assistant lines seen */
+	size_t text_line;  /* the assistant line that last streamed text */
+	int have_text;     /* any text streamed yet */
 };
 
 hd_claude_stream *
@@ -58,7 +85,9 @@ hd_claude__stream_new(void)
 {
 	hd_claude_stream *cs = calloc(1, sizeof(*cs));
 
-	if (cs != NULL && (cs->tools = json_object()) == NULL) {
+	if (cs == NULL)
+		return NULL;
+	if ((cs->tools = json_object()) == NULL) {
 		free(cs);
 		return NULL;
 	}
@@ -79,184 +108,258 @@ hd_claude__stream_free(hd_claude_stream *cs)
 const char *
 hd_claude__stream_session(const hd_claude_stream *cs)
 {
-	return cs->session;
+	return cs != NULL ? cs->session : NULL;
 }
 
-static void
-set_session(hd_claude_stream *cs, const json_t *line)
-{
-	const char *sid =
-	    json_string_value(json_object_get(line, "session_id"));
+/* ---- helpers ---- */
 
-	if (sid == NULL || sid[0] == '\0' ||
-	    (cs->session != NULL && strcmp(cs->session, sid) == 0))
+static void
+set_session(hd_claude_stream *cs, const json_t *id)
+{
+	const char *s = json_string_value(id);
+	char *copy;
+
+	if (s == NULL || s[0] == '\0' ||
+	    (cs->session != NULL && strcmp(cs->session, s) == 0))
 		return;
+	if ((copy = strdup(s)) == NULL)
+		return; /* keep the one we had */
 	free(cs->session);
-	cs->session = strdup(sid);
+	cs->session = copy;
 }
 
-/* The first line of s, at most CLAUDE_QUOTE_MAX bytes on a character
- * boundary, into b (4). */
+/*
+ * Append s (len bytes of valid UTF-8, as Jansson guarantees) to b: with
+ * first_line, only its first line, trailing blanks dropped; control
+ * characters made spaces; cut to max bytes on a character boundary with
+ * "..." after a cut (4).
+ */
 static void
-quote(hd_buf *b, const char *s)
+put_quoted(hd_buf *b, const char *s, size_t len, size_t max, int first_line)
 {
-	size_t n = strcspn(s, "\r\n");
+	size_t n = 0, i, cut;
 
-	if (n > CLAUDE_QUOTE_MAX) {
-		n = CLAUDE_QUOTE_MAX;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+	if (first_line) {
+		while (n < len && s[n] != '\n' && s[n] != '\r')
+			n++;
+		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
 			n--;
+	} else
+		n = len;
+	cut = n;
+	if (cut > max) {
+		cut = max;
+		while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+			cut--;
 	}
-	hd_buf_put(b, s, n);
+	for (i = 0; i < cut; i++)
+		hd_buf_putc(b,
+		    ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? ' ' : s[i]);
+	if (cut < n)
+		hd_buf_puts(b, "...");
 }
 
-/* The last non-empty line of s (a standard-error tail), or NULL. */
-static const char *
-last_line(const char *s)
+/* A name from the stream (a server, a tool): whole, made one line. */
+static void
+put_name(hd_buf *b, const json_t *str)
 {
-	const char *end = s + strlen(s), *start;
-
-	while (
-	    end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	if (end == s)
-		return NULL;
-	start = end;
-	while (start > s && start[-1] != '\n')
-		start--;
-	return start;
-}
-
-/* A tool_result's text: a string, or the text blocks of an array. */
-static json_t *
-result_text(const json_t *content)
-{
-	hd_buf b = HD_BUF_INIT(0);
-	const json_t *blk;
-	json_t *out;
-	size_t i;
-
-	if (json_is_string(content))
-		return json_incref((json_t *)content);
-	json_array_foreach (content, i, blk) {
-		const char *t = json_string_value(json_object_get(blk, "text"));
-
-		if (t == NULL)
-			continue;
-		if (b.len > 0)
-			hd_buf_putc(&b, '\n');
-		hd_buf_puts(&b, t);
-	}
-	out = json_stringn(hd_buf_cstr(&b), b.len);
-	hd_buf_dispose(&b);
-	return out != NULL ? out : json_string("");
+	put_quoted(b, json_string_value(str), json_string_length(str),
+	    CLAUDE_MSG_MAX, 0);
 }
 
 static void
-on_assistant(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *msg)
+emit_status_buf(hd_runtime_emit *em, hd_buf *b)
 {
-	const json_t *blk;
-	hd_runtime_event ev;
-	const char *type, *text;
+	if (!hd_buf_failed(b))
+		hd_runtime_emit_status(em, hd_buf_cstr(b));
+	hd_buf_dispose(b);
+}
+
+/* A JSON integer in [0, max], else 0 (a count from the stream). */
+static int64_t
+count_of(const json_t *v, int64_t max)
+{
+	json_int_t n;
+
+	if (!json_is_integer(v))
+		return 0;
+	n = json_integer_value(v);
+	return n < 0 ? 0 : n > max ? max : (int64_t)n;
+}
+
+/* ---- lines ---- */
+
+/* system/init: the session, and a warning per MCP server that failed. */
+static void
+on_init(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *j)
+{
+	const json_t *srv;
 	size_t i;
 
-	json_array_foreach (json_object_get(msg, "content"), i, blk) {
+	set_session(cs, json_object_get(j, "session_id"));
+	json_array_foreach (json_object_get(j, "mcp_servers"), i, srv) {
+		const char *st =
+		    json_string_value(json_object_get(srv, "status"));
+		hd_buf b = HD_BUF_INIT(0);
+
+		if (st == NULL || strcmp(st, "failed") != 0)
+			continue;
+		hd_buf_puts(&b, CLAUDE_PREFIX "MCP server ");
+		if (json_is_string(json_object_get(srv, "name")))
+			put_name(&b, json_object_get(srv, "name"));
+		else
+			hd_buf_puts(&b, "(unnamed)");
+		hd_buf_puts(&b, " failed to start");
+		emit_status_buf(em, &b);
+	}
+}
+
+/* system/api_retry: "claude-code: API error 529 (overloaded); retrying in
+ * 0.572 s (attempt 1 of 10)". */
+static void
+on_retry(hd_runtime_emit *em, const json_t *j)
+{
+	const json_t *status = json_object_get(j, "error_status");
+	const json_t *delay = json_object_get(j, "retry_delay_ms");
+	const json_t *what = json_object_get(j, "error");
+	hd_buf b = HD_BUF_INIT(0);
+	double ms;
+
+	hd_buf_puts(&b, CLAUDE_PREFIX "API error");
+	if (json_is_integer(status)) {
+		hd_buf_putc(&b, ' ');
+		hd_buf_put_i64(&b, (int64_t)json_integer_value(status));
+	}
+	if (json_is_string(what) && json_string_length(what) > 0) {
+		hd_buf_puts(&b, " (");
+		put_quoted(&b, json_string_value(what),
+		    json_string_length(what), CLAUDE_MSG_MAX, 1);
+		hd_buf_putc(&b, ')');
+	}
+	hd_buf_puts(&b, "; retrying");
+	if (json_is_number(delay)) {
+		ms = json_number_value(delay);
+		if (isfinite(ms) && ms >= 0 && ms < 1e12)
+			hd_buf_printf(
+			    &b, " in %g s", (double)llround(ms) / 1000.0);
+	}
+	if (json_is_integer(json_object_get(j, "attempt"))) {
+		hd_buf_puts(&b, " (attempt ");
+		hd_buf_put_i64(
+		    &b, count_of(json_object_get(j, "attempt"), INT64_MAX));
+		if (json_is_integer(json_object_get(j, "max_retries"))) {
+			hd_buf_puts(&b, " of ");
+			hd_buf_put_i64(
+			    &b, count_of(json_object_get(j, "max_retries"),
+				    INT64_MAX));
+		}
+		hd_buf_putc(&b, ')');
+	}
+	emit_status_buf(em, &b);
+}
+
+static void
+on_tool_use(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *blk)
+{
+	const json_t *id = json_object_get(blk, "id");
+	const json_t *name = json_object_get(blk, "name");
+	hd_runtime_event ev;
+
+	if (!json_is_string(name)) /* not a call anyone could answer */
+		return;
+	if (json_is_string(id) &&
+	    json_object_size(cs->tools) < CLAUDE_TOOLS_MAX)
+		json_object_set(
+		    cs->tools, json_string_value(id), (json_t *)name);
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = HD_RT_TOOL_CALL;
+	ev.name = json_string_value(name);
+	ev.id = json_string_value(id);
+	ev.data = json_object_get(blk, "input");
+	hd_runtime_emit_event(em, &ev);
+}
+
+static int
+on_assistant(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *j)
+{
+	const json_t *content =
+	    json_object_get(json_object_get(j, "message"), "content");
+	const json_t *blk, *text;
+	const char *type;
+	/* (2): an API failure's stand-in for a reply */
+	int synthetic = json_is_string(json_object_get(j, "error"));
+	size_t i;
+
+	if (!json_is_array(content))
+		return -1;
+	cs->assistants++;
+	json_array_foreach (content, i, blk) {
 		type = json_string_value(json_object_get(blk, "type"));
 		if (type == NULL)
 			continue;
-		if (strcmp(type, "text") == 0 &&
-		    (text = json_string_value(json_object_get(blk, "text"))) !=
-			NULL &&
-		    text[0] != '\0') {
-			if (cs->said_text)
-				hd_runtime_emit_text(em, "\n\n", 2);
-			hd_runtime_emit_text(em, text, strlen(text));
-			cs->said_text = 1;
-		} else if (strcmp(type, "tool_use") == 0) {
-			memset(&ev, 0, sizeof(ev));
-			ev.kind = HD_RT_TOOL_CALL;
-			ev.name =
-			    json_string_value(json_object_get(blk, "name"));
-			ev.id = json_string_value(json_object_get(blk, "id"));
-			ev.data = json_object_get(blk, "input");
-			if (ev.id != NULL && ev.name != NULL &&
-			    json_object_size(cs->tools) < CLAUDE_TOOL_NAMES)
-				json_object_set_new(
-				    cs->tools, ev.id, json_string(ev.name));
-			hd_runtime_emit_event(em, &ev);
+		if (strcmp(type, "tool_use") == 0) {
+			on_tool_use(cs, em, blk);
+			continue;
 		}
+		text = json_object_get(blk, "text");
+		if (strcmp(type, "text") != 0 || synthetic ||
+		    json_string_length(text) == 0)
+			continue;
+		if (cs->have_text && cs->text_line != cs->assistants)
+			hd_runtime_emit_text(em, "\n\n", 2);
+		hd_runtime_emit_text(
+		    em, json_string_value(text), json_string_length(text));
+		cs->have_text = 1;
+		cs->text_line = cs->assistants;
 	}
+	return 0;
 }
 
-static void
-on_user(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *msg)
+static int
+on_user(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *j)
 {
-	const json_t *blk;
+	const json_t *content =
+	    json_object_get(json_object_get(j, "message"), "content");
+	const json_t *blk, *id, *name;
 	hd_runtime_event ev;
-	json_t *text;
-	const char *type;
 	size_t i;
 
-	json_array_foreach (json_object_get(msg, "content"), i, blk) {
-		type = json_string_value(json_object_get(blk, "type"));
+	if (json_is_string(content)) /* a prompt echoed back: nothing to do */
+		return 0;
+	if (!json_is_array(content))
+		return -1;
+	json_array_foreach (content, i, blk) {
+		const char *type =
+		    json_string_value(json_object_get(blk, "type"));
+
 		if (type == NULL || strcmp(type, "tool_result") != 0)
 			continue;
+		id = json_object_get(blk, "tool_use_id");
+		if (!json_is_string(id)) /* a result of nothing */
+			continue;
+		name = json_object_get(cs->tools, json_string_value(id));
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = HD_RT_TOOL_RESULT;
-		ev.id = json_string_value(json_object_get(blk, "tool_use_id"));
-		ev.name = ev.id != NULL ? json_string_value(
-					      json_object_get(cs->tools, ev.id))
-					: NULL;
+		ev.name = json_string_value(name);
+		ev.id = json_string_value(id);
+		ev.data = json_object_get(blk, "content");
 		ev.is_error = json_is_true(json_object_get(blk, "is_error"));
-		text = result_text(json_object_get(blk, "content"));
-		ev.data = text;
 		hd_runtime_emit_event(em, &ev);
-		json_decref(text);
+		if (name != NULL) /* a result comes once; forget the call */
+			json_object_del(cs->tools, json_string_value(id));
 	}
+	return 0;
 }
 
-static void
-on_system(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *line)
+static int
+is_blank(const char *s, size_t len)
 {
-	const char *sub = json_string_value(json_object_get(line, "subtype"));
-	const json_t *srv;
-	hd_buf b = HD_BUF_INIT(0);
 	size_t i;
 
-	if (sub == NULL)
-		return;
-	if (strcmp(sub, "init") == 0) {
-		set_session(cs, line);
-		json_array_foreach (
-		    json_object_get(line, "mcp_servers"), i, srv) {
-			const char *st =
-			    json_string_value(json_object_get(srv, "status"));
-			const char *name =
-			    json_string_value(json_object_get(srv, "name"));
-
-			if (st != NULL && name != NULL &&
-			    strcmp(st, "connected") != 0) {
-				hd_buf_reset(&b);
-				hd_buf_printf(&b,
-				    "claude-code: MCP server %.64s %s", name,
-				    strcmp(st, "failed") == 0
-					? "failed to start"
-					: st);
-				hd_runtime_emit_status(em, hd_buf_cstr(&b));
-			}
-		}
-	} else if (strcmp(sub, "api_retry") == 0) {
-		hd_buf_printf(&b,
-		    "claude-code: API error %lld, retry %lld of %lld",
-		    (long long)json_integer_value(
-			json_object_get(line, "error_status")),
-		    (long long)json_integer_value(
-			json_object_get(line, "attempt")),
-		    (long long)json_integer_value(
-			json_object_get(line, "max_retries")));
-		hd_runtime_emit_status(em, hd_buf_cstr(&b));
-	}
-	hd_buf_dispose(&b);
+	for (i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+			return 0;
+	return 1;
 }
 
 int
@@ -264,83 +367,170 @@ hd_claude__stream_line(
     hd_claude_stream *cs, hd_runtime_emit *em, const char *line, size_t len)
 {
 	json_t *j;
-	const char *type;
-	size_t i = 0;
+	const char *type, *sub;
+	int rc = 0;
 
-	while (i < len && (line[i] == ' ' || line[i] == '\t'))
-		i++;
-	if (i == len)
-		return 0; /* a blank line says nothing */
+	if (cs == NULL)
+		return -1;
+	if (line == NULL || is_blank(line, len))
+		return 0;
 	j = json_loadb(line, len, 0, NULL);
-	if (!json_is_object(j) ||
-	    (type = json_string_value(json_object_get(j, "type"))) == NULL) {
+	type = json_string_value(json_object_get(j, "type"));
+	if (!json_is_object(j) || type == NULL) {
 		json_decref(j);
 		cs->malformed++;
 		return -1;
 	}
 	if (strcmp(type, "assistant") == 0)
-		on_assistant(cs, em, json_object_get(j, "message"));
+		rc = on_assistant(cs, em, j);
 	else if (strcmp(type, "user") == 0)
-		on_user(cs, em, json_object_get(j, "message"));
-	else if (strcmp(type, "system") == 0)
-		on_system(cs, em, j);
-	else if (strcmp(type, "result") == 0) {
-		set_session(cs, j);
+		rc = on_user(cs, em, j);
+	else if (strcmp(type, "system") == 0) {
+		sub = json_string_value(json_object_get(j, "subtype"));
+		if (sub != NULL && strcmp(sub, "init") == 0)
+			on_init(cs, em, j);
+		else if (sub != NULL && strcmp(sub, "api_retry") == 0)
+			on_retry(em, j);
+	} else if (strcmp(type, "result") == 0) {
 		json_decref(cs->result);
-		cs->result = json_incref(j);
+		cs->result = json_incref(j); /* (3): the last one wins */
+		set_session(cs, json_object_get(j, "session_id"));
 	}
 	json_decref(j);
-	return 0;
+	if (rc < 0)
+		cs->malformed++;
+	return rc;
 }
 
-/* The cost the result line reports (2); 0 when it reports none. */
-static int
-result_cost(hd_runtime_cost *c, const json_t *result)
-{
-	const json_t *usd = json_object_get(result, "total_cost_usd");
-	const json_t *u = json_object_get(result, "usage");
+/* ---- the end ---- */
 
-	memset(c, 0, sizeof(*c));
-	if (!json_is_number(usd) || json_number_value(usd) < 0 ||
-	    !isfinite(json_number_value(usd)))
-		return 0;
-	c->usd = json_number_value(usd);
-	c->microcents = (int64_t)llround(c->usd * 1e8);
-	c->input_tokens =
-	    json_integer_value(json_object_get(u, "input_tokens")) +
-	    json_integer_value(
-		json_object_get(u, "cache_creation_input_tokens")) +
-	    json_integer_value(json_object_get(u, "cache_read_input_tokens"));
-	c->output_tokens =
-	    json_integer_value(json_object_get(u, "output_tokens"));
-	c->estimated = 0;
-	return 1;
-}
-
-/* The permission denials, as one warning (a turn can go on without a
- * tool; the model hears the refusal). */
+/* permission_denials: "claude-code: permission denied for a, b". */
 static void
-denials(hd_runtime_emit *em, const json_t *result)
+warn_denials(hd_runtime_emit *em, const json_t *res)
 {
-	const json_t *list = json_object_get(result, "permission_denials"), *d;
+	const json_t *d, *name;
+	json_t *seen = json_object(); /* a tool denied twice is named once */
 	hd_buf b = HD_BUF_INIT(0);
-	size_t i;
+	size_t i, named = 0, more = 0;
+	const char *n;
 
-	if (json_array_size(list) == 0)
-		return;
-	hd_buf_puts(&b, "claude-code: permission denied for");
-	json_array_foreach (list, i, d) {
-		const char *n =
-		    json_string_value(json_object_get(d, "tool_name"));
-
-		if (i == 8) {
-			hd_buf_printf(
-			    &b, " and %zu more", json_array_size(list) - 8);
-			break;
+	json_array_foreach (json_object_get(res, "permission_denials"), i, d) {
+		name = json_object_get(d, "tool_name");
+		n = json_is_string(name) ? json_string_value(name) : "";
+		if (seen == NULL || json_object_get(seen, n) != NULL)
+			continue;
+		json_object_set_new(seen, n, json_true());
+		if (named == CLAUDE_DENIALS_MAX) {
+			more++;
+			continue;
 		}
-		hd_buf_printf(&b, "%s %.80s", i ? "," : "", n ? n : "a tool");
+		hd_buf_puts(
+		    &b, named ? ", " : CLAUDE_PREFIX "permission denied for ");
+		if (n[0] != '\0')
+			put_name(&b, name);
+		else
+			hd_buf_puts(&b, "a tool");
+		named++;
 	}
-	hd_runtime_emit_status(em, hd_buf_cstr(&b));
+	json_decref(seen);
+	if (more > 0)
+		hd_buf_printf(&b, " and %zu more", more);
+	if (named > 0)
+		emit_status_buf(em, &b);
+	else
+		hd_buf_dispose(&b);
+}
+
+/* total_cost_usd and usage, not estimated (3). */
+static void
+emit_cost(hd_runtime_emit *em, const json_t *res)
+{
+	const json_t *usd = json_object_get(res, "total_cost_usd");
+	const json_t *u = json_object_get(res, "usage");
+	/* large enough for any bill, small enough that sums never overflow */
+	const int64_t tmax = (int64_t)1 << 50;
+	hd_runtime_cost c;
+	double v;
+
+	if (!json_is_number(usd))
+		return;
+	v = json_number_value(usd);
+	if (!isfinite(v) || v < 0 || v > 1e9)
+		return;
+	memset(&c, 0, sizeof(c));
+	c.microcents = (int64_t)llround(v * 1e8);
+	c.usd = (double)c.microcents / 1e8;
+	c.input_tokens =
+	    count_of(json_object_get(u, "input_tokens"), tmax) +
+	    count_of(json_object_get(u, "cache_creation_input_tokens"), tmax) +
+	    count_of(json_object_get(u, "cache_read_input_tokens"), tmax);
+	c.output_tokens = count_of(json_object_get(u, "output_tokens"), tmax);
+	c.estimated = 0;
+	hd_runtime_emit_cost(em, &c);
+}
+
+/* "exit status N: <tail>", or "killed". */
+static void
+error_exit(hd_runtime_emit *em, int exit_code, const char *tail)
+{
+	if (exit_code < 0)
+		hd_runtime_emit_error(
+		    em, CLAUDE_PREFIX "killed%s%s", tail[0] ? ": " : "", tail);
+	else
+		hd_runtime_emit_error(em, CLAUDE_PREFIX "exit status %d%s%s",
+		    exit_code, tail[0] ? ": " : "", tail);
+}
+
+/* A result line with is_error: "API error N: <text>" or "<text>". */
+static void
+error_result(
+    hd_runtime_emit *em, const json_t *res, int exit_code, const char *tail)
+{
+	const json_t *status = json_object_get(res, "api_error_status");
+	const json_t *text = json_object_get(res, "result");
+	const json_t *sub = json_object_get(res, "subtype");
+	const char *s;
+	size_t len;
+	char lead[64];
+	hd_buf b = HD_BUF_INIT(0);
+
+	if (!json_is_string(text) || json_string_length(text) == 0)
+		text = json_array_get(json_object_get(res, "errors"), 0);
+	s = json_string_value(text);
+	len = s != NULL ? json_string_length(text) : 0;
+	if (json_is_integer(status)) {
+		/* "API Error: 400 {...}" says the status we already give */
+		snprintf(lead, sizeof(lead), "API Error: %lld",
+		    (long long)json_integer_value(status));
+		if (s != NULL && strncmp(s, lead, strlen(lead)) == 0) {
+			s += strlen(lead);
+			len -= strlen(lead);
+			while (len > 0 && *s == ' ') {
+				s++;
+				len--;
+			}
+		}
+		hd_buf_printf(&b, "API error %lld",
+		    (long long)json_integer_value(status));
+		if (len > 0)
+			hd_buf_puts(&b, ": ");
+	}
+	if (s != NULL)
+		put_quoted(&b, s, len, CLAUDE_MSG_MAX, 1);
+	if (b.len == 0 && json_is_string(sub) &&
+	    strcmp(json_string_value(sub), "success") != 0)
+		put_name(&b, sub);
+	if (b.len == 0) {
+		hd_buf_dispose(&b);
+		if (exit_code != 0)
+			error_exit(em, exit_code, tail);
+		else
+			hd_runtime_emit_error(em,
+			    CLAUDE_PREFIX "the result line reports an error");
+		return;
+	}
+	hd_runtime_emit_error(em, CLAUDE_PREFIX "%s",
+	    hd_buf_failed(&b) ? "the run failed" : hd_buf_cstr(&b));
 	hd_buf_dispose(&b);
 }
 
@@ -348,54 +538,53 @@ void
 hd_claude__stream_finish(hd_claude_stream *cs, hd_runtime_emit *em,
     int exit_code, const char *stderr_tail)
 {
-	const json_t *r = cs->result;
-	const char *text = json_string_value(json_object_get(r, "result"));
-	hd_runtime_cost cost;
-	hd_buf msg = HD_BUF_INIT(0);
-	int failed;
+	const json_t *res = cs != NULL ? cs->result : NULL, *text, *sub;
+	const char *tail = stderr_tail != NULL ? stderr_tail : "";
+	int max_turns;
 
-	if (stderr_tail == NULL)
-		stderr_tail = "";
-	if (r != NULL) {
-		if (result_cost(&cost, r))
-			hd_runtime_emit_cost(em, &cost);
-		denials(em, r);
-	}
-	failed = r == NULL || json_is_true(json_object_get(r, "is_error")) ||
-		 exit_code != 0;
-	if (!failed) {
-		hd_runtime_emit_reply(em, text != NULL ? text : "",
-		    text != NULL ? strlen(text) : 0);
-		hd_runtime_emit_done(em, HD_DONE_SUCCESS, NULL, cs->session);
+	if (res == NULL) {
+		if (exit_code != 0)
+			error_exit(em, exit_code, tail);
+		else if (cs != NULL && cs->malformed > 0)
+			hd_runtime_emit_error(em,
+			    CLAUDE_PREFIX "the stream ended without a result "
+					  "line (%zu malformed line%s)",
+			    cs->malformed, cs->malformed == 1 ? "" : "s");
+		else
+			hd_runtime_emit_error(em, CLAUDE_PREFIX
+			    "the stream ended without a result line");
+		hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
 		return;
 	}
-	hd_buf_puts(&msg, "claude-code: ");
-	if (r != NULL && json_is_true(json_object_get(r, "is_error"))) {
-		const json_t *st = json_object_get(r, "api_error_status");
+	warn_denials(em, res);
+	sub = json_object_get(res, "subtype");
+	max_turns = json_is_string(sub) &&
+		    strcmp(json_string_value(sub), "error_max_turns") == 0;
+	text = json_object_get(res, "result");
+	if (json_is_string(text) &&
+	    (max_turns || !json_is_true(json_object_get(res, "is_error"))))
+		hd_runtime_emit_reply(
+		    em, json_string_value(text), json_string_length(text));
+	emit_cost(em, res);
+	if (max_turns) {
+		hd_buf b = HD_BUF_INIT(0);
+		int64_t n =
+		    count_of(json_object_get(res, "num_turns"), 1 << 30);
 
-		if (json_is_integer(st))
-			hd_buf_printf(&msg, "API error %lld: ",
-			    (long long)json_integer_value(st));
-		quote(&msg, text != NULL && text[0] ? text : "the turn failed");
-	} else if (exit_code < 0)
-		hd_buf_puts(&msg, "killed");
-	else if (exit_code != 0) {
-		hd_buf_printf(&msg, "exit status %d", exit_code);
-		if (last_line(stderr_tail) != NULL) {
-			hd_buf_puts(&msg, ": ");
-			quote(&msg, last_line(stderr_tail));
-		} else if (text != NULL && text[0] != '\0') {
-			hd_buf_puts(&msg, ": ");
-			quote(&msg, text);
-		}
+		hd_buf_puts(&b, CLAUDE_PREFIX "stopped at the turn limit");
+		if (n > 0)
+			hd_buf_printf(&b, " after %lld turn%s", (long long)n,
+			    n == 1 ? "" : "s");
+		emit_status_buf(em, &b);
+		hd_runtime_emit_done(em, HD_DONE_MAX_TURNS, NULL, cs->session);
+	} else if (json_is_true(json_object_get(res, "is_error"))) {
+		error_result(em, res, exit_code, tail);
+		hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
+	} else if (exit_code != 0) {
+		error_exit(em, exit_code, tail);
+		hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
 	} else
-		hd_buf_puts(&msg, "the stream ended without a result line");
-	if (r == NULL && cs->malformed > 0)
-		hd_buf_printf(&msg, " (%zu malformed line%s)", cs->malformed,
-		    cs->malformed == 1 ? "" : "s");
-	hd_runtime_emit_error(em, "%s", hd_buf_cstr(&msg));
-	hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, cs->session);
-	hd_buf_dispose(&msg);
+		hd_runtime_emit_done(em, HD_DONE_SUCCESS, NULL, cs->session);
 }
 
 /* ---- the adapter ---- */

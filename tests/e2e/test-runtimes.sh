@@ -169,7 +169,7 @@ expect_eq "$(json_get "$OUT" '[p["authorAgentId"] for p in j["posts"] if p["body
 
 # ---- errors ----------------------------------------------------------------
 run ask dev "@lead now fail. $(script '{"turns":[{"error":{"status":400,"message":"bad thing"}}]}')"
-expect_contains "$OUT" "[error: claude-code: API error 400: API Error: 400" "an API error 400 is the reply"
+expect_contains "$OUT" "[error: claude-code: API error 400: bad thing]" "an API error 400 is the reply"
 
 run agent add dev sleepy --runtime claude-code --config "$(claude_cfg 3)"
 expect_rc 0 "add an agent with a 3 s timeout"
