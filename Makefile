@@ -73,7 +73,7 @@ build-release:
 	@cmake -S . -B $(BUILD)-release -DCMAKE_BUILD_TYPE=Release -DHUDDLE_TESTS=OFF >/dev/null
 	@cmake --build $(BUILD)-release -j $(JOBS) -- --no-print-directory
 
-bench: deps build-release
+bench: deps-e2e build-release
 	@bench/run.sh $(BUILD)-release
 
 fuzz: deps

@@ -9,4 +9,9 @@ for b in "$build"/bench/bench_*; do
 	[ -x "$b" ] || continue
 	"$b" || { echo "bench: $(basename "$b") failed" >&2; status=1; }
 done
+# the benchmarks that drive real agent CLIs are scripts
+for b in "$(dirname "$0")"/bench-*.sh; do
+	[ -f "$b" ] || continue
+	bash "$b" "$build" || { echo "bench: $(basename "$b") failed" >&2; status=1; }
+done
 exit $status

@@ -18,12 +18,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include <huddle/buf.h>
+#include <huddle/log.h>
 #include <huddle/util.h>
 
 #include "runtime_int.h"
@@ -147,6 +149,40 @@ hd_runtime__workdir(char *out, size_t outlen, const json_t *cfg,
 	if ((rc = hd_mkdir_p(out, 0700, err)) < 0)
 		return hd_err_set(err, rc, "%s: %s", runtime, err->msg);
 	return 0;
+}
+
+void
+hd_runtime__log_run(const char *runtime, char *const *argv, const char *prompt,
+    const char *cwd, char *const *extra)
+{
+	json_t *a, *e, *o;
+	const char *eq;
+	char key[128], *text;
+	size_t i;
+
+	if (!hd_log_enabled(HD_LOG_DEBUG))
+		return;
+	a = json_array();
+	e = json_object();
+	for (i = 0; argv != NULL && argv[i] != NULL; i++)
+		json_array_append_new(a,
+		    json_string(prompt != NULL && strcmp(argv[i], prompt) == 0
+				    ? "{PROMPT}"
+				    : argv[i]));
+	for (i = 0; extra != NULL && extra[i] != NULL; i++)
+		if ((eq = strchr(extra[i], '=')) != NULL &&
+		    eq - extra[i] < (ptrdiff_t)sizeof(key)) {
+			memcpy(key, extra[i], (size_t)(eq - extra[i]));
+			key[eq - extra[i]] = '\0';
+			json_object_set_new(e, key, json_string(eq + 1));
+		}
+	o = json_pack(
+	    "{s:s, s:o, s:o}", "cwd", cwd ? cwd : "", "env", e, "argv", a);
+	text = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)
+			 : NULL;
+	hd_log_write(HD_LOG_DEBUG, runtime, "run %s", text ? text : "?");
+	free(text);
+	json_decref(o);
 }
 
 int

@@ -761,6 +761,8 @@ claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	}
 	ctx.em = em;
 	hd_lines_init(&ctx.lines, CLAUDE_LINE_MAX, claude_line, &ctx);
+	hd_runtime__log_run(
+	    "claude-code", argv.v, in->prompt, workdir, extra.v);
 	ps.argv = argv.v;
 	ps.envp = env.v;
 	ps.cwd = workdir;

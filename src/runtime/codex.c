@@ -728,6 +728,7 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	}
 	ctx.em = em;
 	hd_lines_init(&ctx.lines, CODEX_LINE_MAX, codex_line, &ctx);
+	hd_runtime__log_run("codex", argv.v, in->prompt, work, extra.v);
 	ps.argv = argv.v;
 	ps.envp = env.v;
 	ps.cwd = work;

@@ -133,6 +133,12 @@ int hd_runtime__check_env(const json_t *cfg, hd_err *err);
 int hd_runtime__workdir(char *out, size_t outlen, const json_t *cfg,
     const char *home, const char *runtime, hd_err *err);
 
+/* At debug level, log what is about to run: cwd, the environment huddle
+ * adds (extra: paths, never the config's values) and argv as JSON, the
+ * prompt argument (prompt, when it is one of argv) as "{PROMPT}". */
+void hd_runtime__log_run(const char *runtime, char *const *argv,
+    const char *prompt, const char *cwd, char *const *extra);
+
 /* End the turn in error with this message (error, then done); err gets
  * it too. Returns the negative code. */
 int hd_runtime__fail(hd_runtime_emit *em, hd_err *err, const char *fmt, ...)
