@@ -18,8 +18,9 @@
  *      body inside the message is reduced to its own message. A process
  *      that exited non-zero failed the turn too; without a message its
  *      standard error's tail says why, less Codex's known noise.
- *  (4) Every message starts `codex: `, is one line, and quotes at most
- *      CODEX_QUOTE_MAX bytes of what the CLI said.
+ *  (4) Every message starts `codex: `, is one line without control
+ *      characters, and quotes at most CODEX_QUOTE_MAX bytes of what the
+ *      CLI said. A failed run ends in error without a thread to resume.
  *  (5) The adapter's child is proc.c's (own process group, killed whole
  *      on timeout or abort). CODEX_HOME is the agent's persistent home,
  *      seeded once from the user's config.toml and auth.json and never
@@ -109,18 +110,20 @@ replace(char **slot, const char *s)
 }
 
 /* The first line of s, at most CODEX_QUOTE_MAX bytes on a character
- * boundary, into b (4). */
+ * boundary, control characters made spaces, into b (4). */
 static void
 quote(hd_buf *b, const char *s)
 {
-	size_t n = strcspn(s, "\r\n");
+	size_t n = strcspn(s, "\r\n"), i;
 
 	if (n > CODEX_QUOTE_MAX) {
 		n = CODEX_QUOTE_MAX;
 		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 			n--;
 	}
-	hd_buf_put(b, s, n);
+	for (i = 0; i < n; i++)
+		hd_buf_putc(
+		    b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i]);
 }
 
 /* (3): a provider's error body ({"error":{"message":...}}) says its own
@@ -304,12 +307,7 @@ quote_tail(hd_buf *b, const char *tail)
 	if (line == NULL)
 		return;
 	hd_buf_puts(b, ": ");
-	if (n > CODEX_QUOTE_MAX) {
-		n = CODEX_QUOTE_MAX;
-		while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
-			n--;
-	}
-	hd_buf_put(b, line, n);
+	quote(b, line); /* its first line is the line: it ends at '\n' */
 }
 
 void
@@ -346,7 +344,8 @@ hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em, int exit_code,
 		hd_buf_printf(&msg, " (%zu malformed line%s)", cs->malformed,
 		    cs->malformed == 1 ? "" : "s");
 	hd_runtime_emit_error(em, "%s", hd_buf_cstr(&msg));
-	hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, cs->thread);
+	/* a failed run hands on no thread: the one resumed stays (turn.c) */
+	hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
 	hd_buf_dispose(&msg);
 }
 

@@ -7,213 +7,41 @@
  * and a given exit status. Each test asserts the exact event sequence,
  * the reply, the cost, the session and the messages.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "feed.h"
 
-#include "testutil.h"
-
-#include "rec.h"
-#include "runtime/runtime_int.h"
-
-#define MAX_LINES 128
-#define MAX_TOOLS 16
-
-/* What the adapter feeds, and what it saw. */
-typedef struct feed {
-	const char *lines[MAX_LINES];
-	size_t lens[MAX_LINES];
-	size_t n;
-	int exit_code;
-	const char *tail;
-	int rcs[MAX_LINES]; /* hd_claude__stream_line's answers */
-	char *session;      /* hd_claude__stream_session at the end */
-	char *file_text;    /* a loaded sample, owned */
-} feed;
-
-/* The recording sink plus what rec.h does not keep: tool events. */
-typedef struct tap {
-	rec r;
-	size_t ntools;
-	hd_runtime_event_kind tool_kind[MAX_TOOLS];
-	char *tool_name[MAX_TOOLS]; /* "(null)" when the event had none */
-	char *tool_id[MAX_TOOLS];
-	char *tool_data[MAX_TOOLS]; /* compact JSON, keys sorted */
-	int tool_err[MAX_TOOLS];
-} tap;
-
-typedef struct turn_case {
-	feed f;
-	tap t;
-	hd_agent agent;
-	hd_runtime_turn turn;
-	hd_runtime_result res;
-	hd_err err;
-	int rc;
-} turn_case;
-
-static feed *current; /* the feed the adapter reads */
-
-static int
-feed_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
+/* claude.c's parser, for feed.h */
+static void *
+claude_open(void)
 {
-	hd_claude_stream *cs = hd_claude__stream_new();
-	size_t i;
-
-	(void)in;
-	(void)err;
-	assert_non_null(cs);
-	for (i = 0; i < current->n; i++)
-		current->rcs[i] = hd_claude__stream_line(
-		    cs, em, current->lines[i], current->lens[i]);
-	hd_claude__stream_finish(cs, em, current->exit_code, current->tail);
-	if (hd_claude__stream_session(cs) != NULL)
-		current->session = strdup(hd_claude__stream_session(cs));
-	hd_claude__stream_free(cs);
-	return 0;
-}
-
-static void
-feed_caps(hd_runtime_caps *out)
-{
-	memset(out, 0, sizeof(*out));
-}
-
-static const hd_runtime_adapter feed_adapter = {
-    .name = "claude-code",
-    .label = "claude-code (test feed)",
-    .capabilities = feed_caps,
-    .run = feed_run,
-};
-
-static char *
-dup_or_null(const char *s)
-{
-	return strdup(s != NULL ? s : "(null)");
-}
-
-static void
-tap_sink(const hd_runtime_event *ev, void *payload)
-{
-	tap *t = payload;
-	size_t k = t->ntools;
-
-	rec_sink(ev, &t->r);
-	if ((ev->kind != HD_RT_TOOL_CALL && ev->kind != HD_RT_TOOL_RESULT) ||
-	    k == MAX_TOOLS)
-		return;
-	t->tool_kind[k] = ev->kind;
-	t->tool_name[k] = dup_or_null(ev->name);
-	t->tool_id[k] = dup_or_null(ev->id);
-	t->tool_data[k] =
-	    ev->data != NULL
-		? json_dumps(
-		      ev->data, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY)
-		: strdup("(null)");
-	t->tool_err[k] = ev->is_error;
-	t->ntools++;
-}
-
-static void
-case_init(turn_case *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->agent.id = (char *)"coder";
-	c->agent.team_id = (char *)"dev";
-	c->agent.runtime = (char *)"claude-code";
-	c->turn.agent = &c->agent;
-	c->turn.prompt = "do the thing";
-	c->err = (hd_err)HD_ERR_INIT;
-	c->f.tail = "";
-	rec_init(&c->t.r);
-}
-
-/* Lines written here, NULL-terminated. */
-static void
-case_lines(turn_case *c, const char *const *lines)
-{
-	for (c->f.n = 0; lines[c->f.n] != NULL; c->f.n++) {
-		assert_true(c->f.n < MAX_LINES);
-		c->f.lines[c->f.n] = lines[c->f.n];
-		c->f.lens[c->f.n] = strlen(lines[c->f.n]);
-	}
-}
-
-/* A captured sample, one line per '\n'. */
-static void
-case_sample(turn_case *c, const char *name)
-{
-	const char *src = getenv("HUDDLE_SRC");
-	char path[1024], *p, *nl, *end;
-	size_t len = 0;
-	hd_err err = HD_ERR_INIT;
-
-	if (src == NULL)
-		fail_msg("HUDDLE_SRC is not set (ctest sets it to the source "
-			 "tree)");
-	snprintf(
-	    path, sizeof(path), "%s/tests/unit/runtime/samples/%s", src, name);
-	assert_hd_ok(
-	    hd_read_file(&c->f.file_text, &len, path, 1 << 20, &err), &err);
-	end = c->f.file_text + len;
-	for (p = c->f.file_text; p < end; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (nl == NULL)
-			nl = end;
-		assert_true(c->f.n < MAX_LINES);
-		c->f.lines[c->f.n] = p;
-		c->f.lens[c->f.n] = (size_t)(nl - p);
-		c->f.n++;
-	}
+	return hd_claude__stream_new();
 }
 
 static int
-case_run(turn_case *c, int exit_code, const char *tail)
+claude_line(void *p, hd_runtime_emit *em, const char *l, size_t n)
 {
-	c->f.exit_code = exit_code;
-	c->f.tail = tail;
-	current = &c->f;
-	c->rc = hd_runtime_run_turn(
-	    &c->res, &feed_adapter, &c->turn, tap_sink, &c->t, &c->err);
-	current = NULL;
-	return c->rc;
+	return hd_claude__stream_line(p, em, l, n);
 }
 
 static void
-case_dispose(turn_case *c)
+claude_finish(void *p, hd_runtime_emit *em, int exit_code, const char *tail)
 {
-	size_t i;
-
-	for (i = 0; i < c->t.ntools; i++) {
-		free(c->t.tool_name[i]);
-		free(c->t.tool_id[i]);
-		free(c->t.tool_data[i]);
-	}
-	rec_dispose(&c->t.r);
-	hd_runtime_result_dispose(&c->res);
-	free(c->f.session);
-	free(c->f.file_text);
+	hd_claude__stream_finish(p, em, exit_code, tail);
 }
 
-/* The text of the i-th event (status, error), as rec.h kept it. */
 static const char *
-ev_text(turn_case *c, size_t i)
+claude_session(void *p)
 {
-	assert_true(i < c->t.r.n);
-	return c->t.r.texts[i];
+	return hd_claude__stream_session(p);
 }
 
 static void
-assert_tool(turn_case *c, size_t k, hd_runtime_event_kind kind,
-    const char *name, const char *id, const char *data, int is_error)
+claude_close(void *p)
 {
-	assert_true(k < c->t.ntools);
-	assert_int_equal(c->t.tool_kind[k], kind);
-	assert_string_equal(c->t.tool_name[k], name);
-	assert_string_equal(c->t.tool_id[k], id);
-	assert_string_equal(c->t.tool_data[k], data);
-	assert_int_equal(c->t.tool_err[k], is_error);
+	hd_claude__stream_free(p);
 }
+
+static const feed_parser claude_parser = {
+    claude_open, claude_line, claude_finish, claude_session, claude_close};
 
 static void
 assert_cost(turn_case *c, int64_t microcents, int64_t in, int64_t out)
@@ -865,6 +693,7 @@ test_claude__turn_limit_is_max_turns(void **state)
 int
 main(void)
 {
+	parser = &claude_parser;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_claude__sample_turn),
 	    cmocka_unit_test(test_claude__resume_sample_keeps_its_session),

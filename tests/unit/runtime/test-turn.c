@@ -71,8 +71,8 @@ test_turn__run_with_an_unbuilt_runtime_still_ends_in_done(void **state)
 	    HD_ENOTFOUND,
 	    "runtime \"hermes\" is not available in this build yet", &err);
 	assert_string_equal(rec_kinds(&r), "error,cost,done");
-	assert_string_equal(
-	    r.texts[0], "runtime \"hermes\" is not available in this build yet");
+	assert_string_equal(r.texts[0],
+	    "runtime \"hermes\" is not available in this build yet");
 	assert_int_equal(res.reason, HD_DONE_ERROR);
 	assert_string_equal(
 	    res.error, "runtime \"hermes\" is not available in this build yet");
