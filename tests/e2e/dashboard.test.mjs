@@ -353,6 +353,67 @@ test('asking the team shows each reply as it arrives and the aggregate',
     await shot('ask-the-team');
   });
 
+// A real runtime: Claude Code (pinned in package.json) against the fake
+// model, its turn run by the server's conversation engine, its MCP server
+// the server itself over a signed attach URL.
+const CLAUDE = path.join(path.dirname(new URL(import.meta.url).pathname),
+  'node_modules', '.bin', 'claude');
+const hasClaude = fs.existsSync(CLAUDE);
+
+async function startFakeModel() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'huddle-fake-'));
+  const portFile = path.join(dir, 'port');
+  const child = spawn(process.execPath, [
+    path.join(path.dirname(new URL(import.meta.url).pathname), 'fake-model.mjs'),
+    '--port-file', portFile, '--log', path.join(dir, 'log.jsonl')], {stdio: 'ignore'});
+  for (let i = 0; i < 100 && !fs.existsSync(portFile); i++) await sleep(100);
+  const port = Number(fs.readFileSync(portFile, 'utf8'));
+  return {port, stop: () => {
+    child.kill('SIGTERM');
+    fs.rmSync(dir, {recursive: true, force: true});
+  }};
+}
+
+test('a Claude Code turn shows its tool calls live on its card, then its spend',
+  {timeout: SLOW, skip: (!hasConversations && 'no conversations on this server') ||
+    (!hasClaude && 'needs tests/e2e/node_modules (npm ci in tests/e2e)')},
+  async () => {
+    const mark = consoleErrors.length;
+    const fake = await startFakeModel();
+    try {
+      cli('agent', 'add', 'dev', 'live', '--role', 'looks around', '--runtime', 'claude-code',
+        '--config', JSON.stringify({bin: CLAUDE, home: 'private', timeout_s: 60, env: {
+          ANTHROPIC_BASE_URL: `http://127.0.0.1:${fake.port}`, ANTHROPIC_API_KEY: 'sk-ant-fake',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1',
+          DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_MAX_RETRIES: '0'}}));
+      const card = page.locator('#agents .agent[data-agent="live"]');
+      await card.waitFor({timeout: LIVE});
+      assert.equal(await card.locator('.badge.runtime').textContent(), 'claude-code');
+      assert.equal(await card.locator('.spent').textContent(), '$0');
+      const script = {turns: [{tool: {name: 'task_list', input: {}}},
+        {tool: {name: 'task_list', input: {}}, delay_ms: 4000}, {text: 'Looked around.'}]};
+      const r = await api('POST', '/api/teams/dev/chat',
+        {message: `@live look around\nFAKE_SCRIPT:${JSON.stringify(script)}`});
+      assert.ok(r.status === 200 || r.status === 202, r.text);
+      // the first call is done while the turn still runs (the model
+      // answers its second request 4 s later)
+      await card.locator('.live-calls .call.done').first().waitFor({timeout: SLOW});
+      assert.equal(await card.getAttribute('data-status'), 'working');
+      assert.match(await card.locator('.live-calls .call.done').first().textContent(), /✓ task_list/);
+      await shot('live-tool-calls');
+      // the turn ends: the calls go, the spend stays
+      await page.locator('#agents .agent[data-agent="live"][data-status="idle"]').waitFor({timeout: SLOW});
+      assert.equal(await card.locator('.live-calls').count(), 0);
+      assert.match(await card.locator('.spent').textContent(), /^\$0\.\d+$/);
+      assert.notEqual(await card.locator('.spent').textContent(), '$0');
+      await page.locator('#room-log .post.peer[data-author="live"]', {hasText: 'Looked around.'})
+        .waitFor({timeout: LIVE});
+      assert.deepEqual(errorsSince(mark), []);
+    } finally {
+      fake.stop();
+    }
+  });
+
 test('asking the team says so clearly when this server has no conversations',
   {timeout: SLOW, skip: hasConversations && 'conversations are available on this server'},
   async () => {
