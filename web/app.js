@@ -488,7 +488,7 @@
     }
     const items = state.agents.map((a) => {
       const t = current.get(a.id);
-      const scripted = a.runtime === 'scripted';
+      const scripted = !!a.scripted;
       return h('li', {class: 'agent', 'data-agent': a.id, 'data-status': a.status},
         avatar(a.id),
         h('div', {class: 'agent-main'},

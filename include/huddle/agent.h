@@ -37,6 +37,15 @@ typedef struct hd_agents {
 	size_t n;
 } hd_agents;
 
+/*
+ * What checks a runtime name and its runtime_config before an agent is
+ * written: the runtime layer's hd_runtime_check_config, handed down by the
+ * surfaces (the domain knows no runtime). HD_EINVAL with a message naming
+ * the field.
+ */
+typedef int (*hd_agent_runtime_check)(
+    const char *runtime, const json_t *config, hd_err *err);
+
 typedef struct hd_agent_spec {
 	const char *id;
 	const char *team;
@@ -47,17 +56,17 @@ typedef struct hd_agent_spec {
 	int leader;		     /* make it the team's leader */
 	const char *spawned_by;	     /* who spawned it, or NULL */
 	const char *session_key;     /* or NULL */
+	hd_agent_runtime_check check; /* or NULL: the generic check only */
 } hd_agent_spec;
 
-/* Runtimes an agent may name. */
-int hd_agent_runtime_known(const char *runtime);
-
 /*
- * Check runtime and runtime_config together: an unknown runtime or a config
- * of the wrong shape is HD_EINVAL with a message naming the field.
+ * Check runtime and runtime_config together: the runtime a name of
+ * lowercase letters, digits, '-' and '_' (`invalid runtime name "X": ...`),
+ * the config a JSON object (`runtime_config must be a JSON object`), then
+ * check (when non-NULL) for what that runtime accepts.
  */
 int hd_agent_check_runtime(const char *runtime, const json_t *config,
-    hd_err *err);
+    hd_agent_runtime_check check, hd_err *err);
 
 /* Add an agent to an existing team. `agent "x" already exists` when the id
  * is taken; `team dev already has a leader (manager)` for a second leader. */

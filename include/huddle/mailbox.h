@@ -220,6 +220,7 @@ typedef struct hd_spawn_spec {
 	const char *role;
 	const char *runtime; /* default "scripted" */
 	const json_t *runtime_config; /* borrowed; default {} */
+	hd_agent_runtime_check check; /* as hd_agent_spec.check */
 	const char *task; /* the first message; default
 			     "Join team <team> as <id>" */
 } hd_spawn_spec;

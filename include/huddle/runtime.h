@@ -252,13 +252,26 @@ typedef struct hd_runtime_adapter {
 } hd_runtime_adapter;
 
 /*
- * Find the adapter for a runtime name. A runtime agents may name but this
- * build does not have: `runtime "codex" is not available in this build
- * yet` (HD_ENOTFOUND); any other name: `unknown runtime "x": use ...`
- * (HD_EINVAL). *out is a static adapter; never free it.
+ * Find the adapter for a runtime name. A runtime agents may come to name
+ * that this build has no adapter for: `runtime "hermes" is not available
+ * in this build yet` (HD_ENOTFOUND); any other name: `unknown runtime
+ * "x": use scripted, exec, claude-code or codex` (HD_EINVAL; the list is
+ * the adapter table's). *out is a static adapter; never free it.
  */
 int hd_runtime_find(
     const hd_runtime_adapter **out, const char *name, hd_err *err);
+
+/*
+ * What the runtime layer accepts before an agent is written (an
+ * hd_agent_runtime_check, for the surfaces to hand the domain): runtime
+ * (NULL: scripted) has an adapter in this build, else `runtime "hermes"
+ * is not available in this build: use scripted, exec, claude-code or
+ * codex` or the unknown-runtime message; cfg (NULL: none) is an object
+ * of the shape that adapter checks, each refusal naming the field.
+ * HD_EINVAL.
+ */
+int hd_runtime_check_config(
+    const char *runtime, const json_t *cfg, hd_err *err);
 
 /* Emitting, for adapters. Anything after done is dropped. */
 void hd_runtime_emit_event(hd_runtime_emit *em, const hd_runtime_event *ev);

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "agent.h"
 #include "err.h"
 #include "store.h"
 
@@ -113,11 +114,13 @@ typedef struct hd_apply_report {
  * parses but is wrong names the field (`<path>: agents[1].id: ...`).
  */
 int hd_team_apply_file(hd_apply_report *out, hd_store *st, const char *path,
-    hd_err *err);
+    hd_agent_runtime_check check, hd_err *err);
 
-/* The same from an already parsed document; origin names it in errors. */
+/* The same from an already parsed document; origin names it in errors.
+ * check (the runtime layer's hd_runtime_check_config, from a surface; or
+ * NULL) decides what each agent's runtime and runtime_config may be. */
 int hd_team_apply_json(hd_apply_report *out, hd_store *st, const json_t *doc,
-    const char *origin, hd_err *err);
+    const char *origin, hd_agent_runtime_check check, hd_err *err);
 
 void hd_apply_report_dispose(hd_apply_report *r);
 

@@ -47,6 +47,7 @@ cmd_agent_add(hd_cli *c)
 		return rc;
 	rc = HD_EXIT_FAIL;
 	spec.runtime_config = cfg;
+	spec.check = hd_runtime_check_config;
 	if (hd_cli_store(c, &st) != 0)
 		goto done;
 	if (hd_agent_add(&a, st, &spec, &c->err) < 0) {
@@ -106,6 +107,7 @@ cmd_agent_list(hd_cli *c)
 static int
 cmd_agent_show(hd_cli *c)
 {
+	const hd_runtime_adapter *rt;
 	hd_agent *a = NULL;
 	hd_store *st;
 	char *cfg, when[32];
@@ -126,7 +128,8 @@ cmd_agent_show(hd_cli *c)
 		    a->is_leader ? " (leader)" : "");
 		printf("  role:      %s\n", a->role[0] ? a->role : "(none)");
 		printf("  runtime:   %s%s\n", a->runtime,
-		    strcmp(a->runtime, "scripted") == 0
+		    hd_runtime_find(&rt, a->runtime, NULL) == 0 &&
+			    rt->is_scripted
 			? " (scripted: canned replies, not a model)"
 			: "");
 		printf("  config:    %s\n", cfg ? cfg : "{}");
@@ -174,6 +177,7 @@ cmd_agent_spawn(hd_cli *c)
 		return rc;
 	rc = HD_EXIT_FAIL;
 	spec.runtime_config = cfg;
+	spec.check = hd_runtime_check_config;
 	if (hd_cli_store(c, &st) != 0)
 		goto done;
 	if (hd_team_spawn(&a, st, &spec, &c->err) < 0) {
@@ -372,8 +376,7 @@ static const hd_cli_opt agent_spawn_opts[] = {
 	"its first message (default: \"Join team TEAM as NAME\")", 0},
     {"name", 0, "TEXT", "display name (default: the id)", 0},
     {"role", 0, "TEXT", "free text, e.g. reviewer", 0},
-    {"runtime", 0, "NAME",
-	"scripted (default), exec, claude-code, codex, hermes or openai", 0},
+    {"runtime", 0, "NAME", "scripted (default), exec, claude-code or codex", 0},
     {"config", 0, "JSON", "the runtime's configuration object", 0},
     {NULL, 0, NULL, NULL, 0},
 };
@@ -389,8 +392,7 @@ static const hd_cli_opt agent_run_opts[] = {
 static const hd_cli_opt agent_add_opts[] = {
     {"name", 0, "TEXT", "display name (default: the id)", 0},
     {"role", 0, "TEXT", "free text, e.g. reviewer", 0},
-    {"runtime", 0, "NAME",
-	"scripted (default), exec, claude-code, codex, hermes or openai", 0},
+    {"runtime", 0, "NAME", "scripted (default), exec, claude-code or codex", 0},
     {"config", 0, "JSON", "the runtime's configuration object", 0},
     {"leader", 0, NULL, "make this agent the team's leader", 0},
     {NULL, 0, NULL, NULL, 0},

@@ -258,8 +258,8 @@ demo_apply_team(demo *d)
 	if (doc == NULL)
 		return hd_err_set(&d->err, HD_ERR,
 		    "the embedded demo team is not valid JSON: %s", jerr.text);
-	rc = hd_team_apply_json(
-	    &rep, d->st, doc, "examples/dev-team.json", &d->err);
+	rc = hd_team_apply_json(&rep, d->st, doc, "examples/dev-team.json",
+	    hd_runtime_check_config, &d->err);
 	json_decref(doc);
 	hd_apply_report_dispose(&rep);
 	return rc;

@@ -13,7 +13,8 @@ cmd_up(hd_cli *c)
 
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_team_apply_file(&rep, st, c->argv[0], &c->err) < 0)
+	if (hd_team_apply_file(
+		&rep, st, c->argv[0], hd_runtime_check_config, &c->err) < 0)
 		return hd_cli_fail(c);
 	json_array_foreach(json_object_get(rep.json, "warnings"), i, w)
 		hd_cli_warn("%s", json_string_value(w));

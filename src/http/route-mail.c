@@ -205,6 +205,7 @@ route_spawn(hd_http_req *r)
 	spec.role = body_str(body, "role");
 	spec.runtime = body_str(body, "runtime");
 	spec.runtime_config = json_object_get(body, "runtime_config");
+	spec.check = hd_runtime_check_config;
 	spec.task = body_str(body, "task");
 	if (spec.id == NULL)
 		hd_http_error(r, 400, "\"name\" is required");

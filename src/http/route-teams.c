@@ -128,6 +128,7 @@ route_agents_list(hd_http_req *r)
 {
 	hd_agents l;
 	hd_budgets spent;
+	const hd_runtime_adapter *rt;
 	hd_err err = HD_ERR_INIT;
 	json_t *arr;
 	size_t i, k;
@@ -150,6 +151,11 @@ route_agents_list(hd_http_req *r)
 				mc = spent.items[k].spent_microcents;
 		json_object_set_new(
 		    a, "spent_usd", json_real((double)mc / 1e8));
+		/* canned replies are labelled as such wherever shown */
+		json_object_set_new(a, "scripted",
+		    json_boolean(
+			hd_runtime_find(&rt, l.items[i].runtime, NULL) == 0 &&
+			rt->is_scripted));
 		json_array_append_new(arr, a);
 	}
 	hd_budgets_dispose(&spent);
@@ -179,6 +185,7 @@ route_agents_add(hd_http_req *r)
 		goto done;
 	}
 	spec.runtime_config = json_object_get(body, "runtime_config");
+	spec.check = hd_runtime_check_config;
 	v = json_object_get(body, "leader");
 	if (v != NULL && !json_is_boolean(v)) {
 		hd_http_error(r, 400, "\"leader\" must be true or false");

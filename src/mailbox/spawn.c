@@ -58,6 +58,7 @@ spawn_txn(hd_store *st, void *payload, hd_err *err)
 	as.role = spec->role;
 	as.runtime = spec->runtime;
 	as.runtime_config = spec->runtime_config;
+	as.check = spec->check;
 	as.spawned_by = caller;
 	as.session_key = c->session_key;
 	if ((rc = hd_agent_add(NULL, st, &as, err)) < 0)

@@ -62,6 +62,7 @@ tool_teammate_spawn(json_t **result, hd_mcp_call *c, hd_err *err)
 	spec.id = hd_mcp_arg_str(c, "name");
 	spec.role = hd_mcp_arg_str(c, "role");
 	spec.runtime = hd_mcp_arg_str(c, "runtime");
+	spec.check = hd_runtime_check_config;
 	spec.task = hd_mcp_arg_str(c, "task");
 	if ((rc = hd_team_spawn(&a, c->s->st, &spec, err)) < 0)
 		return rc;

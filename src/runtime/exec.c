@@ -40,6 +40,59 @@ exec_caps(hd_runtime_caps *out)
 	out->native_home.persist = 1;
 }
 
+static int
+exec_check(const json_t *c, hd_err *err)
+{
+	static const char *const keys[] = {
+	    "command", "prompt", "timeout_s", "env", "cwd", NULL};
+	const json_t *cmd = json_object_get(c, "command"), *v;
+	const char *key;
+	size_t i;
+	int rc;
+
+	if ((rc = hd_runtime__check_keys(c, keys, "exec", err)) < 0)
+		return rc;
+	if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+		goto badcmd;
+	json_array_foreach (cmd, i, v) {
+		if (!json_is_string(v) || json_string_length(v) == 0)
+			goto badcmd;
+	}
+	if ((v = json_object_get(c, "prompt")) != NULL &&
+	    (!json_is_string(v) ||
+		(strcmp(json_string_value(v), "stdin") != 0 &&
+		    strcmp(json_string_value(v), "arg") != 0)))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.prompt must be \"stdin\" or \"arg\"");
+	if ((v = json_object_get(c, "timeout_s")) != NULL &&
+	    (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		json_integer_value(v) > 86400))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.timeout_s must be an integer from 1 to "
+		    "86400");
+	if ((v = json_object_get(c, "cwd")) != NULL && !json_is_string(v))
+		return hd_err_set(
+		    err, HD_EINVAL, "runtime_config.cwd must be a string");
+	if ((v = json_object_get(c, "env")) != NULL) {
+		const json_t *ev;
+
+		if (!json_is_object(v))
+			return hd_err_set(err, HD_EINVAL,
+			    "runtime_config.env must be an object of strings");
+		json_object_foreach ((json_t *)v, key, ev) {
+			if (!json_is_string(ev) || key[0] == '\0' ||
+			    strchr(key, '=') != NULL)
+				return hd_err_set(err, HD_EINVAL,
+				    "runtime_config.env must be an object of "
+				    "strings");
+		}
+	}
+	return 0;
+badcmd:
+	return hd_err_set(err, HD_EINVAL,
+	    "runtime_config.command must be a non-empty array of strings");
+}
+
 /* ---- the reply, (1) ---- */
 
 typedef struct reply_state {
@@ -120,7 +173,7 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	memset(&rs, 0, sizeof(rs));
 	memset(&pr, 0, sizeof(pr));
 	rs.em = em;
-	if ((rc = hd_agent_check_runtime("exec", cfg, err)) < 0)
+	if ((rc = exec_check(cfg, err)) < 0)
 		return rc;
 	cmd = json_object_get(cfg, "command");
 	if (cmd == NULL) /* an empty config passes the check; not a run */
@@ -219,6 +272,7 @@ const hd_runtime_adapter hd_runtime__exec = {
     .label = "exec",
     .is_scripted = 0,
     .capabilities = exec_caps,
+    .check_config = exec_check,
     .run = exec_run,
     .doctor = exec_doctor,
 };

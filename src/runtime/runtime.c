@@ -139,10 +139,29 @@ hd_runtime_resolve_integration(const hd_runtime_caps *caps)
 
 /* ---- lookup ---- */
 
+/* Runtimes agents may come to name that this build has no adapter for
+ * yet: named as such, not as unknown. */
+static const char *const planned[] = {
+    "native", "openclaw", "hermes", "openai", NULL};
+
+/* "scripted, exec, claude-code or codex": every adapter, from the table. */
+static void
+adapter_names(hd_buf *b)
+{
+	int i;
+
+	for (i = 0; adapters[i] != NULL; i++) {
+		if (i > 0)
+			hd_buf_puts(b, adapters[i + 1] != NULL ? ", " : " or ");
+		hd_buf_puts(b, adapters[i]->name);
+	}
+}
+
 int
 hd_runtime_find(const hd_runtime_adapter **out, const char *name, hd_err *err)
 {
-	int i;
+	hd_buf names = HD_BUF_INIT(0);
+	int i, rc;
 
 	*out = NULL;
 	if (name == NULL)
@@ -152,10 +171,43 @@ hd_runtime_find(const hd_runtime_adapter **out, const char *name, hd_err *err)
 			*out = adapters[i];
 			return 0;
 		}
-	if (hd_agent_runtime_known(name))
-		return hd_err_set(err, HD_ENOTFOUND,
-		    "runtime \"%s\" is not available in this build yet", name);
-	return hd_agent_check_runtime(name, NULL, err);
+	for (i = 0; planned[i] != NULL; i++)
+		if (strcmp(planned[i], name) == 0)
+			return hd_err_set(err, HD_ENOTFOUND,
+			    "runtime \"%s\" is not available in this build yet",
+			    name);
+	adapter_names(&names);
+	rc = hd_err_set(err, HD_EINVAL, "unknown runtime \"%.64s\": use %s",
+	    name, hd_buf_cstr(&names));
+	hd_buf_dispose(&names);
+	return rc;
+}
+
+int
+hd_runtime_check_config(const char *runtime, const json_t *cfg, hd_err *err)
+{
+	const hd_runtime_adapter *rt;
+	hd_buf names = HD_BUF_INIT(0);
+	int rc;
+
+	if (runtime == NULL)
+		runtime = "scripted";
+	if ((rc = hd_runtime_find(&rt, runtime, err)) == HD_ENOTFOUND) {
+		adapter_names(&names);
+		rc = hd_err_set(err, HD_EINVAL,
+		    "runtime \"%s\" is not available in this build: use %s",
+		    runtime, hd_buf_cstr(&names));
+		hd_buf_dispose(&names);
+	}
+	if (rc < 0)
+		return rc;
+	if (cfg == NULL) /* no config: each runtime's defaults, or its run
+			    says what is missing */
+		return 0;
+	if (!json_is_object(cfg))
+		return hd_err_set(
+		    err, HD_EINVAL, "runtime_config must be a JSON object");
+	return rt->check_config != NULL ? rt->check_config(cfg, err) : 0;
 }
 
 /* ---- cost (SPEC 8.2) ---- */

@@ -34,6 +34,48 @@ scripted_caps(hd_runtime_caps *out)
 	out->native_home.scope = HD_HOME_SCOPE_NONE; /* needs no directory */
 }
 
+static int
+scripted_check(const json_t *c, hd_err *err)
+{
+	static const char *const keys[] = {
+	    "rules", "default", "delay_ms", NULL};
+	static const char *const rule_keys[] = {"when", "reply", NULL};
+	const json_t *rules = json_object_get(c, "rules"), *v;
+	size_t i;
+	int rc;
+
+	if ((rc = hd_runtime__check_keys(c, keys, "scripted", err)) < 0)
+		return rc;
+	if (rules != NULL) {
+		if (!json_is_array(rules))
+			return hd_err_set(err, HD_EINVAL,
+			    "runtime_config.rules must be an array");
+		json_array_foreach (rules, i, v) {
+			if (!json_is_object(v) ||
+			    !json_is_string(json_object_get(v, "when")) ||
+			    !json_is_string(json_object_get(v, "reply")))
+				return hd_err_set(err, HD_EINVAL,
+				    "runtime_config.rules[%zu] must be "
+				    "{\"when\": "
+				    "text, \"reply\": text}",
+				    i);
+			if ((rc = hd_runtime__check_keys(
+				 v, rule_keys, "scripted", err)) < 0)
+				return rc;
+		}
+	}
+	if ((v = json_object_get(c, "default")) != NULL && !json_is_string(v))
+		return hd_err_set(
+		    err, HD_EINVAL, "runtime_config.default must be a string");
+	if ((v = json_object_get(c, "delay_ms")) != NULL &&
+	    (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		json_integer_value(v) > 600000))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.delay_ms must be an integer from 0 to "
+		    "600000");
+	return 0;
+}
+
 /* The reply for prompt, (1). Borrowed from cfg, or written to fallback. */
 static const char *
 scripted_pick(const json_t *cfg, const char *prompt, const char *agent,
@@ -66,8 +108,7 @@ scripted_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	int64_t delay_ms = 0, start, until, limit;
 	int rc;
 
-	if (cfg != NULL &&
-	    (rc = hd_agent_check_runtime("scripted", cfg, err)) < 0)
+	if (cfg != NULL && (rc = scripted_check(cfg, err)) < 0)
 		return rc;
 	if ((d = json_object_get(cfg, "delay_ms")) != NULL)
 		delay_ms = json_integer_value(d);
@@ -110,5 +151,6 @@ const hd_runtime_adapter hd_runtime__scripted = {
     .label = "scripted",
     .is_scripted = 1,
     .capabilities = scripted_caps,
+    .check_config = scripted_check,
     .run = scripted_run,
 };

@@ -2,9 +2,10 @@
  * agent.c -- agents, the members of teams (SPEC 3). Owns table `agents`.
  *  (1) An agent id is a slug, unique across all teams; an agent is in at
  *      most one team.
- *  (2) runtime is one of hd_agent_runtime_known() and runtime_config has
- *      that runtime's shape (checked by hd_agent_check_runtime) before any
- *      write, so an engine never meets a config it cannot run.
+ *  (2) runtime is a slug and runtime_config an object before any write;
+ *      what a runtime accepts is the runtime layer's to say, and the
+ *      surfaces hand its check down (hd_agent_spec.check), so an engine
+ *      never meets a config it cannot run. This module names no runtime.
  *  (3) A team keeps at most one leader: adding a second is refused, and
  *      removing the leader leaves the team without one.
  *  (4) status is written only by hd_agent_set_status, which emits
@@ -19,149 +20,19 @@
 
 #include "team_int.h"
 
-static const char *const runtimes[] = {
-	"scripted", "exec", "claude-code", "codex", "hermes", "openai", NULL,
-};
-
-int
-hd_agent_runtime_known(const char *runtime)
-{
-	int i;
-
-	for (i = 0; runtimes[i] != NULL; i++)
-		if (strcmp(runtimes[i], runtime) == 0)
-			return 1;
-	return 0;
-}
-
-static int
-check_keys(const json_t *obj, const char *const *allowed, const char *runtime,
-    hd_err *err)
-{
-	const char *key;
-	json_t *v;
-	int i, ok;
-
-	json_object_foreach((json_t *)obj, key, v) {
-		ok = 0;
-		for (i = 0; allowed[i] != NULL && !ok; i++)
-			ok = strcmp(allowed[i], key) == 0;
-		if (!ok)
-			return hd_err_set(err, HD_EINVAL,
-			    "runtime_config: unknown key \"%.64s\" for runtime %s",
-			    key, runtime);
-	}
-	return 0;
-}
-
-static int
-check_scripted(const json_t *c, hd_err *err)
-{
-	static const char *const keys[] = {"rules", "default", "delay_ms", NULL};
-	static const char *const rule_keys[] = {"when", "reply", NULL};
-	const json_t *rules = json_object_get(c, "rules"), *v;
-	size_t i;
-	int rc;
-
-	if ((rc = check_keys(c, keys, "scripted", err)) < 0)
-		return rc;
-	if (rules != NULL) {
-		if (!json_is_array(rules))
-			return hd_err_set(err, HD_EINVAL,
-			    "runtime_config.rules must be an array");
-		json_array_foreach(rules, i, v) {
-			if (!json_is_object(v) ||
-			    !json_is_string(json_object_get(v, "when")) ||
-			    !json_is_string(json_object_get(v, "reply")))
-				return hd_err_set(err, HD_EINVAL,
-				    "runtime_config.rules[%zu] must be {\"when\": "
-				    "text, \"reply\": text}",
-				    i);
-			if ((rc = check_keys(v, rule_keys, "scripted", err)) < 0)
-				return rc;
-		}
-	}
-	if ((v = json_object_get(c, "default")) != NULL && !json_is_string(v))
-		return hd_err_set(err, HD_EINVAL,
-		    "runtime_config.default must be a string");
-	if ((v = json_object_get(c, "delay_ms")) != NULL &&
-	    (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		json_integer_value(v) > 600000))
-		return hd_err_set(err, HD_EINVAL,
-		    "runtime_config.delay_ms must be an integer from 0 to 600000");
-	return 0;
-}
-
-static int
-check_exec(const json_t *c, hd_err *err)
-{
-	static const char *const keys[] = {"command", "prompt", "timeout_s",
-	    "env", "cwd", NULL};
-	const json_t *cmd = json_object_get(c, "command"), *v;
-	const char *key;
-	size_t i;
-	int rc;
-
-	if ((rc = check_keys(c, keys, "exec", err)) < 0)
-		return rc;
-	if (!json_is_array(cmd) || json_array_size(cmd) == 0)
-		goto badcmd;
-	json_array_foreach(cmd, i, v) {
-		if (!json_is_string(v) || json_string_length(v) == 0)
-			goto badcmd;
-	}
-	if ((v = json_object_get(c, "prompt")) != NULL &&
-	    (!json_is_string(v) || (strcmp(json_string_value(v), "stdin") != 0 &&
-				       strcmp(json_string_value(v), "arg") != 0)))
-		return hd_err_set(err, HD_EINVAL,
-		    "runtime_config.prompt must be \"stdin\" or \"arg\"");
-	if ((v = json_object_get(c, "timeout_s")) != NULL &&
-	    (!json_is_integer(v) || json_integer_value(v) < 1 ||
-		json_integer_value(v) > 86400))
-		return hd_err_set(err, HD_EINVAL,
-		    "runtime_config.timeout_s must be an integer from 1 to 86400");
-	if ((v = json_object_get(c, "cwd")) != NULL && !json_is_string(v))
-		return hd_err_set(err, HD_EINVAL,
-		    "runtime_config.cwd must be a string");
-	if ((v = json_object_get(c, "env")) != NULL) {
-		const json_t *ev;
-
-		if (!json_is_object(v))
-			return hd_err_set(err, HD_EINVAL,
-			    "runtime_config.env must be an object of strings");
-		json_object_foreach((json_t *)v, key, ev) {
-			if (!json_is_string(ev) || key[0] == '\0' ||
-			    strchr(key, '=') != NULL)
-				return hd_err_set(err, HD_EINVAL,
-				    "runtime_config.env must be an object of "
-				    "strings");
-		}
-	}
-	return 0;
-badcmd:
-	return hd_err_set(err, HD_EINVAL,
-	    "runtime_config.command must be a non-empty array of strings");
-}
-
 int
 hd_agent_check_runtime(const char *runtime, const json_t *config,
-    hd_err *err)
+    hd_agent_runtime_check check, hd_err *err)
 {
-	if (!hd_agent_runtime_known(runtime))
+	if (runtime == NULL || !hd_slug_ok(runtime))
 		return hd_err_set(err, HD_EINVAL,
-		    "unknown runtime \"%.64s\": use scripted, exec, claude-code, "
-		    "codex, hermes or openai",
-		    runtime);
-	if (config == NULL)
-		return 0;
-	if (!json_is_object(config))
+		    "invalid runtime name \"%.64s\": use 1-50 lowercase "
+		    "letters, digits, '-' or '_'",
+		    runtime ? runtime : "");
+	if (config != NULL && !json_is_object(config))
 		return hd_err_set(err, HD_EINVAL,
 		    "runtime_config must be a JSON object");
-	if (strcmp(runtime, "scripted") == 0)
-		return check_scripted(config, err);
-	if (strcmp(runtime, "exec") == 0)
-		return check_exec(config, err);
-	return 0;
+	return check != NULL ? check(runtime, config, err) : 0;
 }
 
 int
@@ -631,7 +502,7 @@ hd_agent_add(hd_agent **out, hd_store *st, const hd_agent_spec *spec,
 	    (rc = hd_agent__check_fields(spec->name, spec->role, err)) < 0 ||
 	    (rc = hd_agent_check_runtime(
 		 spec->runtime ? spec->runtime : "scripted",
-		 spec->runtime_config, err)) < 0)
+		 spec->runtime_config, spec->check, err)) < 0)
 		return rc;
 	if ((rc = hd_store_write(st, agent_add_txn, (void *)spec, err)) < 0)
 		return rc;

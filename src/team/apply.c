@@ -33,6 +33,7 @@ struct plan_agent {
 
 struct plan {
 	const char *origin;
+	hd_agent_runtime_check check; /* the runtime layer's, or NULL */
 	hd_team_spec team;
 	struct plan_agent *agents;
 	size_t nagents;
@@ -170,7 +171,7 @@ plan_build(struct plan *p, const json_t *doc, hd_err *err)
 		pa->spec.runtime_config = json_object_get(a, "runtime_config");
 		if ((rc = hd_agent_check_runtime(
 			 pa->spec.runtime ? pa->spec.runtime : "scripted",
-			 pa->spec.runtime_config, err)) < 0)
+			 pa->spec.runtime_config, p->check, err)) < 0)
 			return reframe(rc, err, origin, where);
 		v = json_object_get(a, "leader");
 		if (v != NULL && !json_is_boolean(v))
@@ -356,7 +357,7 @@ done:
 
 int
 hd_team_apply_json(hd_apply_report *out, hd_store *st, const json_t *doc,
-    const char *origin, hd_err *err)
+    const char *origin, hd_agent_runtime_check check, hd_err *err)
 {
 	struct plan p;
 	json_t *warnings;
@@ -366,6 +367,7 @@ hd_team_apply_json(hd_apply_report *out, hd_store *st, const json_t *doc,
 	memset(out, 0, sizeof(*out));
 	memset(&p, 0, sizeof(p));
 	p.origin = origin;
+	p.check = check;
 	if ((rc = plan_build(&p, doc, err)) < 0)
 		goto done;
 	/* Single-leader normalisation: the first flagged stays leader. */
@@ -395,7 +397,7 @@ done:
 
 int
 hd_team_apply_file(hd_apply_report *out, hd_store *st, const char *path,
-    hd_err *err)
+    hd_agent_runtime_check check, hd_err *err)
 {
 	json_error_t jerr;
 	json_t *doc;
@@ -411,7 +413,7 @@ hd_team_apply_file(hd_apply_report *out, hd_store *st, const char *path,
 	if (doc == NULL)
 		return hd_err_set(err, HD_EINVAL, "%s:%d:%d: %s", path, jerr.line,
 		    jerr.column, jerr.text);
-	rc = hd_team_apply_json(out, st, doc, path, err);
+	rc = hd_team_apply_json(out, st, doc, path, check, err);
 	json_decref(doc);
 	return rc;
 }

@@ -81,12 +81,17 @@ run agent run sleepy "wake up" --timeout 1
 expect_rc 1 "timeout"
 expect_contains "$ERR" "huddle: timed out after 1 s" "timeout message"
 
-# A runtime this build does not have.
+# A runtime this build does not have is refused when the agent is added,
+# not at its first turn.
 run agent add dev future --runtime hermes
-expect_rc 0 "add hermes agent"
-run agent run future "hello"
-expect_rc 1 "unbuilt runtime"
-expect_eq "$ERR" 'huddle: runtime "hermes" is not available in this build yet' "unbuilt runtime message"
+expect_rc 1 "add a hermes agent"
+expect_eq "$ERR" 'huddle: runtime "hermes" is not available in this build: use scripted, exec, claude-code or codex' "unbuilt runtime message"
+run agent add dev future --runtime claude-code --config '{"home": "mine"}'
+expect_rc 1 "a claude-code config of the wrong shape"
+expect_eq "$ERR" 'huddle: runtime_config.home must be "user" or "private"' "the field is named"
+run agent add dev future --runtime codex --config '{"prices": {"input": 1}}'
+expect_rc 1 "codex prices without output"
+expect_eq "$ERR" 'huddle: runtime_config.prices.output must be a number >= 0 (USD per million tokens)' "the price is named"
 
 # A real runtime whose binary is missing says which and where to set it.
 run agent add dev cc --runtime claude-code --config '{"bin": "huddle-test-no-such-claude"}'

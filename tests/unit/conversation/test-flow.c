@@ -618,7 +618,8 @@ test_flow__max_messages_from_a_team_file(void **state)
 	doc = json_pack("{s:s, s:i, s:[{s:s, s:b}]}", "team", "pp",
 	    "max_messages", 7, "agents", "id", "ping", "leader", 1);
 	assert_hd_ok(
-	    hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err), &err);
+	    hd_team_apply_json(
+		&rep, fx->st, doc, "pp.json", hd_runtime_check_config, &err), &err);
 	assert_int_equal(rep.changed, 1);
 	hd_apply_report_dispose(&rep);
 	assert_hd_ok(
@@ -626,12 +627,14 @@ test_flow__max_messages_from_a_team_file(void **state)
 	assert_int_equal(max, 7);
 	/* unchanged: nothing written */
 	assert_hd_ok(
-	    hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err), &err);
+	    hd_team_apply_json(
+		&rep, fx->st, doc, "pp.json", hd_runtime_check_config, &err), &err);
 	assert_int_equal(rep.changed, 0);
 	hd_apply_report_dispose(&rep);
 	json_object_set_new(doc, "max_messages", json_integer(9));
 	assert_hd_ok(
-	    hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err), &err);
+	    hd_team_apply_json(
+		&rep, fx->st, doc, "pp.json", hd_runtime_check_config, &err), &err);
 	assert_int_equal(rep.changed, 1);
 	assert_string_equal(
 	    json_string_value(json_object_get(rep.json, "action")), "updated");
@@ -640,7 +643,8 @@ test_flow__max_messages_from_a_team_file(void **state)
 	    hd_conversation_max_messages(&max, fx->st, "pp", &err), &err);
 	assert_int_equal(max, 9);
 	json_object_set_new(doc, "max_messages", json_integer(0));
-	assert_hd_err(hd_team_apply_json(&rep, fx->st, doc, "pp.json", &err),
+	assert_hd_err(hd_team_apply_json(
+		&rep, fx->st, doc, "pp.json", hd_runtime_check_config, &err),
 	    HD_EINVAL,
 	    "pp.json: max_messages must be an integer from 1 to 1000", &err);
 	hd_apply_report_dispose(&rep);

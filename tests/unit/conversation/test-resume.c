@@ -40,7 +40,9 @@ coder_quick(hd_fixture *fx)
 	    "agents", "id", "coder", "runtime", "scripted", "runtime_config",
 	    "default", "coded");
 
-	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "test", &err), &err);
+	assert_hd_ok(hd_team_apply_json(&rep, fx->st, doc, "test",
+			 hd_runtime_check_config, &err),
+	    &err);
 	hd_apply_report_dispose(&rep);
 	json_decref(doc);
 }

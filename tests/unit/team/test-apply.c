@@ -54,7 +54,7 @@ test_apply__creates_then_changes_nothing_the_second_time(void **state)
 
 	snprintf(path, sizeof(path), "%s/dev.json", fx->home);
 	write_file(path, dev_file);
-	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, &err), &err);
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), &err);
 	assert_true(r.changed);
 	assert_string_equal(
 	    json_string_value(json_object_get(r.json, "action")), "created");
@@ -73,7 +73,7 @@ test_apply__creates_then_changes_nothing_the_second_time(void **state)
 	hd_agents_dispose(&l);
 
 	events = event_count(fx);
-	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, &err), &err);
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), &err);
 	assert_false(r.changed);
 	assert_string_equal(
 	    json_string_value(json_object_get(r.json, "action")), "unchanged");
@@ -101,7 +101,7 @@ test_apply__an_edited_field_is_updated(void **state)
 
 	snprintf(path, sizeof(path), "%s/dev.json", fx->home);
 	write_file(path, dev_file);
-	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, &err), &err);
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), &err);
 	hd_apply_report_dispose(&r);
 
 	edited = strdup(dev_file);
@@ -109,7 +109,7 @@ test_apply__an_edited_field_is_updated(void **state)
 	memcpy(p, "\"auditr\"}", 9); /* role tester -> auditr */
 	write_file(path, edited);
 	free(edited);
-	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, &err), &err);
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), &err);
 	assert_true(r.changed);
 	assert_string_equal(
 	    json_string_value(json_object_get(r.json, "action")), "unchanged");
@@ -123,7 +123,7 @@ test_apply__an_edited_field_is_updated(void **state)
 	hd_agent_free(a);
 
 	write_file(path, "{\"team\": \"dev\", \"name\": \"Renamed\"}");
-	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, &err), &err);
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), &err);
 	assert_string_equal(
 	    json_string_value(json_object_get(r.json, "action")), "updated");
 	hd_apply_report_dispose(&r);
@@ -147,7 +147,8 @@ test_apply__several_leaders_keep_the_first_with_a_warning(void **state)
 			 "{\"id\": \"coder\", \"leader\": true},"
 			 "{\"id\": \"tester\", \"leader\": true}]}",
 	    0, NULL);
-	assert_hd_ok(hd_team_apply_json(&r, fx->st, doc, "dev.json", &err),
+	assert_hd_ok(hd_team_apply_json(
+			 &r, fx->st, doc, "dev.json", hd_runtime_check_config, &err),
 	    &err);
 	assert_string_equal(json_string_value(json_array_get(
 				json_object_get(r.json, "warnings"), 0)),
@@ -170,7 +171,7 @@ expect_refused(hd_fixture *fx, const char *text, const char *want)
 
 	snprintf(path, sizeof(path), "%s/team.json", fx->home);
 	write_file(path, text);
-	assert_int_not_equal(hd_team_apply_file(&r, fx->st, path, &err), 0);
+	assert_int_not_equal(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), 0);
 	if (strncmp(want, "%s", 2) == 0) {
 		char full[1024];
 
@@ -232,7 +233,8 @@ test_apply__an_agent_of_another_team_rolls_everything_back(void **state)
 	doc = json_loads("{\"team\": \"dev\", \"agents\": [{\"id\": \"manager\"},"
 			 " {\"id\": \"coder\"}]}",
 	    0, NULL);
-	assert_hd_err(hd_team_apply_json(&r, fx->st, doc, "dev.json", &err),
+	assert_hd_err(hd_team_apply_json(
+			 &r, fx->st, doc, "dev.json", hd_runtime_check_config, &err),
 	    HD_EREFUSED, "dev.json: agent \"coder\" already belongs to team qa",
 	    &err);
 	json_decref(doc);
@@ -267,7 +269,7 @@ test_apply__concurrent_processes_agree(void **state)
 
 			if (hd_store_open(&st, fx->home, &cerr) != 0)
 				_exit(10);
-			rc = hd_team_apply_file(&r, st, path, &cerr);
+			rc = hd_team_apply_file(&r, st, path, hd_runtime_check_config, &cerr);
 			if (rc != 0)
 				fprintf(stderr, "child: %s\n", cerr.msg);
 			hd_apply_report_dispose(&r);

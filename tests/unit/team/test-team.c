@@ -163,10 +163,29 @@ test_agent__bad_names_and_runtimes_are_refused(void **state)
 	    "'-' or '_'",
 	    &err);
 	as.id = "coder";
-	as.runtime = "gpt";
+	/* the domain's own checks: a runtime name, a config object */
+	as.runtime = "GPT 5";
 	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
-	    "unknown runtime \"gpt\": use scripted, exec, claude-code, codex, "
-	    "hermes or openai",
+	    "invalid runtime name \"GPT 5\": use 1-50 lowercase letters, "
+	    "digits, '-' or '_'",
+	    &err);
+	as.runtime = "gpt";
+	cfg = json_pack("[s]", "x");
+	as.runtime_config = cfg;
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
+	    "runtime_config must be a JSON object", &err);
+	json_decref(cfg);
+	as.runtime_config = NULL;
+	/* what a runtime accepts, from the runtime layer the surfaces hand
+	 * down */
+	as.check = hd_runtime_check_config;
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
+	    "unknown runtime \"gpt\": use scripted, exec, claude-code or codex",
+	    &err);
+	as.runtime = "hermes";
+	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
+	    "runtime \"hermes\" is not available in this build: use scripted, "
+	    "exec, claude-code or codex",
 	    &err);
 	as.runtime = "exec";
 	cfg = json_pack("{s:[]}", "command");
