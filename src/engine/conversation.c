@@ -196,28 +196,34 @@ cap_text(const char *s, size_t max)
 	return out;
 }
 
-/* Post to the room under a savepoint (5); failures are logged only. */
-static void
+/* Post to the room under a savepoint (5); failures are logged only.
+ * Returns the post's seq, or 0 when there is none. */
+static int64_t
 room_post_soft(hd_store *st, const char *team, const char *kind,
     const char *author, const char *body)
 {
 	hd_err perr = HD_ERR_INIT;
 	char *capped = cap_text(body, HD_ROOM_BODY_MAX);
+	hd_post *p = NULL;
+	int64_t seq = 0;
 
 	if (capped == NULL ||
 	    hd_store_exec(st, "SAVEPOINT conv_post", &perr) < 0) {
 		free(capped);
 		hd_log_warn("room post for %s skipped: %s", team,
 		    capped == NULL ? "out of memory" : perr.msg);
-		return;
+		return 0;
 	}
-	if (hd_room_post(NULL, st, team, kind, author, capped, &perr) < 0) {
+	if (hd_room_post(&p, st, team, kind, author, capped, &perr) < 0) {
 		hd_log_warn("room post by %s in %s skipped: %s", author, team,
 		    perr.msg);
 		hd_store_exec(st, "ROLLBACK TO conv_post", NULL);
-	}
+	} else
+		seq = p->seq;
 	hd_store_exec(st, "RELEASE conv_post", NULL);
+	hd_post_free(p);
 	free(capped);
+	return seq;
 }
 
 /* The agent's status from -> to, only when it is from (never overrides a
@@ -682,7 +688,7 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_agents members = {NULL, 0};
 	const char **ids = NULL;
 	sqlite3_stmt *s;
-	int64_t now = hd_now_ms();
+	int64_t now = hd_now_ms(), post_seq;
 	size_t i;
 	int rc;
 
@@ -736,19 +742,23 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_int64(s, 10, t->me->start);
 	if ((rc = step_done(st, s, err)) < 0)
 		goto done;
+	/* the user's message in the room: its delivery's prompt says it
+	 * once, as the request */
+	post_seq = room_post_soft(st, tm->id, "user", NULL, msg);
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO conversation_deliveries(conversation_id,"
-		 " to_agent, from_agent, body, prompt, state, created_at)"
-		 " VALUES (?1, ?2, NULL, ?3, ?3, 'queued', ?4)",
+		 " to_agent, from_agent, body, prompt, state, created_at,"
+		 " post_seq) VALUES (?1, ?2, NULL, ?3, ?3, 'queued', ?4,"
+		 " NULLIF(?5, 0))",
 		 err)) < 0)
 		goto done;
 	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, t->agent, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, msg + route.offset, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, now);
+	sqlite3_bind_int64(s, 5, post_seq);
 	if ((rc = step_done(st, s, err)) < 0)
 		goto done;
-	room_post_soft(st, tm->id, "user", NULL, msg);
 	if (route.dropped[0] != '\0')
 		drop_mention(st, t->id, tm->id, NULL, route.dropped,
 		    "no member of that name: sent to the leader");
@@ -825,8 +835,8 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 	hd_conv__claim_dispose(c);
 	*result = HD_CONV_NONE;
 	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT d.id, d.conversation_id, d.prompt, c.team_id"
-		 " FROM conversation_deliveries d"
+		 "SELECT d.id, d.conversation_id, d.prompt, c.team_id,"
+		 " d.post_seq FROM conversation_deliveries d"
 		 " JOIN conversations c ON c.id = d.conversation_id"
 		 " WHERE d.to_agent = ?1 AND d.state = 'queued'"
 		 " AND c.owner = ?2 AND c.status = 'running'"
@@ -843,6 +853,7 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 		snprintf(c->team, sizeof(c->team), "%s",
 		    (const char *)sqlite3_column_text(s, 3));
 		snprintf(c->agent, sizeof(c->agent), "%s", agent);
+		c->post_seq = sqlite3_column_int64(s, 4);
 	}
 	hd_store_reset(s);
 	if (src != SQLITE_ROW)
@@ -970,6 +981,7 @@ struct record_txn {
 	int want_next;
 	const hd_mentions *m; /* NULL for an error reply */
 	hd_conv_recorded *out;
+	int64_t first_mention; /* the first delivery it enqueued, or 0 */
 };
 
 /* Why target may not be sent a message from agent in team, or NULL. */
@@ -1091,6 +1103,8 @@ enqueue_mentions(
 		sqlite3_bind_int64(s, 6, hd_now_ms());
 		if ((rc = step_done(st, s, err)) < 0)
 			goto done;
+		if (t->first_mention == 0)
+			t->first_mention = sqlite3_last_insert_rowid(hd_store_db(st));
 		free(prompt);
 		prompt = NULL;
 	}
@@ -1098,6 +1112,28 @@ done:
 	free(prompt);
 	hd_conv__strv_free(busy, nbusy);
 	return rc;
+}
+
+/* The room post that carries deliveries from first on (the reply that
+ * mentioned their agents): their prompts say it once, as the request. */
+static int
+mark_carried(hd_store *st, const hd_conv_claim *c, int64_t first,
+    int64_t post_seq, hd_err *err)
+{
+	sqlite3_stmt *s;
+
+	if (first == 0 || post_seq == 0)
+		return 0;
+	if (hd_store_prepare(st, &s,
+		"UPDATE conversation_deliveries SET post_seq = ?1"
+		" WHERE id >= ?2 AND conversation_id = ?3 AND from_agent = ?4",
+		err) < 0)
+		return err->code;
+	sqlite3_bind_int64(s, 1, post_seq);
+	sqlite3_bind_int64(s, 2, first);
+	sqlite3_bind_text(s, 3, c->conversation_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, c->agent, -1, SQLITE_STATIC);
+	return step_done(st, s, err);
 }
 
 /* The agent's turn state moves on with the turn (cursor, native session;
@@ -1157,6 +1193,7 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_conv__strv_free(out->targets, out->ntargets);
 	out->targets = NULL;
 	out->ntargets = 0;
+	t->first_mention = 0;
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT d.state, c.owner, c.total_messages, c.max_messages,"
 		 " c.pending FROM conversation_deliveries d"
@@ -1236,7 +1273,10 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		out->next_result = HD_CONV_NONE;
 		agent_status_soft(st, c->agent, "working", "idle");
 	}
-	room_post_soft(st, c->team, "peer", c->agent, t->body);
+	if ((rc = mark_carried(st, c, t->first_mention,
+		 room_post_soft(st, c->team, "peer", c->agent, t->body),
+		 err)) < 0)
+		return rc;
 	if (t->turn != NULL && (rc = save_turn(st, c, t->turn, err)) < 0)
 		return rc;
 	if ((capped = cap_text(t->body, HD_ROOM_BODY_MAX)) == NULL)
@@ -1307,6 +1347,7 @@ prompt_txn_fn(hd_store *st, void *payload, hd_err *err)
 	ps.agent = t->a;
 	ps.is_leader = t->a->is_leader;
 	ps.since_seq = t->state->last_seen_seq;
+	ps.skip_seq = t->c->post_seq; /* said once, as the request */
 	ps.request = t->c->prompt;
 	return hd_prompt_build(&t->p, st, &ps, err);
 }

@@ -43,6 +43,7 @@ typedef struct hd_conv_claim {
 	char team[64];
 	char agent[64];
 	char *prompt;
+	int64_t post_seq; /* the room post carrying it, or 0 */
 	/* HD_CONV_BLOCKED: the conversation whose running message blocks
 	 * the agent, and its owner as read */
 	char blocker[HD_CONVERSATION_ID_LEN + 1];

@@ -287,6 +287,13 @@ const char *const hd_store_migrations[] = {
 	"DROP INDEX agents_member;"
 	"DROP INDEX agents_team;"
 	"CREATE INDEX agents_team ON agents(team_id, id);",
+
+	/* 11: conversation_deliveries (conversation): the room post that
+	 * carries a delivery's text (the user's message, or the reply that
+	 * mentioned the agent), so the delivery's prompt, whose room section
+	 * and request would both say it, says it once, as the request. NULL
+	 * for deliveries made before. */
+	"ALTER TABLE conversation_deliveries ADD COLUMN post_seq INTEGER;",
 };
 
 const int hd_store_nmigrations =

@@ -215,7 +215,27 @@ print(n)' "$FAKE_MODEL_LOG")" "[0, 1]" "the results the model got: none, then on
 run inbox lead --peek --json
 expect_eq "$OUT" "[]" "and it was marked delivered"
 
+# ---- with huddle serve running on this home: MCP over its signed URL -------
+"$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
+server=$!
+for _ in $(seq 1 100); do [ -s "$HUDDLE_HOME/serve.json" ] && break; sleep 0.1; done
+expect_eq "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["pid"], j["token"])' "$HUDDLE_HOME/serve.json")" \
+	"$server False" "serve.json says where the server is"
+run task create dev "Over HTTP" --json
+http_task=$(json_get "$OUT" 'j["id"]')
+http_script=$(python3 -c 'import json,sys; print(json.dumps({"turns":[{"tool":{"name":"task_claim","input":{"task_id":int(sys.argv[1])}}},{"text":"claimed over http"}]}))' "$http_task")
+run ask dev "@lead claim it. $(script "$http_script")"
+expect_contains "$OUT" "claimed over http" "a turn while the server runs"
+expect_eq "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mcpServers"]["huddle"]["type"])' \
+	"$HUDDLE_HOME/homes/claude-code/lead/huddle-mcp.json")" "http" "the agent reached huddle over HTTP"
+run task show "$http_task" --json
+expect_eq "$(json_get "$OUT" 'j["owner"]')" "lead" "and claimed as itself through the signed URL"
+kill -TERM "$server"
+wait "$server"
+expect_eq "$(test -e "$HUDDLE_HOME/serve.json" && echo left || echo gone)" "gone" "serve.json goes with the server"
+
 # ---- nothing went anywhere but the fake -------------------------------------
 expect_eq "$(python3 -c 'import json,sys; print(sorted({json.loads(l)["path"].split("?")[0] for l in open(sys.argv[1])}))' "$FAKE_MODEL_LOG")" \
 	"['/v1/messages', '/v1/responses']" "every model call went to the fake"
+cp "$FAKE_MODEL_LOG" /tmp/fake-debug.jsonl 2>/dev/null
 finish

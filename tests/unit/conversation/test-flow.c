@@ -195,13 +195,17 @@ test_flow__a_fan_out_of_three(void **state)
 		    asks[i]);
 		s = read_all(path);
 		/* the whole prompt (prompt.h): who it is, its team context,
-		 * the room (the leader's reply) and the message, last */
+		 * the room (the user's message) and the message, last; the
+		 * leader's reply that carries it is said once, as the
+		 * message, not again as a room post */
 		snprintf(path, sizeof(path), "You are %s, a member of team dev",
 		    members[i]);
 		assert_int_equal(strncmp(s, path, strlen(path)), 0);
 		assert_non_null(strstr(s, "\n\n=== TEAM CONTEXT ===\n"));
-		assert_non_null(strstr(
-		    s, "[Inter-session message · from=manager · kind=peer"));
+		assert_non_null(strstr(s,
+		    "[Inter-session message · from=user · kind=user · seq=1 · "
+		    "isUser=false]\n| @dev run the stand-up\n"));
+		assert_null(strstr(s, "from=manager · kind=peer"));
 		assert_true(strlen(s) > strlen(want) + 2);
 		assert_string_equal(s + strlen(s) - strlen(want), want);
 		assert_memory_equal(
