@@ -13,6 +13,11 @@
  *      keys its sessions by the working directory.
  *  (3) hd_runtime__fail and hd_runtime__ended end the turn with error (or
  *      aborted) and done, so an adapter's every way out reports one done.
+ *  (4) hd_runtime__run_stream runs a JSON-lines CLI (proc.c's child) and
+ *      feeds its parser each line as it arrives, at most
+ *      HD_RUNTIME_LINE_MAX bytes of one (a longer one reaches the parser
+ *      cut, hence not JSON, hence counted malformed); the parser's finish
+ *      runs only for a process that exited by itself.
  * Callers: claude.c, codex.c.
  */
 #include <errno.h>
@@ -220,4 +225,57 @@ hd_runtime__ended(hd_runtime_emit *em, const hd_proc_result *pr,
 		    runtime, msg);
 	}
 	return 1;
+}
+
+/* ---- a JSON-lines CLI, line by line (4) ---- */
+
+typedef struct stream_ctx {
+	const hd_runtime_stream *rs;
+	hd_runtime_emit *em;
+	hd_lines lines;
+} stream_ctx;
+
+static void
+stream_line(void *ctx, const char *line, size_t len, int cut)
+{
+	stream_ctx *c = ctx;
+
+	(void)cut; /* a cut line is not JSON: the parser counts it */
+	c->rs->line(c->rs->parser, c->em, line, len);
+}
+
+static void
+stream_out(void *ctx, const char *data, size_t n)
+{
+	hd_lines_feed(&((stream_ctx *)ctx)->lines, data, n);
+}
+
+int
+hd_runtime__run_stream(hd_runtime_emit *em, const hd_runtime_turn *in,
+    const hd_runtime_stream *rs, const hd_proc_spec *spec, char *const *extra,
+    hd_err *err)
+{
+	hd_proc_spec ps = *spec;
+	hd_proc_result pr;
+	stream_ctx ctx;
+	int rc;
+
+	ctx.rs = rs;
+	ctx.em = em;
+	hd_lines_init(&ctx.lines, HD_RUNTIME_LINE_MAX, stream_line, &ctx);
+	hd_runtime__log_run(rs->runtime, ps.argv, in->prompt, ps.cwd, extra);
+	ps.abort = in->abort;
+	ps.on_out = stream_out;
+	ps.ctx = &ctx;
+	if ((rc = hd_proc_run(&pr, &ps, err)) < 0)
+		rc = hd_runtime__fail(em, err, "%s: %s", rs->runtime, err->msg);
+	else if ((rc = hd_runtime__ended(
+		      em, &pr, ps.timeout_ms, rs->runtime, err)) == 1) {
+		/* it exited by itself: the stream tells the rest */
+		rs->finish(rs->parser, em, pr.exit_code, pr.tail);
+		rc = 0;
+	}
+	hd_proc_result_dispose(&pr);
+	hd_lines_dispose(&ctx.lines);
+	return rc;
 }

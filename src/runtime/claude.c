@@ -590,7 +590,6 @@ hd_claude__stream_finish(hd_claude_stream *cs, hd_runtime_emit *em,
 /* ---- the adapter ---- */
 
 #define CLAUDE_DEFAULT_TIMEOUT_S 600
-#define CLAUDE_LINE_MAX (8 * 1024 * 1024) /* one stream-json line */
 #define CLAUDE_ARG_PROMPT_MAX (96 * 1024) /* larger prompts go on stdin */
 
 static void
@@ -633,25 +632,17 @@ claude_check(const json_t *cfg, hd_err *err)
 	return 0;
 }
 
-typedef struct claude_run_ctx {
-	hd_claude_stream *cs;
-	hd_runtime_emit *em;
-	hd_lines lines;
-} claude_run_ctx;
-
-static void
-claude_line(void *ctx, const char *line, size_t len, int cut)
+/* the parser behind hd_runtime__run_stream */
+static int
+claude_line(void *p, hd_runtime_emit *em, const char *line, size_t len)
 {
-	claude_run_ctx *c = ctx;
-
-	(void)cut; /* a cut line is not JSON: the parser counts it */
-	hd_claude__stream_line(c->cs, c->em, line, len);
+	return hd_claude__stream_line(p, em, line, len);
 }
 
 static void
-claude_out(void *ctx, const char *data, size_t n)
+claude_finish(void *p, hd_runtime_emit *em, int exit_code, const char *tail)
 {
-	hd_lines_feed(&((claude_run_ctx *)ctx)->lines, data, n);
+	hd_claude__stream_finish(p, em, exit_code, tail);
 }
 
 static int
@@ -661,8 +652,8 @@ claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	hd_strv argv = {0}, env = {0}, extra = {0};
 	hd_buf allowed = HD_BUF_INIT(0);
 	hd_proc_spec ps;
-	hd_proc_result pr;
-	claude_run_ctx ctx;
+	hd_runtime_stream rs = {
+	    "claude-code", NULL, claude_line, claude_finish};
 	const char *bin, *model, *workdir, *home;
 	char mcp[PATH_MAX], work[PATH_MAX], msg[96], *found = NULL;
 	int64_t timeout_ms = CLAUDE_DEFAULT_TIMEOUT_S * 1000LL;
@@ -670,8 +661,6 @@ claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	int rc;
 
 	memset(&ps, 0, sizeof(ps));
-	memset(&pr, 0, sizeof(pr));
-	memset(&ctx, 0, sizeof(ctx));
 	if ((rc = claude_check(cfg, err)) < 0)
 		return hd_runtime__fail(em, err, "claude-code: %s", err->msg);
 	if (in->home_dir == NULL)
@@ -755,36 +744,17 @@ claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		goto done;
 	}
 
-	if ((ctx.cs = hd_claude__stream_new()) == NULL) {
+	if ((rs.parser = hd_claude__stream_new()) == NULL) {
 		rc = hd_runtime__fail(em, err, "out of memory");
 		goto done;
 	}
-	ctx.em = em;
-	hd_lines_init(&ctx.lines, CLAUDE_LINE_MAX, claude_line, &ctx);
-	hd_runtime__log_run(
-	    "claude-code", argv.v, in->prompt, workdir, extra.v);
 	ps.argv = argv.v;
 	ps.envp = env.v;
 	ps.cwd = workdir;
 	ps.timeout_ms = timeout_ms;
-	ps.abort = in->abort;
-	ps.on_out = claude_out;
-	ps.ctx = &ctx;
-	if ((rc = hd_proc_run(&pr, &ps, err)) < 0) {
-		rc = hd_runtime__fail(em, err, "claude-code: %s", err->msg);
-		goto done;
-	}
-	rc = hd_runtime__ended(em, &pr, timeout_ms, "claude-code", err);
-	if (rc == 1) { /* it exited by itself: the stream tells the rest */
-		rc = 0;
-		hd_claude__stream_finish(ctx.cs, em, pr.exit_code, pr.tail);
-	}
+	rc = hd_runtime__run_stream(em, in, &rs, &ps, extra.v, err);
+	hd_claude__stream_free(rs.parser);
 done:
-	if (ctx.cs != NULL) {
-		hd_lines_dispose(&ctx.lines);
-		hd_claude__stream_free(ctx.cs);
-	}
-	hd_proc_result_dispose(&pr);
 	hd_buf_dispose(&allowed);
 	hd_strv_dispose(&argv);
 	hd_strv_dispose(&env);

@@ -352,7 +352,6 @@ hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em, int exit_code,
 /* ---- the adapter ---- */
 
 #define CODEX_DEFAULT_TIMEOUT_S 600
-#define CODEX_LINE_MAX (8 * 1024 * 1024)
 #define CODEX_ARG_PROMPT_MAX (96 * 1024) /* larger prompts go on stdin */
 #define CODEX_USAGE_FILE "huddle-codex-usage.json"
 
@@ -624,25 +623,17 @@ seed_home(const char *home, hd_err *err)
 	return hd_runtime_home_seed(home, seeds, n, err);
 }
 
-typedef struct codex_run_ctx {
-	hd_codex_stream *cs;
-	hd_runtime_emit *em;
-	hd_lines lines;
-} codex_run_ctx;
-
-static void
-codex_line(void *ctx, const char *line, size_t len, int cut)
+/* the parser behind hd_runtime__run_stream */
+static int
+codex_line(void *p, hd_runtime_emit *em, const char *line, size_t len)
 {
-	codex_run_ctx *c = ctx;
-
-	(void)cut; /* a cut line is not JSON: the parser counts it */
-	hd_codex__stream_line(c->cs, c->em, line, len);
+	return hd_codex__stream_line(p, em, line, len);
 }
 
 static void
-codex_out(void *ctx, const char *data, size_t n)
+codex_finish(void *p, hd_runtime_emit *em, int exit_code, const char *tail)
 {
-	hd_lines_feed(&((codex_run_ctx *)ctx)->lines, data, n);
+	hd_codex__stream_finish(p, em, exit_code, tail);
 }
 
 static int
@@ -651,8 +642,7 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	const json_t *cfg = in->agent->runtime_config, *v;
 	hd_strv argv = {0}, env = {0}, extra = {0};
 	hd_proc_spec ps;
-	hd_proc_result pr;
-	codex_run_ctx ctx;
+	hd_runtime_stream rs = {"codex", NULL, codex_line, codex_finish};
 	hd_codex_usage base, after;
 	hd_price price;
 	const char *bin, *model, *key;
@@ -662,8 +652,6 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	int rc;
 
 	memset(&ps, 0, sizeof(ps));
-	memset(&pr, 0, sizeof(pr));
-	memset(&ctx, 0, sizeof(ctx));
 	if ((rc = codex_check(cfg, err)) < 0)
 		return hd_runtime__fail(em, err, "codex: %s", err->msg);
 	if (in->home_dir == NULL)
@@ -721,37 +709,20 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	}
 
 	usage_load(&base, in->home_dir, in->resume_session_id);
-	if ((ctx.cs = hd_codex__stream_new(&price, &base)) == NULL) {
+	if ((rs.parser = hd_codex__stream_new(&price, &base)) == NULL) {
 		rc = hd_runtime__fail(em, err, "out of memory");
 		goto done;
 	}
-	ctx.em = em;
-	hd_lines_init(&ctx.lines, CODEX_LINE_MAX, codex_line, &ctx);
-	hd_runtime__log_run("codex", argv.v, in->prompt, work, extra.v);
 	ps.argv = argv.v;
 	ps.envp = env.v;
 	ps.cwd = work;
 	ps.timeout_ms = timeout_ms;
-	ps.abort = in->abort;
-	ps.on_out = codex_out;
-	ps.ctx = &ctx;
-	if ((rc = hd_proc_run(&pr, &ps, err)) < 0) {
-		rc = hd_runtime__fail(em, err, "codex: %s", err->msg);
-		goto done;
-	}
-	rc = hd_runtime__ended(em, &pr, timeout_ms, "codex", err);
-	if (rc == 1) { /* it exited by itself: the stream tells the rest */
-		rc = 0;
-		hd_codex__stream_finish(ctx.cs, em, pr.exit_code, pr.tail);
-	}
-	hd_codex__stream_usage(ctx.cs, &after);
-	usage_save(in->home_dir, hd_codex__stream_thread(ctx.cs), &after);
+	rc = hd_runtime__run_stream(em, in, &rs, &ps, extra.v, err);
+	/* the thread's totals now, for the next run's difference (2) */
+	hd_codex__stream_usage(rs.parser, &after);
+	usage_save(in->home_dir, hd_codex__stream_thread(rs.parser), &after);
+	hd_codex__stream_free(rs.parser);
 done:
-	if (ctx.cs != NULL) {
-		hd_lines_dispose(&ctx.lines);
-		hd_codex__stream_free(ctx.cs);
-	}
-	hd_proc_result_dispose(&pr);
 	hd_strv_dispose(&argv);
 	hd_strv_dispose(&env);
 	hd_strv_dispose(&extra);

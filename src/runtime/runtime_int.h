@@ -165,6 +165,29 @@ int hd_runtime__doctor_bin(
 void hd_runtime__doctor_needs(json_t *report, const hd_agent *a,
     const char *needs, const char *const *names, int satisfied_otherwise);
 
+/* A JSON-lines CLI's parser, for hd_runtime__run_stream (cfg.c (4)). */
+#define HD_RUNTIME_LINE_MAX (8 * 1024 * 1024)
+
+typedef struct hd_runtime_stream {
+	const char *runtime; /* "claude-code": the messages' prefix */
+	void *parser;
+	int (*line)(void *parser, hd_runtime_emit *em, const char *line,
+	    size_t len);
+	void (*finish)(void *parser, hd_runtime_emit *em, int exit_code,
+	    const char *stderr_tail);
+} hd_runtime_stream;
+
+/*
+ * Run spec's command (argv, envp, cwd, input, timeout_ms; in's abort),
+ * logging it at debug with extra (the environment huddle adds), and feed
+ * its standard output to rs's parser line by line as it comes; then end
+ * the turn: aborted, timed out (error, the group killed), or the parser's
+ * finish when it exited by itself. 0, or a negative code with err set.
+ */
+int hd_runtime__run_stream(hd_runtime_emit *em, const hd_runtime_turn *in,
+    const hd_runtime_stream *rs, const hd_proc_spec *spec,
+    char *const *extra, hd_err *err);
+
 /* ---- prices (price.c): what a model's tokens cost, for runtimes that
  * report tokens but no cost (codex) ---- */
 
