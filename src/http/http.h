@@ -191,6 +191,12 @@ hd_http_held *hd_http_hold(hd_http_req *r, hd_http_finish_fn finish,
     void *payload, void (*free_payload)(void *payload));
 void hd_http_release(hd_http_held *h);
 
+/* A store of the server's pool for work outside a handler (a held
+ * request's finish runs with none: the one its handler had went back to
+ * the pool). NULL with err set when none can be opened; give it back. */
+hd_store *hd_http_store_take(hd_http_server *srv, hd_err *err);
+void hd_http_store_give(hd_http_server *srv, hd_store *st);
+
 /* Start an SSE stream of events (filtered by team when non-NULL),
  * resuming after last_id. */
 int hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id);

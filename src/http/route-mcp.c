@@ -96,15 +96,23 @@ mcp_reply(hd_http_req *r, char *reply)
 	r->content_type = "application/json";
 }
 
-/* On an MHD worker, once the post is settled (4). */
+/* On an MHD worker, once the post is settled (4). The store the session
+ * was made with went back to the pool with its request, and another
+ * worker may be using it now: the reply (and the mail it carries) reads
+ * through a store taken here. */
 static void
 mcp_finish(hd_http_req *r, void *payload)
 {
 	struct mcp_req *m = payload;
+	hd_err perr = HD_ERR_INIT;
 	char *reply = NULL;
 
+	m->s.st = hd_http_store_take(r->srv, &perr); /* NULL: no mail */
 	hd_mcp_finish_post(
 	    &reply, &m->s, m->item.req.rc, m->item.req.out, &m->item.req.err);
+	if (m->s.st != NULL)
+		hd_http_store_give(r->srv, m->s.st);
+	m->s.st = NULL;
 	if (reply == NULL)
 		hd_http_error(r, 500, "out of memory");
 	else

@@ -100,6 +100,18 @@ hd_http__pool_put(hd_http_server *srv, hd_store *st)
 	hd_store_close(st);
 }
 
+hd_store *
+hd_http_store_take(hd_http_server *srv, hd_err *err)
+{
+	return hd_http__pool_get(srv, err);
+}
+
+void
+hd_http_store_give(hd_http_server *srv, hd_store *st)
+{
+	hd_http__pool_put(srv, st);
+}
+
 /* ---- request helpers ---------------------------------------------------- */
 
 const char *

@@ -564,7 +564,8 @@ mail_after(hd_mcp_session *s)
 	hd_messages peek = {0};
 	hd_err err = HD_ERR_INIT;
 
-	if (!s->bound || hd_mailbox_peek(&peek, s->st, s->agent, 1, &err) < 0 ||
+	if (!s->bound || s->st == NULL ||
+	    hd_mailbox_peek(&peek, s->st, s->agent, 1, &err) < 0 ||
 	    peek.n == 0) {
 		hd_messages_dispose(&peek);
 		return NULL;

@@ -38,6 +38,28 @@ run_inspector "$url" --transport http --method tools/call --tool-name team_chat_
 	--tool-arg "text=from the inspector over http"
 expect_eq "$INSPECTOR_RC" 0 "inspector over http (stderr: $(cat "$T_TMP/inspector.err"))"
 expect_contains "$INSPECTOR_OUT" '"authorAgentId": "reviewer"' "inspector http result"
+
+# The piggyback over HTTP, where a post is written by the server's group
+# committer and its reply made later: mail waiting for the agent comes
+# with the post's result, once; 8 agents at a time, each its own.
+mcp_call() { # mcp_call URL TEXT -> the JSON-RPC reply
+	curl -s -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"team_chat_post\",\"arguments\":{\"text\":\"$2\"}}}" "$1"
+}
+for a in coder reviewer tester; do
+	"$HUDDLE" send --team dev --from manager --to "$a" "note for $a" >/dev/null
+done
+pids=()
+for a in coder reviewer tester; do
+	u=$("$HUDDLE" attach "$a" --format json --port "$port" | python3 -c 'import json,sys; print(json.load(sys.stdin)["url"])')
+	(for i in 1 2 3 4 5 6 7 8; do mcp_call "$u" "post $i by $a" >"$T_TMP/mcp-$a-$i.json"; done) &
+	pids+=($!)
+done
+wait "${pids[@]}"
+for a in coder reviewer tester; do
+	got=$(cat "$T_TMP"/mcp-$a-*.json | grep -o "note for [a-z]*" | sort | uniq -c | tr -s ' ')
+	expect_eq "$got" " 2 note for $a" "$a's note came with one post's result (summary and content), once, and no one else's"
+done
 kill -TERM "$srv"
 wait "$srv"
 expect_eq "$?" 0 "serve exits 0 on SIGTERM"
