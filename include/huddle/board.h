@@ -238,4 +238,15 @@ void hd_task_free(hd_task *t);
 void hd_task_comment_free(hd_task_comment *c);
 void hd_tasks_dispose(hd_tasks *l);
 
+/*
+ * An owner's open tasks (claimed or in_progress) in team, oldest first:
+ * fn gets each one's id, subject and status (borrowed, valid during the
+ * call); a negative return stops and is returned. For the team context
+ * of a member's turn (SPEC 6), which needs no more of them.
+ */
+typedef int (*hd_board_open_fn)(void *ctx, int64_t id, const char *subject,
+    const char *status, hd_err *err);
+int hd_board_each_open(hd_store *st, const char *team, const char *owner,
+    hd_board_open_fn fn, void *ctx, hd_err *err);
+
 #endif

@@ -5,7 +5,10 @@
  *      come from a single snapshot.
  *  (2) A status the schema does not know cannot occur (CHECK constraint);
  *      were it to, it is not counted anywhere.
- * Callers: hd_team_snapshot_get (src/mailbox/state.c).
+ *  (3) hd_board_each_open hands over an owner's claimed and in_progress
+ *      tasks, oldest first, straight from their rows (the tasks_owner
+ *      index): id, subject and status only, no dependencies read.
+ * Callers: hd_team_snapshot_get and hd_team_context (src/mailbox/state.c).
  */
 #include <string.h>
 
@@ -54,4 +57,30 @@ hd_board_counts(
 	if (src != SQLITE_DONE)
 		return hd_store_sqlerr(st, src, err);
 	return 0;
+}
+
+int
+hd_board_each_open(hd_store *st, const char *team, const char *owner,
+    hd_board_open_fn fn, void *ctx, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_store_prepare(st, &s,
+		 "SELECT id, subject, status FROM tasks"
+		 " WHERE owner = ?1 AND status IN ('claimed', 'in_progress')"
+		 " AND team_id = ?2 ORDER BY id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW && rc == 0)
+		rc = fn(ctx, sqlite3_column_int64(s, 0),
+		    (const char *)sqlite3_column_text(s, 1),
+		    (const char *)sqlite3_column_text(s, 2), err);
+	if (rc == 0 && src != SQLITE_ROW && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
 }

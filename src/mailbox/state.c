@@ -130,8 +130,10 @@ struct ctx_ctx {
 	const char *team;
 	const char *agent;
 	hd_team *t;
-	hd_agents members;
-	hd_tasks tasks;
+	hd_agents members; /* configs left as text: never run here */
+	char **texts;
+	hd_buf *b;
+	size_t open;
 };
 
 static void
@@ -139,86 +141,93 @@ ctx_dispose(struct ctx_ctx *c)
 {
 	hd_team_free(c->t);
 	c->t = NULL;
+	hd_agent_config_texts_free(c->texts, c->members.n);
+	c->texts = NULL;
 	hd_agents_dispose(&c->members);
-	hd_tasks_dispose(&c->tasks);
+}
+
+static int
+ctx_task(void *ctx, int64_t id, const char *subject, const char *status,
+    hd_err *err)
+{
+	struct ctx_ctx *c = ctx;
+
+	(void)err;
+	if (c->open++ == 0)
+		hd_buf_puts(c->b, "Your open tasks:\n");
+	hd_buf_puts(c->b, "  - #");
+	hd_buf_put_i64(c->b, id);
+	hd_buf_puts(c->b, " \"");
+	hd_buf_puts(c->b, subject);
+	hd_buf_puts(c->b, "\" (");
+	hd_buf_puts(c->b, status);
+	hd_buf_puts(c->b, ")\n");
+	return 0;
 }
 
 static int
 ctx_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct ctx_ctx *c = payload;
-	hd_task_filter f;
+	size_t i;
 	int rc;
 
 	ctx_dispose(c);
-	memset(&f, 0, sizeof(f));
-	f.owner = c->agent;
+	hd_buf_reset(c->b);
+	c->open = 0;
 	if ((rc = hd_team_get(&c->t, st, c->team, err)) < 0 ||
-	    (rc = hd_agent_list(&c->members, st, c->team, err)) < 0 ||
-	    (rc = hd_board_list(&c->tasks, st, c->team, &f, err)) < 0)
+	    (rc = hd_agent_roster_configs(
+		 &c->members, &c->texts, st, c->team, err)) < 0)
 		return rc;
+	hd_buf_puts(c->b, "=== TEAM CONTEXT ===\nTeam: ");
+	hd_buf_puts(c->b, c->t->name);
+	hd_buf_puts(c->b, " (");
+	hd_buf_puts(c->b, c->t->id);
+	hd_buf_puts(c->b, ")\nLed by: ");
+	hd_buf_puts(
+	    c->b, c->t->leader_agent_id ? c->t->leader_agent_id : "nobody");
+	hd_buf_puts(c->b, "\nMembers:\n");
+	for (i = 0; i < c->members.n; i++) {
+		const hd_agent *a = &c->members.items[i];
+
+		hd_buf_puts(c->b, "  - ");
+		hd_buf_puts(c->b, a->id);
+		hd_buf_puts(c->b, strcmp(a->id, c->agent) == 0 ? " (you)"
+				  : a->is_leader		? " (Lead)"
+								: "");
+		if (a->role != NULL && a->role[0] != '\0') {
+			hd_buf_puts(c->b, ": ");
+			hd_buf_puts(c->b, a->role);
+		}
+		hd_buf_putc(c->b, '\n');
+	}
+	if ((rc = hd_board_each_open(
+		 st, c->team, c->agent, ctx_task, c, err)) < 0)
+		return rc;
+	if (c->open == 0)
+		hd_buf_puts(c->b, "Your open tasks: none\n");
+	hd_buf_puts(c->b, "====================\n");
 	return 0;
 }
 
 int
-hd_team_context(
-    char **out, hd_store *st, const char *team, const char *agent, hd_err *err)
+hd_team_context(char **out, hd_store *st, const char *team, const char *agent,
+    hd_err *err)
 {
 	struct ctx_ctx c;
 	hd_buf b = HD_BUF_INIT(0);
-	size_t i, open = 0;
 	int rc;
 
 	*out = NULL;
 	memset(&c, 0, sizeof(c));
 	c.team = team;
 	c.agent = agent;
+	c.b = &b;
 	if ((rc = hd_slug_check("team", team, err)) < 0 ||
 	    (rc = hd_slug_check("agent", agent, err)) < 0)
 		return rc;
 	if ((rc = hd_store_read(st, ctx_txn, &c, err)) < 0)
 		goto done;
-	hd_buf_puts(&b, "=== TEAM CONTEXT ===\nTeam: ");
-	hd_buf_puts(&b, c.t->name);
-	hd_buf_puts(&b, " (");
-	hd_buf_puts(&b, c.t->id);
-	hd_buf_puts(&b, ")\nLed by: ");
-	hd_buf_puts(&b, c.t->leader_agent_id ? c.t->leader_agent_id : "nobody");
-	hd_buf_puts(&b, "\nMembers:\n");
-	for (i = 0; i < c.members.n; i++) {
-		const hd_agent *a = &c.members.items[i];
-
-		hd_buf_puts(&b, "  - ");
-		hd_buf_puts(&b, a->id);
-		hd_buf_puts(&b, strcmp(a->id, agent) == 0 ? " (you)"
-				: a->is_leader            ? " (Lead)"
-							  : "");
-		if (a->role != NULL && a->role[0] != '\0') {
-			hd_buf_puts(&b, ": ");
-			hd_buf_puts(&b, a->role);
-		}
-		hd_buf_putc(&b, '\n');
-	}
-	/* oldest first: the list is newest first */
-	for (i = c.tasks.n; i > 0; i--) {
-		const hd_task *t = &c.tasks.items[i - 1];
-
-		if (strcmp(t->status, "claimed") != 0 &&
-		    strcmp(t->status, "in_progress") != 0)
-			continue;
-		if (open++ == 0)
-			hd_buf_puts(&b, "Your open tasks:\n");
-		hd_buf_puts(&b, "  - #");
-		hd_buf_put_i64(&b, t->id);
-		hd_buf_puts(&b, " \"");
-		hd_buf_puts(&b, t->subject);
-		hd_buf_puts(&b, "\" (");
-		hd_buf_puts(&b, t->status);
-		hd_buf_puts(&b, ")\n");
-	}
-	if (open == 0)
-		hd_buf_puts(&b, "Your open tasks: none\n");
-	hd_buf_puts(&b, "====================\n");
 	if (hd_buf_failed(&b))
 		rc = hd_buf_error(&b, "team context", err);
 	else if ((*out = hd_buf_detach(&b)) == NULL)
