@@ -7,17 +7,19 @@
 #   the CLI spawned and its JSON stream parsed into events) against the
 #   very command huddle runs (argv, work directory and environment, read
 #   from huddle's own debug log) run directly by this shell loop, both
-#   against tests/e2e/fake-model.mjs on 127.0.0.1, in the same run, rounds
-#   interleaved. Higher is better; the ratio is huddle / direct (target
-#   >= 0.95: at most 5% overhead per turn).
+#   against tests/e2e/fake-model.mjs on 127.0.0.1, in the same run, turn
+#   for turn alternately. Each turn is timed; turns/s come from the median
+#   turn (the CLIs' own start-up varies by tens of milliseconds from run
+#   to run, which a mean of a few turns would read as huddle's). Higher is
+#   better; the ratio is huddle / direct (target >= 0.95: at most 5%
+#   overhead per turn).
 #
-# usage: bench/bench-cli.sh [BUILD_DIR] [TURNS]   (default build-release, 20)
+# usage: bench/bench-cli.sh [BUILD_DIR] [TURNS]   (default build-release, 30)
 # Needs node and tests/e2e/node_modules (make bench installs them).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build-release}
-turns=${2:-20}
-rounds=4
+turns=${2:-30}
 huddle=$(cd "$build" && pwd)/huddle
 claude=$src/tests/e2e/node_modules/.bin/claude
 codex=$src/tests/e2e/node_modules/.bin/codex
@@ -93,36 +95,38 @@ EOF
 
 now() { date +%s.%N; }
 
-# bench NAME AGENT: interleaved rounds of TURNS/ROUNDS turns each way.
+# bench NAME AGENT: TURNS turns each way, alternating, each one timed.
 bench() {
-	local name=$1 agent=$2 cwd cmd t0 t1 th=0 td=0 i r per=$((turns / rounds))
+	local name=$1 agent=$2 cwd cmd t0 t1 i
 	eval "$(direct_cmd "$agent")"
 	# warm both paths once (page cache, the CLI's first start)
 	"$huddle" agent run "$agent" "$prompt" >/dev/null 2>&1
 	(cd "$cwd" && "${cmd[@]}" </dev/null >/dev/null 2>&1)
-	for r in $(seq 1 $rounds); do
+	: >"$tmp/$name.times"
+	for i in $(seq 1 "$turns"); do
 		t0=$(now)
-		for i in $(seq 1 $per); do
-			"$huddle" agent run "$agent" "$prompt" >/dev/null 2>&1 ||
-				{ echo "bench: huddle agent run $agent failed" >&2; exit 1; }
-		done
+		"$huddle" agent run "$agent" "$prompt" >/dev/null 2>&1 ||
+			{ echo "bench: huddle agent run $agent failed" >&2; exit 1; }
 		t1=$(now)
-		th=$(python3 -c "print($th + $t1 - $t0)")
+		echo "huddle $t0 $t1" >>"$tmp/$name.times"
 		t0=$(now)
-		for i in $(seq 1 $per); do
-			(cd "$cwd" && "${cmd[@]}" </dev/null >/dev/null 2>&1) ||
-				{ echo "bench: the direct $name command failed" >&2; exit 1; }
-		done
+		(cd "$cwd" && "${cmd[@]}" </dev/null >/dev/null 2>&1) ||
+			{ echo "bench: the direct $name command failed" >&2; exit 1; }
 		t1=$(now)
-		td=$(python3 -c "print($td + $t1 - $t0)")
+		echo "direct $t0 $t1" >>"$tmp/$name.times"
 	done
-	python3 - "$name" "$((per * rounds))" "$th" "$td" <<'EOF'
-import sys
-name, n, th, td = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-h, d = n / th, n / td
-print(f"{name}: {h:.2f} turns/s through huddle ({1000*th/n:.0f} ms a turn) | "
-      f"baseline {d:.2f} turns/s, the same command run directly ({1000*td/n:.0f} ms) | "
-      f"ratio {h/d:.3f} (overhead {1000*(th-td)/n:+.1f} ms a turn)")
+	python3 - "$name" "$tmp/$name.times" <<'EOF'
+import statistics, sys
+name, path = sys.argv[1], sys.argv[2]
+t = {"huddle": [], "direct": []}
+for line in open(path):
+    k, a, b = line.split()
+    t[k].append(float(b) - float(a))
+h, d = statistics.median(t["huddle"]), statistics.median(t["direct"])
+print(f"{name}: {1/h:.2f} turns/s through huddle ({1000*h:.0f} ms median turn) | "
+      f"baseline {1/d:.2f} turns/s, the same command run directly ({1000*d:.0f} ms) | "
+      f"ratio {d/h:.3f} (overhead {1000*(h-d):+.1f} ms a turn; {len(t['huddle'])} turns each, "
+      f"means {1000*statistics.mean(t['huddle']):.0f} / {1000*statistics.mean(t['direct']):.0f} ms)")
 EOF
 }
 
