@@ -331,9 +331,16 @@ hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em, int exit_code,
 		return;
 	}
 	hd_buf_puts(&msg, "codex: ");
-	if (cs->error != NULL)
+	if (cs->error != NULL) {
+		size_t head = msg.len;
+
 		quote(&msg, cs->error);
-	else if (exit_code < 0)
+		/* nothing but blanks and control characters says nothing */
+		while (msg.len > head && msg.ptr[msg.len - 1] == ' ')
+			msg.ptr[--msg.len] = '\0';
+		if (msg.len == head)
+			hd_buf_puts(&msg, "the turn failed");
+	} else if (exit_code < 0)
 		hd_buf_puts(&msg, "killed");
 	else if (exit_code != 0) {
 		hd_buf_printf(&msg, "exit status %d", exit_code);

@@ -89,6 +89,9 @@ const char *const hd_fuzz_seeds[] = {
     "\x00{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":-5,"
     "\"cached_input_tokens\":9223372036854775807,\"output_tokens\":"
     "9223372036854775807}}",
+    /* found by libFuzzer: an error of nothing but DEL characters */
+    "]0\n{\n{\"type\":\"error\",\"messa\":\"error\",\"message\":\""
+    "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\"}\n,",
     "\x00{\"type\":\"item.completed\",\"item\":{\"type\":\"mcp_tool_call\","
     "\"id\":7,\"error\":[],\"status\":\"failed\"}}",
     NULL,
