@@ -230,6 +230,16 @@ expect_eq "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mc
 	"$HUDDLE_HOME/homes/claude-code/lead/huddle-mcp.json")" "http" "the agent reached huddle over HTTP"
 run task show "$http_task" --json
 expect_eq "$(json_get "$OUT" 'j["owner"]')" "lead" "and claimed as itself through the signed URL"
+# Codex too: its -c mcp_servers.huddle.url is the signed URL
+run task create dev "Codex over HTTP" --json
+codex_task=$(json_get "$OUT" 'j["id"]')
+http_script=$(python3 -c 'import json,sys; print(json.dumps({"turns":[{"tool":{"name":"task_claim","input":{"task_id":int(sys.argv[1])}}},{"text":"codex claimed over http"}]}))' "$codex_task")
+HUDDLE_LOG=debug run ask dev "@builder claim it. $(script "$http_script")"
+expect_contains "$OUT" "codex claimed over http" "a Codex turn while the server runs"
+expect_contains "$ERR" "mcp_servers.huddle.url=\\\"http://127.0.0.1:$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$HUDDLE_HOME/serve.json")/mcp?" \
+	"Codex was handed the server's URL (the debug log shows the command)"
+run task show "$codex_task" --json
+expect_eq "$(json_get "$OUT" 'j["owner"]')" "builder" "Codex claimed as itself through its signed URL"
 kill -TERM "$server"
 wait "$server"
 expect_eq "$(test -e "$HUDDLE_HOME/serve.json" && echo left || echo gone)" "gone" "serve.json goes with the server"
