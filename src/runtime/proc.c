@@ -162,68 +162,52 @@ env_reserved(const char *key, const hd_runtime_turn *in)
 	return 0;
 }
 
-/* 1 when entry's key is in extra ("KEY=value" pairs) or cfg_env. */
+/* The key of "KEY=value" into buf; 0 when it does not fit. */
 static int
-env_overridden(const char *entry, const json_t *cfg_env, char *const *extra)
+key_of(char *buf, size_t size, const char *entry)
 {
-	const char *key;
-	json_t *v;
-	size_t n;
+	size_t n = strcspn(entry, "=");
 
-	for (; extra != NULL && *extra != NULL; extra++) {
-		n = strcspn(*extra, "=");
-		if (strncmp(entry, *extra, n + 1) == 0)
-			return 1;
-	}
-	json_object_foreach ((json_t *)cfg_env, key, v)
-		if (env_is(entry, key))
+	if (n >= size)
+		return 0;
+	memcpy(buf, entry, n);
+	buf[n] = '\0';
+	return 1;
+}
+
+/* 1 when list ("KEY=value" strings, NULL-terminated, or NULL) sets key. */
+static int
+list_sets(char *const *list, const char *key)
+{
+	for (; list != NULL && *list != NULL; list++)
+		if (env_is(*list, key))
 			return 1;
 	return 0;
 }
 
-/* (6) */
+/* (6): each later source wins over the ones before it. */
 void
 hd_runtime__env(hd_strv *env, const hd_runtime_turn *in, const json_t *cfg_env,
     char *const *extra)
 {
 	const char *key, *team = in->team ? in->team : in->agent->team_id;
-	char key_buf[256];
+	char buf[256];
 	json_t *v;
 	char **e;
-	size_t n;
 
-	for (e = environ; e != NULL && *e != NULL; e++) {
-		n = strcspn(*e, "=");
-		if (n >= sizeof(key_buf))
-			continue;
-		memcpy(key_buf, *e, n);
-		key_buf[n] = '\0';
-		if (!env_reserved(key_buf, in) &&
-		    !env_overridden(*e, cfg_env, extra))
+	for (e = environ; e != NULL && *e != NULL; e++)
+		if (key_of(buf, sizeof(buf), *e) && !env_reserved(buf, in) &&
+		    json_object_get(cfg_env, buf) == NULL &&
+		    !list_sets(extra, buf))
 			hd_strv_adds(env, *e);
-	}
 	json_object_foreach ((json_t *)cfg_env, key, v)
 		if (!env_reserved(key, in) && json_is_string(v) &&
-		    !env_overridden(key, NULL, extra)) {
-			/* an extra pair of the same key wins below */
-			int shadowed = 0;
-			char *const *x;
-
-			for (x = extra; x != NULL && *x != NULL; x++)
-				shadowed |= env_is(*x, key);
-			if (!shadowed)
-				hd_strv_add(env, hd_runtime__env_pair(key,
-						     json_string_value(v)));
-		}
-	for (; extra != NULL && *extra != NULL; extra++) {
-		n = strcspn(*extra, "=");
-		if (n >= sizeof(key_buf))
-			continue;
-		memcpy(key_buf, *extra, n);
-		key_buf[n] = '\0';
-		if (!env_reserved(key_buf, in))
+		    !list_sets(extra, key))
+			hd_strv_add(env,
+			    hd_runtime__env_pair(key, json_string_value(v)));
+	for (; extra != NULL && *extra != NULL; extra++)
+		if (key_of(buf, sizeof(buf), *extra) && !env_reserved(buf, in))
 			hd_strv_adds(env, *extra);
-	}
 	hd_strv_add(env, hd_runtime__env_pair("HUDDLE_AGENT", in->agent->id));
 	if (team != NULL)
 		hd_strv_add(env, hd_runtime__env_pair("HUDDLE_TEAM", team));
