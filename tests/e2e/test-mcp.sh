@@ -46,18 +46,24 @@ mcp_call() { # mcp_call URL TEXT -> the JSON-RPC reply
 	curl -s -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 		-d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"team_chat_post\",\"arguments\":{\"text\":\"$2\"}}}" "$1"
 }
-for a in coder reviewer tester; do
+agents="coder reviewer tester"
+for i in 1 2 3 4 5; do
+	"$HUDDLE" agent add dev "poster$i" >/dev/null
+	agents="$agents poster$i"
+done
+for a in $agents; do
 	"$HUDDLE" send --team dev --from manager --to "$a" "note for $a" >/dev/null
 done
 pids=()
-for a in coder reviewer tester; do
+for a in $agents; do
 	u=$("$HUDDLE" attach "$a" --format json --port "$port" | python3 -c 'import json,sys; print(json.load(sys.stdin)["url"])')
-	(for i in 1 2 3 4 5 6 7 8; do mcp_call "$u" "post $i by $a" >"$T_TMP/mcp-$a-$i.json"; done) &
+	(for i in $(seq 1 60); do mcp_call "$u" "post $i by $a"; echo; done >"$T_TMP/mcp-$a.json") &
 	pids+=($!)
 done
 wait "${pids[@]}"
-for a in coder reviewer tester; do
-	got=$(cat "$T_TMP"/mcp-$a-*.json | grep -o "note for [a-z]*" | sort | uniq -c | tr -s ' ')
+for a in $agents; do
+	expect_eq "$(grep -c '"result"' "$T_TMP/mcp-$a.json")" "60" "$a: 60 posts, 60 results"
+	got=$(grep -o "note for [a-z0-9]*" "$T_TMP/mcp-$a.json" | sort | uniq -c | tr -s ' ')
 	expect_eq "$got" " 2 note for $a" "$a's note came with one post's result (summary and content), once, and no one else's"
 done
 kill -TERM "$srv"
