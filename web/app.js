@@ -172,6 +172,7 @@
     gen: 0, // bumped on team switch: late answers for the old team are dropped
     agents: [],
     live: new Map(), // agent -> its turn's last tool calls
+    lastError: new Map(), // agent -> its last post, when it was an [error: ...]
     tasks: [],
     roomSeq: 0,
     lastPost: null, // {author, at} of the last post shown, for grouping
@@ -288,6 +289,7 @@
     closeStream();
     state.agents = [];
     state.live.clear();
+    state.lastError.clear();
     state.tasks = [];
     state.roomSeq = 0;
     state.lastPost = null;
@@ -505,7 +507,10 @@
           h('div', {class: 'agent-task'},
             t ? [h('span', {class: 'task-ref'}, `#${t.id}`), ' ', t.subject]
               : h('span', {class: 'muted'}, 'No task')),
-          liveCalls(a)),
+          liveCalls(a),
+          a.status === 'error' && state.lastError.has(a.id)
+            ? h('div', {class: 'agent-error', title: state.lastError.get(a.id)}, state.lastError.get(a.id))
+            : null),
         h('span', {class: 'status-pill s-' + a.status}, STATUS_TEXT[a.status] || a.status));
     });
     $('#agents').replaceChildren(...items);
@@ -586,6 +591,11 @@
     const cont = prev && prev.author === p.authorAgentId && prev.kind === kind &&
       kind !== 'system' && p.createdAt - prev.at < 5 * 60 * 1000;
     state.lastPost = {author: p.authorAgentId, kind, at: p.createdAt};
+    // an agent's failed turn posts "[error: ...]": its card says so
+    if (kind === 'peer' && p.authorAgentId) {
+      if (p.body.startsWith('[error: ')) state.lastError.set(p.authorAgentId, p.body);
+      else state.lastError.delete(p.authorAgentId);
+    }
     if (kind === 'system') {
       return h('li', {class: 'post system', 'data-seq': p.seq, 'data-author': p.authorAgentId},
         h('span', {class: 'sys-mark', 'aria-hidden': 'true'}),
@@ -610,11 +620,16 @@
     const log = $('#room-log');
     const stick = nearBottom(log) || log.childElementCount === 0;
     const frag = document.createDocumentFragment();
+    const errors = state.lastError.size;
+    let errorPosts = 0;
     for (const p of posts) {
       if (p.seq <= state.roomSeq) continue;
       state.roomSeq = p.seq;
+      errorPosts += p.body.startsWith('[error: ');
       frag.append(postEl(p));
     }
+    // a failed turn's message may land after its card went red
+    if (errorPosts || state.lastError.size !== errors) renderAgents();
     if (!frag.childNodes.length) {
       $('#room-empty').hidden = log.childElementCount > 0;
       return;
@@ -748,7 +763,7 @@
       h('div', {class: 'conv-head'},
         h('span', {class: 'conv-q'}, c.message || 'A conversation'),
         h('span', {class: 'conv-status' + (done ? ' done' : '')}, statusText)),
-      h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply', 'data-agent': r.agent, hue: hueOf(r.agent)},
+      h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply' + (r.body.startsWith('[error: ') ? ' failed' : ''), 'data-agent': r.agent, hue: hueOf(r.agent)},
         avatar(r.agent, 'sm'), h('span', {class: 'author'}, r.agent), h('span', {class: 'body'}, richText(r.body))))),
       done && c.response != null ? h('div', {class: 'answer'},
         h('div', {class: 'answer-label'}, 'Answer'),

@@ -110,6 +110,7 @@ typedef struct hd_cli_exchange_view {
 	/* called after a turn is printed (the demo moves its board here) */
 	void (*after_turn)(const hd_exchange_step *s, void *payload);
 	void *after_payload;
+	int failed; /* turns that ended in error, counted here */
 } hd_cli_exchange_view;
 
 void hd_cli_exchange_selected(const hd_exchange_step *s, void *payload);

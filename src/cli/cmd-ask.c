@@ -137,6 +137,7 @@ cmd_ask(hd_cli *c)
 	sigset_t set, old;
 	char id[HD_CONVERSATION_ID_LEN + 1], path[4096], mcp_host[256];
 	uint64_t gen;
+	size_t i, nfailed;
 	int rc = HD_EXIT_FAIL;
 
 	if (hd_cli_store(c, &st) != 0)
@@ -215,6 +216,17 @@ cmd_ask(hd_cli *c)
 		fprintf(stderr, "note: transcript: %s\n", path);
 	}
 	rc = HD_EXIT_OK;
+	/* the answer is printed and kept; a failed turn still fails the
+	 * command, so scripts see it */
+	for (i = nfailed = 0; i < conv->nreplies; i++)
+		nfailed += conv->replies[i].is_error != 0;
+	if (nfailed > 0) {
+		hd_err_set(&c->err, HD_ERR,
+		    "%zu of %zu replies failed (each is its [error: ...] reply "
+		    "above)",
+		    nfailed, conv->nreplies);
+		rc = hd_cli_fail(c);
+	}
 done:
 	hd_conversation_engine_stop(e);
 	hd_conversation_free(conv);

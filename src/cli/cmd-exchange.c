@@ -81,6 +81,7 @@ hd_cli_exchange_turn(const hd_exchange_step *s, void *payload)
 {
 	hd_cli_exchange_view *v = payload;
 
+	v->failed += s->failed != 0;
 	if (v->turns != NULL)
 		json_array_append_new(v->turns,
 		    json_pack("{s:i, s:s, s:s, s:s, s:b, s:s, s:I, s:b, s:f, "
@@ -232,6 +233,15 @@ cmd_exchange(hd_cli *c)
 	} else
 		hd_cli_exchange_print_end(&res);
 	rc = res.ended == HD_EXCHANGE_ABORTED ? HD_EXIT_FAIL : HD_EXIT_OK;
+	/* the turns are printed and kept; a failed one still fails the
+	 * command, so scripts see it */
+	if (rc == HD_EXIT_OK && view.failed > 0) {
+		hd_err_set(&c->err, HD_ERR,
+		    "%d of %zu turns failed (each is its [error: ...] reply "
+		    "above)",
+		    view.failed, res.nspeakers);
+		rc = hd_cli_fail(c);
+	}
 	hd_exchange_result_dispose(&res);
 done:
 	json_decref(view.turns);

@@ -893,7 +893,10 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 	sqlite3_bind_int64(s, 2, hd_now_ms());
 	if ((rc = step_done(st, s, err)) < 0)
 		return rc;
+	/* an agent whose last turn failed takes work too (then it is
+	 * working, and its next good turn makes it idle) */
 	agent_status_soft(st, agent, "idle", "working");
+	agent_status_soft(st, agent, "error", "working");
 	*result = HD_CONV_CLAIMED;
 	return 0;
 }
@@ -1271,7 +1274,9 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if (out->next_result != HD_CONV_CLAIMED) {
 		hd_conv__claim_dispose(&out->next);
 		out->next_result = HD_CONV_NONE;
-		agent_status_soft(st, c->agent, "working", "idle");
+		/* a failed turn leaves the agent in error until a good one */
+		agent_status_soft(st, c->agent, "working",
+		    t->is_error ? "error" : "idle");
 	}
 	if ((rc = mark_carried(st, c, t->first_mention,
 		 room_post_soft(st, c->team, "peer", c->agent, t->body),

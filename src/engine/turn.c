@@ -605,9 +605,13 @@ hd_exchange__turn_begin(hd_exchange__turn *t, hd_err *err)
 	    (rc = hd_room_lock_renew(st, t->lock, t->lease_ms, err)) < 0)
 		return rc;
 	emit_selected(st, t);
-	/* never over a shutdown, nor over another engine's working */
+	/* never over a shutdown, nor over another engine's working; an
+	 * agent whose last turn failed works again */
 	if ((rc = hd_agent_set_status_if(st, t->team, t->agent->id, "idle",
-		 "working", &t->set_working, err)) < 0)
+		 "working", &t->set_working, err)) < 0 ||
+	    (!t->set_working &&
+		(rc = hd_agent_set_status_if(st, t->team, t->agent->id,
+		     "error", "working", &t->set_working, err)) < 0))
 		return rc;
 	emit_started(st, t);
 	return prompt_build(t, t->state, err);
@@ -704,9 +708,10 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		 t->agent->runtime, t->res.native_session_id, t->resumed,
 		 err)) < 0)
 		goto done;
+	/* a failed turn leaves the agent in error until a good one */
 	if (t->set_working &&
-	    (rc = hd_agent_set_status_if(
-		 st, t->team, t->agent->id, "working", "idle", NULL, err)) < 0)
+	    (rc = hd_agent_set_status_if(st, t->team, t->agent->id, "working",
+		 t->failed ? "error" : "idle", NULL, err)) < 0)
 		goto done;
 	/* the mark is the event head once the turn is recorded: the seq of
 	 * turn_completed, its last event, in this write transaction */

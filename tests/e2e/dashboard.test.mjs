@@ -414,6 +414,26 @@ test('a Claude Code turn shows its tool calls live on its card, then its spend',
     }
   });
 
+test('a failed turn is shown red, on its reply and on its agent, with the message',
+  {timeout: SLOW, skip: !hasConversations && 'no conversations on this server'},
+  async () => {
+    const mark = consoleErrors.length;
+    cli('agent', 'add', 'dev', 'broken', '--runtime', 'exec', '--config',
+      JSON.stringify({command: ['/bin/sh', '-c', 'cat >/dev/null; echo "it broke" >&2; exit 3']}));
+    const card = page.locator('#agents .agent[data-agent="broken"]');
+    await card.waitFor({timeout: LIVE});
+    await page.locator('#ask-text').fill('@broken do the thing');
+    await page.locator('#ask-text').press('Enter');
+    await page.locator('#agents .agent[data-agent="broken"][data-status="error"]').waitFor({timeout: SLOW});
+    await card.locator('.agent-error').waitFor({timeout: LIVE});
+    assert.equal(await card.locator('.agent-error').textContent(), '[error: exit status 3: it broke]');
+    const reply = page.locator('#conversations .reply.failed[data-agent="broken"]').first();
+    await reply.waitFor({timeout: LIVE});
+    assert.equal(await reply.locator('.body').textContent(), '[error: exit status 3: it broke]');
+    await shot('failed-turn');
+    assert.deepEqual(errorsSince(mark), []);
+  });
+
 test('asking the team says so clearly when this server has no conversations',
   {timeout: SLOW, skip: hasConversations && 'conversations are available on this server'},
   async () => {

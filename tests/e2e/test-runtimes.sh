@@ -170,6 +170,10 @@ expect_eq "$(json_get "$OUT" '[p["authorAgentId"] for p in j["posts"] if p["body
 # ---- errors ----------------------------------------------------------------
 run ask dev "@lead now fail. $(script '{"turns":[{"error":{"status":400,"message":"bad thing"}}]}')"
 expect_contains "$OUT" "[error: claude-code: API error 400: bad thing]" "an API error 400 is the reply"
+expect_rc 1 "a failed turn fails huddle ask (its answer still printed)"
+expect_contains "$ERR" "huddle: 1 of 1 replies failed" "and says so"
+run agent show lead --json
+expect_eq "$(json_get "$OUT" 'j["status"]')" "error" "the agent is in error until a good turn"
 
 run agent add dev sleepy --runtime claude-code --config "$(claude_cfg 3)"
 expect_rc 0 "add an agent with a 3 s timeout"
@@ -184,6 +188,11 @@ run agent add dev ghost --runtime claude-code --config '{"bin":"huddle-test-no-s
 run ask dev "@ghost hello"
 expect_contains "$OUT" "[error: claude-code: 'huddle-test-no-such-claude' not found on PATH (runtime_config.bin)]" \
 	"a missing binary is a clear error"
+run exchange dev --stimulus "ghost, speak" --first ghost --max-turns 1
+expect_rc 1 "a failed turn fails huddle exchange too"
+expect_contains "$ERR" "huddle: 1 of 1 turns failed" "and says so"
+run agent show ghost --json
+expect_eq "$(json_get "$OUT" 'j["status"]')" "error" "the exchange's failed turn leaves its agent in error"
 
 # ---- a message during a turn reaches the agent in its next tool result ----
 mark=$(last_seq)
@@ -214,6 +223,8 @@ for l in open(sys.argv[1]):
 print(n)' "$FAKE_MODEL_LOG")" "[0, 1]" "the results the model got: none, then one with the message"
 run inbox lead --peek --json
 expect_eq "$OUT" "[]" "and it was marked delivered"
+run agent show lead --json
+expect_eq "$(json_get "$OUT" 'j["status"]')" "idle" "a good turn takes the agent out of error"
 
 # ---- with huddle serve running on this home: MCP over its signed URL -------
 "$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
