@@ -590,7 +590,6 @@ hd_claude__stream_finish(hd_claude_stream *cs, hd_runtime_emit *em,
 /* ---- the adapter ---- */
 
 #define CLAUDE_DEFAULT_TIMEOUT_S 600
-#define CLAUDE_ARG_PROMPT_MAX (96 * 1024) /* larger prompts go on stdin */
 
 static void
 claude_caps(hd_runtime_caps *out)
@@ -704,7 +703,7 @@ claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 
 	hd_strv_adds(&argv, found);
 	hd_strv_adds(&argv, "-p");
-	if (plen <= CLAUDE_ARG_PROMPT_MAX)
+	if (plen <= HD_RUNTIME_ARG_PROMPT_MAX)
 		hd_strv_adds(&argv, in->prompt);
 	else { /* past the kernel's limit for one argument: stdin */
 		ps.input = in->prompt;

@@ -359,7 +359,6 @@ hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em, int exit_code,
 /* ---- the adapter ---- */
 
 #define CODEX_DEFAULT_TIMEOUT_S 600
-#define CODEX_ARG_PROMPT_MAX (96 * 1024) /* larger prompts go on stdin */
 #define CODEX_USAGE_FILE "huddle-codex-usage.json"
 
 static void
@@ -703,7 +702,7 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		hd_strv_adds(&argv, "resume");
 		hd_strv_adds(&argv, in->resume_session_id);
 	}
-	if (plen <= CODEX_ARG_PROMPT_MAX)
+	if (plen <= HD_RUNTIME_ARG_PROMPT_MAX)
 		hd_strv_adds(&argv, in->prompt);
 	else { /* past the kernel's limit for one argument: stdin */
 		hd_strv_adds(&argv, "-");

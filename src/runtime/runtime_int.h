@@ -165,6 +165,10 @@ int hd_runtime__doctor_bin(
 void hd_runtime__doctor_needs(json_t *report, const hd_agent *a,
     const char *needs, const char *const *names, int satisfied_otherwise);
 
+/* A prompt longer than this goes to a CLI on its standard input: Linux
+ * caps one argument at 128 KiB (MAX_ARG_STRLEN). */
+#define HD_RUNTIME_ARG_PROMPT_MAX (96 * 1024)
+
 /* A JSON-lines CLI's parser, for hd_runtime__run_stream (cfg.c (4)). */
 #define HD_RUNTIME_LINE_MAX (8 * 1024 * 1024)
 
