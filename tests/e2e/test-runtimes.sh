@@ -167,6 +167,15 @@ run chat read dev --json --limit 500
 expect_eq "$(json_get "$OUT" '[p["authorAgentId"] for p in j["posts"] if p["body"]=="I am the lead"]')" \
 	"['builder']" "a post claiming to be the lead is stored as the member's"
 
+# ---- a prompt past one argument's limit goes on stdin ---------------------
+long=$(python3 -c 'print("y" * 100000)')
+for a in lead builder; do
+	run agent run "$a" "$long
+$(script '{"turns":[{"text":"got the long prompt"}]}')"
+	expect_rc 0 "$a: a 100 KB prompt"
+	expect_eq "$OUT" "got the long prompt" "$a: a 100 KB prompt reaches the model"
+done
+
 # ---- errors ----------------------------------------------------------------
 run ask dev "@lead now fail. $(script '{"turns":[{"error":{"status":400,"message":"bad thing"}}]}')"
 expect_contains "$OUT" "[error: claude-code: API error 400: bad thing]" "an API error 400 is the reply"
