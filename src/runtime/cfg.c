@@ -18,7 +18,7 @@
  *      HD_RUNTIME_LINE_MAX bytes of one (a longer one reaches the parser
  *      cut, hence not JSON, hence counted malformed); the parser's finish
  *      runs only for a process that exited by itself.
- * Callers: claude.c, codex.c.
+ * Callers: claude.c, codex.c; exec.c (the timeout).
  */
 #include <errno.h>
 #include <limits.h>
@@ -127,6 +127,33 @@ hd_runtime__check_env(const json_t *cfg, hd_err *err)
 bad:
 	return hd_err_set(
 	    err, HD_EINVAL, "runtime_config.env must be an object of strings");
+}
+
+int64_t
+hd_runtime__timeout_ms(
+    const json_t *cfg, const hd_runtime_turn *in, int64_t default_s)
+{
+	const json_t *v = json_object_get(cfg, "timeout_s");
+	int64_t ms = (v != NULL ? json_integer_value(v) : default_s) * 1000;
+
+	return in->timeout_ms > 0 && in->timeout_ms < ms ? in->timeout_ms : ms;
+}
+
+int
+hd_runtime__bin(char **found, hd_strv *env, const hd_runtime_turn *in,
+    char *const *extra, const char *runtime, const char *dflt,
+    hd_runtime_emit *em, hd_err *err)
+{
+	const json_t *cfg = in->agent->runtime_config;
+	const char *bin = hd_runtime__cfg_str(cfg, "bin", dflt);
+
+	hd_runtime__env(env, in, json_object_get(cfg, "env"), extra);
+	if ((*found = hd_runtime__which(
+		 bin, hd_runtime__env_get(env->v, "PATH"))) == NULL)
+		return hd_runtime__fail(em, err,
+		    "%s: '%s' not found on PATH (runtime_config.bin)", runtime,
+		    bin);
+	return 0;
 }
 
 int

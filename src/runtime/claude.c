@@ -653,9 +653,9 @@ claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	hd_proc_spec ps;
 	hd_runtime_stream rs = {
 	    "claude-code", NULL, claude_line, claude_finish};
-	const char *bin, *model, *workdir, *home;
+	const char *model, *workdir, *home;
 	char mcp[PATH_MAX], work[PATH_MAX], msg[96], *found = NULL;
-	int64_t timeout_ms = CLAUDE_DEFAULT_TIMEOUT_S * 1000LL;
+	int64_t timeout_ms;
 	size_t i, plen = strlen(in->prompt);
 	int rc;
 
@@ -666,13 +666,9 @@ claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		return hd_runtime__fail(em, err,
 		    "claude-code: agent %s has no home directory",
 		    in->agent->id);
-	bin = hd_runtime__cfg_str(cfg, "bin", "claude");
 	model = hd_runtime__cfg_str(cfg, "model", NULL);
 	home = hd_runtime__cfg_str(cfg, "home", "user");
-	if ((v = json_object_get(cfg, "timeout_s")) != NULL)
-		timeout_ms = json_integer_value(v) * 1000;
-	if (in->timeout_ms > 0 && in->timeout_ms < timeout_ms)
-		timeout_ms = in->timeout_ms;
+	timeout_ms = hd_runtime__timeout_ms(cfg, in, CLAUDE_DEFAULT_TIMEOUT_S);
 	/* sessions are keyed by the working directory: a stable one per
 	 * agent unless the config names one */
 	if ((rc = hd_runtime__workdir(work, sizeof(work), cfg, in->home_dir,
@@ -692,14 +688,9 @@ claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		hd_strv_add(
 		    &extra, hd_runtime__env_pair("CLAUDE_CONFIG_DIR", dir));
 	}
-	hd_runtime__env(&env, in, json_object_get(cfg, "env"), extra.v);
-	if ((found = hd_runtime__which(
-		 bin, hd_runtime__env_get(env.v, "PATH"))) == NULL) {
-		rc = hd_runtime__fail(em, err,
-		    "claude-code: '%s' not found on PATH (runtime_config.bin)",
-		    bin);
+	if ((rc = hd_runtime__bin(&found, &env, in, extra.v, "claude-code",
+		 "claude", em, err)) < 0)
 		goto done;
-	}
 
 	hd_strv_adds(&argv, found);
 	hd_strv_adds(&argv, "-p");

@@ -651,9 +651,9 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	hd_runtime_stream rs = {"codex", NULL, codex_line, codex_finish};
 	hd_codex_usage base, after;
 	hd_price price;
-	const char *bin, *model, *key;
+	const char *model, *key;
 	char work[PATH_MAX], *found = NULL;
-	int64_t timeout_ms = CODEX_DEFAULT_TIMEOUT_S * 1000LL;
+	int64_t timeout_ms;
 	size_t plen = strlen(in->prompt);
 	int rc;
 
@@ -663,12 +663,8 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	if (in->home_dir == NULL)
 		return hd_runtime__fail(em, err,
 		    "codex: agent %s has no home directory", in->agent->id);
-	bin = hd_runtime__cfg_str(cfg, "bin", "codex");
 	model = hd_runtime__cfg_str(cfg, "model", NULL);
-	if ((v = json_object_get(cfg, "timeout_s")) != NULL)
-		timeout_ms = json_integer_value(v) * 1000;
-	if (in->timeout_ms > 0 && in->timeout_ms < timeout_ms)
-		timeout_ms = in->timeout_ms;
+	timeout_ms = hd_runtime__timeout_ms(cfg, in, CODEX_DEFAULT_TIMEOUT_S);
 	if ((rc = hd_runtime__workdir(
 		 work, sizeof(work), cfg, in->home_dir, "codex", err)) < 0 ||
 	    (rc = seed_home(in->home_dir, err)) < 0)
@@ -676,13 +672,9 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	hd_runtime__price(&price, model, json_object_get(cfg, "prices"), NULL);
 
 	hd_strv_add(&extra, hd_runtime__env_pair("CODEX_HOME", in->home_dir));
-	hd_runtime__env(&env, in, json_object_get(cfg, "env"), extra.v);
-	if ((found = hd_runtime__which(
-		 bin, hd_runtime__env_get(env.v, "PATH"))) == NULL) {
-		rc = hd_runtime__fail(em, err,
-		    "codex: '%s' not found on PATH (runtime_config.bin)", bin);
+	if ((rc = hd_runtime__bin(
+		 &found, &env, in, extra.v, "codex", "codex", em, err)) < 0)
 		goto done;
-	}
 
 	/* codex exec --json --skip-git-repo-check [-m M] [-c k=v]...
 	 *   [resume THREAD] PROMPT|- */

@@ -165,7 +165,7 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	reply_state rs;
 	const char *mode, *tail;
 	char msg[64];
-	int64_t timeout_ms = EXEC_DEFAULT_TIMEOUT_S * 1000LL;
+	int64_t timeout_ms;
 	int rc;
 	size_t i;
 
@@ -189,10 +189,7 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		ps.input = in->prompt;
 		ps.input_len = strlen(in->prompt);
 	}
-	if ((v = json_object_get(cfg, "timeout_s")) != NULL)
-		timeout_ms = json_integer_value(v) * 1000;
-	if (in->timeout_ms > 0 && in->timeout_ms < timeout_ms)
-		timeout_ms = in->timeout_ms;
+	timeout_ms = hd_runtime__timeout_ms(cfg, in, EXEC_DEFAULT_TIMEOUT_S);
 	hd_runtime__env(&env, in, json_object_get(cfg, "env"), NULL);
 	if (argv.oom || env.oom) {
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");

@@ -129,6 +129,19 @@ int hd_runtime__check_int(const json_t *cfg, const char *key, long long min,
     long long max, hd_err *err);
 int hd_runtime__check_env(const json_t *cfg, hd_err *err);
 
+/* runtime_config.timeout_s (else default_s) in ms, or the turn's own
+ * limit when that is shorter. */
+int64_t hd_runtime__timeout_ms(
+    const json_t *cfg, const hd_runtime_turn *in, int64_t default_s);
+
+/* The child's environment (hd_runtime__env with the config's env and
+ * extra) into env, and where runtime_config.bin (else dflt) runs from on
+ * its PATH into *found (malloc'd). A missing binary ends the turn:
+ * `<runtime>: 'claude' not found on PATH (runtime_config.bin)`. */
+int hd_runtime__bin(char **found, hd_strv *env, const hd_runtime_turn *in,
+    char *const *extra, const char *runtime, const char *dflt,
+    hd_runtime_emit *em, hd_err *err);
+
 /* The agent's work directory (cfg.c (2)) into out. */
 int hd_runtime__workdir(char *out, size_t outlen, const json_t *cfg,
     const char *home, const char *runtime, hd_err *err);
