@@ -193,6 +193,37 @@ hd_events_list(
 	return events_fetch(out, st, s, err);
 }
 
+/* 1..HD_EVENTS_KINDS_MAX kinds, none NULL. */
+static int
+kinds_check(const char *const *kinds, size_t nkinds, hd_err *err)
+{
+	size_t i;
+
+	if (nkinds < 1 || nkinds > HD_EVENTS_KINDS_MAX)
+		return hd_err_set(err, HD_EINVAL,
+		    "between 1 and %d kinds, not %zu", HD_EVENTS_KINDS_MAX,
+		    nkinds);
+	for (i = 0; i < nkinds; i++)
+		if (kinds[i] == NULL)
+			return hd_err_set(err, HD_EINVAL, "a kind is required");
+	return 0;
+}
+
+/* The kinds into the HD_EVENTS_KINDS_MAX parameters from first on, the
+ * unused ones NULL (3). Static: events_fetch resets s before they go. */
+static void
+kinds_bind(sqlite3_stmt *s, int first, const char *const *kinds, size_t nkinds)
+{
+	size_t i;
+
+	for (i = 0; i < HD_EVENTS_KINDS_MAX; i++)
+		if (i < nkinds)
+			sqlite3_bind_text(
+			    s, first + (int)i, kinds[i], -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(s, first + (int)i);
+}
+
 int
 hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
     const char *const *kinds, size_t nkinds, int64_t after_seq, int limit,
@@ -205,18 +236,11 @@ hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
 	    " WHEN ?6 THEN 1 ELSE 0 END AND (?2 IS NULL OR team_id = ?2)"
 	    " ORDER BY seq LIMIT ?7";
 	sqlite3_stmt *s;
-	size_t i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (nkinds < 1 || nkinds > HD_EVENTS_KINDS_MAX)
-		return hd_err_set(err, HD_EINVAL,
-		    "between 1 and %d kinds, not %zu", HD_EVENTS_KINDS_MAX,
-		    nkinds);
-	for (i = 0; i < nkinds; i++)
-		if (kinds[i] == NULL)
-			return hd_err_set(err, HD_EINVAL, "a kind is required");
-	if ((rc = limit_check(&limit, limit, err)) < 0)
+	if ((rc = kinds_check(kinds, nkinds, err)) < 0 ||
+	    (rc = limit_check(&limit, limit, err)) < 0)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
@@ -226,12 +250,7 @@ hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
 		sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 2);
-	for (i = 0; i < HD_EVENTS_KINDS_MAX; i++) /* (3) */
-		if (i < nkinds)
-			sqlite3_bind_text(
-			    s, 3 + (int)i, kinds[i], -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(s, 3 + (int)i);
+	kinds_bind(s, 3, kinds, nkinds);
 	sqlite3_bind_int(s, 7, limit);
 	return events_fetch(out, st, s, err);
 }
@@ -246,24 +265,15 @@ hd_events_last_of(hd_event_list *out, hd_store *st, const char *agent,
 	    " AND CASE kind WHEN ?2 THEN 1 WHEN ?3 THEN 1 WHEN ?4 THEN 1"
 	    " WHEN ?5 THEN 1 ELSE 0 END ORDER BY seq DESC LIMIT 1";
 	sqlite3_stmt *s;
-	size_t i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (nkinds < 1 || nkinds > HD_EVENTS_KINDS_MAX)
-		return hd_err_set(err, HD_EINVAL,
-		    "between 1 and %d kinds, not %zu", HD_EVENTS_KINDS_MAX,
-		    nkinds);
-	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
+	if ((rc = kinds_check(kinds, nkinds, err)) < 0 ||
+	    (rc = hd_slug_check("agent", agent, err)) < 0 ||
 	    (rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	for (i = 0; i < HD_EVENTS_KINDS_MAX; i++)
-		if (i < nkinds && kinds[i] != NULL)
-			sqlite3_bind_text(
-			    s, 2 + (int)i, kinds[i], -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(s, 2 + (int)i);
+	kinds_bind(s, 2, kinds, nkinds);
 	return events_fetch(out, st, s, err);
 }
 
