@@ -82,6 +82,13 @@ int hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
 int hd_events_last_of(hd_event_list *out, hd_store *st, const char *agent,
     const char *const *kinds, size_t nkinds, hd_err *err);
 
+/* How many events after after_seq agent caused that changed the board or
+ * a mailbox (task_created, task_claimed, status_changed, dep_linked,
+ * message_sent): what the supervisor calls a turn's progress. It reads
+ * the log forward from after_seq, so it costs what happened since. */
+int hd_events_progress(
+    int64_t *out, hd_store *st, const char *agent, int64_t after_seq, hd_err *err);
+
 /* The highest seq in the log (0 when empty). */
 int hd_events_head(int64_t *out, hd_store *st, hd_err *err);
 

@@ -7,6 +7,7 @@
 
 #include "agent.h"
 #include "attach.h"
+#include "autorun.h"
 #include "board.h"
 #include "budget.h"
 #include "conversation.h"
@@ -22,6 +23,7 @@
 #include "store.h"
 #include "room.h"
 #include "shutdown.h"
+#include "supervisor.h"
 #include "runtime.h"
 #include "session.h"
 #include "team.h"

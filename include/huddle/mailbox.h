@@ -104,6 +104,28 @@ int hd_mailbox_read(hd_messages *out, hd_store *st, const char *agent,
 int hd_mailbox_peek(hd_messages *out, hd_store *st, const char *agent,
     int limit, hd_err *err);
 
+/*
+ * agent's messages with ids lo..hi, delivered or not, oldest first,
+ * marking nothing: the messages one read delivered (a read takes an
+ * agent's oldest undelivered first, so what it took is one id range).
+ */
+int hd_mailbox_range(hd_messages *out, hd_store *st, const char *agent,
+    int64_t lo, int64_t hi, hd_err *err);
+
+/* Who in a team has mail waiting that asks for a turn: every undelivered
+ * message but an idle notice (SPEC 6: the leader never answers one). */
+typedef struct hd_mail_waiting {
+	char agent[64];
+	int64_t newest;        /* the newest such message's id */
+	int64_t newest_direct; /* the newest not a broadcast, or 0 */
+} hd_mail_waiting;
+
+/* One row per recipient in team with such mail, by agent id. Read-only;
+ * free *out with hd_mail_waiting_dispose. */
+int hd_mailbox_waiting(hd_mail_waiting **out, size_t *n, hd_store *st,
+    const char *team, hd_err *err);
+void hd_mail_waiting_dispose(hd_mail_waiting *w, size_t n);
+
 /* The pure renderers (no database). */
 
 /*

@@ -17,7 +17,8 @@
  *   5. the agent's undelivered mailbox messages (hd_mailbox_render), now
  *      marked delivered: call it inside the write transaction that
  *      records the turn's start, so a turn that never starts leaves them
- *      undelivered;
+ *      undelivered; messages delivered into a turn that was cut short
+ *      (spec->redeliver) come first, so they are never lost to it;
  *   6. the request: the stimulus or message the agent must answer.
  */
 #ifndef HUDDLE_PROMPT_H
@@ -29,6 +30,7 @@
 #include "agent.h"
 #include "buf.h"
 #include "err.h"
+#include "mailbox.h"
 #include "store.h"
 
 /* A prompt can hold a long backlog; past this the turn fails cleanly. */
@@ -42,6 +44,7 @@ typedef struct hd_prompt_spec {
 	int64_t skip_seq;         /* a post not to repeat, or 0 */
 	const char *last_summary; /* or NULL */
 	const char *request;      /* what to answer, last */
+	const hd_messages *redeliver; /* already delivered, or NULL */
 } hd_prompt_spec;
 
 typedef struct hd_prompt {
@@ -50,6 +53,8 @@ typedef struct hd_prompt {
 	size_t request_off; /* where the request (section 6) starts */
 	int64_t seen;       /* the highest room seq read (since_seq if none) */
 	size_t nmessages;   /* mailbox messages delivered into it */
+	int64_t first_message; /* the ids of those (one range), or 0 */
+	int64_t last_message;
 } hd_prompt;
 
 /* The intro paragraph of section 1 into b. */

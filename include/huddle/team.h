@@ -27,6 +27,8 @@ typedef struct hd_team {
 	char *leader_agent_id; /* or NULL */
 	char *status;	   /* active | shutting_down | shutdown */
 	int64_t agent_count;
+	int autorun;        /* 1: huddle serve runs its agents (autorun.h) */
+	int autorun_paused; /* 1: paused by hand (huddle team pause) */
 	int64_t created_at;
 	int64_t updated_at;
 } hd_team;

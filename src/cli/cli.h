@@ -121,6 +121,18 @@ void hd_cli_exchange_print_end(const hd_exchange_result *r);
  * shown as spaces, ending with a newline. */
 void hd_cli_print_indented(const char *text, const char *indent);
 
+/* The supervisor by hand (cmd-autorun.c): subcommands of agent and team,
+ * the --autorun/--turns-per-hour/--park-after options of team update
+ * (*given 1 when any was passed; non-zero return: exit with it), and the
+ * autorun part of team state (hd_supervisor_state's JSON). */
+int hd_cli_agent_wake(hd_cli *c);
+int hd_cli_agent_park(hd_cli *c);
+int hd_cli_agent_unpark(hd_cli *c);
+int hd_cli_team_pause(hd_cli *c);
+int hd_cli_team_resume(hd_cli *c);
+int hd_cli_autorun_opts(hd_cli *c, hd_autorun_spec *spec, int *given);
+void hd_cli_autorun_print(const json_t *state);
+
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;
 extern const hd_cli_cmd hd_cli_cmd_up;

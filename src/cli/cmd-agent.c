@@ -1,6 +1,7 @@
 /*
  * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|set-status|
- *                 reset-session|run`.
+ *                 reset-session|run|wake|park|unpark` (the last three
+ *                 in cmd-autorun.c).
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -389,6 +390,16 @@ static const hd_cli_opt agent_run_opts[] = {
     {NULL, 0, NULL, NULL, 0},
 };
 
+static const hd_cli_opt agent_wake_opts[] = {
+    {"note", 0, "TEXT", "why, shown to the agent in its turn", 0},
+    {NULL, 0, NULL, NULL, 0},
+};
+
+static const hd_cli_opt agent_park_opts[] = {
+    {"reason", 0, "TEXT", "why (default: \"parked by hand\")", 0},
+    {NULL, 0, NULL, NULL, 0},
+};
+
 static const hd_cli_opt agent_add_opts[] = {
     {"name", 0, "TEXT", "display name (default: the id)", 0},
     {"role", 0, "TEXT", "free text, e.g. reviewer", 0},
@@ -421,6 +432,18 @@ static const hd_cli_cmd agent_subs[] = {
 	"Codex's thread)\nacross every turn it takes, in conversations and "
 	"exchanges alike. This\nforgets it: the next turn starts a new one. "
 	"The lineage stays in the\nsessions table."},
+    {"wake", "AGENT", "Queue one turn of the agent for the server to run", 1,
+	1, agent_wake_opts, hd_cli_agent_wake, NULL,
+	"The running 'huddle serve' takes it as it takes any wake: one turn "
+	"at a time,\nwith the agent's mail and tasks in its prompt. A wake "
+	"by hand runs even when\nthe team's autorun is off, and unparks the "
+	"agent; a paused team waits."},
+    {"park", "AGENT", "Stop waking the agent until it is unparked", 1, 1,
+	agent_park_opts, hd_cli_agent_park, NULL,
+	"A parked agent is woken again only by a message meant for it alone, "
+	"a task\nassigned to it, a wake by hand, or 'huddle agent unpark'."},
+    {"unpark", "AGENT", "Let the supervisor wake the agent again", 1, 1, NULL,
+	hd_cli_agent_unpark, NULL, NULL},
     {"run", "AGENT PROMPT", "Run one turn of an agent's runtime by hand", 2, 2,
 	agent_run_opts, cmd_agent_run, NULL,
 	"The reply streams to stdout as it arrives; a summary line goes to "

@@ -139,10 +139,11 @@ static int
 cmd_team_update(hd_cli *c)
 {
 	hd_team_spec spec = {0};
+	hd_autorun_spec ar;
 	hd_team *t = NULL;
 	hd_store *st;
 	int64_t max = 0;
-	int rc;
+	int rc, autorun = 0;
 
 	spec.id = c->argv[0];
 	spec.name = hd_cli_opt_str(c, "name");
@@ -159,13 +160,17 @@ cmd_team_update(hd_cli *c)
 	if ((rc = hd_cli_opt_int(c, "max-messages", 1,
 		 HD_CONVERSATION_MAX_MESSAGES_LIMIT, &max)) != 0)
 		return rc;
+	if ((rc = hd_cli_autorun_opts(c, &ar, &autorun)) != 0)
+		return rc;
 	if (!spec.name && !spec.description && !spec.icon && !spec.color &&
-	    !spec.leader && max == 0)
+	    !spec.leader && max == 0 && !autorun)
 		return hd_cli_usage(c, "nothing to update: pass --name, "
 				       "--description, --icon, --color, "
-				       "--leader or --max-messages");
+				       "--leader, --max-messages or --autorun");
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
+	if (autorun && hd_autorun_set(NULL, st, spec.id, &ar, &c->err) < 0)
+		return hd_cli_fail(c);
 	if (max != 0 &&
 	    hd_conversation_set_max_messages(st, spec.id, max, &c->err) < 0)
 		return hd_cli_fail(c);
@@ -206,7 +211,7 @@ cmd_team_state(hd_cli *c)
 {
 	hd_team_snapshot snap;
 	hd_store *st;
-	json_t *o;
+	json_t *o, *sv = NULL;
 	char *text = NULL;
 	int rc = HD_EXIT_OK;
 
@@ -219,13 +224,22 @@ cmd_team_state(hd_cli *c)
 		rc = hd_cli_fail(c);
 		goto done;
 	}
+	if (hd_supervisor_state(&sv, st, c->argv[0], &c->err) < 0) {
+		rc = hd_cli_fail(c);
+		goto done;
+	}
 	if (c->json) {
 		o = hd_team_snapshot_to_json(&snap);
 		json_object_set_new(o, "text", json_string(text));
+		json_object_set(o, "autorun", json_object_get(sv, "autorun"));
+		json_object_set(o, "supervisor", json_object_get(sv, "agents"));
 		hd_cli_json(o);
-	} else
+	} else {
 		fputs(text, stdout);
+		hd_cli_autorun_print(sv);
+	}
 done:
+	json_decref(sv);
 	free(text);
 	hd_team_snapshot_dispose(&snap);
 	return rc;
@@ -297,6 +311,14 @@ static const hd_cli_opt team_update_opts[] = {
 	    "a conversation stops routing mentions after N replies (1-1000; "
 	    "default 15)",
 	    0},
+	{"autorun", 0, "on|off",
+	    "'huddle serve' runs the team's agents when they have work", 0},
+	{"turns-per-hour", 0, "N",
+	    "autorun: at most N turns per agent per hour (default 30)", 0},
+	{"park-after", 0, "N",
+	    "autorun: park an agent after N turns in a row without progress "
+	    "(default 3)",
+	    0},
 	{NULL, 0, NULL, NULL, 0},
 };
 
@@ -322,14 +344,23 @@ static const hd_cli_cmd team_subs[] = {
 	{"show", "TEAM", "Show a team and its agents", 1, 1, NULL,
 	    cmd_team_show, NULL, NULL},
 	{"update", "TEAM",
-	    "Change a team's name, description, leader or loop guard", 1, 1,
-	    team_update_opts, cmd_team_update, NULL, NULL},
+	    "Change a team's name, description, leader, loop guard or autorun",
+	    1, 1, team_update_opts, cmd_team_update, NULL, NULL},
 	{"rm", "TEAM", "Remove a team and its agents", 1, 1, team_rm_opts,
 	    cmd_team_rm, NULL,
 	    "A team that still has tasks, posts or messages is refused unless "
 	    "--purge is given.\nThe event log is kept."},
-	{"state", "TEAM", "Show the TEAM STATE block a leader sees", 1, 1, NULL,
-	    cmd_team_state, NULL, NULL},
+	{"state", "TEAM",
+	    "Show the TEAM STATE block a leader sees, and what autorun holds",
+	    1, 1, NULL, cmd_team_state, NULL,
+	    "After the block: autorun's settings and, per agent, its wake "
+	    "queue, the turn\nit is running and its last turn."},
+	{"pause", "TEAM", "Stop waking the team's agents (autorun)", 1, 1, NULL,
+	    hd_cli_team_pause, NULL,
+	    "Turns already running finish; nothing new starts until 'huddle "
+	    "team resume'."},
+	{"resume", "TEAM", "Wake the team's agents again after a pause", 1, 1,
+	    NULL, hd_cli_team_resume, NULL, NULL},
 	{"shutdown", "TEAM", "Shut a team down, asking working members first", 1,
 	    1, team_shutdown_opts, cmd_team_shutdown, NULL,
 	    "No member working: the team is shut down at once. Otherwise each "

@@ -48,6 +48,7 @@
 #include <huddle/util.h>
 
 #include "conversation_int.h"
+#include "owner.h"
 
 #define HD_LOG_COMPONENT "conversation"
 #include <huddle/log.h>
@@ -86,59 +87,14 @@ struct hd_conversation_engine {
 
 	pthread_mutex_t cb_lock;    /* serializes on_reply */
 	pthread_mutex_t write_lock; /* (6) */
-	hd_conversation_engine *next_live;
 };
 
-/* ---- (3) the engines alive in this process ------------------------------ */
-
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static hd_conversation_engine *live;
-
-static void
-live_add(hd_conversation_engine *e)
-{
-	pthread_mutex_lock(&live_lock);
-	e->next_live = live;
-	live = e;
-	pthread_mutex_unlock(&live_lock);
-}
-
-static void
-live_remove(hd_conversation_engine *e)
-{
-	hd_conversation_engine **p;
-
-	pthread_mutex_lock(&live_lock);
-	for (p = &live; *p != NULL; p = &(*p)->next_live)
-		if (*p == e) {
-			*p = e->next_live;
-			break;
-		}
-	pthread_mutex_unlock(&live_lock);
-}
+/* ---- (3) liveness is owner.c's ------------------------------------------ */
 
 static int
 owner_alive(const char *owner, int64_t pid, int64_t start)
 {
-	const hd_conversation_engine *e;
-	int64_t now_start;
-	int alive = 0;
-
-	if (owner == NULL || pid <= 0)
-		return 0; /* released */
-	if (pid == (int64_t)getpid()) {
-		pthread_mutex_lock(&live_lock);
-		for (e = live; e != NULL && !alive; e = e->next_live)
-			alive = strcmp(e->me.token, owner) == 0;
-		pthread_mutex_unlock(&live_lock);
-		return alive;
-	}
-	/* without a start time (no /proc when it was taken, or now) only
-	 * the pid can be asked: a zombie or a recycled pid then reads alive
-	 * until reaped or gone, which delays a take-over, never doubles one */
-	if (start <= 0 || (now_start = hd_conv__proc_start(pid)) < 0)
-		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
-	return now_start != 0 && now_start == start;
+	return hd_owner_alive(owner, pid, start);
 }
 
 /* ---- workers ---------------------------------------------------------------
@@ -485,7 +441,8 @@ drain(struct worker *w, hd_store *st)
 			if (result == HD_CONV_BLOCKED) {
 				/* (3): a dead engine's message blocks the
 				 * agent */
-				if (!owner_alive(c.blocker_owner, c.blocker_pid,
+				if (c.blocker[0] != '\0' &&
+				    !owner_alive(c.blocker_owner, c.blocker_pid,
 					c.blocker_start) &&
 				    adopt(e, st, c.blocker, c.blocker_owner,
 					&err) < 0)
@@ -554,6 +511,7 @@ hd_conversation_engine_start(hd_conversation_engine **out,
     const hd_conversation_engine_config *cfg, hd_err *err)
 {
 	hd_conversation_engine *e;
+	hd_owner_id id;
 	char nonce[17];
 	int rc;
 
@@ -580,19 +538,27 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 	e->on_reply = cfg->on_reply;
 	e->payload = cfg->payload;
 	e->idle_ms = cfg->idle_ms > 0 ? cfg->idle_ms : IDLE_MS_DEFAULT;
-	e->me.pid = (int64_t)getpid();
-	e->me.start = hd_conv__proc_start(e->me.pid);
-	if (e->me.start < 0)
-		e->me.start = 0;
-	snprintf(e->me.token, sizeof(e->me.token), "%lld:%lld:%s",
-	    (long long)e->me.pid, (long long)e->me.start, nonce);
+	hd_owner_init(&id, nonce);
+	memcpy(e->me.token, id.token, sizeof(e->me.token));
+	e->me.pid = id.pid;
+	e->me.start = id.start;
 	atomic_init(&e->abort, 0);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->cb_lock, NULL);
 	pthread_mutex_init(&e->write_lock, NULL);
 	e->me.wl = &e->write_lock;
 	pthread_cond_init(&e->done_cond, NULL);
-	live_add(e);
+	if (hd_owner_register(e->me.token) < 0) {
+		pthread_mutex_destroy(&e->lock);
+		pthread_mutex_destroy(&e->cb_lock);
+		pthread_mutex_destroy(&e->write_lock);
+		pthread_cond_destroy(&e->done_cond);
+		free(e->home);
+		free(e->mcp_host);
+		free(e->mcp_token);
+		free(e);
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	}
 	*out = e;
 	return 0;
 }
@@ -628,7 +594,7 @@ hd_conversation_engine_stop(hd_conversation_engine *e)
 			    "takes them over when this process is gone): %s",
 		    err.msg);
 	hd_store_close(st);
-	live_remove(e);
+	hd_owner_unregister(e->me.token);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->cb_lock);
 	pthread_mutex_destroy(&e->write_lock);

@@ -883,6 +883,22 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 		return hd_store_sqlerr(st, src, err);
 	if (*result == HD_CONV_BLOCKED)
 		return 0;
+	/* ... nor while the supervisor runs a turn of it (supervisor.h (1));
+	 * the supervisor takes a dead engine's turn back, so the blocker is
+	 * left blank: nothing here to take over */
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT 1 FROM autorun_turns WHERE agent_id = ?1"
+		 " AND status = 'running'",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		*result = HD_CONV_BLOCKED;
+	hd_store_reset(s);
+	if (src != SQLITE_ROW && src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	if (*result == HD_CONV_BLOCKED)
+		return 0;
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE conversation_deliveries SET state = 'running',"
@@ -1331,6 +1347,27 @@ done:
 	return rc;
 }
 
+int
+hd_conv__agent_busy(int *busy, hd_store *st, const char *agent, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	*busy = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT 1 FROM conversation_deliveries WHERE to_agent = ?1"
+		 " AND state = 'running' LIMIT 1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		*busy = 1;
+		src = SQLITE_DONE;
+	}
+	hd_store_reset(s);
+	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+}
+
 /* ---- a delivery's prompt ------------------------------------------------ */
 
 struct prompt_txn {
@@ -1759,37 +1796,3 @@ hd_conv__disown(hd_store *st, const hd_conv_owner *me, hd_err *err)
 	return owner_write(st, me, disown_txn_fn, (void *)me, err);
 }
 
-/* ---- processes
- * ---------------------------------------------------------------- */
-
-int64_t
-hd_conv__proc_start(int64_t pid)
-{
-	char path[64], buf[1024], *p, *tok, *save = NULL;
-	long long start = -1;
-	ssize_t n;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT ? 0 : -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "pid (comm) state ... starttime(22) ...": comm may hold anything,
-	 * so count from the last ')' */
-	if ((p = strrchr(buf, ')')) == NULL)
-		return -1;
-	for (field = 3, tok = strtok_r(p + 1, " ", &save); tok != NULL;
-	     tok = strtok_r(NULL, " ", &save), field++) {
-		if (field == 3 && (tok[0] == 'Z' || tok[0] == 'X'))
-			return 0; /* dead, not yet reaped */
-		if (field == 22) {
-			start = strtoll(tok, NULL, 10);
-			break;
-		}
-	}
-	return start < 0 ? -1 : start;
-}

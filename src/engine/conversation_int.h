@@ -27,9 +27,6 @@ typedef struct hd_conv_owner {
 	pthread_mutex_t *wl;
 } hd_conv_owner;
 
-/* The start time of process pid (clock ticks since boot), 0 when it is
- * gone or a zombie, -1 when it cannot be told. */
-int64_t hd_conv__proc_start(int64_t pid);
 
 enum {
 	HD_CONV_NONE = 0,    /* nothing queued for the agent here */
@@ -59,6 +56,11 @@ void hd_conv__claim_dispose(hd_conv_claim *c);
  * the HD_CONV_* values; the agent becomes working when it was idle. */
 int hd_conv__claim(int *result, hd_conv_claim *out, hd_store *st,
     const char *agent, const hd_conv_owner *me, hd_err *err);
+
+/* *busy is 1 while a message for agent is running, in any process: the
+ * supervisor takes no turn of it until it is done (supervisor.h (1)). */
+int hd_conv__agent_busy(int *busy, hd_store *st, const char *agent,
+    hd_err *err);
 
 /* Put a claimed message back in the queue (a turn cut short). */
 int hd_conv__release(

@@ -89,6 +89,12 @@ int hd_exchange__turn_adopt(hd_turn_state *out, hd_exchange__turn *t);
 void hd_exchange__turn_dispose(hd_exchange__turn *t);
 
 /* The kv key of an agent's turn state: "turn:<room>:<agent>". */
+/* A reply as a room body, malloc'd (NULL: out of memory): invalid UTF-8
+ * and NUL bytes become U+FFFD, surrounding whitespace is trimmed, empty
+ * is HD_EXCHANGE_NO_RESPONSE, and past HD_ROOM_BODY_MAX it is cut on a
+ * character boundary with a note. Exchange turns and the supervisor's. */
+char *hd_exchange__reply_body(const char *text, size_t len);
+
 void hd_exchange__state_key(
     char *out, size_t outlen, const char *room_id, const char *agent);
 

@@ -16,7 +16,7 @@
  *  (4) The prompt is capped at HD_PROMPT_MAX: past it the build fails with
  *      a clear error instead of handing a runtime an unbounded prompt.
  * Callers: exchange turns (turn.c), conversation deliveries
- * (conv_engine.c).
+ * (conv_engine.c), the supervisor's turns (supervisor.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -143,12 +143,22 @@ hd_prompt_build(
 		goto done;
 	if ((rc = hd_mailbox_read(&msgs, st, spec->agent->id, 0, err)) < 0)
 		goto done;
+	if (spec->redeliver != NULL && spec->redeliver->n > 0) {
+		if ((rc = hd_mailbox_render(&text, spec->redeliver, err)) < 0)
+			goto done;
+		section(&b);
+		hd_buf_puts(&b, text);
+		free(text);
+		text = NULL;
+	}
 	if (msgs.n > 0) {
 		if ((rc = hd_mailbox_render(&text, &msgs, err)) < 0)
 			goto done;
 		section(&b);
 		hd_buf_puts(&b, text);
 		out->nmessages = msgs.n;
+		out->first_message = msgs.items[0].id;
+		out->last_message = msgs.items[msgs.n - 1].id;
 	}
 	section(&b);
 	out->request_off = b.len;

@@ -301,8 +301,8 @@ utf8_seq(const unsigned char *p, size_t avail)
 }
 
 /* (5): the body to post for a successful reply, malloc'd. */
-static char *
-reply_body(const char *text, size_t len)
+char *
+hd_exchange__reply_body(const char *text, size_t len)
 {
 	hd_buf b = HD_BUF_INIT(0);
 	const unsigned char *p = (const unsigned char *)text;
@@ -668,12 +668,12 @@ hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 						       : "the runtime failed";
 		hd_buf_printf(&b, "[error: %s]", msg);
 		if ((body = hd_buf_detach(&b)) != NULL) {
-			t->body = reply_body(body, strlen(body));
+			t->body = hd_exchange__reply_body(body, strlen(body));
 			free(body);
 		}
 	} else
 		t->body =
-		    reply_body(t->res.text ? t->res.text : "", t->res.text_len);
+		    hd_exchange__reply_body(t->res.text ? t->res.text : "", t->res.text_len);
 	if (t->body == NULL || (t->summary = first_chars(t->body,
 				    HD_EXCHANGE_SUMMARY_CHARS)) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");

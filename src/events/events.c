@@ -278,6 +278,32 @@ hd_events_last_of(hd_event_list *out, hd_store *st, const char *agent,
 }
 
 int
+hd_events_progress(
+    int64_t *out, hd_store *st, const char *agent, int64_t after_seq, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	*out = 0;
+	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (rc = hd_store_prepare(st, &s,
+		 "SELECT COUNT(*) FROM events WHERE seq > ?1 AND agent_id = ?2"
+		 " AND (kind = 'task_created' OR kind = 'task_claimed' OR"
+		 " kind = 'status_changed' OR kind = 'dep_linked' OR"
+		 " kind = 'message_sent')",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, after_seq > 0 ? after_seq : 0);
+	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		*out = sqlite3_column_int64(s, 0);
+		src = SQLITE_DONE;
+	}
+	hd_store_reset(s);
+	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+}
+
+int
 hd_events_head(int64_t *out, hd_store *st, hd_err *err)
 {
 	sqlite3_stmt *s;

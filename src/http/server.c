@@ -793,6 +793,25 @@ conversations_start(hd_http_server *srv, hd_err *err)
 	return 0;
 }
 
+/*
+ * The supervisor (autorun): started once the port is known, so the turns
+ * it runs get attach URLs on it. It takes back, on its own thread, the
+ * turns a server that is gone left running.
+ */
+static int
+supervisor_start(hd_http_server *srv, hd_err *err)
+{
+	hd_supervisor_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.home = srv->home;
+	cfg.mcp_host = strcmp(srv->bind, "0.0.0.0") == 0 ? "127.0.0.1"
+							  : srv->bind;
+	cfg.mcp_port = srv->port;
+	cfg.mcp_token = srv->token;
+	return hd_supervisor_start(&srv->sv, &cfg, err);
+}
+
 int
 hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 {
@@ -877,7 +896,8 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	}
 	di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = di != NULL ? di->port : cfg->port;
-	if ((rc = conversations_start(srv, err)) < 0)
+	if ((rc = conversations_start(srv, err)) < 0 ||
+	    (rc = supervisor_start(srv, err)) < 0)
 		goto fail;
 	*out = srv;
 	return 0;
@@ -916,6 +936,8 @@ hd_http_stop(hd_http_server *srv)
 	}
 	/* no handler runs now: stop the engine (turns in progress go back
 	 * in the queue for the next server) */
+	hd_supervisor_stop(srv->sv);
+	srv->sv = NULL;
 	hd_conversation_engine_stop(srv->conv);
 	srv->conv = NULL;
 	hd_http__sse_free(srv);

@@ -37,6 +37,7 @@ struct hd_http_server {
 	} attach_seen[HD_HTTP_ATTACH_SEEN];
 	int nseen, next_seen;
 	hd_conversation_engine *conv; /* conversations (route-conversation.c) */
+	hd_supervisor *sv;	      /* autorun (supervisor.h) */
 
 	pthread_mutex_t pool_lock; /* guards pool/npool */
 	hd_store *pool[16];

@@ -566,6 +566,130 @@ hd_mailbox_peek(
 	return mailbox_take(out, st, agent, limit, 0, err);
 }
 
+struct range_ctx {
+	const char *agent;
+	int64_t lo, hi;
+	hd_messages list;
+};
+
+static int
+range_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct range_ctx *c = payload;
+	sqlite3_stmt *s;
+	hd_message *ni;
+	size_t cap = 0;
+	int src, rc;
+
+	hd_messages_dispose(&c->list);
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT " MSG_COLS " FROM messages"
+		 " WHERE to_agent = ?1 AND id >= ?2 AND id <= ?3 ORDER BY id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, c->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, c->lo);
+	sqlite3_bind_int64(s, 3, c->hi);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (c->list.n == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((ni = realloc(c->list.items, cap * sizeof(*ni))) ==
+			    NULL)
+				goto oom;
+			c->list.items = ni;
+		}
+		if (msg_row(&c->list.items[c->list.n++], s) < 0)
+			goto oom;
+	}
+	hd_store_reset(s);
+	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+oom:
+	hd_store_reset(s);
+	return hd_err_set(err, HD_ENOMEM, "out of memory");
+}
+
+int
+hd_mailbox_range(hd_messages *out, hd_store *st, const char *agent,
+    int64_t lo, int64_t hi, hd_err *err)
+{
+	struct range_ctx c;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hd_slug_check("agent", agent, err)) < 0)
+		return rc;
+	memset(&c, 0, sizeof(c));
+	c.agent = agent;
+	c.lo = lo;
+	c.hi = hi;
+	if ((rc = hd_store_read(st, range_txn, &c, err)) < 0) {
+		hd_messages_dispose(&c.list);
+		return rc;
+	}
+	*out = c.list;
+	return 0;
+}
+
+void
+hd_mail_waiting_dispose(hd_mail_waiting *w, size_t n)
+{
+	(void)n;
+	free(w);
+}
+
+int
+hd_mailbox_waiting(hd_mail_waiting **out, size_t *n, hd_store *st,
+    const char *team, hd_err *err)
+{
+	sqlite3_stmt *s;
+	hd_mail_waiting *v = NULL, *grown;
+	size_t cnt = 0;
+	int rc, src;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
+	/* per member, through messages_inbox (the undelivered rows only):
+	 * never a scan of the team's whole history */
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT * FROM (SELECT a.id AS agent,"
+		 " (SELECT MAX(m.id) FROM messages m WHERE m.to_agent = a.id"
+		 "  AND m.delivered_at IS NULL AND m.type != 'idle') AS newest,"
+		 " (SELECT MAX(m.id) FROM messages m WHERE m.to_agent = a.id"
+		 "  AND m.delivered_at IS NULL AND m.type != 'idle'"
+		 "  AND m.type != 'broadcast') AS direct"
+		 " FROM agents a WHERE a.team_id = ?1) WHERE newest IS NOT NULL"
+		 " ORDER BY agent",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *a = sqlite3_column_text(s, 0);
+
+		if ((grown = realloc(v, (cnt + 1) * sizeof(*v))) == NULL) {
+			hd_store_reset(s);
+			free(v);
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		}
+		v = grown;
+		memset(&v[cnt], 0, sizeof(v[cnt]));
+		snprintf(v[cnt].agent, sizeof(v[cnt].agent), "%s",
+		    a != NULL ? (const char *)a : "");
+		v[cnt].newest = sqlite3_column_int64(s, 1);
+		v[cnt].newest_direct = sqlite3_column_int64(s, 2);
+		cnt++;
+	}
+	hd_store_reset(s);
+	if (src != SQLITE_DONE) {
+		free(v);
+		return hd_store_sqlerr(st, src, err);
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
 static json_t *
 json_str_or_null(const char *s)
 {

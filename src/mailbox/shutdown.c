@@ -14,9 +14,12 @@
  *      response, idle message, new request and wait poll -- never by a
  *      timer, so it holds with no server running.
  *  (4) The leader is never asked (it is the one asking); members are
- *      asked only when `working`.
+ *      asked only when `working` -- or, in a team with autorun on, when
+ *      not shut down: there every member is a live session that answers
+ *      from its own turn (supervisor.h), busy or not.
  *  (5) Nothing is deleted: a refused or timed-out shutdown puts the team
- *      back to `active` and the members still asked back to `working`.
+ *      back to `active` and the members still asked back to `working`
+ *      (`idle` in an autorun team: their turns set them working again).
  * Callers: mailbox.c (hd_shutdown__on_message), state.c (expiry before a
  * read), the CLI (team shutdown, shutdown-response); later MCP/HTTP.
  */
@@ -284,19 +287,22 @@ sd_abort(hd_store *st, hd_shutdown *s, const char *outcome, const char *who,
 	hd_buf text = HD_BUF_INIT(HD_MESSAGE_MAX);
 	hd_message_spec ms;
 	hd_agent *a = NULL;
+	hd_team *t = NULL;
 	hd_err ignored = HD_ERR_INIT;
 	char span[32];
 	size_t i;
 	int rc;
 
-	if ((rc = hd_team_set_status(st, s->team_id, "active", err)) < 0)
+	if ((rc = hd_team_set_status(st, s->team_id, "active", err)) < 0 ||
+	    (rc = hd_team_get(&t, st, s->team_id, err)) < 0)
 		goto done;
 	for (i = 0; i < s->npending; i++) {
 		/* a member removed meanwhile has nothing to restore */
 		if (hd_agent_get(&a, st, s->pending[i], &ignored) < 0)
 			continue;
 		if (strcmp(a->status, "shutdown_requested") == 0 &&
-		    (rc = hd_agent_set_status(st, a->id, "working", err)) < 0)
+		    (rc = hd_agent_set_status(st, a->id,
+			 t->autorun ? "idle" : "working", err)) < 0)
 			goto done;
 		hd_agent_free(a);
 		a = NULL;
@@ -345,6 +351,7 @@ sd_abort(hd_store *st, hd_shutdown *s, const char *outcome, const char *who,
 	rc = hd_mailbox__send(NULL, st, &ms, 1, err);
 done:
 	hd_agent_free(a);
+	hd_team_free(t);
 	hd_buf_dispose(&text);
 	return rc;
 }
@@ -562,7 +569,8 @@ start_txn(hd_store *st, void *payload, hd_err *err)
 		const hd_agent *a = &members.items[i];
 
 		/* invariant 4 */
-		if (strcmp(a->status, "working") != 0 ||
+		if ((t->autorun ? strcmp(a->status, "shutdown") == 0
+				: strcmp(a->status, "working") != 0) ||
 		    (t->leader_agent_id != NULL &&
 			strcmp(a->id, t->leader_agent_id) == 0))
 			continue;

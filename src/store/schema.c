@@ -294,6 +294,69 @@ const char *const hd_store_migrations[] = {
 	 * and request would both say it, says it once, as the request. NULL
 	 * for deliveries made before. */
 	"ALTER TABLE conversation_deliveries ADD COLUMN post_seq INTEGER;",
+
+	/* 12: autorun. teams (team) gains its settings: on or off, paused by
+	 * hand, each agent's turns per hour and how many turns in a row
+	 * without progress park it. The supervisor (src/engine/) owns the
+	 * rest: wakes, one row per thing an agent should act on (UNIQUE per
+	 * agent and key, so a stimulus seen twice wakes once);
+	 * autorun_turns, one row per turn it ran (at most one running per
+	 * agent, across processes, by the partial unique index); and
+	 * autorun_agents, each agent's no-progress streak, its park and
+	 * the messages an aborted turn had delivered. */
+	"ALTER TABLE teams ADD COLUMN autorun INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE teams ADD COLUMN autorun_paused INTEGER NOT NULL"
+	"  DEFAULT 0;"
+	"ALTER TABLE teams ADD COLUMN turns_per_hour INTEGER NOT NULL"
+	"  DEFAULT 30;"
+	"ALTER TABLE teams ADD COLUMN park_after INTEGER NOT NULL DEFAULT 3;"
+	"CREATE TABLE wakes ("
+	"  id INTEGER PRIMARY KEY,"
+	"  team_id TEXT NOT NULL,"
+	"  agent_id TEXT NOT NULL,"
+	"  reason TEXT NOT NULL,"
+	"  ref INTEGER,"
+	"  key TEXT NOT NULL,"
+	"  note TEXT,"
+	"  status TEXT NOT NULL DEFAULT 'queued' CHECK (status = 'queued' OR"
+	"    status = 'running' OR status = 'done' OR status = 'dropped'),"
+	"  turn_id INTEGER,"
+	"  created_at INTEGER NOT NULL,"
+	"  UNIQUE (agent_id, key)"
+	");"
+	"CREATE INDEX wakes_open ON wakes(agent_id, id)"
+	"  WHERE status = 'queued' OR status = 'running';"
+	"CREATE INDEX wakes_team ON wakes(team_id);"
+	"CREATE TABLE autorun_turns ("
+	"  id INTEGER PRIMARY KEY,"
+	"  team_id TEXT NOT NULL,"
+	"  agent_id TEXT NOT NULL,"
+	"  status TEXT NOT NULL CHECK (status = 'running' OR status = 'done'"
+	"    OR status = 'failed' OR status = 'aborted'),"
+	"  owner TEXT,"
+	"  owner_pid INTEGER,"
+	"  owner_start INTEGER,"
+	"  reasons TEXT NOT NULL,"
+	"  start_seq INTEGER NOT NULL,"
+	"  post_seq INTEGER,"
+	"  progress INTEGER,"
+	"  error TEXT,"
+	"  delivered TEXT,"
+	"  started_at INTEGER NOT NULL,"
+	"  finished_at INTEGER"
+	");"
+	"CREATE UNIQUE INDEX autorun_turns_running ON autorun_turns(agent_id)"
+	"  WHERE status = 'running';"
+	"CREATE INDEX autorun_turns_agent ON autorun_turns(agent_id, id);"
+	"CREATE INDEX autorun_turns_team ON autorun_turns(team_id);"
+	"CREATE TABLE autorun_agents ("
+	"  agent_id TEXT PRIMARY KEY,"
+	"  team_id TEXT NOT NULL,"
+	"  streak INTEGER NOT NULL DEFAULT 0,"
+	"  parked TEXT,"
+	"  parked_at INTEGER,"
+	"  carry TEXT"
+	");",
 };
 
 const int hd_store_nmigrations =

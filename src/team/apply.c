@@ -14,11 +14,15 @@
  *  (5) "max_messages" (1-1000), the team's conversation loop guard, is
  *      kept in kv under HD_TEAM_MAX_MESSAGES_KEY (read by the
  *      conversation engine); absent, whatever is set stays.
+ *  (6) "autorun" (true, false, or {"on", "turns_per_hour", "park_after"})
+ *      sets the team's autorun settings (autorun.h); absent, whatever is
+ *      set stays. A pause made by hand is never undone by a file.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/autorun.h>
 #include <huddle/events.h>
 #include <huddle/util.h>
 
@@ -39,6 +43,8 @@ struct plan {
 	size_t nagents;
 	const char *leader; /* first flagged, or NULL */
 	int64_t max_messages; /* 0: not given */
+	int has_autorun;
+	hd_autorun_spec autorun;
 	json_t *report;	    /* built while applying */
 	int changed;
 };
@@ -76,7 +82,7 @@ static int
 plan_build(struct plan *p, const json_t *doc, hd_err *err)
 {
 	static const char *const team_keys[] = {"team", "name", "description",
-	    "icon", "color", "agents", "max_messages", NULL};
+	    "icon", "color", "agents", "max_messages", "autorun", NULL};
 	static const char *const agent_keys[] = {"id", "name", "role",
 	    "runtime", "runtime_config", "leader", NULL};
 	const json_t *agents, *a, *v;
@@ -117,6 +123,11 @@ plan_build(struct plan *p, const json_t *doc, hd_err *err)
 			    "%s: max_messages must be an integer from 1 to 1000",
 			    origin);
 		p->max_messages = json_integer_value(v);
+	}
+	if ((v = json_object_get(doc, "autorun")) != NULL) {
+		if ((rc = hd_autorun_parse(&p->autorun, v, err)) < 0)
+			return reframe(rc, err, origin, "");
+		p->has_autorun = 1;
 	}
 
 	agents = json_object_get(doc, "agents");
@@ -345,6 +356,26 @@ apply_txn(hd_store *st, void *payload, hd_err *err)
 	if (p->max_messages > 0 &&
 	    (rc = apply_max_messages(p, st, t != NULL, &action, err)) < 0)
 		goto done;
+	if (p->has_autorun) {
+		hd_autorun was, now;
+
+		if ((rc = hd_autorun_get(&was, st, p->team.id, err)) < 0 ||
+		    (rc = hd_autorun_set(&now, st, p->team.id, &p->autorun,
+			 err)) < 0)
+			goto done;
+		if (t != NULL && memcmp(&was, &now, sizeof(was)) != 0)
+			action = "updated";
+	}
+	if (p->has_autorun) {
+		hd_autorun was, now;
+
+		if ((rc = hd_autorun_get(&was, st, p->team.id, err)) < 0 ||
+		    (rc = hd_autorun_set(&now, st, p->team.id, &p->autorun,
+			 err)) < 0)
+			goto done;
+		if (t != NULL && memcmp(&was, &now, sizeof(was)) != 0)
+			action = "updated";
+	}
 	if (strcmp(action, "unchanged") != 0)
 		p->changed = 1;
 	p->report = json_pack("{s:s, s:s, s:O, s:[]}", "team", p->team.id,

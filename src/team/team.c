@@ -21,7 +21,7 @@
 #define TEAM_COLS                                                             \
 	"t.id, t.name, t.description, t.icon, t.color, t.leader_agent_id,"    \
 	" t.status, (SELECT COUNT(*) FROM agents a WHERE a.team_id = t.id),"  \
-	" t.created_at, t.updated_at"
+	" t.created_at, t.updated_at, t.autorun, t.autorun_paused"
 
 static int
 team_row(hd_team *t, sqlite3_stmt *s)
@@ -37,6 +37,8 @@ team_row(hd_team *t, sqlite3_stmt *s)
 	t->agent_count = sqlite3_column_int64(s, 7);
 	t->created_at = sqlite3_column_int64(s, 8);
 	t->updated_at = sqlite3_column_int64(s, 9);
+	t->autorun = sqlite3_column_int(s, 10) != 0;
+	t->autorun_paused = sqlite3_column_int(s, 11) != 0;
 	if (t->id == NULL || t->name == NULL || t->description == NULL ||
 	    t->status == NULL)
 		return -1;
@@ -401,6 +403,11 @@ static const struct {
 	    "SELECT COUNT(*) FROM conversations WHERE team_id = ?1",
 	    "DELETE FROM conversations WHERE team_id = ?1"},
 	{"sessions", NULL, NULL, "DELETE FROM sessions WHERE team_id = ?1"},
+	{"wakes", NULL, NULL, "DELETE FROM wakes WHERE team_id = ?1"},
+	{"autorun_turns", NULL, NULL,
+	    "DELETE FROM autorun_turns WHERE team_id = ?1"},
+	{"autorun_agents", NULL, NULL,
+	    "DELETE FROM autorun_agents WHERE team_id = ?1"},
 	{"room_locks", NULL, NULL,
 	    "DELETE FROM room_locks WHERE room_id = 'team:' || ?1"},
 	{"kv", NULL, NULL,
@@ -554,6 +561,8 @@ hd_team_to_json(const hd_team *t)
 	    t->leader_agent_id ? json_string(t->leader_agent_id) : json_null());
 	json_object_set_new(o, "status", json_string(t->status));
 	json_object_set_new(o, "agent_count", json_integer(t->agent_count));
+	json_object_set_new(o, "autorun", json_boolean(t->autorun));
+	json_object_set_new(o, "paused", json_boolean(t->autorun_paused));
 	json_object_set_new(o, "created_at", json_integer(t->created_at));
 	json_object_set_new(o, "updated_at", json_integer(t->updated_at));
 	return o;

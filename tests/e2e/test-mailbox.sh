@@ -91,7 +91,9 @@ expect_rc 2 "inbox --limit 0"
 # --- team state -----------------------------------------------------------
 run team state msg-team
 expect_rc 0 "team state"
-expect_eq "$OUT" "=== TEAM STATE ===
+expect_eq "${OUT%%
+
+Autorun:*}" "=== TEAM STATE ===
 Team: Message team (msg-team)
 Status: active
 Description: N/A
@@ -106,6 +108,8 @@ Task Counts:
   - In Progress: 0
   - Completed: 0
 ====================" "team state block"
+expect_contains "$OUT" "Autorun: off (30 turns/hour per agent, parked after 3 idle turns)
+  lead (scripted, idle): 0 turns in the last hour" "team state: what autorun holds"
 run --json team state msg-team
 expect_json "$OUT" "team state --json"
 expect_eq "$(json_get "$OUT" 'j["team"]["status"]')" "active" "json status"

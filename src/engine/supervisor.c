@@ -1,0 +1,568 @@
+/*
+ * supervisor.c -- the supervisor's threads (supervisor.h): one dispatcher
+ * and a worker per agent with a turn to run, each with its own store
+ * connection. The durable state is wake.c's and sv_turn.c's.
+ *  (1) The dispatcher sleeps on the store's change notification
+ *      (hd_store_wait_change), in slices so a stop is seen at once; when
+ *      anything was committed it scans the autorun teams for new wakes,
+ *      then looks at every agent with wakes queued: one that could run
+ *      gets its worker kicked, one held by a dead engine's turn gets that
+ *      turn aborted (its wakes come back), one over its hourly cap sets
+ *      the next time to look. Nothing else wakes it, so an idle store
+ *      costs nothing but the notification's own safety net.
+ *  (2) At most one worker per agent in this process, and the take
+ *      (sv_turn.c) refuses a second running turn in any process: an agent
+ *      never runs two turns at once; different agents run in parallel.
+ *  (3) No lost kick: a worker clears its dirty flag before it takes and
+ *      lingers (idle_ms) for a kick only while the flag is clear; the
+ *      dispatcher sets it under the lock.
+ *  (4) A turn is recorded or aborted: a record that fails for a transient
+ *      reason is retried; stopping aborts the running turns (their
+ *      runtimes are stopped through the abort flag) and puts their wakes
+ *      back for the next engine.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <huddle/agent.h>
+#include <huddle/attach.h>
+#include <huddle/autorun.h>
+#include <huddle/live.h>
+#include <huddle/runtime.h>
+#include <huddle/util.h>
+
+#include "supervisor_int.h"
+
+#define HD_LOG_COMPONENT "supervisor"
+#include <huddle/log.h>
+
+#define IDLE_MS_DEFAULT 2000
+#define WAIT_SLICE_MS 250
+#define RETRY_MAX_MS 2000
+
+struct worker {
+	struct worker *next;
+	hd_supervisor *sv;
+	char agent[64];
+	pthread_t thread;
+	pthread_cond_t cond; /* with sv->lock */
+	int dirty;           /* (3) a turn may be there to take */
+	int done;            /* the thread ended: join it */
+};
+
+struct hd_supervisor {
+	char *home;
+	char *mcp_host;
+	char *mcp_token;
+	int mcp_port;
+	int idle_ms;
+	hd_owner_id me;
+
+	pthread_mutex_t lock; /* guards workers, stopping */
+	pthread_cond_t stop_cond;
+	struct worker *workers;
+	int stopping;
+	atomic_int abort; /* every running turn's abort flag */
+	pthread_t dispatcher;
+	int started;
+};
+
+static int
+stopping(hd_supervisor *sv)
+{
+	int s;
+
+	pthread_mutex_lock(&sv->lock);
+	s = sv->stopping;
+	pthread_mutex_unlock(&sv->lock);
+	return s;
+}
+
+static void
+timespec_in(struct timespec *ts, int64_t ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)(ms / 1000);
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Sleep ms unless the supervisor stops first. */
+static void
+pause_ms(hd_supervisor *sv, int64_t ms)
+{
+	struct timespec ts;
+
+	timespec_in(&ts, ms);
+	pthread_mutex_lock(&sv->lock);
+	if (!sv->stopping)
+		pthread_cond_timedwait(&sv->stop_cond, &sv->lock, &ts);
+	pthread_mutex_unlock(&sv->lock);
+}
+
+/* ---- a turn ------------------------------------------------------------- */
+
+/* Record t's outcome, retrying what may pass (4). */
+static void
+record(hd_supervisor *sv, hd_store *st, const hd_sv_turn *t,
+    const hd_sv_outcome *o)
+{
+	hd_sv_finished fin;
+	hd_err err = HD_ERR_INIT;
+	int64_t backoff = 50;
+	int aborted, rc;
+
+	for (;;) {
+		if ((rc = hd_sv__finish(&fin, st, t, o, &sv->me, &err)) == 0)
+			break;
+		if (rc == HD_ECONFLICT) {
+			hd_log_warn("%s", err.msg);
+			return;
+		}
+		hd_log_warn("turn %lld of %s not recorded yet: %s",
+		    (long long)t->id, t->agent, err.msg);
+		if (stopping(sv)) {
+			hd_sv__abort(&aborted, st, t->id, sv->me.token, NULL);
+			return;
+		}
+		pause_ms(sv, backoff);
+		backoff =
+		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+	}
+	if (fin.parked)
+		hd_log_info("%s parked: no progress", t->agent);
+}
+
+/* Run one taken turn through its runtime and record it. */
+static void
+run_turn(hd_supervisor *sv, hd_store *st, hd_sv_turn *t)
+{
+	hd_runtime_result res;
+	hd_runtime_turn in;
+	hd_sv_outcome o;
+	hd_live shown;
+	hd_err err = HD_ERR_INIT, uerr = HD_ERR_INIT;
+	char *url = NULL;
+	int rc, aborted;
+
+	memset(&res, 0, sizeof(res));
+	memset(&in, 0, sizeof(in));
+	memset(&o, 0, sizeof(o));
+	in.agent = t->a;
+	in.team = t->team;
+	in.prompt = t->prompt;
+	in.context_len = t->context_len;
+	if (t->ts.runtime != NULL && strcmp(t->ts.runtime, t->a->runtime) == 0)
+		in.resume_session_id = t->ts.native_session_id;
+	in.huddle_home = sv->home;
+	in.abort = &sv->abort;
+	if (sv->mcp_port > 0 && sv->mcp_host != NULL) {
+		if (hd_attach_url(&url, st, sv->mcp_host, sv->mcp_port,
+			t->a->id, &uerr) == 0) {
+			in.mcp_url = url;
+			in.mcp_token = sv->mcp_token;
+		} else
+			hd_log_warn(
+			    "no attach URL for %s: %s", t->a->id, uerr.msg);
+	}
+	shown.st = st;
+	shown.team = t->team;
+	shown.agent = t->a->id;
+	shown.runtime = t->a->runtime;
+	shown.conversation_id = NULL;
+	rc = hd_runtime_run(&res, &in, hd_live_sink, &shown, &err);
+	if (atomic_load(&sv->abort)) {
+		/* stopping: the wakes go back for the next engine (4) */
+		if (hd_sv__abort(&aborted, st, t->id, sv->me.token, &err) < 0)
+			hd_log_warn("turn %lld of %s not put back: %s",
+			    (long long)t->id, t->agent, err.msg);
+		goto done;
+	}
+	o.runtime = t->a->runtime;
+	o.resumed = in.resume_session_id;
+	o.native_session_id = res.native_session_id != NULL
+				  ? res.native_session_id
+				  : in.resume_session_id;
+	o.cost = res.cost;
+	o.ran = 1;
+	if (rc < 0 || res.reason == HD_DONE_ERROR ||
+	    res.reason == HD_DONE_ABORTED) {
+		o.error = res.reason == HD_DONE_ABORTED ? "the turn was aborted"
+			  : res.error != NULL           ? res.error
+			  : err.msg[0] != '\0'          ? err.msg
+							: "the runtime failed";
+		hd_log_warn("turn %lld of %s failed: %s", (long long)t->id,
+		    t->agent, o.error);
+	} else {
+		o.reply = res.text;
+		o.len = res.text_len;
+	}
+	record(sv, st, t, &o);
+done:
+	hd_runtime_result_dispose(&res);
+	free(url);
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+/* Take and run the agent's turns until there is none to take. */
+static void
+drain(struct worker *w, hd_store *st)
+{
+	hd_supervisor *sv = w->sv;
+	hd_sv_turn t;
+	hd_sv_block blk;
+	hd_err err = HD_ERR_INIT;
+	int result, rc;
+
+	while (!stopping(sv)) {
+		rc =
+		    hd_sv__take(&result, &t, &blk, st, w->agent, &sv->me, &err);
+		if (rc < 0) {
+			hd_log_warn(
+			    "cannot start a turn of %s: %s", w->agent, err.msg);
+			return; /* the next change looks again */
+		}
+		if (result != HD_SV_TAKEN)
+			return;
+		run_turn(sv, st, &t);
+		hd_sv__turn_dispose(&t);
+	}
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	hd_supervisor *sv = w->sv;
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	struct timespec ts;
+
+	if (hd_store_open(&st, sv->home, &err) < 0) {
+		hd_log_error("worker for %s cannot open the store: %s",
+		    w->agent, err.msg);
+		goto out;
+	}
+	pthread_mutex_lock(&sv->lock);
+	for (;;) {
+		if (sv->stopping)
+			break;
+		if (w->dirty) {
+			w->dirty = 0;
+			pthread_mutex_unlock(&sv->lock);
+			drain(w, st);
+			pthread_mutex_lock(&sv->lock);
+			continue;
+		}
+		/* (3) linger for a kick, then go */
+		timespec_in(&ts, sv->idle_ms);
+		if (pthread_cond_timedwait(&w->cond, &sv->lock, &ts) != 0 &&
+		    !w->dirty)
+			break;
+	}
+	pthread_mutex_unlock(&sv->lock);
+out:
+	hd_store_close(st);
+	pthread_mutex_lock(&sv->lock);
+	w->done = 1;
+	pthread_mutex_unlock(&sv->lock);
+	return NULL;
+}
+
+static void
+worker_free(struct worker *w)
+{
+	pthread_cond_destroy(&w->cond);
+	free(w);
+}
+
+/* Join the workers that ended. Called with sv->lock held. */
+static void
+reap(hd_supervisor *sv)
+{
+	struct worker **p = &sv->workers, *w;
+
+	while ((w = *p) != NULL) {
+		if (!w->done) {
+			p = &w->next;
+			continue;
+		}
+		*p = w->next;
+		pthread_join(w->thread, NULL);
+		worker_free(w);
+	}
+}
+
+/* Kick (or start) agent's worker. */
+static void
+kick(hd_supervisor *sv, const char *agent)
+{
+	struct worker *w;
+	pthread_attr_t attr;
+	int rc;
+
+	pthread_mutex_lock(&sv->lock);
+	reap(sv);
+	if (sv->stopping)
+		goto done;
+	for (w = sv->workers; w != NULL; w = w->next)
+		if (strcmp(w->agent, agent) == 0) {
+			w->dirty = 1;
+			pthread_cond_signal(&w->cond);
+			goto done;
+		}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		hd_log_error("no memory for a worker for %s", agent);
+		goto done;
+	}
+	w->sv = sv;
+	snprintf(w->agent, sizeof(w->agent), "%s", agent);
+	w->dirty = 1;
+	pthread_cond_init(&w->cond, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 512 * 1024);
+	rc = pthread_create(&w->thread, &attr, worker_main, w);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		/* the wakes stay queued; the next change tries again */
+		hd_log_error(
+		    "cannot start a worker for %s: %s", agent, strerror(rc));
+		worker_free(w);
+		goto done;
+	}
+	w->next = sv->workers;
+	sv->workers = w;
+done:
+	pthread_mutex_unlock(&sv->lock);
+}
+
+/* 1 when agent's worker here is running a turn (not lingering). */
+static int
+working_here(hd_supervisor *sv, const char *agent)
+{
+	struct worker *w;
+	int busy = 0;
+
+	pthread_mutex_lock(&sv->lock);
+	for (w = sv->workers; w != NULL; w = w->next)
+		if (strcmp(w->agent, agent) == 0 && !w->done)
+			busy = 1;
+	pthread_mutex_unlock(&sv->lock);
+	return busy;
+}
+
+/* ---- the dispatcher ----------------------------------------------------- */
+
+/* Abort the running turns whose engines are gone. */
+static void
+recover(hd_store *st)
+{
+	hd_sv_running *r = NULL;
+	hd_err err = HD_ERR_INIT;
+	size_t n = 0, i;
+	int aborted;
+
+	if (hd_sv__running(&r, &n, st, &err) < 0) {
+		hd_log_warn("cannot list running turns: %s", err.msg);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (hd_owner_alive(r[i].owner, r[i].pid, r[i].start))
+			continue;
+		if (hd_sv__abort(&aborted, st, r[i].turn_id, r[i].owner, &err) <
+		    0)
+			hd_log_warn("cannot take turn %lld of %s back: %s",
+			    (long long)r[i].turn_id, r[i].agent, err.msg);
+		else if (aborted)
+			hd_log_info("turn %lld of %s was left running by an "
+				    "engine that is gone: its wakes are queued "
+				    "again",
+			    (long long)r[i].turn_id, r[i].agent);
+	}
+	free(r);
+}
+
+/* One pass (1): scan, then start what can run. *next_at is when a capped
+ * agent can run again (0: none); returns 1 when it changed something
+ * worth another pass at once. */
+static int
+dispatch(hd_supervisor *sv, hd_store *st, int64_t *next_at)
+{
+	hd_sv_queued *q = NULL;
+	hd_sv_block blk;
+	hd_err err = HD_ERR_INIT;
+	char **teams = NULL;
+	size_t nteams = 0, nq = 0, i, queued;
+	int result, aborted, again = 0;
+
+	*next_at = 0;
+	if (hd_autorun_teams(&teams, &nteams, st, &err) < 0)
+		hd_log_warn("cannot list autorun teams: %s", err.msg);
+	for (i = 0; i < nteams && !stopping(sv); i++)
+		if (hd_sv__scan(&queued, st, teams[i], &err) < 0)
+			hd_log_warn(
+			    "cannot scan team %s: %s", teams[i], err.msg);
+	hd_autorun_teams_free(teams, nteams);
+	if (hd_sv__queued(&q, &nq, st, &err) < 0) {
+		hd_log_warn("cannot list queued wakes: %s", err.msg);
+		return 0;
+	}
+	for (i = 0; i < nq && !stopping(sv); i++) {
+		if (working_here(sv, q[i].agent)) {
+			kick(sv, q[i].agent); /* it looks again when done */
+			continue;
+		}
+		if (hd_sv__check(&result, &blk, st, q[i].agent, &err) < 0) {
+			hd_log_warn("cannot check %s: %s", q[i].agent, err.msg);
+			continue;
+		}
+		if (result == HD_SV_TAKEN)
+			kick(sv, q[i].agent);
+		else if (result == HD_SV_NONE)
+			kick(sv, q[i].agent); /* stale wakes: the take drops */
+		else if (strcmp(blk.why, "busy") == 0 &&
+			 !hd_owner_alive(blk.owner, blk.pid, blk.start)) {
+			if (hd_sv__abort(
+				&aborted, st, blk.turn_id, blk.owner, &err) < 0)
+				hd_log_warn("cannot take turn %lld back: %s",
+				    (long long)blk.turn_id, err.msg);
+			again |= aborted;
+		} else if (strcmp(blk.why, "capped") == 0 &&
+			   (*next_at == 0 || blk.until < *next_at))
+			*next_at = blk.until;
+	}
+	free(q);
+	return again;
+}
+
+static void *
+dispatcher_main(void *arg)
+{
+	hd_supervisor *sv = arg;
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	uint64_t cursor = 0;
+	int64_t next_at = 0, wait, backoff = 50;
+	int again = 1;
+
+	while (hd_store_open(&st, sv->home, &err) < 0) {
+		hd_log_error(
+		    "the supervisor cannot open the store: %s", err.msg);
+		if (stopping(sv))
+			return NULL;
+		pause_ms(sv, backoff);
+		backoff =
+		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+	}
+	recover(st);
+	while (!stopping(sv)) {
+		if (again) {
+			hd_store_change_cursor(st, &cursor, NULL);
+			again = dispatch(sv, st, &next_at);
+			continue;
+		}
+		wait = WAIT_SLICE_MS;
+		if (next_at > 0) {
+			wait = next_at - hd_now_ms();
+			if (wait <= 0) {
+				again = 1;
+				continue;
+			}
+			if (wait > WAIT_SLICE_MS)
+				wait = WAIT_SLICE_MS;
+		}
+		again = hd_store_wait_change(st, &cursor, (int)wait, NULL) > 0;
+		pthread_mutex_lock(&sv->lock);
+		reap(sv);
+		pthread_mutex_unlock(&sv->lock);
+	}
+	hd_store_close(st);
+	return NULL;
+}
+
+/* ---- start and stop ------------------------------------------------------ */
+
+int
+hd_supervisor_start(
+    hd_supervisor **out, const hd_supervisor_config *cfg, hd_err *err)
+{
+	hd_supervisor *sv;
+	char nonce[17];
+	int rc;
+
+	*out = NULL;
+	if (cfg == NULL || cfg->home == NULL)
+		return hd_err_set(
+		    err, HD_EINVAL, "the supervisor needs HUDDLE_HOME");
+	if ((rc = hd_random_hex(nonce, 8, err)) < 0)
+		return rc;
+	if ((sv = calloc(1, sizeof(*sv))) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	sv->home = strdup(cfg->home);
+	sv->mcp_host = cfg->mcp_host != NULL ? strdup(cfg->mcp_host) : NULL;
+	sv->mcp_token = cfg->mcp_token != NULL ? strdup(cfg->mcp_token) : NULL;
+	sv->mcp_port = cfg->mcp_port;
+	sv->idle_ms = cfg->idle_ms > 0 ? cfg->idle_ms : IDLE_MS_DEFAULT;
+	hd_owner_init(&sv->me, nonce);
+	atomic_init(&sv->abort, 0);
+	pthread_mutex_init(&sv->lock, NULL);
+	pthread_cond_init(&sv->stop_cond, NULL);
+	if (sv->home == NULL ||
+	    (cfg->mcp_host != NULL && sv->mcp_host == NULL) ||
+	    (cfg->mcp_token != NULL && sv->mcp_token == NULL) ||
+	    hd_owner_register(sv->me.token) < 0) {
+		hd_supervisor_stop(sv);
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	}
+	if ((rc = pthread_create(&sv->dispatcher, NULL, dispatcher_main, sv)) !=
+	    0) {
+		hd_supervisor_stop(sv);
+		return hd_err_set(err, HD_ERR,
+		    "cannot start the supervisor: %s", strerror(rc));
+	}
+	sv->started = 1;
+	*out = sv;
+	return 0;
+}
+
+void
+hd_supervisor_stop(hd_supervisor *sv)
+{
+	struct worker *w;
+
+	if (sv == NULL)
+		return;
+	pthread_mutex_lock(&sv->lock);
+	sv->stopping = 1;
+	atomic_store(&sv->abort, 1);
+	pthread_cond_broadcast(&sv->stop_cond);
+	for (w = sv->workers; w != NULL; w = w->next)
+		pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&sv->lock);
+	if (sv->started)
+		pthread_join(sv->dispatcher, NULL);
+	pthread_mutex_lock(&sv->lock);
+	while ((w = sv->workers) != NULL) {
+		sv->workers = w->next;
+		pthread_mutex_unlock(&sv->lock);
+		pthread_join(w->thread, NULL);
+		worker_free(w);
+		pthread_mutex_lock(&sv->lock);
+	}
+	pthread_mutex_unlock(&sv->lock);
+	hd_owner_unregister(sv->me.token);
+	pthread_mutex_destroy(&sv->lock);
+	pthread_cond_destroy(&sv->stop_cond);
+	free(sv->home);
+	free(sv->mcp_host);
+	free(sv->mcp_token);
+	free(sv);
+}
