@@ -34,6 +34,8 @@
     'team_created', 'team_updated', 'team_removed', 'team_status',
     'shutdown_requested', 'shutdown_approved', 'shutdown_aborted', 'shutdown_completed',
     'budget_paused', 'error', 'tool_call', 'session_reset',
+    'wake_queued', 'autorun_turn_started', 'autorun_turn_completed', 'autorun_turn_aborted',
+    'agent_parked', 'agent_unparked', 'team_autorun',
   ];
   const BOARD_KINDS = new Set(['task_created', 'task_claimed', 'status_changed', 'dep_linked']);
   const AGENT_KINDS = new Set(['agent_added', 'agent_removed', 'agent_updated']);
@@ -46,7 +48,7 @@
     aborted: 'aborted',
   };
   const STATUS_TEXT = {
-    idle: 'idle', working: 'working', shutdown_requested: 'shutting down',
+    idle: 'idle', woken: 'woken', working: 'working', shutdown_requested: 'shutting down',
     shutdown: 'shut down', error: 'error',
   };
   // Hues far enough apart to tell authors at a glance; an author's hue is
@@ -435,6 +437,10 @@
         a.spent_usd = (a.spent_usd || 0) + d.usd;
         renderAgents();
       }
+    } else if (ev.kind === 'wake_queued' || ev.kind === 'agent_parked' ||
+               ev.kind === 'agent_unparked' || ev.kind === 'autorun_turn_started' ||
+               ev.kind === 'autorun_turn_completed' || ev.kind === 'autorun_turn_aborted') {
+      autorunEvent(ev.kind, ev.agent_id, d);
     } else if (AGENT_KINDS.has(ev.kind)) loadAgents();
     else if (TEAM_KINDS.has(ev.kind)) loadTeams().catch(() => {});
     else if (ev.kind === 'speaker_selected') exchangeTurn(d);
@@ -481,6 +487,24 @@
     return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
   }
 
+  // Autorun (the supervisor): a wake shows the card "woken" until its turn
+  // starts (then agent_status says working); a park shows why. The agents
+  // route gives both on every (re)load, so a gap never leaves them stale.
+  function autorunEvent(kind, agent, d) {
+    const a = state.agents.find((x) => x.id === agent);
+    if (!a) return loadAgents();
+    if (kind === 'wake_queued') a.woken = true;
+    else if (kind === 'autorun_turn_started') a.woken = false;
+    else if (kind === 'autorun_turn_completed' || kind === 'autorun_turn_aborted') loadAgents();
+    else if (kind === 'agent_parked') a.parked = d.reason || 'parked';
+    else if (kind === 'agent_unparked') a.parked = null;
+    renderAgents();
+  }
+
+  function shownStatus(a) {
+    return a.status === 'idle' && a.woken ? 'woken' : a.status;
+  }
+
   function renderAgents() {
     const current = new Map();
     for (const t of state.tasks) {
@@ -491,7 +515,8 @@
     const items = state.agents.map((a) => {
       const t = current.get(a.id);
       const scripted = !!a.scripted;
-      return h('li', {class: 'agent', 'data-agent': a.id, 'data-status': a.status},
+      const shown = shownStatus(a);
+      return h('li', {class: 'agent', 'data-agent': a.id, 'data-status': shown},
         avatar(a.id),
         h('div', {class: 'agent-main'},
           h('div', {class: 'agent-name'},
@@ -510,8 +535,12 @@
           liveCalls(a),
           a.status === 'error' && state.lastError.has(a.id)
             ? h('div', {class: 'agent-error', title: state.lastError.get(a.id)}, state.lastError.get(a.id))
+            : null,
+          a.parked
+            ? h('div', {class: 'agent-parked', title: 'autorun wakes it again when something new arrives for it'},
+              `parked: ${a.parked}`)
             : null),
-        h('span', {class: 'status-pill s-' + a.status}, STATUS_TEXT[a.status] || a.status));
+        h('span', {class: 'status-pill s-' + shown}, STATUS_TEXT[shown] || shown));
     });
     $('#agents').replaceChildren(...items);
     $('#agents-count').textContent = state.agents.length ? String(state.agents.length) : '';

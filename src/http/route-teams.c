@@ -123,6 +123,25 @@ route_team_delete(hd_http_req *r)
 	return 0;
 }
 
+/* "parked" (the reason or null) and "woken" (wakes waiting) of agent from
+ * hd_supervisor_state's JSON (NULL: both unset). */
+static void
+autorun_fields(json_t *a, const json_t *sv, const char *agent)
+{
+	const json_t *m, *found = NULL;
+	size_t i;
+
+	json_array_foreach (json_object_get(sv, "agents"), i, m)
+		if (strcmp(json_string_value(json_object_get(m, "agent")),
+			agent) == 0)
+			found = m;
+	json_object_set(a, "parked",
+	    found != NULL ? json_object_get(found, "parked") : json_null());
+	json_object_set_new(a, "woken",
+	    json_boolean(found != NULL &&
+		json_array_size(json_object_get(found, "queue")) > 0));
+}
+
 static int
 route_agents_list(hd_http_req *r)
 {
@@ -130,7 +149,7 @@ route_agents_list(hd_http_req *r)
 	hd_budgets spent;
 	const hd_runtime_adapter *rt;
 	hd_err err = HD_ERR_INIT;
-	json_t *arr;
+	json_t *arr, *sv = NULL;
 	size_t i, k;
 
 	if (hd_agent_list(&l, r->st, r->params[0], &err) < 0) {
@@ -141,6 +160,9 @@ route_agents_list(hd_http_req *r)
 	 * the dashboard's cards; a read failure only loses the figures */
 	if (hd_budget_list(&spent, r->st, "agent", NULL, &err) < 0)
 		memset(&spent, 0, sizeof(spent));
+	/* and what autorun holds for each (parked, wakes waiting) */
+	if (hd_supervisor_state(&sv, r->st, r->params[0], &err) < 0)
+		sv = NULL;
 	arr = json_array();
 	for (i = 0; i < l.n; i++) {
 		json_t *a = hd_agent_to_json(&l.items[i]);
@@ -156,8 +178,10 @@ route_agents_list(hd_http_req *r)
 		    json_boolean(
 			hd_runtime_find(&rt, l.items[i].runtime, NULL) == 0 &&
 			rt->is_scripted));
+		autorun_fields(a, sv, l.items[i].id);
 		json_array_append_new(arr, a);
 	}
+	json_decref(sv);
 	hd_budgets_dispose(&spent);
 	hd_agents_dispose(&l);
 	hd_http_json(r, 200, json_pack("{s:o}", "agents", arr));

@@ -300,6 +300,35 @@ test('agent status updates live', {timeout: SLOW}, async () => {
   assert.equal(await pill.textContent(), 'idle');
 });
 
+test('autorun: an agent card shows woken, then working, then idle, live', {timeout: SLOW}, async () => {
+  // an agent whose turn takes a while, held by a tripped budget so the
+  // "woken" state lasts until the test lets it go
+  cli('agent', 'add', 'dev', 'runner', '--runtime', 'exec', '--config',
+    JSON.stringify({command: ['sh', '-c', 'cat >/dev/null; sleep 1.5; echo ran the job']}));
+  cli('budget', 'set', '--agent', 'runner', '--limit-cents', '0', '--mode', 'cap');
+  const card = (st) => page.locator(`#agents .agent[data-agent="runner"][data-status="${st}"]`);
+  await card('idle').waitFor({timeout: LIVE});
+  cli('team', 'update', 'dev', '--autorun', 'on');
+  try {
+    cli('send', 'please run the job', '--team', 'dev', '--from', 'manager', '--to', 'runner');
+    await card('woken').waitFor({timeout: LIVE});
+    assert.equal(await page.locator('#agents .agent[data-agent="runner"] .status-pill').textContent(), 'woken');
+    await shot('autorun-woken');
+    cli('budget', 'set', '--agent', 'runner', '--limit-cents', '1000', '--mode', 'cap');
+    await card('working').waitFor({timeout: LIVE});
+    await shot('autorun-working');
+    await card('idle').waitFor({timeout: LIVE});
+    await room('ran the job').first().waitFor({timeout: LIVE});
+    cli('agent', 'park', 'runner', '--reason', 'taking a break');
+    await page.locator('#agents .agent[data-agent="runner"] .agent-parked', {hasText: 'parked: taking a break'})
+      .waitFor({timeout: LIVE});
+    cli('agent', 'unpark', 'runner');
+    await page.locator('#agents .agent[data-agent="runner"] .agent-parked').waitFor({state: 'detached', timeout: LIVE});
+  } finally {
+    cli('team', 'update', 'dev', '--autorun', 'off');
+  }
+});
+
 test('the events log is live and filterable', {timeout: SLOW}, async () => {
   const rows = page.locator('#events tbody tr');
   await page.locator('#events tbody tr[data-kind="agent_status"]').first().waitFor({timeout: LIVE});
