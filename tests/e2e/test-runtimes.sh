@@ -15,6 +15,8 @@
 #   - a teammate's message sent mid-turn reaches the Claude Code agent in
 #     its next tool result, once;
 #   - huddle doctor finds both binaries and their credentials;
+#   - autorun: a spawned Claude Code teammate claims and completes its
+#     first task from its mailbox, and the Codex leader is woken with it;
 #   - every model call went to the fake.
 . "$(dirname "$0")/lib.sh"
 
@@ -260,6 +262,47 @@ expect_contains "$ERR" "mcp_servers.huddle.url=\\\"http://127.0.0.1:$(python3 -c
 	"Codex was handed the server's URL (the debug log shows the command)"
 run task show "$codex_task" --json
 expect_eq "$(json_get "$OUT" 'j["owner"]')" "builder" "Codex claimed as itself through its signed URL"
+
+# ---- autorun: a spawned Claude Code teammate starts on its first task --------
+# and a Codex leader hears of the completion, with no ask anywhere
+run team create crew --name "Crew"
+run agent add crew boss --leader --runtime codex --config "$(codex_cfg)"
+expect_rc 0 "a Codex leader"
+run task create crew "Survey the auth module" --json
+survey=$(json_get "$OUT" 'j["id"]')
+run team update crew --autorun on
+expect_rc 0 "autorun on"
+first=$(python3 -c 'import json,sys; t=int(sys.argv[1]); print(json.dumps({"turns":[{"tool":{"name":"task_claim","input":{"task_id":t}}},{"tool":{"name":"task_complete","input":{"task_id":t,"result":"auth uses sessions"}}},{"text":"surveyed: {{!tool_result}}"}]}))' "$survey")
+run agent spawn crew scout --as boss --runtime claude-code --config "$(claude_cfg)" \
+	--task "Take task #$survey. $(script "$first")"
+expect_rc 0 "spawn a Claude Code teammate"
+for _ in $(seq 1 600); do
+	st=$("$HUDDLE" task show "$survey" --json | python3 -c 'import json,sys; t=json.load(sys.stdin); print(t["status"], t["owner"])')
+	[ "$st" = "completed scout" ] && break
+	sleep 0.1
+done
+expect_eq "$st" "completed scout" "the spawned teammate claimed and completed its first task over MCP"
+boss_told() {
+	python3 -c 'import json,sys
+n=0
+for l in open(sys.argv[1]):
+    r=json.loads(l)
+    if r["path"].startswith("/v1/responses") and "completed by scout" in json.dumps(r["body"]): n+=1
+print(n)' "$FAKE_MODEL_LOG"
+}
+for _ in $(seq 1 600); do [ "$(boss_told)" -ge 1 ] && break; sleep 0.1; done
+expect_eq "$([ "$(boss_told)" -ge 1 ] && echo yes)" yes "the Codex leader was woken with the completion in its prompt"
+for _ in $(seq 1 300); do
+	turns=$("$HUDDLE" team state crew --json | python3 -c 'import json,sys
+j=json.load(sys.stdin)
+print(" ".join("%s:%s" % (a["agent"], a["last_turn"]["status"] if a["last_turn"] else "-") for a in j["supervisor"]))')
+	[ "$turns" = "boss:done scout:done" ] && break
+	sleep 0.1
+done
+expect_eq "$turns" "boss:done scout:done" "both turns recorded by the supervisor"
+run chat read crew
+expect_contains "$OUT" "scout [peer]: surveyed:" "the teammate's narration is in the room"
+
 kill -TERM "$server"
 wait "$server"
 expect_eq "$(test -e "$HUDDLE_HOME/serve.json" && echo left || echo gone)" "gone" "serve.json goes with the server"
