@@ -372,10 +372,13 @@ scan_mail(struct scan *sc, hd_store *st, hd_err *err)
 	return rc;
 }
 
+/* The team's open tasks (claimed or in progress), two board reads for
+ * the whole team, each woken for its owner. */
 static int
-scan_owned(struct scan *sc, hd_store *st, struct member *mb, hd_err *err)
+scan_owned(struct scan *sc, hd_store *st, hd_err *err)
 {
 	static const char *const open[] = {"claimed", "in_progress"};
+	struct member *mb;
 	hd_task_filter f;
 	hd_tasks l;
 	char key[96];
@@ -385,10 +388,13 @@ scan_owned(struct scan *sc, hd_store *st, struct member *mb, hd_err *err)
 	for (k = 0; k < 2 && rc == 0; k++) {
 		memset(&f, 0, sizeof(f));
 		f.status = open[k];
-		f.owner = mb->a->id;
 		if ((rc = hd_board_list(&l, st, sc->team, &f, err)) < 0)
 			return rc;
 		for (i = 0; i < l.n && rc == 0; i++) {
+			if (l.items[i].owner == NULL ||
+			    (mb = member_of(sc, l.items[i].owner)) == NULL ||
+			    !mb->drivable || mb->parked)
+				continue;
 			snprintf(key, sizeof(key), "task:%lld:%s:%lld",
 			    (long long)l.items[i].id, l.items[i].status,
 			    (long long)l.items[i].claimed_at);
@@ -514,10 +520,8 @@ scan_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	if ((rc = scan_mail(sc, st, err)) < 0)
 		return rc;
-	for (i = 0; i < sc->nm; i++)
-		if (sc->m[i].drivable &&
-		    (rc = scan_owned(sc, st, &sc->m[i], err)) < 0)
-			return rc;
+	if ((rc = scan_owned(sc, st, err)) < 0)
+		return rc;
 	return scan_ready(sc, st, err);
 }
 
