@@ -28,6 +28,9 @@ typedef struct hd_agent {
 	char *session_key; /* or NULL */
 	int is_leader;
 	int64_t last_active_at; /* 0 when never */
+	char *status_reason;    /* why it is in error, or NULL */
+	int spawn_depth;        /* 0: not spawned; else its spawner's + 1 */
+	int64_t turn_at;        /* when its current turn began; 0: in none */
 	int64_t created_at;
 	int64_t updated_at;
 } hd_agent;

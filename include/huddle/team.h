@@ -29,6 +29,7 @@ typedef struct hd_team {
 	int64_t agent_count;
 	int autorun;        /* 1: huddle serve runs its agents (autorun.h) */
 	int autorun_paused; /* 1: paused by hand (huddle team pause) */
+	int max_spawn_depth; /* how deep a spawn chain may go (default 5) */
 	int64_t created_at;
 	int64_t updated_at;
 } hd_team;

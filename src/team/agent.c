@@ -55,7 +55,8 @@ hd_agent__check_fields(const char *name, const char *role, hd_err *err)
 #define AGENT_COLS_OF(config, leader)                                         \
 	"a.id, a.name, a.team_id, a.role, a.runtime, " config ","             \
 	" a.status, a.spawned_by, a.session_key, a.last_active_at,"           \
-	" a.created_at, a.updated_at, " leader
+	" a.created_at, a.updated_at, " leader ","                            \
+	" a.status_reason, a.spawn_depth, a.turn_at"
 #define AGENT_COLS                                                            \
 	AGENT_COLS_OF("a.runtime_config",                                     \
 	    "(SELECT t.leader_agent_id = a.id FROM teams t"                   \
@@ -133,6 +134,9 @@ agent_row(hd_store *st, hd_agent *a, sqlite3_stmt *s, int config)
 	a->created_at = sqlite3_column_int64(s, 10);
 	a->updated_at = sqlite3_column_int64(s, 11);
 	a->is_leader = sqlite3_column_int(s, 12);
+	a->status_reason = hd_store_col_dup(s, 13);
+	a->spawn_depth = sqlite3_column_int(s, 14);
+	a->turn_at = sqlite3_column_int64(s, 15);
 	if (a->id == NULL || a->name == NULL || a->role == NULL ||
 	    a->runtime == NULL || a->status == NULL || a->runtime_config == NULL)
 		return -1;
@@ -151,6 +155,7 @@ agent_dispose(hd_agent *a)
 	free(a->status);
 	free(a->spawned_by);
 	free(a->session_key);
+	free(a->status_reason);
 }
 
 void
@@ -570,6 +575,10 @@ hd_agent_to_json(const hd_agent *a)
 	    a->session_key ? json_string(a->session_key) : json_null());
 	json_object_set_new(o, "last_active_at",
 	    a->last_active_at ? json_integer(a->last_active_at) : json_null());
+	json_object_set_new(o, "status_reason",
+	    a->status_reason ? json_string(a->status_reason) : json_null());
+	json_object_set_new(o, "spawn_depth", json_integer(a->spawn_depth));
+	json_object_set_new(o, "in_turn", json_boolean(a->turn_at != 0));
 	json_object_set_new(o, "created_at", json_integer(a->created_at));
 	json_object_set_new(o, "updated_at", json_integer(a->updated_at));
 	return o;

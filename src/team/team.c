@@ -21,7 +21,8 @@
 #define TEAM_COLS                                                             \
 	"t.id, t.name, t.description, t.icon, t.color, t.leader_agent_id,"    \
 	" t.status, (SELECT COUNT(*) FROM agents a WHERE a.team_id = t.id),"  \
-	" t.created_at, t.updated_at, t.autorun, t.autorun_paused"
+	" t.created_at, t.updated_at, t.autorun, t.autorun_paused,"          \
+	" t.max_spawn_depth"
 
 static int
 team_row(hd_team *t, sqlite3_stmt *s)
@@ -39,6 +40,7 @@ team_row(hd_team *t, sqlite3_stmt *s)
 	t->updated_at = sqlite3_column_int64(s, 9);
 	t->autorun = sqlite3_column_int(s, 10) != 0;
 	t->autorun_paused = sqlite3_column_int(s, 11) != 0;
+	t->max_spawn_depth = sqlite3_column_int(s, 12);
 	if (t->id == NULL || t->name == NULL || t->description == NULL ||
 	    t->status == NULL)
 		return -1;
@@ -563,6 +565,8 @@ hd_team_to_json(const hd_team *t)
 	json_object_set_new(o, "agent_count", json_integer(t->agent_count));
 	json_object_set_new(o, "autorun", json_boolean(t->autorun));
 	json_object_set_new(o, "paused", json_boolean(t->autorun_paused));
+	json_object_set_new(
+	    o, "max_spawn_depth", json_integer(t->max_spawn_depth));
 	json_object_set_new(o, "created_at", json_integer(t->created_at));
 	json_object_set_new(o, "updated_at", json_integer(t->updated_at));
 	return o;
