@@ -30,7 +30,8 @@ typedef struct hd_agent {
 	int64_t last_active_at; /* 0 when never */
 	char *status_reason;    /* why it is in error, or NULL */
 	int spawn_depth;        /* 0: not spawned; else its spawner's + 1 */
-	int64_t turn_at;        /* when its current turn began; 0: in none */
+	int turns;              /* how many turns of it run now */
+	int64_t turn_at;        /* since when (the oldest); 0: in none */
 	int64_t created_at;
 	int64_t updated_at;
 } hd_agent;
@@ -89,11 +90,12 @@ int hd_agent_exists(hd_store *st, const char *id, hd_err *err);
 int hd_agent_list(hd_agents *out, hd_store *st, const char *team,
     hd_err *err);
 
-/* A team's members by name only, in hd_agent_list's order: each item has
- * its id and is_leader, and nothing else (every other field NULL or 0).
- * For a caller that shows who is in a team and never runs them (the TEAM
- * STATE block, on every leader turn of an exchange): the ids are read
- * from the team's index alone. `team "x" not found`. */
+/* A team's members and what they are doing, in hd_agent_list's order:
+ * each item has its id, is_leader, status, status_reason, last_active_at
+ * and turn_at, and nothing else (every other field NULL or 0). For a
+ * caller that shows who is in a team and never runs them (the TEAM STATE
+ * block, on every leader turn of an exchange): no config is read. `team
+ * "x" not found`. */
 int hd_agent_roster(hd_agents *out, hd_store *st, const char *team,
     hd_err *err);
 
@@ -126,9 +128,10 @@ int hd_agent_remove(hd_store *st, const char *id, hd_err *err);
  * Set an agent's status: idle, working, shutdown_requested, shutdown or
  * error, else HD_EINVAL `invalid agent status "x": use idle, working,
  * shutdown_requested, shutdown or error`. `agent "x" not found`. Becoming
- * working also stamps last_active_at. Emits agent_status {from, to} when
- * the status changes (the dashboard shows status live). Works inside a
- * caller's transaction.
+ * working also stamps last_active_at; any status but error clears the
+ * error's reason. Emits
+ * agent_status {from, to} when the status changes (the dashboard shows
+ * status live). Works inside a caller's transaction.
  */
 int hd_agent_set_status(hd_store *st, const char *agent, const char *status,
     hd_err *err);
@@ -145,6 +148,41 @@ int hd_agent_set_status(hd_store *st, const char *agent, const char *status,
  */
 int hd_agent_set_status_if(hd_store *st, const char *team, const char *agent,
     const char *from, const char *to, int *changed, hd_err *err);
+
+/* ---- activity columns (src/team/agent_activity.c) ----
+ * Each works inside a caller's transaction on the row of agent in team;
+ * an agent not in team is left alone (not an error). The status rules
+ * built on them are activity.h's. */
+
+/* How often at most last_active_at moves (a burst rewrites it once). */
+#define HD_AGENT_ACTIVE_GRAIN_MS 1000
+
+/* Stamp last_active_at with now (posting, sending, acting on a task). */
+int hd_agent_touch(hd_store *st, const char *team, const char *agent,
+    hd_err *err);
+
+/* What the status rules read of a member, in one step. */
+typedef struct hd_agent_presence {
+	int found;      /* 0: agent is not in team */
+	char status[24];
+	int turns;      /* how many turns of it run now */
+	int is_leader;
+	char leader[64]; /* the team's leader, "" when none */
+} hd_agent_presence;
+
+int hd_agent_presence_get(hd_agent_presence *out, hd_store *st,
+    const char *team, const char *agent, hd_err *err);
+
+/* Count a turn of the agent in (delta 1: also its last activity) or out
+ * (-1); 0 clears the count (a reset by hand). */
+int hd_agent_turn_mark(hd_store *st, const char *team, const char *agent,
+    int delta, hd_err *err);
+
+/* Set `error` with why (cut to 500 bytes; NULL: "the turn failed"),
+ * unless it is shut down or asked to be. Emits agent_status {from, to,
+ * reason} when the status changed (*changed 1). */
+int hd_agent_set_error(int *changed, hd_store *st, const char *team,
+    const char *agent, const char *reason, hd_err *err);
 
 json_t *hd_agent_to_json(const hd_agent *a);
 void hd_agent_free(hd_agent *a);

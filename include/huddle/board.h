@@ -249,4 +249,10 @@ typedef int (*hd_board_open_fn)(void *ctx, int64_t id, const char *subject,
 int hd_board_each_open(hd_store *st, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err);
 
+/* The task owner finished last in team (completed or failed), handed to
+ * fn as hd_board_each_open hands them; fn is not called when there is
+ * none. For the idle notice (activity.h). */
+int hd_board_last_finished(hd_store *st, const char *team, const char *owner,
+    hd_board_open_fn fn, void *ctx, hd_err *err);
+
 #endif

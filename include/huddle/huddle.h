@@ -5,6 +5,7 @@
 #ifndef HUDDLE_H
 #define HUDDLE_H
 
+#include "activity.h"
 #include "agent.h"
 #include "attach.h"
 #include "autorun.h"

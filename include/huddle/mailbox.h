@@ -147,32 +147,6 @@ void hd_mail_waiting_dispose(hd_mail_waiting *w, size_t n);
  */
 int hd_mailbox_render(char **out, const hd_messages *msgs, hd_err *err);
 
-/*
- * The "=== TEAM STATE ===" block (SPEC 6) for a team, its members (in the
- * order given; each shown by id, "(Lead)" for the team's leader, else
- * "(Member)") and its task counts ("In Progress" = claimed + in_progress),
- * byte for byte:
- *
- *   === TEAM STATE ===\n
- *   Team: Dev team (dev)\n
- *   Status: active\n
- *   Description: N/A\n            (N/A when the description is empty)
- *   \n
- *   Members (2):\n
- *     - manager (Lead)\n          (two spaces, "- ")
- *     - coder (Member)\n
- *   \n
- *   Task Counts:\n
- *     - Pending: 5\n
- *     - In Progress: 2\n
- *     - Completed: 10\n
- *   ====================\n        (20 '='; the text ends with this \n)
- *
- * *out is malloc'd.
- */
-int hd_team_state_render(char **out, const hd_team *team,
-    const hd_agents *members, const hd_task_counts *counts, hd_err *err);
-
 /* The automatic summary: first 10 words + "..." when longer, else the
  * content. malloc'd. */
 char *hd_mailbox_summary(const char *content);
@@ -186,12 +160,54 @@ json_t *hd_message_to_json(const hd_message *m);
  * (src/mailbox/) because the team module sits below it.
  */
 
+/* A task a member holds (claimed or in_progress), for the team state. */
+typedef struct hd_held_task {
+	int64_t id;
+	char *subject;
+	char *status;
+	char *owner;
+} hd_held_task;
+
 /* Everything the team-state block shows, read in one snapshot. */
 typedef struct hd_team_snapshot {
 	hd_team *team;
 	hd_agents members; /* leader first, then by id */
 	hd_task_counts counts;
+	hd_held_task *held; /* the members' open tasks, member by member,
+			       oldest first */
+	size_t nheld;
+	int64_t read_at; /* when it was read (ms): "last active" is from it */
 } hd_team_snapshot;
+
+/*
+ * The "=== TEAM STATE ===" block (SPEC 6) of a snapshot: the team, its
+ * members (in the snapshot's order; each by id, "(Lead)" for the team's
+ * leader, else "(Member)", then what it is doing) and its task counts
+ * ("In Progress" = claimed + in_progress), byte for byte:
+ *
+ *   === TEAM STATE ===\n
+ *   Team: Dev team (dev)\n
+ *   Status: active\n
+ *   Description: N/A\n            (N/A when the description is empty)
+ *   \n
+ *   Members (2):\n
+ *     - manager (Lead): idle\n    (two spaces, "- ")
+ *     - coder (Member): working; holds #5 "Docs" (in_progress); last
+ *       active just now\n         (one line)
+ *   \n
+ *   Task Counts:\n
+ *     - Pending: 5\n
+ *     - In Progress: 2\n
+ *     - Completed: 10\n
+ *   ====================\n        (20 '='; the text ends with this \n)
+ *
+ * After a member's status: ": <reason>" for one in error; "; holds ..."
+ * (its open tasks, oldest first) when it holds any; "; last active
+ * just now" (under a minute before read_at), "N min ago", "N h ago" or
+ * "N d ago" once it has acted. *out is malloc'd.
+ */
+int hd_team_state_render(
+    char **out, const hd_team_snapshot *s, hd_err *err);
 
 /*
  * Load a team, its members and its task counts in one read transaction,
@@ -203,7 +219,8 @@ int hd_team_snapshot_get(hd_team_snapshot *out, hd_store *st,
     const char *team, hd_err *err);
 void hd_team_snapshot_dispose(hd_team_snapshot *s);
 
-/* {"team": {...}, "members": [...], "task_counts": {"pending",
+/* {"team": {...}, "members": [... each with "tasks": [{"id", "subject",
+ * "status"}], what it holds], "task_counts": {"pending",
  * "in_progress" (claimed + in_progress), "completed", "claimed",
  * "failed", "cancelled"}}. A new reference. */
 json_t *hd_team_snapshot_to_json(const hd_team_snapshot *s);

@@ -12,8 +12,8 @@
  *                          `shutdown_requested` and gets one
  *                          `shutdown_request` carrying the request id
  *   pending -> pending     a member approves (a `shutdown_response` with
- *                          approve, or an `idle` message): it is set
- *                          `shutdown`
+ *                          approve, or an `idle` message, which going
+ *                          idle sends): it is set `shutdown`
  *   pending -> shutdown    the last pending member approved: the team goes
  *                          `shutdown`
  *   pending -> refused     a member refuses (with a reason)   } the team
@@ -21,8 +21,9 @@
  *                                                             } `active`
  *   pending -> cancelled   the team's status was changed by hand
  *
- * On refused and timeout the members still asked go back to `working`
- * (members that approved stay `shutdown`), and the leader gets the news
+ * On refused and timeout the members still asked go back to what their
+ * work says (`working` in a turn or holding a started task, else `idle`:
+ * activity.h; members that approved stay `shutdown`), and the leader gets the news
  * in its mailbox: the refusing member's own shutdown_response when it was
  * addressed to the leader, else a shutdown_response from "huddle"
  * (approve false, the reason; `timeout` for a timeout). Nothing is ever

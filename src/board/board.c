@@ -485,6 +485,7 @@ typedef struct board_txn {
 	const hd_task_spec *spec;
 	/* outputs, filled inside the transaction */
 	hd_task *task;
+	char *prev_owner; /* the owner before the write (a move), or NULL */
 	char *leader;
 	char *dep_subject;
 	hd_task_comment *comment;
@@ -496,6 +497,7 @@ static void
 board_txn_dispose(board_txn *b)
 {
 	hd_task_free(b->task);
+	free(b->prev_owner);
 	free(b->leader);
 	free(b->dep_subject);
 	hd_task_comment_free(b->comment);
@@ -528,6 +530,7 @@ board_job_txn(hd_store *st, void *payload, hd_err *err)
 	c.text = b->text;
 	c.dep_id = b->dep;
 	c.dep_subject = b->dep_subject;
+	c.prev_owner = b->prev_owner;
 	hd_board__reflect(st, &c);
 	return 0;
 }
@@ -1262,6 +1265,12 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 		rc = hd_err_set(err, HD_EREFUSED,
 		    "task %" PRId64 " is owned by %s, not %s", b->id, t->owner,
 		    b->actor);
+		goto done;
+	}
+	free(b->prev_owner); /* a retried transaction starts over */
+	b->prev_owner = NULL;
+	if (t->owner != NULL && (b->prev_owner = strdup(t->owner)) == NULL) {
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		goto done;
 	}
 	if ((rc = hd_store_prepare(st, &s, board_ops[b->op].sql, err)) < 0)

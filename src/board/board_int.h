@@ -32,6 +32,7 @@ typedef struct hd_board__change {
 	const char *text;        /* result (completed) or reason (failed) */
 	int64_t dep_id;          /* linked: the task now depended on */
 	const char *dep_subject; /* linked: its subject */
+	const char *prev_owner;  /* moved: the owner before, or NULL */
 } hd_board__change;
 
 /* The room line for a change (SPEC 4), e.g.

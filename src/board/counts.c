@@ -7,8 +7,10 @@
  *      were it to, it is not counted anywhere.
  *  (3) hd_board_each_open hands over an owner's claimed and in_progress
  *      tasks, oldest first, straight from their rows (the tasks_owner
- *      index): id, subject and status only, no dependencies read.
- * Callers: hd_team_snapshot_get and hd_team_context (src/mailbox/state.c).
+ *      index): id, subject and status only, no dependencies read;
+ *      hd_board_last_finished the one it finished last, the same way.
+ * Callers: hd_team_snapshot_get and hd_team_context (src/mailbox/state.c),
+ * the status rules (src/mailbox/activity.c).
  */
 #include <string.h>
 
@@ -80,6 +82,33 @@ hd_board_each_open(hd_store *st, const char *team, const char *owner,
 		    (const char *)sqlite3_column_text(s, 1),
 		    (const char *)sqlite3_column_text(s, 2), err);
 	if (rc == 0 && src != SQLITE_ROW && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+int
+hd_board_last_finished(hd_store *st, const char *team, const char *owner,
+    hd_board_open_fn fn, void *ctx, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_store_prepare(st, &s,
+		 "SELECT id, subject, status FROM tasks"
+		 " WHERE owner = ?1 AND status IN ('completed', 'failed')"
+		 " AND team_id = ?2 ORDER BY completed_at DESC, id DESC"
+		 " LIMIT 1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		rc = fn(ctx, sqlite3_column_int64(s, 0),
+		    (const char *)sqlite3_column_text(s, 1),
+		    (const char *)sqlite3_column_text(s, 2), err);
+	else if (src != SQLITE_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;

@@ -14,6 +14,10 @@
  *      savepoint; a piece that fails is rolled back alone, logged
  *      (hd_log_warn) and dropped.
  */
+#include <string.h>
+
+#include <huddle/activity.h>
+#include <huddle/agent.h>
 #include <huddle/mailbox.h>
 #include <huddle/room.h>
 
@@ -82,6 +86,25 @@ done:
 	return rc;
 }
 
+static int
+reflect_activity(hd_store *st, const hd_board__change *c, hd_err *err)
+{
+	const char *team = c->task->team_id, *owner = c->task->owner;
+	int rc;
+
+	if ((rc = reflect_begin(st, err)) < 0)
+		return rc;
+	if (strcmp(c->actor, HD_BOARD_USER) != 0)
+		rc = hd_agent_touch(st, team, c->actor, err);
+	if (rc == 0 && c->prev_owner != NULL)
+		rc = hd_activity_settle(st, team, c->prev_owner, err);
+	if (rc == 0 && owner != NULL &&
+	    (c->prev_owner == NULL || strcmp(owner, c->prev_owner) != 0))
+		rc = hd_activity_settle(st, team, owner, err);
+	reflect_end(st, rc);
+	return rc;
+}
+
 void
 hd_board__reflect(hd_store *st, const hd_board__change *c)
 {
@@ -94,4 +117,8 @@ hd_board__reflect(hd_store *st, const hd_board__change *c)
 	if (reflect_note(st, c, &err) < 0)
 		hd_log_warn("task %lld: leader %s not told: %s",
 		    (long long)c->task->id, c->leader, err.msg);
+	hd_err_clear(&err);
+	if (reflect_activity(st, c, &err) < 0)
+		hd_log_warn("task %lld: statuses not settled: %s",
+		    (long long)c->task->id, err.msg);
 }

@@ -338,7 +338,7 @@ cmd_agent_set_status(hd_cli *c)
 
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_agent_set_status(st, c->argv[0], c->argv[1], &c->err) < 0 ||
+	if (hd_activity_set_status(st, c->argv[0], c->argv[1], &c->err) < 0 ||
 	    hd_agent_get(&a, st, c->argv[0], &c->err) < 0)
 		return hd_cli_fail(c);
 	if (c->json)

@@ -219,8 +219,7 @@ cmd_team_state(hd_cli *c)
 		return HD_EXIT_FAIL;
 	if (hd_team_snapshot_get(&snap, st, c->argv[0], &c->err) < 0)
 		return hd_cli_fail(c);
-	if (hd_team_state_render(&text, snap.team, &snap.members, &snap.counts,
-		&c->err) < 0) {
+	if (hd_team_state_render(&text, &snap, &c->err) < 0) {
 		rc = hd_cli_fail(c);
 		goto done;
 	}

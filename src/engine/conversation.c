@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <huddle/activity.h>
 #include <huddle/agent.h>
 #include <huddle/budget.h>
 #include <huddle/buf.h>
@@ -226,17 +227,35 @@ room_post_soft(hd_store *st, const char *team, const char *kind,
 	return seq;
 }
 
-/* The agent's status from -> to, only when it is from (never overrides a
- * shutdown). Failures are logged: a status is narration, not state. */
+/* What a turn means for the agent's status (activity.h): its begin, its
+ * end (failure: the reason, or NULL), or its abort. team NULL: the
+ * agent's own (read back). Failures are logged: a status is narration,
+ * not the conversation's state. */
+enum activity_step { ACT_BEGIN, ACT_END, ACT_ABORT };
+
 static void
-agent_status_soft(
-    hd_store *st, const char *agent, const char *from, const char *to)
+activity_soft(hd_store *st, const char *team, const char *agent,
+    enum activity_step step, const char *failure)
 {
 	hd_err aerr = HD_ERR_INIT;
+	hd_agent *a = NULL;
+	int rc;
 
-	if (hd_agent_set_status_if(st, NULL, agent, from, to, NULL, &aerr) < 0)
-		hd_log_warn(
-		    "agent %s status %s -> %s: %s", agent, from, to, aerr.msg);
+	if (team == NULL) {
+		if (hd_agent_get(&a, st, agent, &aerr) < 0 || a->team_id == NULL)
+			goto done;
+		team = a->team_id;
+	}
+	rc = step == ACT_BEGIN ? hd_activity_turn_begin(
+				     NULL, st, team, agent, &aerr)
+	     : step == ACT_END ? hd_activity_turn_end(
+				     st, team, agent, failure, &aerr)
+			       : hd_activity_turn_abort(st, team, agent, &aerr);
+	if (rc < 0)
+		hd_log_warn("agent %s: status after its turn: %s", agent,
+		    aerr.msg);
+done:
+	hd_agent_free(a);
 }
 
 static int
@@ -911,8 +930,7 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 		return rc;
 	/* an agent whose last turn failed takes work too (then it is
 	 * working, and its next good turn makes it idle) */
-	agent_status_soft(st, agent, "idle", "working");
-	agent_status_soft(st, agent, "error", "working");
+	activity_soft(st, c->team, agent, ACT_BEGIN, NULL);
 	*result = HD_CONV_CLAIMED;
 	return 0;
 }
@@ -966,7 +984,7 @@ release_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_int64(s, 1, t->c->delivery_id);
 	if ((rc = step_done(st, s, err)) < 0)
 		return rc;
-	agent_status_soft(st, t->c->agent, "working", "idle");
+	activity_soft(st, t->c->team, t->c->agent, ACT_ABORT, NULL);
 	return 0;
 }
 
@@ -1284,15 +1302,30 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = step_done(st, s, err)) < 0)
 		return rc;
 	out->next_result = HD_CONV_NONE;
+	/* a failed turn puts the agent in error (the leader is told) until
+	 * a turn of it begins again: maybe the next delivery, at once */
+	if (t->is_error) {
+		/* the reason, without the room's "[error: ...]" around it */
+		size_t blen = strlen(t->body);
+		char *why = NULL;
+
+		if (blen > 9 && strncmp(t->body, "[error: ", 8) == 0 &&
+		    t->body[blen - 1] == ']')
+			why = strndup(t->body + 8, blen - 9);
+		activity_soft(st, c->team, c->agent, ACT_END,
+		    why != NULL ? why : t->body);
+		free(why);
+	}
 	if (t->want_next && (rc = claim_in_txn(&out->next_result, &out->next,
 				 st, c->agent, t->me, err)) < 0)
 		return rc;
 	if (out->next_result != HD_CONV_CLAIMED) {
 		hd_conv__claim_dispose(&out->next);
 		out->next_result = HD_CONV_NONE;
-		/* a failed turn leaves the agent in error until a good one */
-		agent_status_soft(st, c->agent, "working",
-		    t->is_error ? "error" : "idle");
+		/* a good turn with no next: idle, with the notice, unless it
+		 * still holds a started task */
+		if (!t->is_error)
+			activity_soft(st, c->team, c->agent, ACT_END, NULL);
 	}
 	if ((rc = mark_carried(st, c, t->first_mention,
 		 room_post_soft(st, c->team, "peer", c->agent, t->body),
@@ -1702,7 +1735,7 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 	    0)
 		return rc;
 	for (i = 0; i < t->nagents; i++)
-		agent_status_soft(st, t->agents[i], "working", "idle");
+		activity_soft(st, NULL, t->agents[i], ACT_ABORT, NULL);
 	requeued = (int)t->nagents;
 	hd_conv__strv_free(t->agents, t->nagents);
 	t->agents = NULL;

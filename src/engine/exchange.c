@@ -64,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/activity.h>
 #include <huddle/agent.h>
 #include <huddle/board.h>
 #include <huddle/budget.h>
@@ -949,9 +950,8 @@ turn_unwork(exch *x, const hd_exchange__turn *t)
 {
 	hd_err rerr = HD_ERR_INIT;
 
-	if (t != NULL && t->set_working &&
-	    hd_agent_set_status_if(x->st, t->team, t->agent->id, "working",
-		"idle", NULL, &rerr) < 0)
+	if (t != NULL && t->agent != NULL &&
+	    hd_activity_turn_abort(x->st, t->team, t->agent->id, &rerr) < 0)
 		hd_log_warn("%s stays working: %s", t->agent->id, rerr.msg);
 }
 

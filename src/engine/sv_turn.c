@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/activity.h>
 #include <huddle/agent.h>
 #include <huddle/autorun.h>
 #include <huddle/board.h>
@@ -546,10 +547,8 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 			 NULL, "manual", err)) < 0)
 			goto done;
 	}
-	if ((rc = hd_agent_set_status_if(st, g->a->team_id, g->agent, "idle",
-		 "working", NULL, err)) < 0 ||
-	    (rc = hd_agent_set_status_if(st, g->a->team_id, g->agent, "error",
-		 "working", NULL, err)) < 0)
+	if ((rc = hd_activity_turn_begin(
+		 NULL, st, g->a->team_id, g->agent, err)) < 0)
 		goto done;
 	hd_events_append(st, "autorun_turn_started", g->a->team_id, 0, g->agent,
 	    json_pack("{s:I, s:s, s:o, s:b}", "turn", (json_int_t)t->id,
@@ -807,8 +806,8 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 		f->out->parked = changed;
 	}
 	hd_err_clear(err);
-	if ((rc = hd_agent_set_status_if(st, t->team, t->agent, "working",
-		 o->error != NULL ? "error" : "idle", NULL, err)) < 0)
+	if ((rc = hd_activity_turn_end(
+		 st, t->team, t->agent, o->error, err)) < 0)
 		return rc;
 	hd_events_append(st, "autorun_turn_completed", t->team, 0, t->agent,
 	    json_pack("{s:I, s:s, s:I, s:I, s:s?, s:I, s:f}", "turn",
@@ -930,8 +929,7 @@ abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 		if ((rc = hd_sv__step_done(st, s, err)) < 0)
 			goto done;
 	}
-	if ((rc = hd_agent_set_status_if(
-		 st, team, agent, "working", "idle", NULL, err)) < 0)
+	if ((rc = hd_activity_turn_abort(st, team, agent, err)) < 0)
 		goto done;
 	hd_events_append(st, "autorun_turn_aborted", team, 0, agent,
 	    json_pack(

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/activity.h>
 #include <huddle/agent.h>
 #include <huddle/attach.h>
 #include <huddle/buf.h>
@@ -607,11 +608,8 @@ hd_exchange__turn_begin(hd_exchange__turn *t, hd_err *err)
 	emit_selected(st, t);
 	/* never over a shutdown, nor over another engine's working; an
 	 * agent whose last turn failed works again */
-	if ((rc = hd_agent_set_status_if(st, t->team, t->agent->id, "idle",
-		 "working", &t->set_working, err)) < 0 ||
-	    (!t->set_working &&
-		(rc = hd_agent_set_status_if(st, t->team, t->agent->id,
-		     "error", "working", &t->set_working, err)) < 0))
+	if ((rc = hd_activity_turn_begin(
+		 &t->set_working, st, t->team, t->agent->id, err)) < 0)
 		return rc;
 	emit_started(st, t);
 	return prompt_build(t, t->state, err);
@@ -667,6 +665,9 @@ hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 		      : rerr.msg[0] != '\0'            ? rerr.msg
 						       : "the runtime failed";
 		hd_buf_printf(&b, "[error: %s]", msg);
+		free(t->failure);
+		if ((t->failure = strdup(msg)) == NULL)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
 		if ((body = hd_buf_detach(&b)) != NULL) {
 			t->body = hd_exchange__reply_body(body, strlen(body));
 			free(body);
@@ -708,10 +709,10 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		 t->agent->runtime, t->res.native_session_id, t->resumed,
 		 err)) < 0)
 		goto done;
-	/* a failed turn leaves the agent in error until a good one */
-	if (t->set_working &&
-	    (rc = hd_agent_set_status_if(st, t->team, t->agent->id, "working",
-		 t->failed ? "error" : "idle", NULL, err)) < 0)
+	/* a failed turn leaves the agent in error until a good one (and
+	 * tells the leader); a good one idle, unless it holds started work */
+	if ((rc = hd_activity_turn_end(st, t->team, t->agent->id,
+		 t->failed ? t->failure : NULL, err)) < 0)
 		goto done;
 	/* the mark is the event head once the turn is recorded: the seq of
 	 * turn_completed, its last event, in this write transaction */
@@ -774,6 +775,8 @@ hd_exchange__turn_dispose(hd_exchange__turn *t)
 	free(t->body);
 	free(t->summary);
 	free(t->state_text);
+	free(t->failure);
 	t->prompt = t->url = t->body = t->summary = t->state_text = NULL;
+	t->failure = NULL;
 	t->resumed = t->native = NULL;
 }

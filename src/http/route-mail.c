@@ -134,8 +134,7 @@ route_state(hd_http_req *r)
 		hd_http_fail(r, &err);
 		return 0;
 	}
-	if (hd_team_state_render(&text, snap.team, &snap.members, &snap.counts,
-		&err) < 0 ||
+	if (hd_team_state_render(&text, &snap, &err) < 0 ||
 	    hd_shutdown_get(&sd, r->st, r->params[0], &err) < 0)
 		hd_http_fail(r, &err);
 	else {

@@ -17,7 +17,8 @@
  *  (5) message_sent is emitted in the sending transaction, and a
  *      shutdown_response or idle message drives the shutdown protocol in
  *      that same transaction (shutdown.c), so the message and its effect
- *      commit together or not at all.
+ *      commit together or not at all; so does the sender's last activity
+ *      (hd_agent_touch; a notice from "huddle" is nobody's).
  *  (6) approve is stored only on a shutdown_response; any other type
  *      stores it unset, whatever the spec said.
  * Callers: the CLI (send, broadcast, inbox), shutdown.c, spawn.c; later the
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/agent.h>
 #include <huddle/buf.h>
 #include <huddle/events.h>
 #include <huddle/util.h>
@@ -244,6 +246,8 @@ send_txn(hd_store *st, void *payload, hd_err *err)
 		return rc;
 	if (c->system) /* protocol notices never drive the protocol */
 		return 0;
+	if ((rc = hd_agent_touch(st, c->m.team_id, c->m.from_agent, err)) < 0)
+		return rc;
 	return hd_shutdown__on_message(st, &c->m, err);
 }
 
@@ -358,6 +362,8 @@ bcast_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	c->m.to_agent = NULL; /* pointed into members */
 	hd_agents_dispose(&members);
+	if (rc == 0)
+		rc = hd_agent_touch(st, c->m.team_id, c->m.from_agent, err);
 	return rc;
 }
 

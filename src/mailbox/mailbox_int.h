@@ -1,10 +1,11 @@
 /*
  * mailbox_int.h -- helpers shared inside the mailbox module (mailbox.c,
- * shutdown.c, spawn.c, state.c).
+ * shutdown.c, spawn.c, state.c, activity.c).
  */
 #ifndef HD_MAILBOX_INT_H
 #define HD_MAILBOX_INT_H
 
+#include <huddle/agent.h>
 #include <huddle/mailbox.h>
 #include <huddle/shutdown.h>
 
@@ -37,5 +38,10 @@ int hd_shutdown__on_message(hd_store *st, const hd_message *m, hd_err *err);
 /* Evaluate the team's pending shutdown timeout inside the caller's write
  * transaction. */
 int hd_shutdown__expire_txn(hd_store *st, const char *team, hd_err *err);
+
+/* 1 in *busy when the member whose presence p is (agent.h) is in a turn
+ * or holds a task in_progress: what `working` means (activity.c). */
+int hd_activity__busy(int *busy, hd_store *st, const char *team,
+    const hd_agent_presence *p, const char *agent, hd_err *err);
 
 #endif

@@ -18,8 +18,12 @@
  *      not shut down: there every member is a live session that answers
  *      from its own turn (supervisor.h), busy or not.
  *  (5) Nothing is deleted: a refused or timed-out shutdown puts the team
- *      back to `active` and the members still asked back to `working`
- *      (`idle` in an autorun team: their turns set them working again).
+ *      back to `active` and the members still asked back to what their
+ *      work says: `working` while in a turn or holding a started task,
+ *      else `idle` (activity.h).
+ *  (6) A member asked that has nothing left to do (its turn ended, its
+ *      started tasks finished) approves by going idle: activity.c sends
+ *      its idle message, which approves here like any other.
  * Callers: mailbox.c (hd_shutdown__on_message), state.c (expiry before a
  * read), the CLI (team shutdown, shutdown-response); later MCP/HTTP.
  */
@@ -286,26 +290,27 @@ sd_abort(hd_store *st, hd_shutdown *s, const char *outcome, const char *who,
 {
 	hd_buf text = HD_BUF_INIT(HD_MESSAGE_MAX);
 	hd_message_spec ms;
-	hd_agent *a = NULL;
-	hd_team *t = NULL;
+	hd_agent_presence p;
 	hd_err ignored = HD_ERR_INIT;
 	char span[32];
 	size_t i;
-	int rc;
+	int rc, busy;
 
-	if ((rc = hd_team_set_status(st, s->team_id, "active", err)) < 0 ||
-	    (rc = hd_team_get(&t, st, s->team_id, err)) < 0)
+	if ((rc = hd_team_set_status(st, s->team_id, "active", err)) < 0)
 		goto done;
 	for (i = 0; i < s->npending; i++) {
-		/* a member removed meanwhile has nothing to restore */
-		if (hd_agent_get(&a, st, s->pending[i], &ignored) < 0)
-			continue;
-		if (strcmp(a->status, "shutdown_requested") == 0 &&
-		    (rc = hd_agent_set_status(st, a->id,
-			 t->autorun ? "idle" : "working", err)) < 0)
+		/* a member removed meanwhile has nothing to restore; one
+		 * still asked goes back to what its work says (activity.h) */
+		if ((rc = hd_agent_presence_get(
+			 &p, st, s->team_id, s->pending[i], err)) < 0)
 			goto done;
-		hd_agent_free(a);
-		a = NULL;
+		if (!p.found || strcmp(p.status, "shutdown_requested") != 0)
+			continue;
+		if ((rc = hd_activity__busy(
+			 &busy, st, s->team_id, &p, s->pending[i], err)) < 0 ||
+		    (rc = hd_agent_set_status(st, s->pending[i],
+			 busy ? "working" : "idle", err)) < 0)
+			goto done;
 	}
 	if (set_str(&s->outcome, outcome) < 0 ||
 	    set_str(&s->refused_by, who) < 0 ||
@@ -350,8 +355,6 @@ sd_abort(hd_store *st, hd_shutdown *s, const char *outcome, const char *who,
 	ms.reason = who != NULL ? why : "timeout";
 	rc = hd_mailbox__send(NULL, st, &ms, 1, err);
 done:
-	hd_agent_free(a);
-	hd_team_free(t);
 	hd_buf_dispose(&text);
 	return rc;
 }

@@ -6,13 +6,17 @@
  *      team whose shutdown ran out of time reads as active.
  *  (2) team, members and counts come from one read transaction: one
  *      snapshot, never a mix of two moments.
- *  (3) The TEAM STATE block shows members' ids and roles only, so
+ *  (3) The TEAM STATE block shows no member's role or config, so
  *      hd_team_state reads the roster (hd_agent_roster: ids and the
  *      leader, from the team's index) rather than the members' rows: it is
  *      on every leader turn of an exchange.
  *  (4) A member's TEAM CONTEXT (hd_team_context) is read in one read
  *      transaction too: the roster with roles and the member's own open
  *      tasks (claimed or in_progress), oldest first.
+ *  (5) What each member holds is read in the same snapshot, member by
+ *      member through the owner index (a team has few members, a board
+ *      many tasks), with the moment of the read, so the block's "last
+ *      active" and its statuses are of one instant.
  * Callers: the CLI (team state), the turn prompt (src/engine/prompt.c:
  * the leader's starts with the TEAM STATE block, a member's with its TEAM
  * CONTEXT) and the MCP team_state tool.
@@ -32,10 +36,44 @@ struct snap_ctx {
 	hd_team_snapshot snap;
 };
 
+struct held_ctx {
+	hd_team_snapshot *snap;
+	const char *owner;
+	size_t cap;
+};
+
+static int
+held_add(void *ctx, int64_t id, const char *subject, const char *status,
+    hd_err *err)
+{
+	struct held_ctx *h = ctx;
+	hd_team_snapshot *s = h->snap;
+	hd_held_task *grown, *t;
+
+	if (s->nheld == h->cap) {
+		h->cap = h->cap ? h->cap * 2 : 8;
+		if ((grown = realloc(s->held, h->cap * sizeof(*grown))) ==
+		    NULL)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		s->held = grown;
+	}
+	t = &s->held[s->nheld];
+	t->id = id;
+	t->subject = strdup(subject);
+	t->status = strdup(status);
+	t->owner = strdup(h->owner);
+	s->nheld++;
+	if (t->subject == NULL || t->status == NULL || t->owner == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
+
 static int
 snap_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct snap_ctx *c = payload;
+	struct held_ctx h;
+	size_t i;
 	int rc;
 
 	hd_team_snapshot_dispose(&c->snap);
@@ -44,6 +82,16 @@ snap_txn(hd_store *st, void *payload, hd_err *err)
 		 &c->snap.members, st, c->team, err)) < 0 ||
 	    (rc = hd_board_counts(&c->snap.counts, st, c->team, err)) < 0)
 		return rc;
+	/* (5) */
+	memset(&h, 0, sizeof(h));
+	h.snap = &c->snap;
+	for (i = 0; i < c->snap.members.n; i++) {
+		h.owner = c->snap.members.items[i].id;
+		if ((rc = hd_board_each_open(
+			 st, c->team, h.owner, held_add, &h, err)) < 0)
+			return rc;
+	}
+	c->snap.read_at = hd_now_ms();
 	return 0;
 }
 
@@ -80,12 +128,22 @@ hd_team_snapshot_get(
 void
 hd_team_snapshot_dispose(hd_team_snapshot *s)
 {
+	size_t i;
+
 	if (s == NULL)
 		return;
 	hd_team_free(s->team);
 	s->team = NULL;
 	hd_agents_dispose(&s->members);
 	memset(&s->counts, 0, sizeof(s->counts));
+	for (i = 0; i < s->nheld; i++) {
+		free(s->held[i].subject);
+		free(s->held[i].status);
+		free(s->held[i].owner);
+	}
+	free(s->held);
+	s->held = NULL;
+	s->nheld = 0;
 }
 
 json_t *
@@ -95,9 +153,22 @@ hd_team_snapshot_to_json(const hd_team_snapshot *s)
 	size_t i;
 
 	json_object_set_new(o, "team", hd_team_to_json(s->team));
-	for (i = 0; i < s->members.n; i++)
-		json_array_append_new(
-		    arr, hd_agent_to_json(&s->members.items[i]));
+	for (i = 0; i < s->members.n; i++) {
+		json_t *m = hd_agent_to_json(&s->members.items[i]),
+		       *tasks = json_array();
+		size_t k;
+
+		for (k = 0; k < s->nheld; k++)
+			if (strcmp(s->held[k].owner,
+				s->members.items[i].id) == 0)
+				json_array_append_new(tasks,
+				    json_pack("{s:I, s:s, s:s}", "id",
+					(json_int_t)s->held[k].id, "subject",
+					s->held[k].subject, "status",
+					s->held[k].status));
+		json_object_set_new(m, "tasks", tasks);
+		json_array_append_new(arr, m);
+	}
 	json_object_set_new(o, "members", arr);
 	json_object_set_new(o, "task_counts",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "pending",
@@ -119,7 +190,7 @@ hd_team_state(char **out, hd_store *st, const char *team, hd_err *err)
 	*out = NULL;
 	if ((rc = snapshot_get(&s, st, team, 1, err)) < 0)
 		return rc;
-	rc = hd_team_state_render(out, s.team, &s.members, &s.counts, err);
+	rc = hd_team_state_render(out, &s, err);
 	hd_team_snapshot_dispose(&s);
 	return rc;
 }

@@ -34,8 +34,7 @@ tool_team_state(json_t **result, hd_mcp_call *c, hd_err *err)
 
 	if ((rc = hd_team_snapshot_get(&snap, c->s->st, c->team, err)) < 0)
 		return rc;
-	if ((rc = hd_team_state_render(&text, snap.team, &snap.members,
-		 &snap.counts, err)) < 0 ||
+	if ((rc = hd_team_state_render(&text, &snap, err)) < 0 ||
 	    (rc = hd_shutdown_get(&sd, c->s->st, c->team, err)) < 0)
 		goto done;
 	*result = hd_team_snapshot_to_json(&snap);

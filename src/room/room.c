@@ -11,7 +11,8 @@
  *      the author's membership are checked inside the same transaction as
  *      the insert, so no post is stored for a team or member that is gone.
  *  (3) The team_chat_post event is appended in the same transaction: it
- *      exists exactly when the post does.
+ *      exists exactly when the post does; so is the author's last
+ *      activity (hd_agent_touch, at most once a second).
  *  (4) Reads return seq > since_seq, oldest first, from one snapshot. A
  *      subscriber's next_seq (the head, or the last post delivered when
  *      the limit cut the page) is computed in that same snapshot, so no
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/agent.h>
 #include <huddle/buf.h>
 #include <huddle/events.h>
 #include <huddle/room.h>
@@ -243,7 +245,9 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 	event_data(data, sizeof(data), tx);
 	hd_events_append_raw(st, "team_chat_post", tx->team, 0,
 	    strcmp(tx->kind, "peer") == 0 ? tx->author : NULL, data);
-	return 0;
+	return strcmp(tx->kind, "peer") == 0
+		   ? hd_agent_touch(st, tx->team, tx->author, err)
+		   : 0;
 }
 
 static int

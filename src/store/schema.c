@@ -361,12 +361,14 @@ const char *const hd_store_migrations[] = {
 	/* 13: member activity (team). agents gains why it is in `error`
 	 * (status_reason, NULL otherwise), how deep in a spawn chain it was
 	 * spawned (spawn_depth: 0 for a member of the team file, its
-	 * spawner's + 1 for a spawned one) and turn_at, when the turn it is
-	 * in began (NULL: in none), so a member that finishes its last task
-	 * mid-turn stays `working` until the turn ends. teams gains how deep
-	 * a spawn chain may go (max_spawn_depth). */
+	 * spawner's + 1 for a spawned one), how many turns of it run (turns:
+	 * engines may overlap) and since when (turn_at, NULL in none), so a
+	 * member that finishes its last task mid-turn stays `working` until
+	 * the turn ends. teams gains how deep a spawn chain may go
+	 * (max_spawn_depth). */
 	"ALTER TABLE agents ADD COLUMN status_reason TEXT;"
 	"ALTER TABLE agents ADD COLUMN spawn_depth INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE agents ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE agents ADD COLUMN turn_at INTEGER;"
 	"ALTER TABLE teams ADD COLUMN max_spawn_depth INTEGER NOT NULL"
 	"  DEFAULT 5;",

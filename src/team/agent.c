@@ -56,7 +56,7 @@ hd_agent__check_fields(const char *name, const char *role, hd_err *err)
 	"a.id, a.name, a.team_id, a.role, a.runtime, " config ","             \
 	" a.status, a.spawned_by, a.session_key, a.last_active_at,"           \
 	" a.created_at, a.updated_at, " leader ","                            \
-	" a.status_reason, a.spawn_depth, a.turn_at"
+	" a.status_reason, a.spawn_depth, a.turns, a.turn_at"
 #define AGENT_COLS                                                            \
 	AGENT_COLS_OF("a.runtime_config",                                     \
 	    "(SELECT t.leader_agent_id = a.id FROM teams t"                   \
@@ -136,7 +136,8 @@ agent_row(hd_store *st, hd_agent *a, sqlite3_stmt *s, int config)
 	a->is_leader = sqlite3_column_int(s, 12);
 	a->status_reason = hd_store_col_dup(s, 13);
 	a->spawn_depth = sqlite3_column_int(s, 14);
-	a->turn_at = sqlite3_column_int64(s, 15);
+	a->turns = sqlite3_column_int(s, 15);
+	a->turn_at = sqlite3_column_int64(s, 16);
 	if (a->id == NULL || a->name == NULL || a->role == NULL ||
 	    a->runtime == NULL || a->status == NULL || a->runtime_config == NULL)
 		return -1;
@@ -261,24 +262,31 @@ leader_first(hd_agent *items, char **tx, size_t k)
 enum list_what {
 	LIST_ROWS,  /* whole rows, each runtime_config parsed */
 	LIST_TEXTS, /* whole rows, configs left as text (*texts) */
-	LIST_NAMES  /* ids and the leader only (a roster) */
+	LIST_NAMES  /* ids, the leader and activity only (a roster) */
 };
 
-/* A roster names members only: their ids come from agents_team itself
- * (the index covers them, no row is read) and the leader from the team's
- * row, as a list orders them. */
+/* A roster names members and what they are doing: their ids in
+ * agents_team's order, the leader from the team's row, as a list orders
+ * them, and the activity columns; never a config. */
 #define NAMES_SQL                                                              \
-	"SELECT a.id, t.leader_agent_id = a.id FROM teams t"                   \
+	"SELECT a.id, t.leader_agent_id = a.id, a.status, a.status_reason,"   \
+	" a.last_active_at, a.turns, a.turn_at FROM teams t"                   \
 	" LEFT JOIN agents a ON a.team_id = t.id"                              \
 	" WHERE t.id = ?1 ORDER BY a.id"
 
-/* A roster's row: the id and whether it leads; nothing else is read. */
+/* A roster's row: the id, whether it leads, its activity. */
 static int
 name_row(hd_agent *a, sqlite3_stmt *s)
 {
 	memset(a, 0, sizeof(*a));
 	a->is_leader = sqlite3_column_int(s, 1);
-	return (a->id = hd_store_col_dup(s, 0)) == NULL ? -1 : 0;
+	a->last_active_at = sqlite3_column_int64(s, 4);
+	a->turns = sqlite3_column_int(s, 5);
+	a->turn_at = sqlite3_column_int64(s, 6);
+	a->id = hd_store_col_dup(s, 0);
+	a->status = hd_store_col_dup(s, 2);
+	a->status_reason = hd_store_col_dup(s, 3);
+	return a->id == NULL || a->status == NULL ? -1 : 0;
 }
 
 /* The agents of team (NULL: all; LIST_NAMES needs a team), as what says.
@@ -578,7 +586,9 @@ hd_agent_to_json(const hd_agent *a)
 	json_object_set_new(o, "status_reason",
 	    a->status_reason ? json_string(a->status_reason) : json_null());
 	json_object_set_new(o, "spawn_depth", json_integer(a->spawn_depth));
-	json_object_set_new(o, "in_turn", json_boolean(a->turn_at != 0));
+	json_object_set_new(o, "turns", json_integer(a->turns));
+	json_object_set_new(o, "turn_started_at",
+	    a->turn_at ? json_integer(a->turn_at) : json_null());
 	json_object_set_new(o, "created_at", json_integer(a->created_at));
 	json_object_set_new(o, "updated_at", json_integer(a->updated_at));
 	return o;
@@ -611,7 +621,9 @@ agent_status_txn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE agents SET status = ?1, updated_at = ?2,"
 		 " last_active_at = CASE WHEN ?1 = 'working' THEN ?2"
-		 "   ELSE last_active_at END"
+		 "   ELSE last_active_at END,"
+		 " status_reason = CASE WHEN ?1 = 'error' THEN status_reason"
+		 "   END"
 		 " WHERE id = ?3",
 		 err)) < 0)
 		goto done;
@@ -658,7 +670,9 @@ agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE agents SET status = ?1, updated_at = ?2,"
 		 " last_active_at = CASE WHEN ?1 = 'working' THEN ?2"
-		 "   ELSE last_active_at END"
+		 "   ELSE last_active_at END,"
+		 " status_reason = CASE WHEN ?1 = 'error' THEN status_reason"
+		 "   END"
 		 " WHERE id = ?3 AND status = ?4"
 		 " AND (?5 IS NULL OR team_id = ?5)",
 		 err)) < 0)

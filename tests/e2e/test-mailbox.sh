@@ -99,9 +99,9 @@ Status: active
 Description: N/A
 
 Members (3):
-  - lead (Lead)
-  - worker-1 (Member)
-  - worker-2 (Member)
+  - lead (Lead): idle; last active just now
+  - worker-1 (Member): idle; last active just now
+  - worker-2 (Member): idle; last active just now
 
 Task Counts:
   - Pending: 0
@@ -193,7 +193,14 @@ expect_contains "$OUT" "Status: shutdown
 run team create busy
 run agent add busy chief --leader
 run agent add busy coder
-run agent set-status coder working
+# coder works: it holds a task it started (so a refusal leaves it working)
+run --json task create busy "Migrate the store"
+MIGRATE=$(json_get "$OUT" 'j["id"]')
+run task claim "$MIGRATE" --as coder
+run task start "$MIGRATE" --as coder
+run team state busy
+expect_contains "$OUT" "  - coder (Member): working; holds #$MIGRATE \"Migrate the store\" (in_progress)" \
+	"a started task makes its owner working"
 "$HUDDLE" team shutdown busy --wait >"$T_TMP/wait.out" 2>"$T_TMP/wait.err" &
 WAITER=$!
 RID=""

@@ -253,7 +253,8 @@ test_board_reflect__leader_or_user_gets_no_announcement(void **state)
 			"Task #3 \"Merge\" completed by user.");
 }
 
-/* Events go with the write: created, claimed, status_changed, in order. */
+/* Events go with the write: created, claimed, status_changed, in order;
+ * starting makes the owner working (activity.h). */
 static void
 test_board_reflect__events_in_order(void **state)
 {
@@ -276,7 +277,7 @@ test_board_reflect__events_in_order(void **state)
 		hd_buf_printf(&kinds, "%s%s", i ? " " : "", el.items[i].kind);
 	assert_string_equal(hd_buf_cstr(&kinds),
 	    "task_created team_chat_post task_claimed team_chat_post "
-	    "status_changed team_chat_post");
+	    "status_changed team_chat_post agent_status");
 	hd_event_list_dispose(&el);
 	hd_buf_dispose(&kinds);
 }

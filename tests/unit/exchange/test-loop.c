@@ -688,10 +688,11 @@ test_loop__status_goes_idle_working_idle_and_nothing_else(void **state)
 	fake f;
 
 	hd_fixture_team(fx, "dev", "manager", "coder", "tester", NULL);
-	/* coder is busy elsewhere (another engine's turn); tester is shut
-	 * down: neither status is the exchange's to change */
+	/* coder is busy elsewhere (another engine's turn, still running
+	 * when the exchange's ends); tester is shut down: neither status is
+	 * the exchange's to change */
 	assert_hd_ok(
-	    hd_agent_set_status(fx->st, "coder", "working", &err), &err);
+	    hd_activity_turn_begin(NULL, fx->st, "dev", "coder", &err), &err);
 	assert_hd_ok(
 	    hd_agent_set_status(fx->st, "tester", "shutdown", &err), &err);
 	fake_init(&f, fx->st);

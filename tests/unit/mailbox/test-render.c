@@ -143,14 +143,18 @@ static void
 test_team_state__block_byte_for_byte(void **state)
 {
 	hd_team t = {0};
-	hd_agent a[2];
-	hd_agents members = {a, 2};
-	hd_task_counts c = {0};
+	hd_agent a[4];
+	hd_held_task held[2] = {
+	    {5, "Write docs", "in_progress", "coder"},
+	    {7, "Ship", "claimed", "coder"},
+	};
+	hd_team_snapshot snap;
 	hd_err err = HD_ERR_INIT;
 	char *out = NULL;
 
 	(void)state;
 	memset(a, 0, sizeof(a));
+	memset(&snap, 0, sizeof(snap));
 	t.id = "dev";
 	t.name = "Dev team";
 	t.description = "";
@@ -158,35 +162,65 @@ test_team_state__block_byte_for_byte(void **state)
 	t.leader_agent_id = "manager";
 	a[0].id = "manager";
 	a[0].is_leader = 1;
+	a[0].status = "idle";
 	a[1].id = "coder";
-	c.pending = 5;
-	c.claimed = 1;
-	c.in_progress = 1;
-	c.completed = 10;
-	c.failed = 3;
-	c.cancelled = 4;
-	assert_hd_ok(hd_team_state_render(&out, &t, &members, &c, &err), &err);
-	assert_string_equal(out, "=== TEAM STATE ===\n"
-				 "Team: Dev team (dev)\n"
-				 "Status: active\n"
-				 "Description: N/A\n"
-				 "\n"
-				 "Members (2):\n"
-				 "  - manager (Lead)\n"
-				 "  - coder (Member)\n"
-				 "\n"
-				 "Task Counts:\n"
-				 "  - Pending: 5\n"
-				 "  - In Progress: 2\n"
-				 "  - Completed: 10\n"
-				 "====================\n");
+	a[1].status = "working";
+	a[1].last_active_at = 1000000000 - 59999; /* under a minute */
+	a[2].id = "tester";
+	a[2].status = "error";
+	a[2].status_reason = "the runtime exited with status 1";
+	a[2].last_active_at = 1000000000 - 3 * 3600 * 1000 - 5;
+	a[3].id = "ops";
+	a[3].status = "shutdown";
+	a[3].status_reason = "left over"; /* shown only in error */
+	a[3].last_active_at = 1000000000 - 2 * 60 * 1000;
+	snap.team = &t;
+	snap.members.items = a;
+	snap.members.n = 4;
+	snap.held = held;
+	snap.nheld = 2;
+	snap.read_at = 1000000000;
+	snap.counts.pending = 5;
+	snap.counts.claimed = 1;
+	snap.counts.in_progress = 1;
+	snap.counts.completed = 10;
+	snap.counts.failed = 3;
+	snap.counts.cancelled = 4;
+	assert_hd_ok(hd_team_state_render(&out, &snap, &err), &err);
+	assert_string_equal(out,
+	    "=== TEAM STATE ===\n"
+	    "Team: Dev team (dev)\n"
+	    "Status: active\n"
+	    "Description: N/A\n"
+	    "\n"
+	    "Members (4):\n"
+	    "  - manager (Lead): idle\n"
+	    "  - coder (Member): working; holds #5 \"Write docs\" "
+	    "(in_progress), #7 \"Ship\" (claimed); last active just now\n"
+	    "  - tester (Member): error: the runtime exited with status 1; "
+	    "last active 3 h ago\n"
+	    "  - ops (Member): shutdown; last active 2 min ago\n"
+	    "\n"
+	    "Task Counts:\n"
+	    "  - Pending: 5\n"
+	    "  - In Progress: 2\n"
+	    "  - Completed: 10\n"
+	    "====================\n");
+	free(out);
+
+	a[1].last_active_at = 1000000000 - 2 * 86400 * 1000;
+	snap.members.n = 2;
+	snap.nheld = 0;
+	assert_hd_ok(hd_team_state_render(&out, &snap, &err), &err);
+	assert_non_null(strstr(out, "  - coder (Member): working; last "
+				    "active 2 d ago\n\nTask Counts"));
 	free(out);
 
 	t.description = "Builds huddle";
 	t.status = "shutting_down";
-	members.n = 0;
-	memset(&c, 0, sizeof(c));
-	assert_hd_ok(hd_team_state_render(&out, &t, &members, &c, &err), &err);
+	snap.members.n = 0;
+	memset(&snap.counts, 0, sizeof(snap.counts));
+	assert_hd_ok(hd_team_state_render(&out, &snap, &err), &err);
 	assert_string_equal(out, "=== TEAM STATE ===\n"
 				 "Team: Dev team (dev)\n"
 				 "Status: shutting_down\n"
@@ -225,9 +259,11 @@ test_team_state__gathered_from_the_database(void **state)
 	hd_team_spec ts = {0};
 	hd_task_counts c;
 	hd_team_snapshot snap;
+	hd_task_spec tsp;
+	hd_task *t = NULL;
 	hd_err err = HD_ERR_INIT;
-	char *out = NULL;
-	json_t *j;
+	char *out = NULL, want[256];
+	json_t *j, *m;
 
 	hd_fixture_team(fx, "dev", "manager", "coder", "alice", NULL);
 	ts.id = "dev";
@@ -259,9 +295,9 @@ test_team_state__gathered_from_the_database(void **state)
 				 "Description: We ship\n"
 				 "\n"
 				 "Members (3):\n"
-				 "  - manager (Lead)\n"
-				 "  - alice (Member)\n"
-				 "  - coder (Member)\n"
+				 "  - manager (Lead): idle\n"
+				 "  - alice (Member): idle\n"
+				 "  - coder (Member): idle\n"
 				 "\n"
 				 "Task Counts:\n"
 				 "  - Pending: 5\n"
@@ -278,6 +314,37 @@ test_team_state__gathered_from_the_database(void **state)
 	assert_int_equal(json_array_size(json_object_get(j, "members")), 3);
 	json_decref(j);
 	hd_team_snapshot_dispose(&snap);
+
+	/* what a member holds and did, from the board and its acts */
+	memset(&tsp, 0, sizeof(tsp));
+	tsp.team = "dev";
+	tsp.subject = "Write docs";
+	assert_hd_ok(hd_board_create(&t, fx->st, &tsp, &err), &err);
+	assert_hd_ok(hd_board_claim(NULL, fx->st, t->id, "coder", &err), &err);
+	assert_hd_ok(hd_board_start(NULL, fx->st, t->id, "coder", &err), &err);
+	assert_hd_ok(hd_team_state(&out, fx->st, "dev", &err), &err);
+	snprintf(want, sizeof(want),
+	    "  - coder (Member): working; holds #%lld \"Write docs\" "
+	    "(in_progress); last active just now\n",
+	    (long long)t->id);
+	assert_non_null(strstr(out, want));
+	free(out);
+	assert_hd_ok(hd_team_snapshot_get(&snap, fx->st, "dev", &err), &err);
+	j = hd_team_snapshot_to_json(&snap);
+	m = json_array_get(json_object_get(j, "members"), 2);
+	assert_string_equal(
+	    json_string_value(json_object_get(m, "id")), "coder");
+	assert_string_equal(
+	    json_string_value(json_object_get(m, "status")), "working");
+	assert_true(json_is_integer(json_object_get(m, "last_active_at")));
+	assert_int_equal(json_array_size(json_object_get(m, "tasks")), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				json_array_get(json_object_get(m, "tasks"), 0),
+				"status")),
+	    "in_progress");
+	json_decref(j);
+	hd_team_snapshot_dispose(&snap);
+	hd_task_free(t);
 
 	assert_hd_err(hd_team_state(&out, fx->st, "ghost", &err), HD_ENOTFOUND,
 	    "team \"ghost\" not found", &err);

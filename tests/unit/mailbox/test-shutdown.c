@@ -27,6 +27,22 @@ set_status(hd_fixture *fx, const char *agent, const char *status)
 	assert_hd_ok(hd_agent_set_status(fx->st, agent, status, &err), &err);
 }
 
+/* agent holds a task it started: working by its work, not by hand */
+static void
+hold_started(hd_fixture *fx, const char *team, const char *agent)
+{
+	hd_task_spec ts = {0};
+	hd_task *t = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	ts.team = team;
+	ts.subject = "Migrate the store";
+	assert_hd_ok(hd_board_create(&t, fx->st, &ts, &err), &err);
+	assert_hd_ok(hd_board_claim(NULL, fx->st, t->id, agent, &err), &err);
+	assert_hd_ok(hd_board_start(NULL, fx->st, t->id, agent, &err), &err);
+	hd_task_free(t);
+}
+
 static void
 expect_team_status(hd_fixture *fx, const char *team, const char *status)
 {
@@ -198,7 +214,7 @@ test_shutdown__a_refusal_aborts(void **state)
 	hd_err err = HD_ERR_INIT;
 	char text[256];
 
-	set_status(fx, "coder", "working");
+	hold_started(fx, "dev", "coder");
 	set_status(fx, "tester", "working");
 	set_status(fx, "writer", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
@@ -217,9 +233,10 @@ test_shutdown__a_refusal_aborts(void **state)
 	assert_string_equal(after->refusal_reason, "mid-migration");
 	hd_shutdown_free(after);
 	expect_team_status(fx, "dev", "active");
-	/* those still asked go back to work; the one who approved stays out */
+	/* those still asked go back to what their work says (coder holds a
+	 * started task, tester nothing); the one who approved stays out */
 	expect_agent_status(fx, "coder", "working");
-	expect_agent_status(fx, "tester", "working");
+	expect_agent_status(fx, "tester", "idle");
 	expect_agent_status(fx, "writer", "shutdown");
 
 	/* the leader holds the refusal itself, once */
@@ -244,17 +261,18 @@ test_shutdown__a_refusal_aborts(void **state)
 	assert_string_equal(after->outcome, "refused");
 	hd_shutdown_free(after);
 	expect_team_status(fx, "dev", "active");
-	expect_agent_status(fx, "tester", "working");
+	expect_agent_status(fx, "tester", "idle");
 	/* an unknown request is refused */
 	assert_hd_err(hd_shutdown_respond(NULL, fx->st, "dev", "tester",
 			  "shutdown-nope", 1, NULL, &err),
 	    HD_ENOTFOUND, "no shutdown request \"shutdown-nope\" in team dev",
 	    &err);
-	/* the team can be asked again */
+	/* the team can be asked again: coder, who still works, is asked */
 	hd_shutdown_free(s);
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	assert_string_equal(s->outcome, "pending");
-	assert_int_equal(s->npending, 2);
+	assert_int_equal(s->npending, 1);
+	assert_string_equal(s->pending[0], "coder");
 	hd_shutdown_free(s);
 }
 
@@ -345,7 +363,7 @@ test_shutdown__timeout_aborts(void **state)
 	hd_messages l = {0};
 	hd_err err = HD_ERR_INIT;
 
-	set_status(fx, "coder", "working");
+	hold_started(fx, "dev", "coder");
 	set_status(fx, "tester", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 50, &err), &err);
 	assert_string_equal(s->outcome, "pending");

@@ -27,9 +27,10 @@
 	"Description: N/A\n"                                                   \
 	"\n"                                                                   \
 	"Members (3):\n"                                                       \
-	"  - manager (Lead)\n"                                                 \
-	"  - coder (Member)\n"                                                 \
-	"  - tester (Member)\n"                                                \
+	"  - manager (Lead): idle; last active just now\n"                     \
+	"  - coder (Member): idle; holds #1 \"Parse it\" (claimed); last "     \
+	"active just now\n"                                                    \
+	"  - tester (Member): idle; last active just now\n"                    \
 	"\n"                                                                   \
 	"Task Counts:\n"                                                       \
 	"  - Pending: 0\n"                                                     \

@@ -1,0 +1,58 @@
+/*
+ * activity.h -- a member's status follows its work, and its leader hears
+ * when it goes idle or fails (SPEC 6).
+ *
+ *   working              in a turn, or holding a task in_progress
+ *   idle                 neither
+ *   error                its last turn failed (with the reason); it stays
+ *                        so until a turn of it begins again or it is
+ *                        reset by hand (hd_activity_set_status)
+ *   shutdown_requested,  the shutdown protocol's (shutdown.h); never
+ *   shutdown             changed here, except that a member asked to shut
+ *                        down that would now be idle counts as approving
+ *
+ * working -> idle sends the leader an `idle` message from the member in
+ * the same transaction (`coder is idle; last finished task #5 "Docs"
+ * (completed)`), which is also what approves a pending shutdown; the
+ * leader going idle tells nobody. A failed turn tells the leader by a
+ * message from "huddle" and records a turn_failed event.
+ *
+ * Every function works inside a caller's transaction (each is one when
+ * called alone); an agent that is not a member of team is left alone.
+ */
+#ifndef HUDDLE_ACTIVITY_H
+#define HUDDLE_ACTIVITY_H
+
+#include "err.h"
+#include "store.h"
+
+/* Settle agent's status from its work, after something that may change
+ * it (a task started, finished, released or moved). */
+int hd_activity_settle(
+    hd_store *st, const char *team, const char *agent, hd_err *err);
+
+/* A turn of agent begins: it is marked in a turn and, from idle or error,
+ * set working (*began, when non-NULL: 1 when it was). */
+int hd_activity_turn_begin(
+    int *began, hd_store *st, const char *team, const char *agent, hd_err *err);
+
+/* The turn ends. failure NULL: settled (idle, with the notice, unless it
+ * still holds a started task). Else the member goes to `error` with
+ * failure as the reason, a turn_failed event {agent, reason} is recorded
+ * and the leader (unless it is the member) gets a message saying so and
+ * what it can do. */
+int hd_activity_turn_end(hd_store *st, const char *team, const char *agent,
+    const char *failure, hd_err *err);
+
+/* The turn was cut short (its engine stopped, or took it back from one
+ * that died): the mark is cleared and a working member with nothing
+ * started goes idle, quietly: it did not finish, so nothing is said. */
+int hd_activity_turn_abort(
+    hd_store *st, const char *team, const char *agent, hd_err *err);
+
+/* Set a status by hand (`huddle agent set-status`): as hd_agent_set_status,
+ * and idle also clears the mark of a turn an engine that died left. */
+int hd_activity_set_status(
+    hd_store *st, const char *agent, const char *status, hd_err *err);
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * agent_activity.c -- the activity columns of an agent's row (agent.h):
+ * when it last acted, whether a turn of it runs, why it is in error. The
+ * status rules that read them (working while in a turn or holding a started
+ * task, the idle notice, the failure notice) are the mailbox module's
+ * (activity.h), which calls these inside its own transactions.
+ *  (1) Every function works inside a caller's transaction and touches one
+ *      row, matched on both the agent and its team: an agent that left
+ *      the team (or never was in it) is left alone, never an error.
+ *  (2) last_active_at moves forward only, and at most once a second
+ *      (HD_AGENT_ACTIVE_GRAIN_MS): a burst of posts or claims by one
+ *      agent rewrites its row once, not once per act. The conditional
+ *      UPDATE that finds a fresh stamp changes nothing and writes no page.
+ *  (3) status_reason is set only with the `error` status; any other
+ *      status clears it (agent.c's updates do that on their side).
+ *  (4) Turns are counted, not flagged: two engines may run a turn of the
+ *      same member at once (an exchange beside the supervisor), and the
+ *      first to end must not make it look idle while the other runs.
+ *      turn_at is when the oldest running one began. A count an engine
+ *      that died left behind is reset by hand (hd_activity_set_status
+ *      idle) or when the engine's turn is taken back.
+ * Callers: src/mailbox/activity.c; the room (a post), the mailbox (a
+ * send) and the board's reflection (each act on a task) touch the stamp.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <huddle/events.h>
+#include <huddle/util.h>
+
+#include "team_int.h"
+
+#define HD_AGENT_REASON_MAX 500
+
+int
+hd_agent_touch(hd_store *st, const char *team, const char *agent, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int64_t now = hd_now_ms();
+	int rc;
+
+	if (team == NULL || agent == NULL)
+		return 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE agents SET last_active_at = ?3"
+		 " WHERE id = ?1 AND team_id = ?2"
+		 " AND (last_active_at IS NULL OR last_active_at <= ?4)",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, now);
+	sqlite3_bind_int64(s, 4, now - HD_AGENT_ACTIVE_GRAIN_MS);
+	rc = sqlite3_step(s);
+	hd_store_reset(s);
+	return rc == SQLITE_DONE ? 0 : hd_store_sqlerr(st, rc, err);
+}
+
+int
+hd_agent_presence_get(hd_agent_presence *out, hd_store *st, const char *team,
+    const char *agent, hd_err *err)
+{
+	sqlite3_stmt *s;
+	const char *v;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT a.status, a.turns, t.leader_agent_id"
+		 " FROM agents a JOIN teams t ON t.id = a.team_id"
+		 " WHERE a.id = ?1 AND a.team_id = ?2",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		out->found = 1;
+		v = (const char *)sqlite3_column_text(s, 0);
+		snprintf(out->status, sizeof(out->status), "%s", v ? v : "");
+		out->turns = sqlite3_column_int(s, 1);
+		v = (const char *)sqlite3_column_text(s, 2);
+		snprintf(out->leader, sizeof(out->leader), "%s", v ? v : "");
+		out->is_leader = v != NULL && strcmp(v, agent) == 0;
+		rc = 0;
+	} else if (rc == SQLITE_DONE)
+		rc = 0;
+	else
+		rc = hd_store_sqlerr(st, rc, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+int
+hd_agent_turn_mark(
+    hd_store *st, const char *team, const char *agent, int delta, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int64_t now = hd_now_ms();
+	int rc;
+
+	/* (4) */
+	if ((rc = hd_store_prepare(st, &s,
+		 delta > 0
+		     ? "UPDATE agents SET turns = turns + 1,"
+		       " turn_at = COALESCE(turn_at, ?3), last_active_at = ?3"
+		       " WHERE id = ?1 AND team_id = ?2"
+		 : delta < 0
+		     ? "UPDATE agents SET turns = MAX(turns - 1, 0),"
+		       " turn_at = CASE WHEN turns > 1 THEN turn_at END"
+		       " WHERE id = ?1 AND team_id = ?2 AND ?3 IS NOT NULL"
+		     : "UPDATE agents SET turns = 0, turn_at = NULL"
+		       " WHERE id = ?1 AND team_id = ?2 AND ?3 IS NOT NULL",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, now);
+	rc = sqlite3_step(s);
+	hd_store_reset(s);
+	return rc == SQLITE_DONE ? 0 : hd_store_sqlerr(st, rc, err);
+}
+
+int
+hd_agent_set_error(int *changed, hd_store *st, const char *team,
+    const char *agent, const char *reason, hd_err *err)
+{
+	sqlite3_stmt *s;
+	hd_agent_presence p;
+	char cut[HD_AGENT_REASON_MAX + 4];
+	size_t len;
+	int rc;
+
+	*changed = 0;
+	if ((rc = hd_agent_presence_get(&p, st, team, agent, err)) < 0)
+		return rc;
+	/* (1); a member shut down (or being asked to) stays so */
+	if (!p.found || strcmp(p.status, "shutdown") == 0 ||
+	    strcmp(p.status, "shutdown_requested") == 0)
+		return 0;
+	if (reason == NULL || reason[0] == '\0')
+		reason = "the turn failed";
+	len = strlen(reason);
+	if (len > HD_AGENT_REASON_MAX) {
+		len = HD_AGENT_REASON_MAX; /* back to a character boundary */
+		while (len > 0 && ((unsigned char)reason[len] & 0xc0) == 0x80)
+			len--;
+		memcpy(cut, reason, len);
+		memcpy(cut + len, "...", 4);
+		reason = cut;
+	}
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE agents SET status = 'error', status_reason = ?3,"
+		 " updated_at = ?4 WHERE id = ?1 AND team_id = ?2",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, reason, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 4, hd_now_ms());
+	rc = sqlite3_step(s);
+	hd_store_reset(s);
+	if (rc != SQLITE_DONE)
+		return hd_store_sqlerr(st, rc, err);
+	if (strcmp(p.status, "error") != 0) {
+		*changed = 1;
+		hd_events_append(st, "agent_status", team, 0, agent,
+		    json_pack("{s:s, s:s, s:s}", "from", p.status, "to",
+			"error", "reason", reason));
+	}
+	return 0;
+}
