@@ -31,6 +31,10 @@
  *      emits nothing, a crash can never keep the change and lose its line,
  *      and a reflection that fails rolls back alone, never the change.
  *      (One commit instead of two also halves a claim's write cost.)
+ *  (6) A completion finds the tasks it made ready (board_unblocked) in
+ *      its own transaction, right after its UPDATE: what the room line,
+ *      the leader's message, the event and the answer name is exactly
+ *      what became ready with the commit.
  * Callers: the CLI (cmd-task.c), later MCP tools and HTTP routes.
  */
 #include <assert.h>
@@ -185,6 +189,7 @@ task_dispose(hd_task *t)
 	free(t->created_by);
 	free(t->depends_on);
 	free(t->blocked_by);
+	free(t->unblocked);
 	for (i = 0; i < t->ncomments; i++) {
 		free(t->comments[i].author);
 		free(t->comments[i].body);
@@ -283,6 +288,17 @@ ids_push(int64_t **v, size_t *n, size_t *cap, int64_t id)
 	}
 	(*v)[(*n)++] = id;
 	return 0;
+}
+
+static json_t *
+json_ids(const int64_t *ids, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(ids[i]));
+	return a;
 }
 
 /* Record that t depends on dep (whose status is dep_status). */
@@ -488,9 +504,28 @@ typedef struct board_txn {
 	char *leader;
 	char *dep_subject;
 	hd_task_comment *comment;
+	int64_t *ready; /* complete: the tasks it made ready, until they move
+			   to task->unblocked */
+	size_t nready;
+	char *ready_subjects[HD_BOARD__READY_NAMED]; /* of the first ones */
 	int assign;  /* claim on behalf of agent (actor: leader or user) */
 	int changed; /* 0: nothing written (an existing link) */
 } board_txn;
+
+/* Forget the tasks a completion made ready (also before a retry). */
+static void
+ready_dispose(board_txn *b)
+{
+	size_t i;
+
+	free(b->ready);
+	b->ready = NULL;
+	b->nready = 0;
+	for (i = 0; i < HD_BOARD__READY_NAMED; i++) {
+		free(b->ready_subjects[i]);
+		b->ready_subjects[i] = NULL;
+	}
+}
 
 static void
 board_txn_dispose(board_txn *b)
@@ -499,6 +534,7 @@ board_txn_dispose(board_txn *b)
 	free(b->leader);
 	free(b->dep_subject);
 	hd_task_comment_free(b->comment);
+	ready_dispose(b);
 }
 
 /* A board write and its reflection, one transaction. */
@@ -528,6 +564,9 @@ board_job_txn(hd_store *st, void *payload, hd_err *err)
 	c.text = b->text;
 	c.dep_id = b->dep;
 	c.dep_subject = b->dep_subject;
+	c.ready = b->task->unblocked;
+	c.nready = b->task->nunblocked;
+	c.ready_subjects = (const char *const *)b->ready_subjects;
 	hd_board__reflect(st, &c);
 	return 0;
 }
@@ -1226,12 +1265,53 @@ hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
 /* ---- the owner-checked transitions ------------------------------------------
  */
 
+/*
+ * The tasks completing task b->id made ready, into b->ready (ids
+ * ascending) and b->ready_subjects (the first HD_BOARD__READY_NAMED):
+ * its dependents that are pending, unowned and no longer blocked. Each
+ * was blocked by b->id until now, so each became ready with this write.
+ * Runs after the completing UPDATE, in its transaction (6).
+ */
+static int
+board_unblocked(hd_store *st, board_txn *b, hd_err *err)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc, src;
+
+	ready_dispose(b);
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT t.id, t.subject FROM task_deps d"
+		 " JOIN tasks t ON t.id = d.task_id"
+		 " WHERE d.depends_on = ?1 AND t.status = 'pending'"
+		 " AND t.owner IS NULL AND NOT " UNFINISHED_DEP("t")
+		 " ORDER BY t.id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, b->id);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (ids_push(&b->ready, &b->nready, &cap,
+			sqlite3_column_int64(s, 0)) < 0 ||
+		    (b->nready <= HD_BOARD__READY_NAMED &&
+			(b->ready_subjects[b->nready - 1] =
+			     hd_store_col_dup(s, 1)) == NULL)) {
+			rc = oom(err);
+			break;
+		}
+	}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
 static int
 board_move_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
 	hd_task *t = NULL;
 	sqlite3_stmt *s;
+	json_t *data;
 	int from, to = board_ops[b->op].to, rc, src;
 
 	if ((rc = task_load(&t, st, b->id, 0, err)) < 0)
@@ -1278,13 +1358,26 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	/* BEGIN IMMEDIATE held since the read: the row cannot have moved */
 	assert(sqlite3_changes(hd_store_db(st)) == 1);
+	if (b->op == OP_COMPLETE && (rc = board_unblocked(st, b, err)) < 0)
+		goto done;
+	data = json_pack("{s:s, s:s, s:s}", "from", t->status, "to",
+	    status_names[to], "by",
+	    is_user(b->actor) ? HD_BOARD_USER : b->actor);
+	if (data != NULL && b->op == OP_COMPLETE)
+		json_object_set_new(
+		    data, "unblocked", json_ids(b->ready, b->nready));
 	hd_events_append(st, "status_changed", t->team_id, b->id,
-	    event_agent(b->actor),
-	    json_pack("{s:s, s:s, s:s}", "from", t->status, "to",
-		status_names[to], "by",
-		is_user(b->actor) ? HD_BOARD_USER : b->actor));
+	    event_agent(b->actor), data);
+	hd_task_free(b->task);
 	if ((rc = task_load(&b->task, st, b->id, 0, err)) < 0)
 		goto done;
+	if (b->op == OP_COMPLETE) { /* the answer says what became ready */
+		b->task->unblocked = b->ready;
+		b->task->nunblocked = b->nready;
+		b->task->has_unblocked = 1;
+		b->ready = NULL;
+		b->nready = 0;
+	}
 	b->changed = 1;
 done:
 	hd_task_free(t);
@@ -1569,17 +1662,6 @@ json_str_or_null(const char *s)
 	return s != NULL ? json_string(s) : json_null();
 }
 
-static json_t *
-json_ids(const int64_t *ids, size_t n)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_integer(ids[i]));
-	return a;
-}
-
 json_t *
 hd_task_comment_to_json(const hd_task_comment *c)
 {
@@ -1621,6 +1703,9 @@ hd_task_to_json(const hd_task *t)
 	json_object_set_new(o, "ready",
 	    json_boolean(strcmp(t->status, "pending") == 0 &&
 			 t->owner == NULL && t->nblocked_by == 0));
+	if (t->has_unblocked)
+		json_object_set_new(
+		    o, "unblocked", json_ids(t->unblocked, t->nunblocked));
 	if (t->has_comments) {
 		cs = json_array();
 		for (i = 0; i < t->ncomments; i++)

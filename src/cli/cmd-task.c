@@ -95,6 +95,26 @@ print_task(const hd_task *t)
 	}
 }
 
+/* How many of the tasks a completion made ready its line names. */
+#define READY_NAMED 10
+
+/* Append "; now ready: #7, #9" (the first READY_NAMED ids, then
+ * " and 3 more") to buf when completing t made tasks ready. */
+static void
+append_ready(char *buf, size_t len, const hd_task *t)
+{
+	size_t i, off = strlen(buf),
+		  named = t->nunblocked < READY_NAMED ? t->nunblocked
+						      : READY_NAMED;
+
+	for (i = 0; i < named && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s#%lld",
+		    i ? ", " : "; now ready: ", (long long)t->unblocked[i]);
+	if (t->nunblocked > named && off < len)
+		snprintf(buf + off, len - off, " and %zu more",
+		    t->nunblocked - named);
+}
+
 /* Render a task after a change: JSON, or one line "task #5 "S" <what>". */
 static int
 done_task(hd_cli *c, hd_task *t, const char *what)
@@ -336,7 +356,7 @@ cmd_task_move(hd_cli *c)
 	hd_task *t = NULL;
 	hd_store *st;
 	int64_t id;
-	char what[64];
+	char what[384];
 	int rc;
 
 	if ((rc = task_id_arg(c, c->argv[0], "task id", &id)))
@@ -360,6 +380,7 @@ cmd_task_move(hd_cli *c)
 	if (rc < 0)
 		return hd_cli_fail(c);
 	snprintf(what, sizeof(what), "is now %s", t->status);
+	append_ready(what, sizeof(what), t);
 	return done_task(c, t, what);
 }
 

@@ -292,7 +292,8 @@ const hd_mcp_tool hd_mcp_tools_board[] = {
 	    W, tool_task_start},
 	{"task_complete",
 	    "Complete a task you own, with an optional result. Tasks that "
-	    "depended on it become ready.",
+	    "depended on it become ready; the answer's task.unblocked lists "
+	    "the ids of those that did.",
 	    "{\"type\":\"object\",\"properties\":{" TASK_ID_PROP
 	    "\"result\":{\"type\":\"string\",\"description\":\"what came of "
 	    "it\"}," ID_PROPS "},\"required\":[\"task_id\"]}",

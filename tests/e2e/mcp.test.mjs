@@ -112,6 +112,50 @@ for (const [name, make] of [
   });
 }
 
+// SPEC 4, issue 21 item 5: a completion names the tasks it made ready, in
+// its result, the room line and the leader's task_update; a dependent still
+// blocked by another task, or owned already, is not named.
+test('stdio: task_complete names the tasks it made ready', async () => {
+  const coder = await stdioClient('coder');
+  const tester = await stdioClient('tester');
+  try {
+    const create = async (subject, depends_on = []) => result(await coder.callTool({
+      name: 'task_create', arguments: { subject, depends_on },
+    })).task.id;
+    const a = await create('Ready source');
+    const b = await create('Ready one', [a]);
+    const c = await create('Other gate');
+    const d = await create('Ready two', [a]);
+    const e = await create('Still gated', [a, c]);
+    const f = await create('Owned dependent');
+    result(await tester.callTool({ name: 'task_claim', arguments: { task_id: f } }));
+    result(await tester.callTool({ name: 'task_link', arguments: { task_id: f, depends_on: a } }));
+    result(await coder.callTool({ name: 'task_claim', arguments: { task_id: a } }));
+    const done = result(await coder.callTool({
+      name: 'task_complete', arguments: { task_id: a, result: 'source ready' },
+    })).task;
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(done.unblocked, [b, d]);
+    assert.ok(!done.unblocked.includes(e) && !done.unblocked.includes(f));
+
+    const room = JSON.parse(huddle('chat', 'read', 'dev', '--json', '--limit', '500'));
+    assert.equal(room.posts.at(-1).body,
+      `Task #${a} "Ready source" completed by coder; now ready: #${b} "Ready one", #${d} "Ready two".`);
+    const inbox = JSON.parse(huddle('inbox', 'manager', '--peek', '--json'));
+    const note = inbox.filter((m) => m.type === 'task_update').at(-1);
+    assert.equal(note.from_agent, 'coder');
+    assert.equal(note.content,
+      `Task #${a} "Ready source" completed by coder: source ready\nNow ready: #${b} "Ready one", #${d} "Ready two"`);
+
+    // Nothing waits on the owned task: its completion names nothing.
+    const plain = result(await tester.callTool({ name: 'task_complete', arguments: { task_id: f } })).task;
+    assert.deepEqual(plain.unblocked, []);
+  } finally {
+    await coder.close();
+    await tester.close();
+  }
+});
+
 test('stdio: a bound session ignores identity arguments', async () => {
   const coder = await stdioClient('coder');
   try {

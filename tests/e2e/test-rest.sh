@@ -106,6 +106,7 @@ req POST "/api/tasks/$tid/start" '{"as": "tester"}'
 expect_http 422 "{\"error\":\"task $tid is owned by coder, not tester\"}" "wrong owner"
 req POST "/api/tasks/$tid/complete" '{"as": "coder", "result": "done"}'
 expect_http 200 "" "complete"
+expect_eq "$(json_get "$BODY" 'j["task"]["unblocked"]')" "[$tid2]" "complete names what it made ready"
 req GET "/api/tasks/$tid2"
 expect_eq "$(json_get "$BODY" 'j["task"]["blocked_by"]')" "[]" "unblocked"
 req GET "/api/teams/dev/tasks?status=completed"
