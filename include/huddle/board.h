@@ -180,6 +180,31 @@ int hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
 int hd_board_assign(hd_task **out, hd_store *st, int64_t id, const char *agent,
     const char *actor, hd_err *err);
 
+/* Whom hd_board_assign_auto picked, and why. */
+typedef struct hd_board_pick {
+	char agent[64];     /* the member the task went to */
+	int64_t open_tasks; /* its claimed and in_progress tasks before */
+	char reason[128];   /* e.g. "idle, 0 open tasks" */
+} hd_board_pick;
+
+/*
+ * hd_board_assign with the member picked by the board, in the same
+ * transaction: the idle member (status idle) with the fewest open tasks
+ * (claimed or in_progress), ties going to the lowest id. The leader is a
+ * candidate only when it is the team's only member; a member that is
+ * working, in error, shutdown_requested or shutdown is never picked.
+ * Refusals: those of hd_board_assign for the task and the actor, then
+ * `no idle member in team dev to assign task 5 to (coder: working,
+ * tester: error)` or `no member in team dev to assign task 5 to`
+ * (HD_EREFUSED), and nothing is written. *pick (when non-NULL) says whom
+ * and why; its reason is `idle, 0 open tasks`, followed by
+ * `, lowest id of 2 tied` on a tie, or by `, the team's only member` for
+ * a leader alone. Reflected and emitted like hd_board_assign (the
+ * task_claimed event says "auto": true).
+ */
+int hd_board_assign_auto(hd_task **out, hd_board_pick *pick, hd_store *st,
+    int64_t id, const char *actor, hd_err *err);
+
 /*
  * The owner-checked transitions (emit status_changed {from, to, by}).
  * A status the operation cannot leave: `task 7 cannot go from completed to

@@ -156,6 +156,57 @@ test('stdio: task_complete names the tasks it made ready', async () => {
   }
 });
 
+// Issue 21 item 7: task_assign with auto picks the idle member with the
+// fewest open tasks, ties to the lowest id, skipping members in error or
+// shut down; with nobody idle it refuses and writes nothing. A team of its
+// own, so the other tests' claims do not move the counts.
+test('stdio: task_assign auto picks the member', async () => {
+  huddle('team', 'create', 'pick');
+  huddle('agent', 'add', 'pick', 'boss', '--leader');
+  for (const a of ['bo', 'ana', 'cy', 'dee']) huddle('agent', 'add', 'pick', a);
+  huddle('agent', 'set-status', 'cy', 'error');
+  huddle('agent', 'set-status', 'dee', 'shutdown');
+  const boss = await connect(new StdioClientTransport({
+    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'pick', '--agent', 'boss'], stderr: 'ignore',
+  }));
+  try {
+    const ids = [];
+    for (const subject of ['one', 'two', 'three', 'four']) {
+      ids.push(result(await boss.callTool({ name: 'task_create', arguments: { subject } })).task.id);
+    }
+    const auto = async (task_id) => result(await boss.callTool({ name: 'task_assign', arguments: { task_id, auto: true } }));
+    let got = await auto(ids[0]);
+    assert.equal(got.assignee, 'ana');
+    assert.equal(got.task.owner, 'ana');
+    assert.equal(got.task.status, 'claimed');
+    assert.equal(got.picked_because, 'idle, 0 open tasks, lowest id of 2 tied');
+    got = await auto(ids[1]);
+    assert.deepEqual([got.assignee, got.picked_because], ['bo', 'idle, 0 open tasks']);
+    got = await auto(ids[2]);
+    assert.deepEqual([got.assignee, got.picked_because], ['ana', 'idle, 1 open task, lowest id of 2 tied']);
+    const room = JSON.parse(huddle('chat', 'read', 'pick', '--json', '--limit', '500'));
+    assert.equal(room.posts.at(-1).body, `Task #${ids[2]} "three" assigned to ana by boss.`);
+
+    huddle('agent', 'set-status', 'ana', 'working');
+    huddle('agent', 'set-status', 'bo', 'working');
+    const refused = await boss.callTool({ name: 'task_assign', arguments: { task_id: ids[3], auto: true } });
+    assert.equal(refused.isError, true);
+    assert.equal(refused.content[0].text,
+      `no idle member in team pick to assign task ${ids[3]} to (ana: working, bo: working, cy: error, dee: shutdown)`);
+    const left = result(await boss.callTool({ name: 'task_get', arguments: { task_id: ids[3] } })).task;
+    assert.deepEqual([left.status, left.owner], ['pending', null]);
+
+    const both = await boss.callTool({ name: 'task_assign', arguments: { task_id: ids[3], assignee: 'cy', auto: true } });
+    assert.equal(both.isError, true);
+    assert.equal(both.content[0].text, 'pass assignee or auto, not both');
+    got = result(await boss.callTool({ name: 'task_assign', arguments: { task_id: ids[3], assignee: 'bo' } }));
+    assert.equal(got.assignee, 'bo');
+    assert.equal(got.picked_because, undefined);
+  } finally {
+    await boss.close();
+  }
+});
+
 test('stdio: a bound session ignores identity arguments', async () => {
   const coder = await stdioClient('coder');
   try {

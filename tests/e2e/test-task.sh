@@ -191,6 +191,47 @@ expect_eq "$OUT" "task #$F \"Hotfix\" is now completed" "a completion that frees
 run --json chat read rel --limit 500
 expect_eq "$(json_get "$OUT" 'j["posts"][-1]["body"]')" "Task #$F \"Hotfix\" completed by dev2." "room line unchanged when nothing became ready"
 
+# assign --auto: the idle member with the fewest open tasks, ties to the
+# lowest id; never one working, in error or shut down; nothing written
+# when nobody is idle. dev1 and dev2 have no open task now.
+run task assign "$B" --auto --as lead
+expect_rc 0 "assign --auto"
+expect_eq "$OUT" "task #$B \"Deploy\" assigned to dev1 (auto: idle, 0 open tasks, lowest id of 2 tied)" "auto: a tie goes to the lowest id"
+run --json task assign "$D" --auto --as lead
+expect_rc 0 "assign --auto --json"
+expect_json "$OUT" "assign --auto --json parses"
+expect_eq "$(json_get "$OUT" '(j["owner"], j["assignee"], j["picked_because"])')" \
+	"('dev2', 'dev2', 'idle, 0 open tasks')" "auto: fewer open tasks wins"
+run task assign "$C" --auto
+expect_eq "$OUT" "task #$C \"Gate\" assigned to dev1 (auto: idle, 1 open task, lowest id of 2 tied)" "auto as the user"
+run agent add rel dev0; run agent add rel dev3
+run agent set-status dev0 shutdown; expect_rc 0 "dev0 shut down"
+run agent set-status dev3 error; expect_rc 0 "dev3 in error"
+G=$(new_task "Polish")
+run task assign "$G" --auto --as lead
+expect_eq "$OUT" "task #$G \"Polish\" assigned to dev2 (auto: idle, 1 open task)" "auto skips error and shutdown members"
+run agent set-status dev1 working; run agent set-status dev2 working
+H=$(new_task "Release notes")
+run --json chat read rel --limit 500; posts_before=$(json_get "$OUT" 'len(j["posts"])')
+run task assign "$H" --auto --as lead
+expect_rc 1 "auto with nobody idle"
+expect_eq "$ERR" "huddle: no idle member in team rel to assign task $H to (dev0: shutdown, dev1: working, dev2: working, dev3: error)" "no idle member text"
+run --json task show "$H"
+expect_eq "$(json_get "$OUT" '(j["status"], j["owner"])')" "('pending', None)" "a refused auto-assign writes nothing"
+run --json chat read rel --limit 500
+expect_eq "$(json_get "$OUT" 'len(j["posts"])')" "$posts_before" "a refused auto-assign posts nothing"
+run task assign "$H" --auto --as dev1
+expect_rc 1 "auto by a member"
+expect_eq "$ERR" "huddle: only the team leader or a user may assign task $H, not dev1" "auto by a member text"
+run task assign "$H"
+expect_rc 2 "assign without AGENT or --auto"
+expect_eq "$(echo "$ERR" | head -1)" "huddle: 'task assign' needs AGENT or --auto" "assign usage text"
+run task assign "$H" dev1 --auto
+expect_rc 2 "assign with AGENT and --auto"
+run task assign "$H" dev3 --as lead
+expect_rc 0 "explicit assign still works"
+expect_eq "$OUT" "task #$H \"Release notes\" assigned to dev3" "explicit assign output"
+
 run task bogus
 expect_rc 2 "unknown subcommand"
 run task create --help
