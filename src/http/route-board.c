@@ -241,7 +241,7 @@ route_task_action(hd_http_req *r)
 		return 0;
 	if (body == NULL)
 		body = json_object();
-	if (body_types(r, body, keys, "sssiisb") < 0)
+	if (body_types(r, body, keys, "ssssisb") < 0)
 		goto done;
 	as = body_str(body, "as");
 	if (as == NULL)

@@ -119,6 +119,11 @@ req POST "/api/tasks/$tid2/assign" '{"auto": true, "as": "manager"}'
 expect_http 200 "" "assign auto"
 expect_eq "$(json_get "$BODY" '(j["task"]["owner"], j["assignee"], j["picked_because"])')" \
 	"('coder', 'coder', 'idle, 0 open tasks, lowest id of 3 tied')" "assign auto picks and says why"
+req POST "/api/tasks/$tid2/fail" '{"as": "coder", "reason": "disk full"}'
+expect_http 200 "" "fail with a reason"
+expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["reason"])')" "('failed', 'disk full')" "the reason is kept"
+req POST "/api/tasks/$tid2/retry" '{"reason": 5}'
+expect_http 400 '{"error":"\"reason\" must be a string"}' "reason is a string"
 req GET "/api/teams/dev/tasks?status=completed"
 expect_eq "$(json_get "$BODY" '[t["subject"] for t in j["tasks"]]')" "['Write docs']" "filter by status"
 req POST "/api/tasks/abc/claim" '{"agent": "coder"}'
