@@ -90,6 +90,10 @@ typedef struct hd_task {
 	hd_task_comment *comments; /* oldest first; hd_board_get only */
 	size_t ncomments;
 	int has_comments; /* 1 when comments were loaded */
+	int64_t *unblocked; /* hd_board_complete only: the tasks this
+			       completion made ready, ascending */
+	size_t nunblocked;
+	int has_unblocked; /* 1 in hd_board_complete's answer */
 } hd_task;
 
 typedef struct hd_tasks {
@@ -176,6 +180,31 @@ int hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
 int hd_board_assign(hd_task **out, hd_store *st, int64_t id, const char *agent,
     const char *actor, hd_err *err);
 
+/* Whom hd_board_assign_auto picked, and why. */
+typedef struct hd_board_pick {
+	char agent[64];     /* the member the task went to */
+	int64_t open_tasks; /* its claimed and in_progress tasks before */
+	char reason[128];   /* e.g. "idle, 0 open tasks" */
+} hd_board_pick;
+
+/*
+ * hd_board_assign with the member picked by the board, in the same
+ * transaction: the idle member (status idle) with the fewest open tasks
+ * (claimed or in_progress), ties going to the lowest id. The leader is a
+ * candidate only when it is the team's only member; a member that is
+ * working, in error, shutdown_requested or shutdown is never picked.
+ * Refusals: those of hd_board_assign for the task and the actor, then
+ * `no idle member in team dev to assign task 5 to (coder: working,
+ * tester: error)` or `no member in team dev to assign task 5 to`
+ * (HD_EREFUSED), and nothing is written. *pick (when non-NULL) says whom
+ * and why; its reason is `idle, 0 open tasks`, followed by
+ * `, lowest id of 2 tied` on a tie, or by `, the team's only member` for
+ * a leader alone. Reflected and emitted like hd_board_assign (the
+ * task_claimed event says "auto": true).
+ */
+int hd_board_assign_auto(hd_task **out, hd_board_pick *pick, hd_store *st,
+    int64_t id, const char *actor, hd_err *err);
+
 /*
  * The owner-checked transitions (emit status_changed {from, to, by}).
  * A status the operation cannot leave: `task 7 cannot go from completed to
@@ -197,6 +226,13 @@ int hd_board_assign(hd_task **out, hd_store *st, int64_t id, const char *agent,
  * `Task #5 "W" completed by coder: <result, first 200 characters>` or
  * `Task #5 "W" failed by coder: <reason, first 200 characters>` (no colon
  * part when there is no text; then the line ends with a period).
+ * A completion names the tasks it made ready (pending, unowned, and no
+ * longer blocked now that this one is completed), ids ascending, at most
+ * 10 by name and then `and 3 more`: the room line becomes
+ * `Task #5 "W" completed by coder; now ready: #7 "Deploy", #9 "Docs".`,
+ * the leader's message gains a line `Now ready: #7 "Deploy", #9 "Docs"`,
+ * the status_changed event gains "unblocked": [7, 9] (every id), and so
+ * does the task hd_board_complete answers (unblocked, nunblocked).
  */
 int hd_board_start(
     hd_task **out, hd_store *st, int64_t id, const char *actor, hd_err *err);
@@ -230,7 +266,8 @@ int hd_board_comment(hd_task_comment **out, hd_store *st, int64_t id,
 /* {"id","team_id","subject","description","active_form","status","owner",
  * "priority","metadata","result","reason","created_by","created_at",
  * "claimed_at","started_at","completed_at","updated_at","depends_on",
- * "blocked_by","ready"} plus "comments" when loaded. A new reference. */
+ * "blocked_by","ready"} plus "comments" when loaded and "unblocked" (ids)
+ * in hd_board_complete's answer. A new reference. */
 json_t *hd_task_to_json(const hd_task *t);
 json_t *hd_task_comment_to_json(const hd_task_comment *c);
 

@@ -6,7 +6,7 @@
  * the status it leaves) in the function on the right, run inside
  * BEGIN IMMEDIATE; nothing else writes tasks.status.
  *   pending -> claimed                        board_claim_txn (claim, assign,
- *                                             auto_claim)
+ *                                             assign_auto), auto_claim
  *   claimed -> in_progress                    board_move_txn (start)
  *   claimed|in_progress -> completed|failed   board_move_txn (complete, fail)
  *   claimed|in_progress -> pending            board_move_txn (release:
@@ -22,7 +22,10 @@
  *      one.
  *  (4) A claim is decided by one conditional UPDATE ... RETURNING; only a
  *      loser reads the task again, to name the reason. Auto-claim picks
- *      and claims in that same single statement.
+ *      and claims in that same single statement. Auto-assign picks the
+ *      member (pick_member: agents through the team module, open tasks
+ *      from this table) and claims for it in one transaction, so the
+ *      counts it picked on are the ones its claim commits on.
  *  (5) Validation happens before the write; events are appended inside the
  *      transaction (they commit with the change). The room line and the
  *      leader's message (reflect.c) follow the change in the same
@@ -31,7 +34,12 @@
  *      emits nothing, a crash can never keep the change and lose its line,
  *      and a reflection that fails rolls back alone, never the change.
  *      (One commit instead of two also halves a claim's write cost.)
- * Callers: the CLI (cmd-task.c), later MCP tools and HTTP routes.
+ *  (6) A completion finds the tasks it made ready (board_unblocked) in
+ *      its own transaction, right after its UPDATE: what the room line,
+ *      the leader's message, the event and the answer name is exactly
+ *      what became ready with the commit.
+ * Callers: the CLI (cmd-task.c, cmd-demo.c), MCP tools (tool-board.c), HTTP
+ * routes (route-board.c), the engines' reads.
  */
 #include <assert.h>
 #include <inttypes.h>
@@ -185,6 +193,7 @@ task_dispose(hd_task *t)
 	free(t->created_by);
 	free(t->depends_on);
 	free(t->blocked_by);
+	free(t->unblocked);
 	for (i = 0; i < t->ncomments; i++) {
 		free(t->comments[i].author);
 		free(t->comments[i].body);
@@ -283,6 +292,17 @@ ids_push(int64_t **v, size_t *n, size_t *cap, int64_t id)
 	}
 	(*v)[(*n)++] = id;
 	return 0;
+}
+
+static json_t *
+json_ids(const int64_t *ids, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(ids[i]));
+	return a;
 }
 
 /* Record that t depends on dep (whose status is dep_status). */
@@ -489,9 +509,29 @@ typedef struct board_txn {
 	char *leader;
 	char *dep_subject;
 	hd_task_comment *comment;
+	int64_t *ready; /* complete: the tasks it made ready, until they move
+			   to task->unblocked */
+	size_t nready;
+	char *ready_subjects[HD_BOARD__READY_NAMED]; /* of the first ones */
 	int assign;  /* claim on behalf of agent (actor: leader or user) */
+	hd_board_pick *pick; /* assign_auto: the board picks agent, here */
 	int changed; /* 0: nothing written (an existing link) */
 } board_txn;
+
+/* Forget the tasks a completion made ready (also before a retry). */
+static void
+ready_dispose(board_txn *b)
+{
+	size_t i;
+
+	free(b->ready);
+	b->ready = NULL;
+	b->nready = 0;
+	for (i = 0; i < HD_BOARD__READY_NAMED; i++) {
+		free(b->ready_subjects[i]);
+		b->ready_subjects[i] = NULL;
+	}
+}
 
 static void
 board_txn_dispose(board_txn *b)
@@ -501,6 +541,7 @@ board_txn_dispose(board_txn *b)
 	free(b->leader);
 	free(b->dep_subject);
 	hd_task_comment_free(b->comment);
+	ready_dispose(b);
 }
 
 /* A board write and its reflection, one transaction. */
@@ -531,6 +572,9 @@ board_job_txn(hd_store *st, void *payload, hd_err *err)
 	c.dep_id = b->dep;
 	c.dep_subject = b->dep_subject;
 	c.prev_owner = b->prev_owner;
+	c.ready = b->task->unblocked;
+	c.nready = b->task->nunblocked;
+	c.ready_subjects = (const char *const *)b->ready_subjects;
 	hd_board__reflect(st, &c);
 	return 0;
 }
@@ -1058,6 +1102,8 @@ claim_update(
 	return task_step(out, st, s, err);
 }
 
+/* task_claimed {owner, by, auto}: auto is true when the board chose,
+ * the task (auto-claim) or the member (auto-assign). */
 static void
 claim_event(hd_store *st, const hd_task *t, const char *by, int automatic)
 {
@@ -1072,6 +1118,153 @@ claim_event(hd_store *st, const hd_task *t, const char *by, int automatic)
 	    st, "task_claimed", t->team_id, t->id, event_agent(by), data);
 }
 
+/* Refuse unless b->actor may assign in team: the leader or a user. */
+static int
+assign_allowed(hd_store *st, board_txn *b, const char *team, hd_err *err)
+{
+	int rc;
+
+	free(b->leader);
+	if ((rc = actor_member(st, team, b->actor, err)) < 0 ||
+	    (rc = team_leader(&b->leader, st, team, err)) < 0)
+		return rc;
+	if (!is_user(b->actor) &&
+	    (b->leader == NULL || strcmp(b->leader, b->actor) != 0))
+		return hd_err_set(err, HD_EREFUSED,
+		    "only the team leader or a user may assign task %" PRId64
+		    ", not %s",
+		    b->id, b->actor);
+	return 0;
+}
+
+/* Refuse, as a lost claim is told, unless task id is ready: auto-assign
+ * names no member for a task nobody could claim. */
+static int
+claim_ready(hd_store *st, int64_t id, hd_err *err)
+{
+	hd_task *t = NULL;
+	int rc, ready;
+
+	if ((rc = task_load(&t, st, id, 0, err)) < 0)
+		return rc;
+	ready = t != NULL && strcmp(t->status, "pending") == 0 &&
+		t->owner == NULL && t->nblocked_by == 0;
+	hd_task_free(t);
+	return ready ? 0 : claim_refusal(st, id, err);
+}
+
+/* open[i]: the claimed and in_progress tasks of team owned by m's item i,
+ * from one GROUP BY. */
+static int
+open_counts(int64_t *open, const hd_agents *m, hd_store *st,
+    const char *team, hd_err *err)
+{
+	sqlite3_stmt *s;
+	const char *owner;
+	size_t i;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT owner, COUNT(*) FROM tasks WHERE team_id = ?"
+		 " AND status IN ('claimed', 'in_progress') GROUP BY owner",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		owner = (const char *)sqlite3_column_text(s, 0);
+		for (i = 0; owner != NULL && i < m->n; i++)
+			if (strcmp(m->items[i].id, owner) == 0)
+				open[i] = sqlite3_column_int64(s, 1);
+	}
+	if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+/* How many members a refused auto-assign names with their status. */
+#define PICK_LISTED 5
+
+/*
+ * Pick the member task b->id goes to (hd_board_assign_auto) into *b->pick
+ * and point b->agent at it. The candidates are the members other than
+ * the leader, or the leader when it is the only member; of the idle ones
+ * the one with the fewest open tasks wins, then the lowest id.
+ */
+static int
+pick_member(hd_store *st, board_txn *b, const char *team, hd_err *err)
+{
+	hd_board_pick *p = b->pick;
+	hd_agents m;
+	hd_buf busy = HD_BUF_INIT(0);
+	const hd_agent *a;
+	int64_t *open = NULL;
+	size_t i, best = SIZE_MAX, ntied = 0, ncand = 0, nbusy = 0;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	if ((rc = hd_agent_list(&m, st, team, err)) < 0)
+		return rc;
+	if (m.n > 0 && (open = calloc(m.n, sizeof(*open))) == NULL) {
+		rc = oom(err);
+		goto done;
+	}
+	if ((rc = open_counts(open, &m, st, team, err)) < 0)
+		goto done;
+	for (i = 0; i < m.n; i++) {
+		a = &m.items[i];
+		if (a->is_leader && m.n > 1)
+			continue;
+		ncand++;
+		if (strcmp(a->status, "idle") != 0) {
+			if (nbusy++ < PICK_LISTED)
+				hd_buf_printf(&busy, "%s%s: %s",
+				    nbusy > 1 ? ", " : "", a->id, a->status);
+		} else if (best == SIZE_MAX || open[i] < open[best]) {
+			best = i;
+			ntied = 1;
+		} else if (open[i] == open[best]) {
+			ntied++;
+			if (strcmp(a->id, m.items[best].id) < 0)
+				best = i;
+		}
+	}
+	if (nbusy > PICK_LISTED)
+		hd_buf_printf(&busy, " and %zu more", nbusy - PICK_LISTED);
+	if (ncand == 0)
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "no member in team %s to assign task %" PRId64 " to", team,
+		    b->id);
+	else if (hd_buf_failed(&busy))
+		rc = oom(err);
+	else if (best == SIZE_MAX)
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "no idle member in team %s to assign task %" PRId64
+		    " to (%s)",
+		    team, b->id, hd_buf_cstr(&busy));
+	if (rc < 0)
+		goto done;
+	a = &m.items[best];
+	snprintf(p->agent, sizeof(p->agent), "%s", a->id);
+	p->open_tasks = open[best];
+	snprintf(p->reason, sizeof(p->reason), "idle, %" PRId64 " open task%s",
+	    open[best], open[best] == 1 ? "" : "s");
+	if (ntied > 1)
+		snprintf(p->reason + strlen(p->reason),
+		    sizeof(p->reason) - strlen(p->reason),
+		    ", lowest id of %zu tied", ntied);
+	else if (a->is_leader)
+		snprintf(p->reason + strlen(p->reason),
+		    sizeof(p->reason) - strlen(p->reason),
+		    ", the team's only member");
+	b->agent = p->agent;
+done:
+	free(open);
+	hd_buf_dispose(&busy);
+	hd_agents_dispose(&m);
+	return rc;
+}
+
 static int
 board_claim_txn(hd_store *st, void *payload, hd_err *err)
 {
@@ -1081,20 +1274,14 @@ board_claim_txn(hd_store *st, void *payload, hd_err *err)
 
 	if ((rc = task_team(&team, st, b->id, err)) < 0)
 		goto done;
-	if (b->assign) { /* the leader or a user, for someone else */
-		if ((rc = actor_member(st, team, b->actor, err)) < 0 ||
-		    (rc = team_leader(&b->leader, st, team, err)) < 0)
+	/* the leader or a user, for someone else */
+	if (b->assign && (rc = assign_allowed(st, b, team, err)) < 0)
+		goto done;
+	if (b->pick != NULL) {
+		if ((rc = claim_ready(st, b->id, err)) < 0 ||
+		    (rc = pick_member(st, b, team, err)) < 0)
 			goto done;
-		if (!is_user(b->actor) &&
-		    (b->leader == NULL || strcmp(b->leader, b->actor) != 0)) {
-			rc = hd_err_set(err, HD_EREFUSED,
-			    "only the team leader or a user may assign task "
-			    "%" PRId64 ", not %s",
-			    b->id, b->actor);
-			goto done;
-		}
-	}
-	if ((rc = hd_team_member_check(st, team, b->agent, err)) < 0)
+	} else if ((rc = hd_team_member_check(st, team, b->agent, err)) < 0)
 		goto done;
 	if ((rc = claim_update(&b->task, st, b->id, b->agent, err)) < 0)
 		goto done;
@@ -1104,7 +1291,7 @@ board_claim_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	if ((rc = task_load_deps(st, b->task, err)) < 0)
 		goto done;
-	claim_event(st, b->task, b->actor, 0);
+	claim_event(st, b->task, b->actor, b->pick != NULL);
 	b->changed = 1;
 done:
 	free(team);
@@ -1154,6 +1341,35 @@ hd_board_assign(hd_task **out, hd_store *st, int64_t id, const char *agent,
 	if ((rc = board_write(
 		 st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err)) < 0) {
 		board_txn_dispose(&b);
+		return rc;
+	}
+	return board_finish(out, &b);
+}
+
+int
+hd_board_assign_auto(hd_task **out, hd_board_pick *pick, hd_store *st,
+    int64_t id, const char *actor, hd_err *err)
+{
+	hd_board_pick mine;
+	board_txn b;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (pick == NULL)
+		pick = &mine;
+	memset(pick, 0, sizeof(*pick));
+	if ((rc = actor_check(actor, err)) < 0)
+		return rc;
+	memset(&b, 0, sizeof(b));
+	b.id = id;
+	b.actor = is_user(actor) ? HD_BOARD_USER : actor;
+	b.assign = 1;
+	b.pick = pick;
+	if ((rc = board_write(
+		 st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err)) < 0) {
+		board_txn_dispose(&b);
+		memset(pick, 0, sizeof(*pick)); /* nobody was picked */
 		return rc;
 	}
 	return board_finish(out, &b);
@@ -1229,12 +1445,53 @@ hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
 /* ---- the owner-checked transitions ------------------------------------------
  */
 
+/*
+ * The tasks completing task b->id made ready, into b->ready (ids
+ * ascending) and b->ready_subjects (the first HD_BOARD__READY_NAMED):
+ * its dependents that are pending, unowned and no longer blocked. Each
+ * was blocked by b->id until now, so each became ready with this write.
+ * Runs after the completing UPDATE, in its transaction (6).
+ */
+static int
+board_unblocked(hd_store *st, board_txn *b, hd_err *err)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc, src;
+
+	ready_dispose(b);
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT t.id, t.subject FROM task_deps d"
+		 " JOIN tasks t ON t.id = d.task_id"
+		 " WHERE d.depends_on = ?1 AND t.status = 'pending'"
+		 " AND t.owner IS NULL AND NOT " UNFINISHED_DEP("t")
+		 " ORDER BY t.id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, b->id);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (ids_push(&b->ready, &b->nready, &cap,
+			sqlite3_column_int64(s, 0)) < 0 ||
+		    (b->nready <= HD_BOARD__READY_NAMED &&
+			(b->ready_subjects[b->nready - 1] =
+			     hd_store_col_dup(s, 1)) == NULL)) {
+			rc = oom(err);
+			break;
+		}
+	}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
 static int
 board_move_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
 	hd_task *t = NULL;
 	sqlite3_stmt *s;
+	json_t *data;
 	int from, to = board_ops[b->op].to, rc, src;
 
 	if ((rc = task_load(&t, st, b->id, 0, err)) < 0)
@@ -1287,13 +1544,26 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	/* BEGIN IMMEDIATE held since the read: the row cannot have moved */
 	assert(sqlite3_changes(hd_store_db(st)) == 1);
+	if (b->op == OP_COMPLETE && (rc = board_unblocked(st, b, err)) < 0)
+		goto done;
+	data = json_pack("{s:s, s:s, s:s}", "from", t->status, "to",
+	    status_names[to], "by",
+	    is_user(b->actor) ? HD_BOARD_USER : b->actor);
+	if (data != NULL && b->op == OP_COMPLETE)
+		json_object_set_new(
+		    data, "unblocked", json_ids(b->ready, b->nready));
 	hd_events_append(st, "status_changed", t->team_id, b->id,
-	    event_agent(b->actor),
-	    json_pack("{s:s, s:s, s:s}", "from", t->status, "to",
-		status_names[to], "by",
-		is_user(b->actor) ? HD_BOARD_USER : b->actor));
+	    event_agent(b->actor), data);
+	hd_task_free(b->task);
 	if ((rc = task_load(&b->task, st, b->id, 0, err)) < 0)
 		goto done;
+	if (b->op == OP_COMPLETE) { /* the answer says what became ready */
+		b->task->unblocked = b->ready;
+		b->task->nunblocked = b->nready;
+		b->task->has_unblocked = 1;
+		b->ready = NULL;
+		b->nready = 0;
+	}
 	b->changed = 1;
 done:
 	hd_task_free(t);
@@ -1578,17 +1848,6 @@ json_str_or_null(const char *s)
 	return s != NULL ? json_string(s) : json_null();
 }
 
-static json_t *
-json_ids(const int64_t *ids, size_t n)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_integer(ids[i]));
-	return a;
-}
-
 json_t *
 hd_task_comment_to_json(const hd_task_comment *c)
 {
@@ -1630,6 +1889,9 @@ hd_task_to_json(const hd_task *t)
 	json_object_set_new(o, "ready",
 	    json_boolean(strcmp(t->status, "pending") == 0 &&
 			 t->owner == NULL && t->nblocked_by == 0));
+	if (t->has_unblocked)
+		json_object_set_new(
+		    o, "unblocked", json_ids(t->unblocked, t->nunblocked));
 	if (t->has_comments) {
 		cs = json_array();
 		for (i = 0; i < t->ncomments; i++)

@@ -33,7 +33,16 @@ typedef struct hd_board__change {
 	int64_t dep_id;          /* linked: the task now depended on */
 	const char *dep_subject; /* linked: its subject */
 	const char *prev_owner;  /* moved: the owner before, or NULL */
+	const int64_t *ready;    /* completed: the tasks it made ready,
+				    ascending (none: NULL, 0) */
+	size_t nready;
+	const char *const *ready_subjects; /* the subjects of the first
+					      HD_BOARD__READY_NAMED */
 } hd_board__change;
+
+/* How many of the tasks a completion made ready its texts name; the rest
+ * are counted (`and 3 more`). */
+#define HD_BOARD__READY_NAMED 10
 
 /* The room line for a change (SPEC 4), e.g.
  * `Task #5 "Write docs" claimed by coder.`. Appends to b. */
@@ -41,9 +50,11 @@ void hd_board__room_line(hd_buf *b, const hd_board__change *c);
 
 /*
  * The leader's task_update text for a completion or failure by a member,
- * e.g. `Task #5 "Write docs" completed by coder: <first 200 chars>`.
- * Returns 0 and leaves b alone when the change is not announced (another
- * kind, no leader, the leader or a user did it).
+ * e.g. `Task #5 "Write docs" completed by coder: <first 200 chars>`, and
+ * for a completion that made tasks ready a second line
+ * `Now ready: #7 "Deploy", #9 "Docs"`. Returns 0 and leaves b alone when
+ * the change is not announced (another kind, no leader, the leader or a
+ * user did it).
  */
 int hd_board__announce(hd_buf *b, const hd_board__change *c);
 

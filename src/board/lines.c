@@ -7,6 +7,8 @@
  *        assigned   Task #5 "Write docs" assigned to coder by manager.
  *        started    Task #5 "Write docs" → in_progress.
  *        completed  Task #5 "Write docs" completed by coder.
+ *                   (with tasks it made ready: Task #5 "Write docs"
+ *                   completed by coder; now ready: #7 "Deploy", #9 "Docs".)
  *        failed     Task #5 "Write docs" failed: <reason>.
  *                   (Task #5 "Write docs" failed. without a reason)
  *        released   Task #5 "Write docs" released by coder.
@@ -19,6 +21,12 @@
  *      `Task #5 "W" failed by coder: <reason>`, the text cut to its first
  *      200 characters (never inside a UTF-8 sequence); with no text the
  *      line ends `completed by coder.` / `failed by coder.`.
+ *  (3) A completion that made tasks ready names them, the same list in
+ *      both texts: in the room line after a semicolon (`; now ready: ...`),
+ *      in the leader's message on a line of its own (`Now ready: ...`).
+ *      The list is `#7 "Deploy", #9 "Docs"`, ids ascending, the first
+ *      HD_BOARD__READY_NAMED by subject and the rest counted
+ *      (`... #16 "J" and 3 more`). With none, the texts are (1) and (2).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -41,6 +49,21 @@ utf8_prefix(const char *s, size_t max)
 	return i;
 }
 
+/* The tasks a completion made ready: `#7 "Deploy", #9 "Docs"` (3). */
+static void
+ready_list(hd_buf *b, const hd_board__change *c)
+{
+	size_t i, named = c->nready < HD_BOARD__READY_NAMED
+			      ? c->nready
+			      : HD_BOARD__READY_NAMED;
+
+	for (i = 0; i < named; i++)
+		hd_buf_printf(b, "%s#%" PRId64 " \"%s\"", i ? ", " : "",
+		    c->ready[i], c->ready_subjects[i]);
+	if (c->nready > named)
+		hd_buf_printf(b, " and %zu more", c->nready - named);
+}
+
 void
 hd_board__room_line(hd_buf *b, const hd_board__change *c)
 {
@@ -59,7 +82,12 @@ hd_board__room_line(hd_buf *b, const hd_board__change *c)
 		hd_buf_puts(b, "\xe2\x86\x92 in_progress."); /* U+2192 */
 		break;
 	case HD_BOARD__COMPLETED:
-		hd_buf_printf(b, "completed by %s.", c->actor);
+		hd_buf_printf(b, "completed by %s", c->actor);
+		if (c->nready > 0) {
+			hd_buf_puts(b, "; now ready: ");
+			ready_list(b, c);
+		}
+		hd_buf_putc(b, '.');
 		break;
 	case HD_BOARD__FAILED:
 		if (c->text != NULL)
@@ -107,5 +135,9 @@ hd_board__announce(hd_buf *b, const hd_board__change *c)
 		    b, c->text, utf8_prefix(c->text, HD_BOARD__ANNOUNCE_CHARS));
 	} else
 		hd_buf_putc(b, '.');
+	if (c->kind == HD_BOARD__COMPLETED && c->nready > 0) {
+		hd_buf_puts(b, "\nNow ready: ");
+		ready_list(b, c);
+	}
 	return 1;
 }

@@ -95,6 +95,26 @@ print_task(const hd_task *t)
 	}
 }
 
+/* How many of the tasks a completion made ready its line names. */
+#define READY_NAMED 10
+
+/* Append "; now ready: #7, #9" (the first READY_NAMED ids, then
+ * " and 3 more") to buf when completing t made tasks ready. */
+static void
+append_ready(char *buf, size_t len, const hd_task *t)
+{
+	size_t i, off = strlen(buf),
+		  named = t->nunblocked < READY_NAMED ? t->nunblocked
+						      : READY_NAMED;
+
+	for (i = 0; i < named && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s#%lld",
+		    i ? ", " : "; now ready: ", (long long)t->unblocked[i]);
+	if (t->nunblocked > named && off < len)
+		snprintf(buf + off, len - off, " and %zu more",
+		    t->nunblocked - named);
+}
+
 /* Render a task after a change: JSON, or one line "task #5 "S" <what>". */
 static int
 done_task(hd_cli *c, hd_task *t, const char *what)
@@ -309,22 +329,47 @@ cmd_task_auto_claim(hd_cli *c)
 	return done_task(c, t, what);
 }
 
+/* assign ID AGENT, or assign ID --auto: the board picks the member. */
 static int
 cmd_task_assign(hd_cli *c)
 {
+	int automatic = hd_cli_flag(c, "auto");
+	hd_board_pick pick;
 	hd_task *t = NULL;
 	hd_store *st;
+	json_t *j;
 	int64_t id;
-	char what[128];
+	char what[256];
 	int rc;
 
 	if ((rc = task_id_arg(c, c->argv[0], "task id", &id)))
 		return rc;
+	if (automatic && c->argc > 1)
+		return hd_cli_usage(c, "give AGENT or --auto, not both");
+	if (!automatic && c->argc < 2)
+		return hd_cli_usage(c, "'%s' needs AGENT or --auto", c->path);
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_board_assign(&t, st, id, c->argv[1], actor(c), &c->err) < 0)
+	if (!automatic) {
+		if (hd_board_assign(
+			&t, st, id, c->argv[1], actor(c), &c->err) < 0)
+			return hd_cli_fail(c);
+		snprintf(what, sizeof(what), "assigned to %s", t->owner);
+		return done_task(c, t, what);
+	}
+	if (hd_board_assign_auto(&t, &pick, st, id, actor(c), &c->err) < 0)
 		return hd_cli_fail(c);
-	snprintf(what, sizeof(what), "assigned to %s", t->owner);
+	if (c->json) {
+		j = hd_task_to_json(t);
+		json_object_set_new(j, "assignee", json_string(pick.agent));
+		json_object_set_new(
+		    j, "picked_because", json_string(pick.reason));
+		hd_cli_json(j);
+		hd_task_free(t);
+		return HD_EXIT_OK;
+	}
+	snprintf(what, sizeof(what), "assigned to %s (auto: %s)", t->owner,
+	    pick.reason);
 	return done_task(c, t, what);
 }
 
@@ -336,7 +381,7 @@ cmd_task_move(hd_cli *c)
 	hd_task *t = NULL;
 	hd_store *st;
 	int64_t id;
-	char what[64];
+	char what[384];
 	int rc;
 
 	if ((rc = task_id_arg(c, c->argv[0], "task id", &id)))
@@ -360,6 +405,7 @@ cmd_task_move(hd_cli *c)
 	if (rc < 0)
 		return hd_cli_fail(c);
 	snprintf(what, sizeof(what), "is now %s", t->status);
+	append_ready(what, sizeof(what), t);
 	return done_task(c, t, what);
 }
 
@@ -446,6 +492,13 @@ static const hd_cli_opt claim_opts[] = {
 
 static const hd_cli_opt as_opts[] = {OPT_AS_USER, OPT_END};
 
+static const hd_cli_opt assign_opts[] = {
+    OPT_AS_USER,
+    {"auto", 0, NULL, "pick the member: idle, fewest open tasks, lowest id",
+	0},
+    OPT_END,
+};
+
 static const hd_cli_opt complete_opts[] = {
     OPT_AS_USER,
     {"result", 'r', "TEXT", "what came of it", 0},
@@ -479,8 +532,14 @@ static const hd_cli_cmd task_subs[] = {
 	"others are told who."},
     {"auto-claim", "TEAM", "Claim the team's best ready task", 1, 1, claim_opts,
 	cmd_task_auto_claim, NULL, "Highest priority first, then the oldest."},
-    {"assign", "ID AGENT", "Claim a task on behalf of AGENT", 2, 2, as_opts,
-	cmd_task_assign, NULL, "Only the team leader or a user may assign."},
+    {"assign", "ID [AGENT]",
+	"Claim a task for AGENT (--auto: the board picks)", 1, 2, assign_opts,
+	cmd_task_assign, NULL,
+	"Only the team leader or a user may assign. With --auto instead of "
+	"AGENT the board picks the member, in the same transaction: an idle "
+	"one (never working, in error or shutting down) with the fewest open "
+	"tasks, then the lowest id; the leader only when it is the only "
+	"member. Example: huddle task assign 5 --auto --as manager"},
     {"start", "ID", "Start a claimed task", 1, 1, as_opts, cmd_task_move, NULL,
 	NULL},
     {"complete", "ID", "Complete a task", 1, 1, complete_opts, cmd_task_move,

@@ -2,7 +2,8 @@
  * route-board.c -- the board over REST (SPEC 4, 11). The acting identity
  * is "as" in the body (an agent of the task's team); without it the
  * caller acts as the user, who may assign, start, complete, fail and
- * release any task like a leader.
+ * release any task like a leader. Assign takes "agent", or "auto": true
+ * to let the board pick the member (hd_board_assign_auto).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ body_types(hd_http_req *r, json_t *body, const char *const *keys,
 		case 'i': ok = json_is_integer(v); break;
 		case 'o': ok = json_is_object(v); break;
 		case 'a': ok = json_is_array(v); break;
+		case 'b': ok = json_is_boolean(v); break;
 		default: ok = 1; break;
 		}
 		if (!ok) {
@@ -55,6 +57,7 @@ body_types(hd_http_req *r, json_t *body, const char *const *keys,
 			    types[i] == 's' ? "a string"
 			    : types[i] == 'i' ? "an integer"
 			    : types[i] == 'o' ? "an object"
+			    : types[i] == 'b' ? "a boolean"
 					      : "an array");
 			return -1;
 		}
@@ -179,12 +182,51 @@ route_task_get(hd_http_req *r)
 	return 0;
 }
 
+/* POST /api/tasks/:id/assign: {"agent"} or {"auto": true}, exactly one;
+ * the answer names the assignee and, with auto, why it was picked. */
+static void
+task_assign(hd_http_req *r, json_t *body, int64_t id, const char *as)
+{
+	const char *agent = body_str(body, "agent");
+	int automatic = json_is_true(json_object_get(body, "auto"));
+	hd_board_pick pick;
+	hd_task *t = NULL;
+	hd_err err = HD_ERR_INIT;
+	json_t *o;
+	int rc;
+
+	if (agent != NULL && automatic) {
+		hd_http_error(r, 400, "pass \"agent\" or \"auto\", not both");
+		return;
+	}
+	if (agent == NULL && !automatic) {
+		hd_http_error(
+		    r, 400, "\"agent\" or \"auto\": true is required");
+		return;
+	}
+	if (automatic)
+		rc = hd_board_assign_auto(&t, &pick, r->st, id, as, &err);
+	else
+		rc = hd_board_assign(&t, r->st, id, agent, as, &err);
+	if (rc < 0) {
+		hd_http_fail(r, &err);
+		return;
+	}
+	o = json_pack("{s:o, s:s}", "task", hd_task_to_json(t), "assignee",
+	    t->owner);
+	if (automatic)
+		json_object_set_new(
+		    o, "picked_because", json_string(pick.reason));
+	hd_http_json(r, 200, o);
+	hd_task_free(t);
+}
+
 /* POST /api/tasks/:id/:action -- the state changes. */
 static int
 route_task_action(hd_http_req *r)
 {
 	static const char *const keys[] = {"as", "agent", "result", "reason",
-	    "depends_on", "body", NULL};
+	    "depends_on", "body", "auto", NULL};
 	const char *action = r->params[1], *as;
 	hd_task *t = NULL;
 	hd_task_comment *cm = NULL;
@@ -199,7 +241,7 @@ route_task_action(hd_http_req *r)
 		return 0;
 	if (body == NULL)
 		body = json_object();
-	if (body_types(r, body, keys, "sssiis") < 0)
+	if (body_types(r, body, keys, "ssssisb") < 0)
 		goto done;
 	as = body_str(body, "as");
 	if (as == NULL)
@@ -215,12 +257,8 @@ route_task_action(hd_http_req *r)
 		}
 		rc = hd_board_claim(&t, r->st, id, agent, &err);
 	} else if (strcmp(action, "assign") == 0) {
-		if (body_str(body, "agent") == NULL) {
-			hd_http_error(r, 400, "\"agent\" is required");
-			goto done;
-		}
-		rc = hd_board_assign(&t, r->st, id, body_str(body, "agent"), as,
-		    &err);
+		task_assign(r, body, id, as);
+		goto done;
 	} else if (strcmp(action, "start") == 0)
 		rc = hd_board_start(&t, r->st, id, as, &err);
 	else if (strcmp(action, "complete") == 0)

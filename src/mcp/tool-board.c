@@ -155,6 +155,43 @@ tool_task_auto_claim(json_t **result, hd_mcp_call *c, hd_err *err)
 	    hd_board_auto_claim(&t, c->s->st, c->team, c->agent, err));
 }
 
+/* As the leader: assign a task to assignee, or with auto to the member
+ * the board picks (hd_board_assign_auto); exactly one of the two. Not
+ * "agent": an unbound connection reads that as who is acting. */
+static int
+tool_task_assign(json_t **result, hd_mcp_call *c, hd_err *err)
+{
+	const char *agent = hd_mcp_arg_str(c, "assignee");
+	int automatic = json_is_true(json_object_get(c->args, "auto"));
+	hd_board_pick pick;
+	hd_task *t = NULL;
+	int64_t id;
+	int rc;
+
+	if (agent != NULL && automatic)
+		return hd_err_set(err, HD_EINVAL,
+		    "pass assignee or auto, not both");
+	if (agent == NULL && !automatic)
+		return hd_err_set(err, HD_EINVAL,
+		    "pass assignee (a member) or auto: true");
+	if ((rc = task_in_team(c, &id, err)) < 0)
+		return rc;
+	if (agent != NULL)
+		rc = hd_board_assign(&t, c->s->st, id, agent, c->agent, err);
+	else
+		rc = hd_board_assign_auto(
+		    &t, &pick, c->s->st, id, c->agent, err);
+	if (rc < 0)
+		return rc;
+	*result = json_pack("{s:o, s:s}", "task", hd_task_to_json(t),
+	    "assignee", t->owner);
+	if (automatic)
+		json_object_set_new(
+		    *result, "picked_because", json_string(pick.reason));
+	hd_task_free(t);
+	return 0;
+}
+
 static int
 tool_task_start(json_t **result, hd_mcp_call *c, hd_err *err)
 {
@@ -285,6 +322,18 @@ const hd_mcp_tool hd_mcp_tools_board[] = {
 	    "oldest.",
 	    "{\"type\":\"object\",\"properties\":{" ID_PROPS "},\"required\":[]}",
 	    W, tool_task_auto_claim},
+	{"task_assign",
+	    "As the team leader, give a ready task to a member: name it "
+	    "(assignee), or pass auto: true and huddle picks the idle member "
+	    "with the fewest open tasks (ties: the lowest id; never one that "
+	    "is working, in error or shutting down). The answer names the "
+	    "assignee and, with auto, why it was picked.",
+	    "{\"type\":\"object\",\"properties\":{" TASK_ID_PROP
+	    "\"assignee\":{\"type\":\"string\",\"description\":\"the "
+	    "member to assign it to (or use auto)\"},"
+	    "\"auto\":{\"type\":\"boolean\",\"description\":\"true: pick "
+	    "the member for me\"}," ID_PROPS "},\"required\":[\"task_id\"]}",
+	    W, tool_task_assign},
 	{"task_start",
 	    "Mark a task you own as in progress.",
 	    "{\"type\":\"object\",\"properties\":{" TASK_ID_PROP ID_PROPS
@@ -292,7 +341,8 @@ const hd_mcp_tool hd_mcp_tools_board[] = {
 	    W, tool_task_start},
 	{"task_complete",
 	    "Complete a task you own, with an optional result. Tasks that "
-	    "depended on it become ready.",
+	    "depended on it become ready; the answer's task.unblocked lists "
+	    "the ids of those that did.",
 	    "{\"type\":\"object\",\"properties\":{" TASK_ID_PROP
 	    "\"result\":{\"type\":\"string\",\"description\":\"what came of "
 	    "it\"}," ID_PROPS "},\"required\":[\"task_id\"]}",

@@ -112,6 +112,102 @@ for (const [name, make] of [
   });
 }
 
+// SPEC 4, issue 21 item 5: a completion names the tasks it made ready, in
+// its result, the room line and the leader's task_update; a dependent still
+// blocked by another task, or owned already, is not named.
+test('stdio: task_complete names the tasks it made ready', async () => {
+  const coder = await stdioClient('coder');
+  const tester = await stdioClient('tester');
+  try {
+    const create = async (subject, depends_on = []) => result(await coder.callTool({
+      name: 'task_create', arguments: { subject, depends_on },
+    })).task.id;
+    const a = await create('Ready source');
+    const b = await create('Ready one', [a]);
+    const c = await create('Other gate');
+    const d = await create('Ready two', [a]);
+    const e = await create('Still gated', [a, c]);
+    const f = await create('Owned dependent');
+    result(await tester.callTool({ name: 'task_claim', arguments: { task_id: f } }));
+    result(await tester.callTool({ name: 'task_link', arguments: { task_id: f, depends_on: a } }));
+    result(await coder.callTool({ name: 'task_claim', arguments: { task_id: a } }));
+    const done = result(await coder.callTool({
+      name: 'task_complete', arguments: { task_id: a, result: 'source ready' },
+    })).task;
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(done.unblocked, [b, d]);
+    assert.ok(!done.unblocked.includes(e) && !done.unblocked.includes(f));
+
+    const room = JSON.parse(huddle('chat', 'read', 'dev', '--json', '--limit', '500'));
+    assert.equal(room.posts.at(-1).body,
+      `Task #${a} "Ready source" completed by coder; now ready: #${b} "Ready one", #${d} "Ready two".`);
+    const inbox = JSON.parse(huddle('inbox', 'manager', '--peek', '--json'));
+    const note = inbox.filter((m) => m.type === 'task_update').at(-1);
+    assert.equal(note.from_agent, 'coder');
+    assert.equal(note.content,
+      `Task #${a} "Ready source" completed by coder: source ready\nNow ready: #${b} "Ready one", #${d} "Ready two"`);
+
+    // Nothing waits on the owned task: its completion names nothing.
+    const plain = result(await tester.callTool({ name: 'task_complete', arguments: { task_id: f } })).task;
+    assert.deepEqual(plain.unblocked, []);
+  } finally {
+    await coder.close();
+    await tester.close();
+  }
+});
+
+// Issue 21 item 7: task_assign with auto picks the idle member with the
+// fewest open tasks, ties to the lowest id, skipping members in error or
+// shut down; with nobody idle it refuses and writes nothing. A team of its
+// own, so the other tests' claims do not move the counts.
+test('stdio: task_assign auto picks the member', async () => {
+  huddle('team', 'create', 'pick');
+  huddle('agent', 'add', 'pick', 'boss', '--leader');
+  for (const a of ['bo', 'ana', 'cy', 'dee']) huddle('agent', 'add', 'pick', a);
+  huddle('agent', 'set-status', 'cy', 'error');
+  huddle('agent', 'set-status', 'dee', 'shutdown');
+  const boss = await connect(new StdioClientTransport({
+    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'pick', '--agent', 'boss'], stderr: 'ignore',
+  }));
+  try {
+    const ids = [];
+    for (const subject of ['one', 'two', 'three', 'four']) {
+      ids.push(result(await boss.callTool({ name: 'task_create', arguments: { subject } })).task.id);
+    }
+    const auto = async (task_id) => result(await boss.callTool({ name: 'task_assign', arguments: { task_id, auto: true } }));
+    let got = await auto(ids[0]);
+    assert.equal(got.assignee, 'ana');
+    assert.equal(got.task.owner, 'ana');
+    assert.equal(got.task.status, 'claimed');
+    assert.equal(got.picked_because, 'idle, 0 open tasks, lowest id of 2 tied');
+    got = await auto(ids[1]);
+    assert.deepEqual([got.assignee, got.picked_because], ['bo', 'idle, 0 open tasks']);
+    got = await auto(ids[2]);
+    assert.deepEqual([got.assignee, got.picked_because], ['ana', 'idle, 1 open task, lowest id of 2 tied']);
+    const room = JSON.parse(huddle('chat', 'read', 'pick', '--json', '--limit', '500'));
+    assert.equal(room.posts.at(-1).body, `Task #${ids[2]} "three" assigned to ana by boss.`);
+
+    // starting a task makes its owner working (activity.h): not idle
+    huddle('task', 'start', String(ids[0]), '--as', 'ana');
+    huddle('task', 'start', String(ids[1]), '--as', 'bo');
+    const refused = await boss.callTool({ name: 'task_assign', arguments: { task_id: ids[3], auto: true } });
+    assert.equal(refused.isError, true);
+    assert.equal(refused.content[0].text,
+      `no idle member in team pick to assign task ${ids[3]} to (ana: working, bo: working, cy: error, dee: shutdown)`);
+    const left = result(await boss.callTool({ name: 'task_get', arguments: { task_id: ids[3] } })).task;
+    assert.deepEqual([left.status, left.owner], ['pending', null]);
+
+    const both = await boss.callTool({ name: 'task_assign', arguments: { task_id: ids[3], assignee: 'cy', auto: true } });
+    assert.equal(both.isError, true);
+    assert.equal(both.content[0].text, 'pass assignee or auto, not both');
+    got = result(await boss.callTool({ name: 'task_assign', arguments: { task_id: ids[3], assignee: 'bo' } }));
+    assert.equal(got.assignee, 'bo');
+    assert.equal(got.picked_because, undefined);
+  } finally {
+    await boss.close();
+  }
+});
+
 test('stdio: a bound session ignores identity arguments', async () => {
   const coder = await stdioClient('coder');
   try {

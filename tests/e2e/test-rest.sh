@@ -106,8 +106,24 @@ req POST "/api/tasks/$tid/start" '{"as": "tester"}'
 expect_http 422 "{\"error\":\"task $tid is owned by coder, not tester\"}" "wrong owner"
 req POST "/api/tasks/$tid/complete" '{"as": "coder", "result": "done"}'
 expect_http 200 "" "complete"
+expect_eq "$(json_get "$BODY" 'j["task"]["unblocked"]')" "[$tid2]" "complete names what it made ready"
 req GET "/api/tasks/$tid2"
 expect_eq "$(json_get "$BODY" 'j["task"]["blocked_by"]')" "[]" "unblocked"
+req POST "/api/tasks/$tid2/assign" '{"agent": "coder", "auto": true}'
+expect_http 400 '{"error":"pass \"agent\" or \"auto\", not both"}' "assign: agent and auto"
+req POST "/api/tasks/$tid2/assign" '{"as": "manager"}'
+expect_http 400 '{"error":"\"agent\" or \"auto\": true is required"}' "assign: neither agent nor auto"
+req POST "/api/tasks/$tid2/assign" '{"auto": "yes"}'
+expect_http 400 '{"error":"\"auto\" must be a boolean"}' "assign: auto is a boolean"
+req POST "/api/tasks/$tid2/assign" '{"auto": true, "as": "manager"}'
+expect_http 200 "" "assign auto"
+expect_eq "$(json_get "$BODY" '(j["task"]["owner"], j["assignee"], j["picked_because"])')" \
+	"('coder', 'coder', 'idle, 0 open tasks, lowest id of 3 tied')" "assign auto picks and says why"
+req POST "/api/tasks/$tid2/fail" '{"as": "coder", "reason": "disk full"}'
+expect_http 200 "" "fail with a reason"
+expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["reason"])')" "('failed', 'disk full')" "the reason is kept"
+req POST "/api/tasks/$tid2/retry" '{"reason": 5}'
+expect_http 400 '{"error":"\"reason\" must be a string"}' "reason is a string"
 req GET "/api/teams/dev/tasks?status=completed"
 expect_eq "$(json_get "$BODY" '[t["subject"] for t in j["tasks"]]')" "['Write docs']" "filter by status"
 req POST "/api/tasks/abc/claim" '{"agent": "coder"}'

@@ -99,6 +99,7 @@ expect_rc 0 "complete"
 expect_json "$OUT" "complete --json parses"
 expect_eq "$(json_get "$OUT" 'j["status"]')" "completed" "completed status"
 expect_eq "$(json_get "$OUT" 'j["result"]')" "Wrote them all" "result"
+expect_eq "$(json_get "$OUT" 'j["unblocked"]')" "[2]" "complete --json: what it made ready"
 run task start 1
 expect_rc 1 "completed cannot start"
 expect_eq "$ERR" "huddle: task 1 cannot go from completed to in_progress" "completed text"
@@ -152,13 +153,84 @@ expect_eq "$(json_get "$OUT" 'j["comments"][0]["author"]')" "tester" "comment au
 run --json chat read dev --limit 500
 expect_rc 0 "chat read"
 expect_eq "$(json_get "$OUT" '"|".join(p["body"] for p in j["posts"][:7])')" \
-	'Task #1 "Write docs" created.|Task #2 "Ship" created.|Task #1 "Write docs" claimed by coder.|Task #1 "Write docs" → in_progress.|Task #1 "Write docs" completed by coder.|Task #2 "Ship" claimed by tester.|Task #2 "Ship" failed: disk full.' \
+	'Task #1 "Write docs" created.|Task #2 "Ship" created.|Task #1 "Write docs" claimed by coder.|Task #1 "Write docs" → in_progress.|Task #1 "Write docs" completed by coder; now ready: #2 "Ship".|Task #2 "Ship" claimed by tester.|Task #2 "Ship" failed: disk full.' \
 	"room lines"
 expect_eq "$(json_get "$OUT" 'sorted(set((p["authorAgentId"], p["kind"]) for p in j["posts"]))')" \
 	"[('huddle', 'system')]" "room lines are system posts by huddle"
 run --json inbox manager
 expect_rc 0 "leader inbox"
-expect_contains "$OUT" 'Task #1 \"Write docs\" completed by coder: Wrote them all' "leader told of completion"
+expect_contains "$OUT" 'Task #1 \"Write docs\" completed by coder: Wrote them all\nNow ready: #2 \"Ship\"' "leader told of completion and what it made ready"
+
+# Completion names the tasks it made ready: #B and #D waited on #A alone;
+# #E still waits on #C, #F was claimed before it was linked to #A.
+run team create rel; expect_rc 0 "team create rel"
+for a in "lead --leader" dev1 dev2; do run agent add rel $a; expect_rc 0 "add $a"; done
+new_task() { # new_task SUBJECT [options] -> the new task's id
+	"$HUDDLE" --json task create rel "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+}
+A=$(new_task "Build"); B=$(new_task "Deploy" --depends-on "$A")
+C=$(new_task "Gate"); D=$(new_task "Docs" --depends-on "$A")
+E=$(new_task "Announce" --depends-on "$A,$C"); F=$(new_task "Hotfix")
+run task claim "$F" --as dev2; expect_rc 0 "claim F"
+run task link "$F" --depends-on "$A" --as lead; expect_rc 0 "link F to A"
+run task claim "$A" --as dev1; expect_rc 0 "claim A"
+run task complete "$A" --as dev1 --result "built it"
+expect_rc 0 "complete A"
+expect_eq "$OUT" "task #$A \"Build\" is now completed; now ready: #$B, #$D" "complete says what it made ready"
+run --json chat read rel --limit 500
+expect_eq "$(json_get "$OUT" 'j["posts"][-1]["body"]')" \
+	"Task #$A \"Build\" completed by dev1; now ready: #$B \"Deploy\", #$D \"Docs\"." "room line names what became ready"
+run --json inbox lead
+expect_eq "$(json_get "$OUT" '[m["content"] for m in j]')" \
+	"['Task #$A \"Build\" completed by dev1: built it\\nNow ready: #$B \"Deploy\", #$D \"Docs\"']" \
+	"leader's task_update names what became ready"
+run --json events --team rel --kind status_changed --limit 1
+expect_eq "$(json_get "$OUT" 'j[-1]["data"]["unblocked"]')" "[$B, $D]" "the completion event lists what it made ready"
+run task complete "$F" --as dev2
+expect_eq "$OUT" "task #$F \"Hotfix\" is now completed" "a completion that frees nothing says nothing more"
+run --json chat read rel --limit 500
+expect_eq "$(json_get "$OUT" 'j["posts"][-1]["body"]')" "Task #$F \"Hotfix\" completed by dev2." "room line unchanged when nothing became ready"
+
+# assign --auto: the idle member with the fewest open tasks, ties to the
+# lowest id; never one working, in error or shut down; nothing written
+# when nobody is idle. dev1 and dev2 have no open task now.
+run task assign "$B" --auto --as lead
+expect_rc 0 "assign --auto"
+expect_eq "$OUT" "task #$B \"Deploy\" assigned to dev1 (auto: idle, 0 open tasks, lowest id of 2 tied)" "auto: a tie goes to the lowest id"
+run --json task assign "$D" --auto --as lead
+expect_rc 0 "assign --auto --json"
+expect_json "$OUT" "assign --auto --json parses"
+expect_eq "$(json_get "$OUT" '(j["owner"], j["assignee"], j["picked_because"])')" \
+	"('dev2', 'dev2', 'idle, 0 open tasks')" "auto: fewer open tasks wins"
+run task assign "$C" --auto
+expect_eq "$OUT" "task #$C \"Gate\" assigned to dev1 (auto: idle, 1 open task, lowest id of 2 tied)" "auto as the user"
+run agent add rel dev0; run agent add rel dev3
+run agent set-status dev0 shutdown; expect_rc 0 "dev0 shut down"
+run agent set-status dev3 error; expect_rc 0 "dev3 in error"
+G=$(new_task "Polish")
+run task assign "$G" --auto --as lead
+expect_eq "$OUT" "task #$G \"Polish\" assigned to dev2 (auto: idle, 1 open task)" "auto skips error and shutdown members"
+run agent set-status dev1 working; run agent set-status dev2 working
+H=$(new_task "Release notes")
+run --json chat read rel --limit 500; posts_before=$(json_get "$OUT" 'len(j["posts"])')
+run task assign "$H" --auto --as lead
+expect_rc 1 "auto with nobody idle"
+expect_eq "$ERR" "huddle: no idle member in team rel to assign task $H to (dev0: shutdown, dev1: working, dev2: working, dev3: error)" "no idle member text"
+run --json task show "$H"
+expect_eq "$(json_get "$OUT" '(j["status"], j["owner"])')" "('pending', None)" "a refused auto-assign writes nothing"
+run --json chat read rel --limit 500
+expect_eq "$(json_get "$OUT" 'len(j["posts"])')" "$posts_before" "a refused auto-assign posts nothing"
+run task assign "$H" --auto --as dev1
+expect_rc 1 "auto by a member"
+expect_eq "$ERR" "huddle: only the team leader or a user may assign task $H, not dev1" "auto by a member text"
+run task assign "$H"
+expect_rc 2 "assign without AGENT or --auto"
+expect_eq "$(echo "$ERR" | head -1)" "huddle: 'task assign' needs AGENT or --auto" "assign usage text"
+run task assign "$H" dev1 --auto
+expect_rc 2 "assign with AGENT and --auto"
+run task assign "$H" dev3 --as lead
+expect_rc 0 "explicit assign still works"
+expect_eq "$OUT" "task #$H \"Release notes\" assigned to dev3" "explicit assign output"
 
 run task bogus
 expect_rc 2 "unknown subcommand"

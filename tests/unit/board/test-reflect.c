@@ -2,7 +2,9 @@
  * test-reflect.c -- after a board write commits it is told to the team
  * (SPEC 4): exact system lines in the room, in order; the leader's
  * task_update message for a member's completion or failure; nothing for a
- * refusal; and a failed reflection never fails the write.
+ * refusal; and a failed reflection never fails the write. A completion
+ * names the tasks it made ready, in the room, to the leader, in its event
+ * and in its answer.
  */
 #include <stdio.h>
 
@@ -253,6 +255,165 @@ test_board_reflect__leader_or_user_gets_no_announcement(void **state)
 			"Task #3 \"Merge\" completed by user.");
 }
 
+/* The last room line of team dev (malloc'd). */
+static char *
+room_last(hd_fixture *fx)
+{
+	hd_posts p;
+	hd_err err = HD_ERR_INIT;
+	char *s;
+
+	assert_hd_ok(hd_room_read(&p, fx->st, "dev", 0, 500, NULL, &err), &err);
+	assert_true(p.n > 0);
+	s = strdup(p.items[p.n - 1].body);
+	hd_posts_dispose(&p);
+	return s;
+}
+
+#define assert_room_last(fx, want)                                             \
+	do {                                                                   \
+		char *r_ = room_last(fx);                                      \
+		assert_string_equal(r_, (want));                               \
+		free(r_);                                                      \
+	} while (0)
+
+/* The "unblocked" ids of the newest status_changed event, as JSON text
+ * (malloc'd). */
+static char *
+last_unblocked(hd_fixture *fx)
+{
+	hd_event_filter ef = {0};
+	hd_event_list el;
+	hd_err err = HD_ERR_INIT;
+	char *s;
+
+	ef.team = "dev";
+	ef.kind = "status_changed";
+	ef.limit = 1;
+	assert_hd_ok(hd_events_list(&el, fx->st, &ef, &err), &err);
+	assert_int_equal(el.n, 1);
+	s = json_dumps(json_object_get(el.items[0].data, "unblocked"),
+	    JSON_COMPACT | JSON_ENCODE_ANY);
+	hd_event_list_dispose(&el);
+	assert_non_null(s);
+	return s;
+}
+
+/*
+ * Completing task 1 makes ready #2 and #4, which waited on it alone; not
+ * #5 (still blocked by #3), #6 (claimed, linked to #1 afterwards) or #7
+ * (cancelled). The room line, the leader's message, the event and the
+ * answer all name the same two.
+ */
+static void
+test_board_reflect__completion_names_the_tasks_it_made_ready(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	hd_messages m;
+	hd_task *t = NULL;
+	char *ev;
+	int64_t a = bt_task(fx, "dev", "Write docs", NULL, 0);
+	int64_t b = bt_task(fx, "dev", "Deploy", &a, 1);
+	int64_t c = bt_task(fx, "dev", "Review", NULL, 0);
+	int64_t d = bt_task(fx, "dev", "Docs site", &a, 1);
+	int64_t ac[2] = {a, c};
+	int64_t e = bt_task(fx, "dev", "Announce", ac, 2);
+	int64_t f = bt_task(fx, "dev", "Owned", NULL, 0);
+	int64_t g = bt_task(fx, "dev", "Dropped", &a, 1);
+
+	assert_int_equal(b, 2);
+	assert_int_equal(d, 4);
+	assert_int_equal(e, 5);
+	assert_hd_ok(hd_board_claim(NULL, fx->st, f, "tester", &err), &err);
+	assert_hd_ok(hd_board_link(NULL, fx->st, f, a, "manager", &err), &err);
+	assert_hd_ok(hd_board_cancel(NULL, fx->st, g, NULL, &err), &err);
+	assert_hd_ok(hd_board_claim(NULL, fx->st, a, "coder", &err), &err);
+	assert_hd_ok(
+	    hd_board_complete(&t, fx->st, a, "coder", "Wrote it", &err), &err);
+	assert_true(t->has_unblocked);
+	assert_int_equal(t->nunblocked, 2);
+	assert_int_equal(t->unblocked[0], b);
+	assert_int_equal(t->unblocked[1], d);
+	hd_task_free(t);
+	assert_room_last(fx, "Task #1 \"Write docs\" completed by coder; now "
+			     "ready: #2 \"Deploy\", #4 \"Docs site\".");
+	assert_hd_ok(hd_mailbox_read(&m, fx->st, "manager", 0, &err), &err);
+	assert_int_equal(m.n, 1);
+	assert_string_equal(m.items[0].type, "task_update");
+	assert_string_equal(m.items[0].content,
+	    "Task #1 \"Write docs\" completed by coder: Wrote it\n"
+	    "Now ready: #2 \"Deploy\", #4 \"Docs site\"");
+	hd_messages_dispose(&m);
+	ev = last_unblocked(fx);
+	assert_string_equal(ev, "[2,4]");
+	free(ev);
+
+	/* #3 done: #5 is ready now; nothing else waited on #3 */
+	assert_hd_ok(hd_board_claim(NULL, fx->st, c, "coder", &err), &err);
+	assert_hd_ok(
+	    hd_board_complete(&t, fx->st, c, "coder", NULL, &err), &err);
+	assert_int_equal(t->nunblocked, 1);
+	hd_task_free(t);
+	assert_room_last(fx, "Task #3 \"Review\" completed by coder; now "
+			     "ready: #5 \"Announce\".");
+	assert_hd_ok(hd_mailbox_read(&m, fx->st, "manager", 0, &err), &err);
+	assert_int_equal(m.n, 1);
+	assert_string_equal(m.items[0].content,
+	    "Task #3 \"Review\" completed by coder.\n"
+	    "Now ready: #5 \"Announce\"");
+	hd_messages_dispose(&m);
+
+	/* #6 was never blocked-and-free: its completion frees nothing */
+	assert_hd_ok(
+	    hd_board_complete(&t, fx->st, f, "tester", NULL, &err), &err);
+	assert_true(t->has_unblocked);
+	assert_int_equal(t->nunblocked, 0);
+	hd_task_free(t);
+	assert_room_last(fx, "Task #6 \"Owned\" completed by tester.");
+	ev = last_unblocked(fx);
+	assert_string_equal(ev, "[]");
+	free(ev);
+}
+
+/* Ten are named, the rest counted; the leader completing gets no
+ * message, yet the room line still names what became ready. */
+static void
+test_board_reflect__ready_list_names_ten_then_counts(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	hd_messages m;
+	hd_task *t = NULL;
+	hd_buf want = HD_BUF_INIT(0);
+	char subject[16];
+	int64_t root = bt_task(fx, "dev", "Root", NULL, 0), id;
+	int i;
+
+	hd_buf_puts(
+	    &want, "Task #1 \"Root\" completed by manager; now ready: ");
+	for (i = 0; i < 12; i++) {
+		snprintf(subject, sizeof(subject), "Leaf %d", i + 1);
+		id = bt_task(fx, "dev", subject, &root, 1);
+		if (i < 10)
+			hd_buf_printf(&want, "%s#%lld \"%s\"", i ? ", " : "",
+			    (long long)id, subject);
+	}
+	hd_buf_puts(&want, " and 2 more.");
+	assert_hd_ok(
+	    hd_board_claim(NULL, fx->st, root, "manager", &err), &err);
+	assert_hd_ok(
+	    hd_board_complete(&t, fx->st, root, "manager", "ok", &err), &err);
+	assert_int_equal(t->nunblocked, 12);
+	assert_int_equal(t->unblocked[11], 13);
+	hd_task_free(t);
+	assert_room_last(fx, hd_buf_cstr(&want));
+	assert_hd_ok(hd_mailbox_peek(&m, fx->st, "manager", 0, &err), &err);
+	assert_int_equal(m.n, 0);
+	hd_messages_dispose(&m);
+	hd_buf_dispose(&want);
+}
+
 /* Events go with the write: created, claimed, status_changed, in order;
  * starting makes the owner working (activity.h). */
 static void
@@ -325,6 +486,12 @@ main(void)
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_board_reflect__leader_or_user_gets_no_announcement, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_reflect__completion_names_the_tasks_it_made_ready,
+		setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_reflect__ready_list_names_ten_then_counts, setup,
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_board_reflect__events_in_order,
 		setup, hd_fixture_teardown),

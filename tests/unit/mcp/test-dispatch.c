@@ -141,7 +141,8 @@ test_mcp__tools_list_has_schemas_and_answers_before_initialize(void **state)
 	struct mcp_fx *fx = *state;
 	static const char *const want[] = {"team_chat_post",
 	    "team_chat_subscribe", "task_create", "task_list", "task_get",
-	    "task_claim", "task_auto_claim", "task_start", "task_complete",
+	    "task_claim", "task_auto_claim", "task_assign", "task_start",
+	    "task_complete",
 	    "task_fail", "task_release", "task_link", "task_comment",
 	    "team_create", "team_state", "teammate_spawn", "team_shutdown",
 	    "send_message", "inbox_read", NULL};
@@ -336,6 +337,67 @@ test_mcp__board_tools_stay_in_the_team(void **state)
 	hd_task_free(t);
 }
 
+/* task_assign: a named assignee or auto, exactly one; the answer names
+ * the assignee and, with auto, why. Only the leader may assign. */
+static void
+test_mcp__task_assign_names_or_picks(void **state)
+{
+	struct mcp_fx *fx = *state;
+	hd_task_spec ts = {0};
+	hd_task *t = NULL;
+	hd_err err = HD_ERR_INIT;
+	json_t *res, *sc;
+	int64_t a, b;
+	char args[96];
+
+	ts.team = "dev";
+	ts.subject = "first";
+	assert_hd_ok(hd_board_create(&t, fx->base.st, &ts, &err), &err);
+	a = t->id;
+	hd_task_free(t);
+	ts.subject = "second";
+	assert_hd_ok(hd_board_create(&t, fx->base.st, &ts, &err), &err);
+	b = t->id;
+	hd_task_free(t);
+	assert_hd_ok(hd_mcp_session_bind(&fx->s, "dev", "manager", &err), &err);
+	snprintf(args, sizeof(args),
+	    "{\"task_id\":%lld,\"assignee\":\"coder\",\"auto\":true}",
+	    (long long)a);
+	expect_tool_error(
+	    fx, "task_assign", args, "pass assignee or auto, not both");
+	snprintf(args, sizeof(args), "{\"task_id\":%lld,\"auto\":false}",
+	    (long long)a);
+	expect_tool_error(
+	    fx, "task_assign", args, "pass assignee (a member) or auto: true");
+
+	snprintf(args, sizeof(args),
+	    "{\"task_id\":%lld,\"assignee\":\"coder\"}", (long long)a);
+	res = tool(fx, "task_assign", args);
+	sc = json_object_get(res, "structuredContent");
+	assert_string_equal(
+	    json_string_value(json_object_get(sc, "assignee")), "coder");
+	assert_null(json_object_get(sc, "picked_because"));
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(sc, "task"), "owner")),
+	    "coder");
+	json_decref(res);
+
+	snprintf(args, sizeof(args), "{\"task_id\":%lld,\"auto\":true}",
+	    (long long)b);
+	res = tool(fx, "task_assign", args);
+	sc = json_object_get(res, "structuredContent");
+	assert_string_equal(
+	    json_string_value(json_object_get(sc, "assignee")), "coder");
+	assert_string_equal(
+	    json_string_value(json_object_get(sc, "picked_because")),
+	    "idle, 1 open task");
+	json_decref(res);
+
+	assert_hd_ok(hd_mcp_session_bind(&fx->s, "dev", "coder", &err), &err);
+	expect_tool_error(fx, "task_assign", args,
+	    "only the team leader or a user may assign task 2, not coder");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -350,6 +412,7 @@ main(void)
 	    T(test_mcp__bound_identity_cannot_be_spoofed),
 	    T(test_mcp__subscribe_wraps_posts),
 	    T(test_mcp__board_tools_stay_in_the_team),
+	    T(test_mcp__task_assign_names_or_picks),
 	};
 	return cmocka_run_group_tests_name(
 	    "unit/mcp/dispatch", tests, NULL, NULL);
