@@ -58,6 +58,7 @@ typedef struct hd_agent_spec {
 	const json_t *runtime_config; /* default: {} (borrowed) */
 	int leader;		     /* make it the team's leader */
 	const char *spawned_by;	     /* who spawned it, or NULL */
+	int spawn_depth;	     /* 0: not spawned (hd_agent.spawn_depth) */
 	const char *session_key;     /* or NULL */
 	hd_agent_runtime_check check; /* or NULL: the generic check only */
 } hd_agent_spec;

@@ -236,12 +236,15 @@ int hd_team_context(char **out, hd_store *st, const char *team,
 typedef struct hd_spawn_spec {
 	const char *team;
 	const char *id;	    /* the new agent's id (a slug) */
-	const char *caller; /* spawned_by: a member of team; NULL: the leader
-			       (or nobody when the team has none) */
+	const char *caller; /* the member spawning it (spawned_by); NULL or
+			       "user": no agent, and spawned_by is the
+			       leader (or nobody when the team has none) */
 	const char *name;   /* display name; default: the id */
 	const char *role;
 	const char *runtime; /* default "scripted" */
 	const json_t *runtime_config; /* borrowed; default {} */
+	const char *model; /* sets runtime_config.model (over one given
+			      there); NULL: not given */
 	hd_agent_runtime_check check; /* as hd_agent_spec.check */
 	const char *task; /* the first message; default
 			     "Join team <team> as <id>" */
@@ -252,9 +255,15 @@ typedef struct hd_spawn_spec {
  * key "agent:<id>:teammate:<uuid>", and put its first message (the task,
  * or `Join team <team> as <id>`) in its mailbox, from the caller (from
  * "huddle" when the team has no leader and no caller was given), all in
- * one transaction. `team "ghost" not found`; `team "dev" is not active
- * (status: shutdown)` (HD_EREFUSED); the errors of hd_agent_add and
- * hd_mailbox_send. *out (when non-NULL) is the new agent: hd_agent_free().
+ * one transaction. Its spawn_depth is the calling agent's + 1 (1 when no
+ * agent calls); one past the team's max_spawn_depth is refused before
+ * anything is written (HD_EREFUSED): `cannot spawn: depth 6 would exceed
+ * team dev's spawn depth limit of 5 (researcher is at depth 5)`.
+ * Other refusals: `team "ghost" not found`; `team "dev" is not active
+ * (status: shutdown)` (HD_EREFUSED); `model must not be empty`; the
+ * errors of hd_agent_add (the runtime and runtime_config, model set in
+ * it, as check says) and hd_mailbox_send. *out (when non-NULL) is the new
+ * agent: hd_agent_free().
  */
 int hd_team_spawn(hd_agent **out, hd_store *st, const hd_spawn_spec *spec,
     hd_err *err);

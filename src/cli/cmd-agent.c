@@ -105,6 +105,36 @@ cmd_agent_list(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
+/* "manager -> researcher -> scout": who spawned whom, down to a, as far
+ * up as the spawners are still there. */
+static void
+print_spawn_chain(hd_store *st, const hd_agent *a)
+{
+	char *names[HD_TEAM_SPAWN_DEPTH_MAX + 2];
+	hd_agent *up = NULL;
+	hd_err err = HD_ERR_INIT;
+	const int max = (int)(sizeof(names) / sizeof(names[0]));
+	int n = 0, i;
+
+	names[n++] = strdup(a->id);
+	if (a->spawned_by != NULL)
+		names[n++] = strdup(a->spawned_by);
+	while (n > 1 && n < max && names[n - 1] != NULL &&
+	    hd_agent_get(&up, st, names[n - 1], &err) == 0) {
+		if (up->spawned_by == NULL) {
+			hd_agent_free(up);
+			break;
+		}
+		names[n++] = strdup(up->spawned_by);
+		hd_agent_free(up);
+	}
+	for (i = n - 1; i >= 0; i--)
+		printf("%s%s", names[i] != NULL ? names[i] : "?",
+		    i > 0 ? " -> " : "");
+	for (i = 0; i < n; i++)
+		free(names[i]);
+}
+
 static int
 cmd_agent_show(hd_cli *c)
 {
@@ -135,6 +165,12 @@ cmd_agent_show(hd_cli *c)
 			: "");
 		printf("  config:    %s\n", cfg ? cfg : "{}");
 		printf("  status:    %s\n", a->status);
+		if (a->spawned_by != NULL) {
+			printf("  spawned:   by %s, depth %d (", a->spawned_by,
+			    a->spawn_depth);
+			print_spawn_chain(st, a);
+			printf(")\n");
+		}
 		printf("  created:   %s\n", when);
 		free(cfg);
 	}
@@ -174,6 +210,7 @@ cmd_agent_spawn(hd_cli *c)
 	spec.runtime = hd_cli_opt_str(c, "runtime");
 	spec.task = hd_cli_opt_str(c, "task");
 	spec.caller = hd_cli_opt_str(c, "as");
+	spec.model = hd_cli_opt_str(c, "model");
 	if ((rc = agent_config_opt(c, &cfg)) != 0)
 		return rc;
 	rc = HD_EXIT_FAIL;
@@ -189,10 +226,11 @@ cmd_agent_spawn(hd_cli *c)
 		hd_cli_json(hd_agent_to_json(a));
 	else
 		printf(
-		    "spawned agent %s in team %s (runtime %s, spawned by %s, "
-		    "session %s); its first message is waiting\n",
+		    "spawned agent %s in team %s (runtime %s, spawned by %s "
+		    "at depth %d, session %s); its first message is waiting\n",
 		    a->id, a->team_id, a->runtime,
-		    a->spawned_by ? a->spawned_by : "nobody", a->session_key);
+		    a->spawned_by ? a->spawned_by : "nobody", a->spawn_depth,
+		    a->session_key);
 	rc = HD_EXIT_OK;
 done:
 	json_decref(cfg);
@@ -379,6 +417,8 @@ static const hd_cli_opt agent_spawn_opts[] = {
     {"role", 0, "TEXT", "free text, e.g. reviewer", 0},
     {"runtime", 0, "NAME", "scripted (default), exec, claude-code or codex", 0},
     {"config", 0, "JSON", "the runtime's configuration object", 0},
+    {"model", 0, "MODEL", "the model it runs (sets the config's \"model\")",
+	0},
     {NULL, 0, NULL, NULL, 0},
 };
 
@@ -422,7 +462,9 @@ static const hd_cli_cmd agent_subs[] = {
 	agent_spawn_opts, cmd_agent_spawn, NULL,
 	"The new agent gets session key agent:NAME:teammate:<uuid> and a "
 	"first message\nin its mailbox (--task, or \"Join team TEAM as "
-	"NAME\")."},
+	"NAME\"). It is one level deeper than\nthe member spawning it (1 "
+	"when no --as); past the team's limit (huddle team\nupdate "
+	"--max-spawn-depth) the spawn is refused."},
     {"set-status", "AGENT STATUS", "Set an agent's status", 2, 2, NULL,
 	cmd_agent_set_status, NULL,
 	"STATUS is idle, working, shutdown_requested, shutdown or error."},

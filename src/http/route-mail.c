@@ -29,6 +29,18 @@ check_strings(hd_http_req *r, json_t *body, const char *const *keys)
 	return 0;
 }
 
+/* 1 when key is one of keys. */
+static int
+str_in(const char *const *keys, const char *key)
+{
+	size_t i;
+
+	for (i = 0; keys[i] != NULL; i++)
+		if (strcmp(keys[i], key) == 0)
+			return 1;
+	return 0;
+}
+
 static int
 route_send(hd_http_req *r)
 {
@@ -188,16 +200,28 @@ static int
 route_spawn(hd_http_req *r)
 {
 	static const char *const keys[] = {"name", "as", "role", "runtime",
-	    "task", NULL};
+	    "model", "task", NULL};
 	hd_spawn_spec spec;
 	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT;
-	json_t *body;
+	const char *key;
+	json_t *body, *v;
 
 	if ((body = hd_http_body_object(r)) == NULL)
 		return 0;
 	if (check_strings(r, body, keys) < 0)
 		goto done;
+	json_object_foreach (body, key, v) {
+		/* a misspelt field is refused, never dropped */
+		if (strcmp(key, "runtime_config") != 0 &&
+		    !str_in(keys, key)) {
+			hd_http_error(r, 400,
+			    "unknown field \"%.64s\": use name, as, task, role, "
+			    "runtime, runtime_config or model",
+			    key);
+			goto done;
+		}
+	}
 	memset(&spec, 0, sizeof(spec));
 	spec.team = r->params[0];
 	spec.id = body_str(body, "name");
@@ -205,6 +229,7 @@ route_spawn(hd_http_req *r)
 	spec.role = body_str(body, "role");
 	spec.runtime = body_str(body, "runtime");
 	spec.runtime_config = json_object_get(body, "runtime_config");
+	spec.model = body_str(body, "model");
 	spec.check = hd_runtime_check_config;
 	spec.task = body_str(body, "task");
 	if (spec.id == NULL)

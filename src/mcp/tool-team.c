@@ -62,6 +62,8 @@ tool_teammate_spawn(json_t **result, hd_mcp_call *c, hd_err *err)
 	spec.id = hd_mcp_arg_str(c, "name");
 	spec.role = hd_mcp_arg_str(c, "role");
 	spec.runtime = hd_mcp_arg_str(c, "runtime");
+	spec.runtime_config = json_object_get(c->args, "runtime_config");
+	spec.model = hd_mcp_arg_str(c, "model");
 	spec.check = hd_runtime_check_config;
 	spec.task = hd_mcp_arg_str(c, "task");
 	if ((rc = hd_team_spawn(&a, c->s->st, &spec, err)) < 0)
@@ -104,15 +106,22 @@ const hd_mcp_tool hd_mcp_tools_team[] = {
 	{"teammate_spawn",
 	    "Add a new agent to your team (it must be active); its first "
 	    "mailbox message is the task you give, or an invitation to join. "
-	    "You are recorded as the one who spawned it.",
+	    "You are recorded as the one who spawned it, and it is one level "
+	    "deeper than you: a team limits how deep spawns may go (default "
+	    "5).",
 	    "{\"type\":\"object\",\"properties\":{"
 	    "\"name\":{\"type\":\"string\",\"description\":\"the new "
 	    "agent's id: 1-50 lowercase letters, digits, '-' or '_'\"},"
-	    "\"role\":{\"type\":\"string\"},"
-	    "\"runtime\":{\"type\":\"string\",\"description\":\"default "
-	    "scripted\"},"
 	    "\"task\":{\"type\":\"string\",\"description\":\"its first "
 	    "message\"},"
+	    "\"role\":{\"type\":\"string\"},"
+	    "\"runtime\":{\"type\":\"string\",\"description\":\"scripted "
+	    "(default), exec, claude-code or codex\"},"
+	    "\"runtime_config\":{\"type\":\"object\",\"description\":\"the "
+	    "runtime's configuration object, checked as for huddle agent "
+	    "add\"},"
+	    "\"model\":{\"type\":\"string\",\"description\":\"the model "
+	    "to run (sets runtime_config.model)\"},"
 	    "\"authorAgentId\":{\"type\":\"string\"},"
 	    "\"team_name\":{\"type\":\"string\"}},"
 	    "\"required\":[\"name\"]}",

@@ -417,7 +417,8 @@ hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO agents(id, name, team_id, role, runtime,"
 		 " runtime_config, created_at, updated_at, spawned_by,"
-		 " session_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		 " session_key, spawn_depth)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
 	cfg = spec->runtime_config != NULL
@@ -435,6 +436,7 @@ hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 	sqlite3_bind_int64(s, 8, now);
 	hd_store_bind_text(s, 9, spec->spawned_by);
 	hd_store_bind_text(s, 10, spec->session_key);
+	sqlite3_bind_int(s, 11, spec->spawn_depth);
 	src = sqlite3_step(s);
 	hd_store_reset(s);
 	free(cfg);

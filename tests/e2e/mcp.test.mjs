@@ -225,3 +225,38 @@ test('stdio unbound: identity comes from the arguments, and is asked for', async
     await client.close();
   }
 });
+
+// teammate_spawn takes what `huddle agent spawn` takes, checked the same
+// way, and refuses an argument it does not know instead of dropping it.
+test('stdio: teammate_spawn with runtime, runtime_config and model; unknown arguments refused', async () => {
+  const manager = await stdioClient('manager');
+  try {
+    const { agent } = result(await manager.callTool({
+      name: 'teammate_spawn',
+      arguments: {
+        name: 'mcp-scout', task: 'Map the repo', role: 'scout', runtime: 'claude-code',
+        runtime_config: { workdir: '/src', max_turns: 4 }, model: 'sonnet',
+      },
+    }));
+    assert.equal(agent.spawned_by, 'manager');
+    assert.equal(agent.spawn_depth, 1);
+    const stored = JSON.parse(huddle('agent', 'show', 'mcp-scout', '--json'));
+    assert.equal(stored.runtime, 'claude-code');
+    assert.equal(stored.role, 'scout');
+    assert.deepEqual(stored.runtime_config, { max_turns: 4, model: 'sonnet', workdir: '/src' });
+
+    const typo = await manager.callTool({ name: 'teammate_spawn', arguments: { name: 'mcp-typo', modle: 'sonnet' } });
+    assert.equal(typo.isError, true);
+    assert.equal(typo.content[0].text,
+      'unknown argument "modle" to teammate_spawn: use name, task, role, runtime, runtime_config, model');
+    const bad = await manager.callTool({
+      name: 'teammate_spawn', arguments: { name: 'mcp-typo', runtime: 'codex', runtime_config: { modle: 'x' } },
+    });
+    assert.equal(bad.isError, true);
+    assert.equal(bad.content[0].text, 'runtime_config: unknown key "modle" for runtime codex');
+    const names = JSON.parse(huddle('agent', 'list', 'dev', '--json')).map((a) => a.id);
+    assert.ok(!names.includes('mcp-typo'), 'nothing written by the refusals');
+  } finally {
+    await manager.close();
+  }
+});

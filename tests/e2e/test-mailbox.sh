@@ -137,6 +137,56 @@ expect_eq "$ERR" 'huddle: team "ghost" not found' "spawn missing team text"
 run agent spawn msg-team
 expect_rc 2 "spawn without a name"
 
+# the runtime, its config and the model, checked as agent add checks them
+run --json agent spawn msg-team coder-ai --runtime claude-code \
+	--config '{"workdir": "/src", "model": "haiku"}' --model sonnet --role coder
+expect_rc 0 "spawn with runtime, config and model"
+expect_eq "$(json_get "$OUT" 'j["runtime"]+" "+j["runtime_config"]["model"]+" "+j["runtime_config"]["workdir"]+" "+j["role"]')" \
+	"claude-code sonnet /src coder" "spawned runtime, model over the config's, role"
+run agent spawn msg-team bad-ai --model sonnet
+expect_rc 1 "model for a runtime without one"
+expect_eq "$ERR" 'huddle: runtime_config: unknown key "model" for runtime scripted' \
+	"model refused by the scripted runtime"
+run agent spawn msg-team bad-ai --runtime codex --config '{"modle": "x"}'
+expect_rc 1 "misspelt config key"
+expect_eq "$ERR" 'huddle: runtime_config: unknown key "modle" for runtime codex' \
+	"config key refused"
+run agent spawn msg-team bad-ai --config '{not json'
+expect_rc 2 "config that is not JSON"
+run agent show bad-ai
+expect_rc 1 "no agent from the refusals"
+
+# spawn depth: each spawn one deeper than its spawner, up to the team's limit
+run agent show helper
+expect_contains "$OUT" "  spawned:   by lead, depth 1 (lead -> helper)" "show: depth 1"
+run agent spawn msg-team d2 --as helper
+expect_contains "$OUT" "spawned by helper at depth 2" "spawn output names the depth"
+run team update msg-team --max-spawn-depth 2
+expect_rc 0 "team update --max-spawn-depth"
+run team show msg-team
+expect_contains "$OUT" "  spawn depth:  at most 2" "team show: the limit"
+run --json team show msg-team
+expect_eq "$(json_get "$OUT" 'j["max_spawn_depth"]')" "2" "team show --json: the limit"
+run agent spawn msg-team d3 --as d2 --task "go deeper"
+expect_rc 1 "spawn past the limit"
+expect_eq "$ERR" "huddle: cannot spawn: depth 3 would exceed team msg-team's spawn depth limit of 2 (d2 is at depth 2)" \
+	"depth refusal text"
+run agent show d3
+expect_rc 1 "nothing written by the refused spawn"
+run team update msg-team --max-spawn-depth 0
+expect_rc 2 "--max-spawn-depth 0"
+run team update msg-team --max-spawn-depth 3
+run agent spawn msg-team d3 --as d2
+expect_rc 0 "a raised limit lets it through"
+run agent show d3
+expect_contains "$OUT" "  spawned:   by d2, depth 3 (lead -> helper -> d2 -> d3)" "show: the chain"
+run --json agent show d3
+expect_eq "$(json_get "$OUT" 'str(j["spawn_depth"])+" "+j["spawned_by"]')" "3 d2" "show --json: depth"
+run up /dev/stdin <<<'{"team": "msg-team", "max_spawn_depth": 101}'
+expect_rc 1 "team file: a limit out of range"
+expect_eq "$ERR" "huddle: /dev/stdin: max_spawn_depth must be an integer from 1 to 100" \
+	"team file limit text"
+
 # --- team shutdown ------------------------------------------------------------
 run team create quiet
 run agent add quiet boss --leader

@@ -129,6 +129,15 @@ req GET "/api/agents/coder/inbox"
 expect_eq "$(json_get "$BODY" 'j["messages"]')" "[]" "read once"
 req GET /api/teams/dev/state
 expect_contains "$(json_get "$BODY" 'j["text"]')" "=== TEAM STATE ===" "team state text"
+req POST /api/teams/dev/spawn '{"name": "scout", "as": "coder", "runtime": "codex", "runtime_config": {"workdir": "/src"}, "model": "gpt-5"}'
+expect_http 201 "" "spawn"
+expect_eq "$(json_get "$BODY" 'j["agent"]["runtime_config"]["model"]+" "+str(j["agent"]["spawn_depth"])')" \
+	"gpt-5 1" "spawn: model and depth"
+req POST /api/teams/dev/spawn '{"name": "scout2", "modle": "gpt-5"}'
+expect_http 400 '{"error":"unknown field \"modle\": use name, as, task, role, runtime, runtime_config or model"}' \
+	"spawn: a misspelt field is refused"
+req GET /api/agents/scout2
+expect_http 404 "" "spawn: nothing written"
 
 # --- /mcp transport rules
 req POST /mcp '{"jsonrpc":"2.0","id":1,"method":"ping"}'
