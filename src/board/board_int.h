@@ -22,6 +22,7 @@ typedef enum {
 	HD_BOARD__CANCELLED,
 	HD_BOARD__RETRIED,
 	HD_BOARD__LINKED,
+	HD_BOARD__REASSIGNED,
 } hd_board__kind;
 
 typedef struct hd_board__change {
@@ -32,6 +33,7 @@ typedef struct hd_board__change {
 	const char *text;        /* result (completed) or reason (failed) */
 	int64_t dep_id;          /* linked: the task now depended on */
 	const char *dep_subject; /* linked: its subject */
+	const char *from;        /* reassigned: the previous owner */
 } hd_board__change;
 
 /* The room line for a change (SPEC 4), e.g.
