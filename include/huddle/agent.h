@@ -135,6 +135,15 @@ int hd_agent_set_status(hd_store *st, const char *agent, const char *status,
     hd_err *err);
 
 /*
+ * hd_agent_set_status, also setting why (status_reason: 1..2000
+ * characters, NULL clears it), e.g. shutdown with `replaced by coder-2`.
+ * The reason is written even when the status stays the same. Works
+ * inside a caller's transaction.
+ */
+int hd_agent_set_status_reason(hd_store *st, const char *agent,
+    const char *status, const char *reason, hd_err *err);
+
+/*
  * Set an agent's status to `to` only while it is `from`, in one
  * conditional update (an engine's working/idle never overrides a
  * shutdown). Emits agent_status {from, to} when it changed; *changed

@@ -1,7 +1,7 @@
 /*
- * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|set-status|
- *                 reset-session|run|wake|park|unpark` (the last three
- *                 in cmd-autorun.c).
+ * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|replace|
+ *                 set-status|reset-session|run|wake|park|unpark` (the
+ *                 last three in cmd-autorun.c).
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -238,6 +238,67 @@ done:
 	return rc;
 }
 
+static int
+cmd_agent_replace(hd_cli *c)
+{
+	hd_spawn_spec spec = {0};
+	hd_agent *a = NULL;
+	hd_tasks moved = {0};
+	hd_store *st;
+	json_t *cfg = NULL, *o, *arr;
+	size_t i;
+	int rc = HD_EXIT_FAIL;
+
+	spec.team = c->argv[0];
+	spec.replaces = c->argv[1];
+	spec.id = c->argv[2];
+	spec.name = hd_cli_opt_str(c, "name");
+	spec.role = hd_cli_opt_str(c, "role");
+	spec.runtime = hd_cli_opt_str(c, "runtime");
+	spec.model = hd_cli_opt_str(c, "model");
+	spec.task = hd_cli_opt_str(c, "task");
+	spec.caller = hd_cli_opt_str(c, "as");
+	if ((rc = agent_config_opt(c, &cfg)) != 0)
+		return rc;
+	rc = HD_EXIT_FAIL;
+	spec.runtime_config = cfg;
+	spec.check = hd_runtime_check_config;
+	if (hd_cli_store(c, &st) != 0)
+		goto done;
+	if (hd_team_replace(&a, &moved, st, &spec, &c->err) < 0) {
+		rc = hd_cli_fail(c);
+		goto done;
+	}
+	if (c->json) {
+		o = json_pack("{s:o, s:s}", "agent", hd_agent_to_json(a),
+		    "replaced", spec.replaces);
+		arr = json_array();
+		for (i = 0; i < moved.n; i++)
+			json_array_append_new(
+			    arr, hd_task_to_json(&moved.items[i]));
+		json_object_set_new(o, "took_over", arr);
+		hd_cli_json(o);
+	} else {
+		printf("%s replaces %s: ", a->id, spec.replaces);
+		if (moved.n == 0)
+			printf("no unfinished tasks to take over\n");
+		for (i = 0; i < moved.n; i++)
+			printf("%s#%lld \"%s\"%s", i ? ", " : "took over ",
+			    (long long)moved.items[i].id,
+			    moved.items[i].subject,
+			    i + 1 < moved.n ? "" : "\n");
+		printf("%s is shut down; %s (runtime %s, depth %d) has its "
+		       "first message waiting\n",
+		    spec.replaces, a->id, a->runtime, a->spawn_depth);
+	}
+	rc = HD_EXIT_OK;
+done:
+	json_decref(cfg);
+	hd_tasks_dispose(&moved);
+	hd_agent_free(a);
+	return rc;
+}
+
 /* Ctrl-C aborts the turn (and kills the agent's process group) instead of
  * leaving it running behind us. */
 static atomic_int run_abort;
@@ -422,6 +483,23 @@ static const hd_cli_opt agent_spawn_opts[] = {
     {NULL, 0, NULL, NULL, 0},
 };
 
+static const hd_cli_opt agent_replace_opts[] = {
+    {"as", 0, "AGENT", "the leader replacing it (default: a user)", 0},
+    {"task", 0, "TEXT",
+	"what to do first (the tasks taken over are listed after it)", 0},
+    {"name", 0, "TEXT", "display name (default: the id)", 0},
+    {"role", 0, "TEXT", "its role (default: the replaced member's)", 0},
+    {"runtime", 0, "NAME", "its runtime (default: the replaced member's)",
+	0},
+    {"config", 0, "JSON",
+	"the runtime's configuration object (default: the replaced "
+	"member's, for the same runtime)",
+	0},
+    {"model", 0, "MODEL", "the model it runs (sets the config's \"model\")",
+	0},
+    {NULL, 0, NULL, NULL, 0},
+};
+
 static const hd_cli_opt agent_run_opts[] = {
     {"timeout", 0, "S",
 	"stop the turn after S seconds (default: the "
@@ -465,6 +543,16 @@ static const hd_cli_cmd agent_subs[] = {
 	"NAME\"). It is one level deeper than\nthe member spawning it (1 "
 	"when no --as); past the team's limit (huddle team\nupdate "
 	"--max-spawn-depth) the spawn is refused."},
+    {"replace", "TEAM OLD NEW",
+	"Spawn NEW to take over a failed member's unfinished tasks", 3, 3,
+	agent_replace_opts, cmd_agent_replace, NULL,
+	"In one transaction: NEW is spawned as 'agent spawn' spawns it, with "
+	"OLD's role,\nruntime and config unless given; every task OLD has "
+	"claimed or in progress\nmoves to NEW (same status, a comment saying "
+	"why); OLD is shut down (replaced\nby NEW); NEW's first message lists "
+	"the tasks it took over. Only the leader\n(--as) or a user replaces, "
+	"and never the leader.\nExample: huddle agent replace dev coder "
+	"coder-2 --as manager --model sonnet"},
     {"set-status", "AGENT STATUS", "Set an agent's status", 2, 2, NULL,
 	cmd_agent_set_status, NULL,
 	"STATUS is idle, working, shutdown_requested, shutdown or error."},
@@ -497,6 +585,6 @@ static const hd_cli_cmd agent_subs[] = {
 
 const hd_cli_cmd hd_cli_cmd_agent = {
     .name = "agent",
-    .summary = "Add, list, show, remove, spawn and try agents",
+    .summary = "Add, list, show, remove, spawn, replace and try agents",
     .subs = agent_subs,
 };

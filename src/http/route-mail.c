@@ -200,7 +200,7 @@ static int
 route_spawn(hd_http_req *r)
 {
 	static const char *const keys[] = {"name", "as", "role", "runtime",
-	    "model", "task", NULL};
+	    "model", "task", "replaces", NULL};
 	hd_spawn_spec spec;
 	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT;
@@ -217,7 +217,7 @@ route_spawn(hd_http_req *r)
 		    !str_in(keys, key)) {
 			hd_http_error(r, 400,
 			    "unknown field \"%.64s\": use name, as, task, role, "
-			    "runtime, runtime_config or model",
+			    "runtime, runtime_config, model or replaces",
 			    key);
 			goto done;
 		}
@@ -230,6 +230,7 @@ route_spawn(hd_http_req *r)
 	spec.runtime = body_str(body, "runtime");
 	spec.runtime_config = json_object_get(body, "runtime_config");
 	spec.model = body_str(body, "model");
+	spec.replaces = body_str(body, "replaces");
 	spec.check = hd_runtime_check_config;
 	spec.task = body_str(body, "task");
 	if (spec.id == NULL)

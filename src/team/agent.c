@@ -8,8 +8,9 @@
  *      never meets a config it cannot run. This module names no runtime.
  *  (3) A team keeps at most one leader: adding a second is refused, and
  *      removing the leader leaves the team without one.
- *  (4) status is written only by hd_agent_set_status, which emits
- *      agent_status when it changes (the dashboard shows status live).
+ *  (4) status is written only by hd_agent_set_status (and its
+ *      _if and _reason variants), which emit agent_status when it
+ *      changes (the dashboard shows status live).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -593,7 +594,27 @@ static const char *const agent_statuses[] = {
 struct agent_status {
 	const char *id;
 	const char *status;
+	int with_reason; /* also set status_reason to reason */
+	const char *reason;
 };
+
+/* Write status_reason (NULL clears it); no event of its own: it goes
+ * with the status it explains. */
+static int
+agent_reason_set(hd_store *st, const struct agent_status *as, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE agents SET status_reason = ?1 WHERE id = ?2", err)) < 0)
+		return rc;
+	hd_store_bind_text(s, 1, as->reason);
+	sqlite3_bind_text(s, 2, as->id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+}
 
 static int
 agent_status_txn(hd_store *st, void *payload, hd_err *err)
@@ -608,6 +629,8 @@ agent_status_txn(hd_store *st, void *payload, hd_err *err)
 	if (a == NULL)
 		return hd_err_set(err, HD_ENOTFOUND, "agent \"%s\" not found",
 		    as->id);
+	if (as->with_reason && (rc = agent_reason_set(st, as, err)) < 0)
+		goto done;
 	if (strcmp(a->status, as->status) == 0)
 		goto done; /* no change, no event */
 	if ((rc = hd_store_prepare(st, &s,
@@ -733,10 +756,32 @@ hd_agent_set_status_if(hd_store *st, const char *team, const char *agent,
 }
 
 int
+hd_agent_set_status_reason(hd_store *st, const char *agent,
+    const char *status, const char *reason, hd_err *err)
+{
+	struct agent_status as = {agent, status, 1, reason};
+	int i, rc;
+
+	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (reason != NULL && (rc = hd_text_check("status reason", reason, 1,
+				    HD_AGENT_REASON_MAX, err)) < 0))
+		return rc;
+	for (i = 0; agent_statuses[i] != NULL; i++)
+		if (strcmp(agent_statuses[i], status) == 0)
+			break;
+	if (agent_statuses[i] == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "invalid agent status \"%.64s\": use idle, working, "
+		    "shutdown_requested, shutdown or error",
+		    status);
+	return hd_store_write(st, agent_status_txn, &as, err);
+}
+
+int
 hd_agent_set_status(hd_store *st, const char *agent, const char *status,
     hd_err *err)
 {
-	struct agent_status as = {agent, status};
+	struct agent_status as = {agent, status, 0, NULL};
 	int i, rc;
 
 	if ((rc = hd_slug_check("agent", agent, err)) < 0)

@@ -248,7 +248,7 @@ test('stdio: teammate_spawn with runtime, runtime_config and model; unknown argu
     const typo = await manager.callTool({ name: 'teammate_spawn', arguments: { name: 'mcp-typo', modle: 'sonnet' } });
     assert.equal(typo.isError, true);
     assert.equal(typo.content[0].text,
-      'unknown argument "modle" to teammate_spawn: use name, task, role, runtime, runtime_config, model');
+      'unknown argument "modle" to teammate_spawn: use name, task, role, runtime, runtime_config, model, replaces');
     const bad = await manager.callTool({
       name: 'teammate_spawn', arguments: { name: 'mcp-typo', runtime: 'codex', runtime_config: { modle: 'x' } },
     });
@@ -258,5 +258,56 @@ test('stdio: teammate_spawn with runtime, runtime_config and model; unknown argu
     assert.ok(!names.includes('mcp-typo'), 'nothing written by the refusals');
   } finally {
     await manager.close();
+  }
+});
+
+// The leader replaces a failed member over MCP: the new agent takes its
+// open tasks, in one transaction, and hears of them in its first message.
+test('stdio: teammate_spawn with replaces takes over a failed member\'s tasks', async () => {
+  huddle('agent', 'add', 'dev', 'mcp-worker', '--role', 'worker');
+  const t1 = JSON.parse(huddle('--json', 'task', 'create', 'dev', 'Port the parser')).id;
+  const t2 = JSON.parse(huddle('--json', 'task', 'create', 'dev', 'Bench the parser')).id;
+  huddle('task', 'claim', String(t1), '--as', 'mcp-worker');
+  huddle('task', 'claim', String(t2), '--as', 'mcp-worker');
+  huddle('task', 'start', String(t2), '--as', 'mcp-worker');
+  huddle('agent', 'set-status', 'mcp-worker', 'error');
+  const manager = await stdioClient('manager');
+  const reviewer = await stdioClient('reviewer');
+  try {
+    const leader = await manager.callTool({ name: 'teammate_spawn', arguments: { name: 'x-lead', replaces: 'manager' } });
+    assert.equal(leader.isError, true);
+    assert.equal(leader.content[0].text, 'cannot replace the leader (manager) of team dev');
+    const member = await reviewer.callTool({ name: 'teammate_spawn', arguments: { name: 'x-worker', replaces: 'mcp-worker' } });
+    assert.equal(member.isError, true);
+    assert.equal(member.content[0].text, 'only the team leader or a user may replace mcp-worker, not reviewer');
+    const ghost = await manager.callTool({ name: 'teammate_spawn', arguments: { name: 'x-worker', replaces: 'ghost' } });
+    assert.equal(ghost.content[0].text, 'no member "ghost" in team dev');
+    assert.equal(JSON.parse(huddle('task', 'show', String(t1), '--json')).owner, 'mcp-worker', 'refusals moved nothing');
+
+    const res = result(await manager.callTool({
+      name: 'teammate_spawn', arguments: { name: 'mcp-worker-2', replaces: 'mcp-worker', task: 'Carry on' },
+    }));
+    assert.equal(res.replaced, 'mcp-worker');
+    assert.deepEqual(res.took_over, [
+      { id: t1, subject: 'Port the parser', status: 'claimed' },
+      { id: t2, subject: 'Bench the parser', status: 'in_progress' },
+    ]);
+    assert.equal(res.agent.role, 'worker');
+    assert.equal(res.agent.spawned_by, 'manager');
+    const old = JSON.parse(huddle('agent', 'show', 'mcp-worker', '--json'));
+    assert.equal(old.status, 'shutdown');
+    assert.equal(old.status_reason, 'replaced by mcp-worker-2');
+    const task = JSON.parse(huddle('task', 'show', String(t2), '--json'));
+    assert.equal(task.owner, 'mcp-worker-2');
+    assert.equal(task.status, 'in_progress');
+    assert.equal(task.comments[0].body,
+      'moved from mcp-worker to mcp-worker-2: mcp-worker is in error; mcp-worker-2 replaces it');
+    const inbox = JSON.parse(huddle('inbox', 'mcp-worker-2', '--json'));
+    assert.equal(inbox[0].content,
+      `Carry on\n\nYou replace mcp-worker, who is in error. You took over its unfinished tasks:\n` +
+      `  - #${t1} "Port the parser" (claimed)\n  - #${t2} "Bench the parser" (in_progress)`);
+  } finally {
+    await manager.close();
+    await reviewer.close();
   }
 });

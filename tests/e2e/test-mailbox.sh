@@ -281,4 +281,71 @@ expect_eq "$(json_get "$OUT" 'j[-1]["from_agent"]+" "+j[-1]["reason"]')" \
 run team shutdown busy --timeout 0
 expect_rc 2 "--timeout 0"
 
+# --- agent replace --------------------------------------------------------------
+run team create fix
+run agent add fix f-boss --leader
+run agent add fix f-coder --role coder --runtime exec --config '{"command": ["./agent.sh"]}'
+run agent add fix f-helper
+T1=$(json_get "$("$HUDDLE" --json task create fix "Fix the claim path")" 'j["id"]')
+T2=$(json_get "$("$HUDDLE" --json task create fix "Write the test")" 'j["id"]')
+T3=$(json_get "$("$HUDDLE" --json task create fix "Old work")" 'j["id"]')
+"$HUDDLE" task claim "$T1" --as f-coder >/dev/null
+"$HUDDLE" task claim "$T2" --as f-coder >/dev/null
+"$HUDDLE" task start "$T2" --as f-coder >/dev/null
+"$HUDDLE" task claim "$T3" --as f-coder >/dev/null
+"$HUDDLE" task complete "$T3" --as f-coder >/dev/null
+run agent set-status f-coder error
+run agent replace fix f-boss f-boss-2
+expect_rc 1 "replace the leader"
+expect_eq "$ERR" "huddle: cannot replace the leader (f-boss) of team fix" "leader refusal text"
+run agent replace fix f-ghost f-ghost-2
+expect_rc 1 "replace a non-member"
+expect_eq "$ERR" 'huddle: no member "f-ghost" in team fix' "non-member text"
+run agent replace fix f-coder f-helper
+expect_rc 1 "replace with an existing agent"
+expect_eq "$ERR" 'huddle: agent "f-helper" already exists in team fix' "existing agent text"
+run agent replace fix f-coder f-coder-2 --as f-helper
+expect_rc 1 "replace as a member"
+expect_eq "$ERR" "huddle: only the team leader or a user may replace f-coder, not f-helper" \
+	"member refusal text"
+run agent replace fix f-coder
+expect_rc 2 "replace without NEW"
+run task show "$T1" --json
+expect_eq "$(json_get "$OUT" 'j["owner"]')" "f-coder" "refusals moved nothing"
+
+run agent replace fix f-coder f-coder-2 --as f-boss
+expect_rc 0 "replace"
+expect_eq "$OUT" "f-coder-2 replaces f-coder: took over #$T1 \"Fix the claim path\", #$T2 \"Write the test\"
+f-coder is shut down; f-coder-2 (runtime exec, depth 1) has its first message waiting" "replace output"
+run --json agent show f-coder
+expect_eq "$(json_get "$OUT" 'j["status"]+" / "+j["status_reason"]')" "shutdown / replaced by f-coder-2" \
+	"the old one is shut down"
+run --json agent show f-coder-2
+expect_eq "$(json_get "$OUT" 'j["role"]+" "+j["runtime"]+" "+j["runtime_config"]["command"][0]+" "+j["spawned_by"]')" \
+	"coder exec ./agent.sh f-boss" "the new one takes role, runtime and config"
+run task show "$T2" --json
+expect_eq "$(json_get "$OUT" 'j["owner"]+" "+j["status"]+" | "+j["comments"][0]["author"]+": "+j["comments"][0]["body"]')" \
+	"f-coder-2 in_progress | f-boss: moved from f-coder to f-coder-2: f-coder is in error; f-coder-2 replaces it" \
+	"task moved with its status and a comment"
+run task show "$T3" --json
+expect_eq "$(json_get "$OUT" 'j["owner"]')" "f-coder" "a finished task stays"
+run --json inbox f-coder-2
+expect_eq "$(json_get "$OUT" 'j[0]["content"]')" "Join team fix as f-coder-2
+
+You replace f-coder, who is in error. You took over its unfinished tasks:
+  - #$T1 \"Fix the claim path\" (claimed)
+  - #$T2 \"Write the test\" (in_progress)" "first message lists the tasks"
+run chat read fix
+expect_contains "$OUT" "Task #$T2 \"Write the test\" moved from f-coder to f-coder-2 by f-boss." "room line"
+
+run --json agent replace fix f-coder-2 f-coder-3 --model sonnet --runtime claude-code
+expect_rc 0 "replace --json, by a user"
+expect_json "$OUT" "replace --json"
+expect_eq "$(json_get "$OUT" 'j["replaced"]+" "+",".join(str(t["id"])+":"+t["owner"] for t in j["took_over"])+" "+j["agent"]["runtime_config"]["model"]')" \
+	"f-coder-2 $T1:f-coder-3,$T2:f-coder-3 sonnet" "replace --json output"
+run team shutdown fix
+run agent replace fix f-coder-3 f-coder-4
+expect_rc 1 "replace in a team that is not active"
+expect_eq "$ERR" 'huddle: team "fix" is not active (status: shutdown)' "inactive team text"
+
 finish

@@ -134,7 +134,7 @@ expect_http 201 "" "spawn"
 expect_eq "$(json_get "$BODY" 'j["agent"]["runtime_config"]["model"]+" "+str(j["agent"]["spawn_depth"])')" \
 	"gpt-5 1" "spawn: model and depth"
 req POST /api/teams/dev/spawn '{"name": "scout2", "modle": "gpt-5"}'
-expect_http 400 '{"error":"unknown field \"modle\": use name, as, task, role, runtime, runtime_config or model"}' \
+expect_http 400 '{"error":"unknown field \"modle\": use name, as, task, role, runtime, runtime_config, model or replaces"}' \
 	"spawn: a misspelt field is refused"
 req GET /api/agents/scout2
 expect_http 404 "" "spawn: nothing written"
