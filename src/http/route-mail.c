@@ -51,6 +51,7 @@ route_send(hd_http_req *r)
 	hd_err err = HD_ERR_INIT;
 	json_t *body, *approve;
 	size_t n;
+	int answer;
 
 	if ((body = hd_http_body_object(r)) == NULL)
 		return 0;
@@ -83,16 +84,20 @@ route_send(hd_http_req *r)
 			    (json_int_t)n));
 		goto done;
 	}
-	if (spec.to == NULL) {
+	answer = spec.type != NULL &&
+		 strcmp(spec.type, "shutdown_response") == 0;
+	if (spec.to == NULL && !answer) {
 		hd_http_error(r, 400, "\"to\" is required unless type is "
-				      "broadcast");
+				      "broadcast or shutdown_response");
 		goto done;
 	}
-	if (hd_mailbox_send(&m, r->st, &spec, &err) < 0)
+	/* an answer without "to" goes to whoever asked */
+	if ((answer ? hd_shutdown_answer(&m, r->st, &spec, &err)
+		    : hd_mailbox_send(&m, r->st, &spec, &err)) < 0)
 		hd_http_fail(r, &err);
 	else
 		hd_http_json(r, 201, json_pack("{s:o}", "message",
-		    hd_message_to_json(m)));
+		    m != NULL ? hd_message_to_json(m) : json_null()));
 done:
 	hd_message_free(m);
 	json_decref(body);

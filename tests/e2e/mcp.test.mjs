@@ -311,3 +311,63 @@ test('stdio: teammate_spawn with replaces takes over a failed member\'s tasks', 
     await reviewer.close();
   }
 });
+
+// A shutdown_response needs no recipient: it goes to whoever asked, the
+// leader of a team shutdown or the sender of a request sent one to one.
+test('stdio: a shutdown_response without recipient reaches whoever asked', async () => {
+  huddle('team', 'create', 'wind');
+  huddle('agent', 'add', 'wind', 'w-lead', '--leader');
+  huddle('agent', 'add', 'wind', 'w-one');
+  huddle('agent', 'add', 'wind', 'w-two');
+  huddle('send', '--team', 'wind', '--from', 'w-lead', '--to', 'w-one', '--type', 'shutdown_request',
+    '--request-id', 'stop-w1', 'stop please');
+  const bound = (agent) => connect(new StdioClientTransport({
+    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'wind', '--agent', agent], stderr: 'ignore',
+  }));
+  // a result may carry the agent's mail (and then no structuredContent)
+  const sent = (res) => {
+    assert.equal(res.isError, undefined, `tool failed: ${res.content?.[0]?.text}`);
+    return JSON.parse(res.content[0].text);
+  };
+  const one = await bound('w-one');
+  const two = await bound('w-two');
+  try {
+    const r1 = sent(await one.callTool({
+      name: 'send_message',
+      arguments: { type: 'shutdown_response', request_id: 'stop-w1', approve: true, content: 'stopping' },
+    }));
+    assert.equal(r1.answered, 'stop-w1');
+    assert.equal(r1.sent.to_agent, 'w-lead');
+    assert.equal(r1.sent.type, 'shutdown_response');
+    assert.equal(JSON.parse(huddle('agent', 'show', 'w-one', '--json')).status, 'shutdown');
+
+    const unknown = await two.callTool({
+      name: 'send_message',
+      arguments: { type: 'shutdown_response', request_id: 'stop-nope', approve: true, content: 'x' },
+    });
+    assert.equal(unknown.isError, true);
+    assert.equal(unknown.content[0].text, 'no shutdown request "stop-nope" in team wind');
+    const none = await two.callTool({
+      name: 'send_message', arguments: { type: 'shutdown_response', approve: true, content: 'x' },
+    });
+    assert.equal(none.isError, true);
+    assert.equal(none.content[0].text, 'shutdown_response needs a request_id');
+    const plain = await two.callTool({ name: 'send_message', arguments: { content: 'x' } });
+    assert.equal(plain.content[0].text, 'recipient is required unless type is broadcast or shutdown_response');
+
+    huddle('agent', 'set-status', 'w-two', 'working');
+    const rid = JSON.parse(huddle('--json', 'team', 'shutdown', 'wind')).request_id;
+    const r2 = sent(await two.callTool({
+      name: 'send_message',
+      arguments: { type: 'shutdown_response', request_id: rid, approve: true, content: 'done here' },
+    }));
+    assert.equal(r2.sent.to_agent, 'w-lead');
+    assert.equal(JSON.parse(huddle('team', 'show', 'wind', '--json')).status, 'shutdown');
+    const lead = JSON.parse(huddle('inbox', 'w-lead', '--json'));
+    assert.deepEqual(lead.map((m) => `${m.from_agent} ${m.request_id} ${m.approve}`),
+      ['w-one stop-w1 true', `w-two ${rid} true`]);
+  } finally {
+    await one.close();
+    await two.close();
+  }
+});

@@ -348,4 +348,33 @@ run agent replace fix f-coder-3 f-coder-4
 expect_rc 1 "replace in a team that is not active"
 expect_eq "$ERR" 'huddle: team "fix" is not active (status: shutdown)' "inactive team text"
 
+# --- an answer goes to whoever asked ----------------------------------------------
+run team create ask
+run agent add ask a-lead --leader
+run agent add ask a-one
+run agent add ask a-two
+run send --team ask --from a-lead --to a-one --type shutdown_request --request-id stop-1 "please stop"
+expect_rc 0 "a shutdown_request sent one to one"
+run shutdown-response --team ask --as a-one --request-id stop-1 --approve
+expect_rc 0 "answer a one-to-one request"
+expect_eq "$OUT" "approved stop-1 as a-one; the answer went to a-lead" "one-to-one answer output"
+run --json agent show a-one
+expect_eq "$(json_get "$OUT" 'j["status"]')" "shutdown" "an approval shuts the member down"
+run --json inbox a-lead
+expect_eq "$(json_get "$OUT" 'j[-1]["type"]+" "+j[-1]["from_agent"]+" "+j[-1]["request_id"]')" \
+	"shutdown_response a-one stop-1" "the asker holds the answer"
+run send --team ask --from a-two --request-id stop-2 --approve "ok"
+expect_rc 1 "an answer to no request"
+expect_eq "$ERR" 'huddle: no shutdown request "stop-2" in team ask' "no request text"
+run send --team ask --from a-two "hello"
+expect_rc 2 "send without --to"
+run agent set-status a-two working
+RID=$(json_get "$("$HUDDLE" --json team shutdown ask)" 'j["request_id"]')
+run send --team ask --from a-two --request-id "$RID" --approve "bye"
+expect_rc 0 "answer the team shutdown without --to"
+expect_contains "$OUT" "from a-two to a-lead" "the answer went to the leader"
+run team state ask
+expect_contains "$OUT" "Status: shutdown
+" "the team shut down"
+
 finish
