@@ -1466,7 +1466,8 @@ reassign_one(struct board_reassign *r, hd_store *st, int64_t id,
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE tasks SET owner = ?2, updated_at = ?3"
 		 " WHERE id = ?1 AND owner = ?4"
-		 " AND status IN ('claimed', 'in_progress') RETURNING " TASK_COLS,
+		 " AND status IN ('claimed', 'in_progress')"
+		 " RETURNING " TASK_COLS,
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, id);

@@ -84,8 +84,8 @@ hd_board__room_line(hd_buf *b, const hd_board__change *c)
 		    c->dep_id, c->dep_subject);
 		break;
 	case HD_BOARD__REASSIGNED:
-		hd_buf_printf(b, "moved from %s to %s by %s.", c->from, t->owner,
-		    c->actor);
+		hd_buf_printf(b, "moved from %s to %s by %s.", c->from,
+		    t->owner, c->actor);
 		break;
 	}
 }

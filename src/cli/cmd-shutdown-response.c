@@ -122,8 +122,8 @@ const hd_cli_cmd hd_cli_cmd_shutdown_response = {
 	.max_args = 0,
 	.opts = shutdown_response_opts,
 	.fn = cmd_shutdown_response,
-	.details = "The answer goes to whoever asked (the leader, for a team "
-		   "shutdown; the\nsender of a shutdown_request sent one to one) "
-		   "as a shutdown_response\nmessage. Approving a one-to-one "
-		   "request shuts the member down.",
+	.details = "The answer goes to whoever asked (the leader, for a "
+		   "team shutdown; the\nsender of a shutdown_request sent one "
+		   "to one) as a shutdown_response\nmessage. Approving a "
+		   "one-to-one request shuts the member down.",
 };

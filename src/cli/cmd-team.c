@@ -352,8 +352,8 @@ static const hd_cli_cmd team_subs[] = {
 	{"show", "TEAM", "Show a team and its agents", 1, 1, NULL,
 	    cmd_team_show, NULL, NULL},
 	{"update", "TEAM",
-	    "Change a team's name, description, leader, loop guard, spawn depth "
-	    "or autorun",
+	    "Change a team's name, description, leader, loop guard, spawn "
+	    "depth or autorun",
 	    1, 1, team_update_opts, cmd_team_update, NULL, NULL},
 	{"rm", "TEAM", "Remove a team and its agents", 1, 1, team_rm_opts,
 	    cmd_team_rm, NULL,

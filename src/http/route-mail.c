@@ -221,8 +221,8 @@ route_spawn(hd_http_req *r)
 		if (strcmp(key, "runtime_config") != 0 &&
 		    !str_in(keys, key)) {
 			hd_http_error(r, 400,
-			    "unknown field \"%.64s\": use name, as, task, role, "
-			    "runtime, runtime_config, model or replaces",
+			    "unknown field \"%.64s\": use name, as, task, "
+			    "role, runtime, runtime_config, model or replaces",
 			    key);
 			goto done;
 		}

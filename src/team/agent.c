@@ -607,7 +607,8 @@ agent_reason_set(hd_store *st, const struct agent_status *as, hd_err *err)
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE agents SET status_reason = ?1 WHERE id = ?2", err)) < 0)
+		 "UPDATE agents SET status_reason = ?1 WHERE id = ?2",
+		 err)) < 0)
 		return rc;
 	hd_store_bind_text(s, 1, as->reason);
 	sqlite3_bind_text(s, 2, as->id, -1, SQLITE_STATIC);

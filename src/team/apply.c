@@ -345,7 +345,8 @@ apply_txn(hd_store *st, void *payload, hd_err *err)
 		action = "created";
 	} else if (differs(p->team.name, t->name) ||
 	    differs(p->team.description, t->description) ||
-	    differs(p->team.icon, t->icon) || differs(p->team.color, t->color) ||
+	    differs(p->team.icon, t->icon) ||
+	    differs(p->team.color, t->color) ||
 	    (p->team.max_spawn_depth > 0 &&
 		p->team.max_spawn_depth != t->max_spawn_depth)) {
 		hd_team_spec up = p->team;

@@ -63,9 +63,12 @@ test_board_reassign__open_tasks_move_with_status_and_comment(void **state)
 	int64_t pending = bt_task(fx, "dev", "Nobody's", NULL, 0);
 	int64_t other = bt_task(fx, "dev", "Manager's", NULL, 0);
 
-	assert_hd_ok(hd_board_claim(NULL, fx->st, claimed, "coder", &err), &err);
-	assert_hd_ok(hd_board_claim(NULL, fx->st, started, "coder", &err), &err);
-	assert_hd_ok(hd_board_start(NULL, fx->st, started, "coder", &err), &err);
+	assert_hd_ok(
+	    hd_board_claim(NULL, fx->st, claimed, "coder", &err), &err);
+	assert_hd_ok(
+	    hd_board_claim(NULL, fx->st, started, "coder", &err), &err);
+	assert_hd_ok(
+	    hd_board_start(NULL, fx->st, started, "coder", &err), &err);
 	assert_hd_ok(hd_board_claim(NULL, fx->st, done, "coder", &err), &err);
 	assert_hd_ok(
 	    hd_board_complete(NULL, fx->st, done, "coder", NULL, &err), &err);
@@ -109,19 +112,19 @@ test_board_reassign__open_tasks_move_with_status_and_comment(void **state)
 	assert_hd_ok(hd_events_list(&ev, fx->st, &f, &err), &err);
 	assert_int_equal(ev.n, 2);
 	assert_int_equal(ev.items[1].task_id, started);
-	assert_string_equal(json_string_value(json_object_get(
-				ev.items[1].data, "to")),
+	assert_string_equal(
+	    json_string_value(json_object_get(ev.items[1].data, "to")),
 	    "coder-2");
-	assert_string_equal(json_string_value(json_object_get(
-				ev.items[1].data, "status")),
+	assert_string_equal(
+	    json_string_value(json_object_get(ev.items[1].data, "status")),
 	    "in_progress");
 	hd_event_list_dispose(&ev);
 
 	/* the new owner carries on as owners do */
 	assert_hd_ok(
 	    hd_board_start(NULL, fx->st, claimed, "coder-2", &err), &err);
-	assert_hd_err(hd_board_complete(NULL, fx->st, claimed, "coder", NULL,
-			  &err),
+	assert_hd_err(
+	    hd_board_complete(NULL, fx->st, claimed, "coder", NULL, &err),
 	    HD_EREFUSED, "task 1 is owned by coder-2, not coder", &err);
 
 	/* nothing left to move is no error; a user may move, without a note */
@@ -213,8 +216,8 @@ test_board_reassign__commits_or_rolls_back_with_the_caller(void **state)
 	int64_t id = bt_task(fx, "dev", "Fix it", NULL, 0);
 
 	assert_hd_ok(hd_board_claim(NULL, fx->st, id, "coder", &err), &err);
-	assert_hd_err(hd_store_atomic(fx->st, move_then, &t, &err),
-	    HD_EREFUSED, "changed my mind", &err);
+	assert_hd_err(hd_store_atomic(fx->st, move_then, &t, &err), HD_EREFUSED,
+	    "changed my mind", &err);
 	assert_int_equal(t.moved, 1); /* it moved, then was rolled back */
 	assert_string_equal(owner_of(fx, id, buf, sizeof(buf)), "coder");
 	assert_hd_ok(hd_board_get(&task, fx->st, id, &err), &err);

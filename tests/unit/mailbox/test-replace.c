@@ -32,12 +32,15 @@ task(hd_fixture *fx, const char *subject, const char *owner, int start,
 	id = t->id;
 	hd_task_free(t);
 	if (owner != NULL)
-		assert_hd_ok(hd_board_claim(NULL, fx->st, id, owner, &err), &err);
+		assert_hd_ok(
+		    hd_board_claim(NULL, fx->st, id, owner, &err), &err);
 	if (start)
-		assert_hd_ok(hd_board_start(NULL, fx->st, id, owner, &err), &err);
+		assert_hd_ok(
+		    hd_board_start(NULL, fx->st, id, owner, &err), &err);
 	if (complete)
 		assert_hd_ok(
-		    hd_board_complete(NULL, fx->st, id, owner, NULL, &err), &err);
+		    hd_board_complete(NULL, fx->st, id, owner, NULL, &err),
+		    &err);
 	return id;
 }
 
@@ -118,8 +121,8 @@ expect_untouched(struct rfx *r)
 	assert_string_equal(a->status, "error");
 	assert_string_equal(a->status_reason, "exit status 1");
 	hd_agent_free(a);
-	assert_int_equal(hd_agent_get(&a, fx->st, "coder-2", &err),
-	    HD_ENOTFOUND);
+	assert_int_equal(
+	    hd_agent_get(&a, fx->st, "coder-2", &err), HD_ENOTFOUND);
 }
 
 static void
@@ -145,8 +148,9 @@ test_replace__takes_over_open_tasks_in_one_go(void **state)
 	/* the old one's role, runtime and config; spawned as spawns are */
 	assert_string_equal(a->role, "coder");
 	assert_string_equal(a->runtime, "exec");
-	assert_string_equal(json_string_value(json_array_get(
-				json_object_get(a->runtime_config, "command"), 0)),
+	assert_string_equal(
+	    json_string_value(json_array_get(
+		json_object_get(a->runtime_config, "command"), 0)),
 	    "./agent.sh");
 	assert_string_equal(a->spawned_by, "manager");
 	assert_int_equal(a->spawn_depth, 1);
@@ -216,8 +220,8 @@ test_replace__given_fields_win_and_a_task_comes_first(void **state)
 	assert_string_equal(a->role, "fixer");
 	assert_string_equal(a->runtime, "claude-code");
 	assert_int_equal(json_object_size(a->runtime_config), 1);
-	assert_string_equal(json_string_value(json_object_get(
-				a->runtime_config, "model")),
+	assert_string_equal(
+	    json_string_value(json_object_get(a->runtime_config, "model")),
 	    "sonnet");
 	/* no agent caller: a user, and the leader sends the message */
 	assert_string_equal(a->spawned_by, "manager");
@@ -238,8 +242,8 @@ test_replace__given_fields_win_and_a_task_comes_first(void **state)
 	s.runtime_config = cfg;
 	s.runtime = "codex";
 	assert_hd_ok(hd_team_spawn(&a, fx->st, &s, &err), &err);
-	assert_string_equal(json_string_value(json_object_get(
-				a->runtime_config, "workdir")),
+	assert_string_equal(
+	    json_string_value(json_object_get(a->runtime_config, "workdir")),
 	    "/src");
 	hd_agent_free(a);
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "tester-2", 0, &err), &err);
@@ -281,8 +285,8 @@ test_replace__refusals_change_nothing(void **state)
 	    &err);
 	s.caller = "manager";
 	s.id = "tester";
-	assert_hd_err(hd_team_replace(&a, &moved, fx->st, &s, &err),
-	    HD_EEXISTS, "agent \"tester\" already exists in team dev", &err);
+	assert_hd_err(hd_team_replace(&a, &moved, fx->st, &s, &err), HD_EEXISTS,
+	    "agent \"tester\" already exists in team dev", &err);
 	s.id = "coder-2";
 	s.runtime = "teleport";
 	assert_hd_err(hd_team_replace(&a, &moved, fx->st, &s, &err), HD_EINVAL,

@@ -254,7 +254,8 @@ test_spawn__runtime_config_and_model_are_checked_and_stored(void **state)
 	hd_fixture *fx = *state;
 	hd_spawn_spec s = {0};
 	hd_agent *a = NULL;
-	json_t *cfg = json_pack("{s:s, s:s}", "workdir", "/src", "model", "old");
+	json_t *cfg =
+	    json_pack("{s:s, s:s}", "workdir", "/src", "model", "old");
 	json_t *bad = json_string("x");
 	hd_err err = HD_ERR_INIT;
 
