@@ -28,7 +28,8 @@ typedef struct hd_agent {
 	char *session_key; /* or NULL */
 	int is_leader;
 	int64_t last_active_at; /* 0 when never */
-	char *status_reason;    /* why it is in error, or NULL */
+	char *status_reason;    /* why it is in its status (an error, a
+				   replacement), or NULL */
 	int spawn_depth;        /* 0: not spawned; else its spawner's + 1 */
 	int turns;              /* how many turns of it run now */
 	int64_t turn_at;        /* since when (the oldest); 0: in none */
@@ -59,6 +60,7 @@ typedef struct hd_agent_spec {
 	const json_t *runtime_config; /* default: {} (borrowed) */
 	int leader;		     /* make it the team's leader */
 	const char *spawned_by;	     /* who spawned it, or NULL */
+	int spawn_depth;	     /* 0: not spawned (hd_agent.spawn_depth) */
 	const char *session_key;     /* or NULL */
 	hd_agent_runtime_check check; /* or NULL: the generic check only */
 } hd_agent_spec;
@@ -135,6 +137,15 @@ int hd_agent_remove(hd_store *st, const char *id, hd_err *err);
  */
 int hd_agent_set_status(hd_store *st, const char *agent, const char *status,
     hd_err *err);
+
+/*
+ * hd_agent_set_status, also setting why (status_reason: 1..2000
+ * characters, NULL clears it), e.g. shutdown with `replaced by coder-2`.
+ * The reason is written even when the status stays the same. Works
+ * inside a caller's transaction.
+ */
+int hd_agent_set_status_reason(hd_store *st, const char *agent,
+    const char *status, const char *reason, hd_err *err);
 
 /*
  * Set an agent's status to `to` only while it is `from`, in one

@@ -97,7 +97,7 @@ typedef struct hd_task {
 } hd_task;
 
 typedef struct hd_tasks {
-	hd_task *items; /* newest first */
+	hd_task *items; /* newest first (hd_board_list) */
 	size_t n;
 } hd_tasks;
 
@@ -262,6 +262,24 @@ int hd_board_link(hd_task **out, hd_store *st, int64_t id, int64_t dep,
  * team or "user". *out (when non-NULL): hd_task_comment_free() it. */
 int hd_board_comment(hd_task_comment **out, hd_store *st, int64_t id,
     const char *author, const char *body, hd_err *err);
+
+/*
+ * Move every task of team that from owns and that is claimed or
+ * in_progress to owner to, each keeping its status, with a comment by
+ * actor (an agent of the team, or NULL/"user"): `moved from coder to
+ * coder-2: <note>` (`moved from coder to coder-2` without a note). Each
+ * move emits task_reassigned {from, to, by, status} and is reflected as
+ * `Task #3 "X" moved from coder to coder-2 by manager.`. Nothing to move
+ * is no error. *moved (when non-NULL) gets the tasks moved, by id
+ * ascending: hd_tasks_dispose() it. Refusals, before anything is written:
+ * `cannot move tasks from coder to itself` (HD_EINVAL), `task comment is
+ * 10001 characters; the limit is 10000`, `no member "x" in team dev`
+ * (from, to, actor). Works inside a caller's transaction, which the
+ * whole move then commits or rolls back with (hd_team_replace).
+ */
+int hd_board_reassign_open(hd_tasks *moved, hd_store *st, const char *team,
+    const char *from, const char *to, const char *actor, const char *note,
+    hd_err *err);
 
 /* {"id","team_id","subject","description","active_form","status","owner",
  * "priority","metadata","result","reason","created_by","created_at",

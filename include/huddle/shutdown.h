@@ -29,6 +29,12 @@
  * (approve false, the reason; `timeout` for a timeout). Nothing is ever
  * deleted.
  *
+ * A shutdown_request can also be sent one to one (hd_mailbox_send, with a
+ * request_id of the sender's own): it has no record, no timeout and no
+ * effect on the team. Its answer, a shutdown_response with the same
+ * request_id, goes back to the one who asked, and an approval sets the
+ * member who gives it `shutdown`.
+ *
  * The request is stored durably in kv under "shutdown:<team>" as JSON and
  * kept after it ends (the latest request per team). Its timeout (default
  * 60 s) is evaluated whenever the team's state is read
@@ -44,6 +50,7 @@
 #include <jansson.h>
 
 #include "err.h"
+#include "mailbox.h"
 #include "store.h"
 
 #define HD_SHUTDOWN_TIMEOUT_MS 60000
@@ -86,11 +93,39 @@ int hd_shutdown_get(
     hd_shutdown **out, hd_store *st, const char *team, hd_err *err);
 
 /*
- * Answer request_id as agent: approve = 1, or 0 with a reason. When the
- * request was made by a leader the answer is sent to it as a
- * shutdown_response message (hd_mailbox_send, whose rules apply);
- * otherwise it is recorded directly. *out (when non-NULL) is the request
- * afterwards. An answer to a request that already ended, or from a member
+ * Who asked request_id, for agent to answer in team: the leader that made
+ * the team's request when request_id is the team's (latest) request,
+ * else the sender of the newest shutdown_request with that request_id
+ * sent to agent one to one. *out is that agent (malloc'd; free() it), or
+ * NULL when the team's request was made by a team without a leader (the
+ * answer is then recorded, not sent: hd_shutdown_answer). `no shutdown
+ * request "x" in team dev` (HD_ENOTFOUND) when it is neither;
+ * `shutdown_response needs a request_id` (HD_EINVAL) without one.
+ */
+int hd_shutdown_requester(char **out, hd_store *st, const char *team,
+    const char *agent, const char *request_id, hd_err *err);
+
+/*
+ * Send spec, a shutdown_response (spec->type NULL or
+ * "shutdown_response"), from spec->from: to spec->to when given, else to
+ * whoever asked (hd_shutdown_requester), found in the same transaction
+ * that sends it. The rules of hd_mailbox_send apply; the asker of a
+ * team request made without a leader gets nothing, the answer is recorded
+ * and *out is NULL. *out (when non-NULL) is the message sent:
+ * hd_message_free() it. Refusals: hd_shutdown_requester's, `no member "x"
+ * in team dev` for the sender, and the content and shutdown_response
+ * checks of hd_mailbox_send, all before anything is written.
+ */
+int hd_shutdown_answer(hd_message **out, hd_store *st,
+    const hd_message_spec *spec, hd_err *err);
+
+/*
+ * Answer request_id as agent: approve = 1, or 0 with a reason, through
+ * hd_shutdown_answer (so to whoever asked, the team's request or one
+ * sent one to one) with the text `Approved shutdown request <id>` or
+ * `Refused shutdown request <id>: <reason>`. *out (when non-NULL) is the
+ * team's request afterwards, or NULL when request_id was a one-to-one
+ * request. An answer to a request that already ended, or from a member
  * that was not asked or already approved, changes nothing.
  * `no shutdown request "x" in team dev` (HD_ENOTFOUND).
  */

@@ -48,7 +48,18 @@ typedef struct hd_teams {
  */
 #define HD_TEAM_MAX_MESSAGES_KEY "team:%s:max_messages"
 
-/* Fields for create and update; NULL means "not given". */
+/*
+ * How deep a chain of spawns may go in a team (hd_team.max_spawn_depth):
+ * an agent added by hand is at depth 0, one it spawns at 1, and so on; a
+ * spawn that would go deeper than the team's limit is refused (mailbox.h,
+ * hd_team_spawn). Set by a team file's "max_spawn_depth" or
+ * hd_team_update, 1..HD_TEAM_SPAWN_DEPTH_MAX.
+ */
+#define HD_TEAM_SPAWN_DEPTH 5
+#define HD_TEAM_SPAWN_DEPTH_MAX 100
+
+/* Fields for create and update; NULL (0 for the numbers) means "not
+ * given". */
 typedef struct hd_team_spec {
 	const char *id;
 	const char *name;
@@ -56,6 +67,8 @@ typedef struct hd_team_spec {
 	const char *icon;
 	const char *color;
 	const char *leader; /* update only: an agent of the team, "" clears */
+	int max_spawn_depth; /* 1..HD_TEAM_SPAWN_DEPTH_MAX; 0: not given
+				(a new team gets HD_TEAM_SPAWN_DEPTH) */
 } hd_team_spec;
 
 /* Create a team. `team "x" already exists` (HD_EEXISTS) when taken. On
@@ -73,7 +86,8 @@ int hd_team_exists(hd_store *st, const char *id, hd_err *err);
 /* All teams ordered by id. Dispose with hd_teams_dispose(). */
 int hd_team_list(hd_teams *out, hd_store *st, hd_err *err);
 
-/* Change the given fields of spec->id. */
+/* Change the given fields of spec->id. `max_spawn_depth must be between
+ * 1 and 100` (HD_EINVAL) before anything is written. */
 int hd_team_update(hd_team **out, hd_store *st, const hd_team_spec *spec,
     hd_err *err);
 

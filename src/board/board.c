@@ -14,6 +14,9 @@
  *   pending|claimed|in_progress -> cancelled  board_move_txn (cancel)
  *   failed -> pending                         board_move_txn (retry: owner
  *                                             and result cleared)
+ * One write changes an owner without a transition: reassign_one moves a
+ * claimed or in_progress task to another owner, status kept
+ * (hd_board_reassign_open, for a member replaced by another).
  *  (1) ready == pending, no owner, not blocked; pending implies no owner.
  *  (2) blocked_by is computed from task_deps on read; never stored.
  *  (3) task_deps stays acyclic and within one team: board_link_txn refuses
@@ -39,7 +42,8 @@
  *      the leader's message, the event and the answer name is exactly
  *      what became ready with the commit.
  * Callers: the CLI (cmd-task.c, cmd-demo.c), MCP tools (tool-board.c), HTTP
- * routes (route-board.c), the engines' reads.
+ * routes (route-board.c), the engines' reads; hd_team_replace
+ * (src/mailbox/spawn.c) for hd_board_reassign_open.
  */
 #include <assert.h>
 #include <inttypes.h>
@@ -1644,6 +1648,217 @@ hd_board_retry(
 	return board_move(out, st, id, actor, OP_RETRY, NULL, err);
 }
 
+/* ---- moving a member's open tasks ------------------------------------------
+ */
+
+/* Insert a comment on task id (inside the caller's transaction); *out
+ * (when non-NULL) gets it. author is an agent id or "user". */
+static int
+comment_insert(hd_task_comment **out, hd_store *st, int64_t id,
+    const char *author, const char *body, hd_err *err)
+{
+	hd_task_comment *c = NULL;
+	sqlite3_stmt *s;
+	int64_t now = hd_now_ms();
+	int rc, src;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT INTO task_comments(task_id, author, body, created_at)"
+		 " VALUES (?, ?, ?, ?)",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_text(s, 2, author, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, body, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, now);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	if (src != SQLITE_DONE)
+		return hd_store_sqlerr(st, src, err);
+	if (out == NULL)
+		return 0;
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->author = strdup(author)) == NULL ||
+	    (c->body = strdup(body)) == NULL) {
+		hd_task_comment_free(c);
+		return oom(err);
+	}
+	c->id = sqlite3_last_insert_rowid(hd_store_db(st));
+	c->created_at = now;
+	*out = c;
+	return 0;
+}
+
+struct board_reassign {
+	const char *team;
+	const char *from;
+	const char *to;
+	const char *actor; /* an agent id or "user" */
+	const char *comment;
+	hd_tasks moved; /* filled inside the transaction */
+};
+
+/* The ids of from's open tasks in team, ascending. */
+static int
+open_ids(int64_t **ids, size_t *n, hd_store *st, const char *team,
+    const char *owner, hd_err *err)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc, src;
+
+	*ids = NULL;
+	*n = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT id FROM tasks WHERE owner = ?1"
+		 " AND status IN ('claimed', 'in_progress') AND team_id = ?2"
+		 " ORDER BY id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+		if (ids_push(ids, n, &cap, sqlite3_column_int64(s, 0)) < 0) {
+			rc = oom(err);
+			break;
+		}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+/* Move one task (open, owned by r->from: read in this transaction) to
+ * r->to, comment, record and reflect it. The task goes into r->moved. */
+static int
+reassign_one(struct board_reassign *r, hd_store *st, int64_t id,
+    const char *leader, hd_err *err)
+{
+	hd_board__change c;
+	sqlite3_stmt *s;
+	hd_task *t = NULL;
+	json_t *data;
+	int rc;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE tasks SET owner = ?2, updated_at = ?3"
+		 " WHERE id = ?1 AND owner = ?4"
+		 " AND status IN ('claimed', 'in_progress')"
+		 " RETURNING " TASK_COLS,
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_text(s, 2, r->to, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, hd_now_ms());
+	sqlite3_bind_text(s, 4, r->from, -1, SQLITE_STATIC);
+	if ((rc = task_step(&t, st, s, err)) < 0)
+		return rc;
+	/* BEGIN IMMEDIATE held since open_ids read it: it cannot have moved */
+	assert(t != NULL);
+	if (t == NULL)
+		return hd_err_set(err, HD_ECONFLICT,
+		    "task %" PRId64 " changed while it was moved", id);
+	if ((rc = task_load_deps(st, t, err)) < 0 ||
+	    (rc = comment_insert(NULL, st, id, r->actor, r->comment, err)) < 0)
+		goto done;
+	data = json_pack("{s:s, s:s, s:s, s:s}", "from", r->from, "to", r->to,
+	    "by", r->actor, "status", t->status);
+	hd_events_append(st, "task_reassigned", t->team_id, t->id,
+	    event_agent(r->actor), data);
+	if (hd_board__reflect_on) { /* (5) */
+		memset(&c, 0, sizeof(c));
+		c.kind = HD_BOARD__REASSIGNED;
+		c.task = t;
+		c.actor = r->actor;
+		c.leader = leader;
+		c.prev_owner = r->from;
+		hd_board__reflect(st, &c);
+	}
+	r->moved.items[r->moved.n++] = *t; /* the row moves; its shell goes */
+	free(t);
+	t = NULL;
+done:
+	hd_task_free(t);
+	return rc;
+}
+
+static int
+board_reassign_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct board_reassign *r = payload;
+	int64_t *ids = NULL;
+	char *leader = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	hd_tasks_dispose(&r->moved); /* a retried transaction starts over */
+	if ((rc = hd_team_member_check(st, r->team, r->from, err)) < 0 ||
+	    (rc = hd_team_member_check(st, r->team, r->to, err)) < 0 ||
+	    (rc = actor_member(st, r->team, r->actor, err)) < 0 ||
+	    (rc = team_leader(&leader, st, r->team, err)) < 0 ||
+	    (rc = open_ids(&ids, &n, st, r->team, r->from, err)) < 0)
+		goto done;
+	if (n > 0 &&
+	    (r->moved.items = calloc(n, sizeof(*r->moved.items))) == NULL) {
+		rc = oom(err);
+		goto done;
+	}
+	for (i = 0; i < n && rc == 0; i++)
+		rc = reassign_one(r, st, ids[i], leader, err);
+done:
+	free(ids);
+	free(leader);
+	return rc;
+}
+
+int
+hd_board_reassign_open(hd_tasks *moved, hd_store *st, const char *team,
+    const char *from, const char *to, const char *actor, const char *note,
+    hd_err *err)
+{
+	struct board_reassign r;
+	hd_buf comment = HD_BUF_INIT(0);
+	int rc;
+
+	if (moved != NULL)
+		memset(moved, 0, sizeof(*moved));
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_slug_check("agent", from, err)) < 0 ||
+	    (rc = hd_slug_check("agent", to, err)) < 0 ||
+	    (rc = actor_check(actor, err)) < 0)
+		return rc;
+	if (strcmp(from, to) == 0)
+		return hd_err_set(err, HD_EINVAL,
+		    "cannot move tasks from %s to itself", from);
+	hd_buf_printf(&comment, "moved from %s to %s", from, to);
+	if (note != NULL && note[0] != '\0')
+		hd_buf_printf(&comment, ": %s", note);
+	if (hd_buf_failed(&comment))
+		return hd_buf_error(&comment, "task comment", err);
+	if ((rc = hd_text_check("task comment", hd_buf_cstr(&comment), 1,
+		 HD_TASK_COMMENT_MAX, err)) < 0)
+		goto done;
+	memset(&r, 0, sizeof(r));
+	r.team = team;
+	r.from = from;
+	r.to = to;
+	r.actor = is_user(actor) ? HD_BOARD_USER : actor;
+	r.comment = hd_buf_cstr(&comment);
+	if ((rc = hd_store_write(st, board_reassign_txn, &r, err)) < 0) {
+		hd_tasks_dispose(&r.moved);
+		goto done;
+	}
+	if (moved != NULL)
+		*moved = r.moved;
+	else
+		hd_tasks_dispose(&r.moved);
+done:
+	hd_buf_dispose(&comment);
+	return rc;
+}
+
 /* ---- dependencies and comments ----------------------------------------------
  */
 
@@ -1761,44 +1976,15 @@ static int
 board_comment_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
-	hd_task_comment *c = NULL;
-	sqlite3_stmt *s;
 	char *team = NULL;
-	int64_t now = hd_now_ms();
-	int rc, src;
+	int rc;
 
-	if ((rc = task_team(&team, st, b->id, err)) < 0 ||
-	    (rc = actor_member(st, team, b->actor, err)) < 0)
-		goto done;
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO task_comments(task_id, author, body, created_at)"
-		 " VALUES (?, ?, ?, ?)",
-		 err)) < 0)
-		goto done;
-	sqlite3_bind_int64(s, 1, b->id);
-	sqlite3_bind_text(s, 2, is_user(b->actor) ? HD_BOARD_USER : b->actor,
-	    -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, b->text, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, now);
-	src = sqlite3_step(s);
-	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
-	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->author = strdup(
-		 is_user(b->actor) ? HD_BOARD_USER : b->actor)) == NULL ||
-	    (c->body = strdup(b->text)) == NULL) {
-		rc = oom(err);
-		goto done;
-	}
-	c->id = sqlite3_last_insert_rowid(hd_store_db(st));
-	c->created_at = now;
-	b->comment = c;
-	c = NULL;
-done:
-	hd_task_comment_free(c);
+	hd_task_comment_free(b->comment); /* a retried transaction */
+	b->comment = NULL;
+	if ((rc = task_team(&team, st, b->id, err)) == 0 &&
+	    (rc = actor_member(st, team, b->actor, err)) == 0)
+		rc = comment_insert(&b->comment, st, b->id,
+		    is_user(b->actor) ? HD_BOARD_USER : b->actor, b->text, err);
 	free(team);
 	return rc;
 }

@@ -22,6 +22,7 @@ typedef enum {
 	HD_BOARD__CANCELLED,
 	HD_BOARD__RETRIED,
 	HD_BOARD__LINKED,
+	HD_BOARD__REASSIGNED,
 } hd_board__kind;
 
 typedef struct hd_board__change {
@@ -32,7 +33,8 @@ typedef struct hd_board__change {
 	const char *text;        /* result (completed) or reason (failed) */
 	int64_t dep_id;          /* linked: the task now depended on */
 	const char *dep_subject; /* linked: its subject */
-	const char *prev_owner;  /* moved: the owner before, or NULL */
+	const char *prev_owner;  /* moved, reassigned: the owner before, or
+				    NULL */
 	const int64_t *ready;    /* completed: the tasks it made ready,
 				    ascending (none: NULL, 0) */
 	size_t nready;

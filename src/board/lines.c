@@ -15,6 +15,8 @@
  *        cancelled  Task #5 "Write docs" cancelled by manager.
  *        retried    Task #5 "Write docs" reopened by manager.
  *        linked     Task #6 "Ship" now depends on #5 "Write docs".
+ *        reassigned Task #5 "Write docs" moved from coder to coder-2 by
+ *                   manager.
  *      "by" names the actor: an agent id, or "user".
  *  (2) The leader hears of a completion or failure by a member (not the
  *      leader, not a user): `Task #5 "W" completed by coder: <result>` or
@@ -108,6 +110,10 @@ hd_board__room_line(hd_buf *b, const hd_board__change *c)
 		/* "Task #6 "Ship" now depends on #5 "Write docs"." */
 		hd_buf_printf(b, "now depends on #%" PRId64 " \"%s\".",
 		    c->dep_id, c->dep_subject);
+		break;
+	case HD_BOARD__REASSIGNED:
+		hd_buf_printf(b, "moved from %s to %s by %s.", c->prev_owner,
+		    t->owner, c->actor);
 		break;
 	}
 }

@@ -94,7 +94,7 @@ reflect_activity(hd_store *st, const hd_board__change *c, hd_err *err)
 
 	if ((rc = reflect_begin(st, err)) < 0)
 		return rc;
-	if (strcmp(c->actor, HD_BOARD_USER) != 0)
+	if (c->actor != NULL && strcmp(c->actor, HD_BOARD_USER) != 0)
 		rc = hd_agent_touch(st, team, c->actor, err);
 	if (rc == 0 && c->prev_owner != NULL)
 		rc = hd_activity_settle(st, team, c->prev_owner, err);

@@ -1,7 +1,7 @@
 /*
- * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|set-status|
- *                 reset-session|run|wake|park|unpark` (the last three
- *                 in cmd-autorun.c).
+ * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|replace|
+ *                 set-status|reset-session|run|wake|park|unpark` (the
+ *                 last three in cmd-autorun.c).
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -105,6 +105,36 @@ cmd_agent_list(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
+/* "manager -> researcher -> scout": who spawned whom, down to a, as far
+ * up as the spawners are still there. */
+static void
+print_spawn_chain(hd_store *st, const hd_agent *a)
+{
+	char *names[HD_TEAM_SPAWN_DEPTH_MAX + 2];
+	hd_agent *up = NULL;
+	hd_err err = HD_ERR_INIT;
+	const int max = (int)(sizeof(names) / sizeof(names[0]));
+	int n = 0, i;
+
+	names[n++] = strdup(a->id);
+	if (a->spawned_by != NULL)
+		names[n++] = strdup(a->spawned_by);
+	while (n > 1 && n < max && names[n - 1] != NULL &&
+	    hd_agent_get(&up, st, names[n - 1], &err) == 0) {
+		if (up->spawned_by == NULL) {
+			hd_agent_free(up);
+			break;
+		}
+		names[n++] = strdup(up->spawned_by);
+		hd_agent_free(up);
+	}
+	for (i = n - 1; i >= 0; i--)
+		printf("%s%s", names[i] != NULL ? names[i] : "?",
+		    i > 0 ? " -> " : "");
+	for (i = 0; i < n; i++)
+		free(names[i]);
+}
+
 static int
 cmd_agent_show(hd_cli *c)
 {
@@ -135,6 +165,12 @@ cmd_agent_show(hd_cli *c)
 			: "");
 		printf("  config:    %s\n", cfg ? cfg : "{}");
 		printf("  status:    %s\n", a->status);
+		if (a->spawned_by != NULL) {
+			printf("  spawned:   by %s, depth %d (", a->spawned_by,
+			    a->spawn_depth);
+			print_spawn_chain(st, a);
+			printf(")\n");
+		}
 		printf("  created:   %s\n", when);
 		free(cfg);
 	}
@@ -174,6 +210,7 @@ cmd_agent_spawn(hd_cli *c)
 	spec.runtime = hd_cli_opt_str(c, "runtime");
 	spec.task = hd_cli_opt_str(c, "task");
 	spec.caller = hd_cli_opt_str(c, "as");
+	spec.model = hd_cli_opt_str(c, "model");
 	if ((rc = agent_config_opt(c, &cfg)) != 0)
 		return rc;
 	rc = HD_EXIT_FAIL;
@@ -189,13 +226,75 @@ cmd_agent_spawn(hd_cli *c)
 		hd_cli_json(hd_agent_to_json(a));
 	else
 		printf(
-		    "spawned agent %s in team %s (runtime %s, spawned by %s, "
-		    "session %s); its first message is waiting\n",
+		    "spawned agent %s in team %s (runtime %s, spawned by %s "
+		    "at depth %d, session %s); its first message is waiting\n",
 		    a->id, a->team_id, a->runtime,
-		    a->spawned_by ? a->spawned_by : "nobody", a->session_key);
+		    a->spawned_by ? a->spawned_by : "nobody", a->spawn_depth,
+		    a->session_key);
 	rc = HD_EXIT_OK;
 done:
 	json_decref(cfg);
+	hd_agent_free(a);
+	return rc;
+}
+
+static int
+cmd_agent_replace(hd_cli *c)
+{
+	hd_spawn_spec spec = {0};
+	hd_agent *a = NULL;
+	hd_tasks moved = {0};
+	hd_store *st;
+	json_t *cfg = NULL, *o, *arr;
+	size_t i;
+	int rc = HD_EXIT_FAIL;
+
+	spec.team = c->argv[0];
+	spec.replaces = c->argv[1];
+	spec.id = c->argv[2];
+	spec.name = hd_cli_opt_str(c, "name");
+	spec.role = hd_cli_opt_str(c, "role");
+	spec.runtime = hd_cli_opt_str(c, "runtime");
+	spec.model = hd_cli_opt_str(c, "model");
+	spec.task = hd_cli_opt_str(c, "task");
+	spec.caller = hd_cli_opt_str(c, "as");
+	if ((rc = agent_config_opt(c, &cfg)) != 0)
+		return rc;
+	rc = HD_EXIT_FAIL;
+	spec.runtime_config = cfg;
+	spec.check = hd_runtime_check_config;
+	if (hd_cli_store(c, &st) != 0)
+		goto done;
+	if (hd_team_replace(&a, &moved, st, &spec, &c->err) < 0) {
+		rc = hd_cli_fail(c);
+		goto done;
+	}
+	if (c->json) {
+		o = json_pack("{s:o, s:s}", "agent", hd_agent_to_json(a),
+		    "replaced", spec.replaces);
+		arr = json_array();
+		for (i = 0; i < moved.n; i++)
+			json_array_append_new(
+			    arr, hd_task_to_json(&moved.items[i]));
+		json_object_set_new(o, "took_over", arr);
+		hd_cli_json(o);
+	} else {
+		printf("%s replaces %s: ", a->id, spec.replaces);
+		if (moved.n == 0)
+			printf("no unfinished tasks to take over\n");
+		for (i = 0; i < moved.n; i++)
+			printf("%s#%lld \"%s\"%s", i ? ", " : "took over ",
+			    (long long)moved.items[i].id,
+			    moved.items[i].subject,
+			    i + 1 < moved.n ? "" : "\n");
+		printf("%s is shut down; %s (runtime %s, depth %d) has its "
+		       "first message waiting\n",
+		    spec.replaces, a->id, a->runtime, a->spawn_depth);
+	}
+	rc = HD_EXIT_OK;
+done:
+	json_decref(cfg);
+	hd_tasks_dispose(&moved);
 	hd_agent_free(a);
 	return rc;
 }
@@ -379,6 +478,25 @@ static const hd_cli_opt agent_spawn_opts[] = {
     {"role", 0, "TEXT", "free text, e.g. reviewer", 0},
     {"runtime", 0, "NAME", "scripted (default), exec, claude-code or codex", 0},
     {"config", 0, "JSON", "the runtime's configuration object", 0},
+    {"model", 0, "MODEL", "the model it runs (sets the config's \"model\")",
+	0},
+    {NULL, 0, NULL, NULL, 0},
+};
+
+static const hd_cli_opt agent_replace_opts[] = {
+    {"as", 0, "AGENT", "the leader replacing it (default: a user)", 0},
+    {"task", 0, "TEXT",
+	"what to do first (the tasks taken over are listed after it)", 0},
+    {"name", 0, "TEXT", "display name (default: the id)", 0},
+    {"role", 0, "TEXT", "its role (default: the replaced member's)", 0},
+    {"runtime", 0, "NAME", "its runtime (default: the replaced member's)",
+	0},
+    {"config", 0, "JSON",
+	"the runtime's configuration object (default: the replaced "
+	"member's, for the same runtime)",
+	0},
+    {"model", 0, "MODEL", "the model it runs (sets the config's \"model\")",
+	0},
     {NULL, 0, NULL, NULL, 0},
 };
 
@@ -422,7 +540,19 @@ static const hd_cli_cmd agent_subs[] = {
 	agent_spawn_opts, cmd_agent_spawn, NULL,
 	"The new agent gets session key agent:NAME:teammate:<uuid> and a "
 	"first message\nin its mailbox (--task, or \"Join team TEAM as "
-	"NAME\")."},
+	"NAME\"). It is one level deeper than\nthe member spawning it (1 "
+	"when no --as); past the team's limit (huddle team\nupdate "
+	"--max-spawn-depth) the spawn is refused."},
+    {"replace", "TEAM OLD NEW",
+	"Spawn NEW to take over a failed member's unfinished tasks", 3, 3,
+	agent_replace_opts, cmd_agent_replace, NULL,
+	"In one transaction: NEW is spawned as 'agent spawn' spawns it, with "
+	"OLD's role,\nruntime and config unless given; every task OLD has "
+	"claimed or in progress\nmoves to NEW (same status, a comment saying "
+	"why); OLD is shut down (replaced\nby NEW); NEW's first message lists "
+	"the tasks it took over. Only the leader\n(--as) or a user replaces, "
+	"and never the leader.\nExample: huddle agent replace dev coder "
+	"coder-2 --as manager --model sonnet"},
     {"set-status", "AGENT STATUS", "Set an agent's status", 2, 2, NULL,
 	cmd_agent_set_status, NULL,
 	"STATUS is idle, working, shutdown_requested, shutdown or error."},
@@ -455,6 +585,6 @@ static const hd_cli_cmd agent_subs[] = {
 
 const hd_cli_cmd hd_cli_cmd_agent = {
     .name = "agent",
-    .summary = "Add, list, show, remove, spawn and try agents",
+    .summary = "Add, list, show, remove, spawn, replace and try agents",
     .subs = agent_subs,
 };

@@ -13,6 +13,7 @@ cmd_send(hd_cli *c)
 	hd_store *st;
 	int approve = hd_cli_flag(c, "approve");
 	int refuse = hd_cli_flag(c, "refuse");
+	int answer;
 
 	spec.team = hd_cli_opt_str(c, "team");
 	spec.from = hd_cli_opt_str(c, "from");
@@ -22,19 +23,33 @@ cmd_send(hd_cli *c)
 	spec.request_id = hd_cli_opt_str(c, "request-id");
 	spec.reason = hd_cli_opt_str(c, "reason");
 	spec.content = c->argv[0];
-	if (spec.team == NULL || spec.from == NULL || spec.to == NULL)
-		return hd_cli_usage(c, "'send' needs --team, --from and --to");
 	if (approve && refuse)
 		return hd_cli_usage(c,
 		    "--approve and --refuse cannot go together");
 	spec.approve = approve ? 1 : refuse ? 0 : -1;
 	if (spec.type == NULL && spec.approve >= 0)
 		spec.type = "shutdown_response"; /* what else would it answer */
+	answer = spec.type != NULL &&
+		 strcmp(spec.type, "shutdown_response") == 0;
+	if (spec.team == NULL || spec.from == NULL ||
+	    (spec.to == NULL && !answer))
+		return hd_cli_usage(c, "'send' needs --team, --from and --to "
+				       "(--to is optional for a "
+				       "shutdown_response)");
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_mailbox_send(&m, st, &spec, &c->err) < 0)
+	if ((answer ? hd_shutdown_answer(&m, st, &spec, &c->err)
+		    : hd_mailbox_send(&m, st, &spec, &c->err)) < 0)
 		return hd_cli_fail(c);
-	if (c->json)
+	if (m == NULL) { /* a team without a leader: recorded, not sent */
+		if (c->json)
+			hd_cli_json(json_pack("{s:s, s:n}", "answered",
+			    spec.request_id, "sent"));
+		else
+			printf("answered %s as %s (the team has no leader to "
+			       "tell)\n",
+			    spec.request_id, spec.from);
+	} else if (c->json)
 		hd_cli_json(hd_message_to_json(m));
 	else
 		printf("sent %s #%lld from %s to %s\n", m->type,
@@ -46,7 +61,8 @@ cmd_send(hd_cli *c)
 static const hd_cli_opt send_opts[] = {
 	{"team", 't', "TEAM", "the team both agents belong to", 0},
 	{"from", 0, "AGENT", "the sender", 0},
-	{"to", 0, "AGENT", "the recipient", 0},
+	{"to", 0, "AGENT",
+	    "the recipient (a shutdown_response: default whoever asked)", 0},
 	{"type", 0, "TYPE",
 	    "message (default), broadcast, shutdown_request, "
 	    "shutdown_response, idle, task_update or mention",
@@ -76,5 +92,7 @@ const hd_cli_cmd hd_cli_cmd_send = {
 		   "'tests pass'\n"
 		   "A shutdown_response (--type shutdown_response --request-id "
 		   "ID --approve,\nor --refuse --reason R) answers a pending "
-		   "team shutdown; so does\n'huddle shutdown-response'.",
+		   "team shutdown, or a shutdown_request\nsent one to one; "
+		   "without --to it goes to whoever asked. So does\n'huddle "
+		   "shutdown-response'.",
 };

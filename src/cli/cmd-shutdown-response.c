@@ -1,8 +1,10 @@
 /*
  * cmd-shutdown-response.c -- `huddle shutdown-response`: answer a pending
- * team shutdown as one of the members asked. Also holds the one-line
+ * team shutdown as one of the members asked, or a shutdown_request sent
+ * one to one; the answer goes to whoever asked. Also holds the one-line
  * description of a shutdown request that `team shutdown` prints too.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -60,6 +62,7 @@ cmd_shutdown_response(hd_cli *c)
 {
 	hd_shutdown *s = NULL;
 	hd_store *st;
+	char *asker = NULL;
 	const char *team = hd_cli_opt_str(c, "team");
 	const char *agent = hd_cli_opt_str(c, "as");
 	const char *rid = hd_cli_opt_str(c, "request-id");
@@ -77,22 +80,33 @@ cmd_shutdown_response(hd_cli *c)
 		return hd_cli_usage(c, "--refuse needs --reason");
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_shutdown_respond(&s, st, team, agent, rid, approve, reason,
-		&c->err) < 0)
+	if (hd_shutdown_requester(&asker, st, team, agent, rid, &c->err) < 0 ||
+	    hd_shutdown_respond(&s, st, team, agent, rid, approve, reason,
+		&c->err) < 0) {
+		free(asker);
 		return hd_cli_fail(c);
+	}
 	if (c->json)
-		hd_cli_json(hd_shutdown_to_json(s));
-	else {
+		/* a one-to-one request has no team record: the answer */
+		hd_cli_json(s != NULL ? hd_shutdown_to_json(s)
+				      : json_pack("{s:s, s:s, s:s?, s:b}",
+					    "request_id", rid, "by", agent,
+					    "to", asker, "approve", approve));
+	else if (s != NULL) {
 		printf("%s %s as %s\n", approve ? "approved" : "refused", rid,
 		    agent);
 		hd_cli_shutdown_describe(stdout, s);
-	}
+	} else
+		printf("%s %s as %s; the answer went to %s\n",
+		    approve ? "approved" : "refused", rid, agent,
+		    asker != NULL ? asker : "nobody");
+	free(asker);
 	hd_shutdown_free(s);
 	return HD_EXIT_OK;
 }
 
 static const hd_cli_opt shutdown_response_opts[] = {
-	{"team", 't', "TEAM", "the team shutting down", 0},
+	{"team", 't', "TEAM", "the team of the request", 0},
 	{"as", 0, "AGENT", "the member answering", 0},
 	{"request-id", 0, "ID", "the request answered (shutdown-...)", 0},
 	{"approve", 0, NULL, "agree to shut down", 0},
@@ -104,10 +118,12 @@ static const hd_cli_opt shutdown_response_opts[] = {
 
 const hd_cli_cmd hd_cli_cmd_shutdown_response = {
 	.name = "shutdown-response",
-	.summary = "Answer a team shutdown request as a member",
+	.summary = "Answer a shutdown request as a member",
 	.max_args = 0,
 	.opts = shutdown_response_opts,
 	.fn = cmd_shutdown_response,
-	.details = "The answer goes to the leader's mailbox as a "
-		   "shutdown_response message.",
+	.details = "The answer goes to whoever asked (the leader, for a "
+		   "team shutdown; the\nsender of a shutdown_request sent one "
+		   "to one) as a shutdown_response\nmessage. Approving a "
+		   "one-to-one request shuts the member down.",
 };

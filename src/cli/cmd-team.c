@@ -124,6 +124,7 @@ cmd_team_show(hd_cli *c)
 		printf("  created:      %s\n", when);
 		printf("  max messages: %lld per conversation\n",
 		    (long long)max);
+		printf("  spawn depth:  at most %d\n", t->max_spawn_depth);
 		printf("  agents (%zu):\n", al.n);
 		if (al.n > 0)
 			print_agents(&al, "    ");
@@ -142,7 +143,7 @@ cmd_team_update(hd_cli *c)
 	hd_autorun_spec ar;
 	hd_team *t = NULL;
 	hd_store *st;
-	int64_t max = 0;
+	int64_t max = 0, depth = 0;
 	int rc, autorun = 0;
 
 	spec.id = c->argv[0];
@@ -160,13 +161,18 @@ cmd_team_update(hd_cli *c)
 	if ((rc = hd_cli_opt_int(c, "max-messages", 1,
 		 HD_CONVERSATION_MAX_MESSAGES_LIMIT, &max)) != 0)
 		return rc;
+	if ((rc = hd_cli_opt_int(c, "max-spawn-depth", 1,
+		 HD_TEAM_SPAWN_DEPTH_MAX, &depth)) != 0)
+		return rc;
+	spec.max_spawn_depth = (int)depth;
 	if ((rc = hd_cli_autorun_opts(c, &ar, &autorun)) != 0)
 		return rc;
 	if (!spec.name && !spec.description && !spec.icon && !spec.color &&
-	    !spec.leader && max == 0 && !autorun)
+	    !spec.leader && max == 0 && depth == 0 && !autorun)
 		return hd_cli_usage(c, "nothing to update: pass --name, "
 				       "--description, --icon, --color, "
-				       "--leader, --max-messages or --autorun");
+				       "--leader, --max-messages, "
+				       "--max-spawn-depth or --autorun");
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
 	if (autorun && hd_autorun_set(NULL, st, spec.id, &ar, &c->err) < 0)
@@ -175,7 +181,7 @@ cmd_team_update(hd_cli *c)
 	    hd_conversation_set_max_messages(st, spec.id, max, &c->err) < 0)
 		return hd_cli_fail(c);
 	if ((spec.name || spec.description || spec.icon || spec.color ||
-		spec.leader)
+		spec.leader || spec.max_spawn_depth)
 		? hd_team_update(&t, st, &spec, &c->err) < 0
 		: hd_team_get(&t, st, spec.id, &c->err) < 0)
 		return hd_cli_fail(c);
@@ -310,6 +316,8 @@ static const hd_cli_opt team_update_opts[] = {
 	    "a conversation stops routing mentions after N replies (1-1000; "
 	    "default 15)",
 	    0},
+	{"max-spawn-depth", 0, "N",
+	    "how deep a chain of spawns may go (1-100; default 5)", 0},
 	{"autorun", 0, "on|off",
 	    "'huddle serve' runs the team's agents when they have work", 0},
 	{"turns-per-hour", 0, "N",
@@ -343,7 +351,8 @@ static const hd_cli_cmd team_subs[] = {
 	{"show", "TEAM", "Show a team and its agents", 1, 1, NULL,
 	    cmd_team_show, NULL, NULL},
 	{"update", "TEAM",
-	    "Change a team's name, description, leader, loop guard or autorun",
+	    "Change a team's name, description, leader, loop guard, spawn "
+	    "depth or autorun",
 	    1, 1, team_update_opts, cmd_team_update, NULL, NULL},
 	{"rm", "TEAM", "Remove a team and its agents", 1, 1, team_rm_opts,
 	    cmd_team_rm, NULL,

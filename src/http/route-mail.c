@@ -29,6 +29,18 @@ check_strings(hd_http_req *r, json_t *body, const char *const *keys)
 	return 0;
 }
 
+/* 1 when key is one of keys. */
+static int
+str_in(const char *const *keys, const char *key)
+{
+	size_t i;
+
+	for (i = 0; keys[i] != NULL; i++)
+		if (strcmp(keys[i], key) == 0)
+			return 1;
+	return 0;
+}
+
 static int
 route_send(hd_http_req *r)
 {
@@ -39,6 +51,7 @@ route_send(hd_http_req *r)
 	hd_err err = HD_ERR_INIT;
 	json_t *body, *approve;
 	size_t n;
+	int answer;
 
 	if ((body = hd_http_body_object(r)) == NULL)
 		return 0;
@@ -71,16 +84,20 @@ route_send(hd_http_req *r)
 			    (json_int_t)n));
 		goto done;
 	}
-	if (spec.to == NULL) {
+	answer = spec.type != NULL &&
+		 strcmp(spec.type, "shutdown_response") == 0;
+	if (spec.to == NULL && !answer) {
 		hd_http_error(r, 400, "\"to\" is required unless type is "
-				      "broadcast");
+				      "broadcast or shutdown_response");
 		goto done;
 	}
-	if (hd_mailbox_send(&m, r->st, &spec, &err) < 0)
+	/* an answer without "to" goes to whoever asked */
+	if ((answer ? hd_shutdown_answer(&m, r->st, &spec, &err)
+		    : hd_mailbox_send(&m, r->st, &spec, &err)) < 0)
 		hd_http_fail(r, &err);
 	else
 		hd_http_json(r, 201, json_pack("{s:o}", "message",
-		    hd_message_to_json(m)));
+		    m != NULL ? hd_message_to_json(m) : json_null()));
 done:
 	hd_message_free(m);
 	json_decref(body);
@@ -187,16 +204,28 @@ static int
 route_spawn(hd_http_req *r)
 {
 	static const char *const keys[] = {"name", "as", "role", "runtime",
-	    "task", NULL};
+	    "model", "task", "replaces", NULL};
 	hd_spawn_spec spec;
 	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT;
-	json_t *body;
+	const char *key;
+	json_t *body, *v;
 
 	if ((body = hd_http_body_object(r)) == NULL)
 		return 0;
 	if (check_strings(r, body, keys) < 0)
 		goto done;
+	json_object_foreach (body, key, v) {
+		/* a misspelt field is refused, never dropped */
+		if (strcmp(key, "runtime_config") != 0 &&
+		    !str_in(keys, key)) {
+			hd_http_error(r, 400,
+			    "unknown field \"%.64s\": use name, as, task, "
+			    "role, runtime, runtime_config, model or replaces",
+			    key);
+			goto done;
+		}
+	}
 	memset(&spec, 0, sizeof(spec));
 	spec.team = r->params[0];
 	spec.id = body_str(body, "name");
@@ -204,6 +233,8 @@ route_spawn(hd_http_req *r)
 	spec.role = body_str(body, "role");
 	spec.runtime = body_str(body, "runtime");
 	spec.runtime_config = json_object_get(body, "runtime_config");
+	spec.model = body_str(body, "model");
+	spec.replaces = body_str(body, "replaces");
 	spec.check = hd_runtime_check_config;
 	spec.task = body_str(body, "task");
 	if (spec.id == NULL)

@@ -394,6 +394,34 @@ hd_mailbox_broadcast(
 	return rc;
 }
 
+int
+hd_mailbox__request_sender(char **out, hd_store *st, const char *team,
+    const char *to, const char *request_id, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	*out = NULL;
+	/* messages_request finds the request's few rows; the newest wins */
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT from_agent FROM messages WHERE request_id = ?1"
+		 " AND type = 'shutdown_request' AND team_id = ?2"
+		 " AND to_agent = ?3 ORDER BY id DESC LIMIT 1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, request_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, to, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	if (src == SQLITE_ROW) {
+		if ((*out = hd_store_col_dup(s, 0)) == NULL)
+			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+	} else if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
 #define MSG_COLS                                                               \
 	"id, team_id, from_agent, to_agent, type, content, summary,"           \
 	" request_id, approve, reason, conversation_id, created_at,"           \

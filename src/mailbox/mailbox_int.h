@@ -27,6 +27,15 @@ int hd_mailbox__send(hd_message **out, hd_store *st,
 int hd_mailbox__check_content(const char *content, hd_err *err);
 
 /*
+ * The sender of the newest shutdown_request in team with request_id that
+ * was sent to `to` (a request sent one to one, SPEC 6), into *out
+ * (malloc'd), or *out NULL when there is none. Read-only; works inside a
+ * caller's transaction.
+ */
+int hd_mailbox__request_sender(char **out, hd_store *st, const char *team,
+    const char *to, const char *request_id, hd_err *err);
+
+/*
  * The shutdown protocol's reaction to a message just stored (inside the
  * sending transaction): a shutdown_response answers the team's pending
  * request, an idle message from a member asked counts as approval. Other

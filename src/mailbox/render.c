@@ -137,15 +137,15 @@ put_ago(hd_buf *b, int64_t ms)
 	}
 }
 
-/* What a member is doing: its status, why when in error, what it holds,
- * when it last acted. */
+/* What a member is doing: its status and why (an error's reason, a
+ * replacement's), what it holds, when it last acted. */
 static void
 put_doing(hd_buf *b, const hd_team_snapshot *s, const hd_agent *a)
 {
 	size_t i, n = 0;
 
 	hd_buf_puts(b, a->status);
-	if (a->status_reason != NULL && strcmp(a->status, "error") == 0) {
+	if (a->status_reason != NULL) {
 		hd_buf_puts(b, ": ");
 		hd_buf_puts(b, a->status_reason);
 	}

@@ -21,11 +21,22 @@
  *      back to `active` and the members still asked back to what their
  *      work says: `working` while in a turn or holding a started task,
  *      else `idle` (activity.h).
- *  (6) A member asked that has nothing left to do (its turn ended, its
+ *  (6) An answer goes to whoever asked (hd_shutdown_requester): the
+ *      team request's leader, or the sender of a shutdown_request sent
+ *      one to one with that request_id -- found inside the transaction
+ *      that sends the answer.
+ *  (7) A shutdown_request sent one to one (any member to another, with a
+ *      request_id of its own) is no team shutdown: it has no record and
+ *      no timeout. Its answer is an ordinary shutdown_response to the
+ *      asker, and an approval sets the member who approved `shutdown`.
+ *      A response naming a request that is neither the team's nor one
+ *      sent to its sender is refused.
+ *  (8) A member asked that has nothing left to do (its turn ended, its
  *      started tasks finished) approves by going idle: activity.c sends
  *      its idle message, which approves here like any other.
  * Callers: mailbox.c (hd_shutdown__on_message), state.c (expiry before a
- * read), the CLI (team shutdown, shutdown-response); later MCP/HTTP.
+ * read), the CLI (team shutdown, shutdown-response, send), the MCP tools
+ * (team_shutdown, send_message) and the REST shutdown route.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,6 +469,31 @@ done:
 	return rc;
 }
 
+/* (7): a shutdown_response m answering a shutdown_request sent to its
+ * sender alone; approving shuts the sender down. `no shutdown request
+ * "x" in team dev` when no such request was sent to it. */
+static int
+one_to_one(hd_store *st, const hd_message *m, hd_err *err)
+{
+	char *by = NULL;
+	int rc;
+
+	if (m->request_id != NULL &&
+	    (rc = hd_mailbox__request_sender(
+		 &by, st, m->team_id, m->from_agent, m->request_id, err)) < 0)
+		return rc;
+	if (by == NULL)
+		return hd_err_set(err, HD_ENOTFOUND,
+		    "no shutdown request \"%.128s\" in team %s",
+		    m->request_id ? m->request_id : "", m->team_id);
+	free(by);
+	if (m->approve != 1)
+		return 0;
+	hd_events_append(st, "shutdown_approved", m->team_id, 0, m->from_agent,
+	    json_pack("{s:s}", "request_id", m->request_id));
+	return hd_agent_set_status(st, m->from_agent, "shutdown", err);
+}
+
 int
 hd_shutdown__on_message(hd_store *st, const hd_message *m, hd_err *err)
 {
@@ -473,9 +509,8 @@ hd_shutdown__on_message(hd_store *st, const hd_message *m, hd_err *err)
 		return rc;
 	if (response && (s == NULL || m->request_id == NULL ||
 			    strcmp(s->request_id, m->request_id) != 0)) {
-		rc = hd_err_set(err, HD_ENOTFOUND,
-		    "no shutdown request \"%.128s\" in team %s",
-		    m->request_id ? m->request_id : "", m->team_id);
+		/* not the team's: a request sent to this member alone (7) */
+		rc = one_to_one(st, m, err);
 		goto done;
 	}
 	/* An answer to a request that ended, or from a member not (or no
@@ -682,20 +717,165 @@ hd_shutdown_get(hd_shutdown **out, hd_store *st, const char *team, hd_err *err)
 	return sd_load(out, st, team, err);
 }
 
-struct respond_ctx {
-	hd_message m; /* a view: the answer as if it were a message */
+/* Who asked request_id of agent in team, inside a transaction: *team_req
+ * says it is the team's request (whose asker may be nobody). */
+static int
+requester_find(char **out, int *team_req, hd_store *st, const char *team,
+    const char *agent, const char *request_id, hd_err *err)
+{
+	hd_shutdown *s = NULL;
+	int rc;
+
+	*out = NULL;
+	*team_req = 0;
+	if ((rc = sd_load(&s, st, team, err)) < 0)
+		return rc;
+	if (s != NULL && strcmp(s->request_id, request_id) == 0) {
+		*team_req = 1;
+		if (s->requested_by != NULL &&
+		    (*out = strdup(s->requested_by)) == NULL)
+			rc = oom(err);
+	} else if ((rc = hd_mailbox__request_sender(
+			out, st, team, agent, request_id, err)) == 0 &&
+		   *out == NULL)
+		rc = hd_err_set(err, HD_ENOTFOUND,
+		    "no shutdown request \"%.128s\" in team %s", request_id,
+		    team);
+	hd_shutdown_free(s);
+	return rc;
+}
+
+struct requester_ctx {
+	const char *team;
+	const char *agent;
+	const char *request_id;
+	char *out;
 };
 
 static int
-respond_txn(hd_store *st, void *payload, hd_err *err)
+requester_txn(hd_store *st, void *payload, hd_err *err)
 {
-	struct respond_ctx *c = payload;
+	struct requester_ctx *c = payload;
+	int team_req;
+
+	free(c->out);
+	return requester_find(
+	    &c->out, &team_req, st, c->team, c->agent, c->request_id, err);
+}
+
+int
+hd_shutdown_requester(char **out, hd_store *st, const char *team,
+    const char *agent, const char *request_id, hd_err *err)
+{
+	struct requester_ctx c = {team, agent, request_id, NULL};
 	int rc;
 
-	if ((rc = hd_team_member_check(
-		 st, c->m.team_id, c->m.from_agent, err)) < 0)
+	*out = NULL;
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_slug_check("agent", agent, err)) < 0)
 		return rc;
-	return hd_shutdown__on_message(st, &c->m, err);
+	if (request_id == NULL || request_id[0] == '\0')
+		return hd_err_set(
+		    err, HD_EINVAL, "shutdown_response needs a request_id");
+	if ((rc = hd_store_read(st, requester_txn, &c, err)) < 0) {
+		free(c.out);
+		return rc;
+	}
+	*out = c.out;
+	return 0;
+}
+
+struct answer_ctx {
+	const hd_message_spec *spec;
+	hd_message *out;
+};
+
+/* (6): find the asker and send the answer to it, or record the answer
+ * when the team's request had nobody to tell. */
+static int
+answer_txn(hd_store *st, void *payload, hd_err *err)
+{
+	struct answer_ctx *c = payload;
+	const hd_message_spec *spec = c->spec;
+	hd_message_spec ms = *spec;
+	hd_message view;
+	char *to = NULL;
+	int rc, team_req;
+
+	hd_message_free(c->out); /* a retried transaction starts over */
+	c->out = NULL;
+	if ((rc = hd_team_member_check(st, spec->team, spec->from, err)) < 0 ||
+	    (rc = hd_shutdown__expire_txn(st, spec->team, err)) < 0 ||
+	    (rc = requester_find(&to, &team_req, st, spec->team, spec->from,
+		 spec->request_id, err)) < 0)
+		goto done;
+	if (to != NULL) {
+		ms.to = to;
+		ms.type = "shutdown_response";
+		rc = hd_mailbox_send(&c->out, st, &ms, err);
+		goto done;
+	}
+	/* the team's request, made without a leader: record it directly */
+	memset(&view, 0, sizeof(view));
+	view.team_id = (char *)spec->team;
+	view.from_agent = (char *)spec->from;
+	view.type = "shutdown_response";
+	view.content = (char *)spec->content;
+	view.request_id = (char *)spec->request_id;
+	view.approve = spec->approve;
+	view.reason = (char *)spec->reason;
+	rc = hd_shutdown__on_message(st, &view, err);
+done:
+	free(to);
+	return rc;
+}
+
+int
+hd_shutdown_answer(hd_message **out, hd_store *st,
+    const hd_message_spec *spec, hd_err *err)
+{
+	struct answer_ctx c = {spec, NULL};
+	hd_message_spec ms;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (spec->type != NULL && strcmp(spec->type, "shutdown_response") != 0)
+		return hd_err_set(err, HD_EINVAL,
+		    "only a shutdown_response finds its own recipient, not a "
+		    "%.64s",
+		    spec->type);
+	if (spec->to != NULL) {
+		ms = *spec;
+		ms.type = "shutdown_response";
+		return hd_mailbox_send(out, st, &ms, err);
+	}
+	/* what the send would check, before looking anyone up */
+	if (spec->team == NULL || spec->from == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "a shutdown_response needs a team and a sender");
+	if ((rc = hd_slug_check("team", spec->team, err)) < 0 ||
+	    (rc = hd_slug_check("agent", spec->from, err)) < 0 ||
+	    (rc = hd_mailbox__check_content(spec->content, err)) < 0)
+		return rc;
+	if (spec->request_id == NULL || spec->request_id[0] == '\0')
+		return hd_err_set(
+		    err, HD_EINVAL, "shutdown_response needs a request_id");
+	if (spec->approve != 0 && spec->approve != 1)
+		return hd_err_set(err, HD_EINVAL,
+		    "shutdown_response needs approve (true or false)");
+	if (!spec->approve && (spec->reason == NULL || spec->reason[0] == '\0'))
+		return hd_err_set(
+		    err, HD_EINVAL, "a refused shutdown needs a reason");
+	if ((rc = hd_store_write(st, answer_txn, &c, err)) < 0) {
+		hd_message_free(c.out);
+		return rc;
+	}
+	if (out != NULL)
+		*out = c.out;
+	else
+		hd_message_free(c.out);
+	return 0;
 }
 
 int
@@ -703,7 +883,6 @@ hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
     const char *agent, const char *request_id, int approve, const char *reason,
     hd_err *err)
 {
-	struct respond_ctx c;
 	hd_message_spec ms;
 	hd_shutdown *s = NULL;
 	hd_buf text = HD_BUF_INIT(HD_MESSAGE_MAX);
@@ -723,14 +902,8 @@ hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
 	if (!approve && (reason == NULL || reason[0] == '\0'))
 		return hd_err_set(
 		    err, HD_EINVAL, "a refused shutdown needs a reason");
-	if ((rc = hd_shutdown_get(&s, st, team, err)) < 0)
-		goto done;
-	if (s == NULL || strcmp(s->request_id, request_id) != 0) {
-		rc = hd_err_set(err, HD_ENOTFOUND,
-		    "no shutdown request \"%.128s\" in team %s", request_id,
-		    team);
-		goto done;
-	}
+	if ((rc = hd_team_exists(st, team, err)) < 0)
+		return rc;
 	if (approve)
 		hd_buf_printf(
 		    &text, "Approved shutdown request %s", request_id);
@@ -741,33 +914,23 @@ hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
 		rc = hd_buf_error(&text, "message", err);
 		goto done;
 	}
-	if (s->requested_by != NULL) {
-		/* the answer travels as a message; mailbox.c drives us */
-		memset(&ms, 0, sizeof(ms));
-		ms.team = team;
-		ms.from = agent;
-		ms.to = s->requested_by;
-		ms.type = "shutdown_response";
-		ms.content = hd_buf_cstr(&text);
-		ms.request_id = request_id;
-		ms.approve = approve;
-		ms.reason = approve ? NULL : reason;
-		rc = hd_mailbox_send(NULL, st, &ms, err);
-	} else {
-		/* nobody to tell: record the answer directly */
-		memset(&c, 0, sizeof(c));
-		c.m.team_id = (char *)team;
-		c.m.from_agent = (char *)agent;
-		c.m.type = "shutdown_response";
-		c.m.content = (char *)hd_buf_cstr(&text);
-		c.m.request_id = (char *)request_id;
-		c.m.approve = approve;
-		c.m.reason = approve ? NULL : (char *)reason;
-		rc = hd_store_write(st, respond_txn, &c, err);
-	}
-	if (rc < 0 || out == NULL)
+	memset(&ms, 0, sizeof(ms));
+	ms.team = team;
+	ms.from = agent;
+	ms.type = "shutdown_response";
+	ms.content = hd_buf_cstr(&text);
+	ms.request_id = request_id;
+	ms.approve = approve;
+	ms.reason = approve ? NULL : reason;
+	if ((rc = hd_shutdown_answer(NULL, st, &ms, err)) < 0 || out == NULL)
 		goto done;
-	rc = hd_shutdown_get(out, st, team, err);
+	/* the team's request afterwards; none for a one-to-one request */
+	if ((rc = hd_shutdown_get(&s, st, team, err)) < 0)
+		goto done;
+	if (s != NULL && strcmp(s->request_id, request_id) == 0) {
+		*out = s;
+		s = NULL;
+	}
 done:
 	hd_buf_dispose(&text);
 	hd_shutdown_free(s);

@@ -326,10 +326,39 @@ is_identity_key(const char *key)
 	return 0;
 }
 
-/* Check args against our own schemas (a small, fixed subset of JSON
- * Schema: object properties with a type, array item types, required). */
+/* `unknown argument "x" to <tool>: use a, b, c`: what the tool takes, in
+ * its schema's order, the identity arguments left out (every tool accepts
+ * those, and a bound session ignores them). */
 static int
-args_check(const json_t *schema, const json_t *args, hd_err *err)
+unknown_arg(const hd_mcp_tool *t, const json_t *props, const char *key,
+    hd_err *err)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	const char *name;
+	const json_t *v;
+	size_t n = 0;
+	int rc;
+
+	json_object_foreach ((json_t *)props, name, v) {
+		if (is_identity_key(name))
+			continue;
+		hd_buf_puts(&b, n++ > 0 ? ", " : "");
+		hd_buf_puts(&b, name);
+	}
+	rc = hd_err_set(err, HD_EINVAL,
+	    "unknown argument \"%.64s\" to %s: %s%s", key, t->name,
+	    n > 0 ? "use " : "it takes no arguments",
+	    hd_buf_failed(&b) ? "" : hd_buf_cstr(&b));
+	hd_buf_dispose(&b);
+	return rc;
+}
+
+/* Check args against our own schemas (a small, fixed subset of JSON
+ * Schema: object properties with a type, array item types, required).
+ * An argument the schema does not name is refused, never dropped. */
+static int
+args_check(const hd_mcp_tool *t, const json_t *schema, const json_t *args,
+    hd_err *err)
 {
 	const json_t *props = json_object_get(schema, "properties");
 	const json_t *req = json_object_get(schema, "required"), *v, *p;
@@ -341,8 +370,7 @@ args_check(const json_t *schema, const json_t *args, hd_err *err)
 		if (p == NULL) {
 			if (is_identity_key(key))
 				continue;
-			return hd_err_set(
-			    err, HD_EINVAL, "unknown argument \"%.64s\"", key);
+			return unknown_arg(t, props, key, err);
 		}
 		type = json_string_value(json_object_get(p, "type"));
 		if (type != NULL && !type_ok(v, type))
@@ -622,7 +650,7 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 	 * transaction; anything else runs as it is */
 	ct.piggyback = s->bound && (e->tool->flags & HD_TOOL_WRITE) &&
 		       !(e->tool->flags & HD_TOOL_OWN_COMMIT);
-	if (args_check(e->schema, args, &err) < 0 ||
+	if (args_check(e->tool, e->schema, args, &err) < 0 ||
 	    resolve_identity(&call, e->tool, &err) < 0 ||
 	    (ct.piggyback ? hd_store_atomic(s->st, call_txn_fn, &ct, &err)
 			  : call_txn_fn(s->st, &ct, &err)) < 0) {

@@ -1,6 +1,7 @@
 /*
  * tool-mail.c -- mailbox tools: send_message and inbox_read (SPEC 6,
- * 10.2). The sender is always the calling agent.
+ * 10.2). The sender is always the calling agent. A shutdown_response
+ * without a recipient goes to whoever asked (hd_shutdown_answer).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +34,21 @@ tool_send_message(json_t **result, hd_mcp_call *c, hd_err *err)
 		    "broadcast", "recipients", (json_int_t)n);
 		return 0;
 	}
+	if (spec.to == NULL && spec.type != NULL &&
+	    strcmp(spec.type, "shutdown_response") == 0) {
+		/* to whoever asked, found by request_id */
+		if ((rc = hd_shutdown_answer(&m, c->s->st, &spec, err)) < 0)
+			return rc;
+		*result = json_pack("{s:o, s:s}", "sent",
+		    m != NULL ? hd_message_to_json(m) : json_null(), "answered",
+		    spec.request_id);
+		hd_message_free(m);
+		return 0;
+	}
 	if (spec.to == NULL)
 		return hd_err_set(err, HD_EINVAL,
-		    "recipient is required unless type is broadcast");
+		    "recipient is required unless type is broadcast or "
+		    "shutdown_response");
 	if ((rc = hd_mailbox_send(&m, c->s->st, &spec, err)) < 0)
 		return rc;
 	*result = json_pack("{s:o}", "sent", hd_message_to_json(m));
@@ -79,14 +92,16 @@ const hd_mcp_tool hd_mcp_tools_mail[] = {
 	    "Send a directed message from you to a teammate's mailbox (type "
 	    "message), to every teammate (type broadcast, no recipient), or "
 	    "answer a shutdown request (type shutdown_response with "
-	    "request_id, approve, and a reason when refusing). Report that you "
-	    "are idle with type idle.",
+	    "request_id, approve, and a reason when refusing; it goes to "
+	    "whoever asked, no recipient needed). Report that you are idle "
+	    "with type idle.",
 	    "{\"type\":\"object\",\"properties\":{"
 	    "\"type\":{\"type\":\"string\",\"enum\":[\"message\",\"broadcast\","
 	    "\"shutdown_response\",\"idle\",\"task_update\"],\"description\":"
 	    "\"default message\"},"
 	    "\"recipient\":{\"type\":\"string\",\"description\":\"the "
-	    "teammate's agent id (not for broadcast)\"},"
+	    "teammate's agent id (not for broadcast; for shutdown_response, "
+	    "default: whoever sent the request)\"},"
 	    "\"content\":{\"type\":\"string\",\"description\":\"the message, "
 	    "1-100000 bytes\"},"
 	    "\"summary\":{\"type\":\"string\",\"description\":\"a short "

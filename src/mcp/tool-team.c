@@ -1,6 +1,6 @@
 /*
- * tool-team.c -- team tools: team_create, team_state, teammate_spawn,
- * team_shutdown.
+ * tool-team.c -- team tools: team_create, team_state, teammate_spawn
+ * (which also replaces a member), team_shutdown.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,19 +53,42 @@ tool_teammate_spawn(json_t **result, hd_mcp_call *c, hd_err *err)
 {
 	hd_spawn_spec spec;
 	hd_agent *a = NULL;
+	hd_tasks moved = {0};
+	json_t *arr;
+	size_t i;
 	int rc;
 
 	memset(&spec, 0, sizeof(spec));
 	spec.team = c->team;
 	spec.caller = c->agent;
+	spec.replaces = hd_mcp_arg_str(c, "replaces");
 	spec.id = hd_mcp_arg_str(c, "name");
 	spec.role = hd_mcp_arg_str(c, "role");
 	spec.runtime = hd_mcp_arg_str(c, "runtime");
+	spec.runtime_config = json_object_get(c->args, "runtime_config");
+	spec.model = hd_mcp_arg_str(c, "model");
 	spec.check = hd_runtime_check_config;
 	spec.task = hd_mcp_arg_str(c, "task");
-	if ((rc = hd_team_spawn(&a, c->s->st, &spec, err)) < 0)
+	if (spec.replaces == NULL)
+		rc = hd_team_spawn(&a, c->s->st, &spec, err);
+	else
+		rc = hd_team_replace(&a, &moved, c->s->st, &spec, err);
+	if (rc < 0)
 		return rc;
 	*result = json_pack("{s:o}", "agent", hd_agent_to_json(a));
+	if (spec.replaces != NULL) {
+		arr = json_array();
+		for (i = 0; i < moved.n; i++)
+			json_array_append_new(arr,
+			    json_pack("{s:I, s:s, s:s}", "id",
+				(json_int_t)moved.items[i].id, "subject",
+				moved.items[i].subject, "status",
+				moved.items[i].status));
+		json_object_set_new(
+		    *result, "replaced", json_string(spec.replaces));
+		json_object_set_new(*result, "took_over", arr);
+	}
+	hd_tasks_dispose(&moved);
 	hd_agent_free(a);
 	return 0;
 }
@@ -103,15 +126,27 @@ const hd_mcp_tool hd_mcp_tools_team[] = {
 	{"teammate_spawn",
 	    "Add a new agent to your team (it must be active); its first "
 	    "mailbox message is the task you give, or an invitation to join. "
-	    "You are recorded as the one who spawned it.",
+	    "You are recorded as the one who spawned it, and it is one level "
+	    "deeper than you: a team limits how deep spawns may go (default "
+	    "5). As the leader, name a failed member in replaces and the new "
+	    "agent takes over its unfinished tasks (and its role, runtime and "
+	    "runtime_config unless given); the member is shut down.",
 	    "{\"type\":\"object\",\"properties\":{"
 	    "\"name\":{\"type\":\"string\",\"description\":\"the new "
 	    "agent's id: 1-50 lowercase letters, digits, '-' or '_'\"},"
-	    "\"role\":{\"type\":\"string\"},"
-	    "\"runtime\":{\"type\":\"string\",\"description\":\"default "
-	    "scripted\"},"
 	    "\"task\":{\"type\":\"string\",\"description\":\"its first "
 	    "message\"},"
+	    "\"role\":{\"type\":\"string\"},"
+	    "\"runtime\":{\"type\":\"string\",\"description\":\"scripted "
+	    "(default), exec, claude-code or codex\"},"
+	    "\"runtime_config\":{\"type\":\"object\",\"description\":\"the "
+	    "runtime's configuration object, checked as for huddle agent "
+	    "add\"},"
+	    "\"model\":{\"type\":\"string\",\"description\":\"the model "
+	    "to run (sets runtime_config.model)\"},"
+	    "\"replaces\":{\"type\":\"string\",\"description\":\"a "
+	    "member it replaces: its claimed and in-progress tasks move to "
+	    "the new agent\"},"
 	    "\"authorAgentId\":{\"type\":\"string\"},"
 	    "\"team_name\":{\"type\":\"string\"}},"
 	    "\"required\":[\"name\"]}",

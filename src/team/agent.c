@@ -8,8 +8,9 @@
  *      never meets a config it cannot run. This module names no runtime.
  *  (3) A team keeps at most one leader: adding a second is refused, and
  *      removing the leader leaves the team without one.
- *  (4) status is written only by hd_agent_set_status, which emits
- *      agent_status when it changes (the dashboard shows status live).
+ *  (4) status is written only by hd_agent_set_status (and its
+ *      _if and _reason variants), which emit agent_status when it
+ *      changes (the dashboard shows status live).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -425,7 +426,8 @@ hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO agents(id, name, team_id, role, runtime,"
 		 " runtime_config, created_at, updated_at, spawned_by,"
-		 " session_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		 " session_key, spawn_depth)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
 	cfg = spec->runtime_config != NULL
@@ -443,6 +445,7 @@ hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 	sqlite3_bind_int64(s, 8, now);
 	hd_store_bind_text(s, 9, spec->spawned_by);
 	hd_store_bind_text(s, 10, spec->session_key);
+	sqlite3_bind_int(s, 11, spec->spawn_depth);
 	src = sqlite3_step(s);
 	hd_store_reset(s);
 	free(cfg);
@@ -601,7 +604,28 @@ static const char *const agent_statuses[] = {
 struct agent_status {
 	const char *id;
 	const char *status;
+	int with_reason; /* also set status_reason to reason */
+	const char *reason;
 };
+
+/* Write status_reason (NULL clears it); no event of its own: it goes
+ * with the status it explains. */
+static int
+agent_reason_set(hd_store *st, const struct agent_status *as, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE agents SET status_reason = ?1 WHERE id = ?2",
+		 err)) < 0)
+		return rc;
+	hd_store_bind_text(s, 1, as->reason);
+	sqlite3_bind_text(s, 2, as->id, -1, SQLITE_STATIC);
+	src = sqlite3_step(s);
+	hd_store_reset(s);
+	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+}
 
 static int
 agent_status_txn(hd_store *st, void *payload, hd_err *err)
@@ -617,7 +641,7 @@ agent_status_txn(hd_store *st, void *payload, hd_err *err)
 		return hd_err_set(err, HD_ENOTFOUND, "agent \"%s\" not found",
 		    as->id);
 	if (strcmp(a->status, as->status) == 0)
-		goto done; /* no change, no event */
+		goto reason; /* no change, no event */
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE agents SET status = ?1, updated_at = ?2,"
 		 " last_active_at = CASE WHEN ?1 = 'working' THEN ?2"
@@ -638,6 +662,9 @@ agent_status_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	hd_events_append(st, "agent_status", a->team_id, 0, as->id,
 	    json_pack("{s:s, s:s}", "from", a->status, "to", as->status));
+reason: /* after the change, which clears a reason of another status */
+	if (as->with_reason)
+		rc = agent_reason_set(st, as, err);
 done:
 	hd_agent_free(a);
 	return rc;
@@ -745,10 +772,32 @@ hd_agent_set_status_if(hd_store *st, const char *team, const char *agent,
 }
 
 int
+hd_agent_set_status_reason(hd_store *st, const char *agent,
+    const char *status, const char *reason, hd_err *err)
+{
+	struct agent_status as = {agent, status, 1, reason};
+	int i, rc;
+
+	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (reason != NULL && (rc = hd_text_check("status reason", reason, 1,
+				    HD_AGENT_REASON_MAX, err)) < 0))
+		return rc;
+	for (i = 0; agent_statuses[i] != NULL; i++)
+		if (strcmp(agent_statuses[i], status) == 0)
+			break;
+	if (agent_statuses[i] == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "invalid agent status \"%.64s\": use idle, working, "
+		    "shutdown_requested, shutdown or error",
+		    status);
+	return hd_store_write(st, agent_status_txn, &as, err);
+}
+
+int
 hd_agent_set_status(hd_store *st, const char *agent, const char *status,
     hd_err *err)
 {
-	struct agent_status as = {agent, status};
+	struct agent_status as = {agent, status, 0, NULL};
 	int i, rc;
 
 	if ((rc = hd_slug_check("agent", agent, err)) < 0)

@@ -11,8 +11,9 @@
  *      (HD_AGENT_ACTIVE_GRAIN_MS): a burst of posts or claims by one
  *      agent rewrites its row once, not once per act. The conditional
  *      UPDATE that finds a fresh stamp changes nothing and writes no page.
- *  (3) status_reason is set only with the `error` status; any other
- *      status clears it (agent.c's updates do that on their side).
+ *  (3) status_reason goes with the status it explains: set here with
+ *      `error`, by hd_agent_set_status_reason with another; a change to
+ *      any status but error clears it (agent.c's updates do that).
  *  (4) Turns are counted, not flagged: two engines may run a turn of the
  *      same member at once (an exchange beside the supervisor), and the
  *      first to end must not make it look idle while the other runs.
@@ -30,7 +31,6 @@
 
 #include "team_int.h"
 
-#define HD_AGENT_REASON_MAX 500
 
 int
 hd_agent_touch(hd_store *st, const char *team, const char *agent, hd_err *err)

@@ -17,6 +17,8 @@
  *  (6) "autorun" (true, false, or {"on", "turns_per_hour", "park_after"})
  *      sets the team's autorun settings (autorun.h); absent, whatever is
  *      set stays. A pause made by hand is never undone by a file.
+ *  (7) "max_spawn_depth" (1-100) sets how deep a chain of spawns may go
+ *      in the team (team.h); absent, whatever is set stays.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +84,8 @@ static int
 plan_build(struct plan *p, const json_t *doc, hd_err *err)
 {
 	static const char *const team_keys[] = {"team", "name", "description",
-	    "icon", "color", "agents", "max_messages", "autorun", NULL};
+	    "icon", "color", "agents", "max_messages", "autorun",
+	    "max_spawn_depth", NULL};
 	static const char *const agent_keys[] = {"id", "name", "role",
 	    "runtime", "runtime_config", "leader", NULL};
 	const json_t *agents, *a, *v;
@@ -123,6 +126,16 @@ plan_build(struct plan *p, const json_t *doc, hd_err *err)
 			    "%s: max_messages must be an integer from 1 to 1000",
 			    origin);
 		p->max_messages = json_integer_value(v);
+	}
+	v = json_object_get(doc, "max_spawn_depth");
+	if (v != NULL) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > HD_TEAM_SPAWN_DEPTH_MAX)
+			return hd_err_set(err, HD_EINVAL,
+			    "%s: max_spawn_depth must be an integer from 1 to "
+			    "%d",
+			    origin, HD_TEAM_SPAWN_DEPTH_MAX);
+		p->team.max_spawn_depth = (int)json_integer_value(v);
 	}
 	if ((v = json_object_get(doc, "autorun")) != NULL) {
 		if ((rc = hd_autorun_parse(&p->autorun, v, err)) < 0)
@@ -332,7 +345,10 @@ apply_txn(hd_store *st, void *payload, hd_err *err)
 		action = "created";
 	} else if (differs(p->team.name, t->name) ||
 	    differs(p->team.description, t->description) ||
-	    differs(p->team.icon, t->icon) || differs(p->team.color, t->color)) {
+	    differs(p->team.icon, t->icon) ||
+	    differs(p->team.color, t->color) ||
+	    (p->team.max_spawn_depth > 0 &&
+		p->team.max_spawn_depth != t->max_spawn_depth)) {
 		hd_team_spec up = p->team;
 
 		up.leader = NULL;

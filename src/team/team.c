@@ -211,6 +211,12 @@ hd_team__check_fields(const hd_team_spec *spec, hd_err *err)
 	if (spec->color != NULL && (rc = hd_text_check("team color",
 				        spec->color, 0, HD_TEAM_DECOR_MAX, err)) < 0)
 		return rc;
+	if (spec->max_spawn_depth != 0 &&
+	    (spec->max_spawn_depth < 1 ||
+		spec->max_spawn_depth > HD_TEAM_SPAWN_DEPTH_MAX))
+		return hd_err_set(err, HD_EINVAL,
+		    "max_spawn_depth must be between 1 and %d",
+		    HD_TEAM_SPAWN_DEPTH_MAX);
 	return 0;
 }
 
@@ -223,7 +229,8 @@ hd_team__insert(hd_store *st, const hd_team_spec *spec, hd_err *err)
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO teams(id, name, description, icon, color,"
-		 " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		 " created_at, updated_at, max_spawn_depth)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, spec->id, -1, SQLITE_STATIC);
@@ -235,6 +242,9 @@ hd_team__insert(hd_store *st, const hd_team_spec *spec, hd_err *err)
 	hd_store_bind_text(s, 5, spec->color);
 	sqlite3_bind_int64(s, 6, now);
 	sqlite3_bind_int64(s, 7, now);
+	sqlite3_bind_int(s, 8,
+	    spec->max_spawn_depth > 0 ? spec->max_spawn_depth
+				      : HD_TEAM_SPAWN_DEPTH);
 	src = sqlite3_step(s);
 	hd_store_reset(s);
 	if (src != SQLITE_DONE) {
@@ -326,6 +336,8 @@ team_update_txn(hd_store *st, void *payload, hd_err *err)
 		 " icon = COALESCE(?3, icon), color = COALESCE(?4, color),"
 		 " leader_agent_id = CASE WHEN ?5 IS NULL THEN leader_agent_id"
 		 "   WHEN ?5 = '' THEN NULL ELSE ?5 END,"
+		 " max_spawn_depth = CASE WHEN ?8 > 0 THEN ?8"
+		 "   ELSE max_spawn_depth END,"
 		 " updated_at = ?6 WHERE id = ?7",
 		 err)) < 0)
 		return rc;
@@ -336,6 +348,7 @@ team_update_txn(hd_store *st, void *payload, hd_err *err)
 	hd_store_bind_text(s, 5, spec->leader);
 	sqlite3_bind_int64(s, 6, hd_now_ms());
 	sqlite3_bind_text(s, 7, spec->id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 8, spec->max_spawn_depth);
 	src = sqlite3_step(s);
 	hd_store_reset(s);
 	if (src != SQLITE_DONE)
@@ -353,6 +366,9 @@ team_update_txn(hd_store *st, void *payload, hd_err *err)
 	if (spec->leader)
 		json_object_set_new(changed, "leader",
 		    spec->leader[0] ? json_string(spec->leader) : json_null());
+	if (spec->max_spawn_depth > 0)
+		json_object_set_new(changed, "max_spawn_depth",
+		    json_integer(spec->max_spawn_depth));
 	hd_events_append(st, "team_updated", spec->id, 0, NULL, changed);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #define HD_TEAM_DECOR_MAX 32 /* icon, color */
 #define HD_AGENT_NAME_MAX 100
 #define HD_AGENT_ROLE_MAX 200
+#define HD_AGENT_REASON_MAX 2000 /* status_reason */
 
 /* Load a team; *out is NULL (and 0 returned) when it does not exist. */
 int hd_team__load(hd_team **out, hd_store *st, const char *id, hd_err *err);

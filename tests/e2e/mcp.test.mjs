@@ -321,3 +321,152 @@ test('stdio unbound: identity comes from the arguments, and is asked for', async
     await client.close();
   }
 });
+
+// teammate_spawn takes what `huddle agent spawn` takes, checked the same
+// way, and refuses an argument it does not know instead of dropping it.
+test('stdio: teammate_spawn with runtime, runtime_config and model; unknown arguments refused', async () => {
+  // the leader's mail so far (idle notices of the tests before) is read
+  // here, so the results below carry no piggybacked mail
+  huddle('inbox', 'manager');
+  const manager = await stdioClient('manager');
+  try {
+    const { agent } = result(await manager.callTool({
+      name: 'teammate_spawn',
+      arguments: {
+        name: 'mcp-scout', task: 'Map the repo', role: 'scout', runtime: 'claude-code',
+        runtime_config: { workdir: '/src', max_turns: 4 }, model: 'sonnet',
+      },
+    }));
+    assert.equal(agent.spawned_by, 'manager');
+    assert.equal(agent.spawn_depth, 1);
+    const stored = JSON.parse(huddle('agent', 'show', 'mcp-scout', '--json'));
+    assert.equal(stored.runtime, 'claude-code');
+    assert.equal(stored.role, 'scout');
+    assert.deepEqual(stored.runtime_config, { max_turns: 4, model: 'sonnet', workdir: '/src' });
+
+    const typo = await manager.callTool({ name: 'teammate_spawn', arguments: { name: 'mcp-typo', modle: 'sonnet' } });
+    assert.equal(typo.isError, true);
+    assert.equal(typo.content[0].text,
+      'unknown argument "modle" to teammate_spawn: use name, task, role, runtime, runtime_config, model, replaces');
+    const bad = await manager.callTool({
+      name: 'teammate_spawn', arguments: { name: 'mcp-typo', runtime: 'codex', runtime_config: { modle: 'x' } },
+    });
+    assert.equal(bad.isError, true);
+    assert.equal(bad.content[0].text, 'runtime_config: unknown key "modle" for runtime codex');
+    const names = JSON.parse(huddle('agent', 'list', 'dev', '--json')).map((a) => a.id);
+    assert.ok(!names.includes('mcp-typo'), 'nothing written by the refusals');
+  } finally {
+    await manager.close();
+  }
+});
+
+// The leader replaces a failed member over MCP: the new agent takes its
+// open tasks, in one transaction, and hears of them in its first message.
+test('stdio: teammate_spawn with replaces takes over a failed member\'s tasks', async () => {
+  huddle('agent', 'add', 'dev', 'mcp-worker', '--role', 'worker');
+  const t1 = JSON.parse(huddle('--json', 'task', 'create', 'dev', 'Port the parser')).id;
+  const t2 = JSON.parse(huddle('--json', 'task', 'create', 'dev', 'Bench the parser')).id;
+  huddle('task', 'claim', String(t1), '--as', 'mcp-worker');
+  huddle('task', 'claim', String(t2), '--as', 'mcp-worker');
+  huddle('task', 'start', String(t2), '--as', 'mcp-worker');
+  huddle('agent', 'set-status', 'mcp-worker', 'error');
+  const manager = await stdioClient('manager');
+  const reviewer = await stdioClient('reviewer');
+  try {
+    const leader = await manager.callTool({ name: 'teammate_spawn', arguments: { name: 'x-lead', replaces: 'manager' } });
+    assert.equal(leader.isError, true);
+    assert.equal(leader.content[0].text, 'cannot replace the leader (manager) of team dev');
+    const member = await reviewer.callTool({ name: 'teammate_spawn', arguments: { name: 'x-worker', replaces: 'mcp-worker' } });
+    assert.equal(member.isError, true);
+    assert.equal(member.content[0].text, 'only the team leader or a user may replace mcp-worker, not reviewer');
+    const ghost = await manager.callTool({ name: 'teammate_spawn', arguments: { name: 'x-worker', replaces: 'ghost' } });
+    assert.equal(ghost.content[0].text, 'no member "ghost" in team dev');
+    assert.equal(JSON.parse(huddle('task', 'show', String(t1), '--json')).owner, 'mcp-worker', 'refusals moved nothing');
+
+    const res = result(await manager.callTool({
+      name: 'teammate_spawn', arguments: { name: 'mcp-worker-2', replaces: 'mcp-worker', task: 'Carry on' },
+    }));
+    assert.equal(res.replaced, 'mcp-worker');
+    assert.deepEqual(res.took_over, [
+      { id: t1, subject: 'Port the parser', status: 'claimed' },
+      { id: t2, subject: 'Bench the parser', status: 'in_progress' },
+    ]);
+    assert.equal(res.agent.role, 'worker');
+    assert.equal(res.agent.spawned_by, 'manager');
+    const old = JSON.parse(huddle('agent', 'show', 'mcp-worker', '--json'));
+    assert.equal(old.status, 'shutdown');
+    assert.equal(old.status_reason, 'replaced by mcp-worker-2');
+    const task = JSON.parse(huddle('task', 'show', String(t2), '--json'));
+    assert.equal(task.owner, 'mcp-worker-2');
+    assert.equal(task.status, 'in_progress');
+    assert.equal(task.comments[0].body,
+      'moved from mcp-worker to mcp-worker-2: mcp-worker is in error; mcp-worker-2 replaces it');
+    const inbox = JSON.parse(huddle('inbox', 'mcp-worker-2', '--json'));
+    assert.equal(inbox[0].content,
+      `Carry on\n\nYou replace mcp-worker, who is in error. You took over its unfinished tasks:\n` +
+      `  - #${t1} "Port the parser" (claimed)\n  - #${t2} "Bench the parser" (in_progress)`);
+  } finally {
+    await manager.close();
+    await reviewer.close();
+  }
+});
+
+// A shutdown_response needs no recipient: it goes to whoever asked, the
+// leader of a team shutdown or the sender of a request sent one to one.
+test('stdio: a shutdown_response without recipient reaches whoever asked', async () => {
+  huddle('team', 'create', 'wind');
+  huddle('agent', 'add', 'wind', 'w-lead', '--leader');
+  huddle('agent', 'add', 'wind', 'w-one');
+  huddle('agent', 'add', 'wind', 'w-two');
+  huddle('send', '--team', 'wind', '--from', 'w-lead', '--to', 'w-one', '--type', 'shutdown_request',
+    '--request-id', 'stop-w1', 'stop please');
+  const bound = (agent) => connect(new StdioClientTransport({
+    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'wind', '--agent', agent], stderr: 'ignore',
+  }));
+  // a result may carry the agent's mail (and then no structuredContent)
+  const sent = (res) => {
+    assert.equal(res.isError, undefined, `tool failed: ${res.content?.[0]?.text}`);
+    return JSON.parse(res.content[0].text);
+  };
+  const one = await bound('w-one');
+  const two = await bound('w-two');
+  try {
+    const r1 = sent(await one.callTool({
+      name: 'send_message',
+      arguments: { type: 'shutdown_response', request_id: 'stop-w1', approve: true, content: 'stopping' },
+    }));
+    assert.equal(r1.answered, 'stop-w1');
+    assert.equal(r1.sent.to_agent, 'w-lead');
+    assert.equal(r1.sent.type, 'shutdown_response');
+    assert.equal(JSON.parse(huddle('agent', 'show', 'w-one', '--json')).status, 'shutdown');
+
+    const unknown = await two.callTool({
+      name: 'send_message',
+      arguments: { type: 'shutdown_response', request_id: 'stop-nope', approve: true, content: 'x' },
+    });
+    assert.equal(unknown.isError, true);
+    assert.equal(unknown.content[0].text, 'no shutdown request "stop-nope" in team wind');
+    const none = await two.callTool({
+      name: 'send_message', arguments: { type: 'shutdown_response', approve: true, content: 'x' },
+    });
+    assert.equal(none.isError, true);
+    assert.equal(none.content[0].text, 'shutdown_response needs a request_id');
+    const plain = await two.callTool({ name: 'send_message', arguments: { content: 'x' } });
+    assert.equal(plain.content[0].text, 'recipient is required unless type is broadcast or shutdown_response');
+
+    huddle('agent', 'set-status', 'w-two', 'working');
+    const rid = JSON.parse(huddle('--json', 'team', 'shutdown', 'wind')).request_id;
+    const r2 = sent(await two.callTool({
+      name: 'send_message',
+      arguments: { type: 'shutdown_response', request_id: rid, approve: true, content: 'done here' },
+    }));
+    assert.equal(r2.sent.to_agent, 'w-lead');
+    assert.equal(JSON.parse(huddle('team', 'show', 'wind', '--json')).status, 'shutdown');
+    const lead = JSON.parse(huddle('inbox', 'w-lead', '--json'));
+    assert.deepEqual(lead.map((m) => `${m.from_agent} ${m.request_id} ${m.approve}`),
+      ['w-one stop-w1 true', `w-two ${rid} true`]);
+  } finally {
+    await one.close();
+    await two.close();
+  }
+});

@@ -137,6 +137,56 @@ expect_eq "$ERR" 'huddle: team "ghost" not found' "spawn missing team text"
 run agent spawn msg-team
 expect_rc 2 "spawn without a name"
 
+# the runtime, its config and the model, checked as agent add checks them
+run --json agent spawn msg-team coder-ai --runtime claude-code \
+	--config '{"workdir": "/src", "model": "haiku"}' --model sonnet --role coder
+expect_rc 0 "spawn with runtime, config and model"
+expect_eq "$(json_get "$OUT" 'j["runtime"]+" "+j["runtime_config"]["model"]+" "+j["runtime_config"]["workdir"]+" "+j["role"]')" \
+	"claude-code sonnet /src coder" "spawned runtime, model over the config's, role"
+run agent spawn msg-team bad-ai --model sonnet
+expect_rc 1 "model for a runtime without one"
+expect_eq "$ERR" 'huddle: runtime_config: unknown key "model" for runtime scripted' \
+	"model refused by the scripted runtime"
+run agent spawn msg-team bad-ai --runtime codex --config '{"modle": "x"}'
+expect_rc 1 "misspelt config key"
+expect_eq "$ERR" 'huddle: runtime_config: unknown key "modle" for runtime codex' \
+	"config key refused"
+run agent spawn msg-team bad-ai --config '{not json'
+expect_rc 2 "config that is not JSON"
+run agent show bad-ai
+expect_rc 1 "no agent from the refusals"
+
+# spawn depth: each spawn one deeper than its spawner, up to the team's limit
+run agent show helper
+expect_contains "$OUT" "  spawned:   by lead, depth 1 (lead -> helper)" "show: depth 1"
+run agent spawn msg-team d2 --as helper
+expect_contains "$OUT" "spawned by helper at depth 2" "spawn output names the depth"
+run team update msg-team --max-spawn-depth 2
+expect_rc 0 "team update --max-spawn-depth"
+run team show msg-team
+expect_contains "$OUT" "  spawn depth:  at most 2" "team show: the limit"
+run --json team show msg-team
+expect_eq "$(json_get "$OUT" 'j["max_spawn_depth"]')" "2" "team show --json: the limit"
+run agent spawn msg-team d3 --as d2 --task "go deeper"
+expect_rc 1 "spawn past the limit"
+expect_eq "$ERR" "huddle: cannot spawn: depth 3 would exceed team msg-team's spawn depth limit of 2 (d2 is at depth 2)" \
+	"depth refusal text"
+run agent show d3
+expect_rc 1 "nothing written by the refused spawn"
+run team update msg-team --max-spawn-depth 0
+expect_rc 2 "--max-spawn-depth 0"
+run team update msg-team --max-spawn-depth 3
+run agent spawn msg-team d3 --as d2
+expect_rc 0 "a raised limit lets it through"
+run agent show d3
+expect_contains "$OUT" "  spawned:   by d2, depth 3 (lead -> helper -> d2 -> d3)" "show: the chain"
+run --json agent show d3
+expect_eq "$(json_get "$OUT" 'str(j["spawn_depth"])+" "+j["spawned_by"]')" "3 d2" "show --json: depth"
+run up /dev/stdin <<<'{"team": "msg-team", "max_spawn_depth": 101}'
+expect_rc 1 "team file: a limit out of range"
+expect_eq "$ERR" "huddle: /dev/stdin: max_spawn_depth must be an integer from 1 to 100" \
+	"team file limit text"
+
 # --- team shutdown ------------------------------------------------------------
 run team create quiet
 run agent add quiet boss --leader
@@ -237,5 +287,105 @@ expect_eq "$(json_get "$OUT" 'j[-1]["from_agent"]+" "+j[-1]["reason"]')" \
 	"huddle timeout" "leader holds the timeout"
 run team shutdown busy --timeout 0
 expect_rc 2 "--timeout 0"
+
+# --- agent replace --------------------------------------------------------------
+run team create fix
+run agent add fix f-boss --leader
+run agent add fix f-coder --role coder --runtime exec --config '{"command": ["./agent.sh"]}'
+run agent add fix f-helper
+T1=$(json_get "$("$HUDDLE" --json task create fix "Fix the claim path")" 'j["id"]')
+T2=$(json_get "$("$HUDDLE" --json task create fix "Write the test")" 'j["id"]')
+T3=$(json_get "$("$HUDDLE" --json task create fix "Old work")" 'j["id"]')
+"$HUDDLE" task claim "$T1" --as f-coder >/dev/null
+"$HUDDLE" task claim "$T2" --as f-coder >/dev/null
+"$HUDDLE" task start "$T2" --as f-coder >/dev/null
+"$HUDDLE" task claim "$T3" --as f-coder >/dev/null
+"$HUDDLE" task complete "$T3" --as f-coder >/dev/null
+run agent set-status f-coder error
+run agent replace fix f-boss f-boss-2
+expect_rc 1 "replace the leader"
+expect_eq "$ERR" "huddle: cannot replace the leader (f-boss) of team fix" "leader refusal text"
+run agent replace fix f-ghost f-ghost-2
+expect_rc 1 "replace a non-member"
+expect_eq "$ERR" 'huddle: no member "f-ghost" in team fix' "non-member text"
+run agent replace fix f-coder f-helper
+expect_rc 1 "replace with an existing agent"
+expect_eq "$ERR" 'huddle: agent "f-helper" already exists in team fix' "existing agent text"
+run agent replace fix f-coder f-coder-2 --as f-helper
+expect_rc 1 "replace as a member"
+expect_eq "$ERR" "huddle: only the team leader or a user may replace f-coder, not f-helper" \
+	"member refusal text"
+run agent replace fix f-coder
+expect_rc 2 "replace without NEW"
+run task show "$T1" --json
+expect_eq "$(json_get "$OUT" 'j["owner"]')" "f-coder" "refusals moved nothing"
+
+run agent replace fix f-coder f-coder-2 --as f-boss
+expect_rc 0 "replace"
+expect_eq "$OUT" "f-coder-2 replaces f-coder: took over #$T1 \"Fix the claim path\", #$T2 \"Write the test\"
+f-coder is shut down; f-coder-2 (runtime exec, depth 1) has its first message waiting" "replace output"
+run --json agent show f-coder
+expect_eq "$(json_get "$OUT" 'j["status"]+" / "+j["status_reason"]')" "shutdown / replaced by f-coder-2" \
+	"the old one is shut down"
+run --json agent show f-coder-2
+expect_eq "$(json_get "$OUT" 'j["role"]+" "+j["runtime"]+" "+j["runtime_config"]["command"][0]+" "+j["spawned_by"]')" \
+	"coder exec ./agent.sh f-boss" "the new one takes role, runtime and config"
+run task show "$T2" --json
+expect_eq "$(json_get "$OUT" 'j["owner"]+" "+j["status"]+" | "+j["comments"][0]["author"]+": "+j["comments"][0]["body"]')" \
+	"f-coder-2 in_progress | f-boss: moved from f-coder to f-coder-2: f-coder is in error; f-coder-2 replaces it" \
+	"task moved with its status and a comment"
+run task show "$T3" --json
+expect_eq "$(json_get "$OUT" 'j["owner"]')" "f-coder" "a finished task stays"
+run --json inbox f-coder-2
+expect_eq "$(json_get "$OUT" 'j[0]["content"]')" "Join team fix as f-coder-2
+
+You replace f-coder, who is in error. You took over its unfinished tasks:
+  - #$T1 \"Fix the claim path\" (claimed)
+  - #$T2 \"Write the test\" (in_progress)" "first message lists the tasks"
+run chat read fix
+expect_contains "$OUT" "Task #$T2 \"Write the test\" moved from f-coder to f-coder-2 by f-boss." "room line"
+
+run --json agent replace fix f-coder-2 f-coder-3 --model sonnet --runtime claude-code
+expect_rc 0 "replace --json, by a user"
+expect_json "$OUT" "replace --json"
+expect_eq "$(json_get "$OUT" 'j["replaced"]+" "+",".join(str(t["id"])+":"+t["owner"] for t in j["took_over"])+" "+j["agent"]["runtime_config"]["model"]')" \
+	"f-coder-2 $T1:f-coder-3,$T2:f-coder-3 sonnet" "replace --json output"
+run team state fix
+expect_contains "$OUT" "  - f-coder-3 (Member): working; holds #$T1 \"Fix the claim path\" (claimed), #$T2 \"Write the test\" (in_progress)" \
+	"the started task it took over makes the new member working"
+# f-coder-3 works on what it took over: the team waits for its answer
+run team shutdown fix
+run agent replace fix f-coder-3 f-coder-4
+expect_rc 1 "replace in a team that is not active"
+expect_eq "$ERR" 'huddle: team "fix" is not active (status: shutting_down)' "inactive team text"
+
+# --- an answer goes to whoever asked ----------------------------------------------
+run team create ask
+run agent add ask a-lead --leader
+run agent add ask a-one
+run agent add ask a-two
+run send --team ask --from a-lead --to a-one --type shutdown_request --request-id stop-1 "please stop"
+expect_rc 0 "a shutdown_request sent one to one"
+run shutdown-response --team ask --as a-one --request-id stop-1 --approve
+expect_rc 0 "answer a one-to-one request"
+expect_eq "$OUT" "approved stop-1 as a-one; the answer went to a-lead" "one-to-one answer output"
+run --json agent show a-one
+expect_eq "$(json_get "$OUT" 'j["status"]')" "shutdown" "an approval shuts the member down"
+run --json inbox a-lead
+expect_eq "$(json_get "$OUT" 'j[-1]["type"]+" "+j[-1]["from_agent"]+" "+j[-1]["request_id"]')" \
+	"shutdown_response a-one stop-1" "the asker holds the answer"
+run send --team ask --from a-two --request-id stop-2 --approve "ok"
+expect_rc 1 "an answer to no request"
+expect_eq "$ERR" 'huddle: no shutdown request "stop-2" in team ask' "no request text"
+run send --team ask --from a-two "hello"
+expect_rc 2 "send without --to"
+run agent set-status a-two working
+RID=$(json_get "$("$HUDDLE" --json team shutdown ask)" 'j["request_id"]')
+run send --team ask --from a-two --request-id "$RID" --approve "bye"
+expect_rc 0 "answer the team shutdown without --to"
+expect_contains "$OUT" "from a-two to a-lead" "the answer went to the leader"
+run team state ask
+expect_contains "$OUT" "Status: shutdown
+" "the team shut down"
 
 finish

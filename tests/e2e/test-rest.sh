@@ -145,6 +145,22 @@ req GET "/api/agents/coder/inbox"
 expect_eq "$(json_get "$BODY" 'j["messages"]')" "[]" "read once"
 req GET /api/teams/dev/state
 expect_contains "$(json_get "$BODY" 'j["text"]')" "=== TEAM STATE ===" "team state text"
+req POST /api/teams/dev/messages '{"from": "manager", "to": "tester", "type": "shutdown_request", "request_id": "stop-t", "content": "stop"}'
+expect_http 201 "" "a shutdown_request one to one"
+req POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-t", "approve": false, "reason": "busy", "content": "not now"}'
+expect_http 201 "" "an answer without \"to\""
+expect_eq "$(json_get "$BODY" 'j["message"]["to_agent"]')" "manager" "the answer went to whoever asked"
+req POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-x", "approve": true, "content": "ok"}'
+expect_http 404 '{"error":"no shutdown request \"stop-x\" in team dev"}' "an answer to no request"
+req POST /api/teams/dev/spawn '{"name": "scout", "as": "coder", "runtime": "codex", "runtime_config": {"workdir": "/src"}, "model": "gpt-5"}'
+expect_http 201 "" "spawn"
+expect_eq "$(json_get "$BODY" 'j["agent"]["runtime_config"]["model"]+" "+str(j["agent"]["spawn_depth"])')" \
+	"gpt-5 1" "spawn: model and depth"
+req POST /api/teams/dev/spawn '{"name": "scout2", "modle": "gpt-5"}'
+expect_http 400 '{"error":"unknown field \"modle\": use name, as, task, role, runtime, runtime_config, model or replaces"}' \
+	"spawn: a misspelt field is refused"
+req GET /api/agents/scout2
+expect_http 404 "" "spawn: nothing written"
 
 # --- /mcp transport rules
 req POST /mcp '{"jsonrpc":"2.0","id":1,"method":"ping"}'

@@ -172,7 +172,7 @@ test_team_state__block_byte_for_byte(void **state)
 	a[2].last_active_at = 1000000000 - 3 * 3600 * 1000 - 5;
 	a[3].id = "ops";
 	a[3].status = "shutdown";
-	a[3].status_reason = "left over"; /* shown only in error */
+	a[3].status_reason = "replaced by ops-2";
 	a[3].last_active_at = 1000000000 - 2 * 60 * 1000;
 	snap.team = &t;
 	snap.members.items = a;
@@ -199,7 +199,8 @@ test_team_state__block_byte_for_byte(void **state)
 	    "(in_progress), #7 \"Ship\" (claimed); last active just now\n"
 	    "  - tester (Member): error: the runtime exited with status 1; "
 	    "last active 3 h ago\n"
-	    "  - ops (Member): shutdown; last active 2 min ago\n"
+	    "  - ops (Member): shutdown: replaced by ops-2; last active 2 min "
+	    "ago\n"
 	    "\n"
 	    "Task Counts:\n"
 	    "  - Pending: 5\n"

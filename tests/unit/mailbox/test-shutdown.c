@@ -1,7 +1,8 @@
 /*
  * test-shutdown.c -- the team shutdown protocol (SPEC 6): immediate
- * shutdown, approvals, a refusal, idle as approval, the timeout, and the
- * refusals with their exact texts. Waits are bounded generously; nothing
+ * shutdown, approvals, a refusal, idle as approval, the timeout, requests
+ * sent one to one, answers that find whoever asked, and the refusals with
+ * their exact texts. Waits are bounded generously; nothing
  * asserts how long anything took.
  */
 #include <stdlib.h>
@@ -475,6 +476,7 @@ test_shutdown__team_without_leader(void **state)
 	hd_shutdown *s = NULL, *after = NULL;
 	hd_messages l = {0};
 	hd_err err = HD_ERR_INIT;
+	char *who = NULL;
 
 	ts.id = "flat";
 	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
@@ -492,6 +494,10 @@ test_shutdown__team_without_leader(void **state)
 	assert_hd_err(hd_shutdown_respond(NULL, fx->st, "flat", "coder",
 			  s->request_id, 1, NULL, &err),
 	    HD_EREFUSED, "no member \"coder\" in team flat", &err);
+	assert_hd_ok(hd_shutdown_requester(
+			 &who, fx->st, "flat", "solo", s->request_id, &err),
+	    &err);
+	assert_null(who); /* nobody asked: the answer is recorded */
 	assert_hd_ok(hd_shutdown_respond(&after, fx->st, "flat", "solo",
 			 s->request_id, 1, NULL, &err),
 	    &err);
@@ -499,6 +505,149 @@ test_shutdown__team_without_leader(void **state)
 	hd_shutdown_free(after);
 	expect_team_status(fx, "flat", "shutdown");
 	hd_shutdown_free(s);
+}
+
+/* The answer finds whoever asked: the team's leader, or the sender of a
+ * request sent one to one; without a known request_id, a clear error. */
+static void
+test_shutdown__an_answer_finds_whoever_asked(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_message_spec ms = {0};
+	hd_shutdown *s = NULL;
+	hd_message *m = NULL;
+	hd_messages l = {0};
+	hd_err err = HD_ERR_INIT;
+	char *who = NULL;
+
+	set_status(fx, "coder", "working");
+	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
+	assert_hd_ok(hd_shutdown_requester(
+			 &who, fx->st, "dev", "coder", s->request_id, &err),
+	    &err);
+	assert_string_equal(who, "manager");
+	free(who);
+
+	/* tester asks writer alone, with a request id of its own */
+	ms.team = "dev";
+	ms.from = "tester";
+	ms.to = "writer";
+	ms.type = "shutdown_request";
+	ms.content = "please stop, the branch is frozen";
+	ms.request_id = "stop-writer-1";
+	ms.approve = -1;
+	assert_hd_ok(hd_mailbox_send(NULL, fx->st, &ms, &err), &err);
+	assert_hd_ok(hd_shutdown_requester(
+			 &who, fx->st, "dev", "writer", "stop-writer-1", &err),
+	    &err);
+	assert_string_equal(who, "tester");
+	free(who);
+	/* a request sent to someone else is not coder's to answer */
+	assert_hd_err(hd_shutdown_requester(
+			  &who, fx->st, "dev", "coder", "stop-writer-1", &err),
+	    HD_ENOTFOUND, "no shutdown request \"stop-writer-1\" in team dev",
+	    &err);
+	assert_null(who);
+
+	/* the team's answer, no recipient given: to the leader */
+	memset(&ms, 0, sizeof(ms));
+	ms.team = "dev";
+	ms.from = "coder";
+	ms.content = "done, stopping";
+	ms.request_id = s->request_id;
+	ms.approve = 1;
+	assert_hd_ok(hd_shutdown_answer(&m, fx->st, &ms, &err), &err);
+	assert_string_equal(m->to_agent, "manager");
+	assert_string_equal(m->type, "shutdown_response");
+	hd_message_free(m);
+	expect_team_status(fx, "dev", "shutdown");
+
+	/* the one-to-one refusal, no recipient given: to tester */
+	ms.from = "writer";
+	ms.content = "not yet";
+	ms.request_id = "stop-writer-1";
+	ms.approve = 0;
+	ms.reason = "mid-edit";
+	assert_hd_ok(hd_shutdown_answer(&m, fx->st, &ms, &err), &err);
+	assert_string_equal(m->to_agent, "tester");
+	hd_message_free(m);
+	expect_agent_status(fx, "writer", "idle");
+	assert_hd_ok(hd_mailbox_read(&l, fx->st, "tester", 0, &err), &err);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.items[0].reason, "mid-edit");
+	assert_int_equal(l.items[0].approve, 0);
+	hd_messages_dispose(&l);
+
+	/* unknown request ids, and none at all, change nothing */
+	ms.request_id = "stop-nobody";
+	assert_hd_err(hd_shutdown_answer(&m, fx->st, &ms, &err), HD_ENOTFOUND,
+	    "no shutdown request \"stop-nobody\" in team dev", &err);
+	ms.request_id = NULL;
+	assert_hd_err(hd_shutdown_answer(&m, fx->st, &ms, &err), HD_EINVAL,
+	    "shutdown_response needs a request_id", &err);
+	ms.request_id = "stop-writer-1";
+	ms.from = "sre";
+	assert_hd_err(hd_shutdown_answer(&m, fx->st, &ms, &err), HD_EREFUSED,
+	    "no member \"sre\" in team dev", &err);
+	ms.from = "writer";
+	ms.type = "message";
+	assert_hd_err(hd_shutdown_answer(&m, fx->st, &ms, &err), HD_EINVAL,
+	    "only a shutdown_response finds its own recipient, not a message",
+	    &err);
+	assert_null(m);
+	assert_int_equal(inbox_count(fx, "tester"), 0);
+	hd_shutdown_free(s);
+}
+
+/* A one-to-one request approved (through hd_shutdown_respond, as the CLI
+ * answers) shuts the member down and leaves the team alone. */
+static void
+test_shutdown__one_to_one_approval_shuts_the_member_down(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_message_spec ms = {0};
+	hd_shutdown *s = NULL;
+	hd_messages l = {0};
+	hd_err err = HD_ERR_INIT;
+
+	ms.team = "dev";
+	ms.from = "manager";
+	ms.to = "coder";
+	ms.type = "shutdown_request";
+	ms.content = "you are done for today";
+	ms.request_id = "stop-coder";
+	ms.approve = -1;
+	assert_hd_ok(hd_mailbox_send(NULL, fx->st, &ms, &err), &err);
+	assert_hd_ok(hd_shutdown_respond(&s, fx->st, "dev", "coder",
+			 "stop-coder", 1, NULL, &err),
+	    &err);
+	assert_null(s); /* no team request involved */
+	expect_agent_status(fx, "coder", "shutdown");
+	expect_team_status(fx, "dev", "active");
+	assert_hd_ok(hd_mailbox_read(&l, fx->st, "manager", 0, &err), &err);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.items[0].from_agent, "coder");
+	assert_string_equal(l.items[0].type, "shutdown_response");
+	assert_string_equal(l.items[0].request_id, "stop-coder");
+	assert_string_equal(
+	    l.items[0].content, "Approved shutdown request stop-coder");
+	hd_messages_dispose(&l);
+	/* a response naming it from someone it was not sent to is refused */
+	assert_hd_err(hd_shutdown_respond(NULL, fx->st, "dev", "tester",
+			  "stop-coder", 1, NULL, &err),
+	    HD_ENOTFOUND, "no shutdown request \"stop-coder\" in team dev",
+	    &err);
+	memset(&ms, 0, sizeof(ms));
+	ms.team = "dev";
+	ms.from = "tester";
+	ms.to = "manager";
+	ms.type = "shutdown_response";
+	ms.content = "me too";
+	ms.request_id = "stop-coder";
+	ms.approve = 1;
+	assert_hd_err(hd_mailbox_send(NULL, fx->st, &ms, &err), HD_ENOTFOUND,
+	    "no shutdown request \"stop-coder\" in team dev", &err);
+	expect_agent_status(fx, "tester", "idle");
 }
 
 static void
@@ -541,6 +690,8 @@ main(void)
 	    T(test_shutdown__reading_team_state_evaluates_the_timeout),
 	    T(test_shutdown__wait_bound_and_cancellation),
 	    T(test_shutdown__team_without_leader),
+	    T(test_shutdown__an_answer_finds_whoever_asked),
+	    T(test_shutdown__one_to_one_approval_shuts_the_member_down),
 	    T(test_shutdown__input_checks),
 	};
 #undef T

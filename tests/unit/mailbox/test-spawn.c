@@ -1,6 +1,7 @@
 /*
  * test-spawn.c -- teammate spawning (SPEC 3): spawned_by, the session key
- * format, the first message, and the refusals with their exact texts.
+ * format, the first message, the spawn depth and its limit, the runtime
+ * config and model, and the refusals with their exact texts.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,141 @@ test_spawn__refusals(void **state)
 	    "agent \"late\" not found", &err);
 }
 
+/* Spawn id into dev as caller; the new agent's depth. */
+static int
+spawn_as(hd_fixture *fx, const char *id, const char *caller)
+{
+	hd_spawn_spec s = {0};
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+	int depth;
+
+	s.team = "dev";
+	s.id = id;
+	s.caller = caller;
+	assert_hd_ok(hd_team_spawn(&a, fx->st, &s, &err), &err);
+	depth = a->spawn_depth;
+	hd_agent_free(a);
+	return depth;
+}
+
+static void
+test_spawn__depth_is_the_spawners_plus_one_up_to_the_limit(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {0};
+	hd_spawn_spec s = {0};
+	hd_agent *a = NULL;
+	hd_messages l = {0};
+	hd_err err = HD_ERR_INIT;
+
+	/* added by hand: depth 0; spawned by nobody or a user: 1 */
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_int_equal(a->spawn_depth, 0);
+	hd_agent_free(a);
+	assert_int_equal(spawn_as(fx, "by-nobody", NULL), 1);
+	assert_int_equal(spawn_as(fx, "by-user", "user"), 1);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "by-user", &err), &err);
+	assert_string_equal(a->spawned_by, "manager");
+	hd_agent_free(a);
+
+	/* a chain: manager 0 -> r1 1 -> r2 2 */
+	assert_int_equal(spawn_as(fx, "r1", "manager"), 1);
+	assert_int_equal(spawn_as(fx, "r2", "r1"), 2);
+	ts.id = "dev";
+	ts.max_spawn_depth = 2;
+	assert_hd_ok(hd_team_update(NULL, fx->st, &ts, &err), &err);
+	s.team = "dev";
+	s.id = "r3";
+	s.caller = "r2";
+	s.task = "dig deeper";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EREFUSED,
+	    "cannot spawn: depth 3 would exceed team dev's spawn depth limit "
+	    "of 2 (r2 is at depth 2)",
+	    &err);
+	assert_null(a);
+	/* refused before any write: no agent, no message */
+	assert_hd_err(hd_agent_get(&a, fx->st, "r3", &err), HD_ENOTFOUND,
+	    "agent \"r3\" not found", &err);
+	assert_hd_ok(hd_mailbox_peek(&l, fx->st, "r2", 0, &err), &err);
+	assert_int_equal(l.n, 1); /* its own first message only */
+	hd_messages_dispose(&l);
+
+	/* shallower spawners still can; raising the limit lets r2 spawn */
+	assert_int_equal(spawn_as(fx, "r1b", "r1"), 2);
+	ts.max_spawn_depth = 3;
+	assert_hd_ok(hd_team_update(NULL, fx->st, &ts, &err), &err);
+	assert_int_equal(spawn_as(fx, "r3", "r2"), 3);
+}
+
+static void
+test_spawn__runtime_config_and_model_are_checked_and_stored(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_spawn_spec s = {0};
+	hd_agent *a = NULL;
+	json_t *cfg =
+	    json_pack("{s:s, s:s}", "workdir", "/src", "model", "old");
+	json_t *bad = json_string("x");
+	hd_err err = HD_ERR_INIT;
+
+	s.team = "dev";
+	s.id = "claude";
+	s.runtime = "claude-code";
+	s.runtime_config = cfg;
+	s.model = "sonnet";
+	s.check = hd_runtime_check_config;
+	assert_hd_ok(hd_team_spawn(&a, fx->st, &s, &err), &err);
+	assert_string_equal(a->runtime, "claude-code");
+	assert_string_equal(json_string_value(json_object_get(
+				a->runtime_config, "workdir")),
+	    "/src");
+	assert_string_equal(json_string_value(json_object_get(
+				a->runtime_config, "model")),
+	    "sonnet"); /* model wins over the config's */
+	assert_string_equal(json_string_value(json_object_get(cfg, "model")),
+	    "old"); /* the caller's config is left alone */
+	hd_agent_free(a);
+	a = NULL;
+
+	/* model alone makes the config */
+	s.id = "codex";
+	s.runtime = "codex";
+	s.runtime_config = NULL;
+	s.model = "gpt-5";
+	assert_hd_ok(hd_team_spawn(&a, fx->st, &s, &err), &err);
+	assert_int_equal(json_object_size(a->runtime_config), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				a->runtime_config, "model")),
+	    "gpt-5");
+	hd_agent_free(a);
+	a = NULL;
+
+	/* refusals, as huddle agent add refuses them, and nothing added */
+	s.id = "nope";
+	s.runtime = "scripted";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
+	    "runtime_config: unknown key \"model\" for runtime scripted", &err);
+	s.runtime = "claude-code";
+	s.model = "";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
+	    "model must not be empty", &err);
+	s.model = "sonnet";
+	s.runtime_config = bad;
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
+	    "runtime_config must be a JSON object", &err);
+	s.runtime_config = NULL;
+	s.runtime = "teleport";
+	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
+	    "unknown runtime \"teleport\": use scripted, exec, claude-code or "
+	    "codex",
+	    &err);
+	assert_hd_err(hd_agent_get(&a, fx->st, "nope", &err), HD_ENOTFOUND,
+	    "agent \"nope\" not found", &err);
+	json_decref(cfg);
+	json_decref(bad);
+}
+
 int
 main(void)
 {
@@ -194,6 +330,12 @@ main(void)
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_spawn__refusals, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_spawn__depth_is_the_spawners_plus_one_up_to_the_limit,
+		setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_spawn__runtime_config_and_model_are_checked_and_stored,
+		setup, hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

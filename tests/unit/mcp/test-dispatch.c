@@ -207,7 +207,15 @@ test_mcp__tool_errors_are_results_with_exact_text(void **state)
 	expect_tool_error(fx, "team_chat_post", "{\"text\":5}",
 	    "argument \"text\" must be a string");
 	expect_tool_error(fx, "team_chat_post",
-	    "{\"text\":\"hi\",\"colour\":1}", "unknown argument \"colour\"");
+	    "{\"text\":\"hi\",\"colour\":1}",
+	    "unknown argument \"colour\" to team_chat_post: use text");
+	/* every tool names what it takes, identity arguments left out */
+	expect_tool_error(fx, "team_chat_subscribe", "{\"since\":3}",
+	    "unknown argument \"since\" to team_chat_subscribe: use sinceSeq, "
+	    "limit");
+	expect_tool_error(fx, "team_state", "{\"verbose\":true}",
+	    "unknown argument \"verbose\" to team_state: it takes no "
+	    "arguments");
 	expect_tool_error(fx, "team_chat_post", "{\"text\":\"hi\"}",
 	    "no bound identity: pass authorAgentId + teamId (unbound mode)");
 	expect_tool_error(fx, "team_chat_post",

@@ -134,6 +134,54 @@ test_apply__an_edited_field_is_updated(void **state)
 }
 
 static void
+test_apply__max_spawn_depth_is_a_team_key(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_apply_report r;
+	hd_team *t = NULL;
+	char path[512], want[700];
+	hd_err err = HD_ERR_INIT;
+	int64_t events;
+
+	snprintf(path, sizeof(path), "%s/dev.json", fx->home);
+	write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": 2}");
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
+	hd_apply_report_dispose(&r);
+	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
+	assert_int_equal(t->max_spawn_depth, 2);
+	hd_team_free(t);
+
+	/* the same again changes nothing; another value is an update */
+	events = event_count(fx);
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
+	assert_false(r.changed);
+	hd_apply_report_dispose(&r);
+	assert_int_equal(event_count(fx), events);
+	write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": 7}");
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
+	assert_true(r.changed);
+	assert_string_equal(
+	    json_string_value(json_object_get(r.json, "action")), "updated");
+	hd_apply_report_dispose(&r);
+	/* absent: whatever is set stays */
+	write_file(path, "{\"team\": \"dev\", \"name\": \"Dev\"}");
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
+	hd_apply_report_dispose(&r);
+	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
+	assert_int_equal(t->max_spawn_depth, 7);
+	hd_team_free(t);
+
+	write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": 0}");
+	snprintf(want, sizeof(want),
+	    "%s: max_spawn_depth must be an integer from 1 to 100", path);
+	assert_hd_err(hd_team_apply_file(&r, fx->st, path, NULL, &err),
+	    HD_EINVAL, want, &err);
+	write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": \"3\"}");
+	assert_hd_err(hd_team_apply_file(&r, fx->st, path, NULL, &err),
+	    HD_EINVAL, want, &err);
+}
+
+static void
 test_apply__several_leaders_keep_the_first_with_a_warning(void **state)
 {
 	hd_fixture *fx = *state;
@@ -300,6 +348,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_apply__creates_then_changes_nothing_the_second_time),
 		T(test_apply__an_edited_field_is_updated),
+		T(test_apply__max_spawn_depth_is_a_team_key),
 		T(test_apply__several_leaders_keep_the_first_with_a_warning),
 		T(test_apply__malformed_files_name_the_place_and_change_nothing),
 		T(test_apply__an_agent_of_another_team_rolls_everything_back),

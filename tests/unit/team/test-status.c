@@ -138,6 +138,49 @@ test_status__agent_if(void **state)
 }
 
 static void
+test_status__agent_with_a_reason(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_agent_set_status_reason(
+			 fx->st, "coder", "error", "exit status 1", &err),
+	    &err);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_string_equal(a->status, "error");
+	assert_string_equal(a->status_reason, "exit status 1");
+	hd_agent_free(a);
+	/* the same status, another reason: written, no second event */
+	assert_hd_ok(hd_agent_set_status_reason(
+			 fx->st, "coder", "error", "exit status 2", &err),
+	    &err);
+	assert_int_equal(count_events(fx, "agent_status"), 1);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_string_equal(a->status_reason, "exit status 2");
+	hd_agent_free(a);
+	/* NULL clears it */
+	assert_hd_ok(hd_agent_set_status_reason(
+			 fx->st, "coder", "idle", NULL, &err),
+	    &err);
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_null(a->status_reason);
+	hd_agent_free(a);
+	assert_hd_err(hd_agent_set_status_reason(
+			  fx->st, "coder", "gone", "x", &err),
+	    HD_EINVAL,
+	    "invalid agent status \"gone\": use idle, working, "
+	    "shutdown_requested, shutdown or error",
+	    &err);
+	assert_hd_err(hd_agent_set_status_reason(
+			  fx->st, "coder", "error", "", &err),
+	    HD_EINVAL, "status reason must not be empty", &err);
+	assert_hd_err(hd_agent_set_status_reason(
+			  fx->st, "ghost", "error", "x", &err),
+	    HD_ENOTFOUND, "agent \"ghost\" not found", &err);
+}
+
+static void
 test_status__team(void **state)
 {
 	hd_fixture *fx = *state;
@@ -169,6 +212,8 @@ main(void)
 		test_status__agent, setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_status__agent_if, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_status__agent_with_a_reason, setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_status__team, setup, hd_fixture_teardown),
 	};

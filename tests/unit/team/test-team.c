@@ -148,6 +148,51 @@ test_team__field_limits_have_clear_errors(void **state)
 }
 
 static void
+test_team__spawn_depth_limit_defaults_and_updates(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {.id = "dev"};
+	hd_team *t = NULL;
+	json_t *j;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_team_create(&t, fx->st, &ts, &err), &err);
+	assert_int_equal(t->max_spawn_depth, HD_TEAM_SPAWN_DEPTH);
+	hd_team_free(t);
+
+	ts.max_spawn_depth = 2;
+	assert_hd_ok(hd_team_update(&t, fx->st, &ts, &err), &err);
+	assert_int_equal(t->max_spawn_depth, 2);
+	j = hd_team_to_json(t);
+	assert_int_equal(
+	    json_integer_value(json_object_get(j, "max_spawn_depth")), 2);
+	json_decref(j);
+	hd_team_free(t);
+
+	/* another field's update leaves it alone */
+	ts.max_spawn_depth = 0;
+	ts.name = "Dev";
+	assert_hd_ok(hd_team_update(&t, fx->st, &ts, &err), &err);
+	assert_int_equal(t->max_spawn_depth, 2);
+	hd_team_free(t);
+
+	ts.max_spawn_depth = 101;
+	assert_hd_err(hd_team_update(NULL, fx->st, &ts, &err), HD_EINVAL,
+	    "max_spawn_depth must be between 1 and 100", &err);
+	ts.max_spawn_depth = -1;
+	assert_hd_err(hd_team_update(NULL, fx->st, &ts, &err), HD_EINVAL,
+	    "max_spawn_depth must be between 1 and 100", &err);
+	ts.id = "other";
+	ts.max_spawn_depth = 9;
+	assert_hd_ok(hd_team_create(&t, fx->st, &ts, &err), &err);
+	assert_int_equal(t->max_spawn_depth, 9);
+	hd_team_free(t);
+	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
+	assert_int_equal(t->max_spawn_depth, 2); /* refusals wrote nothing */
+	hd_team_free(t);
+}
+
+static void
 test_agent__bad_names_and_runtimes_are_refused(void **state)
 {
 	hd_fixture *fx = *state;
@@ -511,6 +556,7 @@ main(void)
 		T(test_team__missing_team_is_named),
 		T(test_team__list_counts_agents_on_read),
 		T(test_team__field_limits_have_clear_errors),
+		T(test_team__spawn_depth_limit_defaults_and_updates),
 		T(test_agent__bad_names_and_runtimes_are_refused),
 		T(test_agent__an_agent_is_in_one_team),
 		T(test_team__one_leader_at_a_time),
