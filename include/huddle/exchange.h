@@ -237,6 +237,8 @@ typedef struct hd_exchange_result {
 	char room_id[HD_ROOM_ID_MAX];
 	hd_exchange_end ended;
 	int turns_taken;
+	int turns_failed; /* of those, the ones whose runtime failed (each
+			     put its speaker in error: activity.h) */
 	int max_turns;   /* after the clamp */
 	char **speakers; /* one per turn, in order */
 	size_t nspeakers;
@@ -250,6 +252,7 @@ typedef struct hd_exchange_result {
  *   `team "x" not found` (HD_ENOTFOUND); `team dev has no agents`;
  *   single-leader normalisation; `team dev has no leader to speak first`
  *   (no leader and no first speakers); `unknown first speaker: ghost`;
+ *   `every first speaker is in error: coder (why); reset one with ...`;
  *   `budget_paused:team`, `budget_paused:agent` (a first speaker's)
  *   (all HD_EREFUSED); then HD_EXCHANGE_LOCK_HELD (HD_ECONFLICT).
  * Returns 0 with *out filled whatever the end reason (dispose it even on
@@ -258,7 +261,8 @@ typedef struct hd_exchange_result {
 int hd_exchange_run(hd_exchange_result *out, hd_store *st,
     const hd_exchange_spec *spec, hd_err *err);
 
-/* {"turnsTaken","endedReason","speakers"}: the REST result shape. */
+/* {"turnsTaken","turnsFailed","endedReason","speakers"}: the REST result
+ * shape. */
 json_t *hd_exchange_result_to_json(const hd_exchange_result *r);
 
 void hd_exchange_result_dispose(hd_exchange_result *r);

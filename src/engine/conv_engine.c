@@ -328,7 +328,7 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 		if (rc < 0)
 			is_error = 1;
 		else if (res.reason == HD_DONE_ABORTED) {
-			is_error = 1;
+			is_error = HD_CONV__ABORTED;
 			hd_err_set(&err, HD_ERR, "the turn was aborted");
 		} else {
 			reply = res.text;

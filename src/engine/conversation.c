@@ -1014,7 +1014,8 @@ struct record_txn {
 	const hd_conv_turn *turn;
 	const hd_conv_owner *me;
 	const char *body; /* cleaned */
-	int is_error;
+	int is_error; /* the reply is an error */
+	int aborted;  /* ... of a turn cut short, not one that failed */
 	int want_next;
 	const hd_mentions *m; /* NULL for an error reply */
 	hd_conv_recorded *out;
@@ -1304,7 +1305,9 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	out->next_result = HD_CONV_NONE;
 	/* a failed turn puts the agent in error (the leader is told) until
 	 * a turn of it begins again: maybe the next delivery, at once */
-	if (t->is_error) {
+	if (t->aborted)
+		activity_soft(st, c->team, c->agent, ACT_ABORT, NULL);
+	else if (t->is_error) {
 		/* the reason, without the room's "[error: ...]" around it */
 		size_t blen = strlen(t->body);
 		char *why = NULL;
@@ -1324,7 +1327,7 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		out->next_result = HD_CONV_NONE;
 		/* a good turn with no next: idle, with the notice, unless it
 		 * still holds a started task */
-		if (!t->is_error)
+		if (!t->is_error && !t->aborted)
 			activity_soft(st, c->team, c->agent, ACT_END, NULL);
 	}
 	if ((rc = mark_carried(st, c, t->first_mention,
@@ -1368,7 +1371,8 @@ hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
 	t.turn = turn;
 	t.me = me;
 	t.body = out->body;
-	t.is_error = is_error;
+	t.is_error = is_error != HD_CONV__REPLY;
+	t.aborted = is_error == HD_CONV__ABORTED;
 	t.want_next = want_next;
 	t.m = parsed ? &m : NULL;
 	t.out = out;

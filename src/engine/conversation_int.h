@@ -109,8 +109,13 @@ typedef struct hd_conv_turn {
  * done, the agent idle, the room post and the events, and (turn non-NULL:
  * a runtime ran) the agent's turn state, lineage, spend and cost event; with want_next,
  * also the claim of the agent's next message (out->next). HD_ECONFLICT
- * when the message is no longer this engine's to answer.
+ * when the message is no longer this engine's to answer. is_error says
+ * what the reply is: HD_CONV__REPLY, HD_CONV__FAILED (the runtime failed:
+ * the agent goes to error, activity.h) or HD_CONV__ABORTED (the turn was
+ * cut short: an error reply, but nothing the agent did wrong).
  */
+enum { HD_CONV__REPLY = 0, HD_CONV__FAILED = 1, HD_CONV__ABORTED = 2 };
+
 int hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
     const char *reply, size_t len, int is_error, int want_next,
     const hd_conv_turn *turn, const hd_conv_owner *me, hd_err *err);

@@ -57,6 +57,11 @@
  *      as text, in the pre-checks' snapshot; a config is parsed once, the
  *      first time its agent runs, so a turn runs with exactly the config
  *      a full list at the pre-checks would have given it.
+ * (10) A member in error (activity.h) is never selected: in error at the
+ *      pre-checks, or once a turn of it failed here (known when that
+ *      turn's record commits), its obligations are dropped until a turn
+ *      of it succeeds or it is reset; first speakers all in error are
+ *      refused before any turn. The result counts the failed turns.
  * Callers: the CLI (`huddle exchange`, `huddle demo`), REST
  * (POST /api/team-chat/exchange), the tests and the benchmark.
  */
@@ -66,6 +71,7 @@
 
 #include <huddle/activity.h>
 #include <huddle/agent.h>
+#include <huddle/buf.h>
 #include <huddle/board.h>
 #include <huddle/budget.h>
 #include <huddle/events.h>
@@ -125,6 +131,7 @@ typedef struct exch {
 	int leader;
 	unsigned char *pending;
 	unsigned char *spoke; /* spoke this exchange (heard the stimulus) */
+	unsigned char *errored; /* (10) in error: never selected */
 	int *turns;
 	int64_t *marks; /* event seq at the end of each one's last turn */
 	int last;
@@ -168,9 +175,9 @@ hd_exchange_result_to_json(const hd_exchange_result *r)
 
 	for (i = 0; i < r->nspeakers; i++)
 		json_array_append_new(speakers, json_string(r->speakers[i]));
-	return json_pack("{s:i, s:s, s:o}", "turnsTaken", r->turns_taken,
-	    "endedReason", hd_exchange_end_name(r->ended), "speakers",
-	    speakers);
+	return json_pack("{s:i, s:i, s:s, s:o}", "turnsTaken", r->turns_taken,
+	    "turnsFailed", r->turns_failed, "endedReason",
+	    hd_exchange_end_name(r->ended), "speakers", speakers);
 }
 
 void
@@ -283,6 +290,8 @@ participants_free(exch *x)
 	free(x->ids);
 	free(x->pending);
 	free(x->spoke);
+	free(x->errored);
+	x->errored = NULL;
 	free(x->turns);
 	free(x->marks);
 	free(x->kept.pending);
@@ -295,6 +304,46 @@ participants_free(exch *x)
 	x->turns = x->kept.turns = NULL;
 	x->marks = x->kept.marks = NULL;
 	x->n = 0;
+}
+
+/* (10) Who is in error owes nothing: its obligations wait. */
+static void
+skip_errored(exch *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->n; i++)
+		if (x->errored[i])
+			x->pending[i] = 0;
+}
+
+/* (10) An exchange whose first speakers are all in error would end before
+ * its first turn: refused instead, saying who and how to reset them. */
+static int
+first_speakers_able(exch *x, hd_err *err)
+{
+	hd_buf who = HD_BUF_INIT(0);
+	size_t i, owing = 0;
+	int rc;
+
+	for (i = 0; i < x->n; i++)
+		if (x->pending[i] && !x->errored[i])
+			return 0;
+	for (i = 0; i < x->n; i++) {
+		const hd_agent *a = &x->agents.items[i];
+
+		if (!x->pending[i])
+			continue;
+		hd_buf_printf(&who, "%s%s (%s)", owing++ ? ", " : "", a->id,
+		    a->status_reason != NULL ? a->status_reason
+					     : "its last turn failed");
+	}
+	rc = hd_err_set(err, HD_EREFUSED,
+	    "every first speaker is in error: %s; reset one with `huddle "
+	    "agent set-status AGENT idle`",
+	    hd_buf_failed(&who) ? "?" : hd_buf_cstr(&who));
+	hd_buf_dispose(&who);
+	return rc;
 }
 
 /* The participants, the leader and who owes the first turn. */
@@ -312,6 +361,7 @@ participants(exch *x, hd_err *err)
 	x->ids = calloc(x->n, sizeof(*x->ids));
 	x->pending = calloc(x->n, 1);
 	x->spoke = calloc(x->n, 1);
+	x->errored = calloc(x->n, 1);
 	x->turns = calloc(x->n, sizeof(*x->turns));
 	x->marks = calloc(x->n, sizeof(*x->marks));
 	x->states = calloc(x->n, sizeof(*x->states));
@@ -321,13 +371,17 @@ participants(exch *x, hd_err *err)
 	x->kept.turns = calloc(x->n, sizeof(*x->kept.turns));
 	x->kept.marks = calloc(x->n, sizeof(*x->kept.marks));
 	if (x->ids == NULL || x->pending == NULL || x->spoke == NULL ||
+	    x->errored == NULL ||
 	    x->turns == NULL || x->marks == NULL || x->states == NULL ||
 	    x->owing == NULL || x->kept.pending == NULL ||
 	    x->kept.spoke == NULL || x->kept.turns == NULL ||
 	    x->kept.marks == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
-	for (i = 0; i < x->n; i++)
+	for (i = 0; i < x->n; i++) {
 		x->ids[i] = x->agents.items[i].id;
+		x->errored[i] =
+		    strcmp(x->agents.items[i].status, "error") == 0;
+	}
 	x->leader = hd_exchange_normalise_leader(&x->agents, x->team);
 	if (spec->nfirst == 0) {
 		if (x->leader < 0)
@@ -342,7 +396,7 @@ participants(exch *x, hd_err *err)
 			    spec->first_speakers[i]);
 		x->pending[j] = 1;
 	}
-	return 0;
+	return first_speakers_able(x, err);
 }
 
 typedef struct precheck_txn {
@@ -812,6 +866,7 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 		 * on_turn moved) in this snapshot */
 		if ((rc = obligations(x, s, done->event_mark, err)) < 0)
 			return rc;
+		skip_errored(x);
 		if (done->paused_after != NULL)
 			return step_end(
 			    st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
@@ -824,6 +879,7 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 	}
 	if (aborted(x))
 		return step_end(st, tx, HD_EXCHANGE_ABORTED, taken);
+	skip_errored(x);
 	tx->pick = hd_exchange_select(
 	    x->ids, x->n, x->leader, x->pending, x->turns, x->last);
 	if (tx->pick.speaker < 0)
@@ -908,6 +964,10 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 	if (t == NULL || tx->saved)
 		return 0;
 	out->turns_taken++;
+	/* (10) a failed turn puts its speaker in error (committed now) */
+	x->errored[t->agent - x->agents.items] =
+	    (unsigned char)(t->failed && !t->aborted);
+	out->turns_failed += t->failed && !t->aborted;
 	if ((rc = add_speaker(out, t->agent->id, err)) < 0)
 		return rc;
 	if (t->crossed & HD_BUDGET_CROSSED_WARN)

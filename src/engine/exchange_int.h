@@ -46,6 +46,7 @@ typedef struct hd_exchange__turn {
 	char *body;    /* what is posted */
 	char *summary; /* its first HD_EXCHANGE_SUMMARY_CHARS characters */
 	int failed;
+	int aborted;   /* failed by being cut short: not the agent's failure */
 	char *failure; /* failed: why (the reason the member's error shows) */
 	hd_runtime_cost cost;
 	int64_t duration_ms;

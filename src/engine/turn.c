@@ -660,6 +660,7 @@ hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 		hd_buf b = HD_BUF_INIT(0);
 
 		t->failed = 1;
+		t->aborted = t->res.reason == HD_DONE_ABORTED;
 		msg = t->res.reason == HD_DONE_ABORTED ? "the turn was aborted"
 		      : t->res.error != NULL           ? t->res.error
 		      : rerr.msg[0] != '\0'            ? rerr.msg
@@ -711,8 +712,10 @@ hd_exchange__turn_save(hd_exchange__turn *t, hd_err *err)
 		goto done;
 	/* a failed turn leaves the agent in error until a good one (and
 	 * tells the leader); a good one idle, unless it holds started work */
-	if ((rc = hd_activity_turn_end(st, t->team, t->agent->id,
-		 t->failed ? t->failure : NULL, err)) < 0)
+	if ((rc = t->aborted ? hd_activity_turn_abort(
+				  st, t->team, t->agent->id, err)
+			     : hd_activity_turn_end(st, t->team, t->agent->id,
+				   t->failed ? t->failure : NULL, err)) < 0)
 		goto done;
 	/* the mark is the event head once the turn is recorded: the seq of
 	 * turn_completed, its last event, in this write transaction */

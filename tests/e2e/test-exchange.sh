@@ -120,10 +120,10 @@ post() {
 
 post '{"teamId": "dev", "stimulus": "Follow-up from the all-hands: go"}'
 expect_eq "$CODE" "200" "REST 200"
-expect_eq "$BODY_OUT" '{"ok":true,"roomId":"team:dev","result":{"turnsTaken":1,"endedReason":"no_pending_obligation","speakers":["manager"]}}' "REST 200 shape"
+expect_eq "$BODY_OUT" '{"ok":true,"roomId":"team:dev","result":{"turnsTaken":1,"turnsFailed":0,"endedReason":"no_pending_obligation","speakers":["manager"]}}' "REST 200 shape"
 post '{"teamId": "dev", "firstSpeakers": ["coder", "tester"], "maxExchangeTurns": 1}'
 expect_eq "$CODE" "200" "REST first speakers"
-expect_eq "$BODY_OUT" '{"ok":true,"roomId":"team:dev","result":{"turnsTaken":1,"endedReason":"max_turns","speakers":["coder"]}}' "REST max turns shape"
+expect_eq "$BODY_OUT" '{"ok":true,"roomId":"team:dev","result":{"turnsTaken":1,"turnsFailed":0,"endedReason":"max_turns","speakers":["coder"]}}' "REST max turns shape"
 post '{"stimulus": "x"}'
 expect_eq "$CODE" "400" "REST no teamId"
 expect_eq "$BODY_OUT" '{"error":"teamId is required"}' "REST 400 text"
@@ -212,7 +212,7 @@ wait "$SERVE_PID"
 expect_eq "$?" "0" "serve exits 0"
 SERVE_PID=
 wait $CURL
-expect_eq "$(cat "$T_TMP/stopped.out")" '{"ok":true,"roomId":"team:slow","result":{"turnsTaken":1,"endedReason":"aborted","speakers":["sa"]}}' "the client of a stopped server gets its answer"
+expect_eq "$(cat "$T_TMP/stopped.out")" '{"ok":true,"roomId":"team:slow","result":{"turnsTaken":1,"turnsFailed":0,"endedReason":"aborted","speakers":["sa"]}}' "the client of a stopped server gets its answer"
 run chat read slow --json
 expect_eq "$(json_get "$OUT" 'j["posts"][-1]["body"]')" "[error: the turn was aborted]" "the running turn was stopped"
 finish

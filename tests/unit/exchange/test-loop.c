@@ -207,7 +207,8 @@ test_loop__leader_alone_ends_no_pending_obligation(void **state)
 	d = hd_exchange_result_to_json(&res);
 	text = json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	assert_string_equal(text,
-	    "{\"turnsTaken\":1,\"endedReason\":\"no_pending_obligation\","
+	    "{\"turnsTaken\":1,\"turnsFailed\":0,"
+	    "\"endedReason\":\"no_pending_obligation\","
 	    "\"speakers\":[\"manager\"]}");
 	free(text);
 	json_decref(d);

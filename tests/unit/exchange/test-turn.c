@@ -440,11 +440,15 @@ one_reply(hd_fixture *fx, const char *text, const char *error)
 	fake f;
 	char *body;
 
+	/* a failed turn before left manager in error: reset, as by hand */
+	assert_hd_ok(
+	    hd_activity_set_status(fx->st, "manager", "idle", &err), &err);
 	fake_init(&f, fx->st);
 	fake_rule_add(&f, "manager", text, NULL, error, 0);
 	s = spec_for(NULL, &f);
 	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
 	assert_int_equal(res.turns_taken, 1);
+	assert_int_equal(res.turns_failed, error != NULL);
 	hd_exchange_result_dispose(&res);
 	assert_hd_ok(hd_room_read(&l, fx->st, "dev", 0, 500, NULL, &err), &err);
 	assert_true(l.n > 0);
