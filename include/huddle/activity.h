@@ -50,8 +50,10 @@ int hd_activity_turn_end(hd_store *st, const char *team, const char *agent,
 int hd_activity_turn_abort(
     hd_store *st, const char *team, const char *agent, hd_err *err);
 
-/* Set a status by hand (`huddle agent set-status`): as hd_agent_set_status,
- * and idle also clears the mark of a turn an engine that died left. */
+/* Set a status by hand (`huddle agent set-status`): as hd_agent_set_status;
+ * idle (the reset out of error) also clears the turns an engine that died
+ * left counted, then settles: a member that still holds a started task is
+ * working. */
 int hd_activity_set_status(
     hd_store *st, const char *agent, const char *status, hd_err *err);
 

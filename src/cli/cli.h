@@ -78,6 +78,14 @@ int hd_cli_opt_int(hd_cli *c, const char *name, int64_t min, int64_t max,
 /* Open the store (once); on failure print the error and return 1. */
 int hd_cli_store(hd_cli *c, hd_store **out);
 
+/* `CMD TEAM TEXT --as AGENT`, the form of every command, with the older
+ * `CMD TEXT --team TEAM --from AGENT` kept as an alias (send, broadcast):
+ * *team, *as and *text from whichever was given; a usage error (the
+ * command's exit code, as hd_cli_usage) when the two disagree. 0 when
+ * resolved; *team or *as may be NULL when neither spelling gave it. */
+int hd_cli_team_text_as(hd_cli *c, const char **team, const char **as,
+    const char **text);
+
 /* Print `huddle: <err>` on stderr; return HD_EXIT_FAIL. */
 int hd_cli_fail(hd_cli *c);
 /* Print `huddle: <msg>` and a hint to --help; return HD_EXIT_USAGE. */

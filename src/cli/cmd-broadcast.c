@@ -9,14 +9,15 @@ cmd_broadcast(hd_cli *c)
 	hd_message_spec spec = {0};
 	hd_store *st;
 	size_t n = 0;
+	int rc;
 
-	spec.team = hd_cli_opt_str(c, "team");
-	spec.from = hd_cli_opt_str(c, "from");
+	if ((rc = hd_cli_team_text_as(c, &spec.team, &spec.from,
+		 &spec.content)) != 0)
+		return rc;
 	spec.summary = hd_cli_opt_str(c, "summary");
-	spec.content = c->argv[0];
 	spec.approve = -1;
 	if (spec.team == NULL || spec.from == NULL)
-		return hd_cli_usage(c, "'broadcast' needs --team and --from");
+		return hd_cli_usage(c, "'broadcast' needs a team and --as");
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
 	if (hd_mailbox_broadcast(&n, st, &spec, &c->err) < 0)
@@ -31,8 +32,10 @@ cmd_broadcast(hd_cli *c)
 }
 
 static const hd_cli_opt broadcast_opts[] = {
-	{"team", 't', "TEAM", "the team", 0},
-	{"from", 0, "AGENT", "the sender (gets no copy)", 0},
+	{"as", 0, "AGENT", "the sender (gets no copy)", 0},
+	{"team", 't', "TEAM", "the team (older spelling of the first argument)",
+	    0},
+	{"from", 0, "AGENT", "the sender (older spelling of --as)", 0},
 	{"summary", 0, "TEXT", "a short summary (default: the first 10 words)",
 	    0},
 	{NULL, 0, NULL, NULL, 0},
@@ -40,10 +43,13 @@ static const hd_cli_opt broadcast_opts[] = {
 
 const hd_cli_cmd hd_cli_cmd_broadcast = {
 	.name = "broadcast",
-	.args = "TEXT",
+	.args = "TEAM TEXT",
 	.summary = "Send a message to every other member of a team",
 	.min_args = 1,
-	.max_args = 1,
+	.max_args = 2,
 	.opts = broadcast_opts,
 	.fn = cmd_broadcast,
+	.details = "Example: huddle broadcast dev --as manager 'standup in 5'\n"
+		   "(huddle broadcast TEXT --team TEAM --from AGENT, the older "
+		   "spelling, still works.)",
 };

@@ -13,16 +13,16 @@ cmd_send(hd_cli *c)
 	hd_store *st;
 	int approve = hd_cli_flag(c, "approve");
 	int refuse = hd_cli_flag(c, "refuse");
-	int answer;
+	int answer, rc;
 
-	spec.team = hd_cli_opt_str(c, "team");
-	spec.from = hd_cli_opt_str(c, "from");
+	if ((rc = hd_cli_team_text_as(c, &spec.team, &spec.from,
+		 &spec.content)) != 0)
+		return rc;
 	spec.to = hd_cli_opt_str(c, "to");
 	spec.type = hd_cli_opt_str(c, "type");
 	spec.summary = hd_cli_opt_str(c, "summary");
 	spec.request_id = hd_cli_opt_str(c, "request-id");
 	spec.reason = hd_cli_opt_str(c, "reason");
-	spec.content = c->argv[0];
 	if (approve && refuse)
 		return hd_cli_usage(c,
 		    "--approve and --refuse cannot go together");
@@ -33,7 +33,7 @@ cmd_send(hd_cli *c)
 		 strcmp(spec.type, "shutdown_response") == 0;
 	if (spec.team == NULL || spec.from == NULL ||
 	    (spec.to == NULL && !answer))
-		return hd_cli_usage(c, "'send' needs --team, --from and --to "
+		return hd_cli_usage(c, "'send' needs a team, --as and --to "
 				       "(--to is optional for a "
 				       "shutdown_response)");
 	if (hd_cli_store(c, &st) != 0)
@@ -59,8 +59,10 @@ cmd_send(hd_cli *c)
 }
 
 static const hd_cli_opt send_opts[] = {
-	{"team", 't', "TEAM", "the team both agents belong to", 0},
-	{"from", 0, "AGENT", "the sender", 0},
+	{"as", 0, "AGENT", "the sender", 0},
+	{"team", 't', "TEAM", "the team (older spelling of the first argument)",
+	    0},
+	{"from", 0, "AGENT", "the sender (older spelling of --as)", 0},
 	{"to", 0, "AGENT",
 	    "the recipient (a shutdown_response: default whoever asked)", 0},
 	{"type", 0, "TYPE",
@@ -82,14 +84,16 @@ static const hd_cli_opt send_opts[] = {
 
 const hd_cli_cmd hd_cli_cmd_send = {
 	.name = "send",
-	.args = "TEXT",
+	.args = "TEAM TEXT",
 	.summary = "Send a message to a teammate's mailbox",
 	.min_args = 1,
-	.max_args = 1,
+	.max_args = 2,
 	.opts = send_opts,
 	.fn = cmd_send,
-	.details = "Example: huddle send --team dev --from coder --to manager "
-		   "'tests pass'\n"
+	.details = "Example: huddle send dev --as coder --to manager 'tests "
+		   "pass'\n"
+		   "(huddle send TEXT --team TEAM --from AGENT, the older "
+		   "spelling, still works.)\n"
 		   "A shutdown_response (--type shutdown_response --request-id "
 		   "ID --approve,\nor --refuse --reason R) answers a pending "
 		   "team shutdown, or a shutdown_request\nsent one to one; "

@@ -328,8 +328,11 @@ manual_fn(hd_store *st, void *payload, hd_err *err)
 		return 0;
 	if ((rc = hd_agent_get(&a, st, m->agent, err)) < 0)
 		return rc;
-	if (a->team_id != NULL)
-		rc = hd_agent_turn_mark(st, a->team_id, a->id, 0, err);
+	/* the counted turns go (an engine that died left them), then what
+	 * its work says: a member still holding a started task works */
+	if (a->team_id != NULL &&
+	    (rc = hd_agent_turn_mark(st, a->team_id, a->id, 0, err)) == 0)
+		rc = settle_txn(st, a->team_id, a->id, err);
 	hd_agent_free(a);
 	return rc;
 }

@@ -470,3 +470,56 @@ test('stdio: a shutdown_response without recipient reaches whoever asked', async
     await two.close();
   }
 });
+
+// Issue 21 items 1-2 over MCP: a member's acts through its tools make its
+// status and activity true in team_state, finishing its started work
+// sends the leader the idle notice (piggybacked on the leader's next tool
+// result), and a shutdown completes when its members go idle. A team of
+// its own, so no other test's mail or statuses mix in.
+test('stdio: team_state tells the truth; idle notices; a shutdown completes on idle', async () => {
+  huddle('team', 'create', 'live');
+  huddle('agent', 'add', 'live', 'chief', '--leader');
+  huddle('agent', 'add', 'live', 'maker');
+  const client = (agent) => connect(new StdioClientTransport({
+    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'live', '--agent', agent], stderr: 'ignore',
+  }));
+  const chief = await client('chief');
+  const maker = await client('maker');
+  const member = (state, id) => state.members.find((m) => m.id === id);
+  try {
+    let state = result(await chief.callTool({ name: 'team_state', arguments: {} }));
+    assert.deepEqual([member(state, 'maker').status, member(state, 'maker').last_active_at], ['idle', null]);
+    assert.match(state.text, /\n {2}- maker \(Member\): idle\n/);
+
+    const id = result(await chief.callTool({ name: 'task_create', arguments: { subject: 'Build it' } })).task.id;
+    result(await maker.callTool({ name: 'task_claim', arguments: { task_id: id } }));
+    result(await maker.callTool({ name: 'task_start', arguments: { task_id: id } }));
+    state = result(await chief.callTool({ name: 'team_state', arguments: {} }));
+    const m = member(state, 'maker');
+    assert.equal(m.status, 'working');
+    assert.equal(typeof m.last_active_at, 'number');
+    assert.deepEqual(m.tasks, [{ id, subject: 'Build it', status: 'in_progress' }]);
+    assert.ok(state.text.includes(`  - maker (Member): working; holds #${id} "Build it" (in_progress); last active just now\n`),
+      state.text);
+
+    // the leader asks for a shutdown: maker works, so the team waits
+    const asked = result(await chief.callTool({ name: 'team_shutdown', arguments: {} }));
+    assert.deepEqual(asked.shutdown?.pending ?? asked.pending, ['maker']);
+    // maker finishes its started task: idle, which approves (its result
+    // carries the shutdown_request as mail)
+    const done = await maker.callTool({ name: 'task_complete', arguments: { task_id: id, result: 'built' } });
+    assert.equal(done.isError, undefined);
+    assert.equal(JSON.parse(done.content[0].text).task.status, 'completed');
+    assert.ok(done.content[1].text.includes('type="shutdown_request"'), done.content[1].text);
+    const team = JSON.parse(huddle('--json', 'team', 'show', 'live'));
+    assert.equal(team.status, 'shutdown');
+    // the leader's next result carries the idle notice as mail
+    const after = await chief.callTool({ name: 'team_state', arguments: {} });
+    const mail = after.content.map((c) => c.text).join('\n');
+    assert.ok(mail.includes('<teammate-message teammate_id="maker" type="idle" summary="maker is idle">\n'
+      + `maker is idle; last finished task #${id} "Build it" (completed)\n</teammate-message>`), mail);
+  } finally {
+    await chief.close();
+    await maker.close();
+  }
+});

@@ -32,7 +32,7 @@ expect_eq "$ERR" 'huddle: invalid message type "chat": use message, broadcast, s
 
 run send --team msg-team --from worker-1 "no recipient"
 expect_rc 2 "send without --to"
-expect_contains "$ERR" "huddle: 'send' needs --team, --from and --to" \
+expect_contains "$ERR" "huddle: 'send' needs a team, --as and --to" \
 	"usage text"
 run send --team msg-team --from worker-1 --to lead
 expect_rc 2 "send without text"

@@ -199,6 +199,8 @@ run agent add dev ghost --runtime claude-code --config '{"bin":"huddle-test-no-s
 run ask dev "@ghost hello"
 expect_contains "$OUT" "[error: claude-code: 'huddle-test-no-such-claude' not found on PATH (runtime_config.bin)]" \
 	"a missing binary is a clear error"
+# the failed turn left ghost in error, which an exchange would skip: reset
+run agent set-status ghost idle
 run exchange dev --stimulus "ghost, speak" --first ghost --max-turns 1
 expect_rc 1 "a failed turn fails huddle exchange too"
 expect_contains "$ERR" "huddle: 1 of 1 turns failed" "and says so"
