@@ -372,6 +372,40 @@ const char *const hd_store_migrations[] = {
 	"ALTER TABLE agents ADD COLUMN turn_at INTEGER;"
 	"ALTER TABLE teams ADD COLUMN max_spawn_depth INTEGER NOT NULL"
 	"  DEFAULT 5;",
+
+	/* 14: subtasks and files. tasks (board) gains its parent (NULL: a
+	 * root task), indexed to list a parent's children; teams (team)
+	 * gains the board's runaway caps: children per parent, nesting
+	 * depth, and new root tasks per agent within a window of seconds.
+	 * conversation_files (conversation) keeps what a reply attached (a
+	 * [send_file: path] tag, or the full text of an answer too long to
+	 * deliver whole): the bytes themselves, so the answer stays what it
+	 * was whatever happens to the file. */
+	"ALTER TABLE tasks ADD COLUMN parent_id INTEGER REFERENCES tasks(id);"
+	"CREATE INDEX tasks_parent ON tasks(parent_id) WHERE parent_id IS NOT"
+	"  NULL;"
+	"ALTER TABLE teams ADD COLUMN max_children INTEGER NOT NULL"
+	"  DEFAULT 24;"
+	"ALTER TABLE teams ADD COLUMN max_task_depth INTEGER NOT NULL"
+	"  DEFAULT 2;"
+	"ALTER TABLE teams ADD COLUMN max_new_roots INTEGER NOT NULL"
+	"  DEFAULT 30;"
+	"ALTER TABLE teams ADD COLUMN new_roots_window_s INTEGER NOT NULL"
+	"  DEFAULT 300;"
+	"CREATE TABLE conversation_files ("
+	"  id INTEGER PRIMARY KEY,"
+	"  conversation_id TEXT NOT NULL"
+	"    REFERENCES conversations(id) ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  agent TEXT NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  media_type TEXT NOT NULL,"
+	"  size INTEGER NOT NULL,"
+	"  content BLOB NOT NULL,"
+	"  created_at INTEGER NOT NULL"
+	");"
+	"CREATE INDEX conversation_files_conv ON"
+	"  conversation_files(conversation_id, seq);",
 };
 
 const int hd_store_nmigrations =
