@@ -61,20 +61,14 @@ hd_board_counts(
 	return 0;
 }
 
-int
-hd_board_each_open(hd_store *st, const char *team, const char *owner,
+/* Hand each row of s (id, subject, status) to fn until it stops; s is
+ * bound and reset here. */
+static int
+each_row(hd_store *st, sqlite3_stmt *s, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err)
 {
-	sqlite3_stmt *s;
-	int rc, src;
+	int rc = 0, src;
 
-	if ((rc = hd_slug_check("team", team, err)) < 0 ||
-	    (rc = hd_store_prepare(st, &s,
-		 "SELECT id, subject, status FROM tasks"
-		 " WHERE owner = ?1 AND status IN ('claimed', 'in_progress')"
-		 " AND team_id = ?2 ORDER BY id",
-		 err)) < 0)
-		return rc;
 	sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
 	while ((src = sqlite3_step(s)) == SQLITE_ROW && rc == 0)
@@ -88,11 +82,28 @@ hd_board_each_open(hd_store *st, const char *team, const char *owner,
 }
 
 int
+hd_board_each_open(hd_store *st, const char *team, const char *owner,
+    hd_board_open_fn fn, void *ctx, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_store_prepare(st, &s,
+		 "SELECT id, subject, status FROM tasks"
+		 " WHERE owner = ?1 AND status IN ('claimed', 'in_progress')"
+		 " AND team_id = ?2 ORDER BY id",
+		 err)) < 0)
+		return rc;
+	return each_row(st, s, team, owner, fn, ctx, err);
+}
+
+int
 hd_board_last_finished(hd_store *st, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err)
 {
 	sqlite3_stmt *s;
-	int rc, src;
+	int rc;
 
 	if ((rc = hd_slug_check("team", team, err)) < 0 ||
 	    (rc = hd_store_prepare(st, &s,
@@ -102,14 +113,5 @@ hd_board_last_finished(hd_store *st, const char *team, const char *owner,
 		 " LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
-		rc = fn(ctx, sqlite3_column_int64(s, 0),
-		    (const char *)sqlite3_column_text(s, 1),
-		    (const char *)sqlite3_column_text(s, 2), err);
-	else if (src != SQLITE_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	return each_row(st, s, team, owner, fn, ctx, err);
 }

@@ -601,6 +601,21 @@ static const char *const agent_statuses[] = {
 	"idle", "working", "shutdown_requested", "shutdown", "error", NULL,
 };
 
+/* `invalid agent status "x": use idle, ...` unless status is one. */
+static int
+status_check(const char *status, hd_err *err)
+{
+	int i;
+
+	for (i = 0; agent_statuses[i] != NULL; i++)
+		if (strcmp(agent_statuses[i], status) == 0)
+			return 0;
+	return hd_err_set(err, HD_EINVAL,
+	    "invalid agent status \"%.64s\": use idle, working, "
+	    "shutdown_requested, shutdown or error",
+	    status);
+}
+
 struct agent_status {
 	const char *id;
 	const char *status;
@@ -749,21 +764,15 @@ hd_agent_set_status_if(hd_store *st, const char *team, const char *agent,
     const char *from, const char *to, int *changed, hd_err *err)
 {
 	struct agent_status_if as = {team, agent, from, to, 0};
-	int rc, i;
+	int rc;
 
 	if (changed != NULL)
 		*changed = 0;
 	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
 	    (team != NULL && (rc = hd_slug_check("team", team, err)) < 0))
 		return rc;
-	for (i = 0; agent_statuses[i] != NULL; i++)
-		if (strcmp(agent_statuses[i], to) == 0)
-			break;
-	if (agent_statuses[i] == NULL)
-		return hd_err_set(err, HD_EINVAL,
-		    "invalid agent status \"%.64s\": use idle, working, "
-		    "shutdown_requested, shutdown or error",
-		    to);
+	if ((rc = status_check(to, err)) < 0)
+		return rc;
 	if ((rc = hd_store_write(st, agent_status_if_txn, &as, err)) < 0)
 		return rc;
 	if (changed != NULL)
@@ -776,20 +785,13 @@ hd_agent_set_status_reason(hd_store *st, const char *agent,
     const char *status, const char *reason, hd_err *err)
 {
 	struct agent_status as = {agent, status, 1, reason};
-	int i, rc;
+	int rc;
 
 	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
 	    (reason != NULL && (rc = hd_text_check("status reason", reason, 1,
-				    HD_AGENT_REASON_MAX, err)) < 0))
+				    HD_AGENT_REASON_MAX, err)) < 0) ||
+	    (rc = status_check(status, err)) < 0)
 		return rc;
-	for (i = 0; agent_statuses[i] != NULL; i++)
-		if (strcmp(agent_statuses[i], status) == 0)
-			break;
-	if (agent_statuses[i] == NULL)
-		return hd_err_set(err, HD_EINVAL,
-		    "invalid agent status \"%.64s\": use idle, working, "
-		    "shutdown_requested, shutdown or error",
-		    status);
 	return hd_store_write(st, agent_status_txn, &as, err);
 }
 
@@ -798,17 +800,10 @@ hd_agent_set_status(hd_store *st, const char *agent, const char *status,
     hd_err *err)
 {
 	struct agent_status as = {agent, status, 0, NULL};
-	int i, rc;
+	int rc;
 
-	if ((rc = hd_slug_check("agent", agent, err)) < 0)
+	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (rc = status_check(status, err)) < 0)
 		return rc;
-	for (i = 0; agent_statuses[i] != NULL; i++)
-		if (strcmp(agent_statuses[i], status) == 0)
-			break;
-	if (agent_statuses[i] == NULL)
-		return hd_err_set(err, HD_EINVAL,
-		    "invalid agent status \"%.64s\": use idle, working, "
-		    "shutdown_requested, shutdown or error",
-		    status);
 	return hd_store_write(st, agent_status_txn, &as, err);
 }
