@@ -44,6 +44,12 @@ int hd_activity_turn_begin(
 int hd_activity_turn_end(hd_store *st, const char *team, const char *agent,
     const char *failure, hd_err *err);
 
+/* The turn ended well and the next turn of the same agent began in the
+ * same transaction (a conversation's next delivery): counted out, with no
+ * status change and no notice in between. */
+int hd_activity_turn_chain(hd_store *st, const char *team, const char *agent,
+    hd_err *err);
+
 /* The turn was cut short (its engine stopped, or took it back from one
  * that died): the mark is cleared and a working member with nothing
  * started goes idle, quietly: it did not finish, so nothing is said. */

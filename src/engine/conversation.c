@@ -231,7 +231,7 @@ room_post_soft(hd_store *st, const char *team, const char *kind,
  * end (failure: the reason, or NULL), or its abort. team NULL: the
  * agent's own (read back). Failures are logged: a status is narration,
  * not the conversation's state. */
-enum activity_step { ACT_BEGIN, ACT_END, ACT_ABORT };
+enum activity_step { ACT_BEGIN, ACT_END, ACT_CHAIN, ACT_ABORT };
 
 static void
 activity_soft(hd_store *st, const char *team, const char *agent,
@@ -246,11 +246,19 @@ activity_soft(hd_store *st, const char *team, const char *agent,
 			goto done;
 		team = a->team_id;
 	}
-	rc = step == ACT_BEGIN ? hd_activity_turn_begin(
-				     NULL, st, team, agent, &aerr)
-	     : step == ACT_END ? hd_activity_turn_end(
-				     st, team, agent, failure, &aerr)
-			       : hd_activity_turn_abort(st, team, agent, &aerr);
+	switch (step) {
+	case ACT_BEGIN:
+		rc = hd_activity_turn_begin(NULL, st, team, agent, &aerr);
+		break;
+	case ACT_END:
+		rc = hd_activity_turn_end(st, team, agent, failure, &aerr);
+		break;
+	case ACT_CHAIN:
+		rc = hd_activity_turn_chain(st, team, agent, &aerr);
+		break;
+	default:
+		rc = hd_activity_turn_abort(st, team, agent, &aerr);
+	}
 	if (rc < 0)
 		hd_log_warn("agent %s: status after its turn: %s", agent,
 		    aerr.msg);
@@ -1329,7 +1337,10 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 * still holds a started task */
 		if (!t->is_error && !t->aborted)
 			activity_soft(st, c->team, c->agent, ACT_END, NULL);
-	}
+	} else if (!t->is_error && !t->aborted)
+		/* the next began (counted in by its claim): this one is out,
+		 * working throughout */
+		activity_soft(st, c->team, c->agent, ACT_CHAIN, NULL);
 	if ((rc = mark_carried(st, c, t->first_mention,
 		 room_post_soft(st, c->team, "peer", c->agent, t->body),
 		 err)) < 0)

@@ -310,6 +310,13 @@ hd_activity_turn_abort(
 	return hd_store_write(st, abort_fn, &s, err);
 }
 
+int
+hd_activity_turn_chain(hd_store *st, const char *team, const char *agent,
+    hd_err *err)
+{
+	return hd_agent_turn_mark(st, team, agent, -1, err);
+}
+
 struct manual {
 	const char *agent;
 	const char *status;

@@ -505,7 +505,11 @@ test_flow__one_agent_at_a_time_agents_in_parallel(void **state)
 	hd_err err = HD_ERR_INIT;
 	char ids[3][37];
 	const hd_conversation_delivery *d1, *d2, *d3;
-	size_t i;
+	hd_agent *a = NULL;
+	hd_event_filter ef;
+	hd_event_list el;
+	hd_messages inbox;
+	size_t i, n;
 
 	ct_team(fx, "dev", "Dev team");
 	ct_scripted(fx, "dev", "manager", 1, "unused");
@@ -543,6 +547,26 @@ test_flow__one_agent_at_a_time_agents_in_parallel(void **state)
 	assert_true(d3->started_at < d1->finished_at);
 	for (i = 0; i < 3; i++)
 		hd_conversation_free(c[i]);
+	/* coder's two turns ran back to back: working throughout, then idle
+	 * once, no turn left counted (activity.h) */
+	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
+	assert_string_equal(a->status, "idle");
+	assert_int_equal(a->turns, 0);
+	hd_agent_free(a);
+	memset(&ef, 0, sizeof(ef));
+	ef.team = "dev";
+	ef.kind = "agent_status";
+	assert_hd_ok(hd_events_list(&el, fx->st, &ef, &err), &err);
+	for (i = 0, n = 0; i < el.n; i++)
+		n += strcmp(el.items[i].agent_id, "coder") == 0;
+	assert_int_equal(n, 2);
+	hd_event_list_dispose(&el);
+	assert_hd_ok(hd_mailbox_peek(&inbox, fx->st, "manager", 0, &err), &err);
+	for (i = 0, n = 0; i < inbox.n; i++)
+		n += strcmp(inbox.items[i].from_agent, "coder") == 0 &&
+		     strcmp(inbox.items[i].type, "idle") == 0;
+	assert_int_equal(n, 1);
+	hd_messages_dispose(&inbox);
 }
 
 static void
