@@ -441,8 +441,11 @@ scan_ready(struct scan *sc, hd_store *st, hd_err *err)
 	f.ready = 1;
 	if ((rc = hd_board_list(&l, st, sc->team, &f, err)) < 0)
 		return rc;
-	qsort(l.items, l.n, sizeof(*l.items), by_priority);
-	qsort(sc->m, sc->nm, sizeof(*sc->m), by_rest);
+	/* no items may mean no array at all, which qsort must not be given */
+	if (l.n > 1)
+		qsort(l.items, l.n, sizeof(*l.items), by_priority);
+	if (sc->nm > 1)
+		qsort(sc->m, sc->nm, sizeof(*sc->m), by_rest);
 	for (i = 0; i < l.n && rc == 0; i++) {
 		snprintf(key, sizeof(key), "ready:%lld:%lld",
 		    (long long)l.items[i].id, (long long)l.items[i].updated_at);
