@@ -304,6 +304,11 @@ typedef int (*hd_board_open_fn)(void *ctx, int64_t id, const char *subject,
 int hd_board_each_open(hd_store *st, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err);
 
+/* 1 in *yes when owner holds a task in_progress in team (what makes a
+ * member working, activity.h). */
+int hd_board_has_started(
+    int *yes, hd_store *st, const char *team, const char *owner, hd_err *err);
+
 /* The task owner finished last in team (completed or failed), handed to
  * fn as hd_board_each_open hands them; fn is not called when there is
  * none. For the idle notice (activity.h). */

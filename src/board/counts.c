@@ -8,7 +8,9 @@
  *  (3) hd_board_each_open hands over an owner's claimed and in_progress
  *      tasks, oldest first, straight from their rows (the tasks_owner
  *      index): id, subject and status only, no dependencies read;
- *      hd_board_last_finished the one it finished last, the same way.
+ *      hd_board_last_finished the one it finished last, the same way;
+ *      hd_board_has_started only whether it holds one in_progress, one
+ *      index probe whatever it holds (an owner may hold thousands).
  * Callers: hd_team_snapshot_get and hd_team_context (src/mailbox/state.c),
  * the status rules (src/mailbox/activity.c).
  */
@@ -114,4 +116,27 @@ hd_board_last_finished(hd_store *st, const char *team, const char *owner,
 		 err)) < 0)
 		return rc;
 	return each_row(st, s, team, owner, fn, ctx, err);
+}
+
+int
+hd_board_has_started(
+    int *yes, hd_store *st, const char *team, const char *owner, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	*yes = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT 1 FROM tasks WHERE owner = ?1 AND status = "
+		 "'in_progress' AND team_id = ?2 LIMIT 1",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		*yes = 1;
+	else if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
 }

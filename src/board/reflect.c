@@ -90,13 +90,23 @@ static int
 reflect_activity(hd_store *st, const hd_board__change *c, hd_err *err)
 {
 	const char *team = c->task->team_id, *owner = c->task->owner;
-	int rc;
+	int rc = 0;
 
+	/* one statement: it changes its row or nothing, so it needs no
+	 * savepoint of its own (a claim pays for no more than this) */
+	if (c->actor != NULL && strcmp(c->actor, HD_BOARD_USER) != 0 &&
+	    (rc = hd_agent_touch(st, team, c->actor, err)) < 0)
+		return rc;
+	/* only a task that leaves or enters in_progress, or changes hands,
+	 * can change what its owner is doing: a claim, an assignment, a new
+	 * task, a link or a retry cannot */
+	if (c->kind == HD_BOARD__CREATED || c->kind == HD_BOARD__CLAIMED ||
+	    c->kind == HD_BOARD__ASSIGNED || c->kind == HD_BOARD__LINKED ||
+	    c->kind == HD_BOARD__RETRIED)
+		return 0;
 	if ((rc = reflect_begin(st, err)) < 0)
 		return rc;
-	if (c->actor != NULL && strcmp(c->actor, HD_BOARD_USER) != 0)
-		rc = hd_agent_touch(st, team, c->actor, err);
-	if (rc == 0 && c->prev_owner != NULL)
+	if (c->prev_owner != NULL)
 		rc = hd_activity_settle(st, team, c->prev_owner, err);
 	if (rc == 0 && owner != NULL &&
 	    (c->prev_owner == NULL || strcmp(owner, c->prev_owner) != 0))

@@ -37,32 +37,14 @@
 #define HD_LOG_COMPONENT "activity"
 #include <huddle/log.h>
 
-static int
-count_started(
-    void *ctx, int64_t id, const char *subject, const char *status, hd_err *err)
-{
-	(void)id;
-	(void)subject;
-	(void)err;
-	if (strcmp(status, "in_progress") == 0)
-		(*(int *)ctx)++;
-	return 0;
-}
-
 int
 hd_activity__busy(int *busy, hd_store *st, const char *team,
     const hd_agent_presence *p, const char *agent, hd_err *err)
 {
-	int started = 0, rc;
-
 	*busy = p->turns > 0;
 	if (*busy)
 		return 0;
-	if ((rc = hd_board_each_open(
-		 st, team, agent, count_started, &started, err)) < 0)
-		return rc;
-	*busy = started > 0;
-	return 0;
+	return hd_board_has_started(busy, st, team, agent, err);
 }
 
 static int
