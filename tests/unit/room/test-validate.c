@@ -34,8 +34,8 @@ static const bad_post bad_posts[] = {
 	"post body must be valid UTF-8"},
     {"unknown team", "ghost", "coder", "hello", HD_ENOTFOUND,
 	"team \"ghost\" not found"},
-    {"non-member author", "dev", "opsbot", "hello", HD_EREFUSED,
-	"no member \"opsbot\" in team dev"},
+    {"non-member author", "dev", "sre", "hello", HD_EREFUSED,
+	"no member \"sre\" in team dev"},
 };
 
 #define NBAD (sizeof(bad_posts) / sizeof(bad_posts[0]))
@@ -46,7 +46,7 @@ setup(void **state)
 	if (hd_fixture_setup(state) != 0)
 		return -1;
 	hd_fixture_team(*state, "dev", "manager", "coder", NULL);
-	hd_fixture_team(*state, "ops", "opsbot", NULL);
+	hd_fixture_team(*state, "ops", "sre", NULL);
 	return 0;
 }
 
