@@ -31,6 +31,9 @@
  * last post included and the next prompt resumes right after it: nothing
  * is lost and nothing repeated. The first post always goes in (cut to
  * post_chars), so a cursor always moves when there is something to read.
+ * One exception: a skip_seq post beyond the stop was heard as this
+ * prompt's request, yet shows as a room post when a later catch-up
+ * reaches it (the cursor is one number and cannot step over it).
  */
 #ifndef HUDDLE_PROMPT_H
 #define HUDDLE_PROMPT_H
