@@ -132,8 +132,8 @@ int hd_task_status_ok(const char *s);
 /*
  * Create a task in spec->team (emits task_created; reflected as
  * `Task #5 "Write docs" created.`). Refusals: `team "x" not found`,
- * `task subject must not be empty`, `task subject is 201 characters; the
- * limit is 200`, `task description is 10001 characters; the limit is
+ * `task subject must not be empty` (also when blank), `task subject is
+ * 201 characters; the limit is 200`, `task description is 10001 characters; the limit is
  * 10000`, `task metadata must be a JSON object`, `unknown dependency: task
  * 9`, `no member "x" in team dev` (created_by). *out (when non-NULL) is the
  * new task: hd_task_free() it.

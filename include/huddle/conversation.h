@@ -297,7 +297,8 @@ typedef struct hd_conversation_spec {
  * and its first delivery, post the message to the room (kind user), emit
  * conversation_started, and hand it to the agent's worker. Returns at
  * once; out (>= 37 bytes) gets the conversation id. Refusals:
- * `message must not be empty`, `message is N bytes; the limit is 100000`
+ * `message must not be empty` (also when blank, or blank after the
+ * routing prefix), `message is N bytes; the limit is 100000`
  * (HD_ETOOBIG), `message must be valid UTF-8`, `team "x" not found`,
  * `team "dev" is not active (status: shutdown)` and `team "dev" has no
  * leader: address an agent with @<agent>` (HD_EREFUSED).

@@ -70,8 +70,9 @@ typedef struct hd_message_spec {
  * Refusals, checked in this order before anything is written:
  *   `invalid message type "x": use message, broadcast, shutdown_request,
  *   shutdown_response, idle, task_update or mention` (HD_EINVAL);
- *   `message must not be empty`, `message is 100001 bytes; the limit is
- *   100000` (HD_ETOOBIG), `message must be valid UTF-8`;
+ *   `message must not be empty` (also when blank: hd_text_blank),
+ *   `message is 100001 bytes; the limit is 100000` (HD_ETOOBIG),
+ *   `message must be valid UTF-8`;
  *   `shutdown_request needs a request_id`, `shutdown_response needs a
  *   request_id`, `shutdown_response needs approve (true or false)`,
  *   `a refused shutdown needs a reason`; then, in the transaction,

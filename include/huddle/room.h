@@ -7,7 +7,7 @@
  *     never leave gaps.
  * (2) A peer post's author must be a member of the team; a system post is
  *     authored "huddle", a user post "user". Bodies are 1..100000 bytes of
- *     valid UTF-8.
+ *     valid UTF-8, not blank (only HD_TEXT_BLANK_CHARS).
  */
 #ifndef HUDDLE_ROOM_H
 #define HUDDLE_ROOM_H
@@ -52,7 +52,7 @@ void hd_room_id(char *out, size_t outlen, const char *team);
  * *out (when out is non-NULL) is the stored post: hd_post_free() it.
  * Refusals: `invalid post kind "x": use peer, system or user`,
  * `team "x" not found`, `no member "x" in team y`, `post body must not be
- * empty`, `post body is N bytes; the limit is 100000` (HD_ETOOBIG),
+ * empty` (also for a blank body: hd_text_blank), `post body is N bytes; the limit is 100000` (HD_ETOOBIG),
  * `post body must be valid UTF-8`, `a peer post needs an author agent`.
  */
 int hd_room_post(hd_post **out, hd_store *st, const char *team,

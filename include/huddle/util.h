@@ -43,8 +43,19 @@ int hd_utf8_ok(const char *s, size_t len);
  * when s is not valid UTF-8. */
 long hd_utf8_chars(const char *s);
 
+/* The characters a blank text consists of: the six ASCII whitespace
+ * characters of the C locale. Other Unicode spaces (U+00A0, U+3000, ...)
+ * are text. */
+#define HD_TEXT_BLANK_CHARS " \t\n\v\f\r"
+
+/* 1 when the len bytes at s are empty or all HD_TEXT_BLANK_CHARS. The one
+ * rule behind every `... must not be empty` (room posts, messages, task
+ * subjects, hd_text_check with min > 0). */
+int hd_text_blank(const char *s, size_t len);
+
 /*
- * Check a text field: valid UTF-8 with min..max code points. Messages:
+ * Check a text field: valid UTF-8 with min..max code points; with min > 0
+ * a blank text (hd_text_blank) counts as empty. Messages:
  * `<what> must be valid UTF-8`, `<what> must not be empty`,
  * `<what> is 201 characters; the limit is 200`.
  */

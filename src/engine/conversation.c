@@ -743,7 +743,7 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 		    tm->id);
 		goto done;
 	}
-	if (msg[route.offset] == '\0') {
+	if (hd_text_blank(msg + route.offset, strlen(msg + route.offset))) {
 		rc = hd_err_set(err, HD_EINVAL, "message must not be empty");
 		goto done;
 	}
@@ -816,7 +816,7 @@ hd_conv__create(char *out, char *agent, hd_store *st,
 	if ((rc = hd_slug_check("team", sp.team, err)) < 0)
 		return rc;
 	len = sp.message != NULL ? strlen(sp.message) : 0;
-	if (len == 0)
+	if (hd_text_blank(sp.message, len))
 		return hd_err_set(err, HD_EINVAL, "message must not be empty");
 	if (len > HD_MESSAGE_MAX)
 		return hd_err_set(err, HD_ETOOBIG,

@@ -7,14 +7,22 @@
  *      must answer; context_len tells where that context ends and
  *      request_off where the request starts, so a runtime that matches on
  *      what is new (scripted) never matches the boilerplate.
- *  (2) seen is the highest room seq the prompt read, the skipped post
- *      included (it is heard as the request), and never below the cursor,
- *      so posts that land while the turn runs are delivered next time.
- *      The agent's own posts are never included (echo guard).
+ *  (2) seen is the last room seq the prompt included, the skipped post
+ *      counting as included (it is heard as the request), and never below
+ *      the cursor, so posts that land while the turn runs, and posts the
+ *      budget left out, are delivered next time. The agent's own posts
+ *      are never included (echo guard).
  *  (3) Mailbox messages are marked delivered by the same read that
  *      renders them (hd_mailbox_read), in the caller's transaction.
  *  (4) The prompt is capped at HD_PROMPT_MAX: past it the build fails with
  *      a clear error instead of handing a runtime an unbounded prompt.
+ *  (5) The room catch-up keeps the prompt budget (prompt.h): each body
+ *      cut to post_chars code points on a character boundary, the whole
+ *      catch-up at most room_chars, oldest first, stopping at the first
+ *      post that does not fit (the first post always goes in, so a
+ *      cursor with posts after it always moves). The budget counts what
+ *      the model reads: envelopes and the blank lines between them.
+ *      A skipped post past the stop is shown as a room post next time.
  * Callers: exchange turns (turn.c), conversation deliveries
  * (conv_engine.c), the supervisor's turns (supervisor.c).
  */
@@ -68,49 +76,132 @@ put_trimmed(hd_buf *b, const char *s)
 /* Where prompt_post puts the posts it is handed. */
 typedef struct prompt_room {
 	hd_buf *b;
+	hd_buf one; /* the post being rendered, before it is known to fit */
 	int64_t skip_seq;
 	int64_t seen;
-	size_t n; /* posts handed over by this page */
+	size_t n;          /* posts handed over by this page */
+	size_t room_chars; /* the budget (5) */
+	size_t post_chars;
+	size_t used;  /* code points of catch-up so far */
+	size_t shown; /* posts in the catch-up */
+	int full;     /* a post did not fit: the read was stopped */
 } prompt_room;
+
+/* The code points in the len bytes at s (valid UTF-8). */
+static size_t
+utf8_count(const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+/* The bytes of s's first chars code points (all of s when shorter). */
+static size_t
+utf8_prefix(const char *s, size_t len, size_t chars)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars-- == 0)
+			break;
+	return i;
+}
 
 static int
 prompt_post(void *ctx, const hd_post *p, hd_err *err)
 {
 	prompt_room *pr = ctx;
+	size_t len = strlen(p->body), keep = len, chars;
+	int rc;
 
 	pr->n++;
+	if (p->seq == pr->skip_seq) {
+		if (p->seq > pr->seen)
+			pr->seen = p->seq;
+		return 0; /* heard as the request */
+	}
+	hd_buf_reset(&pr->one);
+	if (pr->b->len > 0)
+		hd_buf_puts(&pr->one, "\n\n"); /* as section() would */
+	if (utf8_count(p->body, len) > pr->post_chars)
+		keep = utf8_prefix(p->body, len,
+		    pr->post_chars > 0 ? pr->post_chars - 1 : 0);
+	if ((rc = hd_envelope_append(&pr->one, p->author, p->kind, p->seq,
+		 p->body, keep, err)) < 0)
+		return rc;
+	if (keep < len)
+		hd_buf_puts(&pr->one, "\xe2\x80\xa6"); /* "…" */
+	if (hd_buf_failed(&pr->one))
+		return hd_buf_error(&pr->one, "prompt", err);
+	chars = utf8_count(pr->one.ptr, pr->one.len);
+	if (pr->shown > 0 && pr->used + chars > pr->room_chars) {
+		pr->full = 1;
+		return hd_err_set(err, HD_EREFUSED, "prompt budget reached");
+	}
+	/* the prompt's own limit holds: checked once at the end (4) */
+	hd_buf_put(pr->b, pr->one.ptr, pr->one.len);
+	pr->used += chars;
+	pr->shown++;
 	if (p->seq > pr->seen)
 		pr->seen = p->seq;
-	if (p->seq == pr->skip_seq)
-		return 0; /* heard as the request */
-	section(pr->b);
-	/* the prompt's own limit holds: checked once at the end (4) */
-	return hd_envelope_append(
-	    pr->b, p->author, p->kind, p->seq, p->body, strlen(p->body), err);
+	return 0;
+}
+
+/* A budget: the spec's when set, else the environment's variable when it
+ * holds a positive number, else the default. */
+static size_t
+budget(size_t given, const char *var, size_t dflt)
+{
+	const char *env = getenv(var);
+	int64_t v;
+
+	if (given > 0)
+		return given;
+	if (env != NULL && hd_parse_i64(&v, env, var, NULL) == 0 && v > 0)
+		return (size_t)v;
+	return dflt;
 }
 
 /* The room since the cursor, page by page, each post read straight from
- * its row into its envelope (2). */
+ * its row into its envelope, within the budget (2, 5). */
 static int
-prompt_posts(hd_buf *b, int64_t *seen, hd_store *st, const hd_prompt_spec *spec,
-    hd_err *err)
+prompt_posts(hd_buf *b, hd_prompt *out, hd_store *st,
+    const hd_prompt_spec *spec, hd_err *err)
 {
 	prompt_room pr;
 	int64_t since = spec->since_seq > 0 ? spec->since_seq : 0;
-	int rc;
+	int rc = 0;
 
+	memset(&pr, 0, sizeof(pr));
 	pr.b = b;
 	pr.skip_seq = spec->skip_seq;
 	pr.seen = since;
+	pr.room_chars = budget(spec->room_chars, "HUDDLE_PROMPT_ROOM_CHARS",
+	    HD_PROMPT_ROOM_CHARS);
+	pr.post_chars = budget(spec->post_chars, "HUDDLE_PROMPT_POST_CHARS",
+	    HD_PROMPT_POST_CHARS);
 	do {
 		pr.n = 0;
-		if ((rc = hd_room_read_each(st, spec->team, since,
-			 HD_ROOM_READ_MAX, spec->agent->id, prompt_post, &pr,
-			 &since, err)) < 0)
-			return rc;
-	} while (pr.n == HD_ROOM_READ_MAX);
-	*seen = pr.seen;
-	return 0;
+		rc = hd_room_read_each(st, spec->team, since, HD_ROOM_READ_MAX,
+		    spec->agent->id, prompt_post, &pr, &since, err);
+	} while (rc == 0 && pr.n == HD_ROOM_READ_MAX);
+	if (pr.full) {
+		hd_err_clear(err);
+		rc = 0;
+		section(b);
+		hd_buf_puts(b, HD_PROMPT_ROOM_CUT);
+	}
+	if (rc == 0) {
+		out->seen = pr.seen;
+		out->room_posts = pr.shown;
+		out->room_cut = pr.full;
+	}
+	hd_buf_dispose(&pr.one);
+	return rc;
 }
 
 int
@@ -139,7 +230,7 @@ hd_prompt_build(
 		hd_buf_puts(&b, "Your last turn:\n");
 		hd_buf_puts(&b, spec->last_summary);
 	}
-	if ((rc = prompt_posts(&b, &out->seen, st, spec, err)) < 0)
+	if ((rc = prompt_posts(&b, out, st, spec, err)) < 0)
 		goto done;
 	if ((rc = hd_mailbox_read(&msgs, st, spec->agent->id, 0, err)) < 0)
 		goto done;

@@ -14,9 +14,10 @@
  *      (a save puts what it wrote once it committed, as the parse of that
  *      text would read it): a long-lived process reading a state it wrote
  *      or read before, unchanged, does not parse it again.
- *  (2) last_seen_seq becomes the highest seq the prompt included (the
+ *  (2) last_seen_seq becomes the last seq the prompt included (the
  *      stimulus post counts as included: it is the stimulus), so posts
- *      that land while the turn runs are delivered next time. The
+ *      that land while the turn runs, and those the prompt budget left
+ *      out (prompt.h), are delivered next time. The
  *      speaker's own posts are never included (echo guard).
  *  (3) The native session is resumed only when the stored runtime equals
  *      the agent's runtime now: a session id means nothing to another

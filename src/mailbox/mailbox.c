@@ -54,7 +54,7 @@ hd_mailbox__check_content(const char *content, hd_err *err)
 {
 	size_t len = content != NULL ? strlen(content) : 0;
 
-	if (len == 0)
+	if (hd_text_blank(content, len))
 		return hd_err_set(err, HD_EINVAL, "message must not be empty");
 	if (len > HD_MESSAGE_MAX)
 		return hd_err_set(err, HD_ETOOBIG,

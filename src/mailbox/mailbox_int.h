@@ -21,9 +21,9 @@
 int hd_mailbox__send(hd_message **out, hd_store *st,
     const hd_message_spec *spec, int system, hd_err *err);
 
-/* The content rules of a message: `message must not be empty`,
- * `message is N bytes; the limit is 100000`, `message must be valid
- * UTF-8`. */
+/* The content rules of a message: `message must not be empty` (also for
+ * a blank one: hd_text_blank), `message is N bytes; the limit is 100000`,
+ * `message must be valid UTF-8`. */
 int hd_mailbox__check_content(const char *content, hd_err *err);
 
 /*

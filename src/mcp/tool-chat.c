@@ -95,7 +95,7 @@ const hd_mcp_tool hd_mcp_tools_chat[] = {
 	"Returns the post's sequence number.",
 	"{\"type\":\"object\",\"properties\":{"
 	"\"text\":{\"type\":\"string\",\"description\":\"the message, "
-	"1-100000 bytes\"},"
+	"1-100000 bytes, not only whitespace\"},"
 	"\"authorAgentId\":{\"type\":\"string\",\"description\":\"unbound "
 	"connections only: the agent posting\"},"
 	"\"teamId\":{\"type\":\"string\",\"description\":\"unbound "

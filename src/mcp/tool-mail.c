@@ -103,7 +103,7 @@ const hd_mcp_tool hd_mcp_tools_mail[] = {
 	    "teammate's agent id (not for broadcast; for shutdown_response, "
 	    "default: whoever sent the request)\"},"
 	    "\"content\":{\"type\":\"string\",\"description\":\"the message, "
-	    "1-100000 bytes\"},"
+	    "1-100000 bytes, not only whitespace\"},"
 	    "\"summary\":{\"type\":\"string\",\"description\":\"a short "
 	    "summary (default: the first 10 words)\"},"
 	    "\"request_id\":{\"type\":\"string\",\"description\":\"for "

@@ -10,6 +10,10 @@
  *  (2) Kind, author and body are checked before the write; the team and
  *      the author's membership are checked inside the same transaction as
  *      the insert, so no post is stored for a team or member that is gone.
+ *      These checks are the only ones: every surface (CLI, MCP, REST, the
+ *      HTTP group commit) hands the body over untouched, so an empty or
+ *      blank body (hd_text_blank) is refused with the same text
+ *      everywhere.
  *  (3) The team_chat_post event is appended in the same transaction: it
  *      exists exactly when the post does; so is the author's last
  *      activity (hd_agent_touch, at most once a second).
@@ -297,7 +301,7 @@ room_post_prepare(room_post_txn *tx, const char *team, const char *kind,
 		return hd_err_set(
 		    err, HD_EINVAL, "a peer post needs an author agent");
 	len = body != NULL ? strlen(body) : 0;
-	if (len == 0)
+	if (hd_text_blank(body, len))
 		return hd_err_set(
 		    err, HD_EINVAL, "post body must not be empty");
 	if (len > HD_ROOM_BODY_MAX)

@@ -150,6 +150,17 @@ hd_utf8_chars(const char *s)
 }
 
 int
+hd_text_blank(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (s[i] == '\0' || strchr(HD_TEXT_BLANK_CHARS, s[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+int
 hd_text_check(const char *what, const char *s, long min, long max,
     hd_err *err)
 {
@@ -157,6 +168,8 @@ hd_text_check(const char *what, const char *s, long min, long max,
 
 	if (n < 0)
 		return hd_err_set(err, HD_EINVAL, "%s must be valid UTF-8", what);
+	if (min > 0 && hd_text_blank(s, strlen(s)))
+		return hd_err_set(err, HD_EINVAL, "%s must not be empty", what);
 	if (n < min)
 		return hd_err_set(err, HD_EINVAL,
 		    min == 1 ? "%s must not be empty" : "%s is too short", what);

@@ -322,6 +322,46 @@ test('stdio unbound: identity comes from the arguments, and is asked for', async
   }
 });
 
+// One validation rule on every surface: this table mirrors the ones in
+// tests/unit/room/test-validate.c (the library) and
+// tests/e2e/test-post-validate.sh (CLI and REST); keep the three in step.
+// Invalid UTF-8 is left out here: JSON cannot carry it.
+const BAD_POSTS = [
+  ['empty', 'dev', 'coder', '', 'post body must not be empty'],
+  ['spaces', 'dev', 'coder', '   ', 'post body must not be empty'],
+  ['whitespace mix', 'dev', 'coder', ' \t\r\n\v\f', 'post body must not be empty'],
+  ['newlines', 'dev', 'coder', '\n\n', 'post body must not be empty'],
+  ['too long', 'dev', 'coder', 'a'.repeat(100001), 'post body is 100001 bytes; the limit is 100000'],
+  ['unknown team', 'ghost', 'coder', 'hello', 'team "ghost" not found'],
+  ['non-member author', 'dev', 'sre', 'hello', 'no member "sre" in team dev'],
+];
+
+test('team_chat_post refuses the bad-post table with the library\'s texts', async () => {
+  const unbound = await connect(new StdioClientTransport({
+    command: HUDDLE, args: ['--home', HOME, 'mcp'], stderr: 'ignore',
+  }));
+  const bound = await httpClient(attachUrl('coder'));
+  try {
+    const head = JSON.parse(huddle('chat', 'read', 'dev', '--json', '--limit', '500')).nextSeq;
+    for (const [name, team, author, text, want] of BAD_POSTS) {
+      const res = await unbound.callTool({
+        name: 'team_chat_post', arguments: { text, authorAgentId: author, teamId: team },
+      });
+      assert.equal(res.isError, true, `stdio: ${name}`);
+      assert.equal(res.content[0].text, want, `stdio: ${name}`);
+      if (team !== 'dev' || author !== 'coder') continue;
+      const viaHttp = await bound.callTool({ name: 'team_chat_post', arguments: { text } });
+      assert.equal(viaHttp.isError, true, `http: ${name}`);
+      assert.equal(viaHttp.content[0].text, want, `http: ${name}`);
+    }
+    const after = JSON.parse(huddle('chat', 'read', 'dev', '--json', '--limit', '500', '--since', String(head)));
+    assert.equal(after.posts.length, 0, 'no refused post was stored');
+  } finally {
+    await unbound.close();
+    await bound.close();
+  }
+});
+
 // teammate_spawn takes what `huddle agent spawn` takes, checked the same
 // way, and refuses an argument it does not know instead of dropping it.
 test('stdio: teammate_spawn with runtime, runtime_config and model; unknown arguments refused', async () => {

@@ -117,6 +117,9 @@ test_board_create__refusals(void **state)
 	spec.subject = NULL;
 	assert_hd_err(hd_board_create(NULL, fx->st, &spec, &err), HD_EINVAL,
 	    "task subject must not be empty", &err);
+	spec.subject = " \t\r\n"; /* blank is empty (hd_text_blank) */
+	assert_hd_err(hd_board_create(NULL, fx->st, &spec, &err), HD_EINVAL,
+	    "task subject must not be empty", &err);
 	s = repeat("é", 201); /* characters, not bytes */
 	spec.subject = s;
 	assert_hd_err(hd_board_create(NULL, fx->st, &spec, &err), HD_EINVAL,

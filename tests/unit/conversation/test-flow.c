@@ -592,6 +592,12 @@ test_flow__refusals(void **state)
 	spec.message = "@coder ";
 	assert_hd_err(hd_conversation_start(id, e, fx->st, &spec, &err),
 	    HD_EINVAL, "message must not be empty", &err);
+	spec.message = " \n\t";
+	assert_hd_err(hd_conversation_start(id, e, fx->st, &spec, &err),
+	    HD_EINVAL, "message must not be empty", &err);
+	spec.message = "@coder \n ";
+	assert_hd_err(hd_conversation_start(id, e, fx->st, &spec, &err),
+	    HD_EINVAL, "message must not be empty", &err);
 	big = malloc(100002);
 	memset(big, 'x', 100001);
 	big[100001] = '\0';

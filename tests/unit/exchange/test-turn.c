@@ -1,7 +1,8 @@
 /*
  * test-turn.c -- one turn of an exchange (SPEC 8.1): the prompt, byte for
  * byte, for a leader and a member; posts that land during a turn reach
- * the speaker next time; the saved state; resume only on the same
+ * the speaker next time; a busy room caught up within the prompt budget,
+ * the rest next turn; the saved state; resume only on the same
  * runtime, with session lineage; what is posted for empty, failing,
  * malformed and oversized replies.
  */
@@ -253,6 +254,54 @@ test_turn__prompts_exact_for_leader_and_member(void **state)
 	assert_int_equal(st.turn_index, 1);
 	assert_string_equal(st.last_summary, "Fixed it.");
 	hd_turn_state_dispose(&st);
+	fake_dispose(&f);
+}
+
+/* A busy room before the exchange: the speaker's prompt carries only what
+ * fits the prompt budget, and the cursor it saves is the last post shown,
+ * not the room's head, so its next turn starts right after it. */
+static void
+test_turn__a_busy_room_is_caught_up_within_the_budget(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	hd_turn_state st;
+	const char *first[] = {"coder"};
+	char body[301], mark[32];
+	int64_t last;
+	fake f;
+	int i;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", "tester", NULL);
+	memset(body, 'x', 300);
+	body[300] = '\0';
+	for (i = 0; i < 40; i++)
+		assert_hd_ok(hd_room_post(NULL, fx->st, "dev", "peer", "tester",
+				 body, &err),
+		    &err);
+	fake_init(&f, fx->st);
+	s = spec_for("Status?", &f); /* seq 41 */
+	s.first_speakers = first;
+	s.nfirst = 1;
+	run_ok(fx, &s, 1);
+	assert_true(strlen(f.prompts[0]) < HD_PROMPT_ROOM_CHARS + 200);
+	assert_non_null(strstr(f.prompts[0], HD_PROMPT_ROOM_CUT));
+	assert_hd_ok(
+	    hd_turn_state_get(&st, fx->st, "dev", "coder", &err), &err);
+	last = st.last_seen_seq;
+	hd_turn_state_dispose(&st);
+	assert_true(last > 1 && last < 40);
+	snprintf(mark, sizeof(mark), " seq=%lld ", (long long)last);
+	assert_non_null(strstr(f.prompts[0], mark));
+	snprintf(mark, sizeof(mark), " seq=%lld ", (long long)last + 1);
+	assert_null(strstr(f.prompts[0], mark));
+
+	s.stimulus = NULL; /* the next turn resumes right after it */
+	run_ok(fx, &s, 1);
+	assert_non_null(strstr(f.prompts[1], mark));
+	snprintf(mark, sizeof(mark), " seq=%lld ", (long long)last);
+	assert_null(strstr(f.prompts[1], mark));
 	fake_dispose(&f);
 }
 
@@ -775,6 +824,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
 		test_turn__prompts_exact_for_leader_and_member,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_turn__a_busy_room_is_caught_up_within_the_budget,
 		hd_fixture_setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_turn__posts_during_a_turn_are_delivered_next_time,

@@ -164,6 +164,9 @@ test_send__content_limits(void **state)
 	s.content = NULL;
 	assert_hd_err(hd_mailbox_send(NULL, fx->st, &s, &err), HD_EINVAL,
 	    "message must not be empty", &err);
+	s.content = " \t\r\n\v\f"; /* blank is empty (hd_text_blank) */
+	assert_hd_err(hd_mailbox_send(NULL, fx->st, &s, &err), HD_EINVAL,
+	    "message must not be empty", &err);
 	memset(big, 'a', HD_MESSAGE_MAX + 1);
 	big[HD_MESSAGE_MAX + 1] = '\0';
 	s.content = big;
