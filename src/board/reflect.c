@@ -98,11 +98,14 @@ reflect_activity(hd_store *st, const hd_board__change *c, hd_err *err)
 		return rc;
 	if (c->actor != NULL && strcmp(c->actor, HD_BOARD_USER) != 0)
 		rc = hd_agent_touch(st, team, c->actor, err);
+	if (c->kind == HD_BOARD__COMMENTED) /* who does what is unchanged */
+		goto done;
 	if (rc == 0 && c->prev_owner != NULL)
 		rc = hd_activity_settle(st, team, c->prev_owner, err);
 	if (rc == 0 && owner != NULL &&
 	    (c->prev_owner == NULL || strcmp(owner, c->prev_owner) != 0))
 		rc = hd_activity_settle(st, team, owner, err);
+done:
 	reflect_end(st, rc);
 	return rc;
 }
