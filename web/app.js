@@ -564,12 +564,16 @@
     renderAgents();
   }, 60);
 
+  // A subtask's card is indented and names its parent ("↳ #3").
   function taskCard(t) {
     const blocked = (t.blocked_by || []).length > 0;
-    return h('li', {class: 'card' + (blocked ? ' blocked' : ''), 'data-task-id': t.id,
-      'aria-label': `Task ${t.id}: ${t.subject}`},
+    const sub = t.parent_id != null;
+    return h('li', {class: 'card' + (blocked ? ' blocked' : '') + (sub ? ' subtask' : ''),
+      'data-task-id': t.id, 'aria-label': `Task ${t.id}: ${t.subject}`},
     h('div', {class: 'card-top'},
       h('span', {class: 'task-id'}, `#${t.id}`),
+      sub ? h('span', {class: 'parent-ref', title: `a subtask of #${t.parent_id}`},
+        `\u21b3 #${t.parent_id}`) : null,
       t.priority ? h('span', {class: 'prio', title: 'priority'}, `P${t.priority}`) : null),
     h('p', {class: 'subject'}, t.subject),
     t.status === 'failed' && t.reason ? h('p', {class: 'reason'}, t.reason) : null,
@@ -581,6 +585,23 @@
         'blocked by ' + t.blocked_by.map((x) => '#' + x).join(', ')) : null));
   }
 
+  // A column's tasks in their order, except that a subtask whose parent is
+  // in the same column follows it (its own subtasks after it, likewise).
+  function underParents(list) {
+    const here = new Set(list.map((t) => t.id));
+    const kids = new Map();
+    for (const t of list) {
+      if (t.parent_id != null && here.has(t.parent_id)) {
+        if (!kids.has(t.parent_id)) kids.set(t.parent_id, []);
+        kids.get(t.parent_id).push(t);
+      }
+    }
+    const out = [];
+    const add = (t) => { out.push(t); for (const k of kids.get(t.id) || []) add(k); };
+    for (const t of list) if (t.parent_id == null || !here.has(t.parent_id)) add(t);
+    return out;
+  }
+
   function renderBoard() {
     const by = new Map(STATUSES.map((s) => [s, []]));
     for (const t of state.tasks) (by.get(t.status) || by.get('pending')).push(t);
@@ -590,7 +611,7 @@
         : (b.priority - a.priority) || (a.id - b.id));
       const col = document.getElementById('col-' + s);
       col.querySelector('.count').textContent = String(list.length);
-      col.querySelector('.cards').replaceChildren(...list.map(taskCard));
+      col.querySelector('.cards').replaceChildren(...underParents(list).map(taskCard));
       col.classList.toggle('is-empty', list.length === 0);
     }
     $('#col-cancelled').hidden = by.get('cancelled').length === 0;

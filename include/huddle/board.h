@@ -94,6 +94,9 @@ typedef struct hd_task {
 			       completion made ready, ascending */
 	size_t nunblocked;
 	int has_unblocked; /* 1 in hd_board_complete's answer */
+	int64_t parent_id; /* the task this one is a subtask of; 0: a root */
+	int64_t *children; /* its subtasks' ids, ascending */
+	size_t nchildren;
 } hd_task;
 
 typedef struct hd_tasks {
@@ -112,6 +115,7 @@ typedef struct hd_task_spec {
 	const int64_t *depends_on; /* task ids of the same team */
 	size_t ndepends_on;
 	const char *created_by; /* an agent of the team, or NULL/"user" */
+	int64_t parent_id;      /* a task of the same team; 0: a root task */
 } hd_task_spec;
 
 /* hd_board_list filters; zeroed means "everything, newest first". */
@@ -137,6 +141,22 @@ int hd_task_status_ok(const char *s);
  * 10000`, `task metadata must be a JSON object`, `unknown dependency: task
  * 9`, `no member "x" in team dev` (created_by). *out (when non-NULL) is the
  * new task: hd_task_free() it.
+ *
+ * A subtask (spec->parent_id) needs a parent of the same team that is
+ * not completed or cancelled: `unknown parent: task 9`, `cannot add a
+ * subtask to task 3: it is completed`. The team's runaway caps (team.h)
+ * refuse, naming the cap and what to do instead (HD_EREFUSED):
+ *   `task 3 already has 24 subtasks (the team's max_children); finish or
+ *   cancel some, or raise it with huddle team update dev --max-children N`
+ *   (completed and cancelled subtasks do not count);
+ *   `a subtask of task 4 would be at depth 3, deeper than the team's
+ *   max_task_depth 2 (a root task is at depth 0); add it under a
+ *   shallower task, or raise it with huddle team update dev
+ *   --max-task-depth N`;
+ *   `coder already created 30 root tasks in the last 300 s (the team's
+ *   max_new_roots); make this a subtask of one of them, wait, or raise it
+ *   with huddle team update dev --max-new-roots N` (root tasks created by
+ *   that agent; a user is not capped).
  */
 int hd_board_create(
     hd_task **out, hd_store *st, const hd_task_spec *spec, hd_err *err);
@@ -206,7 +226,30 @@ int hd_board_assign_auto(hd_task **out, hd_board_pick *pick, hd_store *st,
     int64_t id, const char *actor, hd_err *err);
 
 /*
+ * Delegation as one typed act: create the task spec describes (every
+ * rule and cap of hd_board_create; spec->created_by is the actor, the
+ * team leader or a user), claim it for assignee and send assignee a
+ * task_update message, all in one write transaction: either all three
+ * happen or nothing is written. The message reads
+ * `You were delegated task #7 "X" by manager: <description>` (ending
+ * `by manager.` without a description); from the actor, or from
+ * "huddle" when a user delegates. Refusals, before anything is written:
+ * those of hd_board_create, then `only the team leader or a user may
+ * delegate, not coder` (HD_EREFUSED), `no member "x" in team dev`, and
+ * for an assignee that cannot take work `cannot delegate to coder: it is
+ * in error (exit status 3)` (its status error, shutdown_requested or
+ * shutdown, with its status_reason in parentheses when it has one;
+ * HD_EREFUSED). Emits task_created and task_claimed {"delegated": true};
+ * reflected as one line `Task #7 "X" delegated to coder by manager.`.
+ */
+int hd_board_delegate(hd_task **out, hd_store *st, const hd_task_spec *spec,
+    const char *assignee, hd_err *err);
+
+/*
  * The owner-checked transitions (emit status_changed {from, to, by}).
+ * A task with open subtasks (pending, claimed or in_progress) cannot
+ * complete: `task 3 cannot complete: its subtasks #5, #6 are still open`
+ * (`its subtask #5 is still open` for one; HD_EREFUSED).
  * A status the operation cannot leave: `task 7 cannot go from completed to
  * in_progress` (HD_EREFUSED); an actor who is neither owner, leader nor
  * user: `task 5 is owned by coder, not tester` (HD_EREFUSED).
@@ -259,7 +302,9 @@ int hd_board_link(hd_task **out, hd_store *st, int64_t id, int64_t dep,
     const char *actor, hd_err *err);
 
 /* Add a comment (1..10000 characters) by author, a member of the task's
- * team or "user". *out (when non-NULL): hd_task_comment_free() it. */
+ * team or "user". Reflected as `Comment on task #5 "W" by coder: <the
+ * comment, first 200 characters>`. *out (when non-NULL):
+ * hd_task_comment_free() it. */
 int hd_board_comment(hd_task_comment **out, hd_store *st, int64_t id,
     const char *author, const char *body, hd_err *err);
 
@@ -284,7 +329,8 @@ int hd_board_reassign_open(hd_tasks *moved, hd_store *st, const char *team,
 /* {"id","team_id","subject","description","active_form","status","owner",
  * "priority","metadata","result","reason","created_by","created_at",
  * "claimed_at","started_at","completed_at","updated_at","depends_on",
- * "blocked_by","ready"} plus "comments" when loaded and "unblocked" (ids)
+ * "blocked_by","ready","parent_id" (null for a root),"children" (ids)}
+ * plus "comments" when loaded and "unblocked" (ids)
  * in hd_board_complete's answer. A new reference. */
 json_t *hd_task_to_json(const hd_task *t);
 json_t *hd_task_comment_to_json(const hd_task_comment *c);

@@ -86,6 +86,14 @@ typedef struct hd_message_spec {
 int hd_mailbox_send(hd_message **out, hd_store *st,
     const hd_message_spec *spec, hd_err *err);
 
+/* hd_mailbox_send from HD_MAILBOX_SYSTEM ("huddle") whatever
+ * spec->from says: for a notice on behalf of a user, who is no member
+ * (the board's delegation). The recipient must be a member; the message
+ * never drives the shutdown protocol. Works inside a caller's
+ * transaction. */
+int hd_mailbox_send_system(hd_message **out, hd_store *st,
+    const hd_message_spec *spec, hd_err *err);
+
 /* One copy to every member of spec->team except the sender, type
  * "broadcast"; *out_count is how many were sent. */
 int hd_mailbox_broadcast(size_t *out_count, hd_store *st,

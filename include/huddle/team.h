@@ -30,6 +30,10 @@ typedef struct hd_team {
 	int autorun;        /* 1: huddle serve runs its agents (autorun.h) */
 	int autorun_paused; /* 1: paused by hand (huddle team pause) */
 	int max_spawn_depth; /* how deep a spawn chain may go (default 5) */
+	int max_children;    /* subtasks per task (default 24; board.h) */
+	int max_task_depth;  /* how deep subtasks nest (default 2) */
+	int max_new_roots;   /* root tasks per agent per window (default 30) */
+	int new_roots_window_s; /* that window, in seconds (default 300) */
 	int64_t created_at;
 	int64_t updated_at;
 } hd_team;
@@ -58,6 +62,24 @@ typedef struct hd_teams {
 #define HD_TEAM_SPAWN_DEPTH 5
 #define HD_TEAM_SPAWN_DEPTH_MAX 100
 
+/*
+ * The board's runaway caps (board.h, hd_board_create): how many open or
+ * finished subtasks one task may have (max_children), how deep subtasks
+ * nest (max_task_depth: a root task is at depth 0, its child at 1), and
+ * how many root tasks one agent may create within new_roots_window_s
+ * seconds (max_new_roots; a user is not capped). Defaults and the
+ * largest value a team file or hd_team_update may set; each is at
+ * least 1.
+ */
+#define HD_TEAM_MAX_CHILDREN 24
+#define HD_TEAM_MAX_CHILDREN_MAX 1000
+#define HD_TEAM_TASK_DEPTH 2
+#define HD_TEAM_TASK_DEPTH_MAX 20
+#define HD_TEAM_NEW_ROOTS 30
+#define HD_TEAM_NEW_ROOTS_MAX 10000
+#define HD_TEAM_NEW_ROOTS_WINDOW 300
+#define HD_TEAM_NEW_ROOTS_WINDOW_MAX 86400
+
 /* Fields for create and update; NULL (0 for the numbers) means "not
  * given". */
 typedef struct hd_team_spec {
@@ -69,6 +91,10 @@ typedef struct hd_team_spec {
 	const char *leader; /* update only: an agent of the team, "" clears */
 	int max_spawn_depth; /* 1..HD_TEAM_SPAWN_DEPTH_MAX; 0: not given
 				(a new team gets HD_TEAM_SPAWN_DEPTH) */
+	int max_children;    /* the board's caps, likewise: 1..the _MAX */
+	int max_task_depth;  /* above; 0: not given (a new team gets the */
+	int max_new_roots;   /* default) */
+	int new_roots_window_s;
 } hd_team_spec;
 
 /* Create a team. `team "x" already exists` (HD_EEXISTS) when taken. On
@@ -87,7 +113,9 @@ int hd_team_exists(hd_store *st, const char *id, hd_err *err);
 int hd_team_list(hd_teams *out, hd_store *st, hd_err *err);
 
 /* Change the given fields of spec->id. `max_spawn_depth must be between
- * 1 and 100` (HD_EINVAL) before anything is written. */
+ * 1 and 100` (likewise max_children 1-1000, max_task_depth 1-20,
+ * max_new_roots 1-10000, new_roots_window_s 1-86400; HD_EINVAL) before
+ * anything is written. */
 int hd_team_update(hd_team **out, hd_store *st, const hd_team_spec *spec,
     hd_err *err);
 

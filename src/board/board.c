@@ -41,6 +41,17 @@
  *      its own transaction, right after its UPDATE: what the room line,
  *      the leader's message, the event and the answer name is exactly
  *      what became ready with the commit.
+ *  (7) Subtasks: parent_id names a task of the same team, set at create
+ *      and never changed, so the parent links form a forest. A create
+ *      checks the team's caps (team.h) in its own transaction: open
+ *      (not completed or cancelled) children per parent, nesting depth
+ *      (a root at 0), and root tasks per agent per window. A task with
+ *      a pending, claimed or in_progress child cannot complete
+ *      (open_children, in board_move_txn).
+ *  (8) Delegation (hd_board_delegate) is create, claim and the
+ *      assignee's message in one transaction; a refusal of any step
+ *      rolls back the others. It is only ever asked for by a surface,
+ *      never inferred from what an agent wrote.
  * Callers: the CLI (cmd-task.c, cmd-demo.c), MCP tools (tool-board.c), HTTP
  * routes (route-board.c), the engines' reads; hd_team_replace
  * (src/mailbox/spawn.c) for hd_board_reassign_open.
@@ -60,7 +71,7 @@
 #define TASK_COLS                                                              \
 	"id, team_id, subject, description, active_form, status, owner,"       \
 	" priority, metadata, result, created_by, created_at, claimed_at,"     \
-	" started_at, completed_at, updated_at"
+	" started_at, completed_at, updated_at, parent_id"
 
 /* True when the task aliased T has a dependency that is not completed. */
 #define UNFINISHED_DEP(T)                                                      \
@@ -198,6 +209,7 @@ task_dispose(hd_task *t)
 	free(t->depends_on);
 	free(t->blocked_by);
 	free(t->unblocked);
+	free(t->children);
 	for (i = 0; i < t->ncomments; i++) {
 		free(t->comments[i].author);
 		free(t->comments[i].body);
@@ -277,6 +289,7 @@ task_row(hd_task *t, sqlite3_stmt *s)
 	t->started_at = col_ms(s, 13);
 	t->completed_at = col_ms(s, 14);
 	t->updated_at = col_ms(s, 15);
+	t->parent_id = col_ms(s, 16);
 	if (t->team_id == NULL || t->subject == NULL ||
 	    t->description == NULL || t->status == NULL || t->metadata == NULL)
 		return -1;
@@ -322,6 +335,35 @@ task_add_dep(
 	return 0;
 }
 
+/* t->children: the ids of its subtasks, ascending. */
+static int
+task_load_children(hd_store *st, hd_task *t, hd_err *err)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc, src;
+
+	free(t->children);
+	t->children = NULL;
+	t->nchildren = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT id FROM tasks WHERE parent_id = ? ORDER BY id", err)) <
+	    0)
+		return rc;
+	sqlite3_bind_int64(s, 1, t->id);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+		if (ids_push(&t->children, &t->nchildren, &cap,
+			sqlite3_column_int64(s, 0)) < 0) {
+			rc = oom(err);
+			break;
+		}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+/* t's dependencies (depends_on, blocked_by) and subtasks (children). */
 static int
 task_load_deps(hd_store *st, hd_task *t, hd_err *err)
 {
@@ -346,7 +388,7 @@ task_load_deps(hd_store *st, hd_task *t, hd_err *err)
 	if (rc == 0 && src != SQLITE_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
-	return rc;
+	return rc < 0 ? rc : task_load_children(st, t, err);
 }
 
 static int
@@ -617,6 +659,127 @@ event_agent(const char *actor)
 /* ---- create ----------------------------------------------------------------
  */
 
+/* One integer from a statement with ?1 bound to a; the statement is
+ * reset either way. */
+static int
+count_one(int64_t *out, hd_store *st, sqlite3_stmt *s, hd_err *err)
+{
+	int src, rc = 0;
+
+	*out = 0;
+	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	else
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+/*
+ * The parent rules and caps of a subtask of spec->parent_id (7): a task
+ * of the same team, not completed or cancelled, with fewer open or
+ * failed children than max_children, and shallow enough that the new
+ * task's depth stays within max_task_depth.
+ */
+static int
+create_parent_check(
+    hd_store *st, const hd_task_spec *spec, const hd_team *team, hd_err *err)
+{
+	hd_task *p = NULL;
+	sqlite3_stmt *s;
+	int64_t n, depth;
+	int rc;
+
+	if ((rc = task_load(&p, st, spec->parent_id, 0, err)) < 0)
+		return rc;
+	if (p == NULL || strcmp(p->team_id, spec->team) != 0) {
+		rc = hd_err_set(err, HD_ENOTFOUND,
+		    "unknown parent: task %" PRId64, spec->parent_id);
+		goto done;
+	}
+	if (strcmp(p->status, "completed") == 0 ||
+	    strcmp(p->status, "cancelled") == 0) {
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "cannot add a subtask to task %" PRId64 ": it is %s", p->id,
+		    p->status);
+		goto done;
+	}
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT COUNT(*) FROM tasks WHERE parent_id = ?1"
+		 " AND status NOT IN ('completed', 'cancelled')",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_int64(s, 1, p->id);
+	if ((rc = count_one(&n, st, s, err)) < 0)
+		goto done;
+	if (n >= team->max_children) {
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "task %" PRId64 " already has %" PRId64 " subtask%s (the "
+		    "team's max_children); finish or cancel some, or raise it "
+		    "with huddle team update %s --max-children N",
+		    p->id, n, n == 1 ? "" : "s", team->id);
+		goto done;
+	}
+	/* the parent's depth: how many ancestors it has */
+	if ((rc = hd_store_prepare(st, &s,
+		 "WITH RECURSIVE up(id, d) AS (SELECT parent_id, 1 FROM tasks"
+		 "   WHERE id = ?1 AND parent_id IS NOT NULL"
+		 " UNION ALL SELECT t.parent_id, up.d + 1 FROM tasks t"
+		 "   JOIN up ON t.id = up.id WHERE t.parent_id IS NOT NULL"
+		 "   AND up.d <= 100)"
+		 " SELECT COALESCE(MAX(d), 0) FROM up",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_int64(s, 1, p->id);
+	if ((rc = count_one(&depth, st, s, err)) < 0)
+		goto done;
+	if (depth + 1 > team->max_task_depth)
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "a subtask of task %" PRId64 " would be at depth %" PRId64
+		    ", deeper than the team's max_task_depth %d (a root task "
+		    "is at depth 0); add it under a shallower task, or raise "
+		    "it with huddle team update %s --max-task-depth N",
+		    p->id, depth + 1, team->max_task_depth, team->id);
+done:
+	hd_task_free(p);
+	return rc;
+}
+
+/* The cap on root tasks an agent creates per window (7); a user is not
+ * capped. */
+static int
+create_roots_check(
+    hd_store *st, const hd_task_spec *spec, const hd_team *team, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int64_t n;
+	int rc;
+
+	if (spec->parent_id > 0 || is_user(spec->created_by))
+		return 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT COUNT(*) FROM tasks WHERE team_id = ?1"
+		 " AND created_by = ?2 AND parent_id IS NULL"
+		 " AND created_at > ?3",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, spec->team, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, spec->created_by, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(
+	    s, 3, hd_now_ms() - (int64_t)team->new_roots_window_s * 1000);
+	if ((rc = count_one(&n, st, s, err)) < 0)
+		return rc;
+	if (n >= team->max_new_roots)
+		return hd_err_set(err, HD_EREFUSED,
+		    "%s already created %" PRId64 " root task%s in the last %d "
+		    "s (the team's max_new_roots); make this a subtask of one "
+		    "of them, wait, or raise it with huddle team update %s "
+		    "--max-new-roots N",
+		    spec->created_by, n, n == 1 ? "" : "s",
+		    team->new_roots_window_s, team->id);
+	return 0;
+}
+
 static int
 board_create_txn(hd_store *st, void *payload, hd_err *err)
 {
@@ -630,11 +793,8 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 	size_t i;
 	int rc, src;
 
-	if (is_user(spec->created_by)) {
-		if ((rc = hd_team_get(&team, st, spec->team, err)) < 0)
-			goto done;
-	} else if ((rc = hd_team_member_check(
-			st, spec->team, spec->created_by, err)) < 0)
+	if ((rc = hd_team_get(&team, st, spec->team, err)) < 0 ||
+	    (rc = actor_member(st, spec->team, spec->created_by, err)) < 0)
 		goto done;
 	for (i = 0; i < spec->ndepends_on; i++) {
 		rc = task_team(&dteam, st, spec->depends_on[i], err);
@@ -648,6 +808,10 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 		if (rc < 0)
 			goto done;
 	}
+	if ((spec->parent_id > 0 &&
+		(rc = create_parent_check(st, spec, team, err)) < 0) ||
+	    (rc = create_roots_check(st, spec, team, err)) < 0)
+		goto done;
 	meta = spec->metadata != NULL ? json_dumps(spec->metadata,
 					    JSON_COMPACT | JSON_PRESERVE_ORDER)
 				      : strdup("{}");
@@ -657,8 +821,9 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO tasks(team_id, subject, description, active_form,"
-		 " priority, metadata, created_by, created_at, updated_at)"
-		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		 " priority, metadata, created_by, created_at, updated_at,"
+		 " parent_id)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		goto done;
 	sqlite3_bind_text(s, 1, spec->team, -1, SQLITE_STATIC);
@@ -673,6 +838,10 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 	    SQLITE_STATIC);
 	sqlite3_bind_int64(s, 8, now);
 	sqlite3_bind_int64(s, 9, now);
+	if (spec->parent_id > 0)
+		sqlite3_bind_int64(s, 10, spec->parent_id);
+	else
+		sqlite3_bind_null(s, 10);
 	src = sqlite3_step(s);
 	hd_store_reset(s);
 	if (src != SQLITE_DONE) {
@@ -703,10 +872,13 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 		    deps, json_integer(b->task->depends_on[i]));
 	hd_events_append(st, "task_created", spec->team, id,
 	    event_agent(spec->created_by),
-	    json_pack("{s:s, s:I, s:O, s:s}", "subject", spec->subject,
+	    json_pack("{s:s, s:I, s:O, s:s, s:o}", "subject", spec->subject,
 		"priority", (json_int_t)spec->priority, "depends_on", deps,
 		"by",
-		is_user(spec->created_by) ? HD_BOARD_USER : spec->created_by));
+		is_user(spec->created_by) ? HD_BOARD_USER : spec->created_by,
+		"parent_id",
+		spec->parent_id > 0 ? json_integer(spec->parent_id)
+				    : json_null()));
 	b->changed = 1;
 done:
 	json_decref(deps);
@@ -715,17 +887,15 @@ done:
 	return rc;
 }
 
-int
-hd_board_create(
-    hd_task **out, hd_store *st, const hd_task_spec *spec, hd_err *err)
+/* Everything about a new task that can be checked without the
+ * database (5). */
+static int
+create_check(const hd_task_spec *spec, hd_err *err)
 {
-	board_txn b;
 	char *meta;
 	size_t i, metalen;
 	int rc;
 
-	if (out != NULL)
-		*out = NULL;
 	if ((rc = hd_slug_check("team", spec->team, err)) < 0)
 		return rc;
 	if (spec->subject == NULL)
@@ -765,7 +935,22 @@ hd_board_create(
 			return hd_err_set(err, HD_ENOTFOUND,
 			    "unknown dependency: task %" PRId64,
 			    spec->depends_on[i]);
-	if ((rc = actor_check(spec->created_by, err)) < 0)
+	if (spec->parent_id < 0)
+		return hd_err_set(err, HD_ENOTFOUND,
+		    "unknown parent: task %" PRId64, spec->parent_id);
+	return actor_check(spec->created_by, err);
+}
+
+int
+hd_board_create(
+    hd_task **out, hd_store *st, const hd_task_spec *spec, hd_err *err)
+{
+	board_txn b;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = create_check(spec, err)) < 0)
 		return rc;
 	memset(&b, 0, sizeof(b));
 	b.spec = spec;
@@ -914,6 +1099,45 @@ done:
 	return rc;
 }
 
+/* Attach every listed task's subtasks in one query. */
+static int
+list_load_children(hd_store *st, const char *team, hd_tasks *l, hd_err *err)
+{
+	sqlite3_stmt *s;
+	size_t *cap = NULL;
+	int rc, src;
+
+	if (l->n == 0)
+		return 0;
+	if ((cap = calloc(l->n, sizeof(*cap))) == NULL)
+		return oom(err);
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT parent_id, id FROM tasks WHERE team_id = ?"
+		 " AND parent_id IS NOT NULL ORDER BY parent_id, id",
+		 err)) < 0)
+		goto done;
+	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		hd_task key, *t;
+
+		key.id = sqlite3_column_int64(s, 0);
+		t = bsearch(&key, l->items, l->n, sizeof(*t), task_cmp_desc);
+		if (t == NULL)
+			continue;
+		if (ids_push(&t->children, &t->nchildren, &cap[t - l->items],
+			sqlite3_column_int64(s, 1)) < 0) {
+			rc = oom(err);
+			break;
+		}
+	}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+done:
+	free(cap);
+	return rc;
+}
+
 static int
 board_list_txn(hd_store *st, void *payload, hd_err *err)
 {
@@ -978,6 +1202,8 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 	hd_store_reset(s);
 	if (rc == 0)
 		rc = list_load_deps(st, l->team, &l->out, err);
+	if (rc == 0)
+		rc = list_load_children(st, l->team, &l->out, err);
 	if (rc < 0)
 		hd_tasks_dispose(&l->out);
 	return rc;
@@ -1107,17 +1333,20 @@ claim_update(
 }
 
 /* task_claimed {owner, by, auto}: auto is true when the board chose,
- * the task (auto-claim) or the member (auto-assign). */
+ * the task (auto-claim) or the member (auto-assign); a delegation adds
+ * "delegated": true. */
 static void
-claim_event(hd_store *st, const hd_task *t, const char *by, int automatic)
+claim_event(hd_store *st, const hd_task *t, const char *by, int automatic,
+    int delegated)
 {
-	char data[192];
+	char data[224];
 
 	/* owner and by passed the slug rule (or are "user"): printed
 	 * directly, without a json_t to build and dump on the claim path */
 	snprintf(data, sizeof(data),
-	    "{\"owner\":\"%s\",\"by\":\"%s\",\"auto\":%s}", t->owner,
-	    is_user(by) ? HD_BOARD_USER : by, automatic ? "true" : "false");
+	    "{\"owner\":\"%s\",\"by\":\"%s\",\"auto\":%s%s}", t->owner,
+	    is_user(by) ? HD_BOARD_USER : by, automatic ? "true" : "false",
+	    delegated ? ",\"delegated\":true" : "");
 	hd_events_append_raw(
 	    st, "task_claimed", t->team_id, t->id, event_agent(by), data);
 }
@@ -1295,7 +1524,7 @@ board_claim_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	if ((rc = task_load_deps(st, b->task, err)) < 0)
 		goto done;
-	claim_event(st, b->task, b->actor, b->pick != NULL);
+	claim_event(st, b->task, b->actor, b->pick != NULL, 0);
 	b->changed = 1;
 done:
 	free(team);
@@ -1379,6 +1608,96 @@ hd_board_assign_auto(hd_task **out, hd_board_pick *pick, hd_store *st,
 	return board_finish(out, &b);
 }
 
+/* Refuse a delegation to an agent that cannot take work: in error,
+ * asked to shut down or shut down, with why when it is known. */
+static int
+delegate_assignee(hd_store *st, const char *team, const char *agent,
+    hd_err *err)
+{
+	hd_agent *a = NULL;
+	int rc;
+
+	if ((rc = hd_team_member_check(st, team, agent, err)) < 0 ||
+	    (rc = hd_agent_get(&a, st, agent, err)) < 0)
+		return rc;
+	if (strcmp(a->status, "error") == 0 ||
+	    strcmp(a->status, "shutdown_requested") == 0 ||
+	    strcmp(a->status, "shutdown") == 0) {
+		if (a->status_reason != NULL && a->status_reason[0] != '\0')
+			rc = hd_err_set(err, HD_EREFUSED,
+			    "cannot delegate to %s: it is in %s (%.256s)", agent,
+			    a->status, a->status_reason);
+		else
+			rc = hd_err_set(err, HD_EREFUSED,
+			    "cannot delegate to %s: it is in %s", agent,
+			    a->status);
+	}
+	hd_agent_free(a);
+	return rc;
+}
+
+/* Create, claim for b->agent and tell it, in one transaction (8). */
+static int
+board_delegate_txn(hd_store *st, void *payload, hd_err *err)
+{
+	board_txn *b = payload;
+	const char *team = b->spec->team;
+	hd_task *t = NULL;
+	int rc;
+
+	hd_task_free(b->task); /* a retried transaction starts over */
+	b->task = NULL;
+	free(b->leader);
+	b->leader = NULL;
+	if ((rc = hd_team_exists(st, team, err)) < 0 ||
+	    (rc = actor_member(st, team, b->actor, err)) < 0 ||
+	    (rc = team_leader(&b->leader, st, team, err)) < 0)
+		return rc;
+	if (!is_user(b->actor) &&
+	    (b->leader == NULL || strcmp(b->leader, b->actor) != 0))
+		return hd_err_set(err, HD_EREFUSED,
+		    "only the team leader or a user may delegate, not %s",
+		    b->actor);
+	if ((rc = delegate_assignee(st, team, b->agent, err)) < 0 ||
+	    (rc = board_create_txn(st, b, err)) < 0)
+		return rc;
+	b->id = b->task->id;
+	if ((rc = claim_update(&t, st, b->id, b->agent, err)) < 0)
+		return rc;
+	if (t == NULL) /* a dependency not completed yet */
+		return claim_refusal(st, b->id, err);
+	hd_task_free(b->task);
+	b->task = t;
+	if ((rc = task_load_deps(st, b->task, err)) < 0)
+		return rc;
+	claim_event(st, b->task, b->actor, 0, 1);
+	return hd_board__delegate_note(st, b->task, b->actor, err);
+}
+
+int
+hd_board_delegate(hd_task **out, hd_store *st, const hd_task_spec *spec,
+    const char *assignee, hd_err *err)
+{
+	board_txn b;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = create_check(spec, err)) < 0 ||
+	    (rc = hd_slug_check("agent", assignee, err)) < 0)
+		return rc;
+	memset(&b, 0, sizeof(b));
+	b.spec = spec;
+	b.agent = assignee;
+	b.actor = is_user(spec->created_by) ? HD_BOARD_USER : spec->created_by;
+	if ((rc = board_write(st, board_delegate_txn, &b, HD_BOARD__DELEGATED,
+		 err)) < 0) {
+		board_txn_dispose(&b);
+		return rc;
+	}
+	return board_finish(out, &b);
+}
+
 static int
 board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 {
@@ -1417,7 +1736,7 @@ board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 		    err, HD_ENOTFOUND, "no ready task in team %s", b->team);
 	if ((rc = task_load_deps(st, b->task, err)) < 0)
 		return rc;
-	claim_event(st, b->task, b->agent, 1);
+	claim_event(st, b->task, b->agent, 1, 0);
 	b->changed = 1;
 	return 0;
 }
@@ -1489,6 +1808,41 @@ board_unblocked(hd_store *st, board_txn *b, hd_err *err)
 	return rc;
 }
 
+/* Refuse to complete task id while a subtask is pending, claimed or in
+ * progress, naming them (7). */
+static int
+open_children(hd_store *st, int64_t id, hd_err *err)
+{
+	hd_buf ids = HD_BUF_INIT(0);
+	sqlite3_stmt *s;
+	size_t n = 0;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT id FROM tasks WHERE parent_id = ?1"
+		 " AND status IN ('pending', 'claimed', 'in_progress')"
+		 " ORDER BY id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, id);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+		hd_buf_printf(&ids, "%s#%" PRId64, n++ ? ", " : "",
+		    (int64_t)sqlite3_column_int64(s, 0));
+	if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	if (rc == 0 && hd_buf_failed(&ids))
+		rc = oom(err);
+	else if (rc == 0 && n > 0)
+		rc = hd_err_set(err, HD_EREFUSED,
+		    "task %" PRId64 " cannot complete: its subtask%s %s %s "
+		    "still open",
+		    id, n > 1 ? "s" : "", hd_buf_cstr(&ids),
+		    n > 1 ? "are" : "is");
+	hd_buf_dispose(&ids);
+	return rc;
+}
+
 static int
 board_move_txn(hd_store *st, void *payload, hd_err *err)
 {
@@ -1528,6 +1882,8 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 		    b->actor);
 		goto done;
 	}
+	if (b->op == OP_COMPLETE && (rc = open_children(st, b->id, err)) < 0)
+		goto done;
 	free(b->prev_owner); /* a retried transaction starts over */
 	b->prev_owner = NULL;
 	if (t->owner != NULL && (b->prev_owner = strdup(t->owner)) == NULL) {
@@ -1982,9 +2338,14 @@ board_comment_txn(hd_store *st, void *payload, hd_err *err)
 	hd_task_comment_free(b->comment); /* a retried transaction */
 	b->comment = NULL;
 	if ((rc = task_team(&team, st, b->id, err)) == 0 &&
-	    (rc = actor_member(st, team, b->actor, err)) == 0)
-		rc = comment_insert(&b->comment, st, b->id,
-		    is_user(b->actor) ? HD_BOARD_USER : b->actor, b->text, err);
+	    (rc = actor_member(st, team, b->actor, err)) == 0 &&
+	    (rc = comment_insert(&b->comment, st, b->id,
+		 is_user(b->actor) ? HD_BOARD_USER : b->actor, b->text,
+		 err)) == 0) {
+		hd_task_free(b->task);
+		if ((rc = task_load(&b->task, st, b->id, 0, err)) == 0)
+			b->changed = 1; /* reflected: `Comment on task #5 ...` */
+	}
 	free(team);
 	return rc;
 }
@@ -2010,7 +2371,8 @@ hd_board_comment(hd_task_comment **out, hd_store *st, int64_t id,
 	b.id = id;
 	b.actor = author;
 	b.text = body;
-	if ((rc = hd_store_write(st, board_comment_txn, &b, err)) == 0 &&
+	if ((rc = board_write(st, board_comment_txn, &b, HD_BOARD__COMMENTED,
+		 err)) == 0 &&
 	    out != NULL) {
 		*out = b.comment;
 		b.comment = NULL;
@@ -2075,6 +2437,10 @@ hd_task_to_json(const hd_task *t)
 	json_object_set_new(o, "ready",
 	    json_boolean(strcmp(t->status, "pending") == 0 &&
 			 t->owner == NULL && t->nblocked_by == 0));
+	json_object_set_new(o, "parent_id",
+	    t->parent_id > 0 ? json_integer(t->parent_id) : json_null());
+	json_object_set_new(
+	    o, "children", json_ids(t->children, t->nchildren));
 	if (t->has_unblocked)
 		json_object_set_new(
 		    o, "unblocked", json_ids(t->unblocked, t->nunblocked));

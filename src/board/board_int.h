@@ -23,6 +23,8 @@ typedef enum {
 	HD_BOARD__RETRIED,
 	HD_BOARD__LINKED,
 	HD_BOARD__REASSIGNED,
+	HD_BOARD__COMMENTED,
+	HD_BOARD__DELEGATED,
 } hd_board__kind;
 
 typedef struct hd_board__change {
@@ -30,7 +32,8 @@ typedef struct hd_board__change {
 	const hd_task *task;     /* the task after the write */
 	const char *actor;       /* agent id or "user" */
 	const char *leader;      /* the team's leader at the time, or NULL */
-	const char *text;        /* result (completed) or reason (failed) */
+	const char *text;        /* result (completed), reason (failed) or
+				    the comment (commented) */
 	int64_t dep_id;          /* linked: the task now depended on */
 	const char *dep_subject; /* linked: its subject */
 	const char *prev_owner;  /* moved, reassigned: the owner before, or
@@ -60,8 +63,23 @@ void hd_board__room_line(hd_buf *b, const hd_board__change *c);
  */
 int hd_board__announce(hd_buf *b, const hd_board__change *c);
 
-/* How many characters of a result or reason the announcement carries. */
+/* How many characters of a result or reason the announcement carries,
+ * and of a comment its room line. */
 #define HD_BOARD__ANNOUNCE_CHARS 200
+
+/* The delegated task's message to its assignee (hd_board_delegate):
+ * `You were delegated task #7 "X" by manager: <description>`, or ending
+ * `by manager.` without a description. Appends to b. */
+void hd_board__delegate_text(hd_buf *b, const hd_task *t, const char *actor);
+
+/*
+ * Send a delegated task's assignee (t->owner) its message, from actor
+ * (from "huddle" when actor is "user"). Part of the delegation's write,
+ * not a reflection: it runs in no savepoint of its own and its failure
+ * fails the delegation.
+ */
+int hd_board__delegate_note(
+    hd_store *st, const hd_task *t, const char *actor, hd_err *err);
 
 /* 1 (the default): changes are reflected. Benchmarks set 0 to
  * measure the board alone; nothing else may touch it. */

@@ -17,6 +17,9 @@
  *        linked     Task #6 "Ship" now depends on #5 "Write docs".
  *        reassigned Task #5 "Write docs" moved from coder to coder-2 by
  *                   manager.
+ *        delegated  Task #5 "Write docs" delegated to coder by manager.
+ *        commented  Comment on task #5 "Write docs" by coder: <the comment,
+ *                   first 200 characters>
  *      "by" names the actor: an agent id, or "user".
  *  (2) The leader hears of a completion or failure by a member (not the
  *      leader, not a user): `Task #5 "W" completed by coder: <result>` or
@@ -29,6 +32,8 @@
  *      The list is `#7 "Deploy", #9 "Docs"`, ids ascending, the first
  *      HD_BOARD__READY_NAMED by subject and the rest counted
  *      (`... #16 "J" and 3 more`). With none, the texts are (1) and (2).
+ *  (4) A delegated task's assignee is told `You were delegated task #7
+ *      "X" by manager: <description>` (`by manager.` without one).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -71,6 +76,13 @@ hd_board__room_line(hd_buf *b, const hd_board__change *c)
 {
 	const hd_task *t = c->task;
 
+	if (c->kind == HD_BOARD__COMMENTED) {
+		hd_buf_printf(b, "Comment on task #%" PRId64 " \"%s\" by %s: ",
+		    t->id, t->subject, c->actor);
+		hd_buf_put(b, c->text,
+		    utf8_prefix(c->text, HD_BOARD__ANNOUNCE_CHARS));
+		return;
+	}
 	hd_buf_printf(b, "Task #%" PRId64 " \"%s\" ", t->id, t->subject);
 	switch (c->kind) {
 	case HD_BOARD__CREATED: hd_buf_puts(b, "created."); break;
@@ -115,7 +127,22 @@ hd_board__room_line(hd_buf *b, const hd_board__change *c)
 		hd_buf_printf(b, "moved from %s to %s by %s.", c->prev_owner,
 		    t->owner, c->actor);
 		break;
+	case HD_BOARD__DELEGATED:
+		hd_buf_printf(b, "delegated to %s by %s.", t->owner, c->actor);
+		break;
+	case HD_BOARD__COMMENTED: break; /* above */
 	}
+}
+
+void
+hd_board__delegate_text(hd_buf *b, const hd_task *t, const char *actor)
+{
+	hd_buf_printf(b, "You were delegated task #%" PRId64 " \"%s\" by %s",
+	    t->id, t->subject, actor);
+	if (t->description[0] != '\0')
+		hd_buf_printf(b, ": %s", t->description);
+	else
+		hd_buf_putc(b, '.');
 }
 
 int

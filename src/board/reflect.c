@@ -2,7 +2,9 @@
  * reflect.c -- tell the team what a board write did (SPEC 4): a system line
  * in the room and, for a member's completion or failure, a task_update
  * message to the leader. The only file of the board that calls the room
- * and mailbox modules.
+ * and mailbox modules: it also sends a delegated task's message to its
+ * assignee (hd_board__delegate_note), which is part of the delegation's
+ * write rather than a reflection of it, so (2) does not apply to it.
  *  (1) Runs inside the board write's transaction, after the change itself
  *      (board.c (5)): the line commits exactly when the change does, and
  *      never for a change that was refused or rolled back. SPEC 4 says
@@ -98,11 +100,12 @@ reflect_activity(hd_store *st, const hd_board__change *c, hd_err *err)
 	    (rc = hd_agent_touch(st, team, c->actor, err)) < 0)
 		return rc;
 	/* only a task that leaves or enters in_progress, or changes hands,
-	 * can change what its owner is doing: a claim, an assignment, a new
-	 * task, a link or a retry cannot */
+	 * can change what its owner is doing: a claim, an assignment, a
+	 * delegation, a new task, a link, a retry or a comment cannot */
 	if (c->kind == HD_BOARD__CREATED || c->kind == HD_BOARD__CLAIMED ||
-	    c->kind == HD_BOARD__ASSIGNED || c->kind == HD_BOARD__LINKED ||
-	    c->kind == HD_BOARD__RETRIED)
+	    c->kind == HD_BOARD__ASSIGNED || c->kind == HD_BOARD__DELEGATED ||
+	    c->kind == HD_BOARD__LINKED || c->kind == HD_BOARD__RETRIED ||
+	    c->kind == HD_BOARD__COMMENTED)
 		return 0;
 	if ((rc = reflect_begin(st, err)) < 0)
 		return rc;
@@ -112,6 +115,33 @@ reflect_activity(hd_store *st, const hd_board__change *c, hd_err *err)
 	    (c->prev_owner == NULL || strcmp(owner, c->prev_owner) != 0))
 		rc = hd_activity_settle(st, team, owner, err);
 	reflect_end(st, rc);
+	return rc;
+}
+
+int
+hd_board__delegate_note(
+    hd_store *st, const hd_task *t, const char *actor, hd_err *err)
+{
+	hd_buf note = HD_BUF_INIT(HD_MESSAGE_MAX);
+	hd_message_spec m = {0};
+	int rc;
+
+	hd_board__delegate_text(&note, t, actor);
+	if (hd_buf_failed(&note)) {
+		rc = hd_buf_error(&note, "delegation message", err);
+		goto done;
+	}
+	m.team = t->team_id;
+	m.from = actor;
+	m.to = t->owner;
+	m.type = "task_update";
+	m.content = hd_buf_cstr(&note);
+	m.approve = -1;
+	rc = strcmp(actor, HD_BOARD_USER) == 0
+		 ? hd_mailbox_send_system(NULL, st, &m, err)
+		 : hd_mailbox_send(NULL, st, &m, err);
+done:
+	hd_buf_dispose(&note);
 	return rc;
 }
 

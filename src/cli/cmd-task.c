@@ -67,6 +67,11 @@ print_task(const hd_task *t)
 	    t->ndepends_on
 		? ids_text(deps, sizeof(deps), t->depends_on, t->ndepends_on)
 		: "(nothing)");
+	if (t->parent_id > 0)
+		printf("  parent:      #%lld\n", (long long)t->parent_id);
+	if (t->nchildren > 0)
+		printf("  subtasks:    %s\n",
+		    ids_text(deps, sizeof(deps), t->children, t->nchildren));
 	printf("  blocked by:  %s\n", t->nblocked_by
 					  ? ids_text(blocked, sizeof(blocked),
 						t->blocked_by, t->nblocked_by)
@@ -115,6 +120,15 @@ append_ready(char *buf, size_t len, const hd_task *t)
 		    t->nunblocked - named);
 }
 
+/* bsearch order of hd_board_list's answer: ids descending. */
+static int
+task_id_desc(const void *a, const void *b)
+{
+	int64_t x = ((const hd_task *)a)->id, y = ((const hd_task *)b)->id;
+
+	return x > y ? -1 : x < y;
+}
+
 /* Render a task after a change: JSON, or one line "task #5 "S" <what>". */
 static int
 done_task(hd_cli *c, hd_task *t, const char *what)
@@ -126,6 +140,16 @@ done_task(hd_cli *c, hd_task *t, const char *what)
 		    what);
 	hd_task_free(t);
 	return HD_EXIT_OK;
+}
+
+/* --parent ID into spec->parent_id (0 when not given). */
+static int
+parent_opt(hd_cli *c, hd_task_spec *spec)
+{
+	const char *p = hd_cli_opt_str(c, "parent");
+
+	spec->parent_id = 0;
+	return p != NULL ? task_id_arg(c, p, "--parent", &spec->parent_id) : 0;
 }
 
 static int
@@ -149,6 +173,8 @@ cmd_task_create(hd_cli *c)
 	if ((rc = hd_cli_opt_int(c, "priority", INT32_MIN, INT32_MAX, &prio)))
 		return rc;
 	spec.priority = prio;
+	if ((rc = parent_opt(c, &spec)) != 0)
+		return rc;
 	if (deps != NULL) {
 		char *copy = strdup(deps), *tok, *save = NULL;
 
@@ -213,6 +239,46 @@ done:
 	return rc;
 }
 
+/* --tree: t, then its subtasks among the listed ones (ids ascending),
+ * each level indented two more spaces and marked with an arrow. */
+static void
+print_tree(const hd_tasks *l, const hd_task *t, int depth)
+{
+	hd_task key;
+	const hd_task *ch;
+	size_t i;
+
+	printf("%*s%s#%lld [%s] %s%s%s%s\n", depth * 2, "",
+	    depth > 0 ? "\xe2\x86\xb3 " : "", (long long)t->id, t->status,
+	    t->subject, t->owner ? " (" : "", t->owner ? t->owner : "",
+	    t->owner ? ")" : "");
+	if (depth > HD_TEAM_TASK_DEPTH_MAX) /* a forest: cannot happen */
+		return;
+	for (i = 0; i < t->nchildren; i++) {
+		key.id = t->children[i];
+		ch = bsearch(&key, l->items, l->n, sizeof(key), task_id_desc);
+		if (ch != NULL)
+			print_tree(l, ch, depth + 1);
+	}
+}
+
+/* The listed tasks as a tree: those whose parent is not listed (roots
+ * among them), oldest first, each with its subtasks under it. */
+static void
+print_forest(const hd_tasks *l)
+{
+	hd_task key;
+	size_t i;
+
+	for (i = l->n; i-- > 0;) {
+		key.id = l->items[i].parent_id;
+		if (key.id > 0 && bsearch(&key, l->items, l->n, sizeof(key),
+				      task_id_desc) != NULL)
+			continue;
+		print_tree(l, &l->items[i], 0);
+	}
+}
+
 static int
 cmd_task_list(hd_cli *c)
 {
@@ -245,6 +311,8 @@ cmd_task_list(hd_cli *c)
 		hd_cli_json(arr);
 	} else if (l.n == 0)
 		printf("no tasks\n");
+	else if (hd_cli_flag(c, "tree"))
+		print_forest(&l);
 	else {
 		tab = hd_table_new(
 		    6, "ID", "STATUS", "OWNER", "PRI", "SUBJECT", "BLOCKED BY");
@@ -326,6 +394,37 @@ cmd_task_auto_claim(hd_cli *c)
 	if (hd_board_auto_claim(&t, st, c->argv[0], as, &c->err) < 0)
 		return hd_cli_fail(c);
 	snprintf(what, sizeof(what), "claimed by %s", t->owner);
+	return done_task(c, t, what);
+}
+
+/* delegate TEAM TITLE --to AGENT: create, assign and tell, one act. */
+static int
+cmd_task_delegate(hd_cli *c)
+{
+	hd_task_spec spec = {0};
+	const char *to = hd_cli_opt_str(c, "to");
+	hd_task *t = NULL;
+	hd_store *st;
+	int64_t prio = 0;
+	char what[128];
+	int rc;
+
+	if (to == NULL)
+		return hd_cli_usage(c, "'%s' needs --to AGENT", c->path);
+	spec.team = c->argv[0];
+	spec.subject = c->argv[1];
+	spec.description = hd_cli_opt_str(c, "description");
+	spec.created_by = actor(c);
+	if ((rc = hd_cli_opt_int(c, "priority", INT32_MIN, INT32_MAX, &prio)))
+		return rc;
+	spec.priority = prio;
+	if ((rc = parent_opt(c, &spec)) != 0)
+		return rc;
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_board_delegate(&t, st, &spec, to, &c->err) < 0)
+		return hd_cli_fail(c);
+	snprintf(what, sizeof(what), "delegated to %s", t->owner);
 	return done_task(c, t, what);
 }
 
@@ -471,7 +570,17 @@ static const hd_cli_opt create_opts[] = {
     {"priority", 'p', "N", "higher is claimed first (default 0)", 0},
     {"meta", 0, "KEY=VALUE", "a metadata entry (a string)", 1},
     {"active-form", 0, "TEXT", "what to show while it runs", 0},
+    {"parent", 0, "ID", "make it a subtask of task ID (same team)", 0},
     {"as", 0, "AGENT", "create as AGENT, a member (default: user)", 0},
+    OPT_END,
+};
+
+static const hd_cli_opt delegate_opts[] = {
+    {"to", 0, "AGENT", "the member who gets the task (required)", 0},
+    {"description", 'd', "TEXT", "what needs doing; also sent to AGENT", 0},
+    {"priority", 'p', "N", "higher is claimed first (default 0)", 0},
+    {"parent", 0, "ID", "make it a subtask of task ID (same team)", 0},
+    {"as", 0, "AGENT", "delegate as AGENT, the leader (default: user)", 0},
     OPT_END,
 };
 
@@ -482,6 +591,7 @@ static const hd_cli_opt list_opts[] = {
     {"blocked", 0, NULL, "only tasks waiting on unfinished ones", 0},
     {"meta", 0, "KEY=VALUE", "only tasks whose metadata KEY is VALUE", 1},
     {"limit", 'n', "N", "at most N tasks", 0},
+    {"tree", 0, NULL, "show subtasks indented under their parents", 0},
     OPT_END,
 };
 
@@ -521,7 +631,9 @@ static const hd_cli_cmd task_subs[] = {
     {"create", "TEAM SUBJECT", "Create a task", 2, 2, create_opts,
 	cmd_task_create, NULL,
 	"Example: huddle task create dev \"Write docs\" --depends-on 3,4 "
-	"--priority 2 --meta area=docs"},
+	"--priority 2 --meta area=docs. With --parent ID it is a subtask; "
+	"the team's caps (huddle team update --max-children, "
+	"--max-task-depth, --max-new-roots) bound how many and how deep."},
     {"list", "TEAM", "List a team's tasks, newest first", 1, 1, list_opts,
 	cmd_task_list, NULL, NULL},
     {"show", "ID", "Show a task with its dependencies and comments", 1, 1, NULL,
@@ -540,6 +652,15 @@ static const hd_cli_cmd task_subs[] = {
 	"one (never working, in error or shutting down) with the fewest open "
 	"tasks, then the lowest id; the leader only when it is the only "
 	"member. Example: huddle task assign 5 --auto --as manager"},
+    {"delegate", "TEAM TITLE",
+	"Create a task, assign it and tell the assignee, in one act", 2, 2,
+	delegate_opts, cmd_task_delegate, NULL,
+	"Only the team leader or a user may delegate. An assignee in error "
+	"or shutting down is refused, and then nothing is written. The "
+	"assignee gets a task_update message: You were delegated task #7 "
+	"\"X\" by manager: <description>. Example: huddle task delegate dev "
+	"--to coder \"Fix the parser\" -d \"tests in tests/parse\" --as "
+	"manager"},
     {"start", "ID", "Start a claimed task", 1, 1, as_opts, cmd_task_move, NULL,
 	NULL},
     {"complete", "ID", "Complete a task", 1, 1, complete_opts, cmd_task_move,

@@ -125,6 +125,11 @@ cmd_team_show(hd_cli *c)
 		printf("  max messages: %lld per conversation\n",
 		    (long long)max);
 		printf("  spawn depth:  at most %d\n", t->max_spawn_depth);
+		printf("  subtasks:     at most %d per task, nested at most %d "
+		       "deep\n",
+		    t->max_children, t->max_task_depth);
+		printf("  new roots:    at most %d per agent per %d s\n",
+		    t->max_new_roots, t->new_roots_window_s);
 		printf("  agents (%zu):\n", al.n);
 		if (al.n > 0)
 			print_agents(&al, "    ");
@@ -143,7 +148,8 @@ cmd_team_update(hd_cli *c)
 	hd_autorun_spec ar;
 	hd_team *t = NULL;
 	hd_store *st;
-	int64_t max = 0, depth = 0;
+	int64_t max = 0, depth = 0, children = 0, tdepth = 0, roots = 0;
+	int64_t window = 0;
 	int rc, autorun = 0;
 
 	spec.id = c->argv[0];
@@ -165,14 +171,30 @@ cmd_team_update(hd_cli *c)
 		 HD_TEAM_SPAWN_DEPTH_MAX, &depth)) != 0)
 		return rc;
 	spec.max_spawn_depth = (int)depth;
+	if ((rc = hd_cli_opt_int(c, "max-children", 1,
+		 HD_TEAM_MAX_CHILDREN_MAX, &children)) != 0 ||
+	    (rc = hd_cli_opt_int(c, "max-task-depth", 1,
+		 HD_TEAM_TASK_DEPTH_MAX, &tdepth)) != 0 ||
+	    (rc = hd_cli_opt_int(c, "max-new-roots", 1, HD_TEAM_NEW_ROOTS_MAX,
+		 &roots)) != 0 ||
+	    (rc = hd_cli_opt_int(c, "new-roots-window", 1,
+		 HD_TEAM_NEW_ROOTS_WINDOW_MAX, &window)) != 0)
+		return rc;
+	spec.max_children = (int)children;
+	spec.max_task_depth = (int)tdepth;
+	spec.max_new_roots = (int)roots;
+	spec.new_roots_window_s = (int)window;
 	if ((rc = hd_cli_autorun_opts(c, &ar, &autorun)) != 0)
 		return rc;
 	if (!spec.name && !spec.description && !spec.icon && !spec.color &&
-	    !spec.leader && max == 0 && depth == 0 && !autorun)
+	    !spec.leader && max == 0 && depth == 0 && children == 0 &&
+	    tdepth == 0 && roots == 0 && window == 0 && !autorun)
 		return hd_cli_usage(c, "nothing to update: pass --name, "
 				       "--description, --icon, --color, "
 				       "--leader, --max-messages, "
-				       "--max-spawn-depth or --autorun");
+				       "--max-spawn-depth, --max-children, "
+				       "--max-task-depth, --max-new-roots, "
+				       "--new-roots-window or --autorun");
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
 	if (autorun && hd_autorun_set(NULL, st, spec.id, &ar, &c->err) < 0)
@@ -181,7 +203,8 @@ cmd_team_update(hd_cli *c)
 	    hd_conversation_set_max_messages(st, spec.id, max, &c->err) < 0)
 		return hd_cli_fail(c);
 	if ((spec.name || spec.description || spec.icon || spec.color ||
-		spec.leader || spec.max_spawn_depth)
+		spec.leader || spec.max_spawn_depth || children || tdepth ||
+		roots || window)
 		? hd_team_update(&t, st, &spec, &c->err) < 0
 		: hd_team_get(&t, st, spec.id, &c->err) < 0)
 		return hd_cli_fail(c);
@@ -318,6 +341,16 @@ static const hd_cli_opt team_update_opts[] = {
 	    0},
 	{"max-spawn-depth", 0, "N",
 	    "how deep a chain of spawns may go (1-100; default 5)", 0},
+	{"max-children", 0, "N",
+	    "at most N subtasks per task (1-1000; default 24)", 0},
+	{"max-task-depth", 0, "N",
+	    "subtasks nest at most N deep (1-20; default 2)", 0},
+	{"max-new-roots", 0, "N",
+	    "an agent creates at most N root tasks per window (1-10000; "
+	    "default 30)",
+	    0},
+	{"new-roots-window", 0, "S",
+	    "that window, in seconds (1-86400; default 300)", 0},
 	{"autorun", 0, "on|off",
 	    "'huddle serve' runs the team's agents when they have work", 0},
 	{"turns-per-hour", 0, "N",
@@ -352,7 +385,7 @@ static const hd_cli_cmd team_subs[] = {
 	    cmd_team_show, NULL, NULL},
 	{"update", "TEAM",
 	    "Change a team's name, description, leader, loop guard, spawn "
-	    "depth or autorun",
+	    "depth, board caps or autorun",
 	    1, 1, team_update_opts, cmd_team_update, NULL, NULL},
 	{"rm", "TEAM", "Remove a team and its agents", 1, 1, team_rm_opts,
 	    cmd_team_rm, NULL,

@@ -3,7 +3,10 @@
  * is "as" in the body (an agent of the task's team); without it the
  * caller acts as the user, who may assign, start, complete, fail and
  * release any task like a leader. Assign takes "agent", or "auto": true
- * to let the board pick the member (hd_board_assign_auto).
+ * to let the board pick the member (hd_board_assign_auto). A task is
+ * made a subtask by "parent_id" at create; POST /api/teams/:team/delegate
+ * {"to", "subject", "description"?, "priority"?, "parent_id"?, "as"?}
+ * creates, assigns and tells the assignee in one act (hd_board_delegate).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,12 +118,67 @@ route_tasks_list(hd_http_req *r)
 	return 0;
 }
 
+/* "parent_id" (an integer, checked by body_types) into spec->parent_id:
+ * a positive task id when present. */
+static int
+body_parent(hd_http_req *r, json_t *body, hd_task_spec *spec)
+{
+	json_t *v = json_object_get(body, "parent_id");
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	spec->parent_id = (int64_t)json_integer_value(v);
+	if (spec->parent_id <= 0) {
+		hd_http_error(r, 400, "\"parent_id\" must be a task id (a "
+				      "positive integer)");
+		return -1;
+	}
+	return 0;
+}
+
+/* POST /api/teams/:team/delegate: create, assign to "to" and tell it. */
+static int
+route_delegate(hd_http_req *r)
+{
+	static const char *const keys[] = {"to", "subject", "description",
+	    "priority", "parent_id", "as", NULL};
+	hd_task_spec spec = {0};
+	hd_task *t = NULL;
+	hd_err err = HD_ERR_INIT;
+	const char *to;
+	json_t *body;
+	int rc;
+
+	if ((body = hd_http_body_object(r)) == NULL)
+		return 0;
+	if (body_types(r, body, keys, "sssiis") < 0 ||
+	    body_parent(r, body, &spec) < 0)
+		goto done;
+	to = body_str(body, "to");
+	spec.subject = body_str(body, "subject");
+	if (to == NULL || spec.subject == NULL) {
+		hd_http_error(r, 400, "\"%s\" is required",
+		    to == NULL ? "to" : "subject");
+		goto done;
+	}
+	spec.team = r->params[0];
+	spec.description = body_str(body, "description");
+	spec.priority = json_integer_value(json_object_get(body, "priority"));
+	spec.created_by = body_str(body, "as");
+	rc = hd_board_delegate(&t, r->st, &spec, to, &err);
+	answer_task(r, 201, t, rc, &err);
+done:
+	json_decref(body);
+	return 0;
+}
+
 static int
 route_tasks_create(hd_http_req *r)
 {
 	static const char *const keys[] = {"subject", "description",
-	    "active_form", "priority", "metadata", "depends_on", "as", NULL};
-	hd_task_spec spec;
+	    "active_form", "priority", "metadata", "depends_on", "as",
+	    "parent_id", NULL};
+	hd_task_spec spec = {0};
 	hd_task *t = NULL;
 	hd_err err = HD_ERR_INIT;
 	int64_t ids[HD_TASK_DEPS_MAX];
@@ -130,9 +188,9 @@ route_tasks_create(hd_http_req *r)
 
 	if ((body = hd_http_body_object(r)) == NULL)
 		return 0;
-	if (body_types(r, body, keys, "sssioas") < 0)
+	if (body_types(r, body, keys, "sssioasi") < 0 ||
+	    body_parent(r, body, &spec) < 0)
 		goto done;
-	memset(&spec, 0, sizeof(spec));
 	deps = json_object_get(body, "depends_on");
 	if (json_array_size(deps) > HD_TASK_DEPS_MAX) {
 		hd_http_error(r, 400, "a task may depend on at most %d others",
@@ -333,6 +391,7 @@ const hd_route hd_routes_board[] = {
 	{"GET", "/api/teams/:team/tasks", route_tasks_list},
 	{"POST", "/api/teams/:team/tasks", route_tasks_create},
 	{"POST", "/api/teams/:team/auto-claim", route_auto_claim},
+	{"POST", "/api/teams/:team/delegate", route_delegate},
 	{"GET", "/api/tasks/:id", route_task_get},
 	{"POST", "/api/tasks/:id/:action", route_task_action},
 	{NULL, NULL, NULL},

@@ -331,6 +331,13 @@ hd_mailbox_send(
 	return hd_mailbox__send(out, st, spec, 0, err);
 }
 
+int
+hd_mailbox_send_system(
+    hd_message **out, hd_store *st, const hd_message_spec *spec, hd_err *err)
+{
+	return hd_mailbox__send(out, st, spec, 1, err);
+}
+
 struct bcast_ctx {
 	hd_message m;
 	size_t count;

@@ -77,6 +77,10 @@ tool_task_create(json_t **result, hd_mcp_call *c, hd_err *err)
 	spec.depends_on = ids;
 	spec.ndepends_on = json_array_size(deps);
 	spec.created_by = c->agent;
+	if (hd_mcp_arg_int(c, "parent_task_id", 0, &spec.parent_id) &&
+	    spec.parent_id <= 0)
+		return hd_err_set(err, HD_EINVAL,
+		    "parent_task_id must be a task id (a positive integer)");
 	return task_result(result, t, hd_board_create(&t, c->s->st, &spec, err));
 }
 
@@ -276,7 +280,10 @@ tool_task_comment(json_t **result, hd_mcp_call *c, hd_err *err)
 const hd_mcp_tool hd_mcp_tools_board[] = {
 	{"task_create",
 	    "Create a task on your team's board. It starts pending; it is "
-	    "ready to claim once every task in depends_on is completed.",
+	    "ready to claim once every task in depends_on is completed. With "
+	    "parent_task_id it is a subtask: the parent cannot complete while "
+	    "it is open, and the team caps subtasks per task, their depth and "
+	    "the root tasks you create per window.",
 	    "{\"type\":\"object\",\"properties\":{"
 	    "\"subject\":{\"type\":\"string\",\"description\":\"1-200 "
 	    "characters\"},"
@@ -289,7 +296,10 @@ const hd_mcp_tool hd_mcp_tools_board[] = {
 	    "key/value pairs\"},"
 	    "\"depends_on\":{\"type\":\"array\",\"items\":{\"type\":"
 	    "\"integer\"},\"description\":\"ids of tasks this one waits "
-	    "for\"}," ID_PROPS "},\"required\":[\"subject\"]}",
+	    "for\"},"
+	    "\"parent_task_id\":{\"type\":\"integer\",\"description\":\"make "
+	    "it a subtask of this task (same team)\"}," ID_PROPS
+	    "},\"required\":[\"subject\"]}",
 	    W, tool_task_create},
 	{"task_list",
 	    "List your team's tasks, newest first, each with depends_on and "

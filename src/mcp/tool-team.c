@@ -1,6 +1,6 @@
 /*
  * tool-team.c -- team tools: team_create, team_state, teammate_spawn
- * (which also replaces a member), team_shutdown.
+ * (which also replaces a member), team_delegate, team_shutdown.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +113,36 @@ tool_team_shutdown(json_t **result, hd_mcp_call *c, hd_err *err)
 	return 0;
 }
 
+/* As the leader: create a task, assign it to assignee and tell it, in one
+ * act (hd_board_delegate). Not "agent": an unbound connection reads that
+ * as who is acting. */
+static int
+tool_team_delegate(json_t **result, hd_mcp_call *c, hd_err *err)
+{
+	hd_task_spec spec = {0};
+	const char *assignee = hd_mcp_arg_str(c, "assignee");
+	hd_task *t = NULL;
+	int64_t prio;
+	int rc;
+
+	spec.team = c->team;
+	spec.subject = hd_mcp_arg_str(c, "task");
+	spec.description = hd_mcp_arg_str(c, "description");
+	hd_mcp_arg_int(c, "priority", 0, &prio);
+	spec.priority = prio;
+	spec.created_by = c->agent;
+	if (hd_mcp_arg_int(c, "parent_task_id", 0, &spec.parent_id) &&
+	    spec.parent_id <= 0)
+		return hd_err_set(err, HD_EINVAL,
+		    "parent_task_id must be a task id (a positive integer)");
+	if ((rc = hd_board_delegate(&t, c->s->st, &spec, assignee, err)) < 0)
+		return rc;
+	*result = json_pack("{s:o, s:s}", "task", hd_task_to_json(t),
+	    "assignee", t->owner);
+	hd_task_free(t);
+	return 0;
+}
+
 const hd_mcp_tool hd_mcp_tools_team[] = {
 	{"team_state",
 	    "Read your team's state: name, status, members (leader first) with "
@@ -151,6 +181,28 @@ const hd_mcp_tool hd_mcp_tools_team[] = {
 	    "\"team_name\":{\"type\":\"string\"}},"
 	    "\"required\":[\"name\"]}",
 	    HD_TOOL_WRITE | HD_TOOL_NEEDS_TEAM, tool_teammate_spawn},
+	{"team_delegate",
+	    "As the team leader, delegate work in one act: create a task, "
+	    "assign it to a member and send that member a task_update "
+	    "message (You were delegated task #7 \"X\" by you: "
+	    "<description>). A member that is not in the team, in error or "
+	    "shutting down is refused, and then nothing is written.",
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"assignee\":{\"type\":\"string\",\"description\":\"the "
+	    "member who gets the task\"},"
+	    "\"task\":{\"type\":\"string\",\"description\":\"the task's "
+	    "subject, 1-200 characters\"},"
+	    "\"description\":{\"type\":\"string\",\"description\":\"what "
+	    "needs doing; also sent to the assignee\"},"
+	    "\"priority\":{\"type\":\"integer\",\"description\":\"higher "
+	    "is claimed first (default 0)\"},"
+	    "\"parent_task_id\":{\"type\":\"integer\",\"description\":\"make "
+	    "it a subtask of this task (same team)\"},"
+	    "\"authorAgentId\":{\"type\":\"string\"},"
+	    "\"team_name\":{\"type\":\"string\"}},"
+	    "\"required\":[\"assignee\",\"task\"]}",
+	    HD_TOOL_WRITE | HD_TOOL_NEEDS_TEAM | HD_TOOL_NEEDS_AGENT,
+	    tool_team_delegate},
 	{"team_shutdown",
 	    "Ask your team to shut down. With no member working it shuts down "
 	    "at once; otherwise each working member gets a shutdown_request "

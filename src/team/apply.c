@@ -18,7 +18,9 @@
  *      sets the team's autorun settings (autorun.h); absent, whatever is
  *      set stays. A pause made by hand is never undone by a file.
  *  (7) "max_spawn_depth" (1-100) sets how deep a chain of spawns may go
- *      in the team (team.h); absent, whatever is set stays.
+ *      in the team (team.h); absent, whatever is set stays. So do the
+ *      board's caps (team.h): "max_children" (1-1000), "max_task_depth"
+ *      (1-20), "max_new_roots" (1-10000), "new_roots_window_s" (1-86400).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,12 +82,38 @@ reframe(int rc, hd_err *err, const char *origin, const char *where)
 	return hd_err_set(err, (hd_code)rc, "%s: %s%s", origin, where, msg);
 }
 
+/* An optional cap of the board (team.h): an integer 1..max, else
+ * `<origin>: max_children must be an integer from 1 to 1000`. */
+static int
+opt_cap(int *out, const json_t *doc, const char *key, int max,
+    const char *origin, hd_err *err)
+{
+	const json_t *v = json_object_get(doc, key);
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > max)
+		return hd_err_set(err, HD_EINVAL,
+		    "%s: %s must be an integer from 1 to %d", origin, key, max);
+	*out = (int)json_integer_value(v);
+	return 0;
+}
+
+/* 1 when a cap the file gives (> 0) is not what the team has. */
+static int
+cap_differs(int given, int have)
+{
+	return given > 0 && given != have;
+}
+
 static int
 plan_build(struct plan *p, const json_t *doc, hd_err *err)
 {
 	static const char *const team_keys[] = {"team", "name", "description",
 	    "icon", "color", "agents", "max_messages", "autorun",
-	    "max_spawn_depth", NULL};
+	    "max_spawn_depth", "max_children", "max_task_depth",
+	    "max_new_roots", "new_roots_window_s", NULL};
 	static const char *const agent_keys[] = {"id", "name", "role",
 	    "runtime", "runtime_config", "leader", NULL};
 	const json_t *agents, *a, *v;
@@ -137,6 +165,16 @@ plan_build(struct plan *p, const json_t *doc, hd_err *err)
 			    origin, HD_TEAM_SPAWN_DEPTH_MAX);
 		p->team.max_spawn_depth = (int)json_integer_value(v);
 	}
+	if ((rc = opt_cap(&p->team.max_children, doc, "max_children",
+		 HD_TEAM_MAX_CHILDREN_MAX, origin, err)) < 0 ||
+	    (rc = opt_cap(&p->team.max_task_depth, doc, "max_task_depth",
+		 HD_TEAM_TASK_DEPTH_MAX, origin, err)) < 0 ||
+	    (rc = opt_cap(&p->team.max_new_roots, doc, "max_new_roots",
+		 HD_TEAM_NEW_ROOTS_MAX, origin, err)) < 0 ||
+	    (rc = opt_cap(&p->team.new_roots_window_s, doc,
+		 "new_roots_window_s", HD_TEAM_NEW_ROOTS_WINDOW_MAX, origin,
+		 err)) < 0)
+		return rc;
 	if ((v = json_object_get(doc, "autorun")) != NULL) {
 		if ((rc = hd_autorun_parse(&p->autorun, v, err)) < 0)
 			return reframe(rc, err, origin, "");
@@ -348,7 +386,11 @@ apply_txn(hd_store *st, void *payload, hd_err *err)
 	    differs(p->team.icon, t->icon) ||
 	    differs(p->team.color, t->color) ||
 	    (p->team.max_spawn_depth > 0 &&
-		p->team.max_spawn_depth != t->max_spawn_depth)) {
+		p->team.max_spawn_depth != t->max_spawn_depth) ||
+	    cap_differs(p->team.max_children, t->max_children) ||
+	    cap_differs(p->team.max_task_depth, t->max_task_depth) ||
+	    cap_differs(p->team.max_new_roots, t->max_new_roots) ||
+	    cap_differs(p->team.new_roots_window_s, t->new_roots_window_s)) {
 		hd_team_spec up = p->team;
 
 		up.leader = NULL;

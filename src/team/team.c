@@ -22,7 +22,8 @@
 	"t.id, t.name, t.description, t.icon, t.color, t.leader_agent_id,"    \
 	" t.status, (SELECT COUNT(*) FROM agents a WHERE a.team_id = t.id),"  \
 	" t.created_at, t.updated_at, t.autorun, t.autorun_paused,"          \
-	" t.max_spawn_depth"
+	" t.max_spawn_depth, t.max_children, t.max_task_depth,"            \
+	" t.max_new_roots, t.new_roots_window_s"
 
 static int
 team_row(hd_team *t, sqlite3_stmt *s)
@@ -41,6 +42,10 @@ team_row(hd_team *t, sqlite3_stmt *s)
 	t->autorun = sqlite3_column_int(s, 10) != 0;
 	t->autorun_paused = sqlite3_column_int(s, 11) != 0;
 	t->max_spawn_depth = sqlite3_column_int(s, 12);
+	t->max_children = sqlite3_column_int(s, 13);
+	t->max_task_depth = sqlite3_column_int(s, 14);
+	t->max_new_roots = sqlite3_column_int(s, 15);
+	t->new_roots_window_s = sqlite3_column_int(s, 16);
 	if (t->id == NULL || t->name == NULL || t->description == NULL ||
 	    t->status == NULL)
 		return -1;
@@ -193,6 +198,16 @@ done:
 	return rc;
 }
 
+/* One of the board's caps: 0 (not given) or 1..max. */
+static int
+cap_check(const char *name, int v, int max, hd_err *err)
+{
+	if (v != 0 && (v < 1 || v > max))
+		return hd_err_set(
+		    err, HD_EINVAL, "%s must be between 1 and %d", name, max);
+	return 0;
+}
+
 int
 hd_team__check_fields(const hd_team_spec *spec, hd_err *err)
 {
@@ -217,6 +232,15 @@ hd_team__check_fields(const hd_team_spec *spec, hd_err *err)
 		return hd_err_set(err, HD_EINVAL,
 		    "max_spawn_depth must be between 1 and %d",
 		    HD_TEAM_SPAWN_DEPTH_MAX);
+	if ((rc = cap_check("max_children", spec->max_children,
+		 HD_TEAM_MAX_CHILDREN_MAX, err)) < 0 ||
+	    (rc = cap_check("max_task_depth", spec->max_task_depth,
+		 HD_TEAM_TASK_DEPTH_MAX, err)) < 0 ||
+	    (rc = cap_check("max_new_roots", spec->max_new_roots,
+		 HD_TEAM_NEW_ROOTS_MAX, err)) < 0 ||
+	    (rc = cap_check("new_roots_window_s", spec->new_roots_window_s,
+		 HD_TEAM_NEW_ROOTS_WINDOW_MAX, err)) < 0)
+		return rc;
 	return 0;
 }
 
@@ -229,8 +253,9 @@ hd_team__insert(hd_store *st, const hd_team_spec *spec, hd_err *err)
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO teams(id, name, description, icon, color,"
-		 " created_at, updated_at, max_spawn_depth)"
-		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		 " created_at, updated_at, max_spawn_depth, max_children,"
+		 " max_task_depth, max_new_roots, new_roots_window_s)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, spec->id, -1, SQLITE_STATIC);
@@ -245,6 +270,16 @@ hd_team__insert(hd_store *st, const hd_team_spec *spec, hd_err *err)
 	sqlite3_bind_int(s, 8,
 	    spec->max_spawn_depth > 0 ? spec->max_spawn_depth
 				      : HD_TEAM_SPAWN_DEPTH);
+	sqlite3_bind_int(s, 9,
+	    spec->max_children > 0 ? spec->max_children : HD_TEAM_MAX_CHILDREN);
+	sqlite3_bind_int(s, 10,
+	    spec->max_task_depth > 0 ? spec->max_task_depth
+				     : HD_TEAM_TASK_DEPTH);
+	sqlite3_bind_int(s, 11,
+	    spec->max_new_roots > 0 ? spec->max_new_roots : HD_TEAM_NEW_ROOTS);
+	sqlite3_bind_int(s, 12,
+	    spec->new_roots_window_s > 0 ? spec->new_roots_window_s
+					 : HD_TEAM_NEW_ROOTS_WINDOW);
 	src = sqlite3_step(s);
 	hd_store_reset(s);
 	if (src != SQLITE_DONE) {
@@ -338,6 +373,14 @@ team_update_txn(hd_store *st, void *payload, hd_err *err)
 		 "   WHEN ?5 = '' THEN NULL ELSE ?5 END,"
 		 " max_spawn_depth = CASE WHEN ?8 > 0 THEN ?8"
 		 "   ELSE max_spawn_depth END,"
+		 " max_children = CASE WHEN ?9 > 0 THEN ?9"
+		 "   ELSE max_children END,"
+		 " max_task_depth = CASE WHEN ?10 > 0 THEN ?10"
+		 "   ELSE max_task_depth END,"
+		 " max_new_roots = CASE WHEN ?11 > 0 THEN ?11"
+		 "   ELSE max_new_roots END,"
+		 " new_roots_window_s = CASE WHEN ?12 > 0 THEN ?12"
+		 "   ELSE new_roots_window_s END,"
 		 " updated_at = ?6 WHERE id = ?7",
 		 err)) < 0)
 		return rc;
@@ -349,6 +392,10 @@ team_update_txn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_int64(s, 6, hd_now_ms());
 	sqlite3_bind_text(s, 7, spec->id, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 8, spec->max_spawn_depth);
+	sqlite3_bind_int(s, 9, spec->max_children);
+	sqlite3_bind_int(s, 10, spec->max_task_depth);
+	sqlite3_bind_int(s, 11, spec->max_new_roots);
+	sqlite3_bind_int(s, 12, spec->new_roots_window_s);
 	src = sqlite3_step(s);
 	hd_store_reset(s);
 	if (src != SQLITE_DONE)
@@ -369,6 +416,18 @@ team_update_txn(hd_store *st, void *payload, hd_err *err)
 	if (spec->max_spawn_depth > 0)
 		json_object_set_new(changed, "max_spawn_depth",
 		    json_integer(spec->max_spawn_depth));
+	if (spec->max_children > 0)
+		json_object_set_new(changed, "max_children",
+		    json_integer(spec->max_children));
+	if (spec->max_task_depth > 0)
+		json_object_set_new(changed, "max_task_depth",
+		    json_integer(spec->max_task_depth));
+	if (spec->max_new_roots > 0)
+		json_object_set_new(changed, "max_new_roots",
+		    json_integer(spec->max_new_roots));
+	if (spec->new_roots_window_s > 0)
+		json_object_set_new(changed, "new_roots_window_s",
+		    json_integer(spec->new_roots_window_s));
 	hd_events_append(st, "team_updated", spec->id, 0, NULL, changed);
 	return 0;
 }
@@ -583,6 +642,12 @@ hd_team_to_json(const hd_team *t)
 	json_object_set_new(o, "paused", json_boolean(t->autorun_paused));
 	json_object_set_new(
 	    o, "max_spawn_depth", json_integer(t->max_spawn_depth));
+	json_object_set_new(o, "max_children", json_integer(t->max_children));
+	json_object_set_new(
+	    o, "max_task_depth", json_integer(t->max_task_depth));
+	json_object_set_new(o, "max_new_roots", json_integer(t->max_new_roots));
+	json_object_set_new(
+	    o, "new_roots_window_s", json_integer(t->new_roots_window_s));
 	json_object_set_new(o, "created_at", json_integer(t->created_at));
 	json_object_set_new(o, "updated_at", json_integer(t->updated_at));
 	return o;

@@ -259,6 +259,23 @@ test('posting in the room box posts as the user; Enter sends', {timeout: SLOW}, 
   assert.equal(p.authorAgentId, 'user');
 });
 
+test('a subtask\'s card is indented under its parent and names it', {timeout: SLOW}, async () => {
+  const parent = JSON.parse(cli('task', 'create', 'dev', 'Parent of one', '--json')).id;
+  const child = JSON.parse(cli('task', 'create', 'dev', 'Child of one', '--parent', String(parent), '--json')).id;
+  await card('pending', child).waitFor({timeout: LIVE});
+  const c = card('pending', child);
+  assert.equal(await c.locator('.parent-ref').textContent(), `\u21b3 #${parent}`);
+  assert.match(await c.getAttribute('class'), /\bsubtask\b/);
+  assert.equal(await card('pending', parent).locator('.parent-ref').count(), 0);
+  // the child follows its parent in the column
+  const ids = await page.locator('#col-pending .card').evaluateAll(
+    (els) => els.map((e) => Number(e.dataset.taskId)));
+  assert.equal(ids.indexOf(child), ids.indexOf(parent) + 1);
+  // leave no ready work behind for the autorun test to find
+  cli('task', 'cancel', String(child));
+  cli('task', 'cancel', String(parent));
+});
+
 test('a task claimed through MCP moves to "claimed" live', {timeout: SLOW}, async () => {
   const subject = 'Claim me over MCP';
   const id = JSON.parse(cli('task', 'create', 'dev', subject, '--json')).id;

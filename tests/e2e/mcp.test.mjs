@@ -208,6 +208,109 @@ test('stdio: task_assign auto picks the member', async () => {
   }
 });
 
+// team_delegate creates, assigns and tells in one act; every refusal
+// names why and leaves no task, line or message. Subtasks: parent_task_id,
+// parent_id and children on reads, the caps, and the parent that cannot
+// complete while a subtask is open. A team of its own.
+test('stdio: team_delegate and subtasks with their caps', async () => {
+  huddle('team', 'create', 'dele');
+  huddle('agent', 'add', 'dele', 'dchief', '--leader');
+  for (const a of ['dw1', 'dw2', 'dw3']) huddle('agent', 'add', 'dele', a);
+  const open = (agent) => connect(new StdioClientTransport({
+    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'dele', '--agent', agent], stderr: 'ignore',
+  }));
+  const chief = await open('dchief');
+  const dw1 = await open('dw1');
+  const roomLen = () => JSON.parse(huddle('chat', 'read', 'dele', '--json', '--limit', '500')).posts.length;
+  const taskCount = () => JSON.parse(huddle('task', 'list', 'dele', '--json')).length;
+  try {
+    const { tools } = await chief.listTools();
+    const tool = tools.find((t) => t.name === 'team_delegate');
+    assert.ok(tool, 'team_delegate listed');
+    assert.deepEqual(tool.inputSchema.required, ['assignee', 'task']);
+    assert.ok(tools.find((t) => t.name === 'task_create').inputSchema.properties.parent_task_id);
+
+    const got = result(await chief.callTool({
+      name: 'team_delegate',
+      arguments: { assignee: 'dw1', task: 'Fix the parser', description: 'tests in tests/parse', priority: 2 },
+    }));
+    const P = got.task.id;
+    assert.equal(got.assignee, 'dw1');
+    assert.deepEqual([got.task.status, got.task.owner, got.task.priority, got.task.created_by, got.task.parent_id],
+      ['claimed', 'dw1', 2, 'dchief', null]);
+    const mail = result(await dw1.callTool({ name: 'inbox_read', arguments: {} })).messages;
+    assert.equal(mail.length, 1);
+    assert.deepEqual([mail[0].type, mail[0].from_agent, mail[0].content],
+      ['task_update', 'dchief', `You were delegated task #${P} "Fix the parser" by dchief: tests in tests/parse`]);
+    const room = JSON.parse(huddle('chat', 'read', 'dele', '--json', '--limit', '500')).posts;
+    assert.equal(room.at(-1).body, `Task #${P} "Fix the parser" delegated to dw1 by dchief.`);
+
+    // refusals: not the leader, outside the team, error, shutdown
+    huddle('agent', 'set-status', 'dw2', 'error');
+    huddle('agent', 'set-status', 'dw3', 'shutdown');
+    const [tasks0, posts0] = [taskCount(), roomLen()];
+    for (const [client, assignee, text] of [
+      [dw1, 'dw2', 'only the team leader or a user may delegate, not dw1'],
+      [chief, 'sre', 'no member "sre" in team dele'],
+      [chief, 'dw2', 'cannot delegate to dw2: it is in error'],
+      [chief, 'dw3', 'cannot delegate to dw3: it is in shutdown'],
+    ]) {
+      const res = await client.callTool({ name: 'team_delegate', arguments: { assignee, task: 'Nope' } });
+      assert.equal(res.isError, true);
+      assert.equal(res.content[0].text, text);
+    }
+    assert.deepEqual([taskCount(), roomLen()], [tasks0, posts0]);
+    const missing = await chief.callTool({ name: 'team_delegate', arguments: { assignee: 'dw1' } });
+    assert.equal(missing.isError, true);
+    assert.equal(missing.content[0].text, 'missing required argument "task"');
+
+    // subtasks and the caps
+    huddle('team', 'update', 'dele', '--max-children', '2', '--max-task-depth', '1',
+      '--max-new-roots', '1', '--new-roots-window', '60');
+    const c1 = result(await dw1.callTool({ name: 'task_create', arguments: { subject: 'Lexer', parent_task_id: P } })).task;
+    assert.equal(c1.parent_id, P);
+    const c2 = result(await chief.callTool({
+      name: 'team_delegate', arguments: { assignee: 'dw1', task: 'Grammar', parent_task_id: P },
+    })).task;
+    // dw1 reads its new mail first: a result carrying mail has no
+    // structuredContent (the piggyback)
+    const more = result(await dw1.callTool({ name: 'inbox_read', arguments: {} })).messages;
+    assert.deepEqual(more.map((m) => m.content),
+      [`You were delegated task #${c2.id} "Grammar" by dchief.`]);
+    const parent = result(await dw1.callTool({ name: 'task_get', arguments: { task_id: P } })).task;
+    assert.deepEqual(parent.children, [c1.id, c2.id]);
+    const refuse = async (client, args, text) => {
+      const res = await client.callTool({ name: 'task_create', arguments: args });
+      assert.equal(res.isError, true);
+      assert.equal(res.content[0].text, text);
+    };
+    await refuse(dw1, { subject: 'Third', parent_task_id: P },
+      `task ${P} already has 2 subtasks (the team's max_children); finish or cancel some, or raise it with huddle team update dele --max-children N`);
+    await refuse(dw1, { subject: 'Deep', parent_task_id: c1.id },
+      `a subtask of task ${c1.id} would be at depth 2, deeper than the team's max_task_depth 1 (a root task is at depth 0); add it under a shallower task, or raise it with huddle team update dele --max-task-depth N`);
+    result(await dw1.callTool({ name: 'task_create', arguments: { subject: 'Root one' } }));
+    await refuse(dw1, { subject: 'Root two' },
+      'dw1 already created 1 root task in the last 60 s (the team\'s max_new_roots); make this a subtask of one of them, wait, or raise it with huddle team update dele --max-new-roots N');
+    await refuse(dw1, { subject: 'Bad', parent_task_id: 0 }, 'parent_task_id must be a task id (a positive integer)');
+
+    // the parent waits for its open subtasks
+    const early = await dw1.callTool({ name: 'task_complete', arguments: { task_id: P } });
+    assert.equal(early.isError, true);
+    assert.equal(early.content[0].text, `task ${P} cannot complete: its subtasks #${c1.id}, #${c2.id} are still open`);
+    result(await dw1.callTool({ name: 'task_claim', arguments: { task_id: c1.id } }));
+    result(await dw1.callTool({ name: 'task_complete', arguments: { task_id: c1.id } }));
+    result(await dw1.callTool({ name: 'task_complete', arguments: { task_id: c2.id } }));
+    result(await dw1.callTool({ name: 'task_comment', arguments: { task_id: P, body: 'all in' } }));
+    const last = JSON.parse(huddle('chat', 'read', 'dele', '--json', '--limit', '500')).posts.at(-1);
+    assert.equal(last.body, `Comment on task #${P} "Fix the parser" by dw1: all in`);
+    const done = result(await dw1.callTool({ name: 'task_complete', arguments: { task_id: P } })).task;
+    assert.equal(done.status, 'completed');
+  } finally {
+    await chief.close();
+    await dw1.close();
+  }
+});
+
 test('stdio: a bound session ignores identity arguments', async () => {
   const coder = await stdioClient('coder');
   try {

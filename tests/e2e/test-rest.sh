@@ -119,6 +119,27 @@ req POST "/api/tasks/$tid2/assign" '{"auto": true, "as": "manager"}'
 expect_http 200 "" "assign auto"
 expect_eq "$(json_get "$BODY" '(j["task"]["owner"], j["assignee"], j["picked_because"])')" \
 	"('coder', 'coder', 'idle, 0 open tasks, lowest id of 3 tied')" "assign auto picks and says why"
+
+# delegate: one act; a subtask by parent_id
+req POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Review the lexer", "description": "focus on errors", "as": "manager"}'
+expect_http 201 "" "delegate"
+did=$(json_get "$BODY" 'j["task"]["id"]')
+expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["owner"])')" "('claimed', 'reviewer')" "delegate: claimed for the assignee"
+expect_eq "$("$HUDDLE" --json inbox reviewer | python3 -c 'import json,sys; print([m["content"] for m in json.load(sys.stdin)][-1])')" \
+	"You were delegated task #$did \"Review the lexer\" by manager: focus on errors" "delegate: the assignee's message"
+req POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Nope", "as": "coder"}'
+expect_http 422 '{"error":"only the team leader or a user may delegate, not coder"}' "delegate by a member"
+req POST /api/teams/dev/delegate '{"subject": "Nope"}'
+expect_http 400 '{"error":"\"to\" is required"}' "delegate without to"
+req POST /api/teams/dev/tasks "{\"subject\": \"Lexer errors\", \"parent_id\": $did}"
+expect_http 201 "" "create a subtask"
+expect_eq "$(json_get "$BODY" 'j["task"]["parent_id"]')" "$did" "subtask parent_id"
+req POST /api/teams/dev/tasks '{"subject": "Bad", "parent_id": "x"}'
+expect_http 400 '{"error":"\"parent_id\" must be an integer"}' "parent_id is an integer"
+req POST "/api/tasks/$did/complete" '{"as": "reviewer"}'
+expect_http 422 "" "a parent waits for its subtasks"
+expect_contains "$BODY" "cannot complete: its subtask #" "the refusal names the subtask"
+
 req POST "/api/tasks/$tid2/fail" '{"as": "coder", "reason": "disk full"}'
 expect_http 200 "" "fail with a reason"
 expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["reason"])')" "('failed', 'disk full')" "the reason is kept"

@@ -232,6 +232,107 @@ run task assign "$H" dev3 --as lead
 expect_rc 0 "explicit assign still works"
 expect_eq "$OUT" "task #$H \"Release notes\" assigned to dev3" "explicit assign output"
 
+# delegate: one act (task, owner, message); a refusal writes nothing
+run team create sub; run agent add sub sl --leader; run agent add sub sw1
+run agent add sub sw2; run agent add sub sw3
+run task delegate sub --to sw1 "Fix the parser" -d "tests in tests/parse" -p 2 --as sl
+expect_rc 0 "delegate"
+delegated=$OUT
+run --json task list sub
+P=$(json_get "$OUT" 'j[0]["id"]')
+expect_eq "$(json_get "$OUT" 'len(j)')" "1" "delegate: one task"
+expect_eq "$delegated" "task #$P \"Fix the parser\" delegated to sw1" "delegate output"
+expect_eq "$(json_get "$OUT" '(j[0]["status"], j[0]["owner"], j[0]["priority"], j[0]["created_by"])')" \
+	"('claimed', 'sw1', 2, 'sl')" "delegated: claimed by the assignee"
+run --json inbox sw1
+expect_eq "$(json_get "$OUT" '[(m["type"], m["from_agent"], m["content"]) for m in j]')" \
+	"[('task_update', 'sl', 'You were delegated task #$P \"Fix the parser\" by sl: tests in tests/parse')]" \
+	"delegated: the assignee's message"
+run --json chat read sub --limit 500
+expect_eq "$(json_get "$OUT" 'j["posts"][-1]["body"]')" "Task #$P \"Fix the parser\" delegated to sw1 by sl." "delegated: one room line"
+sub_posts=$(json_get "$OUT" 'len(j["posts"])')
+sub_state() { # tasks, posts and sw2's waiting messages in team sub
+	printf '%s %s %s' \
+	    "$("$HUDDLE" --json task list sub | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" \
+	    "$("$HUDDLE" --json chat read sub --limit 500 | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["posts"]))')" \
+	    "$("$HUDDLE" --json agent show sw2 | python3 -c 'import json,sys; print(json.load(sys.stdin).get("status"))')"
+}
+before=$(sub_state)
+run task delegate sub --to sw2 "Nope" --as sw1
+expect_rc 1 "delegate by a member"
+expect_eq "$ERR" "huddle: only the team leader or a user may delegate, not sw1" "delegate by a member text"
+run task delegate sub --to boss "Nope" --as sl
+expect_rc 1 "delegate outside the team"
+expect_eq "$ERR" 'huddle: no member "boss" in team sub' "delegate outside the team text"
+run agent set-status sw2 error
+run task delegate sub --to sw2 "Nope" --as sl
+expect_rc 1 "delegate to a member in error"
+expect_eq "$ERR" "huddle: cannot delegate to sw2: it is in error" "delegate to error text"
+run agent set-status sw3 shutdown
+run task delegate sub --to sw3 "Nope"
+expect_rc 1 "delegate to a member shut down"
+expect_eq "$ERR" "huddle: cannot delegate to sw3: it is in shutdown" "delegate to shutdown text"
+run agent set-status sw2 idle
+expect_eq "$(sub_state)" "$before" "refused delegations wrote nothing"
+run --json inbox sw2
+expect_eq "$OUT" "[]" "refused delegations sent nothing"
+run task delegate sub "No assignee" --as sl
+expect_rc 2 "delegate without --to"
+expect_eq "$(echo "$ERR" | head -1)" "huddle: 'task delegate' needs --to AGENT" "delegate usage text"
+
+# subtasks: parent and children, --tree, the caps, completion waits
+run --json task create sub "Parser: lexer" --parent "$P" --as sw1
+expect_rc 0 "create a subtask"
+C1=$(json_get "$OUT" 'j["id"]')
+expect_eq "$(json_get "$OUT" 'j["parent_id"]')" "$P" "subtask parent_id"
+run --json task delegate sub --to sw2 "Parser: grammar" --parent "$P" --as sl
+expect_rc 0 "delegate a subtask"
+C2=$(json_get "$OUT" 'j["id"]')
+run --json task show "$P"
+expect_eq "$(json_get "$OUT" '(j["parent_id"], j["children"])')" "(None, [$C1, $C2])" "parent's children"
+run task list sub --tree
+expect_rc 0 "list --tree"
+expect_eq "$OUT" "#$P [claimed] Fix the parser (sw1)
+  ↳ #$C1 [pending] Parser: lexer
+  ↳ #$C2 [claimed] Parser: grammar (sw2)" "list --tree output"
+run task complete "$P" --as sw1
+expect_rc 1 "parent with open subtasks"
+expect_eq "$ERR" "huddle: task $P cannot complete: its subtasks #$C1, #$C2 are still open" "parent completion text"
+run team update sub --max-children 2 --max-task-depth 1 --max-new-roots 1 --new-roots-window 60
+expect_rc 0 "team update caps"
+run --json team show sub
+expect_eq "$(json_get "$OUT" '(j["max_children"], j["max_task_depth"], j["max_new_roots"], j["new_roots_window_s"])')" \
+	"(2, 1, 1, 60)" "team show --json: the caps"
+run team show sub
+expect_contains "$OUT" "subtasks:     at most 2 per task, nested at most 1 deep" "team show: subtask caps"
+run task create sub "Parser: third" --parent "$P" --as sw1
+expect_rc 1 "children cap"
+expect_eq "$ERR" "huddle: task $P already has 2 subtasks (the team's max_children); finish or cancel some, or raise it with huddle team update sub --max-children N" "children cap text"
+run task create sub "Too deep" --parent "$C1"
+expect_rc 1 "depth cap"
+expect_eq "$ERR" "huddle: a subtask of task $C1 would be at depth 2, deeper than the team's max_task_depth 1 (a root task is at depth 0); add it under a shallower task, or raise it with huddle team update sub --max-task-depth N" "depth cap text"
+run task create sub "Root one" --as sw2
+expect_rc 0 "first root in the window"
+run task create sub "Root two" --as sw2
+expect_rc 1 "roots cap"
+expect_eq "$ERR" "huddle: sw2 already created 1 root task in the last 60 s (the team's max_new_roots); make this a subtask of one of them, wait, or raise it with huddle team update sub --max-new-roots N" "roots cap text"
+run task create sub "Root by a user"
+expect_rc 0 "a user is not capped"
+run team update sub --max-children 0
+expect_rc 2 "caps are at least 1"
+run task create sub "Bad parent" --parent x
+expect_rc 2 "bad --parent"
+run task cancel "$C1"; run task complete "$C2" --as sw2
+run task complete "$P" --as sw1
+expect_rc 0 "parent completes once its subtasks are done"
+
+# comments reach the room
+run task comment "$P" "shipped in $(printf 'y%.0s' $(seq 250))" --as sw1
+expect_rc 0 "comment"
+run --json chat read sub --limit 500
+expect_eq "$(json_get "$OUT" 'j["posts"][-1]["body"]')" \
+	"Comment on task #$P \"Fix the parser\" by sw1: shipped in $(printf 'y%.0s' $(seq 189))" "comment line"
+
 run task bogus
 expect_rc 2 "unknown subcommand"
 run task create --help

@@ -144,7 +144,8 @@ test_mcp__tools_list_has_schemas_and_answers_before_initialize(void **state)
 	    "task_claim", "task_auto_claim", "task_assign", "task_start",
 	    "task_complete",
 	    "task_fail", "task_release", "task_link", "task_comment",
-	    "team_create", "team_state", "teammate_spawn", "team_shutdown",
+	    "team_create", "team_state", "teammate_spawn", "team_delegate",
+	    "team_shutdown",
 	    "send_message", "inbox_read", NULL};
 	char *reply;
 	json_t *j, *tools, *t, *sch;

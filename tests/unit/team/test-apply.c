@@ -181,6 +181,48 @@ test_apply__max_spawn_depth_is_a_team_key(void **state)
 	    HD_EINVAL, want, &err);
 }
 
+/* The board's caps are team keys too: set, kept when absent, checked. */
+static void
+test_apply__board_caps_are_team_keys(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_apply_report r;
+	hd_team *t = NULL;
+	char path[512], want[700];
+	hd_err err = HD_ERR_INIT;
+
+	snprintf(path, sizeof(path), "%s/dev.json", fx->home);
+	write_file(path, "{\"team\": \"dev\", \"max_children\": 5, "
+			 "\"max_task_depth\": 3, \"max_new_roots\": 7, "
+			 "\"new_roots_window_s\": 120}");
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
+	hd_apply_report_dispose(&r);
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
+	assert_false(r.changed);
+	hd_apply_report_dispose(&r);
+	write_file(path, "{\"team\": \"dev\", \"max_children\": 6}");
+	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
+	assert_true(r.changed);
+	hd_apply_report_dispose(&r);
+	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
+	assert_int_equal(t->max_children, 6);
+	assert_int_equal(t->max_task_depth, 3);
+	assert_int_equal(t->max_new_roots, 7);
+	assert_int_equal(t->new_roots_window_s, 120);
+	hd_team_free(t);
+
+	write_file(path, "{\"team\": \"dev\", \"max_task_depth\": 0}");
+	snprintf(want, sizeof(want),
+	    "%s: max_task_depth must be an integer from 1 to 20", path);
+	assert_hd_err(hd_team_apply_file(&r, fx->st, path, NULL, &err),
+	    HD_EINVAL, want, &err);
+	write_file(path, "{\"team\": \"dev\", \"new_roots_window_s\": \"9\"}");
+	snprintf(want, sizeof(want),
+	    "%s: new_roots_window_s must be an integer from 1 to 86400", path);
+	assert_hd_err(hd_team_apply_file(&r, fx->st, path, NULL, &err),
+	    HD_EINVAL, want, &err);
+}
+
 static void
 test_apply__several_leaders_keep_the_first_with_a_warning(void **state)
 {
@@ -349,6 +391,7 @@ main(void)
 		T(test_apply__creates_then_changes_nothing_the_second_time),
 		T(test_apply__an_edited_field_is_updated),
 		T(test_apply__max_spawn_depth_is_a_team_key),
+		T(test_apply__board_caps_are_team_keys),
 		T(test_apply__several_leaders_keep_the_first_with_a_warning),
 		T(test_apply__malformed_files_name_the_place_and_change_nothing),
 		T(test_apply__an_agent_of_another_team_rolls_everything_back),

@@ -192,6 +192,65 @@ test_team__spawn_depth_limit_defaults_and_updates(void **state)
 	hd_team_free(t);
 }
 
+/* The board's caps: defaults, updated one at a time, shown in the JSON,
+ * refused outside their ranges. */
+static void
+test_team__board_caps_default_and_update(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_team_spec ts = {.id = "dev"};
+	hd_team *t = NULL;
+	json_t *j;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_team_create(&t, fx->st, &ts, &err), &err);
+	assert_int_equal(t->max_children, HD_TEAM_MAX_CHILDREN);
+	assert_int_equal(t->max_task_depth, HD_TEAM_TASK_DEPTH);
+	assert_int_equal(t->max_new_roots, HD_TEAM_NEW_ROOTS);
+	assert_int_equal(t->new_roots_window_s, HD_TEAM_NEW_ROOTS_WINDOW);
+	hd_team_free(t);
+
+	ts.max_children = 3;
+	ts.new_roots_window_s = 60;
+	assert_hd_ok(hd_team_update(&t, fx->st, &ts, &err), &err);
+	assert_int_equal(t->max_children, 3);
+	assert_int_equal(t->max_task_depth, HD_TEAM_TASK_DEPTH);
+	assert_int_equal(t->new_roots_window_s, 60);
+	j = hd_team_to_json(t);
+	assert_int_equal(
+	    json_integer_value(json_object_get(j, "max_children")), 3);
+	assert_int_equal(
+	    json_integer_value(json_object_get(j, "max_task_depth")), 2);
+	assert_int_equal(
+	    json_integer_value(json_object_get(j, "max_new_roots")), 30);
+	assert_int_equal(
+	    json_integer_value(json_object_get(j, "new_roots_window_s")), 60);
+	json_decref(j);
+	hd_team_free(t);
+
+	memset(&ts, 0, sizeof(ts));
+	ts.id = "dev";
+	ts.max_children = 1001;
+	assert_hd_err(hd_team_update(NULL, fx->st, &ts, &err), HD_EINVAL,
+	    "max_children must be between 1 and 1000", &err);
+	ts.max_children = 0;
+	ts.max_task_depth = 21;
+	assert_hd_err(hd_team_update(NULL, fx->st, &ts, &err), HD_EINVAL,
+	    "max_task_depth must be between 1 and 20", &err);
+	ts.max_task_depth = 0;
+	ts.max_new_roots = -2;
+	assert_hd_err(hd_team_update(NULL, fx->st, &ts, &err), HD_EINVAL,
+	    "max_new_roots must be between 1 and 10000", &err);
+	ts.max_new_roots = 0;
+	ts.new_roots_window_s = 86401;
+	assert_hd_err(hd_team_update(NULL, fx->st, &ts, &err), HD_EINVAL,
+	    "new_roots_window_s must be between 1 and 86400", &err);
+	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
+	assert_int_equal(t->max_children, 3); /* refusals wrote nothing */
+	assert_int_equal(t->new_roots_window_s, 60);
+	hd_team_free(t);
+}
+
 static void
 test_agent__bad_names_and_runtimes_are_refused(void **state)
 {
@@ -557,6 +616,7 @@ main(void)
 		T(test_team__list_counts_agents_on_read),
 		T(test_team__field_limits_have_clear_errors),
 		T(test_team__spawn_depth_limit_defaults_and_updates),
+		T(test_team__board_caps_default_and_update),
 		T(test_agent__bad_names_and_runtimes_are_refused),
 		T(test_agent__an_agent_is_in_one_team),
 		T(test_team__one_leader_at_a_time),
