@@ -431,6 +431,15 @@ read_file(hd_conv_attach *f, char *why, size_t whylen, const char *workdir,
 	return 1;
 }
 
+/* 1 when the space at reply[gap] goes with a tag just removed: `a [tag]
+ * b` leaves `a b`, not `a  b`. */
+static size_t
+removed_space(const hd_buf *b, const char *reply, size_t len, size_t gap)
+{
+	return b->len > 0 && b->ptr[b->len - 1] == ' ' && gap < len &&
+	       reply[gap] == ' ';
+}
+
 int
 hd_conv__tags_apply(hd_conv_tagged *out, hd_store *st, const char *agent,
     const char *reply, hd_err *err)
@@ -465,6 +474,7 @@ hd_conv__tags_apply(hd_conv_tagged *out, hd_store *st, const char *agent,
 			out->room = grown;
 			out->room[out->nroom++] = *t;
 			t->team = t->body = NULL;
+			gap += removed_space(&b, reply, len, gap);
 			continue;
 		}
 		grown = realloc(
@@ -481,6 +491,7 @@ hd_conv__tags_apply(hd_conv_tagged *out, hd_store *st, const char *agent,
 			goto nomem;
 		if (r == 1) {
 			out->nfiles++;
+			gap += removed_space(&b, reply, len, gap);
 			continue;
 		}
 		hd_buf_put(&b, reply + t->start, t->end - t->start);
