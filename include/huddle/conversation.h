@@ -140,7 +140,7 @@ int hd_mentions_display(char **out, const char *text, hd_err *err);
 /* ---- reply tags: the room and files (pure parser) --------------------- */
 
 /*
- * Besides mentions, a reply may carry two more tags (TinyClaw's), parsed
+ * Besides mentions, a reply may carry two more tags, parsed
  * outside mention tags only (a tag inside a mention's body is part of the
  * message to the teammate):
  *   `[#<team>: <message>]`  post message to that team's room as the agent

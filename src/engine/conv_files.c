@@ -1,5 +1,5 @@
 /*
- * conv_files.c -- what a reply carries besides mentions (TinyClaw's tags)
+ * conv_files.c -- what a reply carries besides mentions (room and file tags)
  * and the files it attaches: the `[#team: ...]` and `[send_file: ...]`
  * parser (pure), the long answer's cut (pure), the tags applied to a reply
  * before it is recorded (reads the agent and its files), and table

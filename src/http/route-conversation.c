@@ -8,8 +8,8 @@
  *        team_chat_post);
  *   GET /api/conversations/<id>
  *     -> {"id","teamId","status","pending","totalMessages",
- *         "replies":[{"agent","body","at","seq"}],"response","createdAt",
- *         "files":[...],"completedAt"};
+ *         "replies":[{"agent","body","at","seq"}],"files":[...],
+ *         "response","createdAt","completedAt"};
  *   GET /api/conversations/<id>/files
  *     -> {"conversationId","files":[{"id","seq","agent","name",
  *         "mediaType","size","createdAt"}]}: what its replies attached;

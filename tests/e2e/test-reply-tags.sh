@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test-reply-tags.sh -- TinyClaw's reply tags through `huddle ask`, with an
-# exec agent whose replies are fixed (agents/tags-agent.sh): [#team: ...]
+# test-reply-tags.sh -- a reply's room and file tags through `huddle ask`,
+# with an exec agent whose replies are fixed (agents/tags-agent.sh): [#team: ...]
 # posts to its own team's room as the agent and is dropped, with a
 # mention_dropped event, for an unknown team, a team it is not in, or an
 # empty message; [send_file: ...] attaches files inside the agent's

@@ -1,5 +1,5 @@
 /*
- * test-reply-tags.c -- the pure functions of TinyClaw's reply tags: the
+ * test-reply-tags.c -- the pure functions of a reply's room and file tags: the
  * `[#team: ...]` and `[send_file: ...]` parser (what is a tag, what is
  * not, tags inside a mention's body left to the mention) and the long
  * answer's cut at a character boundary with its note.
