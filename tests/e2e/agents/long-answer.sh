@@ -1,5 +1,5 @@
 #!/bin/sh
-# long-answer.sh -- an answer of 7,2xx characters (250 numbered lines, some
+# long-answer.sh -- an answer of 8,499 characters (250 numbered lines, each
 # with a two-byte character) for test-reply-tags.sh: it prints it, and the
 # test prints it too to compare with what was attached.
 i=0
