@@ -793,7 +793,7 @@
   function conv(id) {
     let c = state.conversations.get(id);
     if (!c) {
-      c = {id, message: null, replies: [], status: 'running', response: null, pending: null, total: null};
+      c = {id, message: null, replies: [], files: [], status: 'running', response: null, pending: null, total: null};
       state.conversations.set(id, c);
     }
     return c;
@@ -814,13 +814,27 @@
         h('span', {class: 'conv-q'}, c.message || 'A conversation'),
         h('span', {class: 'conv-status' + (done ? ' done' : '')}, statusText)),
       h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply' + (r.body.startsWith('[error: ') ? ' failed' : ''), 'data-agent': r.agent, hue: hueOf(r.agent)},
-        avatar(r.agent, 'sm'), h('span', {class: 'author'}, r.agent), h('span', {class: 'body'}, richText(r.body))))),
+        avatar(r.agent, 'sm'), h('span', {class: 'author'}, r.agent), h('span', {class: 'body'}, richText(r.body)),
+        replyFiles(c, r)))),
       done && c.response != null ? h('div', {class: 'answer'},
         h('div', {class: 'answer-label'}, 'Answer'),
         // Several replies come joined by a rule line: show them as parts.
         String(c.response).split('\n\n------\n\n').map((part) => h('div', {class: 'answer-body'}, part))) : null);
     if (fresh) list.prepend(li);
     while (list.childElementCount > 20) list.lastElementChild.remove();
+  }
+
+  // The files a reply attached ([send_file: ...], a cut answer's whole
+  // text), each a download link; the token rides in the query, as for SSE.
+  function replyFiles(c, r) {
+    const files = c.files.filter((f) => f.seq === r.seq);
+    if (!files.length) return null;
+    return h('span', {class: 'reply-files'}, files.map((f) => h('a', {
+      class: 'file',
+      href: `/api/conversations/${enc(c.id)}/files/${f.id}` + (TOKEN ? `?token=${enc(TOKEN)}` : ''),
+      download: f.name,
+      title: `${f.mediaType}, ${f.size} bytes`,
+    }, `\u{1F4CE} ${f.name}`)));
   }
 
   // Replies carry their seq in the conversation (1, 2, ...): the snapshot
@@ -848,6 +862,7 @@
     c.total = d.total_messages;
     c.pending = 0;
     renderConversation(c);
+    loadConversation(c.id); // the files its replies attached
   }
 
   async function loadConversation(id) {
@@ -859,6 +874,7 @@
       // The snapshot is the truth; events may have brought the same replies
       // (or newer ones, committed after the snapshot was read).
       if (r.replies) c.replies = mergeReplies(r.replies.map((x) => ({seq: x.seq, agent: x.agent, body: x.body})), c.replies);
+      if (Array.isArray(r.files)) c.files = r.files;
       if (r.status === 'completed') {
         c.status = 'completed';
         c.response = r.response;

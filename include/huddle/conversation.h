@@ -46,6 +46,17 @@
  *      the new deliveries, the room post and the events) in two
  *      transactions; a turn cut short by a stopped engine or a killed
  *      process is put back in the queue and run again.
+ *  (6) A reply (not an error reply) is recorded after its room and file
+ *      tags are applied (conv_files.c): `[#team: msg]` is removed and its
+ *      message posted to that team's room as the agent (dropped with a
+ *      mention_dropped event, target `#team`, for an empty message, an
+ *      unknown team or a team the agent is not in); `[send_file: path]`
+ *      is removed and the file attached when it can be, else kept and
+ *      followed by ` (file not attached: <why>)`. Mentions are parsed
+ *      from what is left. Then an answer over HD_CONVERSATION_ANSWER_MAX
+ *      characters is stored cut (hd_conversation_cut) and its whole text
+ *      attached as answer-<seq>.md; the room post, the event and the
+ *      aggregate show the stored, cut text. Files commit with the reply.
  */
 #ifndef HUDDLE_CONVERSATION_H
 #define HUDDLE_CONVERSATION_H
@@ -126,6 +137,59 @@ int hd_mentions_delivery(char **out, const char *from, const char *shared,
  * for an empty body), for the aggregate. *out is malloc'd. */
 int hd_mentions_display(char **out, const char *text, hd_err *err);
 
+/* ---- reply tags: the room and files (pure parser) --------------------- */
+
+/*
+ * Besides mentions, a reply may carry two more tags, parsed
+ * outside mention tags only (a tag inside a mention's body is part of the
+ * message to the teammate):
+ *   `[#<team>: <message>]`  post message to that team's room as the agent
+ *                           (team: one id, as a mention's, spaces around
+ *                           it ignored, lower-cased);
+ *   `[send_file: <path>]`   attach the file at path to the answer.
+ * The body runs from the first `:` to the `]` that balances the tag's `[`
+ * and is trimmed. A candidate that fails (`[#x no colon]`, `[send_file
+ * x]`, unbalanced) is not a tag and scanning resumes right after its `[`.
+ */
+typedef enum hd_reply_tag_kind {
+	HD_REPLY_TAG_ROOM = 1,
+	HD_REPLY_TAG_FILE = 2,
+} hd_reply_tag_kind;
+
+typedef struct hd_reply_tag {
+	hd_reply_tag_kind kind;
+	size_t start; /* offset of its '[' */
+	size_t end;   /* offset just past its ']' */
+	char *team;   /* HD_REPLY_TAG_ROOM: lower-cased; else NULL */
+	char *body;   /* the message, or the path; trimmed */
+} hd_reply_tag;
+
+typedef struct hd_reply_tags {
+	hd_reply_tag *tags; /* in order */
+	size_t n;
+} hd_reply_tags;
+
+/* Parse the len bytes at text. Dispose *out with hd_reply_tags_dispose()
+ * (also on failure). Returns 0 or HD_ENOMEM. */
+int hd_reply_tags_parse(
+    hd_reply_tags *out, const char *text, size_t len, hd_err *err);
+void hd_reply_tags_dispose(hd_reply_tags *t);
+
+/* The longest answer a reply delivers, in characters (code points): a
+ * longer one is cut and attached whole (hd_conversation_cut). */
+#define HD_CONVERSATION_ANSWER_MAX 4000
+/* The most bytes of files one reply attaches. */
+#define HD_CONVERSATION_FILES_MAX (10 * 1024 * 1024)
+
+/*
+ * Cut a valid UTF-8 answer of more than max characters: *out is its first
+ * max characters, then `… [the full answer, <N> characters, is attached
+ * as <name>]` (N with thousands separators); NULL when text fits. *out is
+ * malloc'd. Returns 0 or HD_ENOMEM.
+ */
+int hd_conversation_cut(char **out, const char *text, size_t max,
+    const char *name, hd_err *err);
+
 /* ---- routing the user's message (pure) -------------------------------- */
 
 typedef struct hd_conversation_route_result {
@@ -189,18 +253,47 @@ typedef struct hd_conversation {
 	size_t nreplies;
 	hd_conversation_delivery *deliveries; /* arrival order */
 	size_t ndeliveries;
+	struct hd_conversation_file *files; /* attached, id order; no bytes */
+	size_t nfiles;
 } hd_conversation;
 
-/* Fetch a conversation with its replies and deliveries.
+/* Fetch a conversation with its replies, deliveries and files (without
+ * their bytes).
  * `conversation "x" not found` (HD_ENOTFOUND). hd_conversation_free(). */
 int hd_conversation_get(
     hd_conversation **out, hd_store *st, const char *id, hd_err *err);
 void hd_conversation_free(hd_conversation *c);
 
 /* The REST shape: {"id","teamId","status","pending","totalMessages",
- * "replies":[{"agent","body","at"}],"response","createdAt","completedAt"}
- * (response and completedAt null while running). A new reference. */
+ * "replies":[{"agent","body","at","seq"}],"files":[file_to_json...],
+ * "response","createdAt","completedAt"} (response and completedAt null
+ * while running). A new reference. */
 json_t *hd_conversation_to_json(const hd_conversation *c);
+
+/* A file a reply attached (table conversation_files). */
+typedef struct hd_conversation_file {
+	int64_t id; /* unique across conversations */
+	int64_t seq; /* the reply's seq */
+	char *agent;
+	char *name; /* a base name: no '/', never "." or ".." */
+	char *media_type;
+	int64_t size;
+	unsigned char *content; /* size bytes, or NULL when not fetched */
+	int64_t created_at;
+} hd_conversation_file;
+
+/* {"id","seq","agent","name","mediaType","size","createdAt"}: a new
+ * reference. */
+json_t *hd_conversation_file_to_json(const hd_conversation_file *f);
+
+/*
+ * One attached file with its bytes. `conversation "x" not found`, `file N
+ * not found in conversation x` (HD_ENOTFOUND). Free *out with
+ * hd_conversation_file_free().
+ */
+int hd_conversation_file_get(hd_conversation_file **out, hd_store *st,
+    const char *id, int64_t file_id, hd_err *err);
+void hd_conversation_file_free(hd_conversation_file *f);
 
 /*
  * The aggregate (SPEC 7): one reply as it is; several as `@<agent>:

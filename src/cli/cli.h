@@ -160,6 +160,7 @@ extern const hd_cli_cmd hd_cli_cmd_exchange;
 extern const hd_cli_cmd hd_cli_cmd_budget;
 extern const hd_cli_cmd hd_cli_cmd_demo;
 extern const hd_cli_cmd hd_cli_cmd_ask;
+extern const hd_cli_cmd hd_cli_cmd_conversation;
 extern const hd_cli_cmd hd_cli_cmd_doctor;
 
 #endif

@@ -5,7 +5,10 @@
  * Output: each reply as it is recorded, in completion order,
  * `@<agent>: <reply>` (a multi-line reply keeps its lines; control
  * characters other than newline and tab are shown as spaces), then a line
- * `=== response ===` and the aggregate.
+ * `=== response ===` and the aggregate; when replies attached files
+ * ([send_file: ...], a cut answer's whole text), `=== attachments ===`
+ * and one line per file, `file <id> from @<agent>: <name> (<size> bytes,
+ * <media type>)`.
  * On stderr, notes: the conversation id, the scripted agents (canned
  * replies, not a model) and where the transcript went. --json prints only
  * the finished conversation ({"id","teamId",...} as the REST API gives
@@ -89,6 +92,30 @@ wait_reply(struct ask_view *v, uint64_t gen, int ms)
 	       pthread_cond_timedwait(&v->cond, &v->lock, &ts) == 0)
 		;
 	pthread_mutex_unlock(&v->lock);
+}
+
+/* The files the replies attached, after the answer, and how to get
+ * them. */
+static void
+print_files(const hd_conversation *c)
+{
+	size_t i;
+
+	if (c->nfiles == 0)
+		return;
+	printf("=== attachments ===\n");
+	for (i = 0; i < c->nfiles; i++) {
+		const hd_conversation_file *f = &c->files[i];
+
+		printf("file %lld from @%s: ", (long long)f->id, f->agent);
+		print_body(f->name);
+		printf(" (%lld bytes, %s)\n", (long long)f->size,
+		    f->media_type);
+	}
+	fprintf(stderr,
+	    "note: save the attachments with 'huddle conversation files %s "
+	    "--save DIR'\n",
+	    c->id);
 }
 
 /* Name the team's scripted agents on stderr (SPEC 9.4: say so). */
@@ -212,6 +239,7 @@ cmd_ask(hd_cli *c)
 		printf("=== response ===\n");
 		print_body(conv->response != NULL ? conv->response : "");
 		putchar('\n');
+		print_files(conv);
 		fflush(stdout);
 		fprintf(stderr, "note: transcript: %s\n", path);
 	}
@@ -247,5 +275,10 @@ const hd_cli_cmd hd_cli_cmd_ask = {
 	       "starts with\n(\"@coder fix the build\"). Agents reply and "
 	       "mention teammates with\n[@id: message] tags; each reply is "
 	       "printed as it arrives, then the\naggregate response. The "
-	       "transcript is saved under HUDDLE_HOME/chats/TEAM/.",
+	       "transcript is saved under HUDDLE_HOME/chats/TEAM/.\n"
+	       "[#TEAM: message] in a reply posts to the room; [send_file: "
+	       "path] attaches\na file from the agent's workdir; an answer "
+	       "over 4000 characters is cut\nand attached whole. Attachments "
+	       "are listed after the answer: save them\nwith 'huddle "
+	       "conversation files ID --save DIR'.",
 };

@@ -27,6 +27,7 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_broadcast,
 	&hd_cli_cmd_inbox,
 	&hd_cli_cmd_ask,
+	&hd_cli_cmd_conversation,
 	&hd_cli_cmd_shutdown_response,
 	&hd_cli_cmd_mcp,
 	&hd_cli_cmd_attach,

@@ -1,7 +1,8 @@
 /*
  * conversation.c -- the durable state of conversations (SPEC 7). Owns
  * tables conversations, conversation_deliveries and conversation_replies
- * (migration 5); nothing else writes them. The threads that drive them
+ * (migration 5); nothing else writes them (conversation_files is
+ * conv_files.c's, written in hd_conv__record's transaction). The threads that drive them
  * are in conv_engine.c.
  *
  * A delivery is one message for one agent: the user's, or a mention from
@@ -330,6 +331,7 @@ hd_conversation_free(hd_conversation *c)
 		free(d->state);
 	}
 	free(c->deliveries);
+	hd_conv__files_dispose(c->files, c->nfiles);
 	free(c);
 }
 
@@ -470,9 +472,10 @@ get_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if (c->id == NULL || c->team_id == NULL || c->origin == NULL ||
 	    c->status == NULL || c->message == NULL || c->target == NULL)
 		return oom(err);
-	if ((rc = get_replies(st, c, err)) < 0)
+	if ((rc = get_replies(st, c, err)) < 0 ||
+	    (rc = get_deliveries(st, c, err)) < 0)
 		return rc;
-	return get_deliveries(st, c, err);
+	return hd_conv__files_get(st, c, err);
 }
 
 int
@@ -518,7 +521,7 @@ hd_conv__status(
 json_t *
 hd_conversation_to_json(const hd_conversation *c)
 {
-	json_t *replies = json_array(), *j;
+	json_t *replies = json_array(), *files = json_array(), *j;
 	size_t i;
 
 	for (i = 0; i < c->nreplies; i++)
@@ -530,6 +533,10 @@ hd_conversation_to_json(const hd_conversation *c)
 	j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "id", c->id, "teamId",
 	    c->team_id, "status", c->status, "pending", (json_int_t)c->pending,
 	    "totalMessages", (json_int_t)c->total_messages, "replies", replies);
+	for (i = 0; i < c->nfiles; i++)
+		json_array_append_new(
+		    files, hd_conversation_file_to_json(&c->files[i]));
+	json_object_set_new(j, "files", files);
 	json_object_set_new(j, "response",
 	    c->response != NULL ? json_string(c->response) : json_null());
 	json_object_set_new(j, "createdAt", json_integer(c->created_at));
@@ -690,8 +697,9 @@ static void
 drop_mention(hd_store *st, const char *conv, const char *team, const char *from,
     const char *target, const char *reason)
 {
-	hd_log_info("conversation %s: mention of @%.64s by %s dropped: %s",
-	    conv, target, from != NULL ? from : "the user", reason);
+	hd_log_info("conversation %s: mention of %s%.64s by %s dropped: %s",
+	    conv, target[0] == '#' ? "" : "@", target,
+	    from != NULL ? from : "the user", reason);
 	hd_events_append(st, "mention_dropped", team, 0, from,
 	    json_pack("{s:s, s:s?, s:s, s:s}", "conversation_id", conv, "from",
 		from, "target", target, "reason", reason));
@@ -1026,6 +1034,8 @@ struct record_txn {
 	int aborted;  /* ... of a turn cut short, not one that failed */
 	int want_next;
 	const hd_mentions *m; /* NULL for an error reply */
+	const hd_conv_tagged *tg; /* NULL for an error reply */
+	char *cut;                /* the body as stored when it was cut */
 	hd_conv_recorded *out;
 	int64_t first_mention; /* the first delivery it enqueued, or 0 */
 };
@@ -1225,6 +1235,69 @@ save_turn(
 	return 0;
 }
 
+/* The reply's room tags (conv_files.c): each posts its message to the
+ * team's room as the agent, or is dropped with a mention_dropped event
+ * (target `#<team>`) when the message is empty, the team unknown or the
+ * agent not in it. */
+static void
+room_tags(hd_store *st, const hd_conv_claim *c, const hd_conv_tagged *tg)
+{
+	hd_err terr;
+	char target[72], why_buf[96];
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < tg->nroom; i++) {
+		const hd_reply_tag *r = &tg->room[i];
+
+		hd_err_clear(&terr);
+		why = NULL;
+		if (r->body[0] == '\0')
+			why = "empty message";
+		else if (hd_team_member_check(st, r->team, c->agent, &terr) <
+			 0) {
+			if (terr.code == HD_ENOTFOUND)
+				why = "unknown team";
+			else if (terr.code == HD_EREFUSED) {
+				snprintf(why_buf, sizeof(why_buf),
+				    "not a member of team %s", r->team);
+				why = why_buf;
+			} else
+				why = terr.msg;
+		}
+		if (why == NULL) {
+			room_post_soft(st, r->team, "peer", c->agent, r->body);
+			continue;
+		}
+		snprintf(target, sizeof(target), "#%s", r->team);
+		drop_mention(st, c->conversation_id, c->team, c->agent, target,
+		    why);
+	}
+}
+
+/* The answer's cut and the files it attaches (conversation.h): the
+ * reply's own, then the whole answer when it was cut. */
+static int
+attach_files(struct record_txn *t, hd_store *st, int64_t seq, hd_err *err)
+{
+	const hd_conv_claim *c = t->c;
+	hd_conv_attach whole;
+	char name[48];
+	int rc;
+
+	if ((rc = hd_conv__files_insert(st, c->conversation_id, seq, c->agent,
+		 t->tg->files, t->tg->nfiles, err)) < 0 ||
+	    t->cut == NULL)
+		return rc;
+	snprintf(name, sizeof(name), "answer-%lld.md", (long long)seq);
+	whole.name = name;
+	whole.media_type = "text/markdown";
+	whole.content = (unsigned char *)(uintptr_t)t->body;
+	whole.size = strlen(t->body);
+	return hd_conv__files_insert(
+	    st, c->conversation_id, seq, c->agent, &whole, 1, err);
+}
+
 static int
 record_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
@@ -1233,6 +1306,7 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_conv_recorded *out = t->out;
 	sqlite3_stmt *s;
 	char *state = NULL, *owner = NULL, *capped = NULL;
+	const char *shown;
 	int64_t total = 0, max = 0, pending = 0, now = hd_now_ms();
 	int rc, src, ours;
 
@@ -1270,6 +1344,18 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		    (long long)c->delivery_id, c->conversation_id);
 
 	out->seq = total + 1;
+	free(t->cut);
+	t->cut = NULL;
+	if (t->tg != NULL) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "answer-%lld.md",
+		    (long long)out->seq);
+		if ((rc = hd_conversation_cut(&t->cut, t->body,
+			 HD_CONVERSATION_ANSWER_MAX, name, err)) < 0)
+			return rc;
+	}
+	shown = t->cut != NULL ? t->cut : t->body;
 	if ((rc = hd_store_prepare(st, &s,
 		 "INSERT INTO conversation_replies(conversation_id, seq,"
 		 " delivery_id, agent, body, is_error, created_at)"
@@ -1280,11 +1366,16 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_int64(s, 2, out->seq);
 	sqlite3_bind_int64(s, 3, c->delivery_id);
 	sqlite3_bind_text(s, 4, c->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, t->body, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, shown, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 6, t->is_error);
 	sqlite3_bind_int64(s, 7, now);
 	if ((rc = step_done(st, s, err)) < 0)
 		return rc;
+	if (t->tg != NULL) {
+		if ((rc = attach_files(t, st, out->seq, err)) < 0)
+			return rc;
+		room_tags(st, c, t->tg);
+	}
 	if (t->m != NULL &&
 	    (rc = enqueue_mentions(t, st, out->seq, max, err)) < 0)
 		return rc;
@@ -1342,12 +1433,12 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 * working throughout */
 		activity_soft(st, c->team, c->agent, ACT_CHAIN, NULL);
 	if ((rc = mark_carried(st, c, t->first_mention,
-		 room_post_soft(st, c->team, "peer", c->agent, t->body),
+		 room_post_soft(st, c->team, "peer", c->agent, shown),
 		 err)) < 0)
 		return rc;
 	if (t->turn != NULL && (rc = save_turn(st, c, t->turn, err)) < 0)
 		return rc;
-	if ((capped = cap_text(t->body, HD_ROOM_BODY_MAX)) == NULL)
+	if ((capped = cap_text(shown, HD_ROOM_BODY_MAX)) == NULL)
 		return oom(err);
 	hd_events_append(st, "conversation_reply", c->team, 0, c->agent,
 	    json_pack("{s:s, s:s, s:s, s:I, s:I, s:b}", "conversation_id",
@@ -1364,15 +1455,26 @@ hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
     const hd_conv_turn *turn, const hd_conv_owner *me, hd_err *err)
 {
 	struct record_txn t;
+	hd_conv_tagged tg;
 	hd_mentions m;
+	char *swap;
 	int rc, parsed = 0;
 
 	memset(out, 0, sizeof(*out));
 	memset(&m, 0, sizeof(m));
 	memset(&t, 0, sizeof(t));
+	memset(&tg, 0, sizeof(tg));
 	if ((out->body = reply_clean(reply, len)) == NULL)
 		return oom(err);
 	if (!is_error) {
+		/* room and file tags first: the mentions are those of the
+		 * answer they leave (files read outside the transaction) */
+		if ((rc = hd_conv__tags_apply(
+			 &tg, st, c->agent, out->body, err)) < 0)
+			goto done;
+		swap = out->body;
+		out->body = tg.text;
+		tg.text = swap;
 		if ((rc = hd_mentions_parse(
 			 &m, out->body, strlen(out->body), err)) < 0)
 			goto done;
@@ -1386,9 +1488,17 @@ hd_conv__record(hd_conv_recorded *out, hd_store *st, const hd_conv_claim *c,
 	t.aborted = is_error == HD_CONV__ABORTED;
 	t.want_next = want_next;
 	t.m = parsed ? &m : NULL;
+	t.tg = parsed ? &tg : NULL;
 	t.out = out;
 	rc = owner_write(st, me, record_txn_fn, &t, err);
+	if (rc == 0 && t.cut != NULL) { /* the body as stored */
+		free(out->body);
+		out->body = t.cut;
+		t.cut = NULL;
+	}
 done:
+	free(t.cut);
+	hd_conv__tagged_dispose(&tg);
 	hd_mentions_dispose(&m);
 	if (rc < 0)
 		hd_conv__recorded_dispose(out);

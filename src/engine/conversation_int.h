@@ -163,4 +163,37 @@ void hd_conv__strv_free(char **v, size_t n);
 int hd_conv__status(
     char *out, size_t outlen, hd_store *st, const char *id, hd_err *err);
 
+/* ---- reply tags and files (conv_files.c) ---- */
+
+/* A file read for a reply, before its transaction. */
+typedef struct hd_conv_attach {
+	char *name;             /* a base name */
+	const char *media_type; /* static */
+	unsigned char *content;
+	size_t size;
+} hd_conv_attach;
+
+/* A reply with its room and file tags applied (conv_files.c (2)). */
+typedef struct hd_conv_tagged {
+	char *text;         /* trimmed; `(no response)` when nothing is left */
+	hd_reply_tag *room; /* the room tags, in order: team and body */
+	size_t nroom;
+	hd_conv_attach *files; /* attached, in order */
+	size_t nfiles;
+} hd_conv_tagged;
+
+/* Apply the tags of reply (cleaned UTF-8) by agent: read the files it
+ * sends from the agent's work directory, collect its room tags. Dispose
+ * *out with hd_conv__tagged_dispose (also on failure). */
+int hd_conv__tags_apply(hd_conv_tagged *out, hd_store *st, const char *agent,
+    const char *reply, hd_err *err);
+void hd_conv__tagged_dispose(hd_conv_tagged *t);
+/* Store files as attached by agent to reply seq (in the caller's
+ * transaction). */
+int hd_conv__files_insert(hd_store *st, const char *conv, int64_t seq,
+    const char *agent, const hd_conv_attach *files, size_t n, hd_err *err);
+/* Read c's files (without bytes) into c->files; free with
+ * hd_conv__files_dispose. */
+int hd_conv__files_get(hd_store *st, hd_conversation *c, hd_err *err);
+void hd_conv__files_dispose(hd_conversation_file *l, size_t n);
 #endif

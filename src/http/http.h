@@ -85,6 +85,8 @@ struct hd_http_req {
 	const char *cache_control;                   /* or NULL */
 	const char *headers[HD_HTTP_HEADERS_MAX][2]; /* more headers, below */
 	int nheaders;
+	char header_copy[768]; /* what hd_http_keep keeps */
+	size_t header_copy_len;
 	void *stream; /* set by hd_http_sse_start: an SSE response */
 	/* a request finished later (hd_http_defer, hd_http_hold) */
 	struct hd_http_deferral *deferred; /* set by hd_http_defer */
@@ -117,6 +119,13 @@ void hd_http_raw(hd_http_req *r, int status, const char *content_type,
  * literals, or the embedded assets' table). Past HD_HTTP_HEADERS_MAX the
  * header is dropped. */
 void hd_http_set_header(hd_http_req *r, const char *name, const char *value);
+/* A copy of s that lives as long as r (for a header or content type
+ * built for this answer), or NULL when r has no room left for it. */
+const char *hd_http_keep(hd_http_req *r, const char *s);
+/* hd_http_set_header with value kept (hd_http_keep); dropped, and -1
+ * returned, when r has no room left for it. */
+int hd_http_set_header_copy(
+    hd_http_req *r, const char *name, const char *value);
 
 /*
  * Finishing a request later, for work that takes long (an exchange runs

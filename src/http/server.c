@@ -197,6 +197,31 @@ hd_http_set_header(hd_http_req *r, const char *name, const char *value)
 	r->nheaders++;
 }
 
+const char *
+hd_http_keep(hd_http_req *r, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *at = r->header_copy + r->header_copy_len;
+
+	if (n > sizeof(r->header_copy) - r->header_copy_len)
+		return NULL;
+	memcpy(at, s, n);
+	r->header_copy_len += n;
+	return at;
+}
+
+int
+hd_http_set_header_copy(hd_http_req *r, const char *name, const char *value)
+{
+	const char *kept;
+
+	if (r->nheaders == HD_HTTP_HEADERS_MAX ||
+	    (kept = hd_http_keep(r, value)) == NULL)
+		return -1;
+	hd_http_set_header(r, name, kept);
+	return 0;
+}
+
 json_t *
 hd_http_body_object(hd_http_req *r)
 {

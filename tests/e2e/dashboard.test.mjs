@@ -480,6 +480,38 @@ test('a failed turn is shown red, on its reply and on its agent, with the messag
     assert.deepEqual(errorsSince(mark), []);
   });
 
+test('a file a reply attaches is a download link on that reply',
+  {timeout: SLOW, skip: !hasConversations && 'no conversations on this server'},
+  async () => {
+    const mark = consoleErrors.length;
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'huddle-filer-'));
+    try {
+      fs.writeFileSync(path.join(work, 'note.txt'), 'a note for the user\n');
+      cli('agent', 'add', 'dev', 'filer', '--runtime', 'exec', '--config',
+        JSON.stringify({command: ['/bin/sh', '-c', 'cat >/dev/null; echo "Here it is. [send_file: note.txt]"'], cwd: work}));
+      await page.locator('#agents .agent[data-agent="filer"]').waitFor({timeout: LIVE});
+      await page.locator('#ask-text').fill('@filer send the note');
+      await page.locator('#ask-text').press('Enter');
+      const reply = page.locator('#conversations .reply[data-agent="filer"]').first();
+      await reply.waitFor({timeout: SLOW});
+      const link = reply.locator('.reply-files a.file');
+      await link.waitFor({timeout: LIVE});
+      assert.equal(await reply.locator('.body').textContent(), 'Here it is.');
+      assert.equal(await link.getAttribute('download'), 'note.txt');
+      const href = await link.getAttribute('href');
+      assert.match(href, /^\/api\/conversations\/[0-9a-f-]{36}\/files\/\d+$/);
+      const got = await api('GET', href);
+      assert.equal(got.status, 200);
+      assert.equal(got.text, 'a note for the user\n');
+      assert.match(got.headers.get('content-disposition'), /^attachment; filename="note.txt"/);
+      await shot('reply-file');
+      assert.deepEqual(errorsSince(mark), []);
+    } finally {
+      cli('agent', 'rm', 'filer');
+      fs.rmSync(work, {recursive: true, force: true});
+    }
+  });
+
 test('asking the team says so clearly when this server has no conversations',
   {timeout: SLOW, skip: hasConversations && 'conversations are available on this server'},
   async () => {

@@ -207,7 +207,7 @@ id=$(json_get "$(cat "$T_TMP/post.json")" 'j["conversationId"]')
 expect_eq "${#id}" "36" "POST chat gives the conversation id"
 body=$(wait_done "$id")
 expect_json "$body" "GET conversation parses"
-expect_eq "$(json_get "$body" 'list(j.keys())')" "['id', 'teamId', 'status', 'pending', 'totalMessages', 'replies', 'response', 'createdAt', 'completedAt']" "GET conversation keys"
+expect_eq "$(json_get "$body" 'list(j.keys())')" "['id', 'teamId', 'status', 'pending', 'totalMessages', 'replies', 'files', 'response', 'createdAt', 'completedAt']" "GET conversation keys"
 expect_eq "$(json_get "$body" 'j["teamId"]')" "dev" "GET teamId"
 expect_eq "$(json_get "$body" 'j["pending"]')" "0" "GET pending"
 expect_eq "$(json_get "$body" 'j["totalMessages"]')" "2" "GET totalMessages"
