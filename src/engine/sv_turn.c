@@ -40,31 +40,27 @@
 /* ---- who can run ----------------------------------------------------------
  */
 
-int
-hd_sv__queued(hd_sv_queued **out, size_t *n, hd_store *st, hd_err *err)
+/* Step s to its end, growing *out by one element of size bytes a row,
+ * filled by fill; s is reset. *out is freed on failure. */
+static int
+collect(void **out, size_t *n, size_t size, hd_store *st, sqlite3_stmt *s,
+    void (*fill)(void *elem, sqlite3_stmt *s), hd_err *err)
 {
-	sqlite3_stmt *s;
-	hd_sv_queued *v = NULL, *grown;
+	unsigned char *v = NULL, *grown;
 	size_t cnt = 0;
-	int rc, src;
+	int src;
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT DISTINCT agent_id FROM wakes INDEXED BY wakes_open"
-		 " WHERE (status = 'queued' OR status = 'running')"
-		 " AND status = 'queued' ORDER BY agent_id",
-		 err)) < 0)
-		return rc;
 	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		if ((grown = realloc(v, (cnt + 1) * sizeof(*v))) == NULL) {
+		if ((grown = realloc(v, (cnt + 1) * size)) == NULL) {
 			hd_store_reset(s);
 			free(v);
 			return hd_sv__oom(err);
 		}
 		v = grown;
-		snprintf(v[cnt].agent, sizeof(v[cnt].agent), "%s",
-		    (const char *)sqlite3_column_text(s, 0));
+		memset(v + cnt * size, 0, size);
+		fill(v + cnt * size, s);
 		cnt++;
 	}
 	hd_store_reset(s);
@@ -74,6 +70,35 @@ hd_sv__queued(hd_sv_queued **out, size_t *n, hd_store *st, hd_err *err)
 	}
 	*out = v;
 	*n = cnt;
+	return 0;
+}
+
+static void
+queued_fill(void *elem, sqlite3_stmt *s)
+{
+	hd_sv_queued *q = elem;
+
+	snprintf(q->agent, sizeof(q->agent), "%s",
+	    (const char *)sqlite3_column_text(s, 0));
+}
+
+int
+hd_sv__queued(hd_sv_queued **out, size_t *n, hd_store *st, hd_err *err)
+{
+	sqlite3_stmt *s;
+	void *v;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT DISTINCT agent_id FROM wakes INDEXED BY wakes_open"
+		 " WHERE (status = 'queued' OR status = 'running')"
+		 " AND status = 'queued' ORDER BY agent_id",
+		 err)) < 0 ||
+	    (rc = collect(&v, n, sizeof(**out), st, s, queued_fill, err)) < 0)
+		return rc;
+	*out = v;
 	return 0;
 }
 
@@ -954,13 +979,26 @@ hd_sv__abort(
 	return rc;
 }
 
+static void
+running_fill(void *elem, sqlite3_stmt *s)
+{
+	hd_sv_running *r = elem;
+	const char *owner = (const char *)sqlite3_column_text(s, 2);
+
+	r->turn_id = sqlite3_column_int64(s, 0);
+	snprintf(r->agent, sizeof(r->agent), "%s",
+	    (const char *)sqlite3_column_text(s, 1));
+	snprintf(r->owner, sizeof(r->owner), "%s", owner != NULL ? owner : "");
+	r->pid = sqlite3_column_int64(s, 3);
+	r->start = sqlite3_column_int64(s, 4);
+}
+
 int
 hd_sv__running(hd_sv_running **out, size_t *n, hd_store *st, hd_err *err)
 {
 	sqlite3_stmt *s;
-	hd_sv_running *v = NULL, *grown;
-	size_t cnt = 0;
-	int rc, src;
+	void *v;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -968,33 +1006,9 @@ hd_sv__running(hd_sv_running **out, size_t *n, hd_store *st, hd_err *err)
 		 "SELECT id, agent_id, owner, owner_pid, owner_start"
 		 " FROM autorun_turns INDEXED BY autorun_turns_running"
 		 " WHERE status = 'running'",
-		 err)) < 0)
+		 err)) < 0 ||
+	    (rc = collect(&v, n, sizeof(**out), st, s, running_fill, err)) < 0)
 		return rc;
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		if ((grown = realloc(v, (cnt + 1) * sizeof(*v))) == NULL) {
-			hd_store_reset(s);
-			free(v);
-			return hd_sv__oom(err);
-		}
-		v = grown;
-		memset(&v[cnt], 0, sizeof(v[cnt]));
-		v[cnt].turn_id = sqlite3_column_int64(s, 0);
-		snprintf(v[cnt].agent, sizeof(v[cnt].agent), "%s",
-		    (const char *)sqlite3_column_text(s, 1));
-		snprintf(v[cnt].owner, sizeof(v[cnt].owner), "%s",
-		    sqlite3_column_text(s, 2) != NULL
-			? (const char *)sqlite3_column_text(s, 2)
-			: "");
-		v[cnt].pid = sqlite3_column_int64(s, 3);
-		v[cnt].start = sqlite3_column_int64(s, 4);
-		cnt++;
-	}
-	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
-		free(v);
-		return hd_store_sqlerr(st, src, err);
-	}
 	*out = v;
-	*n = cnt;
 	return 0;
 }

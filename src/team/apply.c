@@ -424,16 +424,6 @@ apply_txn(hd_store *st, void *payload, hd_err *err)
 		if (t != NULL && memcmp(&was, &now, sizeof(was)) != 0)
 			action = "updated";
 	}
-	if (p->has_autorun) {
-		hd_autorun was, now;
-
-		if ((rc = hd_autorun_get(&was, st, p->team.id, err)) < 0 ||
-		    (rc = hd_autorun_set(&now, st, p->team.id, &p->autorun,
-			 err)) < 0)
-			goto done;
-		if (t != NULL && memcmp(&was, &now, sizeof(was)) != 0)
-			action = "updated";
-	}
 	if (strcmp(action, "unchanged") != 0)
 		p->changed = 1;
 	p->report = json_pack("{s:s, s:s, s:O, s:[]}", "team", p->team.id,
