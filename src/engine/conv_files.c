@@ -50,42 +50,6 @@ oom(hd_err *err)
 	return hd_err_set(err, HD_ENOMEM, "out of memory");
 }
 
-static int
-is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	       c == '\f';
-}
-
-static int
-is_id_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
-
-/* A malloc'd copy of s[0..n) trimmed at both ends, lower-cased on ask. */
-static char *
-dup_trim(const char *s, size_t n, int lc)
-{
-	char *out;
-	size_t i;
-
-	while (n > 0 && is_space(s[0])) {
-		s++;
-		n--;
-	}
-	while (n > 0 && is_space(s[n - 1]))
-		n--;
-	if ((out = malloc(n + 1)) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		out[i] =
-		    lc && s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
-	out[n] = '\0';
-	return out;
-}
-
 /* ---- the parser (pure) -------------------------------------------------- */
 
 void
@@ -138,7 +102,7 @@ room_colon(const char *text, size_t len, size_t i, size_t *id, size_t *idlen)
 	while (p < len && (text[p] == ' ' || text[p] == '\t'))
 		p++;
 	*id = p;
-	while (p < len && is_id_char(text[p]))
+	while (p < len && hd_conv__is_id_char(text[p]))
 		p++;
 	if ((*idlen = p - *id) == 0)
 		return NO_MATCH;
@@ -190,8 +154,8 @@ hd_reply_tags_parse(
 		tag.start = i;
 		tag.end = close[i] + 1;
 		if ((tag.kind == HD_REPLY_TAG_ROOM &&
-			(tag.team = dup_trim(text + id, idlen, 1)) == NULL) ||
-		    (tag.body = dup_trim(
+			(tag.team = hd_conv__dup_trim(text + id, idlen, 1)) == NULL) ||
+		    (tag.body = hd_conv__dup_trim(
 			 text + colon + 1, close[i] - colon - 1, 0)) == NULL)
 			goto nomem;
 		grown = realloc(out->tags, (out->n + 1) * sizeof(*grown));
@@ -500,7 +464,7 @@ hd_conv__tags_apply(hd_conv_tagged *out, hd_store *st, const char *agent,
 	hd_buf_put(&b, reply + gap, len - gap);
 	if (hd_buf_failed(&b))
 		goto nomem;
-	out->text = dup_trim(hd_buf_cstr(&b), b.len, 0);
+	out->text = hd_conv__dup_trim(hd_buf_cstr(&b), b.len, 0);
 	if (out->text != NULL && out->text[0] == '\0') {
 		free(out->text);
 		out->text = strdup(NO_RESPONSE);

@@ -196,4 +196,11 @@ int hd_conv__files_insert(hd_store *st, const char *conv, int64_t seq,
  * hd_conv__files_dispose. */
 int hd_conv__files_get(hd_store *st, hd_conversation *c, hd_err *err);
 void hd_conv__files_dispose(hd_conversation_file *l, size_t n);
+/* mentions.c's text helpers, shared with the reply tags (conv_files.c):
+ * a malloc'd copy of s[0..n) trimmed of ASCII whitespace at both ends
+ * (lower-cased when lc), NULL when memory ran out; and whether c may be
+ * in an agent or team id. */
+char *hd_conv__dup_trim(const char *s, size_t n, int lc);
+int hd_conv__is_id_char(char c);
+
 #endif

@@ -22,6 +22,8 @@
 #include <huddle/buf.h>
 #include <huddle/conversation.h>
 
+#include "conversation_int.h"
+
 #define NO_MATCH ((size_t)-1)
 
 static int
@@ -31,8 +33,8 @@ is_space(char c)
 	       c == '\f';
 }
 
-static int
-is_id_char(char c)
+int
+hd_conv__is_id_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	       (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -44,9 +46,8 @@ lower(char c)
 	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-/* A malloc'd copy of s[0..n) trimmed at both ends, lower-cased on ask. */
-static char *
-dup_trim(const char *s, size_t n, int lc)
+char *
+hd_conv__dup_trim(const char *s, size_t n, int lc)
 {
 	char *out;
 	size_t i;
@@ -121,7 +122,7 @@ read_ids(
 		while (p < len && (text[p] == ' ' || text[p] == '\t'))
 			p++;
 		id_start = p;
-		while (p < len && is_id_char(text[p]))
+		while (p < len && hd_conv__is_id_char(text[p]))
 			p++;
 		if ((id_len = p - id_start) == 0)
 			return 0;
@@ -134,7 +135,7 @@ read_ids(
 			return -1;
 		tag->ids = grown;
 		if ((tag->ids[tag->nids] =
-			    dup_trim(text + id_start, id_len, 1)) == NULL)
+			    hd_conv__dup_trim(text + id_start, id_len, 1)) == NULL)
 			return -1;
 		tag->nids++;
 		if (text[p] == ':') {
@@ -237,7 +238,7 @@ hd_mentions_parse(hd_mentions *out, const char *text, size_t len, hd_err *err)
 		}
 		cand.start = i;
 		cand.end = close[k] + 1;
-		if ((cand.body = dup_trim(
+		if ((cand.body = hd_conv__dup_trim(
 			 text + colon + 1, close[k] - colon - 1, 0)) == NULL)
 			goto oom;
 		grown = realloc(out->tags, (out->ntags + 1) * sizeof(*grown));
@@ -253,7 +254,7 @@ hd_mentions_parse(hd_mentions *out, const char *text, size_t len, hd_err *err)
 	}
 	hd_buf_put(&shared, text + gap, len - gap);
 	if (hd_buf_failed(&shared) ||
-	    (out->shared = dup_trim(hd_buf_cstr(&shared), shared.len, 0)) ==
+	    (out->shared = hd_conv__dup_trim(hd_buf_cstr(&shared), shared.len, 0)) ==
 		NULL)
 		goto oom;
 	goto done;
@@ -345,7 +346,7 @@ hd_conversation_route(hd_conversation_route_result *out, const char *message,
 	out->agent = leader;
 	if (message[0] != '@')
 		return;
-	for (p = message + 1; is_id_char(*p) && n < sizeof(word) - 1; p++)
+	for (p = message + 1; hd_conv__is_id_char(*p) && n < sizeof(word) - 1; p++)
 		word[n++] = lower(*p);
 	word[n] = '\0';
 	/* `@<word> `: a space must follow the word (a bare `@x` or `@x,` is
