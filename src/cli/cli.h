@@ -86,9 +86,13 @@ int hd_cli_store(hd_cli *c, hd_store **out);
 int hd_cli_team_text_as(hd_cli *c, const char **team, const char **as,
     const char **text);
 
-/* Print `huddle: <err>` on stderr; return HD_EXIT_FAIL. */
+/* Print `huddle: <err>` on stderr; return HD_EXIT_FAIL. Under --json the
+ * line is `{"error": "<err>", "code": "<name>"}` instead, the name stable
+ * for the hd_err code: invalid, not_found, exists, conflict, refused,
+ * too_big, busy, out_of_memory, timed_out, error. */
 int hd_cli_fail(hd_cli *c);
-/* Print `huddle: <msg>` and a hint to --help; return HD_EXIT_USAGE. */
+/* Print `huddle: <msg>` and a hint to --help; return HD_EXIT_USAGE. Under
+ * --json: `{"error": "<msg>", "code": "usage"}`. */
 int hd_cli_usage(hd_cli *c, const char *fmt, ...) HD_PRINTFLIKE(2, 3);
 /* Print `huddle: warning: <msg>` on stderr. */
 void hd_cli_warn(const char *fmt, ...) HD_PRINTFLIKE(1, 2);
