@@ -123,6 +123,7 @@ typedef struct hd_cli_exchange_view {
 	void (*after_turn)(const hd_exchange_step *s, void *payload);
 	void *after_payload;
 	int failed; /* turns that ended in error, counted here */
+	int64_t requested_turns; /* --max-turns, or 0: warn when lowered */
 } hd_cli_exchange_view;
 
 void hd_cli_exchange_selected(const hd_exchange_step *s, void *payload);

@@ -22,6 +22,11 @@ expect_rc 2 "no stimulus: usage error"
 expect_contains "$ERR" "huddle: 'exchange' needs --stimulus TEXT" "usage text"
 run exchange dev --stimulus hi --max-turns lots
 expect_rc 2 "max-turns not a number"
+run exchange dev --stimulus hi --max-turns 0
+expect_rc 2 "max-turns 0 refused, not clamped"
+expect_contains "$ERR" "huddle: --max-turns must be between 1 and 5 x the participants (5 each), not 0" "max-turns range"
+run exchange dev --stimulus hi --max-turns -3
+expect_rc 2 "negative max-turns refused"
 run exchange ghost --stimulus hi
 expect_rc 1 "missing team"
 expect_eq "$ERR" 'huddle: team "ghost" not found' "missing team error"
@@ -47,6 +52,7 @@ ended: max_turns after 1 turn (coder)" "max_turns output"
 run exchange dev --stimulus "Status?" --first tester,coder --max-turns 1000
 expect_rc 0 "clamped max turns"
 expect_contains "$OUT" "exchange in team:dev (up to 20 turns)" "clamped to 5 x 4"
+expect_eq "$ERR" "huddle: warning: --max-turns 1000 lowered to 20 (at most 5 turns per participant)" "the lowered bound is reported"
 expect_contains "$OUT" "ended: no_pending_obligation after 2 turns (coder, tester)" "both first speakers"
 
 # --json
