@@ -366,6 +366,55 @@ hd_cli_team_text_as(
 }
 
 int
+hd_cli_team_arg(hd_cli *c, int pos, const char **team)
+{
+	const char *opt = hd_cli_opt_str(c, "team");
+
+	*team = opt;
+	if (pos < 0 || pos >= c->argc)
+		return 0;
+	if (opt != NULL && strcmp(opt, c->argv[pos]) != 0)
+		return hd_cli_usage(c,
+		    "the team is %s or %s? give it once, as the first argument",
+		    c->argv[pos], opt);
+	*team = c->argv[pos];
+	return 0;
+}
+
+int
+hd_cli_as(hd_cli *c, const char *alias, const char **as)
+{
+	const char *opt_as = hd_cli_opt_str(c, "as");
+	const char *old = alias != NULL ? hd_cli_opt_str(c, alias) : NULL;
+
+	if (opt_as != NULL && old != NULL && strcmp(opt_as, old) != 0)
+		return hd_cli_usage(c,
+		    "--as %s and --%s %s name two agents; give one (--as)",
+		    opt_as, alias, old);
+	*as = opt_as != NULL ? opt_as : old;
+	return 0;
+}
+
+int
+hd_cli_agent_in(hd_cli *c, const char *team, const char *agent)
+{
+	hd_agent *a = NULL;
+	hd_store *st;
+	int ok;
+
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_agent_get(&a, st, agent, &c->err) < 0)
+		return hd_cli_fail(c);
+	ok = a->team_id != NULL && strcmp(a->team_id, team) == 0;
+	if (!ok)
+		hd_err_set(&c->err, HD_EREFUSED, "agent \"%s\" is not in team %s",
+		    agent, team);
+	hd_agent_free(a);
+	return ok ? 0 : hd_cli_fail(c);
+}
+
+int
 hd_cli_flag(hd_cli *c, const char *name)
 {
 	return hd_cli_opt_str(c, name) != NULL;

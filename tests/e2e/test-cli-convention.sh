@@ -49,4 +49,41 @@ run team show --json ghost
 expect_rc 1 "--json anywhere"
 expect_json "$ERR" "--json error before the positional"
 
+# ---- the team first, --as for the acting agent; old spellings still work ----
+run team create ops
+run agent add ops lead --leader
+run agent add ops coder
+run send ops "review #1" --as lead --to coder
+expect_rc 0 "send, the team first"
+run --json inbox ops --as coder --peek
+expect_rc 0 "inbox TEAM --as AGENT"
+expect_eq "$(json_get "$OUT" '[m["content"] for m in j]')" "['review #1']" "inbox, the team first"
+run --json inbox coder --peek
+expect_rc 0 "inbox AGENT (the older spelling)"
+expect_eq "$(json_get "$OUT" '[m["content"] for m in j]')" "['review #1']" "inbox, the older spelling"
+run inbox dev --as coder
+expect_rc 1 "inbox of an agent in another team"
+run --json events ops --kind message_sent
+expect_rc 0 "events TEAM"
+A=$OUT
+run --json events --team ops --kind message_sent
+expect_rc 0 "events --team TEAM (the older spelling)"
+expect_eq "$OUT" "$A" "events: both spellings agree"
+expect_eq "$(json_get "$OUT" 'len(j)')" "1" "events of one team"
+run events ops --team dev
+expect_rc 2 "events with two teams"
+run budget set ops --limit-cents 100 --mode warn
+expect_rc 0 "budget set TEAM"
+run budget set --team ops --limit-cents 200 --mode warn
+expect_rc 0 "budget set --team TEAM (the older spelling)"
+expect_contains "$OUT" "team ops: warn at 200 cents" "budget set, the older spelling"
+run budget set ops --agent coder --limit-cents 50 --mode cap
+expect_rc 0 "budget set TEAM --agent AGENT"
+run --json budget show ops --agent coder
+expect_eq "$(json_get "$OUT" '[(b["scope"], b["subject"]) for b in j["budgets"]]')" "[('agent', 'coder')]" "budget show TEAM --agent AGENT"
+run --json doctor ops --team ops
+expect_rc 0 "doctor: the same team twice is fine"
+run doctor ops --team dev
+expect_rc 2 "doctor with two teams"
+
 finish

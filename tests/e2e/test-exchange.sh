@@ -72,9 +72,13 @@ expect_eq "$(json_get "$OUT" '[p["authorAgentId"] for p in j["posts"]][-2:]')" "
 # ---- budgets ----
 run budget set --limit-cents 5 --mode cap
 expect_rc 2 "budget set without a subject"
-run budget set --team dev --agent coder --limit-cents 5 --mode cap
-expect_rc 2 "budget set with two subjects"
-run budget set --team dev --limit-cents 5 --mode stop
+run budget set dev --team other --limit-cents 5 --mode cap
+expect_rc 2 "budget set with two teams"
+expect_contains "$ERR" "huddle: the team is dev or other? give it once, as the first argument" "two teams text"
+run budget set other --agent coder --limit-cents 5 --mode cap
+expect_rc 1 "an agent's budget in the wrong team"
+expect_eq "$ERR" 'huddle: agent "coder" is not in team other' "wrong team text"
+run budget set dev --limit-cents 5 --mode stop
 expect_rc 1 "bad mode"
 expect_eq "$ERR" 'huddle: invalid budget mode "stop": use warn or cap' "bad mode error"
 run budget set --team dev --limit-cents 0 --mode cap
@@ -84,11 +88,12 @@ expect_contains "$OUT" "(paused)" "a spent cap is paused"
 run exchange dev --stimulus "Status?"
 expect_rc 1 "paused team refuses"
 expect_eq "$ERR" "huddle: budget_paused:team" "budget_paused:team"
-run budget set --team dev --limit-cents 0 --mode warn
-expect_rc 0 "warn instead"
+run budget set dev --limit-cents 0 --mode warn
+expect_rc 0 "warn instead, the team first"
 run exchange dev --stimulus "Status?"
 expect_rc 0 "warn never pauses"
-run budget set --agent manager --limit-cents 0 --mode cap
+run budget set dev --agent manager --limit-cents 0 --mode cap
+expect_rc 0 "an agent's budget, the team first"
 run exchange dev --stimulus "Status?"
 expect_rc 1 "paused first speaker refuses"
 expect_eq "$ERR" "huddle: budget_paused:agent" "budget_paused:agent"
@@ -102,6 +107,9 @@ if echo "$OUT" | grep -q '^agent  *manager  *cap  *\$0\.00  *\$0\.[0-9]*  *pause
 fi
 run budget show --agent nobody
 expect_rc 1 "budget show unknown"
+run --json budget show dev
+expect_rc 0 "budget show TEAM"
+expect_eq "$(json_get "$OUT" '[b["scope"] for b in j["budgets"]]')" "['team']" "only the team's budget"
 run budget set --agent manager --limit-cents 100000 --mode cap
 expect_rc 0 "lift the cap"
 
