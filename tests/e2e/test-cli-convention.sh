@@ -86,4 +86,19 @@ expect_rc 0 "doctor: the same team twice is fine"
 run doctor ops --team dev
 expect_rc 2 "doctor with two teams"
 
+# ---- JSON options say where they broke ----------------------------------------
+run agent add ops x --config '{bad'
+expect_rc 2 "--config not JSON"
+expect_contains "$ERR" "huddle: --config: line 1, column 4: string or '}' expected near 'bad'" "--config error names line and column"
+run agent add ops x --config '{"a": 1,
+ "b": }'
+expect_rc 2 "--config broken on line 2"
+expect_contains "$ERR" "huddle: --config: line 2, column 7: unexpected token near '}'" "--config error on line 2"
+run --json agent add ops x --config '{bad'
+expect_eq "$(json_get "$ERR" 'j["code"]')" "usage" "--config error under --json"
+printf '{"team": "t2",\n "agents": [}\n' >"$T_TMP/bad.json"
+run up "$T_TMP/bad.json"
+expect_rc 1 "team file not JSON"
+expect_contains "$ERR" "$T_TMP/bad.json:2:" "team file error names the line"
+
 finish
