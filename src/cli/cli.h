@@ -86,9 +86,24 @@ int hd_cli_store(hd_cli *c, hd_store **out);
 int hd_cli_team_text_as(hd_cli *c, const char **team, const char **as,
     const char **text);
 
-/* Print `huddle: <err>` on stderr; return HD_EXIT_FAIL. */
+/* The team as positional pos (-1 or absent: only the option), with the
+ * older --team kept as an alias: *team from whichever was given (or
+ * NULL); a usage error when the two disagree, else 0. */
+int hd_cli_team_arg(hd_cli *c, int pos, const char **team);
+/* The acting agent: --as, or the older option alias (e.g. "agent", or
+ * NULL for none); a usage error when the two disagree, else 0. */
+int hd_cli_as(hd_cli *c, const char *alias, const char **as);
+/* 0 when agent is a member of team; else prints `agent "x" is not in team
+ * y` (or not found) and returns HD_EXIT_FAIL. */
+int hd_cli_agent_in(hd_cli *c, const char *team, const char *agent);
+
+/* Print `huddle: <err>` on stderr; return HD_EXIT_FAIL. Under --json the
+ * line is `{"error": "<err>", "code": "<name>"}` instead, the name stable
+ * for the hd_err code: invalid, not_found, exists, conflict, refused,
+ * too_big, busy, out_of_memory, timed_out, error. */
 int hd_cli_fail(hd_cli *c);
-/* Print `huddle: <msg>` and a hint to --help; return HD_EXIT_USAGE. */
+/* Print `huddle: <msg>` and a hint to --help; return HD_EXIT_USAGE. Under
+ * --json: `{"error": "<msg>", "code": "usage"}`. */
 int hd_cli_usage(hd_cli *c, const char *fmt, ...) HD_PRINTFLIKE(2, 3);
 /* Print `huddle: warning: <msg>` on stderr. */
 void hd_cli_warn(const char *fmt, ...) HD_PRINTFLIKE(1, 2);
@@ -119,6 +134,7 @@ typedef struct hd_cli_exchange_view {
 	void (*after_turn)(const hd_exchange_step *s, void *payload);
 	void *after_payload;
 	int failed; /* turns that ended in error, counted here */
+	int64_t requested_turns; /* --max-turns, or 0: warn when lowered */
 } hd_cli_exchange_view;
 
 void hd_cli_exchange_selected(const hd_exchange_step *s, void *payload);

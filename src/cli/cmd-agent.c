@@ -12,7 +12,8 @@
 #include "cli.h"
 
 /* Parse --config (a JSON object, checked by the library) into *out; a
- * usage error when it is not JSON. *out stays NULL without --config. */
+ * usage error naming the line, the column and what was expected when it
+ * is not JSON. *out stays NULL without --config. */
 static int
 agent_config_opt(hd_cli *c, json_t **out)
 {
@@ -23,9 +24,8 @@ agent_config_opt(hd_cli *c, json_t **out)
 	if (text == NULL)
 		return 0;
 	if ((*out = json_loads(text, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
-		return hd_cli_usage(c,
-		    "--config is not valid JSON: %s (column %d)", jerr.text,
-		    jerr.column);
+		return hd_cli_usage(c, "--config: line %d, column %d: %s",
+		    jerr.line, jerr.column, jerr.text);
 	return 0;
 }
 

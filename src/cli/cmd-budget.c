@@ -11,26 +11,31 @@
 
 #include "cli.h"
 
-/* --team T or --agent A, exactly one; NULL after a usage error. */
+/* The budget named: TEAM (first argument, or the older --team) for the
+ * team's, --agent AGENT for an agent's (checked to be in TEAM when both
+ * are given). Non-zero: exit with it. */
 static int
 budget_subject(
     hd_cli *c, const char **scope, const char **subject, int required)
 {
-	const char *team = hd_cli_opt_str(c, "team");
-	const char *agent = hd_cli_opt_str(c, "agent");
+	const char *team, *agent = hd_cli_opt_str(c, "agent");
+	int rc;
 
 	*scope = NULL;
 	*subject = NULL;
-	if (team != NULL && agent != NULL)
-		return hd_cli_usage(c, "give --team or --agent, not both");
+	if ((rc = hd_cli_team_arg(c, 0, &team)) != 0)
+		return rc;
 	if (team == NULL && agent == NULL) {
 		if (required)
-			return hd_cli_usage(c, "give --team TEAM or --agent "
+			return hd_cli_usage(c, "give TEAM, or TEAM --agent "
 					       "AGENT");
 		return 0;
 	}
-	*scope = team != NULL ? "team" : "agent";
-	*subject = team != NULL ? team : agent;
+	if (team != NULL && agent != NULL &&
+	    (rc = hd_cli_agent_in(c, team, agent)) != 0)
+		return rc;
+	*scope = agent != NULL ? "agent" : "team";
+	*subject = agent != NULL ? agent : team;
 	return 0;
 }
 
@@ -145,27 +150,30 @@ cmd_budget_show(hd_cli *c)
 }
 
 static const hd_cli_opt budget_set_opts[] = {
-    {"team", 't', "TEAM", "the team's budget", 0},
-    {"agent", 'a', "AGENT", "an agent's budget", 0},
+    {"agent", 'a', "AGENT", "this agent's budget, not the team's", 0},
+    {"team", 't', "TEAM", "the team (older spelling of the first argument)",
+	0},
     {"limit-cents", 0, "N", "the limit in cents (0 or more)", 0},
     {"mode", 0, "MODE", "warn (log when over) or cap (pause exchanges)", 0},
     {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_opt budget_show_opts[] = {
-    {"team", 't', "TEAM", "only the team's budget", 0},
-    {"agent", 'a', "AGENT", "only an agent's budget", 0},
+    {"agent", 'a', "AGENT", "only this agent's budget", 0},
+    {"team", 't', "TEAM", "the team (older spelling of the first argument)",
+	0},
     {NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_cmd budget_subs[] = {
-    {"set", NULL, "Set the limit and mode of a team's or an agent's budget", 0,
-	0, budget_set_opts, cmd_budget_set, NULL,
+    {"set", "TEAM", "Set the limit and mode of a team's or an agent's budget",
+	0, 1, budget_set_opts, cmd_budget_set, NULL,
 	"Spend so far is kept. A cap budget at or over its limit pauses "
 	"exchanges\n(they refuse to start, or stop after the turn that "
-	"crossed it); warn never\npauses.\nExample: huddle budget set "
-	"--team dev --limit-cents 500 --mode cap"},
-    {"show", NULL, "Show budgets and spend", 0, 0, budget_show_opts,
+	"crossed it); warn never\npauses. Without TEAM, --agent AGENT alone "
+	"names an agent's budget too.\nExample: huddle budget set dev "
+	"--limit-cents 500 --mode cap"},
+    {"show", "[TEAM]", "Show budgets and spend", 0, 1, budget_show_opts,
 	cmd_budget_show, NULL,
 	"Spend is recorded for every agent and team that ran a turn, with "
 	"or without\na limit; STATE is paused, over, ok or tracking (no "

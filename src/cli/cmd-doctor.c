@@ -99,12 +99,17 @@ print_report(const json_t *r)
 static int
 cmd_doctor(hd_cli *c)
 {
-	const char *team = c->argc > 0 ? c->argv[0] : hd_cli_opt_str(c, "team");
+	const char *team;
+	int rc;
 	hd_agents agents = {0};
 	hd_store *st;
 	json_t *all = json_array(), *r;
 	size_t i, bad = 0;
 
+	if ((rc = hd_cli_team_arg(c, 0, &team)) != 0) {
+		json_decref(all);
+		return rc;
+	}
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
 	if (team != NULL && hd_team_exists(st, team, &c->err) < 0)
@@ -142,7 +147,8 @@ cmd_doctor(hd_cli *c)
 }
 
 static const hd_cli_opt doctor_opts[] = {
-    {"team", 't', "TEAM", "only this team's agents (or give TEAM first)", 0},
+    {"team", 't', "TEAM", "the team (older spelling of the first argument)",
+	0},
     {NULL, 0, NULL, NULL, 0},
 };
 

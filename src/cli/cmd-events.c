@@ -16,9 +16,9 @@ cmd_events(hd_cli *c)
 	size_t i;
 	int rc;
 
-	f.team = hd_cli_opt_str(c, "team");
 	f.kind = hd_cli_opt_str(c, "kind");
-	if ((rc = hd_cli_opt_int(c, "limit", 1, HD_EVENTS_LIMIT_MAX, &limit)) ||
+	if ((rc = hd_cli_team_arg(c, 0, &f.team)) ||
+	    (rc = hd_cli_opt_int(c, "limit", 1, HD_EVENTS_LIMIT_MAX, &limit)) ||
 	    (rc = hd_cli_opt_int(c, "after", 0, INT64_MAX, &after)))
 		return rc;
 	f.limit = (int)limit;
@@ -55,7 +55,8 @@ cmd_events(hd_cli *c)
 }
 
 static const hd_cli_opt events_opts[] = {
-	{"team", 't', "TEAM", "only this team's events", 0},
+	{"team", 't', "TEAM", "the team (older spelling of the first argument)",
+	    0},
 	{"kind", 'k', "KIND", "only events of this kind (task_claimed, ...)", 0},
 	{"limit", 'n', "N", "at most N events (default 100)", 0},
 	{"after", 0, "SEQ", "events after seq SEQ, oldest first", 0},
@@ -64,8 +65,9 @@ static const hd_cli_opt events_opts[] = {
 
 const hd_cli_cmd hd_cli_cmd_events = {
 	.name = "events",
-	.summary = "Show the event log",
-	.max_args = 0,
+	.args = "[TEAM]",
+	.summary = "Show the event log (of every team, or only TEAM's)",
+	.max_args = 1,
 	.opts = events_opts,
 	.fn = cmd_events,
 	.details = "Without --after, shows the newest N events, oldest first.",

@@ -65,6 +65,11 @@ hd_cli_exchange_selected(const hd_exchange_step *s, void *payload)
 {
 	hd_cli_exchange_view *v = payload;
 
+	if (s->turn == 1 && v->requested_turns > s->max_turns)
+		hd_cli_warn("--max-turns %lld lowered to %d (at most %d turns "
+			    "per participant)",
+		    (long long)v->requested_turns, s->max_turns,
+		    HD_EXCHANGE_TURNS_PER_PARTICIPANT);
 	if (v->json)
 		return;
 	if (s->turn == 1 && v->header)
@@ -171,10 +176,18 @@ cmd_exchange(hd_cli *c)
 	if (spec.stimulus == NULL)
 		return hd_cli_usage(c, "'exchange' needs --stimulus TEXT");
 	if (mt != NULL) {
-		/* any integer: the engine clamps it to [1, 5 x participants] */
+		/* refused below 1; above 5 x participants the engine lowers
+		 * it, and hd_cli_exchange_selected says so */
 		if (hd_parse_i64(&max_turns, mt, "--max-turns", &c->err) < 0)
 			return hd_cli_usage(c, "%s", c->err.msg);
+		if (max_turns < 1)
+			return hd_cli_usage(c,
+			    "--max-turns must be between 1 and 5 x the "
+			    "participants (%d each), not %lld",
+			    HD_EXCHANGE_TURNS_PER_PARTICIPANT,
+			    (long long)max_turns);
 		spec.max_turns = &max_turns;
+		view.requested_turns = max_turns;
 	}
 	if ((rc = hd_cli_opt_int(c, "timeout", 1, 86400, &timeout_s)) != 0)
 		return rc;
@@ -255,7 +268,8 @@ static const hd_cli_opt exchange_opts[] = {
     {"first", 0, "AGENTS",
 	"who owes the first turns, comma-separated (default: the leader)", 1},
     {"max-turns", 0, "N",
-	"the turn bound (default 5; clamped to 1..5 x participants)", 0},
+	"the turn bound, 1 to 5 x participants (default 5; a larger one "
+	"is lowered, with a warning)", 0},
     {"timeout", 0, "S", "stop any one turn after S seconds", 0},
     {NULL, 0, NULL, NULL, 0},
 };

@@ -1,6 +1,7 @@
 /*
- * cmd-inbox.c -- `huddle inbox`: take (or peek at) an agent's waiting
- * messages, oldest first.
+ * cmd-inbox.c -- `huddle inbox TEAM --as AGENT`: take (or peek at) an
+ * agent's waiting messages, oldest first. The older `huddle inbox AGENT`
+ * (no --as: the one argument is the agent) still works.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,16 +49,22 @@ cmd_inbox(hd_cli *c)
 	int64_t limit = 0;
 	int peek = hd_cli_flag(c, "peek"), render = hd_cli_flag(c, "render");
 	char *text = NULL;
+	const char *agent;
 	json_t *arr, *o;
 	size_t i;
 	int rc;
 
-	if ((rc = hd_cli_opt_int(c, "limit", 1, HD_MAILBOX_READ_MAX, &limit)))
+	if ((rc = hd_cli_opt_int(c, "limit", 1, HD_MAILBOX_READ_MAX, &limit)) ||
+	    (rc = hd_cli_as(c, NULL, &agent)))
+		return rc;
+	if (agent == NULL)
+		agent = c->argv[0]; /* the older `inbox AGENT` */
+	else if ((rc = hd_cli_agent_in(c, c->argv[0], agent)) != 0)
 		return rc;
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	rc = peek ? hd_mailbox_peek(&l, st, c->argv[0], (int)limit, &c->err)
-		  : hd_mailbox_read(&l, st, c->argv[0], (int)limit, &c->err);
+	rc = peek ? hd_mailbox_peek(&l, st, agent, (int)limit, &c->err)
+		  : hd_mailbox_read(&l, st, agent, (int)limit, &c->err);
 	if (rc < 0)
 		return hd_cli_fail(c);
 	rc = HD_EXIT_OK;
@@ -82,7 +89,7 @@ cmd_inbox(hd_cli *c)
 			printf("%s\n", text);
 	} else if (l.n == 0)
 		printf("no %s messages for %s\n", peek ? "waiting" : "new",
-		    c->argv[0]);
+		    agent);
 	else
 		for (i = 0; i < l.n; i++)
 			print_message(&l.items[i]);
@@ -93,6 +100,8 @@ done:
 }
 
 static const hd_cli_opt inbox_opts[] = {
+	{"as", 0, "AGENT", "the agent whose mailbox it is (required with TEAM)",
+	    0},
 	{"peek", 0, NULL, "show without marking anything delivered", 0},
 	{"render", 0, NULL,
 	    "print <teammate-message> blocks, as a runtime sees them", 0},
@@ -102,12 +111,14 @@ static const hd_cli_opt inbox_opts[] = {
 
 const hd_cli_cmd hd_cli_cmd_inbox = {
 	.name = "inbox",
-	.args = "AGENT",
+	.args = "TEAM",
 	.summary = "Read an agent's waiting messages, oldest first",
 	.min_args = 1,
 	.max_args = 1,
 	.opts = inbox_opts,
 	.fn = cmd_inbox,
 	.details = "Reading delivers: each message is returned by exactly one "
-		   "read. --peek does not deliver.",
+		   "read. --peek does not deliver.\nThe older spelling "
+		   "`huddle inbox AGENT` (no --as) still works.\n"
+		   "Example: huddle inbox dev --as coder --peek",
 };

@@ -63,15 +63,18 @@ cmd_shutdown_response(hd_cli *c)
 	hd_shutdown *s = NULL;
 	hd_store *st;
 	char *asker = NULL;
-	const char *team = hd_cli_opt_str(c, "team");
-	const char *agent = hd_cli_opt_str(c, "as");
+	const char *team, *agent;
 	const char *rid = hd_cli_opt_str(c, "request-id");
 	const char *reason = hd_cli_opt_str(c, "reason");
 	int approve = hd_cli_flag(c, "approve");
 	int refuse = hd_cli_flag(c, "refuse");
+	int rc;
 
+	if ((rc = hd_cli_team_arg(c, 0, &team)) ||
+	    (rc = hd_cli_as(c, NULL, &agent)))
+		return rc;
 	if (team == NULL || agent == NULL || rid == NULL)
-		return hd_cli_usage(c, "'shutdown-response' needs --team, --as "
+		return hd_cli_usage(c, "'shutdown-response' needs TEAM, --as "
 				       "and --request-id");
 	if (approve == refuse)
 		return hd_cli_usage(c, "pass exactly one of --approve and "
@@ -106,7 +109,8 @@ cmd_shutdown_response(hd_cli *c)
 }
 
 static const hd_cli_opt shutdown_response_opts[] = {
-	{"team", 't', "TEAM", "the team of the request", 0},
+	{"team", 't', "TEAM", "the team (older spelling of the first argument)",
+	    0},
 	{"as", 0, "AGENT", "the member answering", 0},
 	{"request-id", 0, "ID", "the request answered (shutdown-...)", 0},
 	{"approve", 0, NULL, "agree to shut down", 0},
@@ -118,12 +122,15 @@ static const hd_cli_opt shutdown_response_opts[] = {
 
 const hd_cli_cmd hd_cli_cmd_shutdown_response = {
 	.name = "shutdown-response",
+	.args = "TEAM",
 	.summary = "Answer a shutdown request as a member",
-	.max_args = 0,
+	.max_args = 1,
 	.opts = shutdown_response_opts,
 	.fn = cmd_shutdown_response,
 	.details = "The answer goes to whoever asked (the leader, for a "
 		   "team shutdown; the\nsender of a shutdown_request sent one "
 		   "to one) as a shutdown_response\nmessage. Approving a "
-		   "one-to-one request shuts the member down.",
+		   "one-to-one request shuts the member down.\nExample: huddle "
+		   "shutdown-response dev --as coder --request-id shutdown-1 "
+		   "--approve",
 };

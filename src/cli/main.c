@@ -5,7 +5,9 @@
  * --help, --version) may come before the command, and --home/--json/--help
  * after it too; getopt_long parses each command's own table; the
  * positional count is checked from the table. Errors are printed only by
- * hd_cli_fail/hd_cli_usage, as `huddle: <message>` on stderr.
+ * hd_cli_fail/hd_cli_usage, as `huddle: <message>` on stderr (under --json,
+ * given anywhere, as one JSON object with "error" and "code"). A mistyped
+ * command, subcommand or option is answered with the closest name.
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -108,20 +110,126 @@ print_cmd_help(FILE *f, const char *path, const hd_cli_cmd *cmd)
 	print_opts(f, common_opts);
 }
 
+/* A stable name for an hd_err code, for `--json` errors. */
+static const char *
+code_key(int code)
+{
+	switch (code) {
+	case HD_EINVAL: return "invalid";
+	case HD_ENOTFOUND: return "not_found";
+	case HD_EEXISTS: return "exists";
+	case HD_ECONFLICT: return "conflict";
+	case HD_EREFUSED: return "refused";
+	case HD_ETOOBIG: return "too_big";
+	case HD_EBUSY: return "busy";
+	case HD_ENOMEM: return "out_of_memory";
+	case HD_ETIMEOUT: return "timed_out";
+	default: return "error";
+	}
+}
+
+/* `{"error": msg, "code": code}` on one line on stderr. */
+static void
+json_error(const char *msg, const char *code)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "error", json_string(msg));
+	json_object_set_new(o, "code", json_string(code));
+	json_dumpf(o, stderr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	fputc('\n', stderr);
+	json_decref(o);
+}
+
 int
 hd_cli_usage(hd_cli *c, const char *fmt, ...)
 {
 	va_list ap;
+	char msg[1024];
 
-	fputs("huddle: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (c != NULL && c->json) {
+		json_error(msg, "usage");
+		return HD_EXIT_USAGE;
+	}
+	fprintf(stderr, "huddle: %s", msg);
 	if (c != NULL && c->path != NULL)
 		fprintf(stderr, "\nsee 'huddle %s --help'\n", c->path);
 	else
 		fprintf(stderr, "\nsee 'huddle --help'\n");
 	return HD_EXIT_USAGE;
+}
+
+/* Optimal string alignment distance (Levenshtein plus swapping two
+ * neighbours), for "did you mean". Names longer than 63 bytes are far. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, d[64][64], best;
+
+	if (la > 63 || lb > 63)
+		return 64;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+/* Keep the closest candidate so far: close means within 2 edits and a
+ * third of the word (at least 1), so "tsk" finds "task" but "x" finds
+ * nothing. */
+static void
+closest(const char *word, const char *cand, const char **best,
+    size_t *bestd)
+{
+	size_t d = edit_distance(word, cand), limit = strlen(word) / 3;
+
+	if (limit < 1)
+		limit = 1;
+	if (limit > 2)
+		limit = 2;
+	if (d <= limit && d < *bestd) {
+		*best = cand;
+		*bestd = d;
+	}
+}
+
+/* `unknown option --optoin for 'x': did you mean "--option"?` */
+static int
+unknown_option(hd_cli *c, const hd_cli_opt *const *all, int n,
+    const char *arg)
+{
+	char word[64], where[160];
+	const char *best = NULL;
+	size_t bestd = 64;
+	int i;
+
+	snprintf(word, sizeof(word), "%s", arg + strspn(arg, "-"));
+	word[strcspn(word, "=")] = '\0';
+	for (i = 0; i < n; i++)
+		closest(word, all[i]->name, &best, &bestd);
+	snprintf(where, sizeof(where), "%s%s%s", c->path ? " for '" : "",
+	    c->path ? c->path : "", c->path ? "'" : "");
+	if (best != NULL)
+		return hd_cli_usage(c,
+		    "unknown option %.64s%s: did you mean \"--%s\"?", arg, where,
+		    best);
+	return hd_cli_usage(c, "unknown option %.64s%s", arg, where);
 }
 
 /* Parse a leaf command's options and positionals, then run it. */
@@ -164,8 +272,7 @@ run_leaf(hd_cli *c, const hd_cli_cmd *cmd, int argc, char **argv)
 			if (optopt != 0 && optopt < 1000)
 				return hd_cli_usage(c, "unknown option -%c for '%s'",
 				    optopt, c->path);
-			return hd_cli_usage(c, "unknown option %s for '%s'",
-			    argv[optind - 1], c->path);
+			return unknown_option(c, all, n, argv[optind - 1]);
 		}
 		if (ch == ':')
 			return hd_cli_usage(c, "option %s needs a value",
@@ -259,6 +366,55 @@ hd_cli_team_text_as(
 }
 
 int
+hd_cli_team_arg(hd_cli *c, int pos, const char **team)
+{
+	const char *opt = hd_cli_opt_str(c, "team");
+
+	*team = opt;
+	if (pos < 0 || pos >= c->argc)
+		return 0;
+	if (opt != NULL && strcmp(opt, c->argv[pos]) != 0)
+		return hd_cli_usage(c,
+		    "the team is %s or %s? give it once, as the first argument",
+		    c->argv[pos], opt);
+	*team = c->argv[pos];
+	return 0;
+}
+
+int
+hd_cli_as(hd_cli *c, const char *alias, const char **as)
+{
+	const char *opt_as = hd_cli_opt_str(c, "as");
+	const char *old = alias != NULL ? hd_cli_opt_str(c, alias) : NULL;
+
+	if (opt_as != NULL && old != NULL && strcmp(opt_as, old) != 0)
+		return hd_cli_usage(c,
+		    "--as %s and --%s %s name two agents; give one (--as)",
+		    opt_as, alias, old);
+	*as = opt_as != NULL ? opt_as : old;
+	return 0;
+}
+
+int
+hd_cli_agent_in(hd_cli *c, const char *team, const char *agent)
+{
+	hd_agent *a = NULL;
+	hd_store *st;
+	int ok;
+
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (hd_agent_get(&a, st, agent, &c->err) < 0)
+		return hd_cli_fail(c);
+	ok = a->team_id != NULL && strcmp(a->team_id, team) == 0;
+	if (!ok)
+		hd_err_set(&c->err, HD_EREFUSED, "agent \"%s\" is not in team %s",
+		    agent, team);
+	hd_agent_free(a);
+	return ok ? 0 : hd_cli_fail(c);
+}
+
+int
 hd_cli_flag(hd_cli *c, const char *name)
 {
 	return hd_cli_opt_str(c, name) != NULL;
@@ -320,8 +476,12 @@ hd_cli_store(hd_cli *c, hd_store **out)
 int
 hd_cli_fail(hd_cli *c)
 {
-	fprintf(stderr, "huddle: %s\n",
-	    c->err.msg[0] ? c->err.msg : hd_code_name(c->err.code));
+	const char *msg = c->err.msg[0] ? c->err.msg : hd_code_name(c->err.code);
+
+	if (c->json)
+		json_error(msg, code_key(c->err.code));
+	else
+		fprintf(stderr, "huddle: %s\n", msg);
 	return HD_EXIT_FAIL;
 }
 
@@ -370,6 +530,47 @@ is_help(const char *a)
 	    strcmp(a, "help") == 0;
 }
 
+/* An option before the command: --home, --json, --help, --version. */
+static int
+unknown_global(hd_cli *c, const char *arg)
+{
+	static const hd_cli_opt version = {"version", 0, NULL, "", 0};
+	const hd_cli_opt *all[] = {&common_opts[0], &common_opts[1],
+	    &common_opts[2], &version};
+
+	c->path = NULL;
+	return unknown_option(c, all, 4, arg);
+}
+
+/* `unknown command "tsk": did you mean "task"?`; subs for a subcommand. */
+static int
+unknown_command(hd_cli *c, const hd_cli_cmd *parent, const char *name)
+{
+	const hd_cli_cmd *const *cp;
+	const hd_cli_cmd *sc;
+	const char *best = NULL;
+	size_t bestd = 64;
+	char what[96];
+
+	if (parent == NULL) {
+		for (cp = cmd_table; *cp != NULL; cp++)
+			closest(name, (*cp)->name, &best, &bestd);
+		snprintf(what, sizeof(what), "command");
+	} else {
+		for (sc = parent->subs; sc->name != NULL; sc++)
+			closest(name, sc->name, &best, &bestd);
+		snprintf(what, sizeof(what), "subcommand");
+	}
+	if (best != NULL)
+		return hd_cli_usage(c, "unknown %s \"%.64s\"%s%s%s: did you "
+				       "mean \"%s\"?",
+		    what, name, parent ? " for '" : "",
+		    parent ? parent->name : "", parent ? "'" : "", best);
+	return hd_cli_usage(c, "unknown %s \"%.64s\"%s%s%s", what, name,
+	    parent ? " for '" : "", parent ? parent->name : "",
+	    parent ? "'" : "");
+}
+
 /* Take leading --home/--json/--help/--version, then dispatch. */
 int
 main(int argc, char **argv)
@@ -380,6 +581,12 @@ main(int argc, char **argv)
 	int i = 1, rc;
 
 	memset(&c, 0, sizeof(c));
+	/* --json anywhere makes every error JSON, even one found before the
+	 * option itself is parsed. */
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			c.json = 1;
+	i = 1;
 	while (i < argc && argv[i][0] == '-') {
 		if (strcmp(argv[i], "--json") == 0)
 			c.json = 1;
@@ -394,7 +601,7 @@ main(int argc, char **argv)
 			printf("huddle %s\n", hd_version());
 			return HD_EXIT_OK;
 		} else
-			return hd_cli_usage(NULL, "unknown option %s", argv[i]);
+			return unknown_global(&c, argv[i]);
 		i++;
 	}
 	if (i >= argc) {
@@ -410,7 +617,7 @@ main(int argc, char **argv)
 		return HD_EXIT_OK;
 	}
 	if ((cmd = find_cmd(cmd_table, NULL, argv[i])) == NULL)
-		return hd_cli_usage(NULL, "unknown command \"%.64s\"", argv[i]);
+		return unknown_command(&c, NULL, argv[i]);
 	snprintf(pathbuf, sizeof(pathbuf), "%s", cmd->name);
 	c.path = pathbuf;
 	if (cmd->subs != NULL) {
@@ -423,9 +630,7 @@ main(int argc, char **argv)
 			return HD_EXIT_OK;
 		}
 		if ((sub = find_cmd(NULL, cmd->subs, argv[i + 1])) == NULL) {
-			return hd_cli_usage(&c, "unknown subcommand \"%.64s\" for "
-						"'%s'",
-			    argv[i + 1], cmd->name);
+			return unknown_command(&c, cmd, argv[i + 1]);
 		}
 		snprintf(pathbuf, sizeof(pathbuf), "%s %s", cmd->name, sub->name);
 		cmd = sub;

@@ -22,6 +22,11 @@ expect_rc 2 "no stimulus: usage error"
 expect_contains "$ERR" "huddle: 'exchange' needs --stimulus TEXT" "usage text"
 run exchange dev --stimulus hi --max-turns lots
 expect_rc 2 "max-turns not a number"
+run exchange dev --stimulus hi --max-turns 0
+expect_rc 2 "max-turns 0 refused, not clamped"
+expect_contains "$ERR" "huddle: --max-turns must be between 1 and 5 x the participants (5 each), not 0" "max-turns range"
+run exchange dev --stimulus hi --max-turns -3
+expect_rc 2 "negative max-turns refused"
 run exchange ghost --stimulus hi
 expect_rc 1 "missing team"
 expect_eq "$ERR" 'huddle: team "ghost" not found' "missing team error"
@@ -47,6 +52,7 @@ ended: max_turns after 1 turn (coder)" "max_turns output"
 run exchange dev --stimulus "Status?" --first tester,coder --max-turns 1000
 expect_rc 0 "clamped max turns"
 expect_contains "$OUT" "exchange in team:dev (up to 20 turns)" "clamped to 5 x 4"
+expect_eq "$ERR" "huddle: warning: --max-turns 1000 lowered to 20 (at most 5 turns per participant)" "the lowered bound is reported"
 expect_contains "$OUT" "ended: no_pending_obligation after 2 turns (coder, tester)" "both first speakers"
 
 # --json
@@ -66,9 +72,13 @@ expect_eq "$(json_get "$OUT" '[p["authorAgentId"] for p in j["posts"]][-2:]')" "
 # ---- budgets ----
 run budget set --limit-cents 5 --mode cap
 expect_rc 2 "budget set without a subject"
-run budget set --team dev --agent coder --limit-cents 5 --mode cap
-expect_rc 2 "budget set with two subjects"
-run budget set --team dev --limit-cents 5 --mode stop
+run budget set dev --team other --limit-cents 5 --mode cap
+expect_rc 2 "budget set with two teams"
+expect_contains "$ERR" "huddle: the team is dev or other? give it once, as the first argument" "two teams text"
+run budget set other --agent coder --limit-cents 5 --mode cap
+expect_rc 1 "an agent's budget in the wrong team"
+expect_eq "$ERR" 'huddle: agent "coder" is not in team other' "wrong team text"
+run budget set dev --limit-cents 5 --mode stop
 expect_rc 1 "bad mode"
 expect_eq "$ERR" 'huddle: invalid budget mode "stop": use warn or cap' "bad mode error"
 run budget set --team dev --limit-cents 0 --mode cap
@@ -78,11 +88,12 @@ expect_contains "$OUT" "(paused)" "a spent cap is paused"
 run exchange dev --stimulus "Status?"
 expect_rc 1 "paused team refuses"
 expect_eq "$ERR" "huddle: budget_paused:team" "budget_paused:team"
-run budget set --team dev --limit-cents 0 --mode warn
-expect_rc 0 "warn instead"
+run budget set dev --limit-cents 0 --mode warn
+expect_rc 0 "warn instead, the team first"
 run exchange dev --stimulus "Status?"
 expect_rc 0 "warn never pauses"
-run budget set --agent manager --limit-cents 0 --mode cap
+run budget set dev --agent manager --limit-cents 0 --mode cap
+expect_rc 0 "an agent's budget, the team first"
 run exchange dev --stimulus "Status?"
 expect_rc 1 "paused first speaker refuses"
 expect_eq "$ERR" "huddle: budget_paused:agent" "budget_paused:agent"
@@ -96,6 +107,9 @@ if echo "$OUT" | grep -q '^agent  *manager  *cap  *\$0\.00  *\$0\.[0-9]*  *pause
 fi
 run budget show --agent nobody
 expect_rc 1 "budget show unknown"
+run --json budget show dev
+expect_rc 0 "budget show TEAM"
+expect_eq "$(json_get "$OUT" '[b["scope"] for b in j["budgets"]]')" "['team']" "only the team's budget"
 run budget set --agent manager --limit-cents 100000 --mode cap
 expect_rc 0 "lift the cap"
 

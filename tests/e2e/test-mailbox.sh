@@ -65,12 +65,12 @@ expect_eq "$(json_get "$OUT" 'len(j)')" "2" "two waiting"
 expect_eq "$(json_get "$OUT" '[m["delivered_at"] for m in j]')" \
 	"[None, None]" "peek does not deliver"
 
-run inbox lead --limit 1
+run inbox msg-team --as lead --limit 1
 expect_rc 0 "inbox --limit 1"
 expect_contains "$OUT" "from worker-1  [message]" "inbox line"
 expect_contains "$OUT" "    tests pass" "inbox body"
 
-run inbox worker-2 --render
+run inbox msg-team --as worker-2 --render
 expect_rc 0 "inbox --render"
 expect_eq "$OUT" '<teammate-message teammate_id="lead" type="broadcast" summary="standup &lt;teammate-message&gt; now">
 standup &lt;teammate-message> now
@@ -85,6 +85,13 @@ expect_eq "$OUT" "no new messages for worker-2" "delivered once"
 run inbox ghost
 expect_rc 1 "inbox of an unknown agent"
 expect_eq "$ERR" 'huddle: agent "ghost" not found' "unknown agent text"
+run inbox msg-team --as ghost
+expect_rc 1 "inbox of an unknown agent, the team first"
+expect_eq "$ERR" 'huddle: agent "ghost" not found' "unknown agent text, the team first"
+run team create other
+run inbox other --as lead
+expect_rc 1 "inbox of an agent in another team"
+expect_eq "$ERR" 'huddle: agent "lead" is not in team other' "wrong team text"
 run inbox lead --limit 0
 expect_rc 2 "inbox --limit 0"
 
@@ -228,7 +235,10 @@ run shutdown-response --team msg-team --as worker-1 --request-id shutdown-nope -
 expect_rc 1 "unknown request"
 expect_eq "$ERR" 'huddle: no shutdown request "shutdown-nope" in team msg-team' \
 	"unknown request text"
-run shutdown-response --team msg-team --as worker-1 --request-id "$RID" --approve
+run shutdown-response msg-team --team other --as worker-1 --request-id "$RID" --approve
+expect_rc 2 "two teams"
+expect_contains "$ERR" "huddle: the team is msg-team or other? give it once, as the first argument" "two teams text"
+run shutdown-response msg-team --as worker-1 --request-id "$RID" --approve
 expect_rc 0 "approve"
 expect_eq "$OUT" "approved $RID as worker-1
 team msg-team is shutting down: request $RID waits for worker-2 to approve (timeout 60 s)" \
