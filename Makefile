@@ -1,10 +1,11 @@
 # huddle -- the two commands a newcomer needs:
-#   make run    install missing packages, build, apply the example team and
-#               serve it at http://127.0.0.1:7340 (PORT=N for another port;
-#               Ctrl-C stops it)
-#   make test   install missing packages (Chromium and Node.js too, for the
-#               browser tests), then every test, twice: a normal build and
-#               an ASan+UBSan build
+#   make run    install what building and running needs (no test or fuzz
+#               packages), build, apply the example team and serve it at
+#               http://127.0.0.1:7340 (PORT=N for another port; Ctrl-C
+#               stops it)
+#   make test   install the tests' packages too (cmocka, Chromium and
+#               Node.js for the browser tests, ...), then every test, twice:
+#               a normal build and an ASan+UBSan build
 # Also: make (build), make bench, make build-release (the benchmarks'
 # build, without running them), make fuzz, make clean.
 BUILD      ?= build
@@ -18,17 +19,19 @@ E2E_DIR    := tests/e2e
 NPM_STAMP  := $(BUILD)/.e2e-npm-ci.stamp
 FUZZ_SECONDS ?= 30
 
-.PHONY: all deps deps-e2e build build-asan build-tsan build-release run test test-tsan test-unit bench fuzz clean format
+.PHONY: all deps deps-test deps-fuzz build build-asan build-tsan build-release run test test-tsan test-unit bench fuzz clean format
 
 all: build
 
+# scripts/deps.sh installs per purpose: run, test or fuzz.
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh run
 
-# The browser tests' packages (pinned in tests/e2e/package-lock.json):
-# `npm ci` again whenever node_modules is missing or the lockfile changed.
-deps-e2e:
-	@scripts/deps.sh --e2e
+# The tests' packages, then the browser tests' (pinned in
+# tests/e2e/package-lock.json): `npm ci` again whenever node_modules is
+# missing or the lockfile changed.
+deps-test:
+	@scripts/deps.sh test
 	@if [ ! -d $(E2E_DIR)/node_modules ] || [ ! -f $(NPM_STAMP) ] || \
 	    [ $(E2E_DIR)/package-lock.json -nt $(NPM_STAMP) ]; then \
 		echo "npm ci in $(E2E_DIR)"; \
@@ -36,8 +39,10 @@ deps-e2e:
 		mkdir -p $(BUILD) && touch $(NPM_STAMP); \
 	fi
 
+# Tests on, always: a tree `make run` configured without them (no cmocka)
+# gets them back here.
 build:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHUDDLE_TESTS=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 build-asan:
@@ -51,14 +56,20 @@ build-tsan:
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) -- --no-print-directory
 
-test-tsan: deps-e2e build-tsan
+test-tsan: deps-test build-tsan
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp" \
 	    ctest --output-on-failure -j $(JOBS) -E dashboard
 
-run: deps build
+# Running needs no test packages: without cmocka the tests are left out of
+# the build (make build and make test put them back).
+run: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DHUDDLE_TESTS=$$(pkg-config --exists cmocka && echo ON || echo OFF) \
+	    $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 	@scripts/run.sh $(BUILD) $(RUN_HOME) $(PORT)
 
-test: deps-e2e
+test: deps-test
 	@scripts/checksrc.sh
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory build-asan
@@ -73,13 +84,16 @@ build-release:
 	@cmake -S . -B $(BUILD)-release -DCMAKE_BUILD_TYPE=Release -DHUDDLE_TESTS=OFF >/dev/null
 	@cmake --build $(BUILD)-release -j $(JOBS) -- --no-print-directory
 
-bench: deps-e2e build-release
+bench: deps-test build-release
 	@bench/run.sh $(BUILD)-release
 
-fuzz: deps
+fuzz: deps-fuzz
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHUDDLE_FUZZ=ON -DHUDDLE_TESTS=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+deps-fuzz:
+	@scripts/deps.sh fuzz
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

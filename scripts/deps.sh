@@ -1,20 +1,32 @@
 #!/usr/bin/env bash
-# deps.sh -- install the Debian packages huddle needs to build and test.
+# deps.sh -- install the Debian packages huddle needs, for one purpose.
 #
 # Idempotent: when every package is present it prints nothing and exits 0.
 # Otherwise it names what it installs, runs apt-get (through sudo when not
 # root) and fails with a clear message when it cannot.
 #
-#   scripts/deps.sh            build + unit-test dependencies
-#   scripts/deps.sh --e2e      also Node.js/npm and Chromium for e2e tests
+#   scripts/deps.sh [run]   what building and running huddle needs (make run)
+#   scripts/deps.sh test    also the tests' (make test): cmocka, libcurl
+#                           for the HTTP benchmark, the e2e scripts' curl,
+#                           python3 and sqlite3, Node.js/npm and Chromium
+#   scripts/deps.sh fuzz    also clang and its libFuzzer runtime (make fuzz)
+#
+# The sanitizer build of `make test` uses the compiler's own runtimes
+# (gcc's libasan/libubsan come with build-essential).
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
-      libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libcmocka-dev
-      clang libclang-rt-14-dev sqlite3)
-if [ "${1:-}" = "--e2e" ]; then
-	pkgs+=(nodejs npm chromium)
-fi
+run=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
+     libmicrohttpd-dev libssl-dev)
+case "${1:-run}" in
+run) pkgs=("${run[@]}") ;;
+test) pkgs=("${run[@]}" libcmocka-dev libcurl4-openssl-dev curl python3
+	    sqlite3 nodejs npm chromium) ;;
+fuzz) pkgs=("${run[@]}" clang libclang-rt-14-dev) ;;
+*)
+	echo "usage: scripts/deps.sh [run|test|fuzz]" >&2
+	exit 2
+	;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -428,6 +428,16 @@
       if (d.to !== 'working') state.live.delete(ev.agent_id);
       if (a && d.to) {
         a.status = d.to;
+        // the reason an error comes with; any other status clears it
+        a.status_reason = d.to === 'error' ? (d.reason || a.status_reason) : null;
+        renderAgents();
+      } else loadAgents();
+    } else if (ev.kind === 'turn_failed') {
+      // a failed turn leaves its agent in error until its next turn
+      const a = state.agents.find((x) => x.id === ev.agent_id);
+      if (a) {
+        a.status = 'error';
+        if (d.reason) a.status_reason = d.reason;
         renderAgents();
       } else loadAgents();
     } else if (ev.kind === 'tool_call') toolCall(ev.agent_id, d);
@@ -533,9 +543,7 @@
             t ? [h('span', {class: 'task-ref'}, `#${t.id}`), ' ', t.subject]
               : h('span', {class: 'muted'}, 'No task')),
           liveCalls(a),
-          a.status === 'error' && state.lastError.has(a.id)
-            ? h('div', {class: 'agent-error', title: state.lastError.get(a.id)}, state.lastError.get(a.id))
-            : null,
+          agentError(a),
           a.parked
             ? h('div', {class: 'agent-parked', title: 'autorun wakes it again when something new arrives for it'},
               `parked: ${a.parked}`)
@@ -544,6 +552,14 @@
     });
     $('#agents').replaceChildren(...items);
     $('#agents-count').textContent = state.agents.length ? String(state.agents.length) : '';
+  }
+
+  // An agent in error says why: the reason its failed turn recorded
+  // (status_reason), else its last "[error: ...]" post in the room.
+  function agentError(a) {
+    if (a.status !== 'error') return null;
+    const why = a.status_reason || state.lastError.get(a.id);
+    return why ? h('div', {class: 'agent-error', title: why}, why) : null;
   }
 
   function liveCalls(a) {
@@ -809,12 +825,19 @@
       ? `answered · ${c.total != null ? c.total : c.replies.length} repl${(c.total != null ? c.total : c.replies.length) === 1 ? 'y' : 'ies'}`
       : c.pending ? `waiting on ${c.pending}` : 'thinking…';
     li.dataset.status = c.status;
+    // a reply that is a failed turn marks the whole conversation
+    const failed = c.replies.filter((r) => r.error);
+    li.classList.toggle('failed', failed.length > 0);
     li.replaceChildren(
       h('div', {class: 'conv-head'},
         h('span', {class: 'conv-q'}, c.message || 'A conversation'),
+        failed.length ? h('span', {class: 'conv-error'},
+          failed.length === 1 ? `${failed[0].agent} failed` : `${failed.length} replies failed`) : null,
         h('span', {class: 'conv-status' + (done ? ' done' : '')}, statusText)),
-      h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply' + (r.body.startsWith('[error: ') ? ' failed' : ''), 'data-agent': r.agent, hue: hueOf(r.agent)},
-        avatar(r.agent, 'sm'), h('span', {class: 'author'}, r.agent), h('span', {class: 'body'}, richText(r.body)),
+      h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply' + (r.error ? ' failed' : ''), 'data-agent': r.agent, hue: hueOf(r.agent)},
+        avatar(r.agent, 'sm'), h('span', {class: 'author'}, r.agent),
+        r.error ? h('span', {class: 'badge error', title: 'this turn failed'}, 'error') : null,
+        h('span', {class: 'body'}, richText(r.body)),
         replyFiles(c, r)))),
       done && c.response != null ? h('div', {class: 'answer'},
         h('div', {class: 'answer-label'}, 'Answer'),
@@ -849,7 +872,7 @@
   function conversationReply(d) {
     if (!d || !d.conversation_id) return;
     const c = conv(d.conversation_id);
-    c.replies = mergeReplies(c.replies, [{seq: d.seq, agent: d.agent, body: d.reply}]);
+    c.replies = mergeReplies(c.replies, [{seq: d.seq, agent: d.agent, body: d.reply, error: !!d.error}]);
     if (typeof d.pending === 'number') c.pending = d.pending;
     renderConversation(c);
   }
@@ -873,7 +896,7 @@
       const c = conv(id);
       // The snapshot is the truth; events may have brought the same replies
       // (or newer ones, committed after the snapshot was read).
-      if (r.replies) c.replies = mergeReplies(r.replies.map((x) => ({seq: x.seq, agent: x.agent, body: x.body})), c.replies);
+      if (r.replies) c.replies = mergeReplies(r.replies.map((x) => ({seq: x.seq, agent: x.agent, body: x.body, error: !!x.isError})), c.replies);
       if (Array.isArray(r.files)) c.files = r.files;
       if (r.status === 'completed') {
         c.status = 'completed';

@@ -526,10 +526,11 @@ hd_conversation_to_json(const hd_conversation *c)
 
 	for (i = 0; i < c->nreplies; i++)
 		json_array_append_new(replies,
-		    json_pack("{s:s, s:s, s:I, s:I}", "agent",
+		    json_pack("{s:s, s:s, s:I, s:I, s:b}", "agent",
 			c->replies[i].agent, "body", c->replies[i].body, "at",
 			(json_int_t)c->replies[i].at, "seq",
-			(json_int_t)c->replies[i].seq));
+			(json_int_t)c->replies[i].seq, "isError",
+			c->replies[i].is_error));
 	j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "id", c->id, "teamId",
 	    c->team_id, "status", c->status, "pending", (json_int_t)c->pending,
 	    "totalMessages", (json_int_t)c->total_messages, "replies", replies);

@@ -192,7 +192,11 @@ hd_runtime_check_config(const char *runtime, const json_t *cfg, hd_err *err)
 
 	if (runtime == NULL)
 		runtime = "scripted";
-	if ((rc = hd_runtime_find(&rt, runtime, err)) == HD_ENOTFOUND) {
+	/* A name this build has no adapter for, planned or not, is refused
+	 * the same way where an agent is written (SPEC 9.4): which runtimes
+	 * this build runs is what the user can act on. */
+	rc = hd_runtime_find(&rt, runtime, err);
+	if (rc == HD_ENOTFOUND || rc == HD_EINVAL) {
 		adapter_names(&names);
 		rc = hd_err_set(err, HD_EINVAL,
 		    "runtime \"%s\" is not available in this build: use %s",

@@ -472,10 +472,32 @@ test('a failed turn is shown red, on its reply and on its agent, with the messag
     await page.locator('#ask-text').press('Enter');
     await page.locator('#agents .agent[data-agent="broken"][data-status="error"]').waitFor({timeout: SLOW});
     await card.locator('.agent-error').waitFor({timeout: LIVE});
-    assert.equal(await card.locator('.agent-error').textContent(), '[error: exit status 3: it broke]');
+    // the card says why: the reason the failed turn recorded (live, from
+    // agent_status / turn_failed), in red
+    assert.equal(await card.locator('.agent-error').textContent(), 'exit status 3: it broke');
+    assert.equal(await card.evaluate((el) => getComputedStyle(el).borderColor),
+      await page.evaluate(() => getComputedStyle(document.querySelector('.agent-error')).color));
     const reply = page.locator('#conversations .reply.failed[data-agent="broken"]').first();
     await reply.waitFor({timeout: LIVE});
     assert.equal(await reply.locator('.body').textContent(), '[error: exit status 3: it broke]');
+    assert.equal(await reply.locator('.badge.error').textContent(), 'error');
+    // the conversation holding it is marked too, and names who failed
+    const conv = page.locator('#conversations .conv',
+      {has: page.locator('.reply.failed[data-agent="broken"]')}).first();
+    assert.match(await conv.getAttribute('class'), /\bfailed\b/);
+    assert.equal(await conv.locator('.conv-error').textContent(), 'broken failed');
+    // the snapshot says the same as the events: the REST reply is flagged
+    const convId = await conv.getAttribute('data-conversation');
+    const snap = await api('GET', `/api/conversations/${convId}`);
+    assert.equal(snap.json.replies.find((r) => r.agent === 'broken').isError, true);
+    // a reload of the agents list (another agent added) keeps the reason,
+    // now from status_reason in GET /api/teams/dev/agents
+    const listed = await api('GET', '/api/teams/dev/agents');
+    assert.equal(listed.json.agents.find((a) => a.id === 'broken').status_reason, 'exit status 3: it broke');
+    cli('agent', 'add', 'dev', 'bystander');
+    await page.locator('#agents .agent[data-agent="bystander"]').waitFor({timeout: LIVE});
+    assert.equal(await card.getAttribute('data-status'), 'error');
+    assert.equal(await card.locator('.agent-error').textContent(), 'exit status 3: it broke');
     await shot('failed-turn');
     assert.deepEqual(errorsSince(mark), []);
   });

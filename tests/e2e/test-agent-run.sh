@@ -86,6 +86,20 @@ expect_contains "$ERR" "huddle: timed out after 1 s" "timeout message"
 run agent add dev future --runtime hermes
 expect_rc 1 "add a hermes agent"
 expect_eq "$ERR" 'huddle: runtime "hermes" is not available in this build: use scripted, exec, claude-code or codex' "unbuilt runtime message"
+# So is any other name, on every way in: add, spawn and a team file.
+unbuilt='runtime "x" is not available in this build: use scripted, exec, claude-code or codex'
+run agent add dev future --runtime x
+expect_rc 1 "add an x agent"
+expect_eq "$ERR" "huddle: $unbuilt" "unknown runtime on add"
+run agent spawn dev future --runtime x
+expect_rc 1 "spawn an x agent"
+expect_eq "$ERR" "huddle: $unbuilt" "unknown runtime on spawn"
+printf '{"team": "xt", "agents": [{"id": "xa", "runtime": "x"}]}\n' >"$T_TMP/xt.json"
+run up "$T_TMP/xt.json"
+expect_rc 1 "a team file with an x agent"
+expect_eq "$ERR" "huddle: $T_TMP/xt.json: agents[0].$unbuilt" "unknown runtime in a team file"
+run team show xt
+expect_rc 1 "nothing applied"
 run agent add dev future --runtime claude-code --config '{"home": "mine"}'
 expect_rc 1 "a claude-code config of the wrong shape"
 expect_eq "$ERR" 'huddle: runtime_config.home must be "user" or "private"' "the field is named"

@@ -216,7 +216,7 @@ expect_eq "$(json_get "$body" 'j["response"]')" "@reviewer: Nothing blocking. â†
 ------
 
 @coder: Good catch from review; fixing the null check now." "GET response"
-expect_eq "$(json_get "$body" 'sorted(j["replies"][0].keys())')" "['agent', 'at', 'body', 'seq']" "GET reply keys"
+expect_eq "$(json_get "$body" 'sorted(j["replies"][0].keys())')" "['agent', 'at', 'body', 'isError', 'seq']" "GET reply keys"
 # seq numbers the replies in the order they came in, as the events do
 expect_eq "$(json_get "$body" '[r["seq"] for r in j["replies"]] == list(range(1, len(j["replies"]) + 1))')" "True" "GET reply seqs"
 

@@ -11,12 +11,12 @@
 here=$(cd "$(dirname "$0")" && pwd)
 chromium=${CHROMIUM:-/usr/bin/chromium}
 
-# `make test` installs all of these (scripts/deps.sh --e2e, npm ci); a bare
+# `make test` installs all of these (scripts/deps.sh test, npm ci); a bare
 # ctest on a machine without them reports the test skipped, saying why.
 if ! command -v node >/dev/null 2>&1 || [ ! -x "$chromium" ] ||
 	[ ! -d "$here/node_modules/playwright-core" ]; then
 	echo "dashboard: skipped: needs node, $chromium and tests/e2e/node_modules" \
-		"(make test installs them: scripts/deps.sh --e2e, npm ci in tests/e2e)"
+		"(make test installs them: scripts/deps.sh test, npm ci in tests/e2e)"
 	exit 77
 fi
 

@@ -56,8 +56,7 @@ expect_http 201 "" "add agent"
 req GET /api/teams/qa
 expect_eq "$(json_get "$BODY" 'j["team"]["leader_agent_id"]')" "auditor" "leader set"
 req POST /api/teams/qa/agents '{"id": "x", "runtime": "gpt"}'
-expect_http 400 "" "unknown runtime"
-expect_contains "$BODY" 'unknown runtime \"gpt\"' "unknown runtime text"
+expect_http 400 '{"error":"runtime \"gpt\" is not available in this build: use scripted, exec, claude-code or codex"}' "unknown runtime refused"
 req GET /api/agents/auditor
 expect_eq "$(json_get "$BODY" 'j["agent"]["team_id"]')" "qa" "get agent"
 

@@ -291,8 +291,8 @@ test_replace__refusals_change_nothing(void **state)
 	s.id = "coder-2";
 	s.runtime = "teleport";
 	assert_hd_err(hd_team_replace(&a, &moved, fx->st, &s, &err), HD_EINVAL,
-	    "unknown runtime \"teleport\": use scripted, exec, claude-code or "
-	    "codex",
+	    "runtime \"teleport\" is not available in this build: use "
+	    "scripted, exec, claude-code or codex",
 	    &err);
 	s.runtime = NULL;
 	s.model = "sonnet"; /* exec takes no model */

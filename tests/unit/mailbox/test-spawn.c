@@ -307,8 +307,8 @@ test_spawn__runtime_config_and_model_are_checked_and_stored(void **state)
 	s.runtime_config = NULL;
 	s.runtime = "teleport";
 	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
-	    "unknown runtime \"teleport\": use scripted, exec, claude-code or "
-	    "codex",
+	    "runtime \"teleport\" is not available in this build: use "
+	    "scripted, exec, claude-code or codex",
 	    &err);
 	assert_hd_err(hd_agent_get(&a, fx->st, "nope", &err), HD_ENOTFOUND,
 	    "agent \"nope\" not found", &err);

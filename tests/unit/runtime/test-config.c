@@ -85,7 +85,8 @@ static const ccase cases[] = {
 	"runtime \"hermes\" is not available in this build: use scripted, "
 	"exec, claude-code or codex"},
     {"gpt", "{}",
-	"unknown runtime \"gpt\": use scripted, exec, claude-code or codex"},
+	"runtime \"gpt\" is not available in this build: use scripted, exec, "
+	"claude-code or codex"},
 };
 
 static void

@@ -308,6 +308,12 @@ test_apply__malformed_files_name_the_place_and_change_nothing(void **state)
 	    "\"exec\", \"runtime_config\": {\"command\": \"ls\"}}]}",
 	    "%s: agents[0].runtime_config.command must be a non-empty array of "
 	    "strings");
+	/* a runtime this build has no adapter for, planned or not */
+	expect_refused(fx,
+	    "{\"team\": \"dev\", \"agents\": [{\"id\": \"a\", \"runtime\": "
+	    "\"x\"}]}",
+	    "%s: agents[0].runtime \"x\" is not available in this build: use "
+	    "scripted, exec, claude-code or codex");
 }
 
 static void

@@ -284,7 +284,8 @@ test_agent__bad_names_and_runtimes_are_refused(void **state)
 	 * down */
 	as.check = hd_runtime_check_config;
 	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
-	    "unknown runtime \"gpt\": use scripted, exec, claude-code or codex",
+	    "runtime \"gpt\" is not available in this build: use scripted, "
+	    "exec, claude-code or codex",
 	    &err);
 	as.runtime = "hermes";
 	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
