@@ -22,8 +22,13 @@ typedef struct hd_store hd_store;
 /*
  * Open (creating when needed) HUDDLE_HOME/huddle.db. home must be a resolved
  * path (see hd_home_resolve). Refuses a database whose schema is newer than
- * this binary. On success *out belongs to the caller: hd_store_close() it.
- * Returns 0, HD_EREFUSED (newer schema), HD_EBUSY or HD_ERR.
+ * this binary, and a file that is not a database (0 bytes, other data):
+ * "not a huddle database: PATH (0 bytes)"; it is never replaced. A file
+ * we may not write (its mode, a read-only mount) opens read-only: reads
+ * work, writes return HD_EREFUSED "database is read-only: PATH". An
+ * existing file's mode is never changed. On success *out belongs to the
+ * caller: hd_store_close() it. Returns 0, HD_EREFUSED (newer schema, not a
+ * database, read-only and needing migration), HD_EBUSY or HD_ERR.
  */
 int hd_store_open(hd_store **out, const char *home, hd_err *err);
 
@@ -54,9 +59,31 @@ void hd_store_set_busy_budget(hd_store *st, int ms);
 int hd_store_schema_version(void);
 int hd_store_file_version(hd_store *st, hd_err *err);
 
-/* Run PRAGMA integrity_check; 0 when the answer is "ok", else HD_ERR with
- * the first problem in err. */
+/* Run PRAGMA integrity_check (O(database), every index entry checked) or
+ * PRAGMA quick_check (no index cross-checks); 0 when the answer is "ok",
+ * else HD_ERR: "database is damaged: PATH: FIRST PROBLEM; restore it from
+ * a backup (huddle restore)". */
 int hd_store_integrity(hd_store *st, hd_err *err);
+int hd_store_quick_check(hd_store *st, hd_err *err);
+
+/*
+ * Copy the database, one consistent snapshot, to the new file `file`
+ * (SQLite's online backup: writers elsewhere carry on meanwhile). The copy
+ * is one self-contained file, 0600. Returns 0, HD_EEXISTS (file exists)
+ * or HD_ERR.
+ */
+int hd_store_backup(hd_store *st, const char *file, hd_err *err);
+
+/*
+ * Replace HUDDLE_HOME/huddle.db with a copy of the backup `file`, keeping
+ * the old database (its WAL folded in when it can be) as
+ * huddle.db.before-restore. file must be a huddle database: SQLite's
+ * magic, a schema version this binary knows, a clean quick_check. The
+ * caller makes sure no server uses home (the swap is not seen by open
+ * connections). Returns 0, HD_ENOTFOUND, HD_EREFUSED (not a huddle
+ * database), HD_ERR (damaged, or the swap failed).
+ */
+int hd_store_restore(const char *home, const char *file, hd_err *err);
 
 /*
  * kv: small shared state (per-agent turn state and the like).

@@ -178,5 +178,7 @@ extern const hd_cli_cmd hd_cli_cmd_demo;
 extern const hd_cli_cmd hd_cli_cmd_ask;
 extern const hd_cli_cmd hd_cli_cmd_conversation;
 extern const hd_cli_cmd hd_cli_cmd_doctor;
+extern const hd_cli_cmd hd_cli_cmd_backup;
+extern const hd_cli_cmd hd_cli_cmd_restore;
 
 #endif

@@ -2,7 +2,9 @@
  * cmd-doctor.c -- `huddle doctor [TEAM]`: can each agent's turn run here?
  * For every agent (of one team, or of all), its runtime, the binary and
  * its version, the credentials it needs (names only), its home, and how
- * its last turn ended; exit 1 when anything would fail.
+ * its last turn ended; exit 1 when anything would fail. First the whole
+ * database gets PRAGMA integrity_check (O(size), fine for a command run
+ * by hand; serve runs the cheaper quick_check, see store.c (9)).
  */
 #include <string.h>
 
@@ -112,6 +114,9 @@ cmd_doctor(hd_cli *c)
 	}
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
+	/* the full check, every index entry too: doctor is run by hand */
+	if (hd_store_integrity(st, &c->err) < 0)
+		return hd_cli_fail(c);
 	if (team != NULL && hd_team_exists(st, team, &c->err) < 0)
 		return hd_cli_fail(c);
 	if (hd_agent_list(&agents, st, team, &c->err) < 0)
@@ -163,6 +168,7 @@ const hd_cli_cmd hd_cli_cmd_doctor = {
 	"For each agent: its runtime, the binary and its version (claude, "
 	"codex,\nan exec command), the credentials it needs (variable "
 	"names only, never\nvalues), its home, and how its last turn "
-	"ended. Nothing is changed and no\nmodel is called. Exit 1 when "
+	"ended. Nothing is changed and no\nmodel is called. The database gets PRAGMA integrity_check first;\n"
+	"a damaged one is named and nothing else is checked. Exit 1 when "
 	"any agent has a problem.",
 };

@@ -36,6 +36,11 @@ cmd_serve(hd_cli *c)
 	 * server threads never race on a fresh database. */
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
+	/* A damaged database is refused here, once, before anything serves
+	 * it: quick_check reads every page (see hd_store_quick_check), which
+	 * a long-running server pays once but a CLI call would pay each time. */
+	if (hd_store_quick_check(st, &c->err) < 0)
+		return hd_cli_fail(c);
 	if ((home = strdup(hd_store_home(st))) == NULL)
 		return HD_EXIT_FAIL;
 	cfg.home = home;

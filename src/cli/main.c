@@ -38,6 +38,8 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_budget,
 	&hd_cli_cmd_demo,
 	&hd_cli_cmd_doctor,
+	&hd_cli_cmd_backup,
+	&hd_cli_cmd_restore,
 	NULL,
 };
 

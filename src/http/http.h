@@ -64,6 +64,8 @@ int hd_http_presence_write(
 void hd_http_presence_remove(const char *home);
 int hd_http_presence_find(
     const char *home, char *host, size_t hostlen, int *port);
+/* The pid of a live server on home (any, with a token or not), or 0. */
+long hd_http_presence_alive(const char *home);
 
 /* ---- for route handlers ---------------------------------------------- */
 

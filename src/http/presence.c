@@ -14,7 +14,10 @@
  *  (3) The server removes it when it stops, and only when it is its own
  *      (the pid in it is this process): a second server on the same home
  *      does not erase the first one's file.
- * Callers: cmd-serve.c (write, remove), cmd-ask.c and cmd-exchange.c.
+ *  (4) hd_http_presence_alive answers whether any server (token or not)
+ *      serves the home, by the same pid and start-time test as (2).
+ * Callers: cmd-serve.c (write, remove), cmd-ask.c and cmd-exchange.c
+ * (find), cmd-backup.c (alive: restore refuses under a running server).
  */
 #include <errno.h>
 #include <limits.h>
@@ -122,4 +125,23 @@ hd_http_presence_find(const char *home, char *host, size_t hostlen, int *port)
 	}
 	json_decref(j);
 	return found;
+}
+
+long
+hd_http_presence_alive(const char *home)
+{
+	char path[PATH_MAX];
+	json_t *j;
+	long pid, alive = 0;
+
+	presence_path(path, sizeof(path), home);
+	if ((j = json_load_file(path, 0, NULL)) == NULL)
+		return 0;
+	pid = (long)json_integer_value(json_object_get(j, "pid"));
+	if (pid > 0 && proc_start(pid) >= 0 &&
+	    proc_start(pid) ==
+		(long long)json_integer_value(json_object_get(j, "start")))
+		alive = pid; /* (4) */
+	json_decref(j);
+	return alive;
 }

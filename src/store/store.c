@@ -24,7 +24,23 @@
  *  (7) WAL checkpoints run on the store's worker thread (worker.c), not
  *      inside the commit that crosses the threshold; the worker also runs
  *      callers' tickers.
+ *  (8) Damaged or protected storage is named, never papered over. A 0-byte
+ *      or non-SQLite huddle.db is refused, never replaced: a new store is
+ *      built under a private name and linked into place (store_create), so
+ *      a 0-byte huddle.db is never one being born. An existing file's mode
+ *      is never changed. A file we may not write opens read-only and every
+ *      write is refused ("database is read-only: PATH"). Storage errors
+ *      name the path and the errno ("database or disk is full: PATH
+ *      (ENOSPC)"), SQLITE_CORRUPT says "database is damaged".
+ *  (9) PRAGMA quick_check does not run on every open: it reads every page,
+ *      about 65-280 ms on a 100k-post (34 MB) store on the 2-core VM,
+ *      where a whole `huddle team list` takes 24 ms. `huddle serve` runs
+ *      it once at startup (cmd-serve.c) and refuses a damaged store;
+ *      `huddle restore` runs it on the backup. In between, a damaged page
+ *      fails the statement that reads it with "database is damaged".
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -50,6 +66,7 @@ struct hd_store {
 	    deadline_us; /* op-wide deadline while in hd_store_write, or 0 */
 	int64_t wait_start_us;
 	int txn_depth;
+	int readonly; /* opened read-only: the file or its mount */
 	hd_store_watch *watch;   /* watch.c; NULL until the first wait */
 	hd_store_queue *queue;   /* queue.c; NULL: writers do without */
 	hd_store_worker *worker; /* worker.c; NULL: inline checkpoints */
@@ -150,10 +167,32 @@ hd_store_uuid(hd_store *st, char out[37], hd_err *err)
 	return 0;
 }
 
+/* " (ENOSPC)" when SQLite saw a system error, else "": storage errors name
+ * the errno the operating system gave, which says more than SQLite's text
+ * ("disk I/O error" is EIO, EFBIG or EDQUOT). */
+static const char *
+store_errno_note(hd_store *st, char *buf, size_t len)
+{
+	int e = hd_store__vfs_take_errno();
+	const char *name;
+
+	if (e <= 0)
+		e = sqlite3_system_errno(st->db);
+	name = e > 0 ? strerrorname_np(e) : NULL;
+	if (e <= 0)
+		return "";
+	if (name != NULL)
+		snprintf(buf, len, " (%s)", name);
+	else
+		snprintf(buf, len, " (errno %d)", e);
+	return buf;
+}
+
 int
 hd_store_sqlerr(hd_store *st, int src, hd_err *err)
 {
 	int prim = src & 0xff;
+	char note[48];
 
 	if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
 		return hd_err_set(err, HD_EBUSY,
@@ -165,6 +204,23 @@ hd_store_sqlerr(hd_store *st, int src, hd_err *err)
 		    err, HD_EEXISTS, "%s", sqlite3_errmsg(st->db));
 	if (prim == SQLITE_NOMEM)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	if (prim == SQLITE_READONLY)
+		return hd_err_set(
+		    err, HD_EREFUSED, "database is read-only: %s", st->path);
+	if (prim == SQLITE_CORRUPT)
+		return hd_err_set(err, HD_ERR,
+		    "database is damaged: %s: %s; restore it from a backup "
+		    "(huddle restore)",
+		    st->path, sqlite3_errmsg(st->db));
+	if (prim == SQLITE_NOTADB)
+		return hd_err_set(err, HD_EREFUSED,
+		    "not a huddle database: %s (file is not a database)",
+		    st->path);
+	if (prim == SQLITE_FULL || prim == SQLITE_IOERR ||
+	    prim == SQLITE_CANTOPEN || prim == SQLITE_PERM)
+		return hd_err_set(err, HD_ERR, "%s: %s%s",
+		    sqlite3_errstr(prim), st->path,
+		    store_errno_note(st, note, sizeof(note)));
 	return hd_err_set(
 	    err, HD_ERR, "database error: %s", sqlite3_errmsg(st->db));
 }
@@ -245,6 +301,11 @@ store_migrate(hd_store *st, hd_err *err)
 		    "up "
 		    "to %d; upgrade huddle",
 		    st->path, have, HD_VERSION, hd_store_nmigrations);
+	if (have < hd_store_nmigrations && st->readonly)
+		return hd_err_set(err, HD_EREFUSED,
+		    "database is read-only: %s: it has schema version %d and "
+		    "needs %d; open it once with write access to upgrade it",
+		    st->path, have, hd_store_nmigrations);
 	for (v = have + 1; v <= hd_store_nmigrations; v++)
 		if ((rc = hd_store_write(st, store_migrate_one, &v, err)) < 0)
 			return rc;
@@ -264,6 +325,129 @@ store_configure_sqlite(void)
 	hd_store__vfs_register();
 }
 
+/*
+ * A new store is made whole under a private name and linked into place, so
+ * huddle.db, once it exists, always has at least its first page: a 0-byte
+ * file is never a store being born (two processes opening a fresh home at
+ * once see either no file or a whole one) and can be refused as damaged.
+ * link() fails with EEXIST when another process got there first; its file
+ * is then the store. The new file is 0600; an existing one keeps its mode.
+ */
+static int
+store_create(const char *path, const char *vfs, hd_err *err)
+{
+	char tmp[PATH_MAX];
+	sqlite3 *db = NULL;
+	int src, rc = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.new-%ld", path, (long)getpid());
+	unlink(tmp);
+	src = sqlite3_open_v2(tmp, &db,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	    vfs);
+	if (src == SQLITE_OK)
+		src = sqlite3_exec(db,
+		    "PRAGMA page_size=2048; PRAGMA journal_mode=WAL;", NULL,
+		    NULL, NULL);
+	if (src != SQLITE_OK) {
+		rc = hd_err_set(err, HD_ERR, "cannot create %s: %s", path,
+		    db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(src));
+		goto done;
+	}
+	sqlite3_close(db);
+	db = NULL;
+	if (chmod(tmp, 0600) != 0 || (link(tmp, path) != 0 && errno != EEXIST))
+		rc = hd_err_set(err, HD_ERR, "cannot create %s: %s", path,
+		    strerror(errno));
+done:
+	sqlite3_close(db);
+	unlink(tmp);
+	return rc;
+}
+
+/* What sits at path must be a SQLite database, or nothing (a new home).
+ * Sets *exists. The first 16 bytes of every SQLite file are its magic;
+ * magic=0 skips reading them, for the live database: closing any file
+ * descriptor of it would drop every POSIX lock this process holds on it,
+ * and with them the other connections' claim to the WAL (SQLite's own
+ * read of page 1 answers SQLITE_NOTADB instead, see hd_store_sqlerr). */
+static int
+store_check_file(const char *path, int magic, int *exists, hd_err *err)
+{
+	static const char sqlite_magic[16] = "SQLite format 3";
+	char head[16];
+	struct stat sb;
+	ssize_t n;
+	int fd;
+
+	*exists = 0;
+	if (stat(path, &sb) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		return hd_err_set(err, HD_ERR, "cannot open %s: %s", path,
+		    strerror(errno));
+	}
+	*exists = 1;
+	if (!S_ISREG(sb.st_mode))
+		return hd_err_set(err, HD_EREFUSED,
+		    "not a huddle database: %s (not a regular file)", path);
+	if (sb.st_size == 0)
+		return hd_err_set(err, HD_EREFUSED,
+		    "not a huddle database: %s (0 bytes)", path);
+	if (!magic)
+		return 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return hd_err_set(err, HD_ERR, "cannot open %s: %s", path,
+		    strerror(errno));
+	n = pread(fd, head, sizeof(head), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(head) || memcmp(head, sqlite_magic, 16) != 0)
+		return hd_err_set(err, HD_EREFUSED,
+		    "not a huddle database: %s (file is not a database)", path);
+	return 0;
+}
+
+/*
+ * A read-only WAL database is read through its -shm, which SQLite must be
+ * able to create when it is missing: on a read-only mount (or directory)
+ * it cannot, and the first read fails with SQLITE_CANTOPEN. Nobody can
+ * write such a database either, so it is then opened immutable (no
+ * locks, no -shm): every read still works, every write is refused.
+ */
+static int
+store_open_immutable(hd_store *st, hd_err *err)
+{
+	char uri[PATH_MAX * 3 + 32];
+	size_t o;
+	const char *p;
+	int src;
+
+	src = sqlite3_exec(
+	    st->db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL);
+	if ((src & 0xff) != SQLITE_CANTOPEN)
+		return 0;
+	sqlite3_close(st->db);
+	st->db = NULL;
+	o = (size_t)snprintf(uri, sizeof(uri), "file:");
+	for (p = st->path; *p != '\0' && o + 4 < sizeof(uri); p++) {
+		if (*p == '%' || *p == '?' || *p == '#')
+			o += (size_t)snprintf(uri + o, sizeof(uri) - o, "%%%02X",
+			    (unsigned char)*p);
+		else
+			uri[o++] = *p;
+	}
+	snprintf(uri + o, sizeof(uri) - o, "?immutable=1");
+	src = sqlite3_open_v2(uri, &st->db,
+	    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+	    hd_store__vfs_name());
+	if (src != SQLITE_OK)
+		return st->db != NULL
+			   ? hd_store_sqlerr(st, src, err)
+			   : hd_err_set(err, HD_ERR, "cannot open %s: %s",
+				 st->path, sqlite3_errstr(src));
+	return 0;
+}
+
 int
 hd_store_open(hd_store **out, const char *home, hd_err *err)
 {
@@ -271,7 +455,7 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 
 	hd_store *st;
 	size_t n;
-	int src, rc;
+	int src, rc, exists;
 
 	*out = NULL;
 	pthread_once(&configured, store_configure_sqlite);
@@ -287,15 +471,27 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 		goto fail;
 	}
 	snprintf(st->path, n, "%s/huddle.db", home);
+	if ((rc = store_check_file(st->path, 0, &exists, err)) < 0)
+		goto fail;
+	if (!exists &&
+	    (rc = store_create(st->path, hd_store__vfs_name(), err)) < 0)
+		goto fail;
+	/* No SQLITE_OPEN_CREATE: the file exists now, and one that vanished
+	 * is an error, not a new empty store. A file we may not write (its
+	 * mode, a read-only mount) opens read-only: SQLite falls back by
+	 * itself, and every write then fails as "database is read-only". */
 	src = sqlite3_open_v2(st->path, &st->db,
-	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-	    hd_store__vfs_name());
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, hd_store__vfs_name());
 	if (src != SQLITE_OK) {
-		rc = hd_err_set(err, HD_ERR, "cannot open %s: %s", st->path,
-		    st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(src));
+		rc = st->db != NULL
+			 ? hd_store_sqlerr(st, src, err)
+			 : hd_err_set(err, HD_ERR, "cannot open %s: %s",
+			       st->path, sqlite3_errstr(src));
 		goto fail;
 	}
-	chmod(st->path, 0600);
+	st->readonly = sqlite3_db_readonly(st->db, "main") == 1;
+	if (st->readonly && (rc = store_open_immutable(st, err)) < 0)
+		goto fail;
 	sqlite3_busy_handler(st->db, store_busy, st);
 	sqlite3_extended_result_codes(st->db, 1);
 	/* A new store gets 2 KiB pages. Huddle's rows are small (a post, an
@@ -307,9 +503,12 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 	 * about 10% faster. The pragma only applies before the file's first
 	 * page is written, so an existing store keeps its page size. */
 	if ((rc = hd_store_exec(st,
-		 "PRAGMA page_size=2048;"
-		 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-		 "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
+		 st->readonly ? "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;"
+			      : "PRAGMA page_size=2048;"
+				"PRAGMA journal_mode=WAL; PRAGMA "
+				"synchronous=NORMAL;"
+				"PRAGMA foreign_keys=ON; PRAGMA "
+				"temp_store=MEMORY;",
 		 err)) < 0)
 		goto fail;
 	st->queue = hd_store__queue_open(home);
@@ -628,22 +827,216 @@ hd_store_col_dup(sqlite3_stmt *stmt, int col)
 	return strdup(t != NULL ? (const char *)t : "");
 }
 
+/* PRAGMA quick_check or integrity_check on db; the first problem, named
+ * with path, in err. */
+static int
+store_check_db(sqlite3 *db, const char *path, int full, hd_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	const char *line;
+	int src, rc = 0;
+
+	src = sqlite3_prepare_v2(db,
+	    full ? "PRAGMA integrity_check" : "PRAGMA quick_check", -1, &s,
+	    NULL);
+	if (src == SQLITE_OK)
+		src = sqlite3_step(s);
+	if (src != SQLITE_ROW) {
+		rc = hd_err_set(err, HD_ERR,
+		    "database is damaged: %s: %s; restore it from a backup "
+		    "(huddle restore)",
+		    path, sqlite3_errmsg(db));
+		goto done;
+	}
+	line = (const char *)sqlite3_column_text(s, 0);
+	if (line == NULL || strcmp(line, "ok") != 0)
+		rc = hd_err_set(err, HD_ERR,
+		    "database is damaged: %s: %s; restore it from a backup "
+		    "(huddle restore)",
+		    path, line != NULL ? line : "no answer");
+done:
+	sqlite3_finalize(s);
+	return rc;
+}
+
 int
 hd_store_integrity(hd_store *st, hd_err *err)
 {
-	sqlite3_stmt *s;
-	int src, rc = 0;
+	return store_check_db(st->db, st->path, 1, err);
+}
 
-	if ((src = sqlite3_prepare_v2(
-		 st->db, "PRAGMA integrity_check", -1, &s, NULL)) != SQLITE_OK)
-		return hd_store_sqlerr(st, src, err);
-	src = sqlite3_step(s);
-	if (src != SQLITE_ROW)
-		rc = hd_store_sqlerr(st, src, err);
-	else if (strcmp((const char *)sqlite3_column_text(s, 0), "ok") != 0)
-		rc = hd_err_set(err, HD_ERR, "integrity check: %s",
-		    (const char *)sqlite3_column_text(s, 0));
+int
+hd_store_quick_check(hd_store *st, hd_err *err)
+{
+	return store_check_db(st->db, st->path, 0, err);
+}
+
+/* Copy every page of src's main database into dst's, one snapshot. A busy
+ * destination or source is retried for two seconds. */
+static int
+store_copy(sqlite3 *dst, sqlite3 *src, const char *dpath, hd_err *err)
+{
+	sqlite3_backup *b;
+	int64_t deadline = hd_mono_us() + 2000000;
+	int brc;
+
+	if ((b = sqlite3_backup_init(dst, "main", src, "main")) == NULL)
+		return hd_err_set(err, HD_ERR, "cannot write %s: %s", dpath,
+		    sqlite3_errmsg(dst));
+	while ((brc = sqlite3_backup_step(b, -1)) == SQLITE_BUSY ||
+	    brc == SQLITE_LOCKED) {
+		if (hd_mono_us() >= deadline)
+			break;
+		hd_sleep_us(1000);
+	}
+	sqlite3_backup_finish(b);
+	if (brc != SQLITE_DONE)
+		return hd_err_set(err, HD_ERR, "cannot write %s: %s", dpath,
+		    sqlite3_errstr(brc));
+	return 0;
+}
+
+int
+hd_store_backup(hd_store *st, const char *file, hd_err *err)
+{
+	char tmp[PATH_MAX];
+	sqlite3 *dst = NULL;
+	struct stat sb;
+	int src, rc;
+
+	if (stat(file, &sb) == 0)
+		return hd_err_set(err, HD_EEXISTS,
+		    "%s already exists; choose a new file", file);
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", file, (long)getpid());
+	unlink(tmp);
+	src = sqlite3_open_v2(tmp, &dst,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (src != SQLITE_OK) {
+		rc = hd_err_set(err, HD_ERR, "cannot write %s: %s", file,
+		    dst != NULL ? sqlite3_errmsg(dst) : sqlite3_errstr(src));
+		goto done;
+	}
+	if ((rc = store_copy(dst, st->db, file, err)) < 0)
+		goto done;
+	/* a backup is one self-contained file: no -wal beside it */
+	src = sqlite3_exec(dst, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+	if (src != SQLITE_OK) {
+		rc = hd_err_set(err, HD_ERR, "cannot write %s: %s", file,
+		    sqlite3_errmsg(dst));
+		goto done;
+	}
+	sqlite3_close(dst);
+	dst = NULL;
+	if (chmod(tmp, 0600) != 0 || link(tmp, file) != 0)
+		rc = hd_err_set(err, errno == EEXIST ? HD_EEXISTS : HD_ERR,
+		    "cannot write %s: %s", file, strerror(errno));
+done:
+	sqlite3_close(dst);
+	unlink(tmp);
+	return rc;
+}
+
+/* The backup at file is a huddle database this binary can open: SQLite's
+ * magic, a schema version it knows, and a clean quick_check. */
+static int
+store_validate(sqlite3 *db, const char *file, hd_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int v = -1, rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) ==
+		SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
 	sqlite3_finalize(s);
+	if (v < 1 || v > hd_store_nmigrations)
+		return hd_err_set(err, HD_EREFUSED,
+		    "not a huddle database: %s (schema version %d; this huddle "
+		    "knows 1 to %d)",
+		    file, v, hd_store_nmigrations);
+	if ((rc = store_check_db(db, file, 0, err)) < 0)
+		return rc;
+	return 0;
+}
+
+int
+hd_store_restore(const char *home, const char *file, hd_err *err)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 32], old[PATH_MAX + 16];
+	char side[PATH_MAX + 24], wal[PATH_MAX + 8], shm[PATH_MAX + 8];
+	sqlite3 *from = NULL, *to = NULL, *live = NULL;
+	int exists, src, rc;
+
+	snprintf(path, sizeof(path), "%s/huddle.db", home);
+	snprintf(tmp, sizeof(tmp), "%s.restore-%ld", path, (long)getpid());
+	snprintf(old, sizeof(old), "%s.before-restore", path);
+	if ((rc = store_check_file(file, 1, &exists, err)) < 0)
+		goto done;
+	if (!exists) {
+		rc = hd_err_set(err, HD_ENOTFOUND, "no such file: %s", file);
+		goto done;
+	}
+	if ((src = sqlite3_open_v2(file, &from, SQLITE_OPEN_READONLY, NULL)) !=
+	    SQLITE_OK) {
+		rc = hd_err_set(err, HD_ERR, "cannot read %s: %s", file,
+		    from != NULL ? sqlite3_errmsg(from) : sqlite3_errstr(src));
+		goto done;
+	}
+	if ((rc = store_validate(from, file, err)) < 0)
+		goto done;
+	/* copy into the home first: the swap below is two renames */
+	unlink(tmp);
+	if ((src = sqlite3_open_v2(tmp, &to,
+		 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) !=
+	    SQLITE_OK) {
+		rc = hd_err_set(err, HD_ERR, "cannot write %s: %s", tmp,
+		    to != NULL ? sqlite3_errmsg(to) : sqlite3_errstr(src));
+		goto done;
+	}
+	if ((rc = store_copy(to, from, tmp, err)) < 0)
+		goto done;
+	if (sqlite3_exec(to, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		rc = hd_err_set(err, HD_ERR, "cannot write %s: %s", tmp,
+		    sqlite3_errmsg(to));
+		goto done;
+	}
+	sqlite3_close(to);
+	to = NULL;
+	if (chmod(tmp, 0600) != 0) {
+		rc = hd_err_set(err, HD_ERR, "cannot write %s: %s", tmp,
+		    strerror(errno));
+		goto done;
+	}
+	/* Fold the old store's WAL into it so huddle.db.before-restore is
+	 * whole by itself; a damaged store may refuse, and then its -wal
+	 * moves beside it under the name SQLite looks for. */
+	if (sqlite3_open_v2(path, &live, SQLITE_OPEN_READWRITE, NULL) ==
+	    SQLITE_OK)
+		sqlite3_exec(live, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
+		    NULL, NULL);
+	sqlite3_close(live);
+	live = NULL;
+	if (rename(path, old) != 0 && errno != ENOENT) {
+		rc = hd_err_set(err, HD_ERR, "cannot move %s aside: %s", path,
+		    strerror(errno));
+		goto done;
+	}
+	snprintf(side, sizeof(side), "%s-wal", old);
+	unlink(side);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	snprintf(shm, sizeof(shm), "%s-shm", path);
+	if (rename(wal, side) != 0)
+		unlink(wal);
+	unlink(shm);
+	if (rename(tmp, path) != 0)
+		rc = hd_err_set(err, HD_ERR, "cannot move %s into place: %s",
+		    path, strerror(errno));
+done:
+	sqlite3_close(live);
+	sqlite3_close(to);
+	sqlite3_close(from);
+	unlink(tmp);
 	return rc;
 }
 

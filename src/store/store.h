@@ -88,6 +88,8 @@ char *hd_store_col_dup(sqlite3_stmt *stmt, int col);
  * HUDDLE_NO_WAL_BATCH set). */
 void hd_store__vfs_register(void);
 const char *hd_store__vfs_name(void);
+/* The errno of this thread's last failed write, 0 if none; clears it. */
+int hd_store__vfs_take_errno(void);
 
 /* The change watcher of one connection (watch.c): created on first wait,
  * freed by hd_store_close. */

@@ -40,6 +40,7 @@
  *  (7) HUDDLE_NO_WAL_BATCH=1 opens stores on the default VFS instead.
  * Callers: store.c (hd_store__vfs_name, at open).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,35 @@ real_vfs(void)
 	return hd_vfs.pAppData;
 }
 
+/*
+ * The errno of this thread's last failed write, for error messages: SQLite
+ * asks the VFS for the errno (xGetLastError) only on some paths, after
+ * other system calls may have replaced it, so a disk-full commit was
+ * reported without ENOSPC. Set only when a write fails; read and cleared by
+ * hd_store__vfs_take_errno.
+ */
+static _Thread_local int vfs_write_errno;
+
+/* Every write to a real file goes through here; nothing added on success. */
+static int
+real_write(sqlite3_file *real, const void *z, int amt, sqlite3_int64 off)
+{
+	int rc = real->pMethods->xWrite(real, z, amt, off);
+
+	if (rc != SQLITE_OK)
+		vfs_write_errno = errno;
+	return rc;
+}
+
+int
+hd_store__vfs_take_errno(void)
+{
+	int e = vfs_write_errno;
+
+	vfs_write_errno = 0;
+	return e;
+}
+
 /* ---- gathering (the -wal file) ---- */
 
 /* Write what is gathered, in one call; (5) on failure. */
@@ -92,7 +122,7 @@ gather_flush(hd_vfs_file *p)
 
 	if (p->len == 0)
 		return SQLITE_OK;
-	rc = p->real->pMethods->xWrite(p->real, p->buf, (int)p->len, p->off);
+	rc = real_write(p->real, p->buf, (int)p->len, p->off);
 	p->len = 0;
 	return rc;
 }
@@ -138,7 +168,7 @@ wal_write(sqlite3_file *f, const void *z, int amt, sqlite3_int64 off)
 	if (amt == FRAME_HDR) { /* (1) a frame header */
 		rc = gather_put(p, z, amt, off);
 		if (rc == SQLITE_NOMEM && (rc = gather_flush(p)) == SQLITE_OK)
-			rc = p->real->pMethods->xWrite(p->real, z, amt, off);
+			rc = real_write(p->real, z, amt, off);
 		p->in_frame = rc == SQLITE_OK;
 		p->page_at = off + FRAME_HDR;
 		p->commit = get_u32((const unsigned char *)z + 4) != 0;
@@ -149,7 +179,7 @@ wal_write(sqlite3_file *f, const void *z, int amt, sqlite3_int64 off)
 		commit = p->commit;
 		rc = gather_put(p, z, amt, off);
 		if (rc == SQLITE_NOMEM && (rc = gather_flush(p)) == SQLITE_OK)
-			rc = p->real->pMethods->xWrite(p->real, z, amt, off);
+			rc = real_write(p->real, z, amt, off);
 		if (rc != SQLITE_OK) {
 			p->len = 0; /* (5) */
 			return rc;
@@ -159,7 +189,7 @@ wal_write(sqlite3_file *f, const void *z, int amt, sqlite3_int64 off)
 	p->in_frame = 0; /* (1) anything else goes straight through */
 	if ((rc = gather_flush(p)) != SQLITE_OK)
 		return rc;
-	return p->real->pMethods->xWrite(p->real, z, amt, off);
+	return real_write(p->real, z, amt, off);
 }
 
 static int
@@ -257,7 +287,7 @@ db_write(sqlite3_file *f, const void *z, int amt, sqlite3_int64 off)
 {
 	hd_vfs_file *p = (hd_vfs_file *)f;
 
-	return p->real->pMethods->xWrite(p->real, z, amt, off);
+	return real_write(p->real, z, amt, off);
 }
 
 static int

@@ -1,6 +1,7 @@
 /*
  * test-store.c -- the store: migrations, refusing a newer schema, the busy
- * budget against a writer in another process, kv, the writers' queue.
+ * budget against a writer in another process, kv, the writers' queue,
+ * refusing what is not a database, storage errors that name the file.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -467,7 +468,12 @@ test_store__a_commit_that_cannot_be_written_fails_and_loses_nothing(
 		memset(big, 'x', 65535);
 		big[65535] = '\0';
 		rc = hd_store_kv_put(st, "lost", big, &err);
-		_exit(rc < 0 && strstr(err.msg, "database") != NULL ? 0 : 13);
+		/* the error names the file and the errno behind it */
+		fprintf(stderr, "child: %s\n", err.msg);
+		_exit(rc < 0 && strstr(err.msg, "/huddle.db") != NULL &&
+			strstr(err.msg, " (EFBIG)") != NULL
+			? 0
+			: 13);
 	}
 	assert_true(pid > 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -834,6 +840,81 @@ test_store__data_version_says_whether_anything_was_written(void **state)
 	hd_store_close(other);
 }
 
+/* Put text (len bytes) where fx's store was, closing it first. */
+static void
+store_replace_db(hd_fixture *fx, const char *text, size_t len, char *dbpath,
+    size_t n)
+{
+	FILE *f;
+
+	hd_store_close(fx->st);
+	fx->st = NULL;
+	hd_rm_rf(fx->home);
+	assert_int_equal(mkdir(fx->home, 0700), 0);
+	snprintf(dbpath, n, "%s/huddle.db", fx->home);
+	assert_non_null(f = fopen(dbpath, "w"));
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+static void
+test_store__a_zero_byte_file_is_refused_not_replaced(void **state)
+{
+	hd_fixture *fx = *state;
+	char dbpath[512], want[1024];
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	struct stat sb;
+
+	store_replace_db(fx, "", 0, dbpath, sizeof(dbpath));
+	snprintf(want, sizeof(want), "not a huddle database: %s (0 bytes)",
+	    dbpath);
+	assert_hd_err(hd_store_open(&st, fx->home, &err), HD_EREFUSED, want,
+	    &err);
+	assert_null(st);
+	assert_int_equal(stat(dbpath, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
+}
+
+static void
+test_store__a_text_file_is_refused_not_replaced(void **state)
+{
+	hd_fixture *fx = *state;
+	const char text[] = "these are my notes, not a database\n";
+	char dbpath[512], want[1024];
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	struct stat sb;
+
+	store_replace_db(fx, text, sizeof(text) - 1, dbpath, sizeof(dbpath));
+	snprintf(want, sizeof(want),
+	    "not a huddle database: %s (file is not a database)", dbpath);
+	assert_hd_err(hd_store_open(&st, fx->home, &err), HD_EREFUSED, want,
+	    &err);
+	assert_int_equal(stat(dbpath, &sb), 0);
+	assert_int_equal(sb.st_size, sizeof(text) - 1);
+}
+
+static void
+test_store__an_existing_database_keeps_its_mode(void **state)
+{
+	hd_fixture *fx = *state;
+	char dbpath[512];
+	hd_err err = HD_ERR_INIT;
+	struct stat sb;
+
+	snprintf(dbpath, sizeof(dbpath), "%s/huddle.db", fx->home);
+	assert_int_equal(stat(dbpath, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600); /* new: private */
+	hd_store_close(fx->st);
+	fx->st = NULL;
+	assert_int_equal(chmod(dbpath, 0640), 0);
+	assert_hd_ok(hd_store_open(&fx->st, fx->home, &err), &err);
+	assert_hd_ok(hd_store_kv_put(fx->st, "k", "v", &err), &err);
+	assert_int_equal(stat(dbpath, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0640);
+}
+
 int
 main(void)
 {
@@ -850,6 +931,15 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_store__newer_schema_is_refused, hd_fixture_setup,
 		    hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__a_zero_byte_file_is_refused_not_replaced,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__a_text_file_is_refused_not_replaced,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__an_existing_database_keeps_its_mode,
+		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__busy_writer_elsewhere_exhausts_the_budget,
 		    hd_fixture_setup, hd_fixture_teardown),
