@@ -401,7 +401,7 @@ int
 hd_cli_agent_in(hd_cli *c, const char *team, const char *agent)
 {
 	hd_agent *a = NULL;
-	hd_store *st;
+	hd_store *st = NULL;
 	int ok;
 
 	if (hd_cli_store(c, &st) != 0)
