@@ -105,22 +105,23 @@ cmd_doctor(hd_cli *c)
 	int rc;
 	hd_agents agents = {0};
 	hd_store *st;
-	json_t *all = json_array(), *r;
+	json_t *all, *r;
 	size_t i, bad = 0;
 
-	if ((rc = hd_cli_team_arg(c, 0, &team)) != 0) {
-		json_decref(all);
+	if ((rc = hd_cli_team_arg(c, 0, &team)) != 0)
 		return rc;
-	}
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
 	/* the full check, every index entry too: doctor is run by hand */
-	if (hd_store_integrity(st, &c->err) < 0)
+	if (hd_store_integrity(st, &c->err) < 0 ||
+	    (team != NULL && hd_team_exists(st, team, &c->err) < 0) ||
+	    hd_agent_list(&agents, st, team, &c->err) < 0)
 		return hd_cli_fail(c);
-	if (team != NULL && hd_team_exists(st, team, &c->err) < 0)
+	if ((all = json_array()) == NULL) {
+		hd_agents_dispose(&agents);
+		hd_err_set(&c->err, HD_ENOMEM, "out of memory");
 		return hd_cli_fail(c);
-	if (hd_agent_list(&agents, st, team, &c->err) < 0)
-		return hd_cli_fail(c);
+	}
 	for (i = 0; i < agents.n; i++) {
 		if (hd_runtime_doctor(
 			&r, &agents.items[i], hd_store_home(st), &c->err) < 0) {
