@@ -108,15 +108,13 @@ done:
 	return rc;
 }
 
+/* Settle agent given its presence as just read (p.found). */
 static int
-settle_txn(hd_store *st, const char *team, const char *agent, hd_err *err)
+settle_with(hd_store *st, const char *team, const char *agent,
+    hd_agent_presence p, hd_err *err)
 {
-	hd_agent_presence p;
 	int busy, changed, rc;
 
-	if ((rc = hd_agent_presence_get(&p, st, team, agent, err)) < 0 ||
-	    !p.found)
-		return rc;
 	if (strcmp(p.status, "working") != 0 && strcmp(p.status, "idle") != 0 &&
 	    strcmp(p.status, "shutdown_requested") != 0)
 		return 0;
@@ -130,6 +128,18 @@ settle_txn(hd_store *st, const char *team, const char *agent, hd_err *err)
 		 busy ? "working" : "idle", &changed, err)) < 0)
 		return rc;
 	return changed && !busy ? went_idle(st, team, agent, &p, err) : 0;
+}
+
+static int
+settle_txn(hd_store *st, const char *team, const char *agent, hd_err *err)
+{
+	hd_agent_presence p;
+	int rc;
+
+	if ((rc = hd_agent_presence_get(&p, st, team, agent, err)) < 0 ||
+	    !p.found)
+		return rc;
+	return settle_with(st, team, agent, p, err);
 }
 
 struct settle {
@@ -240,8 +250,11 @@ end_fn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = hd_agent_turn_mark(st, s->team, s->agent, -1, err)) < 0 ||
 	    (rc = hd_agent_touch(st, s->team, s->agent, err)) < 0)
 		return rc;
-	if (s->failure == NULL)
-		return settle_txn(st, s->team, s->agent, err);
+	if (s->failure == NULL) {
+		/* the presence read above, less the turn just counted out */
+		p.turns = p.turns > 0 ? p.turns - 1 : 0;
+		return settle_with(st, s->team, s->agent, p, err);
+	}
 	if ((rc = hd_agent_set_error(
 		 &changed, st, s->team, s->agent, s->failure, err)) < 0)
 		return rc;
