@@ -170,18 +170,27 @@ resolve_server(
 	const char *host = hd_cli_opt_str(c, "host");
 	int64_t port = 0;
 	hd_http_presence p;
-	int running, rc;
+	int running, rc, v6;
 
 	if ((rc = hd_cli_opt_int(c, "port", 1, 65535, &port)) != 0)
 		return rc;
+	if (host != NULL &&
+	    (host[0] == '\0' || strlen(host) > 200 ||
+		strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+			     "YZ0123456789.-:") != strlen(host)))
+		return hd_cli_usage(c,
+		    "--host must be a host name or an IP address, not \"%s\"",
+		    host);
 	running = hd_http_presence_read(x->home, &p);
 	if (running)
 		x->pid = p.pid;
 	if (host != NULL || port != 0) {
-		snprintf(x->base, sizeof(x->base), "http://%s:%d",
-		    host != NULL ? host
-		    : running	 ? p.host
-				 : "127.0.0.1",
+		if (host == NULL)
+			host = running ? p.host : "127.0.0.1";
+		/* an IPv6 address goes in brackets */
+		v6 = strchr(host, ':') != NULL;
+		snprintf(x->base, sizeof(x->base), "http://%s%s%s:%d",
+		    v6 ? "[" : "", host, v6 ? "]" : "",
 		    port != 0 ? (int)port
 		    : running ? p.port
 			      : HD_HTTP_DEFAULT_PORT);

@@ -111,6 +111,10 @@ run attach dev coder --port 7999 --format env
 keep
 expect_contains "$OUT" "http://127.0.0.1:7999/mcp?" "an explicit --port wins"
 expect_contains "$ERR" "as given (--host/--port)" "and it says so"
+run attach dev coder --host ::1 --format env
+expect_contains "$OUT" "http://[::1]:$port/mcp?" "an IPv6 --host goes in brackets, the port still the server's"
+run attach dev coder --host "evil/x?y" --format env
+expect_rc 2 "a --host that is not a host"
 
 # ---- Claude Code: the printed .mcp.json in a project ------------------------
 proj=$T_TMP/project
