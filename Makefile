@@ -7,7 +7,8 @@
 #               Node.js for the browser tests, ...), then every test, twice:
 #               a normal build and an ASan+UBSan build
 #   make install  what make run builds, copied to $(PREFIX)/bin/huddle
-#               (default PREFIX=~/.local; PREFIX=/usr/local as root)
+#               (default PREFIX=~/.local; PREFIX=/usr/local as root);
+#               make build-run builds it without installing or serving
 # Also: make (build), make bench, make build-release (the benchmarks'
 # build, without running them), make fuzz, make clean.
 BUILD      ?= build
