@@ -536,10 +536,10 @@
         h('div', {class: 'agent-main'},
           h('div', {class: 'agent-name'},
             h('span', {class: 'name'}, a.name && a.name !== a.id ? `${a.name}` : a.id),
-            a.leader ? h('span', {class: 'badge lead', title: 'team leader'}, 'lead') : null,
-            // ticked every second by progress.js
-            a.status === 'working' && a.turn_started_at ? h('span', {class: 'working-time', role: 'timer',
-              'data-since': a.turn_started_at}, `working ${window.HuddleProgress ? HuddleProgress.elapsed(a.turn_started_at) : ''}`) : null),
+            a.leader ? h('span', {class: 'badge lead', title: 'team leader'}, 'lead') : null),
+          // ticked every second by progress.js
+          a.status === 'working' && a.turn_started_at ? h('div', {class: 'working-time', role: 'timer',
+            'data-since': a.turn_started_at}, `working ${window.HuddleProgress ? HuddleProgress.elapsed(a.turn_started_at) : ''}`) : null,
           h('div', {class: 'agent-sub'},
             a.role ? h('span', {class: 'role'}, a.role) : null,
             h('span', {class: 'badge runtime' + (scripted ? ' scripted' : ''),
@@ -851,10 +851,10 @@
         r.error ? h('span', {class: 'badge error', title: 'this turn failed'}, 'error') : null,
         h('span', {class: 'body'}, richText(r.body)),
         replyFiles(c, r)))),
-      done && c.response != null ? h('div', {class: 'answer'},
+      done && c.response ? h('div', {class: 'answer'},
         h('div', {class: 'answer-label'}, 'Answer'),
         // Several replies come joined by a rule line: show them as parts.
-        String(c.response).split('\n\n------\n\n').map((part) => h('div', {class: 'answer-body'}, part))) : null);
+        String(c.response).split('\n\n------\n\n').map((part) => h('div', {class: 'answer-body'}, part))) : '');
     if (fresh) list.prepend(li);
     while (list.childElementCount > 20) list.lastElementChild.remove();
   }
