@@ -4,7 +4,8 @@
  *     -> 202 {"conversationId": "..."} at once; the conversation runs on
  *        the server's engine threads (never on MHD's), its progress goes
  *        out as events over SSE (conversation_started, conversation_reply,
- *        mention_dropped, conversation_completed, agent_status,
+ *        mention_dropped, conversation_completed (or
+ *        conversation_cancelled), agent_status,
  *        team_chat_post);
  *   GET /api/conversations/<id>
  *     -> {"id","teamId","status","pending","totalMessages",
