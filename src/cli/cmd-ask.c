@@ -257,6 +257,8 @@ cmd_ask(hd_cli *c)
 		pthread_mutex_unlock(&view.lock);
 		hd_conversation_free(conv);
 		if (hd_conversation_get(&conv, st, id, &c->err) < 0) {
+			hd_cli_progress_stop(prog); /* erased before the error */
+			prog = NULL;
 			rc = hd_cli_fail(c);
 			goto done;
 		}

@@ -53,8 +53,12 @@ exch_on_signal(int sig)
 	ssize_t w = 0;
 
 	if (sig == SIGINT) {
-		if (atomic_exchange(&exch_sigint, 1))
+		if (atomic_exchange(&exch_sigint, 1)) {
+			if (exch_tty) /* no status line left behind */
+				w = write(2, "\r\033[K", 4);
+			(void)w;
 			_exit(EXCH_EXIT_INTERRUPTED); /* the second: at once */
+		}
 		atomic_store(&exch_cancel, 1);
 		atomic_store(&exch_abort_turn, 1);
 		if (exch_tty)
