@@ -29,7 +29,7 @@
     'task_created', 'task_claimed', 'status_changed', 'dep_linked', 'task_comment',
     'team_chat_post', 'message_sent', 'mention_dropped',
     'speaker_selected', 'turn_bound_hit', 'turn_started', 'turn_completed', 'cost',
-    'conversation_started', 'conversation_reply', 'conversation_completed',
+    'conversation_started', 'conversation_reply', 'conversation_completed', 'conversation_cancelled',
     'agent_status', 'agent_added', 'agent_removed', 'agent_updated',
     'team_created', 'team_updated', 'team_removed', 'team_status',
     'shutdown_requested', 'shutdown_approved', 'shutdown_aborted', 'shutdown_completed',
@@ -46,6 +46,7 @@
     no_pending_obligation: 'nobody owed a turn',
     budget_paused: 'paused by a budget',
     aborted: 'aborted',
+    cancelled: 'cancelled by the user',
   };
   const STATUS_TEXT = {
     idle: 'idle', woken: 'woken', working: 'working', shutdown_requested: 'shutting down',
@@ -412,7 +413,7 @@
     loadAgents();
     loadTeams().catch(() => {});
     for (const [id, c] of state.conversations) {
-      if (c.status !== 'completed') loadConversation(id);
+      if (c.status === 'running') loadConversation(id);
     }
   }
 
@@ -427,6 +428,9 @@
       // a turn that ended takes its live tool calls with it
       if (d.to !== 'working') state.live.delete(ev.agent_id);
       if (a && d.to) {
+        // since when it works: the elapsed time on its card (progress.js)
+        if (d.to !== 'working') a.turn_started_at = null;
+        else if (a.status !== 'working' || !a.turn_started_at) a.turn_started_at = ev.ts || Date.now();
         a.status = d.to;
         // the reason an error comes with; any other status clears it
         a.status_reason = d.to === 'error' ? (d.reason || a.status_reason) : null;
@@ -457,6 +461,7 @@
     else if (ev.kind === 'turn_bound_hit') exchangeBound(d);
     else if (ev.kind === 'conversation_reply') conversationReply(d);
     else if (ev.kind === 'conversation_completed') conversationCompleted(d);
+    else if (ev.kind === 'conversation_cancelled') conversationCompleted(d, 'cancelled');
   }
 
   // ---- agents --------------------------------------------------------------
@@ -532,6 +537,9 @@
           h('div', {class: 'agent-name'},
             h('span', {class: 'name'}, a.name && a.name !== a.id ? `${a.name}` : a.id),
             a.leader ? h('span', {class: 'badge lead', title: 'team leader'}, 'lead') : null),
+          // ticked every second by progress.js
+          a.status === 'working' && a.turn_started_at ? h('div', {class: 'working-time', role: 'timer',
+            'data-since': a.turn_started_at}, `working ${window.HuddleProgress ? HuddleProgress.elapsed(a.turn_started_at) : ''}`) : null,
           h('div', {class: 'agent-sub'},
             a.role ? h('span', {class: 'role'}, a.role) : null,
             h('span', {class: 'badge runtime' + (scripted ? ' scripted' : ''),
@@ -745,6 +753,7 @@
       case 'speaker_selected': return `turn ${d.turn}: ${d.speaker} (${d.policy})`;
       case 'turn_bound_hit': return `${d.reason} after ${d.turns_taken} of ${d.max_turns} turns`;
       case 'conversation_reply': return `${d.agent}: ${d.reply}`;
+      case 'conversation_cancelled': return `${d.reason || 'cancelled'}` + (d.by ? ` (${d.by})` : '');
       case 'conversation_completed': return `${d.total_messages} repl${d.total_messages === 1 ? 'y' : 'ies'}: ` +
         String(d.response || '').replace(/\s+/g, ' ');
       case 'message_sent': return `${d.type || 'message'} → ${d.to}` + (d.summary ? `: ${d.summary}` : '');
@@ -820,9 +829,10 @@
     let li = list.querySelector(`li[data-conversation="${CSS.escape(c.id)}"]`);
     const fresh = !li;
     if (fresh) li = h('li', {class: 'conv', 'data-conversation': c.id});
-    const done = c.status === 'completed';
+    const done = c.status === 'completed' || c.status === 'cancelled';
+    const n = c.total != null ? c.total : c.replies.length;
     const statusText = done
-      ? `answered · ${c.total != null ? c.total : c.replies.length} repl${(c.total != null ? c.total : c.replies.length) === 1 ? 'y' : 'ies'}`
+      ? `${c.status === 'cancelled' ? 'cancelled' : 'answered'} · ${n} repl${n === 1 ? 'y' : 'ies'}`
       : c.pending ? `waiting on ${c.pending}` : 'thinking…';
     li.dataset.status = c.status;
     // a reply that is a failed turn marks the whole conversation
@@ -833,16 +843,18 @@
         h('span', {class: 'conv-q'}, c.message || 'A conversation'),
         failed.length ? h('span', {class: 'conv-error'},
           failed.length === 1 ? `${failed[0].agent} failed` : `${failed.length} replies failed`) : null,
-        h('span', {class: 'conv-status' + (done ? ' done' : '')}, statusText)),
+        h('span', {class: 'conv-status' + (done ? ' done' : '')}, statusText),
+        c.status === 'running' ? h('button', {type: 'button', class: 'btn conv-cancel',
+          'data-cancel-conversation': c.id, title: 'stop its running turns and end it'}, 'Cancel') : null),
       h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply' + (r.error ? ' failed' : ''), 'data-agent': r.agent, hue: hueOf(r.agent)},
         avatar(r.agent, 'sm'), h('span', {class: 'author'}, r.agent),
         r.error ? h('span', {class: 'badge error', title: 'this turn failed'}, 'error') : null,
         h('span', {class: 'body'}, richText(r.body)),
         replyFiles(c, r)))),
-      done && c.response != null ? h('div', {class: 'answer'},
+      done && c.response ? h('div', {class: 'answer'},
         h('div', {class: 'answer-label'}, 'Answer'),
         // Several replies come joined by a rule line: show them as parts.
-        String(c.response).split('\n\n------\n\n').map((part) => h('div', {class: 'answer-body'}, part))) : null);
+        String(c.response).split('\n\n------\n\n').map((part) => h('div', {class: 'answer-body'}, part))) : '');
     if (fresh) list.prepend(li);
     while (list.childElementCount > 20) list.lastElementChild.remove();
   }
@@ -877,10 +889,10 @@
     renderConversation(c);
   }
 
-  function conversationCompleted(d) {
+  function conversationCompleted(d, status) {
     if (!d || !d.conversation_id) return;
     const c = conv(d.conversation_id);
-    c.status = 'completed';
+    c.status = status || 'completed';
     c.response = d.response;
     c.total = d.total_messages;
     c.pending = 0;
@@ -898,8 +910,8 @@
       // (or newer ones, committed after the snapshot was read).
       if (r.replies) c.replies = mergeReplies(r.replies.map((x) => ({seq: x.seq, agent: x.agent, body: x.body, error: !!x.isError})), c.replies);
       if (Array.isArray(r.files)) c.files = r.files;
-      if (r.status === 'completed') {
-        c.status = 'completed';
+      if (r.status === 'completed' || r.status === 'cancelled') {
+        c.status = r.status;
         c.response = r.response;
         c.total = r.totalMessages;
       }
@@ -966,6 +978,7 @@
     const btn = ev.target.querySelector('button');
     state.exchangeRunning = true;
     btn.disabled = true;
+    if (window.HuddleProgress) HuddleProgress.exchangeRunning(true);
     $('#exchange-turn-list').replaceChildren();
     $('#exchange-result').replaceChildren();
     say('#exchange-msg', 'Running… turns appear in the room as they are taken.');
@@ -986,6 +999,7 @@
     } finally {
       state.exchangeRunning = false;
       btn.disabled = false;
+      if (window.HuddleProgress) HuddleProgress.exchangeRunning(false);
     }
   }
 
@@ -1142,5 +1156,8 @@
     }
   }
 
+  if (window.HuddleProgress) {
+    HuddleProgress.init({api, team: () => state.team, say, loadConversation});
+  }
   boot();
 })();
