@@ -367,8 +367,11 @@ test('every drawer action, at a desktop width', async () => {
 });
 
 test('every drawer action, at a phone width', async () => {
-  await drawerActions(PHONE, 'phone');
-  await page.setViewportSize(DESKTOP);
+  try {
+    await drawerActions(PHONE, 'phone');
+  } finally {
+    await page.setViewportSize(DESKTOP);
+  }
 });
 
 // Drag a card onto a column (native HTML5 drag and drop in Chromium).
@@ -377,8 +380,8 @@ async function drag(id, status) {
   await page.locator(`.card[data-task-id="${id}"]`).dragTo(target);
 }
 
-test('drags: pending -> claimed (whom?), -> in progress, -> completed (result?)', async () => {
-  const e = await newTask('drag me along');
+async function drags(tag) {
+  const e = await newTask(`${tag} drag me along`);
   await card('pending', e).waitFor({timeout: LIVE});
 
   await drag(e, 'claimed');
@@ -386,7 +389,7 @@ test('drags: pending -> claimed (whom?), -> in progress, -> completed (result?)'
   await ask.waitFor({state: 'visible', timeout: LIVE});
   await page.locator('#board-ask-title', {hasText: `Assign #${e} to`}).waitFor();
   await page.selectOption('#board-ask-field', 'bob');
-  await shot('drag-assign');
+  await shot(`${tag}-drag-assign`);
   await ask.locator('button[value="ok"]').click();
   let t = await until(e, (x) => x.status === 'claimed', 'claimed');
   assert.equal(t.owner, 'bob');
@@ -413,7 +416,7 @@ test('drags: pending -> claimed (whom?), -> in progress, -> completed (result?)'
   await card('completed', e).waitFor({timeout: LIVE});
 
   // more moves: to failed (a reason), back to pending (retry), cancelled
-  const f = await newTask('drag me to failure', {});
+  const f = await newTask(`${tag} drag me to failure`);
   await api('POST', `/api/tasks/${f}/assign`, {agent: 'ada'});
   await card('claimed', f).waitFor({timeout: LIVE});
   await drag(f, 'failed');
@@ -429,7 +432,37 @@ test('drags: pending -> claimed (whom?), -> in progress, -> completed (result?)'
   await drag(f, 'cancelled');
   await until(f, (x) => x.status === 'cancelled', 'cancelled');
   await card('cancelled', f).waitFor({state: 'attached', timeout: LIVE});
+  await shot(`${tag}-drags`);
   assert.deepEqual(unexpectedErrors(), []);
+}
+
+test('drags: pending -> claimed (whom?) -> in progress -> completed (result?), and the rest', async () => {
+  await drags('wide');
+});
+
+// A phone shows the first columns side by side; the rest of the board
+// scrolls sideways, where the drawer's buttons are the way (tested above).
+test('drags at a phone width, between the columns on screen', async () => {
+  await page.setViewportSize(PHONE);
+  try {
+    const e = await newTask('phone drag me');
+    await card('pending', e).waitFor({timeout: LIVE});
+    await drag(e, 'claimed');
+    const ask = page.locator('#board-ask');
+    await ask.waitFor({state: 'visible', timeout: LIVE});
+    await page.selectOption('#board-ask-field', 'ada');
+    await ask.locator('button[value="ok"]').click();
+    const t = await until(e, (x) => x.status === 'claimed', 'claimed');
+    assert.equal(t.owner, 'ada');
+    await card('claimed', e).waitFor({timeout: LIVE});
+    await drag(e, 'pending');
+    await until(e, (x) => x.status === 'pending' && x.owner === null, 'released');
+    await card('pending', e).waitFor({timeout: LIVE});
+    await shot('phone-drags');
+    assert.deepEqual(unexpectedErrors(), []);
+  } finally {
+    await page.setViewportSize(DESKTOP);
+  }
 });
 
 test('an illegal drag is refused with the library\'s message and the card stays', async () => {
