@@ -15,6 +15,11 @@
 //  (3) Data never reaches markup: every node is built with createElement
 //      and text goes in as text nodes; no string is ever parsed as HTML.
 //      The page's Content-Security-Policy backs this up.
+//  (4) board.js and forms.js (acting from the board, creating teams and
+//      agents) use what window.huddle hands them, and hear the page through
+//      document events: huddle:team (a team was selected), huddle:event
+//      (each event from the stream, as detail) and huddle:board (the board
+//      was drawn again).
 'use strict';
 
 (() => {
@@ -289,6 +294,7 @@
   async function selectTeam(id, push) {
     state.gen++;
     state.team = id;
+    document.dispatchEvent(new CustomEvent('huddle:team'));
     closeStream();
     state.agents = [];
     state.live.clear();
@@ -420,6 +426,7 @@
   function handleEvent(ev) {
     recordEvent(ev);
     addEventRow(ev);
+    document.dispatchEvent(new CustomEvent('huddle:event', {detail: ev}));
     const d = ev.data || {};
     if (ev.kind === 'team_chat_post') loadRoom();
     else if (BOARD_KINDS.has(ev.kind)) loadBoard();
@@ -639,6 +646,7 @@
       col.classList.toggle('is-empty', list.length === 0);
     }
     $('#col-cancelled').hidden = by.get('cancelled').length === 0;
+    document.dispatchEvent(new CustomEvent('huddle:board'));
   }
 
   // ---- the room ------------------------------------------------------------
@@ -1159,5 +1167,9 @@
   if (window.HuddleProgress) {
     HuddleProgress.init({api, team: () => state.team, say, loadConversation});
   }
+  // For board.js and forms.js (4).
+  window.huddle = Object.freeze({api, h, avatar, hueOf, timeEl, say, enc, state,
+    eventDetail, loadBoard, loadAgents, loadTeams, selectTeam});
+
   boot();
 })();
