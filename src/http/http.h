@@ -179,6 +179,10 @@ int hd_http_attach_ok(
 #define HD_HTTP_ACTOR_MAX 64
 int hd_http_acting(
     hd_http_req *r, const char *named, char actor[HD_HTTP_ACTOR_MAX]);
+/* A Huddle-Agent value "TEAM/AGENT" into team and agent: 0, or -1 (both
+ * "") unless both are valid names. */
+int hd_http_credential_parse(const char *who, char team[HD_HTTP_ACTOR_MAX],
+    char agent[HD_HTTP_ACTOR_MAX]);
 
 /* Post to a room through the server's group committer: same contract as
  * hd_room_post, but concurrent posts share one transaction. Blocks until

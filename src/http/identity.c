@@ -17,7 +17,9 @@
  *      "user" included); naming nobody acts as the proven agent.
  *  (3) Headers that are present but do not verify are refused with 403
  *      whatever the body names: a bad credential is never read as none.
- *      Only one of the two headers is refused the same way.
+ *      Only one of the two headers is refused the same way, and so is a
+ *      Huddle-Agent that is not two valid names around one '/'
+ *      (hd_http_credential_parse, pure, for tests/fuzz/fuzz-attach.c).
  *  (4) The proven agent must still be in the signed team (an id deleted
  *      and added again elsewhere keeps no old credential); one read of the
  *      agent. Whether it may write where the route writes -- the room,
@@ -34,16 +36,36 @@
 #define AGENT_HEADER "Huddle-Agent"
 #define SIG_HEADER "Huddle-Signature"
 
-/* The proof in r's headers: 1 with team and agent (slug-sized copies)
- * when both headers are present and verify, 0 when neither is present,
- * -1 after answering 403 (3). */
+int
+hd_http_credential_parse(const char *who, char team[HD_HTTP_ACTOR_MAX],
+    char agent[HD_HTTP_ACTOR_MAX])
+{
+	const char *slash = strchr(who, '/');
+	size_t tlen = slash != NULL ? (size_t)(slash - who) : 0;
+
+	team[0] = agent[0] = '\0';
+	if (slash == NULL || tlen >= HD_HTTP_ACTOR_MAX ||
+	    strlen(slash + 1) >= HD_HTTP_ACTOR_MAX)
+		return -1;
+	memcpy(team, who, tlen);
+	team[tlen] = '\0';
+	memcpy(agent, slash + 1, strlen(slash + 1) + 1);
+	if (!hd_slug_ok(team) || !hd_slug_ok(agent)) {
+		team[0] = agent[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+/* The proof in r's headers: 1 with team and agent when both headers are
+ * present and verify, 0 when neither is present, -1 after answering 403
+ * (3). */
 static int
-proof(hd_http_req *r, char team[64], char agent[64])
+proof(hd_http_req *r, char team[HD_HTTP_ACTOR_MAX],
+    char agent[HD_HTTP_ACTOR_MAX])
 {
 	const char *who = hd_http_header(r, AGENT_HEADER);
 	const char *sig = hd_http_header(r, SIG_HEADER);
-	const char *slash;
-	size_t tlen;
 
 	if (who == NULL && sig == NULL)
 		return 0;
@@ -53,18 +75,8 @@ proof(hd_http_req *r, char team[64], char agent[64])
 		    AGENT_HEADER, SIG_HEADER);
 		return -1;
 	}
-	slash = strchr(who, '/');
-	tlen = slash != NULL ? (size_t)(slash - who) : 0;
-	if (slash == NULL || tlen >= 64 || strlen(slash + 1) >= 64) {
+	if (hd_http_credential_parse(who, team, agent) < 0) {
 		hd_http_error(r, 403, "%s must be TEAM/AGENT", AGENT_HEADER);
-		return -1;
-	}
-	memcpy(team, who, tlen);
-	team[tlen] = '\0';
-	memcpy(agent, slash + 1, strlen(slash + 1) + 1);
-	if (!hd_slug_ok(team) || !hd_slug_ok(agent)) {
-		hd_http_error(r, 403, "%s must be TEAM/AGENT (two valid names)",
-		    AGENT_HEADER);
 		return -1;
 	}
 	if (!hd_http_attach_ok(r->srv, team, agent, sig)) {
@@ -79,7 +91,7 @@ int
 hd_http_acting(
     hd_http_req *r, const char *named, char actor[HD_HTTP_ACTOR_MAX])
 {
-	char pteam[64], pagent[64];
+	char pteam[HD_HTTP_ACTOR_MAX], pagent[HD_HTTP_ACTOR_MAX];
 	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT;
 	int proven, rc;
