@@ -182,8 +182,7 @@ route_delegate(hd_http_req *r)
 	spec.team = r->params[0];
 	spec.description = body_str(body, "description");
 	spec.priority = json_integer_value(json_object_get(body, "priority"));
-	if (acting(r, body_str(body, "as"), actor,
-		&spec.created_by) < 0)
+	if (acting(r, body_str(body, "as"), actor, &spec.created_by) < 0)
 		goto done;
 	rc = hd_board_delegate(&t, r->st, &spec, to, &err);
 	answer_task(r, 201, t, rc, &err);
@@ -238,8 +237,7 @@ route_tasks_create(hd_http_req *r)
 	spec.metadata = json_object_get(body, "metadata");
 	spec.depends_on = ids;
 	spec.ndepends_on = json_array_size(deps);
-	if (acting(r, body_str(body, "as"), actor,
-		&spec.created_by) < 0)
+	if (acting(r, body_str(body, "as"), actor, &spec.created_by) < 0)
 		goto done;
 	rc = hd_board_create(&t, r->st, &spec, &err);
 	answer_task(r, 201, t, rc, &err);
@@ -413,8 +411,7 @@ route_auto_claim(hd_http_req *r)
 	agent = json_object_get(body, "agent");
 	if (agent != NULL && !json_is_string(agent))
 		hd_http_error(r, 400, "\"agent\" must be an agent id");
-	else if (acting(r, json_string_value(agent), actor,
-		     &who) < 0)
+	else if (acting(r, json_string_value(agent), actor, &who) < 0)
 		; /* answered */
 	else if (who == NULL)
 		hd_http_error(r, 400, "\"agent\" is required");
