@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fuzz.sh BUILD_DIR SECONDS -- run every libFuzzer target built in
 # BUILD_DIR/tests/fuzz (configure with CC=clang -DHUDDLE_FUZZ=ON; `make
-# fuzz` does) for SECONDS each.
+# fuzz` does) for SECONDS each, FUZZ_JOBS (default: nproc) at a time, so
+# the whole run takes about SECONDS x targets / FUZZ_JOBS.
 #
 # Each target keeps a growing corpus in BUILD_DIR/fuzz/<target>/corpus
 # (seeded from tests/fuzz/corpus/<target>/ when that exists) and uses
@@ -26,20 +27,47 @@ if [ ${#targets[@]} -eq 0 ]; then
 	exit 1
 fi
 
-failed=()
-for t in "${targets[@]}"; do
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+
+# run_one TARGET: fuzz it for $secs; its exit status goes to DIR/rc
+run_one() {
+	local t=$1 name dir args corpora rc=0
 	name=$(basename "$t")
 	dir="$build/fuzz/$name"
-	mkdir -p "$dir/corpus"
 	args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048
 		-artifact_prefix="$dir/" -print_final_stats=1)
 	[ -f "$src/tests/fuzz/$name.dict" ] && args+=(-dict="$src/tests/fuzz/$name.dict")
 	corpora=("$dir/corpus")
 	[ -d "$src/tests/fuzz/corpus/$name" ] && corpora+=("$src/tests/fuzz/corpus/$name")
-	echo "fuzz.sh: $name for ${secs}s (log: $dir/log)"
-	if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		"$t" "${args[@]}" "${corpora[@]}" >"$dir/log" 2>&1; then
+		"$t" "${args[@]}" "${corpora[@]}" >"$dir/log" 2>&1 || rc=$?
+	echo "$rc" >"$dir/rc"
+}
+
+echo "fuzz.sh: ${#targets[@]} target(s), ${secs}s each, $jobs at a time"
+running=0
+for t in "${targets[@]}"; do
+	name=$(basename "$t")
+	mkdir -p "$build/fuzz/$name/corpus"
+	rm -f "$build/fuzz/$name/rc"
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n || true
+		running=$((running - 1))
+	fi
+	echo "fuzz.sh: $name (log: $build/fuzz/$name/log)"
+	run_one "$t" &
+	running=$((running + 1))
+done
+wait || true
+
+failed=()
+for t in "${targets[@]}"; do
+	name=$(basename "$t")
+	dir="$build/fuzz/$name"
+	if [ "$(cat "$dir/rc" 2>/dev/null)" = 0 ]; then
+		echo "fuzz.sh: $name:"
 		grep -E '^stat::number_of_executed_units|^Done' "$dir/log" | tail -2 | sed 's/^/  /'
 	else
 		echo "fuzz.sh: $name FAILED; last lines of $dir/log:" >&2

@@ -25,6 +25,7 @@
 #define HD_HTTP_BODY_MAX (2 * 1024 * 1024)
 #define HD_HTTP_DEFAULT_PORT 7340
 #define HD_HTTP_HEADERS_MAX 6
+#define HD_ROUTE_PARAMS 4 /* :name captures a pattern may have */
 
 typedef struct hd_http_server hd_http_server;
 typedef struct hd_http_req hd_http_req;
@@ -90,7 +91,7 @@ struct hd_http_req {
 	void *conn; /* struct MHD_Connection * */
 	const char *method;
 	const char *path;
-	const char *params[4]; /* :name captures of the route pattern */
+	const char *params[HD_ROUTE_PARAMS]; /* :name captures of the route */
 	int nparams;
 	const char *body; /* NUL-terminated; body_len bytes */
 	size_t body_len;
@@ -180,6 +181,25 @@ const hd_mcp_server *hd_http_mcp(hd_http_server *srv);
 int hd_http_attach_ok(
     hd_http_server *srv, const char *team, const char *agent, const char *sig);
 
+/*
+ * Who a REST write acts as (identity.c): the user, or the agent proven by
+ * the headers `Huddle-Agent: TEAM/AGENT` and `Huddle-Signature: SIG` (its
+ * attach signature). named is the agent the body names as the actor
+ * (from, as, agent, ...) or NULL. Sets actor to HD_HTTP_USER or the
+ * proven agent and returns 0, or answers 403 and returns -1: naming an
+ * agent without its proof, naming another than the proven one, a proof
+ * that does not verify or whose agent left its team. Membership of the
+ * team written to is the domain's check.
+ */
+#define HD_HTTP_USER "user"
+#define HD_HTTP_ACTOR_MAX 64
+int hd_http_acting(
+    hd_http_req *r, const char *named, char actor[HD_HTTP_ACTOR_MAX]);
+/* A Huddle-Agent value "TEAM/AGENT" into team and agent: 0, or -1 (both
+ * "") unless both are valid names. */
+int hd_http_credential_parse(const char *who, char team[HD_HTTP_ACTOR_MAX],
+    char agent[HD_HTTP_ACTOR_MAX]);
+
 /* Post to a room through the server's group committer: same contract as
  * hd_room_post, but concurrent posts share one transaction. Blocks until
  * the post committed. */
@@ -225,8 +245,17 @@ hd_store *hd_http_store_take(hd_http_server *srv, hd_err *err);
 void hd_http_store_give(hd_http_server *srv, hd_store *st);
 
 /* Start an SSE stream of events (filtered by team when non-NULL),
- * resuming after last_id. */
+ * resuming after last_id (-1: from now on), or from the head when
+ * last_id is beyond it (sse.c (6)). */
 int hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id);
+
+/* A Last-Event-ID header value (or NULL) as the id to resume after: -1
+ * when absent or empty; HD_EINVAL for anything but an integer >= 0. */
+int hd_http_sse_last_id(int64_t *out, const char *value, hd_err *err);
+/* Where a stream resumes: last_id, or head when last_id is beyond it --
+ * then note (else "") is the SSE comment saying so, "\n\n"-ended. */
+int64_t hd_http_sse_resume(
+    char *note, size_t notelen, int64_t last_id, int64_t head);
 
 /* Route tables, NULL-method terminated. A pattern may end in "*", which
  * matches the rest of the path (captured as the next param); such a
@@ -240,5 +269,19 @@ extern const hd_route hd_routes_web[];
 
 extern const hd_route hd_routes_exchange[];
 extern const hd_route hd_routes_conversation[];
+
+/* ---- routing, pure (route.c) ------------------------------------------ */
+
+/* Percent-decode s in place (MHD's unescape, but %00 stays "%00"); the
+ * new length. */
+size_t hd_http_unescape(char *s);
+/* 0 when a decoded path is valid UTF-8, else -1 with msg set. */
+int hd_http_path_check(const char *path, char *msg, size_t msglen);
+/* The route for method and path, its captures in params (pointers into
+ * buf, which gets a copy of path), or NULL; *path_known is set when an
+ * exact pattern has this path (405 rather than 404). */
+const hd_route *hd_http_route_find(const char *method, const char *path,
+    const char *params[HD_ROUTE_PARAMS], int *nparams, char *buf,
+    size_t buflen, int *path_known);
 
 #endif

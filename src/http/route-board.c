@@ -1,8 +1,11 @@
 /*
  * route-board.c -- the board over REST (SPEC 4, 11). The acting identity
- * is "as" in the body (an agent of the task's team); without it the
- * caller acts as the user, who may assign, start, complete, fail and
- * release any task like a leader. Assign takes "agent", or "auto": true
+ * is the agent the request proves (identity.c), which "as" in the body
+ * may name -- naming one without its proof is refused (403); without
+ * proof the caller acts as the user, who may assign, start, complete,
+ * fail and release any task like a leader. A claim's claimer ("agent",
+ * or "as") and auto-claim's "agent" are the acting agent too: the user
+ * gives a task to an agent with assign. Assign takes "agent", or "auto": true
  * to let the board pick the member (hd_board_assign_auto). A task is
  * made a subtask by "parent_id" at create; POST /api/teams/:team/delegate
  * {"to", "subject", "description"?, "priority"?, "parent_id"?, "as"?}
@@ -34,6 +37,20 @@ static const char *
 body_str(json_t *body, const char *key)
 {
 	return json_string_value(json_object_get(body, key));
+}
+
+/* The actor of a write: the agent the body names, checked against
+ * the request's proof (identity.c); as the user, what the body named
+ * (nothing, or "user"). NULL in *who means the user. Returns -1 after
+ * answering 403. */
+static int
+acting(hd_http_req *r, const char *named, char actor[HD_HTTP_ACTOR_MAX],
+    const char **who)
+{
+	if (hd_http_acting(r, named, actor) < 0)
+		return -1;
+	*who = strcmp(actor, HD_HTTP_USER) == 0 ? named : actor;
+	return 0;
 }
 
 /* Check that every present key of body has the given JSON type. */
@@ -147,6 +164,7 @@ route_delegate(hd_http_req *r)
 	hd_task_spec spec = {0};
 	hd_task *t = NULL;
 	hd_err err = HD_ERR_INIT;
+	char actor[HD_HTTP_ACTOR_MAX];
 	const char *to;
 	json_t *body;
 	int rc;
@@ -166,7 +184,8 @@ route_delegate(hd_http_req *r)
 	spec.team = r->params[0];
 	spec.description = body_str(body, "description");
 	spec.priority = json_integer_value(json_object_get(body, "priority"));
-	spec.created_by = body_str(body, "as");
+	if (acting(r, body_str(body, "as"), actor, &spec.created_by) < 0)
+		goto done;
 	rc = hd_board_delegate(&t, r->st, &spec, to, &err);
 	answer_task(r, 201, t, rc, &err);
 done:
@@ -183,6 +202,7 @@ route_tasks_create(hd_http_req *r)
 	hd_task_spec spec = {0};
 	hd_task *t = NULL;
 	hd_err err = HD_ERR_INIT;
+	char actor[HD_HTTP_ACTOR_MAX];
 	int64_t ids[HD_TASK_DEPS_MAX];
 	json_t *body, *deps, *v;
 	size_t i;
@@ -219,7 +239,8 @@ route_tasks_create(hd_http_req *r)
 	spec.metadata = json_object_get(body, "metadata");
 	spec.depends_on = ids;
 	spec.ndepends_on = json_array_size(deps);
-	spec.created_by = body_str(body, "as");
+	if (acting(r, body_str(body, "as"), actor, &spec.created_by) < 0)
+		goto done;
 	rc = hd_board_create(&t, r->st, &spec, &err);
 	answer_task(r, 201, t, rc, &err);
 done:
@@ -287,7 +308,8 @@ route_task_action(hd_http_req *r)
 {
 	static const char *const keys[] = {"as", "agent", "result", "reason",
 	    "depends_on", "body", "auto", NULL};
-	const char *action = r->params[1], *as;
+	const char *action = r->params[1], *as, *named;
+	char actor[HD_HTTP_ACTOR_MAX];
 	hd_task *t = NULL;
 	hd_task_comment *cm = NULL;
 	hd_err err = HD_ERR_INIT;
@@ -303,19 +325,27 @@ route_task_action(hd_http_req *r)
 		body = json_object();
 	if (body_types(r, body, keys, "ssssisb") < 0)
 		goto done;
-	as = body_str(body, "as");
+	named = body_str(body, "as");
+	if (strcmp(action, "claim") == 0 && body_str(body, "agent") != NULL) {
+		/* the claimer acts: "agent", or "as" -- not two of them */
+		if (named != NULL && strcmp(named, body_str(body, "agent")) != 0) {
+			hd_http_error(r, 400, "a claim names its claimer once: "
+					      "\"agent\" or \"as\"");
+			goto done;
+		}
+		named = body_str(body, "agent");
+	}
+	if (acting(r, named, actor, &as) < 0)
+		goto done;
 	if (as == NULL)
 		as = HD_BOARD_USER;
 	if (strcmp(action, "claim") == 0) {
-		const char *agent = body_str(body, "agent");
-
-		if (agent == NULL)
-			agent = body_str(body, "as");
-		if (agent == NULL) {
-			hd_http_error(r, 400, "\"agent\" is required");
+		if (strcmp(as, HD_BOARD_USER) == 0) {
+			hd_http_error(r, 400, "\"agent\" is required: an agent "
+					      "claims (the user assigns)");
 			goto done;
 		}
-		rc = hd_board_claim(&t, r->st, id, agent, &err);
+		rc = hd_board_claim(&t, r->st, id, as, &err);
 	} else if (strcmp(action, "assign") == 0) {
 		task_assign(r, body, id, as);
 		goto done;
@@ -373,16 +403,22 @@ route_auto_claim(hd_http_req *r)
 {
 	hd_task *t = NULL;
 	hd_err err = HD_ERR_INIT;
-	json_t *body;
+	char actor[HD_HTTP_ACTOR_MAX];
+	const char *who;
+	json_t *body, *agent;
 	int rc;
 
 	if ((body = hd_http_body_object(r)) == NULL)
 		return 0;
-	if (!json_is_string(json_object_get(body, "agent")))
+	agent = json_object_get(body, "agent");
+	if (agent != NULL && !json_is_string(agent))
+		hd_http_error(r, 400, "\"agent\" must be an agent id");
+	else if (acting(r, json_string_value(agent), actor, &who) < 0)
+		; /* answered */
+	else if (who == NULL)
 		hd_http_error(r, 400, "\"agent\" is required");
 	else {
-		rc = hd_board_auto_claim(&t, r->st, r->params[0],
-		    body_str(body, "agent"), &err);
+		rc = hd_board_auto_claim(&t, r->st, r->params[0], who, &err);
 		answer_task(r, 200, t, rc, &err);
 	}
 	json_decref(body);

@@ -58,14 +58,16 @@ route_team_chat(hd_http_req *r)
 }
 
 /* POST /api/teams/:team/posts {text, as?}: a user post, or a peer post as
- * an agent of the team when "as" names one (the dashboard posts as the
- * user). */
+ * an agent of the team -- the one the request proves (identity.c), which
+ * "as" may name (the dashboard posts as the user). */
 static int
 route_post(hd_http_req *r)
 {
 	hd_err err = HD_ERR_INIT;
 	hd_post *p = NULL;
 	json_t *body, *text, *as;
+	char actor[HD_HTTP_ACTOR_MAX];
+	const char *who;
 
 	if ((body = hd_http_body_object(r)) == NULL)
 		return 0;
@@ -75,12 +77,21 @@ route_post(hd_http_req *r)
 		hd_http_error(r, 400, "\"text\" (a string) is required");
 	else if (as != NULL && !json_is_string(as))
 		hd_http_error(r, 400, "\"as\" must be an agent id");
-	else if (hd_http_post(r->srv, &p, r->params[0], as ? "peer" : "user",
-		     as ? json_string_value(as) : NULL, json_string_value(text),
-		     &err) < 0)
-		hd_http_fail(r, &err);
-	else
-		hd_http_json(r, 201, json_pack("{s:o}", "post", hd_post_to_json(p)));
+	else if (hd_http_acting(r, json_string_value(as),
+		     actor) < 0)
+		; /* answered */
+	else {
+		/* as the user, what the body named (nothing, or "user") */
+		who = strcmp(actor, HD_HTTP_USER) == 0 ? json_string_value(as)
+						       : actor;
+		if (hd_http_post(r->srv, &p, r->params[0],
+			who != NULL ? "peer" : "user", who,
+			json_string_value(text), &err) < 0)
+			hd_http_fail(r, &err);
+		else
+			hd_http_json(r, 201,
+			    json_pack("{s:o}", "post", hd_post_to_json(p)));
+	}
 	hd_post_free(p);
 	json_decref(body);
 	return 0;

@@ -1,6 +1,9 @@
 /*
  * route-mail.c -- mailboxes, team state, shutdown and spawning over REST
- * (SPEC 3, 6, 11).
+ * (SPEC 3, 6, 11). Mail is sent by an agent of the team: "from" must be
+ * the agent the request proves (identity.c), and may be left out when it
+ * proves one. A spawn's "as" (the spawning agent) likewise; without it
+ * the user spawns.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +53,7 @@ route_send(hd_http_req *r)
 	hd_message *m = NULL;
 	hd_err err = HD_ERR_INIT;
 	json_t *body, *approve;
+	char actor[HD_HTTP_ACTOR_MAX];
 	size_t n;
 	int answer;
 
@@ -62,9 +66,12 @@ route_send(hd_http_req *r)
 		hd_http_error(r, 400, "\"approve\" must be true or false");
 		goto done;
 	}
+	if (hd_http_acting(r, body_str(body, "from"), actor) < 0)
+		goto done;
 	memset(&spec, 0, sizeof(spec));
 	spec.team = r->params[0];
-	spec.from = body_str(body, "from");
+	spec.from = strcmp(actor, HD_HTTP_USER) == 0 ? body_str(body, "from")
+						     : actor;
 	spec.to = body_str(body, "to");
 	spec.type = body_str(body, "type");
 	spec.content = body_str(body, "content");
@@ -208,6 +215,7 @@ route_spawn(hd_http_req *r)
 	hd_spawn_spec spec;
 	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT;
+	char actor[HD_HTTP_ACTOR_MAX];
 	const char *key;
 	json_t *body, *v;
 
@@ -226,10 +234,13 @@ route_spawn(hd_http_req *r)
 			goto done;
 		}
 	}
+	if (hd_http_acting(r, body_str(body, "as"), actor) < 0)
+		goto done;
 	memset(&spec, 0, sizeof(spec));
 	spec.team = r->params[0];
 	spec.id = body_str(body, "name");
-	spec.caller = body_str(body, "as");
+	spec.caller = strcmp(actor, HD_HTTP_USER) == 0 ? body_str(body, "as")
+						       : actor;
 	spec.role = body_str(body, "role");
 	spec.runtime = body_str(body, "runtime");
 	spec.runtime_config = json_object_get(body, "runtime_config");

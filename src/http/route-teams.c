@@ -315,7 +315,7 @@ route_events(hd_http_req *r)
 	if ((accept != NULL && strstr(accept, "text/event-stream") != NULL) ||
 	    hd_http_query(r, "stream") != NULL) {
 		if (lei != NULL && lei[0] != '\0' &&
-		    hd_parse_i64(&after, lei, "Last-Event-ID", &err) < 0) {
+		    hd_http_sse_last_id(&after, lei, &err) < 0) {
 			hd_http_fail(r, &err);
 			return 0;
 		}

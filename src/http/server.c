@@ -35,9 +35,13 @@
  *      sig skip the check -- the key does not change while we run, so
  *      they would verify the same way. The binding rules themselves
  *      (route-mcp.c) are unchanged.
+ *  (9) Every error answer is JSON: a path that is not UTF-8 once
+ *      percent-decoded is answered 400 before routing (route.c, which
+ *      holds the pure routing and decoding), and an error message quoting
+ *      client bytes that are not UTF-8 has them replaced, never an empty
+ *      500.
  */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -156,6 +160,22 @@ hd_http_json(hd_http_req *r, int status, json_t *body)
 	r->content_type = "application/json";
 }
 
+/* msg made valid UTF-8 for JSON (9): a message quoting what a client
+ * sent (a name cut at a byte count, a percent-decoded query value) may
+ * not be; then every non-ASCII byte becomes '?'. */
+static const char *
+error_text(char *msg)
+{
+	char *p;
+
+	if (hd_utf8_ok(msg, strlen(msg)))
+		return msg;
+	for (p = msg; *p != '\0'; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	return msg;
+}
+
 void
 hd_http_error(hd_http_req *r, int status, const char *fmt, ...)
 {
@@ -165,7 +185,7 @@ hd_http_error(hd_http_req *r, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	hd_http_json(r, status, json_pack("{s:s}", "error", msg));
+	hd_http_json(r, status, json_pack("{s:s}", "error", error_text(msg)));
 }
 
 void
@@ -346,108 +366,6 @@ hd_http_port(const hd_http_server *srv)
 	return srv->port;
 }
 
-/* ---- routing ------------------------------------------------------------ */
-
-/* Match path against pattern, capturing :params into r (pointers into
- * buf, a copy of path). Returns 1 on a match. */
-static int
-route_match(const char *pattern, const char *path, hd_http_req *r, char *buf,
-    size_t buflen)
-{
-	const char *p = pattern;
-	char *s;
-	int n = 0;
-
-	if (strlen(path) >= buflen)
-		return 0;
-	memcpy(buf, path, strlen(path) + 1);
-	s = buf;
-	for (;;) {
-		if (p[0] == '*' && p[1] == '\0') {
-			/* a catch-all takes the rest, possibly empty */
-			if (n == 4)
-				return 0;
-			r->params[n++] = s;
-			r->nparams = n;
-			return 1;
-		}
-		if (*p == '\0' || *s == '\0')
-			break;
-		if (*p == ':') {
-			char *end = strchr(s, '/');
-
-			if (n == 4 || s[0] == '/' || s[0] == '\0')
-				return 0;
-			r->params[n++] = s;
-			while (*p != '\0' && *p != '/')
-				p++;
-			if (end == NULL)
-				s += strlen(s);
-			else {
-				*end = '\0';
-				s = end + 1;
-				if (*p != '/')
-					return 0;
-				p++;
-			}
-			continue;
-		}
-		if (*p != *s)
-			return 0;
-		p++;
-		s++;
-	}
-	if (*p != '\0' || *s != '\0')
-		return 0;
-	r->nparams = n;
-	return 1;
-}
-
-static const hd_route *const route_tables[] = {
-	hd_routes_mcp, hd_routes_teams, hd_routes_chat, hd_routes_board,
-	hd_routes_mail, hd_routes_exchange, hd_routes_conversation,
-	hd_routes_web, NULL,
-};
-
-static int
-is_catch_all(const hd_route *rt)
-{
-	return rt->pattern[strlen(rt->pattern) - 1] == '*';
-}
-
-/* Find the route; *path_known is set when some route has this path (for
- * 405 rather than 404). Exact patterns come first, wherever they sit in
- * the tables; a catch-all answers only a path no exact pattern has, so it
- * never hides a 405 and POST /nowhere stays 404. */
-static const hd_route *
-route_find(hd_http_req *r, char *buf, size_t buflen, int *path_known)
-{
-	const hd_route *const *t;
-	const hd_route *rt;
-	hd_http_req probe;
-	int pass;
-
-	*path_known = 0;
-	for (pass = 0; pass < 2 && !*path_known; pass++)
-		for (t = route_tables; *t != NULL; t++)
-			for (rt = *t; rt->method != NULL; rt++) {
-				if (is_catch_all(rt) != pass)
-					continue;
-				memset(&probe, 0, sizeof(probe));
-				if (!route_match(rt->pattern, r->path, &probe, buf,
-					buflen))
-					continue;
-				if (pass == 0)
-					*path_known = 1;
-				if (strcmp(rt->method, r->method) != 0)
-					continue;
-				memcpy(r->params, probe.params, sizeof(r->params));
-				r->nparams = probe.nparams;
-				return rt;
-			}
-	return NULL;
-}
-
 /* ---- checks ------------------------------------------------------------- */
 
 static int
@@ -592,7 +510,7 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 	struct MHD_Response *resp;
 	hd_http_req r;
 	const hd_route *rt;
-	char buf[1024];
+	char buf[1024], msg[160];
 	hd_err err = HD_ERR_INIT;
 	enum MHD_Result ret;
 	int known;
@@ -604,7 +522,10 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 	r.path = url;
 	r.body = hd_buf_cstr(&ctx->body);
 	r.body_len = ctx->body.len;
-	if ((rt = route_find(&r, buf, sizeof(buf), &known)) == NULL) {
+	if (hd_http_path_check(url, msg, sizeof(msg)) < 0)
+		return queue_json_error(conn, ctx, 400, msg);
+	if ((rt = hd_http_route_find(method, url, r.params, &r.nparams, buf,
+		 sizeof(buf), &known)) == NULL) {
 		if (known)
 			return queue_json_error(conn, ctx, 405,
 			    "method not allowed");
@@ -730,31 +651,13 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
-/*
- * Percent-decoding for paths and query values. Identical to MHD's own,
- * except that %00 is left as the three characters "%00": a decoded NUL
- * would silently cut a C string short, turning "dev%00x" into "dev".
- * Left encoded, it fails every name check like any other bad character.
- */
+/* Percent-decoding for paths and query values (route.c (1)). */
 static size_t
 on_unescape(void *cls, struct MHD_Connection *conn, char *s)
 {
-	char *r = s, *w = s;
-
 	(void)cls;
 	(void)conn;
-	while (*r != '\0') {
-		if (r[0] == '%' && isxdigit((unsigned char)r[1]) &&
-		    isxdigit((unsigned char)r[2]) && !(r[1] == '0' && r[2] == '0')) {
-			char hex[3] = {r[1], r[2], '\0'};
-
-			*w++ = (char)strtol(hex, NULL, 16);
-			r += 3;
-		} else
-			*w++ = *r++;
-	}
-	*w = '\0';
-	return (size_t)(w - s);
+	return hd_http_unescape(s);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)

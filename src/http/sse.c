@@ -24,7 +24,14 @@
  *  (5) Buffers are capped: a client that stops reading while events keep
  *      coming is cut off rather than growing the server without bound; it
  *      reconnects with Last-Event-ID and loses nothing.
+ *  (6) Last-Event-ID is an event id, 0 or more (hd_http_sse_last_id; 400
+ *      otherwise). One beyond the log's head (a client of another home, or
+ *      of a log restored from an older backup) is answered from the head,
+ *      with a comment line saying so -- not by silently waiting for the
+ *      log to catch up with it. Both are pure, for
+ *      tests/fuzz/fuzz-last-event-id.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,6 +174,42 @@ sse_backlog(struct hd_sse *s, hd_store *st, int64_t upto, hd_err *err)
 }
 
 int
+hd_http_sse_last_id(int64_t *out, const char *value, hd_err *err)
+{
+	int rc;
+
+	*out = -1;
+	if (value == NULL || value[0] == '\0')
+		return 0;
+	if ((rc = hd_parse_i64(out, value, "Last-Event-ID", err)) < 0) {
+		*out = -1;
+		return rc;
+	}
+	if (*out < 0) {
+		*out = -1;
+		return hd_err_set(err, HD_EINVAL,
+		    "Last-Event-ID must be an event id (0 or more), not "
+		    "\"%.64s\"",
+		    value);
+	}
+	return 0;
+}
+
+int64_t
+hd_http_sse_resume(char *note, size_t notelen, int64_t last_id, int64_t head)
+{
+	if (notelen > 0)
+		note[0] = '\0';
+	if (last_id <= head)
+		return last_id;
+	snprintf(note, notelen,
+	    ": last-event-id %lld is beyond the head %lld; resuming from the "
+	    "head\n\n",
+	    (long long)last_id, (long long)head);
+	return head;
+}
+
+int
 hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 {
 	hd_http_server *srv = r->srv;
@@ -193,6 +236,16 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 		if (hd_events_head(&head, r->st, &err) == 0 &&
 		    head > srv->sse_delivered)
 			srv->sse_delivered = head;
+	}
+	if (last_id >= 0) { /* (6) */
+		char note[160];
+		int64_t head = 0;
+
+		if (hd_events_head(&head, r->st, &err) == 0) {
+			last_id = hd_http_sse_resume(
+			    note, sizeof(note), last_id, head);
+			hd_buf_puts(&s->buf, note);
+		}
 	}
 	s->cursor = last_id >= 0 ? last_id : srv->sse_delivered;
 	if (s->cursor < srv->sse_delivered &&

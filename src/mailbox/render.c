@@ -10,11 +10,16 @@
  *      can never open or close a block; nothing else in content changes.
  *  (3) Blocks are joined by one blank line and the text has no trailing
  *      newline; the TEAM STATE block ends with "====================\n".
+ *  (4) Content is defanged first, exactly as the room's envelope does
+ *      (hd_envelope_defang): every embedded inter-session header ('['
+ *      "inter-session message" ... ']') becomes "[peer-quoted header]", so
+ *      mail cannot pass itself off as a room post to the model either.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <huddle/buf.h>
+#include <huddle/envelope.h>
 
 #include "mailbox_int.h"
 
@@ -63,17 +68,27 @@ is_block_tag(const char *p)
 	return 1;
 }
 
-static void
-put_content(hd_buf *b, const char *c)
+/* Content defanged (4), then with block tags escaped (2). */
+static int
+put_content(hd_buf *b, const char *c, hd_err *err)
 {
 	const char *p = c, *lt;
+	char *clean = NULL;
+	int rc;
 
+	if (strchr(c, '[') != NULL) {
+		if ((rc = hd_envelope_defang(&clean, NULL, c, strlen(c), err)) < 0)
+			return rc;
+		p = clean;
+	}
 	while ((lt = strchr(p, '<')) != NULL) {
 		hd_buf_put(b, p, (size_t)(lt - p));
 		hd_buf_puts(b, is_block_tag(lt) ? "&lt;" : "<");
 		p = lt + 1;
 	}
 	hd_buf_puts(b, p);
+	free(clean);
+	return 0;
 }
 
 int
@@ -81,6 +96,7 @@ hd_mailbox_render(char **out, const hd_messages *msgs, hd_err *err)
 {
 	hd_buf b = HD_BUF_INIT(RENDER_MAX);
 	size_t i;
+	int rc;
 
 	*out = NULL;
 	for (i = 0; i < msgs->n; i++) {
@@ -100,12 +116,14 @@ hd_mailbox_render(char **out, const hd_messages *msgs, hd_err *err)
 		if (m->reason != NULL && m->reason[0] != '\0')
 			put_attr(&b, "reason", m->reason);
 		hd_buf_puts(&b, ">\n");
-		put_content(&b, m->content);
+		if ((rc = put_content(&b, m->content, err)) < 0) {
+			hd_buf_dispose(&b);
+			return rc;
+		}
 		hd_buf_puts(&b, "\n</teammate-message>");
 	}
 	if (hd_buf_failed(&b)) {
-		int rc = hd_buf_error(&b, "rendered mailbox", err);
-
+		rc = hd_buf_error(&b, "rendered mailbox", err);
 		hd_buf_dispose(&b);
 		return rc;
 	}

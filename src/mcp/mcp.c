@@ -699,7 +699,10 @@ classify(const json_t *msg, const json_t **id)
 int
 hd_mcp_is_notification(const char *msg, size_t len)
 {
-	json_t *j = json_loadb(msg, len, 0, NULL);
+	/* hd_mcp_handle's parse, duplicates refused: a message it answers
+	 * with a parse error is no notification (fuzz-jsonrpc found one that
+	 * HTTP answered 202 and silently dropped) */
+	json_t *j = json_loadb(msg, len, JSON_REJECT_DUPLICATES, NULL);
 	const json_t *id;
 	int c;
 

@@ -26,13 +26,19 @@ task_in_team(hd_mcp_call *c, int64_t *id, hd_err *err)
 	return rc;
 }
 
+/* The tool's result from what the move set in *t. t is passed by
+ * address: callers write task_result(result, &t, hd_board_x(&t, ...)),
+ * and C leaves the order of argument evaluation unspecified, so the task
+ * must be read here, after the move ran -- never as an argument (with
+ * clang it was read as NULL first; tests/fuzz/fuzz-jsonrpc.c found it). */
 static int
-task_result(json_t **result, hd_task *t, int rc)
+task_result(json_t **result, hd_task **t, int rc)
 {
 	if (rc < 0)
 		return rc;
-	*result = json_pack("{s:o}", "task", hd_task_to_json(t));
-	hd_task_free(t);
+	*result = json_pack("{s:o}", "task", hd_task_to_json(*t));
+	hd_task_free(*t);
+	*t = NULL;
 	return 0;
 }
 
@@ -49,7 +55,7 @@ task_move(json_t **result, hd_mcp_call *c, task_move_fn fn, hd_err *err)
 
 	if ((rc = task_in_team(c, &id, err)) < 0)
 		return rc;
-	return task_result(result, t, fn(&t, c->s->st, id, c->agent, err));
+	return task_result(result, &t, fn(&t, c->s->st, id, c->agent, err));
 }
 
 static int
@@ -81,7 +87,7 @@ tool_task_create(json_t **result, hd_mcp_call *c, hd_err *err)
 	    spec.parent_id <= 0)
 		return hd_err_set(err, HD_EINVAL,
 		    "parent_task_id must be a task id (a positive integer)");
-	return task_result(result, t, hd_board_create(&t, c->s->st, &spec, err));
+	return task_result(result, &t, hd_board_create(&t, c->s->st, &spec, err));
 }
 
 static int
@@ -141,7 +147,7 @@ tool_task_get(json_t **result, hd_mcp_call *c, hd_err *err)
 
 	if ((rc = task_in_team(c, &id, err)) < 0)
 		return rc;
-	return task_result(result, t, hd_board_get(&t, c->s->st, id, err));
+	return task_result(result, &t, hd_board_get(&t, c->s->st, id, err));
 }
 
 static int
@@ -155,7 +161,7 @@ tool_task_auto_claim(json_t **result, hd_mcp_call *c, hd_err *err)
 {
 	hd_task *t = NULL;
 
-	return task_result(result, t,
+	return task_result(result, &t,
 	    hd_board_auto_claim(&t, c->s->st, c->team, c->agent, err));
 }
 
@@ -211,7 +217,7 @@ tool_task_complete(json_t **result, hd_mcp_call *c, hd_err *err)
 
 	if ((rc = task_in_team(c, &id, err)) < 0)
 		return rc;
-	return task_result(result, t, hd_board_complete(&t, c->s->st, id,
+	return task_result(result, &t, hd_board_complete(&t, c->s->st, id,
 	    c->agent, hd_mcp_arg_str(c, "result"), err));
 }
 
@@ -224,7 +230,7 @@ tool_task_fail(json_t **result, hd_mcp_call *c, hd_err *err)
 
 	if ((rc = task_in_team(c, &id, err)) < 0)
 		return rc;
-	return task_result(result, t, hd_board_fail(&t, c->s->st, id, c->agent,
+	return task_result(result, &t, hd_board_fail(&t, c->s->st, id, c->agent,
 	    hd_mcp_arg_str(c, "reason"), err));
 }
 
@@ -244,7 +250,7 @@ tool_task_link(json_t **result, hd_mcp_call *c, hd_err *err)
 	if ((rc = task_in_team(c, &id, err)) < 0)
 		return rc;
 	hd_mcp_arg_int(c, "depends_on", 0, &dep);
-	return task_result(result, t,
+	return task_result(result, &t,
 	    hd_board_link(&t, c->s->st, id, dep, c->agent, err));
 }
 

@@ -10,7 +10,8 @@
  *  (1) The reply is capped by the emitter (HD_RUNTIME_OUTPUT_MAX) while
  *      proc.c keeps draining, so a chatty command never blocks on a full
  *      pipe. Bytes pass through untouched; a UTF-8 sequence split between
- *      two reads is held back and sent whole.
+ *      two reads is held back and sent whole (hd_exec__reply_out, fed
+ *      any output in any pieces by tests/fuzz/fuzz-exec-output.c).
  *  (2) A non-zero exit or a timeout is an error with standard error's
  *      tail; an abort ends the turn aborted with what was said so far.
  *  (3) The command gets huddle's identity variables (HUDDLE_AGENT,
@@ -95,15 +96,9 @@ badcmd:
 
 /* ---- the reply, (1) ---- */
 
-typedef struct reply_state {
-	hd_runtime_emit *em;
-	char carry[4]; /* an unfinished UTF-8 sequence */
-	size_t ncarry;
-} reply_state;
-
 /* Send buf on, holding back an unfinished UTF-8 sequence at its end. */
 static void
-emit_bytes(reply_state *rs, const char *buf, size_t n, int eof)
+emit_bytes(hd_exec_reply *rs, const char *buf, size_t n, int eof)
 {
 	size_t keep = 0, i, need;
 	unsigned char lead;
@@ -131,10 +126,10 @@ emit_bytes(reply_state *rs, const char *buf, size_t n, int eof)
 	rs->ncarry = keep;
 }
 
-static void
-on_out(void *ctx, const char *data, size_t n)
+void
+hd_exec__reply_out(void *ctx, const char *data, size_t n)
 {
-	reply_state *rs = ctx;
+	hd_exec_reply *rs = ctx;
 	char buf[4 + 65536];
 	size_t take;
 
@@ -162,7 +157,7 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	hd_strv argv = {0}, env = {0};
 	hd_proc_spec ps;
 	hd_proc_result pr;
-	reply_state rs;
+	hd_exec_reply rs;
 	const char *mode, *tail;
 	char msg[64];
 	int64_t timeout_ms;
@@ -200,7 +195,7 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	ps.cwd = json_string_value(json_object_get(cfg, "cwd"));
 	ps.timeout_ms = timeout_ms;
 	ps.abort = in->abort;
-	ps.on_out = on_out;
+	ps.on_out = hd_exec__reply_out;
 	ps.ctx = &rs;
 	if ((rc = hd_proc_run(&pr, &ps, err)) < 0)
 		goto done;

@@ -267,6 +267,18 @@ void hd_claude__stream_finish(hd_claude_stream *cs, hd_runtime_emit *em,
 /* The session id seen so far (system/init or result), or NULL. */
 const char *hd_claude__stream_session(const hd_claude_stream *cs);
 
+/* ---- exec.c: the reply, passed through (exec.c (1)) ---- */
+
+typedef struct hd_exec_reply {
+	hd_runtime_emit *em;
+	char carry[4]; /* an unfinished UTF-8 sequence */
+	size_t ncarry;
+} hd_exec_reply;
+
+/* proc.c's on_out for an exec turn: ctx is an hd_exec_reply; data NULL
+ * marks the end (what was held back goes as it is). */
+void hd_exec__reply_out(void *ctx, const char *data, size_t n);
+
 /* ---- codex.c: the `codex exec --json` stream ---- */
 
 typedef struct hd_codex_stream hd_codex_stream;

@@ -39,18 +39,26 @@ for _ in $(seq 100); do grep -q "running at" "$T_TMP/serve.out" && break; sleep 
 port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T_TMP/serve.out")
 B="http://127.0.0.1:$port"
 
-# rest_post PATH JSON: sets CODE and BODY
+# rest_post PATH JSON AGENT: sets CODE and BODY; the request proves AGENT
+# (its attach sig as the REST credential), as only an agent may post as
+# itself
 rest_post() {
+	local team sig
+	team=$("$HUDDLE" --json agent show "$3" | json_get "$(cat)" 'j["team_id"]')
+	sig=$("$HUDDLE" attach "$3" --format json --port "$port" | python3 -c '
+import json, sys, urllib.parse as u
+print(u.parse_qs(u.urlparse(json.load(sys.stdin)["url"]).query)["sig"][0])')
 	printf '%s' "$2" >"$T_TMP/req"
 	CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -X POST "$B$1" \
-		-H 'Content-Type: application/json' --data-binary @"$T_TMP/req")
+		-H 'Content-Type: application/json' --data-binary @"$T_TMP/req" \
+		-H "Huddle-Agent: $team/$3" -H "Huddle-Signature: $sig")
 	BODY=$(cat "$T_TMP/body")
 }
 for i in "${!names[@]}"; do
 	[ "${codes[$i]}" = - ] && continue
 	req=$(python3 -c 'import json,sys; print(json.dumps({"text": sys.argv[1], "as": sys.argv[2]}))' \
 		"${bodies[$i]}" "${authors[$i]}")
-	rest_post "/api/teams/${teams[$i]}/posts" "$req"
+	rest_post "/api/teams/${teams[$i]}/posts" "$req" "${authors[$i]}"
 	expect_eq "$CODE" "${codes[$i]}" "rest: ${names[$i]} (status; body $BODY)"
 	expect_eq "$(json_get "$BODY" 'j["error"]')" "${wants[$i]}" "rest: ${names[$i]}"
 done
@@ -60,11 +68,11 @@ expect_eq "$("$HUDDLE" chat read dev --json | json_get "$(cat)" 'len(j["posts"])
 # --- the same rule for messages and task subjects
 run send dev $' \t\n' --as coder --to reviewer
 expect_eq "$RC:$ERR" "1:huddle: message must not be empty" "cli: blank message"
-rest_post /api/teams/dev/messages '{"from": "coder", "to": "reviewer", "content": " \n\t "}'
+rest_post /api/teams/dev/messages '{"from": "coder", "to": "reviewer", "content": " \n\t "}' coder
 expect_eq "$CODE:$(json_get "$BODY" 'j["error"]')" "400:message must not be empty" "rest: blank message"
 run task create dev $'  \t'
 expect_eq "$RC:$ERR" "1:huddle: task subject must not be empty" "cli: blank subject"
-rest_post /api/teams/dev/tasks '{"subject": "   "}'
+rest_post /api/teams/dev/tasks '{"subject": "   "}' coder
 expect_eq "$CODE:$(json_get "$BODY" 'j["error"]')" "400:task subject must not be empty" "rest: blank subject"
 
 kill -TERM "$srv"

@@ -30,6 +30,19 @@ expect_http() { # CODE BODY DESCRIPTION
 	expect_eq "$CODE" "$1" "$3 (status; body $BODY)"
 	[ -z "$2" ] || expect_eq "$BODY" "$2" "$3 (body)"
 }
+# sig_of AGENT: the sig of its attach URL, which is also its REST
+# credential (Huddle-Signature)
+sig_of() {
+	"$HUDDLE" attach "$1" --format json --port "$port" | python3 -c '
+import json, sys, urllib.parse as u
+print(u.parse_qs(u.urlparse(json.load(sys.stdin)["url"]).query)["sig"][0])'
+}
+# as_agent TEAM AGENT: the curl arguments that prove AGENT, in AS
+as_agent() { AS=(-H "Huddle-Agent: $1/$2" -H "Huddle-Signature: $(sig_of "$2")"); }
+as_agent dev coder && CODER=("${AS[@]}")
+as_agent dev tester && TESTER=("${AS[@]}")
+as_agent dev manager && MANAGER=("${AS[@]}")
+as_agent dev reviewer && REVIEWER=("${AS[@]}")
 
 # --- teams and agents
 req GET /api/teams
@@ -95,38 +108,38 @@ req POST /api/teams/dev/tasks '{"subject": 7}'
 expect_http 400 '{"error":"\"subject\" must be a string"}' "subject type"
 req POST /api/teams/dev/tasks '{"subject": "x", "depends_on": [999]}'
 expect_http 404 '{"error":"unknown dependency: task 999"}' "unknown dependency"
-req POST "/api/tasks/$tid2/claim" '{"agent": "coder"}'
+req POST "/api/tasks/$tid2/claim" '{"agent": "coder"}' "${CODER[@]}"
 expect_http 422 "{\"error\":\"task $tid2 is blocked by $tid\"}" "blocked claim"
-req POST "/api/tasks/$tid/claim" '{"agent": "coder"}'
+req POST "/api/tasks/$tid/claim" '{"agent": "coder"}' "${CODER[@]}"
 expect_http 200 "" "claim"
-req POST "/api/tasks/$tid/claim" '{"agent": "tester"}'
+req POST "/api/tasks/$tid/claim" '{"agent": "tester"}' "${TESTER[@]}"
 expect_http 409 "{\"error\":\"task $tid is already claimed by coder\"}" "lost claim"
-req POST "/api/tasks/$tid/start" '{"as": "tester"}'
+req POST "/api/tasks/$tid/start" '{"as": "tester"}' "${TESTER[@]}"
 expect_http 422 "{\"error\":\"task $tid is owned by coder, not tester\"}" "wrong owner"
-req POST "/api/tasks/$tid/complete" '{"as": "coder", "result": "done"}'
+req POST "/api/tasks/$tid/complete" '{"as": "coder", "result": "done"}' "${CODER[@]}"
 expect_http 200 "" "complete"
 expect_eq "$(json_get "$BODY" 'j["task"]["unblocked"]')" "[$tid2]" "complete names what it made ready"
 req GET "/api/tasks/$tid2"
 expect_eq "$(json_get "$BODY" 'j["task"]["blocked_by"]')" "[]" "unblocked"
 req POST "/api/tasks/$tid2/assign" '{"agent": "coder", "auto": true}'
 expect_http 400 '{"error":"pass \"agent\" or \"auto\", not both"}' "assign: agent and auto"
-req POST "/api/tasks/$tid2/assign" '{"as": "manager"}'
+req POST "/api/tasks/$tid2/assign" '{"as": "manager"}' "${MANAGER[@]}"
 expect_http 400 '{"error":"\"agent\" or \"auto\": true is required"}' "assign: neither agent nor auto"
 req POST "/api/tasks/$tid2/assign" '{"auto": "yes"}'
 expect_http 400 '{"error":"\"auto\" must be a boolean"}' "assign: auto is a boolean"
-req POST "/api/tasks/$tid2/assign" '{"auto": true, "as": "manager"}'
+req POST "/api/tasks/$tid2/assign" '{"auto": true, "as": "manager"}' "${MANAGER[@]}"
 expect_http 200 "" "assign auto"
 expect_eq "$(json_get "$BODY" '(j["task"]["owner"], j["assignee"], j["picked_because"])')" \
 	"('coder', 'coder', 'idle, 0 open tasks, lowest id of 3 tied')" "assign auto picks and says why"
 
 # delegate: one act; a subtask by parent_id
-req POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Review the lexer", "description": "focus on errors", "as": "manager"}'
+req POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Review the lexer", "description": "focus on errors", "as": "manager"}' "${MANAGER[@]}"
 expect_http 201 "" "delegate"
 did=$(json_get "$BODY" 'j["task"]["id"]')
 expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["owner"])')" "('claimed', 'reviewer')" "delegate: claimed for the assignee"
 expect_eq "$("$HUDDLE" --json inbox reviewer | python3 -c 'import json,sys; print([m["content"] for m in json.load(sys.stdin)][-1])')" \
 	"You were delegated task #$did \"Review the lexer\" by manager: focus on errors" "delegate: the assignee's message"
-req POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Nope", "as": "coder"}'
+req POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Nope", "as": "coder"}' "${CODER[@]}"
 expect_http 422 '{"error":"only the team leader or a user may delegate, not coder"}' "delegate by a member"
 req POST /api/teams/dev/delegate '{"subject": "Nope"}'
 expect_http 400 '{"error":"\"to\" is required"}' "delegate without to"
@@ -135,11 +148,11 @@ expect_http 201 "" "create a subtask"
 expect_eq "$(json_get "$BODY" 'j["task"]["parent_id"]')" "$did" "subtask parent_id"
 req POST /api/teams/dev/tasks '{"subject": "Bad", "parent_id": "x"}'
 expect_http 400 '{"error":"\"parent_id\" must be an integer"}' "parent_id is an integer"
-req POST "/api/tasks/$did/complete" '{"as": "reviewer"}'
+req POST "/api/tasks/$did/complete" '{"as": "reviewer"}' "${REVIEWER[@]}"
 expect_http 422 "" "a parent waits for its subtasks"
 expect_contains "$BODY" "cannot complete: its subtask #" "the refusal names the subtask"
 
-req POST "/api/tasks/$tid2/fail" '{"as": "coder", "reason": "disk full"}'
+req POST "/api/tasks/$tid2/fail" '{"as": "coder", "reason": "disk full"}' "${CODER[@]}"
 expect_http 200 "" "fail with a reason"
 expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["reason"])')" "('failed', 'disk full')" "the reason is kept"
 req POST "/api/tasks/$tid2/retry" '{"reason": 5}'
@@ -154,9 +167,9 @@ req GET "/api/tasks/424242"
 expect_http 404 '{"error":"task 424242 not found"}' "missing task"
 
 # --- mailboxes, state
-req POST /api/teams/dev/messages '{"from": "manager", "to": "coder", "content": "please review"}'
+req POST /api/teams/dev/messages '{"from": "manager", "to": "coder", "content": "please review"}' "${MANAGER[@]}"
 expect_http 201 "" "send"
-req POST /api/teams/dev/messages '{"from": "manager", "to": "wrker-1", "content": "x"}'
+req POST /api/teams/dev/messages '{"from": "manager", "to": "wrker-1", "content": "x"}' "${MANAGER[@]}"
 expect_http 422 '{"error":"no member \"wrker-1\" in team dev"}' "phantom inbox"
 req GET "/api/agents/coder/inbox?peek=1"
 expect_eq "$(json_get "$BODY" '[m["content"] for m in j["messages"]]')" "['please review']" "peek"
@@ -165,14 +178,14 @@ req GET "/api/agents/coder/inbox"
 expect_eq "$(json_get "$BODY" 'j["messages"]')" "[]" "read once"
 req GET /api/teams/dev/state
 expect_contains "$(json_get "$BODY" 'j["text"]')" "=== TEAM STATE ===" "team state text"
-req POST /api/teams/dev/messages '{"from": "manager", "to": "tester", "type": "shutdown_request", "request_id": "stop-t", "content": "stop"}'
+req POST /api/teams/dev/messages '{"from": "manager", "to": "tester", "type": "shutdown_request", "request_id": "stop-t", "content": "stop"}' "${MANAGER[@]}"
 expect_http 201 "" "a shutdown_request one to one"
-req POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-t", "approve": false, "reason": "busy", "content": "not now"}'
+req POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-t", "approve": false, "reason": "busy", "content": "not now"}' "${TESTER[@]}"
 expect_http 201 "" "an answer without \"to\""
 expect_eq "$(json_get "$BODY" 'j["message"]["to_agent"]')" "manager" "the answer went to whoever asked"
-req POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-x", "approve": true, "content": "ok"}'
+req POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-x", "approve": true, "content": "ok"}' "${TESTER[@]}"
 expect_http 404 '{"error":"no shutdown request \"stop-x\" in team dev"}' "an answer to no request"
-req POST /api/teams/dev/spawn '{"name": "scout", "as": "coder", "runtime": "codex", "runtime_config": {"workdir": "/src"}, "model": "gpt-5"}'
+req POST /api/teams/dev/spawn '{"name": "scout", "as": "coder", "runtime": "codex", "runtime_config": {"workdir": "/src"}, "model": "gpt-5"}' "${CODER[@]}"
 expect_http 201 "" "spawn"
 expect_eq "$(json_get "$BODY" 'j["agent"]["runtime_config"]["model"]+" "+str(j["agent"]["spawn_depth"])')" \
 	"gpt-5 1" "spawn: model and depth"
@@ -181,6 +194,97 @@ expect_http 400 '{"error":"unknown field \"modle\": use name, as, task, role, ru
 	"spawn: a misspelt field is refused"
 req GET /api/agents/scout2
 expect_http 404 "" "spawn: nothing written"
+
+# --- who a write acts as: the user, unless the request proves an agent
+# (Huddle-Agent + Huddle-Signature, the agent's attach sig)
+imp='{"error":"acting as \"manager\" needs its credential: send Huddle-Agent: TEAM/AGENT and Huddle-Signature: <its attach sig>, or name no agent to act as the user"}'
+req POST /api/teams/dev/tasks '{"subject": "Identity checks"}'
+expect_http 201 "" "the user creates a task without proof"
+tid3=$(json_get "$BODY" 'j["task"]["id"]')
+expect_eq "$(json_get "$BODY" 'j["task"]["created_by"]')" "user" "a task made without proof is the user's"
+req POST /api/teams/dev/posts '{"text": "forged", "as": "manager"}'
+expect_http 403 "$imp" "impersonation refused: room post"
+req POST /api/teams/dev/messages '{"from": "manager", "to": "coder", "content": "forged"}'
+expect_http 403 "$imp" "impersonation refused: mail"
+req POST /api/teams/dev/messages '{"from": "manager", "type": "broadcast", "content": "forged"}'
+expect_http 403 "$imp" "impersonation refused: broadcast"
+req POST /api/teams/dev/messages '{"from": "manager", "type": "shutdown_response", "request_id": "stop-t", "approve": true, "content": "forged"}'
+expect_http 403 "$imp" "impersonation refused: shutdown response"
+req POST /api/teams/dev/tasks '{"subject": "forged", "as": "manager"}'
+expect_http 403 "$imp" "impersonation refused: task create"
+req POST /api/teams/dev/delegate '{"to": "coder", "subject": "forged", "as": "manager"}'
+expect_http 403 "$imp" "impersonation refused: delegate"
+req POST /api/teams/dev/spawn '{"name": "forged", "as": "manager"}'
+expect_http 403 "$imp" "impersonation refused: spawn"
+req POST /api/teams/dev/auto-claim '{"agent": "manager"}'
+expect_http 403 "$imp" "impersonation refused: auto-claim"
+req POST "/api/tasks/$tid3/claim" '{"agent": "manager"}'
+expect_http 403 "$imp" "impersonation refused: claim by agent"
+for act in claim start complete fail release cancel retry; do
+	req POST "/api/tasks/$tid3/$act" '{"as": "manager", "reason": "r"}'
+	expect_http 403 "$imp" "impersonation refused: $act"
+done
+req POST "/api/tasks/$tid3/assign" '{"agent": "coder", "as": "manager"}'
+expect_http 403 "$imp" "impersonation refused: assign"
+req POST "/api/tasks/$tid3/link" "{\"depends_on\": $tid, \"as\": \"manager\"}"
+expect_http 403 "$imp" "impersonation refused: link"
+req POST "/api/tasks/$tid3/comment" '{"body": "forged", "as": "manager"}'
+expect_http 403 "$imp" "impersonation refused: comment"
+req GET "/api/tasks/$tid3"
+expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["owner"], j["task"]["blocked_by"])')" "('pending', None, [])" "refused writes changed no task"
+expect_eq "$("$HUDDLE" --json inbox coder --peek | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 0 "refused writes sent no mail"
+expect_eq "$("$HUDDLE" --json chat read dev | json_get "$(cat)" '[p["body"] for p in j["posts"] if p["body"] == "forged"]')" "[]" "refused writes posted nothing"
+req GET /api/agents/forged
+expect_http 404 "" "refused writes spawned nobody"
+
+# naming another agent than the proven one; a forged or partial proof
+req POST /api/teams/dev/posts '{"text": "forged", "as": "manager"}' "${CODER[@]}"
+expect_http 403 '{"error":"the credential is dev/coder'"'"'s: it cannot act as \"manager\""}' "coder's credential cannot post as manager"
+req POST /api/teams/dev/messages '{"from": "manager", "to": "tester", "content": "forged"}' "${CODER[@]}"
+expect_http 403 '{"error":"the credential is dev/coder'"'"'s: it cannot act as \"manager\""}' "coder's credential cannot mail as manager"
+req POST "/api/tasks/$tid3/claim" '{"agent": "manager"}' "${CODER[@]}"
+expect_eq "$CODE" 403 "coder's credential cannot claim for manager"
+req POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: dev/manager" -H "Huddle-Signature: $(sig_of coder)"
+expect_http 403 '{"error":"Huddle-Signature is not the signature of dev/manager"}' "another agent's sig is refused"
+req POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: dev/manager" -H "Huddle-Signature: $(head -c 64 /dev/zero | tr '\0' 0)"
+expect_http 403 '{"error":"Huddle-Signature is not the signature of dev/manager"}' "a forged sig is refused, even naming nobody"
+req POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: dev/manager"
+expect_http 403 '{"error":"Huddle-Agent and Huddle-Signature go together: send both, or neither to act as the user"}' "half a credential is refused"
+req POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: manager" -H "Huddle-Signature: $(sig_of manager)"
+expect_http 403 '{"error":"Huddle-Agent must be TEAM/AGENT"}' "Huddle-Agent without a team"
+expect_eq "$("$HUDDLE" --json chat read dev | json_get "$(cat)" '[p["body"] for p in j["posts"] if p["body"] == "forged"]')" "[]" "refused proofs posted nothing"
+
+# a valid credential: acts as its agent, named or not; the user still acts
+req POST /api/teams/dev/posts '{"text": "signed post"}' "${MANAGER[@]}"
+expect_http 201 "" "a proven agent posts"
+expect_eq "$(json_get "$BODY" '(j["post"]["authorAgentId"], j["post"]["kind"])')" "('manager', 'peer')" "the post is the proven agent's"
+req POST /api/teams/dev/posts '{"text": "signed post 2", "as": "manager"}' "${MANAGER[@]}"
+expect_http 201 "" "a proven agent may name itself"
+req POST /api/teams/dev/messages '{"to": "coder", "content": "signed mail"}' "${MANAGER[@]}"
+expect_http 201 "" "proven mail needs no from"
+expect_eq "$(json_get "$BODY" 'j["message"]["from_agent"]')" "manager" "the mail is the proven agent's"
+req POST "/api/tasks/$tid3/claim" '{}' "${CODER[@]}"
+expect_http 200 "" "a proven agent claims"
+expect_eq "$(json_get "$BODY" 'j["task"]["owner"]')" "coder" "the claimer is the proven agent"
+req POST "/api/tasks/$tid3/claim" '{}'
+expect_http 400 '{"error":"\"agent\" is required: an agent claims (the user assigns)"}' "the user does not claim"
+req POST "/api/tasks/$tid3/release" '{}'
+expect_http 200 "" "the user releases without proof"
+req POST "/api/tasks/$tid3/assign" '{"agent": "tester"}'
+expect_http 200 "" "the user assigns without proof"
+expect_eq "$(json_get "$BODY" 'j["task"]["owner"]')" "tester" "assigned by the user"
+req POST /api/teams/dev/posts '{"text": "plain user post"}'
+expect_http 201 "" "the user posts without proof"
+expect_eq "$(json_get "$BODY" '(j["post"]["authorAgentId"], j["post"]["kind"])')" "('user', 'user')" "the post is the user's"
+req POST /api/teams/dev/tasks '{"subject": "by name", "as": "user"}'
+expect_http 201 "" "naming user needs no proof"
+# an agent removed and added again elsewhere keeps no old credential
+req POST /api/teams/dev/agents '{"id": "temp"}'
+as_agent dev temp && TEMP=("${AS[@]}")
+"$HUDDLE" agent rm temp >/dev/null
+req POST /api/teams/qa/agents '{"id": "temp"}'
+req POST /api/teams/qa/posts '{"text": "stale"}' "${TEMP[@]}"
+expect_http 403 '{"error":"the credential is not valid: agent temp is no longer in team dev"}' "a stale credential is refused"
 
 # --- /mcp transport rules
 req POST /mcp '{"jsonrpc":"2.0","id":1,"method":"ping"}'
@@ -226,6 +330,10 @@ req GET "/api/team-chat?teamId=$(head -c 5000 /dev/zero | tr '\0' a)"
 expect_eq "$CODE" 400 "overlong query value"
 req GET "/api/events?team=..%2F..%2Fx"
 expect_eq "$CODE" 400 "../ in a query value"
+req GET "/api/teams/%ff%fe"
+expect_http 400 '{"error":"the path is not valid UTF-8 once percent-decoded: %XX escapes must spell UTF-8 text"}' "a path that is not UTF-8 once decoded"
+req GET "/api/team-chat?teamId=%ff%fe"
+expect_http 400 "{\"error\":\"invalid team name \\\"??\\\": use 1-50 lowercase letters, digits, '-' or '_'\"}" "a query value that is not UTF-8 gets a JSON error"
 curl -s -o /dev/null -w '%{http_code}' "$B/api/teams" -H "X-Long: $(head -c 20000 /dev/zero | tr '\0' a)" >"$T_TMP/c"
 case "$(cat "$T_TMP/c")" in 200 | 413 | 431) pass ;; *) fail "overlong header: $(cat "$T_TMP/c")" ;; esac
 
@@ -262,6 +370,21 @@ want=$("$HUDDLE" events --team dev --after "$last" --json | python3 -c 'import j
 expect_eq "$ids" "$want" "resume after Last-Event-ID: no loss, no duplicate"
 expect_eq "$(grep -c 'while away' "$T_TMP/sse2" || true)" 0 "events carry no bodies"
 expect_eq "$(grep -c '^event: team_chat_post' "$T_TMP/sse2")" 2 "both posts made while away"
+
+# Last-Event-ID beyond the head: answered from the head, saying so
+curl -sN -H 'Accept: text/event-stream' -H 'Last-Event-ID: 999999999' "$B/api/events?team=dev" >"$T_TMP/sse4" &
+c4=$!
+for _ in $(seq 100); do grep -q 'beyond the head' "$T_TMP/sse4" && break; sleep 0.02; done
+"$HUDDLE" chat post dev "after a future id" --as tester >/dev/null
+for _ in $(seq 100); do grep -q '^event: team_chat_post' "$T_TMP/sse4" && break; sleep 0.02; done
+kill "$c4"
+note=$(grep '^: last-event-id' "$T_TMP/sse4" || true)
+head_seq=$(printf '%s' "$note" | sed -n 's/^: last-event-id 999999999 is beyond the head \([0-9]*\); resuming from the head$/\1/p')
+expect_eq "$([ -n "$head_seq" ] && echo ok)" ok "a future Last-Event-ID gets a comment naming the head ($note)"
+new_id=$(grep '^id: ' "$T_TMP/sse4" | tail -1 | cut -d' ' -f2)
+expect_eq "$([ -n "$new_id" ] && [ "$new_id" -gt "${head_seq:-0}" ] && echo ok)" ok "and the stream goes on from the head (id $new_id)"
+req GET "/api/events?stream=1" "" -H 'Last-Event-ID: -3'
+expect_http 400 '{"error":"Last-Event-ID must be an event id (0 or more), not \"-3\""}' "a negative Last-Event-ID"
 
 # --- graceful shutdown: an open stream gets a final event, exit 0
 curl -sN -H 'Accept: text/event-stream' "$B/api/events" >"$T_TMP/sse3" &

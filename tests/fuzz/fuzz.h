@@ -16,7 +16,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Optional, NULL-terminated: inputs to replay as they are, and pieces the
- * replay glues together at random. Weak, so a target may omit them. */
+ * replay glues together at random. Weak, so a target may omit them. A
+ * seed is never empty: one that starts with a NUL is that NUL (a selector
+ * byte) followed by a C string. */
 extern const char *const hd_fuzz_seeds[] __attribute__((weak));
 extern const char *const hd_fuzz_tokens[] __attribute__((weak));
 

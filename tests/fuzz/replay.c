@@ -4,6 +4,8 @@
  * the target's tokens and random bytes (a fixed seed, so a failure
  * repeats), then any files named on the command line (crash inputs from
  * scripts/fuzz.sh). The target abort()s on a violation.
+ * `replay_<name> --write-seeds DIR` writes each seed to DIR/seed-<n>
+ * instead, to (re)make tests/fuzz/corpus/fuzz-<name>/ for libFuzzer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,33 @@ replay_file(const char *path)
 	return 0;
 }
 
+static size_t
+seed_len(const char *s)
+{
+	/* a seed may begin with a NUL selector byte */
+	return s[0] == '\0' ? 1 + strlen(s + 1) : strlen(s);
+}
+
+static int
+write_seeds(const char *dir)
+{
+	char path[4096];
+	FILE *f;
+	int i;
+
+	for (i = 0; hd_fuzz_seeds != NULL && hd_fuzz_seeds[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "%s/seed-%02d", dir, i);
+		if ((f = fopen(path, "wb")) == NULL ||
+		    fwrite(hd_fuzz_seeds[i], 1, seed_len(hd_fuzz_seeds[i]), f) !=
+			seed_len(hd_fuzz_seeds[i])) {
+			perror(path);
+			return 1;
+		}
+		fclose(f);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -49,6 +78,8 @@ main(int argc, char **argv)
 	size_t ntok = 0, n, len, i;
 	int run, seeds = 0;
 
+	if (argc == 3 && strcmp(argv[1], "--write-seeds") == 0)
+		return write_seeds(argv[2]);
 	if (argc > 1) {
 		for (i = 1; i < (size_t)argc; i++)
 			if (replay_file(argv[i]) != 0)
@@ -57,11 +88,9 @@ main(int argc, char **argv)
 	}
 	if (hd_fuzz_seeds != NULL)
 		for (; hd_fuzz_seeds[seeds] != NULL; seeds++) {
-			/* a seed may begin with a NUL selector byte */
 			const char *s = hd_fuzz_seeds[seeds];
 
-			LLVMFuzzerTestOneInput((const uint8_t *)s,
-			    s[0] == '\0' ? 1 + strlen(s + 1) : strlen(s));
+			LLVMFuzzerTestOneInput((const uint8_t *)s, seed_len(s));
 		}
 	if (hd_fuzz_tokens != NULL)
 		while (hd_fuzz_tokens[ntok] != NULL)

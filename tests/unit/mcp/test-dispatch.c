@@ -97,6 +97,33 @@ test_mcp__protocol_replies_are_exact(void **state)
 	}
 }
 
+/* A message with a repeated key is a parse error for the dispatcher, so
+ * it is no notification either: HTTP must not answer it 202 and drop it
+ * (found by tests/fuzz/fuzz-jsonrpc.c). */
+static void
+test_mcp__duplicate_keys_are_never_a_notification(void **state)
+{
+	struct mcp_fx *fx = *state;
+	static const char *const msgs[] = {
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"id\":4,\"result\":{}}",
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\","
+	    "\"method\":\"x\"}",
+	};
+	char *reply;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		assert_false(hd_mcp_is_notification(msgs[i], strlen(msgs[i])));
+		reply = call(fx, msgs[i]);
+		assert_non_null(reply);
+		assert_string_equal(reply,
+		    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
+		    "-32700,\"message\":\"Parse error: the message is not "
+		    "valid JSON\"}}");
+		free(reply);
+	}
+}
+
 static void
 test_mcp__initialize_negotiates_the_version(void **state)
 {
@@ -414,6 +441,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    T(test_mcp__protocol_replies_are_exact),
+	    T(test_mcp__duplicate_keys_are_never_a_notification),
 	    T(test_mcp__initialize_negotiates_the_version),
 	    T(test_mcp__tools_list_has_schemas_and_answers_before_initialize),
 	    T(test_mcp__tool_errors_are_results_with_exact_text),
