@@ -35,6 +35,14 @@
  *      sig skip the check -- the key does not change while we run, so
  *      they would verify the same way. The binding rules themselves
  *      (route-mcp.c) are unchanged.
+ *  (9) Connections are a guarded resource (guard.c: per-address and
+ *      overall limits, room held back for loopback and token holders,
+ *      deadlines bytes do not reset). Besides installing its callbacks,
+ *      the handler tells it how each request goes: its headers are in
+ *      (a connection let in on the reserve without the token is answered
+ *      503 and closed), the whole request is in (a response is queued or
+ *      it is dispatched: its deadline stops), and it is complete (the
+ *      connection is idle until its next request).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -51,6 +59,7 @@
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 
+#include "guard.h"
 #include "http.h"
 #include "server_int.h"
 
@@ -548,7 +557,33 @@ queue_json_error(struct MHD_Connection *conn, struct req_ctx *ctx, int status,
 	    "application/json");
 	ctx->status = status;
 	ctx->bytes = strlen(text);
+	hd_http__guard_answering(conn);
 	ret = MHD_queue_response(conn, (unsigned int)status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* 503 for a connection let in on the reserve without a right to it (9):
+ * JSON, Retry-After, and the connection closed after it. */
+static enum MHD_Result
+queue_reserve_refused(struct MHD_Connection *conn, struct req_ctx *ctx)
+{
+	static const char msg[] =
+	    "{\"error\":\"the server is at its connection limit: retry "
+	    "later\"}";
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg,
+	    MHD_RESPMEM_PERSISTENT);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/json");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	ctx->status = 503;
+	ctx->bytes = sizeof(msg) - 1;
+	hd_http__guard_answering(conn);
+	ret = MHD_queue_response(conn, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
@@ -597,6 +632,7 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 	enum MHD_Result ret;
 	int known;
 
+	hd_http__guard_answering(conn); /* the whole request is in (9) */
 	memset(&r, 0, sizeof(r));
 	r.srv = srv;
 	r.conn = conn;
@@ -646,6 +682,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	struct req_ctx *ctx = *con_cls;
 	const char *clen;
 	const union MHD_ConnectionInfo *ci;
+	int authed;
 
 	(void)version;
 	if (ctx == NULL) {
@@ -669,8 +706,10 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				 ->sin6_addr,
 			    ctx->peer, sizeof(ctx->peer));
 		*con_cls = ctx;
-		if (srv->token != NULL && !is_public(method, url) &&
-		    !token_ok(srv, conn))
+		authed = srv->token != NULL && token_ok(srv, conn);
+		if (!hd_http__guard_headers(conn, authed))
+			return queue_reserve_refused(conn, ctx);
+		if (srv->token != NULL && !is_public(method, url) && !authed)
 			return queue_json_error(conn, ctx, 401,
 			    "missing or wrong bearer token");
 		if (!origin_ok(srv, conn))
@@ -716,7 +755,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct req_ctx *ctx = *con_cls;
 
 	(void)cls;
-	(void)conn;
+	hd_http__guard_done(conn); /* (9) the next request's clock */
 	if (ctx == NULL)
 		return;
 	hd_log_info("%s \"%s %.120s\" %d %zuB %.1fms%s", ctx->peer, ctx->method,
@@ -895,23 +934,29 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 		if (rc < 0)
 			goto fail;
 	}
-	if ((rc = hd_http__sse_init(srv, err)) < 0 ||
+	if ((rc = hd_http__guard_start(srv, cfg, err)) < 0 ||
+	    (rc = hd_http__sse_init(srv, err)) < 0 ||
 	    (rc = hd_http__jobs_init(srv, err)) < 0)
 		goto fail;
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 	    MHD_USE_ERROR_LOG | MHD_USE_TURBO;
 	srv->port = cfg->port; /* before any request can read it; port 0 is
 				  resolved below */
-	srv->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL,
-	    on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+	srv->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port,
+	    hd_http__guard_accept, srv, on_request, srv,
+	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 	    MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
 	    MHD_OPTION_THREAD_POOL_SIZE,
 	    (unsigned int)(cfg->threads > 0 ? cfg->threads : 8),
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+	    MHD_OPTION_NOTIFY_CONNECTION, hd_http__guard_notify, srv,
+	    MHD_OPTION_URI_LOG_CALLBACK, hd_http__guard_uri, srv,
+	    MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned int)HD_GUARD_IDLE_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4000, MHD_OPTION_END);
+	    MHD_OPTION_CONNECTION_LIMIT, hd_http__guard_max(srv),
+	    MHD_OPTION_END);
 	if (srv->daemon == NULL) {
 		rc = hd_err_set(err, HD_ERR,
 		    "cannot listen on %s:%d (is the port taken? pick another "
@@ -955,6 +1000,7 @@ hd_http_stop(hd_http_server *srv)
 			hd_sleep_us(20000);
 		}
 		MHD_stop_daemon(srv->daemon);
+		hd_http__guard_stop(srv); /* every connection is closed */
 	} else {
 		hd_http__jobs_shutdown(srv);
 		hd_http__sse_shutdown(srv);
@@ -965,6 +1011,7 @@ hd_http_stop(hd_http_server *srv)
 	srv->sv = NULL;
 	hd_conversation_engine_stop(srv->conv);
 	srv->conv = NULL;
+	hd_http__guard_stop(srv); /* NULL-safe: when MHD never started */
 	hd_http__sse_free(srv);
 	hd_committer_stop(srv->committer);
 	while (srv->npool > 0)

@@ -24,6 +24,11 @@
  *  (5) Buffers are capped: a client that stops reading while events keep
  *      coming is cut off rather than growing the server without bound; it
  *      reconnects with Last-Event-ID and loses nothing.
+ *  (6) Followers have their own budget, srv->max_followers streams at
+ *      once (guard.c (6)): one more is answered 503 JSON with
+ *      Retry-After before anything is read for it, so followers can
+ *      never take the connections requests need. The check and the
+ *      registration are one critical section under sse_lock.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +190,17 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 	/* Tell the browser how long to wait before reconnecting. */
 	hd_buf_puts(&s->buf, "retry: 1000\n\n");
 	pthread_mutex_lock(&srv->sse_lock);
+	if (srv->nstreams >= srv->max_followers) { /* (6) */
+		size_t open = srv->nstreams;
+
+		pthread_mutex_unlock(&srv->sse_lock);
+		hd_buf_dispose(&s->buf);
+		free(s);
+		hd_http_error(r, 503,
+		    "too many event streams open (%zu): retry later", open);
+		hd_http_set_header(r, "Retry-After", "5");
+		return -1;
+	}
 	if (srv->nstreams == 0) {
 		/* (4) nobody was following: catch up with the head without
 		 * reading what nobody will receive */
