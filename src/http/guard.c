@@ -280,8 +280,10 @@ on_started(struct hd_guard *g, struct MHD_Connection *conn, void **sc)
 	*sc = NULL;
 	if (fi == NULL)
 		return;
-	if (ai == NULL || addr_key(ai->client_addr, key, &loopback) < 0)
-		memset(key, 0, sizeof(key)), loopback = 0;
+	if (ai == NULL || addr_key(ai->client_addr, key, &loopback) < 0) {
+		memset(key, 0, sizeof(key)); /* not IP: one shared count */
+		loopback = 0;
+	}
 	pthread_mutex_lock(&g->lock);
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    (c->addr = addr_get(g, key)) == NULL) {
