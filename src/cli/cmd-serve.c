@@ -7,6 +7,11 @@
  * Once listening it records where in HUDDLE_HOME/serve.json (presence.c:
  * host, bind address, port, --public-url, whether a token is required),
  * removed again at a clean exit; `huddle attach`, ask and exchange read it.
+ *
+ * The connection limits (--max-connections, --max-per-address,
+ * --max-followers, --header-timeout) are range-checked here; how they
+ * fit together and with the open-file limit is checked by the server
+ * (src/http/guard.c), which logs the effective values.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -52,6 +57,7 @@ cmd_serve(hd_cli *c)
 	hd_http_server *srv = NULL;
 	hd_store *st;
 	int64_t port = HD_HTTP_DEFAULT_PORT, threads = 8;
+	int64_t max_conns = 0, per_addr = 0, followers = 0, header_s = 0;
 	sigset_t set;
 	char *home;
 	int sig, rc;
@@ -61,13 +67,24 @@ cmd_serve(hd_cli *c)
 	if (cfg.token == NULL)
 		cfg.token = getenv("HUDDLE_TOKEN");
 	if ((rc = hd_cli_opt_int(c, "port", 0, 65535, &port)) != 0 ||
-	    (rc = hd_cli_opt_int(c, "threads", 1, 64, &threads)) != 0)
+	    (rc = hd_cli_opt_int(c, "threads", 1, 64, &threads)) != 0 ||
+	    (rc = hd_cli_opt_int(c, "max-connections", 64, 1000000,
+		 &max_conns)) != 0 ||
+	    (rc = hd_cli_opt_int(c, "max-per-address", 1, 1000000,
+		 &per_addr)) != 0 ||
+	    (rc = hd_cli_opt_int(c, "max-followers", 1, 1000000,
+		 &followers)) != 0 ||
+	    (rc = hd_cli_opt_int(c, "header-timeout", 1, 3600, &header_s)) != 0)
 		return rc;
 	if ((rc = public_url_arg(c, hd_cli_opt_str(c, "public-url"),
 		 pres.public_url, sizeof(pres.public_url))) != 0)
 		return rc;
 	cfg.port = (int)port;
 	cfg.threads = (int)threads;
+	cfg.max_connections = (unsigned int)max_conns;
+	cfg.max_per_address = (unsigned int)per_addr;
+	cfg.max_followers = (unsigned int)followers;
+	cfg.header_timeout = (unsigned int)header_s;
 	/* Open once in the foreground: creates and migrates the home, so the
 	 * server threads never race on a fresh database. */
 	if (hd_cli_store(c, &st) != 0)
@@ -127,6 +144,22 @@ static const hd_cli_opt serve_opts[] = {
     {"threads", 0, "N",
 	"HTTP worker threads (default 8; most of a request is spent waiting "
 	"for its group commit)",
+	0},
+    {"max-connections", 0, "N",
+	"connections at once (default 8192, lowered to fit ulimit -n); the "
+	"last eighth only for loopback clients and token holders",
+	0},
+    {"max-per-address", 0, "N",
+	"connections one address may have sending a request or idle "
+	"(default 256)",
+	0},
+    {"max-followers", 0, "N",
+	"live event streams at once (default half of --max-connections); "
+	"one more is answered 503",
+	0},
+    {"header-timeout", 0, "S",
+	"seconds a request has to arrive whole, headers and body, however "
+	"slowly its bytes trickle in (default 10)",
 	0},
     {NULL, 0, NULL, NULL, 0},
 };

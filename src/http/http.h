@@ -36,6 +36,11 @@ typedef struct hd_http_config {
 	int port;          /* default 7340; 0 picks a free port */
 	const char *token; /* bearer token, or NULL */
 	int threads;       /* MHD pool threads; default 8 (see server.c) */
+	/* the connection guard (guard.c); 0 takes the default */
+	unsigned int max_connections; /* default 8192 (fitted to ulimit -n) */
+	unsigned int max_per_address; /* default 256 */
+	unsigned int max_followers;   /* default max_connections / 2 */
+	unsigned int header_timeout;  /* seconds; default 10 */
 } hd_http_config;
 
 typedef int (*hd_route_fn)(hd_http_req *r);

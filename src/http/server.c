@@ -40,6 +40,14 @@
  *      holds the pure routing and decoding), and an error message quoting
  *      client bytes that are not UTF-8 has them replaced, never an empty
  *      500.
+ *  (10) Connections are a guarded resource (guard.c: per-address and
+ *       overall limits, room held back for loopback and token holders,
+ *       deadlines bytes do not reset). Besides installing its callbacks,
+ *       the handler tells it how each request goes: its headers are in
+ *       (a connection let in on the reserve without the token is answered
+ *       503 and closed), the whole request is in (a response is queued or
+ *       it is dispatched: its deadline stops), and it is complete (the
+ *       connection is idle until its next request).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -55,6 +63,7 @@
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 
+#include "guard.h"
 #include "http.h"
 #include "server_int.h"
 
@@ -114,157 +123,6 @@ void
 hd_http_store_give(hd_http_server *srv, hd_store *st)
 {
 	hd_http__pool_put(srv, st);
-}
-
-/* ---- request helpers ---------------------------------------------------- */
-
-const char *
-hd_http_query(hd_http_req *r, const char *key)
-{
-	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-const char *
-hd_http_header(hd_http_req *r, const char *key)
-{
-	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, key);
-}
-
-void
-hd_http_raw(hd_http_req *r, int status, const char *content_type,
-    const void *data, size_t len)
-{
-	free(r->resp);
-	r->resp = malloc(len ? len : 1);
-	if (r->resp == NULL) {
-		r->status = 500;
-		r->resp_len = 0;
-		return;
-	}
-	memcpy(r->resp, data, len);
-	r->resp_len = len;
-	r->status = status;
-	r->content_type = content_type;
-}
-
-void
-hd_http_json(hd_http_req *r, int status, json_t *body)
-{
-	char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-	json_decref(body);
-	free(r->resp);
-	r->resp = text;
-	r->resp_len = text != NULL ? strlen(text) : 0;
-	r->status = text != NULL ? status : 500;
-	r->content_type = "application/json";
-}
-
-/* msg made valid UTF-8 for JSON (9): a message quoting what a client
- * sent (a name cut at a byte count, a percent-decoded query value) may
- * not be; then every non-ASCII byte becomes '?'. */
-static const char *
-error_text(char *msg)
-{
-	char *p;
-
-	if (hd_utf8_ok(msg, strlen(msg)))
-		return msg;
-	for (p = msg; *p != '\0'; p++)
-		if ((unsigned char)*p >= 0x80)
-			*p = '?';
-	return msg;
-}
-
-void
-hd_http_error(hd_http_req *r, int status, const char *fmt, ...)
-{
-	char msg[HD_ERR_MSG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	hd_http_json(r, status, json_pack("{s:s}", "error", error_text(msg)));
-}
-
-void
-hd_http_fail(hd_http_req *r, const hd_err *err)
-{
-	int status;
-
-	switch (err->code) {
-	case HD_EINVAL: status = 400; break;
-	case HD_ENOTFOUND: status = 404; break;
-	case HD_EEXISTS:
-	case HD_ECONFLICT: status = 409; break;
-	case HD_ETOOBIG: status = 413; break;
-	case HD_EREFUSED: status = 422; break;
-	case HD_EBUSY: status = 503; break;
-	default: status = 500; break;
-	}
-	hd_http_error(r, status, "%s",
-	    err->msg[0] ? err->msg : hd_code_name(err->code));
-}
-
-void
-hd_http_set_header(hd_http_req *r, const char *name, const char *value)
-{
-	if (r->nheaders == HD_HTTP_HEADERS_MAX)
-		return;
-	r->headers[r->nheaders][0] = name;
-	r->headers[r->nheaders][1] = value;
-	r->nheaders++;
-}
-
-const char *
-hd_http_keep(hd_http_req *r, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *at = r->header_copy + r->header_copy_len;
-
-	if (n > sizeof(r->header_copy) - r->header_copy_len)
-		return NULL;
-	memcpy(at, s, n);
-	r->header_copy_len += n;
-	return at;
-}
-
-int
-hd_http_set_header_copy(hd_http_req *r, const char *name, const char *value)
-{
-	const char *kept;
-
-	if (r->nheaders == HD_HTTP_HEADERS_MAX ||
-	    (kept = hd_http_keep(r, value)) == NULL)
-		return -1;
-	hd_http_set_header(r, name, kept);
-	return 0;
-}
-
-json_t *
-hd_http_body_object(hd_http_req *r)
-{
-	json_error_t jerr;
-	json_t *j;
-
-	if (r->body_len == 0) {
-		hd_http_error(r, 400, "a JSON object body is required");
-		return NULL;
-	}
-	j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
-	if (j == NULL) {
-		hd_http_error(r, 400, "body is not valid JSON: %s (line %d, "
-				      "column %d)",
-		    jerr.text, jerr.line, jerr.column);
-		return NULL;
-	}
-	if (!json_is_object(j)) {
-		json_decref(j);
-		hd_http_error(r, 400, "body must be a JSON object");
-		return NULL;
-	}
-	return j;
 }
 
 hd_conversation_engine *
@@ -466,7 +324,33 @@ queue_json_error(struct MHD_Connection *conn, struct req_ctx *ctx, int status,
 	    "application/json");
 	ctx->status = status;
 	ctx->bytes = strlen(text);
+	hd_http__guard_answering(conn);
 	ret = MHD_queue_response(conn, (unsigned int)status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* 503 for a connection let in on the reserve without a right to it (10):
+ * JSON, Retry-After, and the connection closed after it. */
+static enum MHD_Result
+queue_reserve_refused(struct MHD_Connection *conn, struct req_ctx *ctx)
+{
+	static const char msg[] =
+	    "{\"error\":\"the server is at its connection limit: retry "
+	    "later\"}";
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg,
+	    MHD_RESPMEM_PERSISTENT);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/json");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	ctx->status = 503;
+	ctx->bytes = sizeof(msg) - 1;
+	hd_http__guard_answering(conn);
+	ret = MHD_queue_response(conn, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
@@ -515,6 +399,7 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 	enum MHD_Result ret;
 	int known;
 
+	hd_http__guard_answering(conn); /* the whole request is in (10) */
 	memset(&r, 0, sizeof(r));
 	r.srv = srv;
 	r.conn = conn;
@@ -567,6 +452,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	struct req_ctx *ctx = *con_cls;
 	const char *clen;
 	const union MHD_ConnectionInfo *ci;
+	int authed;
 
 	(void)version;
 	if (ctx == NULL) {
@@ -590,8 +476,10 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				 ->sin6_addr,
 			    ctx->peer, sizeof(ctx->peer));
 		*con_cls = ctx;
-		if (srv->token != NULL && !is_public(method, url) &&
-		    !token_ok(srv, conn))
+		authed = srv->token != NULL && token_ok(srv, conn);
+		if (!hd_http__guard_headers(conn, authed))
+			return queue_reserve_refused(conn, ctx);
+		if (srv->token != NULL && !is_public(method, url) && !authed)
 			return queue_json_error(conn, ctx, 401,
 			    "missing or wrong bearer token");
 		if (!origin_ok(srv, conn))
@@ -637,7 +525,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct req_ctx *ctx = *con_cls;
 
 	(void)cls;
-	(void)conn;
+	hd_http__guard_done(conn); /* (10) the next request's clock */
 	if (ctx == NULL)
 		return;
 	hd_log_info("%s \"%s %.120s\" %d %zuB %.1fms%s", ctx->peer, ctx->method,
@@ -798,23 +686,29 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 		if (rc < 0)
 			goto fail;
 	}
-	if ((rc = hd_http__sse_init(srv, err)) < 0 ||
+	if ((rc = hd_http__guard_start(srv, cfg, err)) < 0 ||
+	    (rc = hd_http__sse_init(srv, err)) < 0 ||
 	    (rc = hd_http__jobs_init(srv, err)) < 0)
 		goto fail;
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 	    MHD_USE_ERROR_LOG | MHD_USE_TURBO;
 	srv->port = cfg->port; /* before any request can read it; port 0 is
 				  resolved below */
-	srv->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL,
-	    on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+	srv->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port,
+	    hd_http__guard_accept, srv, on_request, srv,
+	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 	    MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
 	    MHD_OPTION_THREAD_POOL_SIZE,
 	    (unsigned int)(cfg->threads > 0 ? cfg->threads : 8),
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+	    MHD_OPTION_NOTIFY_CONNECTION, hd_http__guard_notify, srv,
+	    MHD_OPTION_URI_LOG_CALLBACK, hd_http__guard_uri, srv,
+	    MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned int)HD_GUARD_IDLE_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4000, MHD_OPTION_END);
+	    MHD_OPTION_CONNECTION_LIMIT, hd_http__guard_max(srv),
+	    MHD_OPTION_END);
 	if (srv->daemon == NULL) {
 		rc = hd_err_set(err, HD_ERR,
 		    "cannot listen on %s:%d (is the port taken? pick another "
@@ -858,6 +752,7 @@ hd_http_stop(hd_http_server *srv)
 			hd_sleep_us(20000);
 		}
 		MHD_stop_daemon(srv->daemon);
+		hd_http__guard_stop(srv); /* every connection is closed */
 	} else {
 		hd_http__jobs_shutdown(srv);
 		hd_http__sse_shutdown(srv);
@@ -868,6 +763,7 @@ hd_http_stop(hd_http_server *srv)
 	srv->sv = NULL;
 	hd_conversation_engine_stop(srv->conv);
 	srv->conv = NULL;
+	hd_http__guard_stop(srv); /* NULL-safe: when MHD never started */
 	hd_http__sse_free(srv);
 	hd_committer_stop(srv->committer);
 	while (srv->npool > 0)

@@ -1,6 +1,6 @@
 /*
- * server_int.h -- the server's private state, shared by server.c and
- * sse.c only.
+ * server_int.h -- the server's private state, shared by server.c,
+ * sse.c, async.c and guard.c only.
  */
 #ifndef HD_SERVER_INT_H
 #define HD_SERVER_INT_H
@@ -18,6 +18,7 @@ struct MHD_Connection;
 struct hd_sse;
 struct hd_http_job;
 struct hd_http_held;
+struct hd_guard;
 
 struct hd_http_server {
 	struct MHD_Daemon *daemon;
@@ -38,6 +39,8 @@ struct hd_http_server {
 	int nseen, next_seen;
 	hd_conversation_engine *conv; /* conversations (route-conversation.c) */
 	hd_supervisor *sv;	      /* autorun (supervisor.h) */
+	struct hd_guard *guard;	      /* connection limits (guard.c) */
+	unsigned int max_followers;   /* event streams at once (sse.c) */
 
 	pthread_mutex_t pool_lock; /* guards pool/npool */
 	hd_store *pool[16];

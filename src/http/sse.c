@@ -30,7 +30,19 @@
  *      with a comment line saying so -- not by silently waiting for the
  *      log to catch up with it. Both are pure, for
  *      tests/fuzz/fuzz-last-event-id.c.
+ *  (7) Followers have their own budget, srv->max_followers streams at
+ *      once (guard.c (6)): one more is answered 503 JSON with
+ *      Retry-After before anything is read for it, so followers can
+ *      never take the connections requests need. The check and the
+ *      registration are one critical section under sse_lock.
+ *  (8) MHD does not watch a suspended connection, so a follower that left
+ *      would hold its place until the next write (a keep-alive, up to
+ *      15 s): about once a second the broadcaster polls the sockets of
+ *      the suspended streams for POLLRDHUP (without waiting; under
+ *      sse_lock, so none is freed meanwhile) and ends those whose peer
+ *      is gone. A suspended connection is one MHD is not closing.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +58,12 @@
 #define SSE_BATCH 1000
 #define SSE_BUF_MAX (8 * 1024 * 1024)
 #define SSE_BACKLOG_MAX 10000
+#define SSE_REAP_MS 1000
 
 struct hd_sse {
 	struct hd_sse *next;
 	struct MHD_Connection *conn;
+	int fd; /* the connection's socket, polled while suspended (8) */
 	hd_http_server *srv;
 	char team[64]; /* "" = every team */
 	int64_t cursor; /* last seq appended */
@@ -59,26 +73,45 @@ struct hd_sse {
 	int ended;     /* no more events: end after the buffer drains */
 };
 
-static void
-sse_append_event(struct hd_sse *s, const hd_event *e)
+/* The wire text of e (1), or NULL when out of memory. */
+static char *
+sse_format(const hd_event *e)
 {
-	json_t *j;
-	char *data;
+	json_t *j = hd_event_to_json(e);
+	char *data = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER), *text;
+	int n;
 
+	json_decref(j);
+	if (data == NULL)
+		return NULL;
+	n = snprintf(NULL, 0, "id: %lld\nevent: %s\ndata: %s\n\n",
+	    (long long)e->seq, e->kind, data);
+	if (n < 0 || (text = malloc((size_t)n + 1)) == NULL) {
+		free(data);
+		return NULL;
+	}
+	snprintf(text, (size_t)n + 1, "id: %lld\nevent: %s\ndata: %s\n\n",
+	    (long long)e->seq, e->kind, data);
+	free(data);
+	return text;
+}
+
+/* Append e to s unless s has it or filters it out. *text is e's wire
+ * text, formatted on first use and kept by the caller for the next
+ * stream: with thousands of followers an event is serialized once, not
+ * once per follower (free it after the last stream). */
+static void
+sse_append_event(struct hd_sse *s, const hd_event *e, char **text)
+{
 	if (s->cursor >= e->seq)
 		return;
 	s->cursor = e->seq;
 	if (s->team[0] != '\0' &&
 	    (e->team_id == NULL || strcmp(e->team_id, s->team) != 0))
 		return;
-	j = hd_event_to_json(e);
-	data = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(j);
-	if (data == NULL)
+	if (*text == NULL && (*text = sse_format(e)) == NULL)
 		return;
-	hd_buf_printf(&s->buf, "id: %lld\nevent: %s\ndata: %s\n\n",
-	    (long long)e->seq, e->kind, data);
-	free(data);
+	hd_buf_puts(&s->buf, *text);
 	if (hd_buf_failed(&s->buf)) {
 		/* (4) a client this far behind reconnects and resumes */
 		hd_log_warn("closing an SSE stream more than %d bytes behind",
@@ -158,8 +191,12 @@ sse_backlog(struct hd_sse *s, hd_store *st, int64_t upto, hd_err *err)
 		f.after_seq = s->cursor;
 		if ((rc = hd_events_list(&l, st, &f, err)) < 0)
 			return rc;
-		for (i = 0; i < l.n && l.items[i].seq <= upto; i++)
-			sse_append_event(s, &l.items[i]);
+		for (i = 0; i < l.n && l.items[i].seq <= upto; i++) {
+			char *text = NULL;
+
+			sse_append_event(s, &l.items[i], &text);
+			free(text);
+		}
 		total += l.n;
 		if (l.n < SSE_BATCH || i < l.n) {
 			hd_event_list_dispose(&l);
@@ -223,11 +260,28 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 	}
 	s->srv = srv;
 	s->conn = r->conn;
+	{
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		    r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		s->fd = ci != NULL ? ci->connect_fd : -1;
+	}
 	s->buf.max = SSE_BUF_MAX;
 	snprintf(s->team, sizeof(s->team), "%s", team ? team : "");
 	/* Tell the browser how long to wait before reconnecting. */
 	hd_buf_puts(&s->buf, "retry: 1000\n\n");
 	pthread_mutex_lock(&srv->sse_lock);
+	if (srv->nstreams >= srv->max_followers) { /* (7) */
+		size_t open = srv->nstreams;
+
+		pthread_mutex_unlock(&srv->sse_lock);
+		hd_buf_dispose(&s->buf);
+		free(s);
+		hd_http_error(r, 503,
+		    "too many event streams open (%zu): retry later", open);
+		hd_http_set_header(r, "Retry-After", "5");
+		return -1;
+	}
 	if (srv->nstreams == 0) {
 		/* (4) nobody was following: catch up with the head without
 		 * reading what nobody will receive */
@@ -279,6 +333,39 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 	return 0;
 }
 
+/* (8) Under sse_lock: end the suspended streams whose follower left. */
+static void
+sse_reap(hd_http_server *srv)
+{
+	struct pollfd *pfd;
+	struct hd_sse *s, **who;
+	size_t n = 0, i;
+
+	if (srv->nstreams == 0)
+		return;
+	pfd = malloc(srv->nstreams * sizeof(*pfd));
+	who = malloc(srv->nstreams * sizeof(*who));
+	if (pfd != NULL && who != NULL) {
+		for (s = srv->streams; s != NULL && n < srv->nstreams;
+		    s = s->next)
+			if (s->suspended && !s->ended && s->fd >= 0) {
+				pfd[n].fd = s->fd;
+				pfd[n].events = POLLRDHUP;
+				pfd[n].revents = 0;
+				who[n++] = s;
+			}
+		if (n > 0 && poll(pfd, n, 0) > 0)
+			for (i = 0; i < n; i++)
+				if (pfd[i].revents &
+				    (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) {
+					who[i]->ended = 1;
+					sse_wake(who[i]);
+				}
+	}
+	free(pfd);
+	free(who);
+}
+
 static void *
 sse_main(void *arg)
 {
@@ -288,8 +375,9 @@ sse_main(void *arg)
 	hd_event_list l;
 	struct hd_sse *s;
 	uint64_t cursor = 0;
-	int64_t last_keepalive = hd_mono_ms();
+	int64_t last_keepalive = hd_mono_ms(), last_reap = last_keepalive;
 	hd_err err = HD_ERR_INIT;
+	char **texts = NULL; /* each event's wire text, formatted once */
 	size_t i;
 
 	if (hd_store_open(&st, srv->home, &err) < 0) {
@@ -315,13 +403,22 @@ sse_main(void *arg)
 			hd_sleep_us(200000);
 			continue;
 		}
+		if (l.n > 0 && (texts = calloc(l.n, sizeof(*texts))) == NULL) {
+			hd_event_list_dispose(&l);
+			hd_sleep_us(200000);
+			continue; /* the same events again, with memory */
+		}
 		pthread_mutex_lock(&srv->sse_lock);
 		for (s = srv->streams; s != NULL; s = s->next) {
 			for (i = 0; i < l.n; i++)
-				sse_append_event(s, &l.items[i]);
+				sse_append_event(s, &l.items[i], &texts[i]);
 			if (s->buf.len > s->off || s->ended)
 				sse_wake(s);
 		}
+		for (i = 0; i < l.n; i++)
+			free(texts[i]);
+		free(texts);
+		texts = NULL;
 		if (l.n > 0)
 			srv->sse_delivered = l.items[l.n - 1].seq;
 		if (hd_mono_ms() - last_keepalive >= SSE_KEEPALIVE_MS) {
@@ -330,6 +427,10 @@ sse_main(void *arg)
 				hd_buf_puts(&s->buf, ": keep-alive\n\n");
 				sse_wake(s);
 			}
+		}
+		if (hd_mono_ms() - last_reap >= SSE_REAP_MS) {
+			last_reap = hd_mono_ms();
+			sse_reap(srv);
 		}
 		pthread_mutex_unlock(&srv->sse_lock);
 		if (l.n == SSE_BATCH) {
