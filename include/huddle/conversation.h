@@ -266,8 +266,10 @@ void hd_conversation_free(hd_conversation *c);
 
 /* The REST shape: {"id","teamId","status","pending","totalMessages",
  * "replies":[{"agent","body","at","seq"}],"files":[file_to_json...],
- * "response","createdAt","completedAt"} (response and completedAt null
- * while running). A new reference. */
+ * "response","createdAt","completedAt","message","waitingFor"} (response
+ * and completedAt null while running; message is the user's; waitingFor
+ * the agents with a message not answered yet, each once, in arrival
+ * order, [] once completed). A new reference. */
 json_t *hd_conversation_to_json(const hd_conversation *c);
 
 /* A file a reply attached (table conversation_files). */
