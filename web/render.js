@@ -289,9 +289,10 @@
     failed: 'failed', cancelled: 'cancelled', idle: 'idle', working: 'working', error: 'in error',
     shutdown: 'shut down', shutdown_requested: 'shutting down', active: 'active',
   };
-  const words = (s) => STATUS_WORDS[s] || String(s).replace(/_/g, ' ');
+  const words = (s) => STATUS_WORDS[s] || (s === undefined || s === null ? 'unknown' : String(s).replace(/_/g, ' '));
   const has = (v) => v !== undefined && v !== null && v !== '';
   const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+  const nth = (d) => (typeof d.turn === 'number' ? `turn ${d.turn}` : 'a turn');
 
   // The sentence for an exchange's end (the page's end line says the same).
   function endReason(reason) {
@@ -305,8 +306,12 @@
 
   // ctx: {agent(name) -> Node, task(id, subject or null) -> Node,
   // money(usd) -> Node}.
-  // Returns an array of strings and nodes; never null or undefined.
+  // Returns a flat array of strings and nodes; never null or undefined.
   function eventSentence(ev, ctx) {
+    return sentence(ev, ctx).flat(Infinity).filter((x) => x !== '' && x !== null && x !== undefined);
+  }
+
+  function sentence(ev, ctx) {
     const d = ev.data && typeof ev.data === 'object' ? ev.data : {};
     const who = (x) => (has(x) ? (x === 'user' ? 'you' : ctx.agent(x)) : 'someone');
     const actor = who(ev.agent_id);
@@ -333,7 +338,7 @@
       case 'task_reassigned':
         return [task, ' moved from ', who(d.from), ' to ', who(d.to), ...by(d.by)];
       case 'dep_linked':
-        return [task, ` now waits for #${d.depends_on}`, ...by(d.by)];
+        return [task, has(d.depends_on) ? ` now waits for #${d.depends_on}` : ' now waits for another task', ...by(d.by)];
       case 'task_comment':
         return [actor, ' commented on ', task];
       case 'team_chat_post':
@@ -347,12 +352,12 @@
         return [who(d.from || ev.agent_id), `’s message for ${d.target || 'a teammate'} was not delivered`,
           has(d.reason) ? `: ${d.reason}` : ''];
       case 'speaker_selected':
-        return [`turn ${d.turn} of the exchange goes to `, who(d.speaker || ev.agent_id),
+        return [`${nth(d)} of the exchange goes to `, who(d.speaker || ev.agent_id),
           has(d.policy) ? ` (${words(d.policy)})` : ''];
       case 'turn_started':
-        return [actor, ` started turn ${d.turn} of the exchange`];
+        return [actor, ` started ${nth(d)} of the exchange`];
       case 'turn_completed':
-        return [actor, d.failed ? ` failed turn ${d.turn} of the exchange` : ` finished turn ${d.turn} of the exchange`,
+        return [actor, d.failed ? ` failed ${nth(d)} of the exchange` : ` finished ${nth(d)} of the exchange`,
           typeof d.duration_ms === 'number' ? ` in ${(d.duration_ms / 1000).toFixed(1)} s` : ''];
       case 'turn_bound_hit':
         return ['the exchange', has(d.room_id) ? ` in ${String(d.room_id).replace(/^team:/, '')}` : '',
@@ -396,9 +401,9 @@
       case 'shutdown_completed': return ['the team shut down'];
       case 'budget_set':
         return [`a ${has(d.mode) ? d.mode + ' ' : ''}budget of `, ctx.money((d.limit_cents || 0) / 100),
-          ` was set for ${words(d.scope)} ${d.subject || ''}`.trimEnd()];
+          ` was set for ${has(d.scope) ? words(d.scope) : 'the team'}${has(d.subject) ? ' ' + d.subject : ''}`];
       case 'budget_exceeded':
-        return [`${words(d.scope)} ${d.subject || ''} went over its budget of `.replace(/^ +/, ''),
+        return [`${has(d.scope) ? words(d.scope) : 'the team'}${has(d.subject) ? ' ' + d.subject : ''} went over its budget of `,
           ctx.money((d.limit_cents || 0) / 100), d.mode === 'cap' ? ' and is paused' : ''];
       case 'error': return ['error: ', has(d.message) ? d.message : 'no details'];
       case 'tool_call':

@@ -1,7 +1,7 @@
 // dashboard-words.test.mjs -- what the dashboard says, in Debian's headless
 // Chromium through playwright-core, against a real `huddle serve` started
-// by test-dashboard-words.sh (env: HUDDLE, HUDDLE_HOME, HUDDLE_PORT,
-// HUDDLE_SHOTS, CHROMIUM). The teams (words, quiet) have no description;
+// by test-dashboard-words.sh (env: HUDDLE, HUDDLE_SRC, HUDDLE_HOME,
+// HUDDLE_PORT, HUDDLE_SHOTS, CHROMIUM). The teams (words, quiet) have no description;
 // their scripted agents' canned replies carry Markdown, hostile HTML and a
 // text long enough to cost more than a cent. Every test runs at both
 // widths, 1440x900 then 390x844, on one page, in order.
@@ -15,6 +15,7 @@ import path from 'node:path';
 import {chromium} from 'playwright-core';
 
 const HUDDLE = process.env.HUDDLE;
+const HUDDLE_SRC = process.env.HUDDLE_SRC;
 const PORT = Number(process.env.HUDDLE_PORT);
 const BASE = `http://127.0.0.1:${PORT}`;
 const SHOTS = process.env.HUDDLE_SHOTS;
@@ -24,7 +25,26 @@ const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const LIVE = 10000;
 const SLOW = 60000;
 
-assert.ok(HUDDLE && PORT && SHOTS, 'run me through test-dashboard-words.sh');
+assert.ok(HUDDLE && HUDDLE_SRC && PORT && SHOTS, 'run me through test-dashboard-words.sh');
+
+// Every event kind the server emits, read from its sources: each
+// hd_events_append(st, "kind", ...) and the exchange's event_raw(st,
+// "kind", ...). A kind added there without a sentence fails below.
+function emittedKinds() {
+  const kinds = new Set();
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, {withFileTypes: true})) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.c')) {
+        const src = fs.readFileSync(p, 'utf8');
+        for (const m of src.matchAll(/(?:hd_events_append(?:_raw)?|event_raw)\(\s*[\w>.-]+,\s*"([a-z_]+)"/g)) kinds.add(m[1]);
+      }
+    }
+  };
+  walk(path.join(HUDDLE_SRC, 'src'));
+  return [...kinds].sort();
+}
 
 function cli(...args) {
   return execFileSync(HUDDLE, args, {encoding: 'utf8'});
@@ -219,6 +239,12 @@ for (const [label, viewport] of [['wide', {width: 1440, height: 900}], ['narrow'
       .some((e) => e.textContent === want), `coder claimed #${id} “${subject}”`, {timeout: LIVE});
     const created = page.locator('#events tbody tr[data-kind="task_created"]', {hasText: `#${id}`}).first();
     assert.equal(await created.locator('.ev-sentence').textContent(), `you created #${id} “${subject}”`);
+    // a kind the page once did not listen for arrives live too
+    cli('budget', 'set', 'words', '--agent', 'coder', '--limit-cents', '250', '--mode', 'warn');
+    const budget = page.locator('#events tbody tr[data-kind="budget_set"]').first();
+    await budget.waitFor({timeout: LIVE});
+    assert.match(await budget.locator('.ev-sentence').textContent(),
+      /^a warn budget of \$2\.50 was set for agent coder$/);
     const done = page.locator('#events tbody tr[data-kind="conversation_completed"]').first();
     assert.match(await done.locator('.ev-sentence').textContent(), /^the team answered with \d+ repl(y|ies)$/);
     // every row is a sentence, none "null"; its JSON is closed until asked
@@ -246,6 +272,39 @@ for (const [label, viewport] of [['wide', {width: 1440, height: 900}], ['narrow'
     await page.locator('#events-panel').scrollIntoViewIfNeeded();
     await shot(`${label}-events`);
     assert.deepEqual(consoleErrors.slice(mark), []);
+  });
+
+  test(`${label}: every kind the server emits has its own sentence, never null`, async () => {
+    const kinds = emittedKinds();
+    assert.ok(kinds.length >= 40 && kinds.includes('task_claimed') && kinds.includes('turn_bound_hit'),
+      kinds.join());
+    const said = await page.evaluate((list) => {
+      const ctx = {
+        agent: (x) => document.createTextNode(String(x)),
+        task: (id, s) => document.createTextNode(`#${id}` + (s ? ` “${s}”` : '')),
+        money: (usd) => window.huddleRender.money(usd),
+      };
+      const text = (ev) => {
+        const span = document.createElement('span');
+        span.append(...window.huddleRender.eventSentence(ev, ctx));
+        return span.textContent;
+      };
+      const out = [];
+      for (const kind of list) {
+        // the fields absent, null, or all there but the agent and task
+        for (const ev of [{kind, seq: 1, data: {}}, {kind, seq: 2, data: null},
+          {kind, seq: 3, agent_id: 'coder', task_id: 7, data: {}}]) out.push([kind, text(ev)]);
+      }
+      return out;
+    }, [...kinds, 'brand_new_kind']);
+    for (const [kind, s] of said) {
+      assert.ok(s.trim().length > 0, kind);
+      assert.doesNotMatch(s, /\bnull\b|\bundefined\b|\bNaN\b|\[object/, `${kind}: ${s}`);
+      // its own sentence, not the fallback (its name in words)
+      if (kind !== 'brand_new_kind') assert.notEqual(s, kind.replace(/_/g, ' '), `${kind} has no sentence`);
+    }
+    assert.ok(said.some(([k, s]) => k === 'brand_new_kind' && s === 'brand new kind (coder) on #7'),
+      'an unknown kind still reads as words');
   });
 
   test(`${label}: a conversation waiting for an agent says who, and nothing says null`, {timeout: SLOW}, async () => {

@@ -91,7 +91,7 @@ shots=$(cd "$(dirname "$HUDDLE")" && pwd)/e2e-screenshots-words
 rm -rf "$shots"
 mkdir -p "$shots"
 
-export HUDDLE HUDDLE_HOME CHROMIUM="$chromium" HUDDLE_PORT=$port HUDDLE_SHOTS=$shots
+export HUDDLE HUDDLE_SRC HUDDLE_HOME CHROMIUM="$chromium" HUDDLE_PORT=$port HUDDLE_SHOTS=$shots
 (cd "$here" && node --test --test-concurrency=1 dashboard-words.test.mjs)
 RC=$?
 OUT= ERR=$(tail -n 30 "$log")
