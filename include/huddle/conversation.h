@@ -134,7 +134,8 @@ int hd_mentions_delivery(char **out, const char *from, const char *shared,
     const char *body, int64_t others, hd_err *err);
 
 /* text with each tag written `→ @<ids joined by ",">: <body>` (`→ @<ids>:`
- * for an empty body), for the aggregate. *out is malloc'd. */
+ * for an empty body), for the aggregate and for `huddle ask`'s replies.
+ * *out is malloc'd. */
 int hd_mentions_display(char **out, const char *text, hd_err *err);
 
 /* ---- reply tags: the room and files (pure parser) --------------------- */
