@@ -289,6 +289,12 @@
     failed: 'failed', cancelled: 'cancelled', idle: 'idle', working: 'working', error: 'in error',
     shutdown: 'shut down', shutdown_requested: 'shutting down', active: 'active',
   };
+  // the mailbox's message types (src/mailbox/mailbox.c), as a noun
+  const MESSAGE_TYPES = {
+    message: 'a message', broadcast: 'a broadcast', shutdown_request: 'a shutdown request',
+    shutdown_response: 'a shutdown response', idle: 'an idle notice', task_update: 'a task update',
+    mention: 'a mention',
+  };
   const words = (s) => STATUS_WORDS[s] || (s === undefined || s === null ? 'unknown' : String(s).replace(/_/g, ' '));
   const has = (v) => v !== undefined && v !== null && v !== '';
   const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
@@ -346,7 +352,7 @@
         if (d.kind === 'system') return ['huddle posted a notice in the room'];
         return [who(d.author || ev.agent_id), ' posted in the room'];
       case 'message_sent':
-        return [actor, ` sent ${has(d.type) && d.type !== 'message' ? 'a ' + words(d.type) : 'a message'} to `,
+        return [actor, ` sent ${MESSAGE_TYPES[d.type] || 'a message'} to `,
           who(d.to), has(d.summary) ? `: ${q(d.summary)}` : ''];
       case 'mention_dropped':
         return [who(d.from || ev.agent_id), `’s message for ${d.target || 'a teammate'} was not delivered`,

@@ -245,6 +245,9 @@ for (const [label, viewport] of [['wide', {width: 1440, height: 900}], ['narrow'
     await budget.waitFor({timeout: LIVE});
     assert.match(await budget.locator('.ev-sentence').textContent(),
       /^a warn budget of \$2\.50 was set for agent coder$/);
+    // the mailbox's idle notice, in words (an agent goes idle after a turn)
+    const idle = page.locator('#events tbody tr[data-kind="message_sent"]', {hasText: 'idle notice'}).first();
+    assert.match(await idle.locator('.ev-sentence').textContent(), /^(coder|spender) sent an idle notice to lead: “\1 is idle”$/);
     const done = page.locator('#events tbody tr[data-kind="conversation_completed"]').first();
     assert.match(await done.locator('.ev-sentence').textContent(), /^the team answered with \d+ repl(y|ies)$/);
     // every row is a sentence, none "null"; its JSON is closed until asked
