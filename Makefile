@@ -6,6 +6,9 @@
 #   make test   install the tests' packages too (cmocka, Chromium and
 #               Node.js for the browser tests, ...), then every test, twice:
 #               a normal build and an ASan+UBSan build
+#   make install  what make run builds, copied to $(PREFIX)/bin/huddle
+#               (default PREFIX=~/.local; PREFIX=/usr/local as root);
+#               make build-run builds it without installing or serving
 # Also: make (build), make bench, make build-release (the benchmarks'
 # build, without running them), make fuzz, make clean.
 BUILD      ?= build
@@ -18,8 +21,9 @@ PORT       ?= 7340
 E2E_DIR    := tests/e2e
 NPM_STAMP  := $(BUILD)/.e2e-npm-ci.stamp
 FUZZ_SECONDS ?= 30
+PREFIX     ?= $(HOME)/.local
 
-.PHONY: all deps deps-test deps-fuzz build build-asan build-tsan build-release run test test-tsan test-unit bench fuzz clean format
+.PHONY: all deps deps-test deps-fuzz build build-asan build-tsan build-release build-run run install test test-tsan test-unit bench fuzz clean format
 
 all: build
 
@@ -62,12 +66,22 @@ test-tsan: deps-test build-tsan
 
 # Running needs no test packages: without cmocka the tests are left out of
 # the build (make build and make test put them back).
-run: deps
+build-run: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DHUDDLE_TESTS=$$(pkg-config --exists cmocka && echo ON || echo OFF) \
 	    $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
+
+run: build-run
 	@scripts/run.sh $(BUILD) $(RUN_HOME) $(PORT)
+
+# huddle on PATH: $(PREFIX)/bin/huddle, saying so when that directory is
+# not on PATH yet.
+install: build-run
+	@cmake --install $(BUILD) --prefix $(PREFIX) >/dev/null
+	@echo "installed $(PREFIX)/bin/huddle"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; \
+	*) echo "$(PREFIX)/bin is not on your PATH: export PATH=\"$(PREFIX)/bin:\$$PATH\"" ;; esac
 
 test: deps-test
 	@scripts/checksrc.sh

@@ -34,8 +34,8 @@ Its data lives in $home, not in ~/.huddle.
 
 In the dashboard: the board, the room, the agents; ask the team or start an exchange.
 From another terminal:
-  attach an agent as coder (prints its MCP config for Claude Code; add --format codex for Codex):
-    $huddle --home $home attach coder --port $port
+  attach Claude Code or Codex as coder (prints the commands to run; it finds this server):
+    $huddle --home $home attach dev coder
   post in the room:
     $huddle --home $home chat post dev "hello team"
 Ctrl-C stops the server.

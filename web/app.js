@@ -17,7 +17,12 @@
 //      here. The one exception, an agent's reply rendered as Markdown,
 //      lives in render.js (marked, then DOMPurify's allowlist, raw HTML
 //      escaped). The page's Content-Security-Policy backs this up.
-//  (4) Nothing on screen says "null" or "undefined": an absent field is
+//  (4) board.js and forms.js (acting from the board, creating teams and
+//      agents) use what window.huddle hands them, and hear the page through
+//      document events: huddle:team (a team was selected), huddle:event
+//      (each event from the stream, as detail) and huddle:board (the board
+//      was drawn again).
+//  (5) Nothing on screen says "null" or "undefined": an absent field is
 //      left out (a team without a description shows none), and what is
 //      missing is said in words ("waiting for coder").
 'use strict';
@@ -34,7 +39,7 @@
     'task_created', 'task_claimed', 'status_changed', 'dep_linked', 'task_comment',
     'team_chat_post', 'message_sent', 'mention_dropped',
     'speaker_selected', 'turn_bound_hit', 'turn_started', 'turn_completed', 'cost',
-    'conversation_started', 'conversation_reply', 'conversation_completed',
+    'conversation_started', 'conversation_reply', 'conversation_completed', 'conversation_cancelled',
     'agent_status', 'agent_added', 'agent_removed', 'agent_updated',
     'team_created', 'team_updated', 'team_removed', 'team_status',
     'shutdown_requested', 'shutdown_approved', 'shutdown_aborted', 'shutdown_completed',
@@ -292,6 +297,7 @@
   async function selectTeam(id, push) {
     state.gen++;
     state.team = id;
+    document.dispatchEvent(new CustomEvent('huddle:team'));
     closeStream();
     state.agents = [];
     state.live.clear();
@@ -416,13 +422,14 @@
     loadAgents();
     loadTeams().catch(() => {});
     for (const [id, c] of state.conversations) {
-      if (c.status !== 'completed') loadConversation(id);
+      if (c.status === 'running') loadConversation(id);
     }
   }
 
   function handleEvent(ev) {
     recordEvent(ev);
     addEventRow(ev);
+    document.dispatchEvent(new CustomEvent('huddle:event', {detail: ev}));
     const d = ev.data || {};
     if (ev.kind === 'team_chat_post') loadRoom();
     else if (BOARD_KINDS.has(ev.kind)) loadBoard();
@@ -431,6 +438,9 @@
       // a turn that ended takes its live tool calls with it
       if (d.to !== 'working') state.live.delete(ev.agent_id);
       if (a && d.to) {
+        // since when it works: the elapsed time on its card (progress.js)
+        if (d.to !== 'working') a.turn_started_at = null;
+        else if (a.status !== 'working' || !a.turn_started_at) a.turn_started_at = ev.ts || Date.now();
         a.status = d.to;
         // the reason an error comes with; any other status clears it
         a.status_reason = d.to === 'error' ? (d.reason || a.status_reason) : null;
@@ -462,6 +472,7 @@
     else if (ev.kind === 'conversation_started') conversationStarted(d);
     else if (ev.kind === 'conversation_reply') conversationReply(d);
     else if (ev.kind === 'conversation_completed') conversationCompleted(d);
+    else if (ev.kind === 'conversation_cancelled') conversationCompleted(d, 'cancelled');
   }
 
   // ---- agents --------------------------------------------------------------
@@ -532,6 +543,9 @@
           h('div', {class: 'agent-name'},
             h('span', {class: 'name'}, a.name && a.name !== a.id ? `${a.name}` : a.id),
             a.leader ? h('span', {class: 'badge lead', title: 'team leader'}, 'lead') : null),
+          // ticked every second by progress.js
+          a.status === 'working' && a.turn_started_at ? h('div', {class: 'working-time', role: 'timer',
+            'data-since': a.turn_started_at}, `working ${window.HuddleProgress ? HuddleProgress.elapsed(a.turn_started_at) : ''}`) : null,
           h('div', {class: 'agent-sub'},
             a.role ? h('span', {class: 'role'}, a.role) : null,
             h('span', {class: 'badge runtime' + (scripted ? ' scripted' : ''),
@@ -635,6 +649,7 @@
       col.classList.toggle('is-empty', list.length === 0);
     }
     $('#col-cancelled').hidden = by.get('cancelled').length === 0;
+    document.dispatchEvent(new CustomEvent('huddle:board'));
   }
 
   // ---- the room ------------------------------------------------------------
@@ -826,10 +841,11 @@
     let li = list.querySelector(`li[data-conversation="${CSS.escape(c.id)}"]`);
     const fresh = !li;
     if (fresh) li = h('li', {class: 'conv', 'data-conversation': c.id});
-    const done = c.status === 'completed';
+    const done = c.status === 'completed' || c.status === 'cancelled';
     const n = c.total != null ? c.total : c.replies.length;
     // who it waits for, by name; a count only until the snapshot says who
-    const statusText = done ? `answered · ${n} repl${n === 1 ? 'y' : 'ies'}`
+    const statusText = done
+      ? `${c.status === 'cancelled' ? 'cancelled' : 'answered'} · ${n} repl${n === 1 ? 'y' : 'ies'}`
       : c.waitingFor.length ? `waiting for ${c.waitingFor.join(', ')}`
         : c.pending ? `waiting for ${c.pending} more repl${c.pending === 1 ? 'y' : 'ies'}` : 'thinking…';
     li.dataset.status = c.status;
@@ -841,7 +857,9 @@
         h('span', {class: 'conv-q'}, c.message || 'A conversation'),
         failed.length ? h('span', {class: 'conv-error'},
           failed.length === 1 ? `${failed[0].agent} failed` : `${failed.length} replies failed`) : null,
-        h('span', {class: 'conv-status' + (done ? ' done' : '')}, statusText)),
+        h('span', {class: 'conv-status' + (done ? ' done' : '')}, statusText),
+        c.status === 'running' ? h('button', {type: 'button', class: 'btn conv-cancel',
+          'data-cancel-conversation': c.id, title: 'stop its running turns and end it'}, 'Cancel') : null),
       h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply' + (r.error ? ' failed' : ''),
         'data-agent': r.agent, 'data-seq': r.seq, hue: hueOf(r.agent)},
         avatar(r.agent, 'sm'), h('span', {class: 'author'}, r.agent),
@@ -896,10 +914,10 @@
     renderConversation(c);
   }
 
-  function conversationCompleted(d) {
+  function conversationCompleted(d, status) {
     if (!d || !d.conversation_id) return;
     const c = conv(d.conversation_id);
-    c.status = 'completed';
+    c.status = status || 'completed';
     c.total = d.total_messages;
     c.pending = 0;
     c.waitingFor = [];
@@ -919,8 +937,8 @@
       if (Array.isArray(r.files)) c.files = r.files;
       if (r.message) c.message = r.message;
       if (Array.isArray(r.waitingFor)) c.waitingFor = r.waitingFor;
-      if (r.status === 'completed') {
-        c.status = 'completed';
+      if (r.status === 'completed' || r.status === 'cancelled') {
+        c.status = r.status;
         c.total = r.totalMessages;
         c.waitingFor = [];
       }
@@ -1002,6 +1020,7 @@
     const btn = ev.target.querySelector('button');
     state.exchangeRunning = true;
     btn.disabled = true;
+    if (window.HuddleProgress) HuddleProgress.exchangeRunning(true);
     $('#exchange-turn-list').replaceChildren();
     $('#exchange-result').replaceChildren();
     say('#exchange-msg', 'Running… turns appear in the room as they are taken.');
@@ -1023,6 +1042,7 @@
     } finally {
       state.exchangeRunning = false;
       btn.disabled = false;
+      if (window.HuddleProgress) HuddleProgress.exchangeRunning(false);
     }
   }
 
@@ -1178,6 +1198,13 @@
       });
     }
   }
+
+  if (window.HuddleProgress) {
+    HuddleProgress.init({api, team: () => state.team, say, loadConversation});
+  }
+  // For board.js and forms.js (4).
+  window.huddle = Object.freeze({api, h, avatar, hueOf, timeEl, say, enc, state,
+    eventDetail: eventSentence, loadBoard, loadAgents, loadTeams, selectTeam});
 
   boot();
 })();

@@ -283,6 +283,7 @@
     max_turns: 'it reached its turn limit',
     budget_paused: 'a budget paused it',
     aborted: 'it was stopped',
+    cancelled: 'cancelled by the user',
   };
   const STATUS_WORDS = {
     pending: 'pending', claimed: 'claimed', in_progress: 'in progress', completed: 'completed',
@@ -346,7 +347,7 @@
       case 'dep_linked':
         return [task, has(d.depends_on) ? ` now waits for #${d.depends_on}` : ' now waits for another task', ...by(d.by)];
       case 'task_comment':
-        return [actor, ' commented on ', task];
+        return [has(d.by) ? who(d.by) : (has(ev.agent_id) ? actor : 'you'), ' commented on ', task];
       case 'team_chat_post':
         if (d.kind === 'user') return ['you posted in the room'];
         if (d.kind === 'system') return ['huddle posted a notice in the room'];
@@ -378,6 +379,10 @@
           typeof d.pending === 'number' && d.pending > 1 ? ` (${plural(d.pending - 1, 'message', 'messages')} still open)` : ''];
       case 'conversation_completed':
         return [`the team answered with ${plural(d.total_messages || 0, 'reply', 'replies')}`];
+      case 'conversation_cancelled':
+        return [`the conversation was cancelled after ${plural(d.total_messages || 0, 'reply', 'replies')}`,
+          has(d.by) ? [' by ', who(d.by)] : '',
+          typeof d.pending === 'number' && d.pending > 0 ? ` (${plural(d.pending, 'message', 'messages')} unanswered)` : ''];
       case 'conversation_resumed':
         return ['a conversation was taken over and goes on',
           d.requeued ? ` (${plural(d.requeued, 'message', 'messages')} asked again)` : ''];

@@ -39,4 +39,10 @@ int hd_attach_verify_key(const unsigned char key[HD_ATTACH_KEY_LEN],
 int hd_attach_url(char **out, hd_store *st, const char *host, int port,
     const char *agent, hd_err *err);
 
+/* The same under a base URL ("http://host:port", or a server's
+ * --public-url such as "https://huddle.example.com/team"; no trailing
+ * slash): <base>/mcp?roomTeamId=...&postAuthorAgentId=...&sig=... */
+int hd_attach_url_base(char **out, hd_store *st, const char *base,
+    const char *agent, hd_err *err);
+
 #endif

@@ -90,6 +90,9 @@ typedef struct hd_task {
 	hd_task_comment *comments; /* oldest first; hd_board_get only */
 	size_t ncomments;
 	int has_comments; /* 1 when comments were loaded */
+	int64_t *dependents; /* hd_board_get only: the tasks that depend on
+				this one, ascending */
+	size_t ndependents;
 	int64_t *unblocked; /* hd_board_complete only: the tasks this
 			       completion made ready, ascending */
 	size_t nunblocked;
@@ -161,8 +164,8 @@ int hd_task_status_ok(const char *s);
 int hd_board_create(
     hd_task **out, hd_store *st, const hd_task_spec *spec, hd_err *err);
 
-/* One task with depends_on, blocked_by and comments. `task 5 not found`
- * (HD_ENOTFOUND). */
+/* One task with depends_on, blocked_by, comments and dependents (the
+ * tasks that depend on it). `task 5 not found` (HD_ENOTFOUND). */
 int hd_board_get(hd_task **out, hd_store *st, int64_t id, hd_err *err);
 
 /*
@@ -303,7 +306,8 @@ int hd_board_link(hd_task **out, hd_store *st, int64_t id, int64_t dep,
 
 /* Add a comment (1..10000 characters) by author, a member of the task's
  * team or "user". Reflected as `Comment on task #5 "W" by coder: <the
- * comment, first 200 characters>`. *out (when non-NULL):
+ * comment, first 200 characters>`; emits task_comment {"comment_id",
+ * "by"}, so the task's history has it. *out (when non-NULL):
  * hd_task_comment_free() it. */
 int hd_board_comment(hd_task_comment **out, hd_store *st, int64_t id,
     const char *author, const char *body, hd_err *err);
@@ -330,7 +334,8 @@ int hd_board_reassign_open(hd_tasks *moved, hd_store *st, const char *team,
  * "priority","metadata","result","reason","created_by","created_at",
  * "claimed_at","started_at","completed_at","updated_at","depends_on",
  * "blocked_by","ready","parent_id" (null for a root),"children" (ids)}
- * plus "comments" when loaded and "unblocked" (ids)
+ * plus "comments" and "dependents" (the ids of the tasks that depend on
+ * this one) when loaded (hd_board_get) and "unblocked" (ids)
  * in hd_board_complete's answer. A new reference. */
 json_t *hd_task_to_json(const hd_task *t);
 json_t *hd_task_comment_to_json(const hd_task_comment *c);

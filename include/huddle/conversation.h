@@ -231,7 +231,7 @@ typedef struct hd_conversation_delivery {
 	char *from_agent; /* NULL: the user */
 	char *body;       /* the directed part */
 	char *prompt;     /* exactly what the agent's turn received */
-	char *state;      /* queued | running | done */
+	char *state;      /* queued | running | done | cancelled */
 	int64_t created_at;
 	int64_t started_at;  /* 0 until claimed */
 	int64_t finished_at; /* 0 until answered */
@@ -241,7 +241,7 @@ typedef struct hd_conversation {
 	char *id;
 	char *team_id;
 	char *origin;  /* who started it: "cli", "http", "api", ... */
-	char *status;  /* running | completed | failed */
+	char *status;  /* running | completed | failed | cancelled */
 	char *message; /* the user's message as sent */
 	char *target;  /* the agent it was routed to */
 	int64_t pending;

@@ -89,6 +89,13 @@ int hd_events_last_of(hd_event_list *out, hd_store *st, const char *agent,
 int hd_events_progress(
     int64_t *out, hd_store *st, const char *agent, int64_t after_seq, hd_err *err);
 
+/*
+ * A task's history: the newest `limit` events (1..10000; 0 means 100)
+ * naming task_id in team, oldest first. `limit must be between 1 and
+ * 10000, not 0`-style refusals as hd_events_list. *out as hd_events_list.
+ */
+int hd_events_list_task(hd_event_list *out, hd_store *st, const char *team,
+    int64_t task_id, int limit, hd_err *err);
 /* The highest seq in the log (0 when empty). */
 int hd_events_head(int64_t *out, hd_store *st, hd_err *err);
 

@@ -3,7 +3,8 @@
  * turns in a team's room, started explicitly with a stimulus. Narration
  * only: an exchange never writes the board.
  *
- * The loop, in order, until it ends for one of four reasons:
+ * The loop, in order, until it ends for one of five reasons:
+ *   cancelled (spec cancel, cancel.h)             -> cancelled
  *   caller went away                              -> aborted
  *   select a speaker (hd_exchange_select); none   -> no_pending_obligation
  *   speaker's cap budget already tripped          -> budget_paused
@@ -179,9 +180,11 @@ typedef enum hd_exchange_end {
 	HD_EXCHANGE_NO_PENDING = 1,
 	HD_EXCHANGE_BUDGET_PAUSED = 2,
 	HD_EXCHANGE_MAX_TURNS = 3,
+	HD_EXCHANGE_CANCELLED = 4,
 } hd_exchange_end;
 
-/* "aborted", "no_pending_obligation", "budget_paused", "max_turns". */
+/* "aborted", "no_pending_obligation", "budget_paused", "max_turns",
+ * "cancelled". */
 const char *hd_exchange_end_name(hd_exchange_end e);
 
 /* What an observer is shown; every pointer is borrowed for the call. */
@@ -217,6 +220,9 @@ typedef struct hd_exchange_spec {
 	const int64_t *max_turns;  /* NULL: 5; else clamped */
 	atomic_int *abort;         /* or NULL: set to stop between turns */
 	atomic_int *abort_turn;    /* or NULL: set to stop a running turn */
+	atomic_int *cancel;        /* or NULL: as abort, but the exchange
+				      ends `cancelled` (cancel.h); set
+				      abort_turn too to stop the turn */
 	int64_t lease_ms;          /* 0: $HUDDLE_EXCHANGE_LEASE_MS, else 30 s */
 	int64_t turn_timeout_ms;   /* 0: the runtime's own limit */
 	const char *mcp_host;      /* with mcp_port > 0: each turn gets the */

@@ -11,6 +11,7 @@
 #include "autorun.h"
 #include "board.h"
 #include "budget.h"
+#include "cancel.h"
 #include "conversation.h"
 #include "buf.h"
 #include "err.h"

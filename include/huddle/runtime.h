@@ -261,6 +261,11 @@ typedef struct hd_runtime_adapter {
 int hd_runtime_find(
     const hd_runtime_adapter **out, const char *name, hd_err *err);
 
+/* Every adapter this build has, in the table's order (the order the
+ * refusals name them), ending with NULL: what a surface offers when an
+ * agent is added (GET /api/runtimes). Static; never free it. */
+const hd_runtime_adapter *const *hd_runtime_adapters(void);
+
 /*
  * What the runtime layer accepts before an agent is written (an
  * hd_agent_runtime_check, for the surfaces to hand the domain): runtime

@@ -215,6 +215,7 @@ task_dispose(hd_task *t)
 		free(t->comments[i].body);
 	}
 	free(t->comments);
+	free(t->dependents);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -433,6 +434,33 @@ task_load_comments(hd_store *st, hd_task *t, hd_err *err)
 	return rc;
 }
 
+/* t->dependents: the tasks that depend on t (task_deps_rev), ascending;
+ * loaded with the comments, for the one-task read. */
+static int
+task_load_dependents(hd_store *st, hd_task *t, hd_err *err)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT task_id FROM task_deps WHERE depends_on = ?"
+		 " ORDER BY task_id",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, t->id);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+		if (ids_push(&t->dependents, &t->ndependents, &cap,
+			sqlite3_column_int64(s, 0)) < 0) {
+			rc = oom(err);
+			break;
+		}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
 /* Step a statement returning TASK_COLS once: *out is the task, or NULL
  * when there was no row. The statement is reset either way. */
 static int
@@ -479,7 +507,9 @@ task_load(
 	if ((rc = task_step(out, st, s, err)) < 0 || *out == NULL)
 		return rc;
 	if ((rc = task_load_deps(st, *out, err)) < 0 ||
-	    (with_comments && (rc = task_load_comments(st, *out, err)) < 0)) {
+	    (with_comments &&
+		((rc = task_load_comments(st, *out, err)) < 0 ||
+		    (rc = task_load_dependents(st, *out, err)) < 0))) {
 		hd_task_free(*out);
 		*out = NULL;
 	}
@@ -2345,6 +2375,13 @@ board_comment_txn(hd_store *st, void *payload, hd_err *err)
 		hd_task_free(b->task);
 		if ((rc = task_load(&b->task, st, b->id, 0, err)) == 0)
 			b->changed = 1; /* reflected: `Comment on task #5 ...` */
+		/* the task's history names it (the dashboard's drawer) */
+		if (rc == 0)
+			hd_events_append(st, "task_comment", team, b->id,
+			    event_agent(b->actor),
+			    json_pack("{s:I, s:s}", "comment_id",
+				(json_int_t)b->comment->id, "by",
+				b->comment->author));
 	}
 	free(team);
 	return rc;
@@ -2450,6 +2487,8 @@ hd_task_to_json(const hd_task *t)
 			json_array_append_new(
 			    cs, hd_task_comment_to_json(&t->comments[i]));
 		json_object_set_new(o, "comments", cs);
+		json_object_set_new(o, "dependents",
+		    json_ids(t->dependents, t->ndependents));
 	}
 	return o;
 }

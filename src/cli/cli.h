@@ -146,6 +146,23 @@ void hd_cli_exchange_print_end(const hd_exchange_result *r);
  * shown as spaces, ending with a newline. */
 void hd_cli_print_indented(const char *text, const char *indent);
 
+/* The status line on stderr while agents work (progress.c): NULL (and
+ * every call a no-op) unless stderr is a terminal and neither --json nor
+ * quiet. Items are copied. Hide it before printing, show it after. */
+typedef struct hd_cli_progress hd_cli_progress;
+typedef struct hd_cli_progress_item {
+	char name[64];
+	int working;      /* else waiting */
+	int64_t since_ms; /* working since (ms since the epoch), or 0 */
+} hd_cli_progress_item;
+
+hd_cli_progress *hd_cli_progress_start(hd_cli *c, int quiet);
+void hd_cli_progress_set(hd_cli_progress *p, const char *prefix,
+    const hd_cli_progress_item *items, size_t n);
+void hd_cli_progress_hide(hd_cli_progress *p);
+void hd_cli_progress_show(hd_cli_progress *p);
+void hd_cli_progress_stop(hd_cli_progress *p);
+
 /* The supervisor by hand (cmd-autorun.c): subcommands of agent and team,
  * the --autorun/--turns-per-hour/--park-after options of team update
  * (*given 1 when any was passed; non-zero return: exit with it), and the

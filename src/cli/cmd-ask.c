@@ -17,20 +17,31 @@
  * the finished conversation ({"id","teamId",...} as the REST API gives
  * it, plus "transcript").
  *
- * SIGINT or SIGTERM stops the engine: the turn in progress is put back
- * and the conversation released, for `huddle serve` (or any engine that
- * resumes) to finish; the command then exits 1.
+ * While agents work, a terminal gets a status line on stderr (progress.c):
+ * who works on the conversation and for how long, who has a message
+ * waiting; read from the conversation's messages at each poll.
+ *
+ * Ctrl-C (SIGINT) cancels the conversation (cancel.h): the running turns
+ * are stopped, the conversation ends `cancelled`, the replies so far are
+ * printed and kept (`=== N replies (cancelled by the user) ===`), and the
+ * command exits 130; a second Ctrl-C exits 130 at once. SIGTERM stops the
+ * engine instead: the turn in progress is put back and the conversation
+ * released, for `huddle serve` (or any engine that resumes) to finish;
+ * the command then exits 1. A conversation cancelled from elsewhere
+ * (`huddle conversation cancel`) ends the same way, exiting 1.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../http/http.h"
 #include "cli.h"
 
 #define ASK_POLL_MS 200
+#define ASK_EXIT_INTERRUPTED 130 /* 128 + SIGINT */
 
 /*
  * The engine's callback only signals; the main thread prints from the
@@ -71,11 +82,13 @@ ask_on_reply(const hd_conversation_reply_info *r, void *payload)
 /* Print the replies of c not printed yet, tags as the aggregate shows
  * them (the raw body should that fail: out of memory). */
 static void
-print_new(struct ask_view *v, const hd_conversation *c)
+print_new(struct ask_view *v, const hd_conversation *c, hd_cli_progress *p)
 {
 	hd_err err = HD_ERR_INIT;
 	char *shown;
 
+	if (v->printed < c->nreplies)
+		hd_cli_progress_hide(p);
 	for (; v->printed < c->nreplies; v->printed++) {
 		const hd_conversation_reply *r = &c->replies[v->printed];
 
@@ -87,6 +100,41 @@ print_new(struct ask_view *v, const hd_conversation *c)
 		free(shown);
 	}
 	fflush(stdout);
+	hd_cli_progress_show(p);
+}
+
+/* The status line: each agent with a message of c running (working, since
+ * it started) or queued (waiting), in arrival order, once each. */
+static void
+show_progress(hd_cli_progress *p, const hd_conversation *c)
+{
+	hd_cli_progress_item items[16];
+	size_t i, j, n = 0;
+	int working;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < c->ndeliveries && n < 16; i++) {
+		const hd_conversation_delivery *d = &c->deliveries[i];
+
+		working = strcmp(d->state, "running") == 0;
+		if (!working && strcmp(d->state, "queued") != 0)
+			continue;
+		for (j = 0; j < n; j++)
+			if (strcmp(items[j].name, d->to_agent) == 0)
+				break;
+		if (j == n) {
+			memset(&items[n], 0, sizeof(items[n]));
+			snprintf(items[n].name, sizeof(items[n].name), "%s",
+			    d->to_agent);
+			n++;
+		}
+		if (working) {
+			items[j].working = 1;
+			items[j].since_ms = d->started_at;
+		}
+	}
+	hd_cli_progress_set(p, NULL, items, n);
 }
 
 /* Wait up to ms for a reply after gen. */
@@ -155,13 +203,14 @@ note_scripted(hd_store *st, const char *team)
 	hd_agents_dispose(&l);
 }
 
-/* 1 once SIGINT or SIGTERM is pending (both are blocked here). */
+/* SIGINT or SIGTERM once pending (both are blocked here), else 0. */
 static int
 interrupted(const sigset_t *set)
 {
 	struct timespec zero = {0, 0};
+	int sig = sigtimedwait(set, NULL, &zero);
 
-	return sigtimedwait(set, NULL, &zero) > 0;
+	return sig > 0 ? sig : 0;
 }
 
 static int
@@ -172,12 +221,13 @@ cmd_ask(hd_cli *c)
 	hd_conversation_spec spec;
 	hd_conversation *conv = NULL;
 	struct ask_view view;
+	hd_cli_progress *prog = NULL;
 	hd_store *st;
 	sigset_t set, old;
 	char id[HD_CONVERSATION_ID_LEN + 1], path[4096], mcp_host[256];
 	uint64_t gen;
 	size_t i, nfailed;
-	int rc = HD_EXIT_FAIL;
+	int rc = HD_EXIT_FAIL, sig, cancelling = 0;
 
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
@@ -212,20 +262,49 @@ cmd_ask(hd_cli *c)
 		fprintf(stderr, "note: conversation %s\n", id);
 		note_scripted(st, spec.team);
 	}
+	prog = hd_cli_progress_start(c, hd_cli_flag(c, "quiet"));
 	for (;;) {
 		pthread_mutex_lock(&view.lock);
 		gen = view.gen;
 		pthread_mutex_unlock(&view.lock);
 		hd_conversation_free(conv);
 		if (hd_conversation_get(&conv, st, id, &c->err) < 0) {
+			hd_cli_progress_stop(prog); /* erased before the error */
+			prog = NULL;
 			rc = hd_cli_fail(c);
 			goto done;
 		}
 		if (!c->json)
-			print_new(&view, conv);
+			print_new(&view, conv, prog);
 		if (strcmp(conv->status, "running") != 0)
 			break;
-		if (interrupted(&set)) {
+		show_progress(prog, conv);
+		sig = interrupted(&set);
+		if (sig == SIGINT && cancelling) {
+			hd_cli_progress_stop(prog);
+			fputs("huddle: interrupted\n", stderr);
+			_exit(ASK_EXIT_INTERRUPTED); /* the second: at once */
+		}
+		if (sig == SIGINT) {
+			/* the engine (ours) stops the turns and ends it */
+			cancelling = 1;
+			hd_cli_progress_hide(prog);
+			if (hd_conversation_cancel(NULL, st, id, NULL, &c->err) <
+				0 &&
+			    c->err.code != HD_ECONFLICT) {
+				hd_cli_progress_stop(prog);
+				prog = NULL;
+				rc = hd_cli_fail(c);
+				goto done;
+			}
+			fprintf(stderr,
+			    "huddle: cancelling conversation %s (Ctrl-C again "
+			    "to quit at once)\n",
+			    id);
+			hd_cli_progress_show(prog);
+		} else if (sig == SIGTERM) {
+			hd_cli_progress_stop(prog);
+			prog = NULL;
 			hd_conversation_engine_stop(e);
 			e = NULL;
 			hd_err_set(&c->err, HD_ERR,
@@ -237,6 +316,8 @@ cmd_ask(hd_cli *c)
 		}
 		wait_reply(&view, gen, ASK_POLL_MS);
 	}
+	hd_cli_progress_stop(prog);
+	prog = NULL;
 	if (hd_conversation_transcript_path(
 		path, sizeof(path), hd_store_home(st), conv, &c->err) < 0) {
 		rc = hd_cli_fail(c);
@@ -249,13 +330,28 @@ cmd_ask(hd_cli *c)
 		hd_cli_json(j);
 	} else {
 		/* the replies above are the answer: no second copy */
-		printf("=== answered: %zu repl%s ===\n", conv->nreplies,
-		    conv->nreplies == 1 ? "y" : "ies");
+		if (strcmp(conv->status, "cancelled") == 0)
+			printf("=== %zu repl%s (" HD_CANCEL_REASON ") ===\n",
+			    conv->nreplies, conv->nreplies == 1 ? "y" : "ies");
+		else
+			printf("=== answered: %zu repl%s ===\n", conv->nreplies,
+			    conv->nreplies == 1 ? "y" : "ies");
 		print_files(conv);
 		fflush(stdout);
 		fprintf(stderr, "note: transcript: %s\n", path);
 	}
 	rc = HD_EXIT_OK;
+	if (strcmp(conv->status, "cancelled") == 0) {
+		/* the replies so far are printed and kept */
+		if (cancelling) {
+			rc = ASK_EXIT_INTERRUPTED;
+			goto done;
+		}
+		hd_err_set(&c->err, HD_ERR, "conversation %s was cancelled",
+		    id);
+		rc = hd_cli_fail(c);
+		goto done;
+	}
 	/* the answer is printed and kept; a failed turn still fails the
 	 * command, so scripts see it */
 	for (i = nfailed = 0; i < conv->nreplies; i++)
@@ -268,6 +364,7 @@ cmd_ask(hd_cli *c)
 		rc = hd_cli_fail(c);
 	}
 done:
+	hd_cli_progress_stop(prog);
 	hd_conversation_engine_stop(e);
 	hd_conversation_free(conv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -276,12 +373,18 @@ done:
 	return rc;
 }
 
+static const hd_cli_opt ask_opts[] = {
+    {"quiet", 'q', NULL, "no status line on stderr while agents work", 0},
+    {NULL, 0, NULL, NULL, 0},
+};
+
 const hd_cli_cmd hd_cli_cmd_ask = {
     .name = "ask",
     .args = "TEAM MESSAGE",
     .summary = "Ask a team: a conversation routed by @mentions",
     .min_args = 2,
     .max_args = 2,
+    .opts = ask_opts,
     .fn = cmd_ask,
     .details = "The message goes to the team's leader, or to the agent it "
 	       "starts with\n(\"@coder fix the build\"). Agents reply and "
@@ -293,5 +396,9 @@ const hd_cli_cmd hd_cli_cmd_ask = {
 	       "path] attaches\na file from the agent's workdir; an answer "
 	       "over 4000 characters is cut\nand attached whole. Attachments "
 	       "are listed after the answer: save them\nwith 'huddle "
-	       "conversation files ID --save DIR'.",
+	       "conversation files ID --save DIR'.\n"
+	       "On a terminal, a status line on stderr shows who is working "
+	       "and for how\nlong (--quiet: none). Ctrl-C cancels the "
+	       "conversation: the running turns\nstop, the replies so far "
+	       "are printed and kept, and the command exits 130.",
 };

@@ -1,16 +1,53 @@
 /*
- * cmd-attach.c -- `huddle attach AGENT`: print a ready MCP configuration
- * for an agent's runtime: a signed Streamable HTTP URL (SPEC 10.4) or,
- * with --stdio, a `huddle mcp --team T --agent A` command.
+ * cmd-attach.c -- `huddle attach TEAM AGENT`: how to attach an agent's
+ * runtime (Claude Code, Codex, any MCP client) to huddle as AGENT: a
+ * signed Streamable HTTP URL (SPEC 10.4) or, with --stdio, a `huddle mcp
+ * --team T --agent A` command. Older spellings stay: `attach AGENT` and
+ * `attach TEAM --as AGENT`.
+ *
+ *  (1) Where: explicit --host/--port win; else the running server's record
+ *      (HUDDLE_HOME/serve.json, presence.c: its --public-url, else its
+ *      host and port); else the defaults (127.0.0.1:7340). One stderr line
+ *      says which (not under --json, where "server" in the output does,
+ *      nor with --stdio, which needs no server).
+ *  (2) The MCP server is named huddle-<agent>, so one project can hold
+ *      several identities (the runtime adapters, claude.c and codex.c,
+ *      keep their own name `huddle` in the configs they write per turn).
+ *  (3) Secrets stay out of what people commit. The signed URL is printed
+ *      once, as an `export HUDDLE_<AGENT>_URL=...` line marked as a secret
+ *      (text, env, json); the Claude Code config and `claude mcp add`
+ *      command carry ${HUDDLE_<AGENT>_URL} and `Bearer ${HUDDLE_TOKEN}`,
+ *      which Claude Code expands from the environment when it starts.
+ *      Codex expands no variable in an MCP url, so its `codex mcp add`
+ *      puts the URL in the user's own ~/.codex/config.toml and reads the
+ *      token from the variable (bearer_token_env_var). The bearer token's
+ *      value is never printed, only the variable that holds it.
+ *  (4) Whether a token is needed: the running server's record says; with
+ *      no server, whether the token variable (HUDDLE_TOKEN, or
+ *      --token-env) is set, which is what `huddle serve` would use.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../http/http.h"
 #include "cli.h"
 
-#define HD_DEFAULT_PORT 7340
+#define ATTACH_URL_VAR_MAX 80
+
+typedef struct attach_ctx {
+	const char *team, *agent;
+	char name[64];			    /* huddle-<agent> */
+	char url_var[ATTACH_URL_VAR_MAX];   /* HUDDLE_<AGENT>_URL */
+	const char *token_var;		    /* or NULL: no token needed */
+	char base[1100];		    /* http://host:port or public */
+	const char *source;		    /* running, defaults, options */
+	long pid;			    /* of the running server, or 0 */
+	char *url;			    /* the signed URL (a secret) */
+	char exe[PATH_MAX], home[PATH_MAX]; /* for --stdio */
+} attach_ctx;
 
 static void
 self_path(char *out, size_t outlen)
@@ -23,108 +60,449 @@ self_path(char *out, size_t outlen)
 		out[n] = '\0';
 }
 
+/* s as one shell word: as is when it needs no quoting, else in single
+ * quotes (a ' inside as '\''). */
+static void
+sh_word(hd_buf *b, const char *s)
+{
+	const char *p;
+
+	if (s[0] != '\0' && strspn(s,
+				"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+				"TUVWXYZ0123456789_-./:=@,+%") == strlen(s)) {
+		hd_buf_puts(b, s);
+		return;
+	}
+	hd_buf_putc(b, '\'');
+	for (p = s; *p != '\0'; p++)
+		if (*p == '\'')
+			hd_buf_puts(b, "'\\''");
+		else
+			hd_buf_putc(b, *p);
+	hd_buf_putc(b, '\'');
+}
+
+/* `huddle --home H mcp --team T --agent A`, each word quoted for sh. */
+static void
+stdio_words(hd_buf *b, const attach_ctx *x)
+{
+	sh_word(b, x->exe);
+	hd_buf_puts(b, " --home ");
+	sh_word(b, x->home);
+	hd_buf_printf(b, " mcp --team %s --agent %s", x->team, x->agent);
+}
+
+static char *
+claude_cmd(const attach_ctx *x, int stdio)
+{
+	hd_buf b = HD_BUF_INIT(0);
+
+	if (stdio) {
+		hd_buf_printf(&b, "claude mcp add %s -- ", x->name);
+		stdio_words(&b, x);
+	} else {
+		/* single quotes: the config keeps the references (3) */
+		hd_buf_printf(&b, "claude mcp add --transport http %s '${%s}'",
+		    x->name, x->url_var);
+		if (x->token_var != NULL)
+			hd_buf_printf(&b,
+			    " --header 'Authorization: Bearer ${%s}'",
+			    x->token_var);
+	}
+	return hd_buf_detach(&b);
+}
+
+static char *
+codex_cmd(const attach_ctx *x, int stdio)
+{
+	hd_buf b = HD_BUF_INIT(0);
+
+	if (stdio) {
+		hd_buf_printf(&b, "codex mcp add %s -- ", x->name);
+		stdio_words(&b, x);
+	} else {
+		/* double quotes: the shell puts the URL in ~/.codex (3) */
+		hd_buf_printf(&b, "codex mcp add %s --url \"$%s\"", x->name,
+		    x->url_var);
+		if (x->token_var != NULL)
+			hd_buf_printf(&b, " --bearer-token-env-var %s",
+			    x->token_var);
+	}
+	return hd_buf_detach(&b);
+}
+
+static char *
+export_line(const attach_ctx *x)
+{
+	hd_buf b = HD_BUF_INIT(0);
+
+	hd_buf_printf(&b, "export %s=", x->url_var);
+	sh_word(&b, x->url);
+	return hd_buf_detach(&b);
+}
+
+/* The mcpServers entry Claude Code reads (.mcp.json, --mcp-config). */
+static json_t *
+claude_entry(const attach_ctx *x, int stdio)
+{
+	char ref[ATTACH_URL_VAR_MAX + 8], auth[ATTACH_URL_VAR_MAX + 16];
+	json_t *e;
+
+	if (stdio)
+		return json_pack("{s:s, s:s, s:[s, s, s, s, s, s, s]}", "type",
+		    "stdio", "command", x->exe, "args", "--home", x->home,
+		    "mcp", "--team", x->team, "--agent", x->agent);
+	snprintf(ref, sizeof(ref), "${%s}", x->url_var);
+	e = json_pack("{s:s, s:s}", "type", "http", "url", ref);
+	if (e != NULL && x->token_var != NULL) {
+		snprintf(auth, sizeof(auth), "Bearer ${%s}", x->token_var);
+		json_object_set_new(
+		    e, "headers", json_pack("{s:s}", "Authorization", auth));
+	}
+	return e;
+}
+
+/* (1): where the server is, and whether it wants a token (4). */
+static int
+resolve_server(
+    hd_cli *c, attach_ctx *x, const char *token_env, int quiet)
+{
+	const char *host = hd_cli_opt_str(c, "host");
+	int64_t port = 0;
+	hd_http_presence p;
+	int running, rc, v6;
+
+	if ((rc = hd_cli_opt_int(c, "port", 1, 65535, &port)) != 0)
+		return rc;
+	if (host != NULL &&
+	    (host[0] == '\0' || strlen(host) > 200 ||
+		strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+			     "YZ0123456789.-:") != strlen(host)))
+		return hd_cli_usage(c,
+		    "--host must be a host name or an IP address, not \"%s\"",
+		    host);
+	running = hd_http_presence_read(x->home, &p);
+	if (running)
+		x->pid = p.pid;
+	if (host != NULL || port != 0) {
+		if (host == NULL)
+			host = running ? p.host : "127.0.0.1";
+		/* an IPv6 address goes in brackets */
+		v6 = strchr(host, ':') != NULL;
+		snprintf(x->base, sizeof(x->base), "http://%s%s%s:%d",
+		    v6 ? "[" : "", host, v6 ? "]" : "",
+		    port != 0 ? (int)port
+		    : running ? p.port
+			      : HD_HTTP_DEFAULT_PORT);
+		x->source = "options";
+	} else if (running) {
+		if (p.public_url[0] != '\0')
+			snprintf(x->base, sizeof(x->base), "%s", p.public_url);
+		else
+			snprintf(x->base, sizeof(x->base), "http://%s:%d",
+			    p.host, p.port);
+		x->source = "running";
+	} else {
+		snprintf(x->base, sizeof(x->base), "http://127.0.0.1:%d",
+		    HD_HTTP_DEFAULT_PORT);
+		x->source = "defaults";
+	}
+	if (running)
+		x->token_var = p.token ? token_env : NULL;
+	else {
+		const char *v = getenv(token_env);
+
+		x->token_var = v != NULL && v[0] != '\0' ? token_env : NULL;
+	}
+	if (quiet)
+		return 0;
+	if (strcmp(x->source, "running") == 0)
+		fprintf(stderr,
+		    "huddle: using the running server at %s (pid %ld%s)\n",
+		    x->base, p.pid,
+		    p.public_url[0] != '\0' ? ", its --public-url" : "");
+	else if (strcmp(x->source, "options") == 0)
+		fprintf(stderr, "huddle: using %s, as given (--host/--port)%s\n",
+		    x->base,
+		    running ? "" : "; no server is running for this home");
+	else
+		fprintf(stderr,
+		    "huddle: no server is running for this home; using the "
+		    "defaults: %s (start it with: huddle serve)\n",
+		    x->base);
+	if (x->token_var != NULL && running)
+		fprintf(stderr,
+		    "huddle: the server requires a bearer token: the configs "
+		    "read it from $%s\n",
+		    x->token_var);
+	else if (x->token_var != NULL)
+		fprintf(stderr,
+		    "huddle: $%s is set, so huddle serve will require it as a "
+		    "bearer token: the configs read it from $%s\n",
+		    x->token_var, x->token_var);
+	return 0;
+}
+
+static void
+print_text(const attach_ctx *x, int stdio)
+{
+	char *claude = claude_cmd(x, stdio), *codex = codex_cmd(x, stdio);
+	char *exp = stdio ? NULL : export_line(x);
+
+	printf("# %s: agent %s of team %s, on %s\n", x->name, x->agent,
+	    x->team, stdio ? "stdio (huddle mcp)" : x->base);
+	if (!stdio) {
+		printf("\n# 1. The signed URL. It is a SECRET: whoever holds it "
+		       "acts as %s.\n#    Keep it in your shell profile or a "
+		       "secrets manager, never in a file you commit.\n%s\n",
+		    x->agent, exp);
+		if (x->token_var != NULL)
+			printf("#    The server requires a bearer token: export "
+			       "%s with the token huddle serve was\n#    "
+			       "started with (it is not printed here).\n",
+			    x->token_var);
+		printf("\n# 2. Claude Code: the config keeps ${%s}%s%s%s, "
+		       "read from the\n#    environment when claude starts; "
+		       "nothing secret is written.\n%s\n",
+		    x->url_var, x->token_var != NULL ? " and ${" : "",
+		    x->token_var != NULL ? x->token_var : "",
+		    x->token_var != NULL ? "}" : "", claude);
+	} else
+		printf("\n# Claude Code:\n%s\n", claude);
+	printf("#    Let it call huddle's tools without asking: claude "
+	       "--allowedTools mcp__%s\n#    A project .mcp.json instead (safe "
+	       "to commit): huddle attach %s %s --format claude%s\n",
+	    x->name, x->team, x->agent, stdio ? " --stdio" : "");
+	if (!stdio)
+		printf("\n# 3. Codex reads no variable in an MCP url: this puts "
+		       "the URL in your own\n#    ~/.codex/config.toml, never "
+		       "in the project%s.\n",
+		    x->token_var != NULL ? "; the token stays in the variable"
+					 : "");
+	else
+		printf("\n# Codex:\n");
+	printf("%s\n#    Let it call huddle's tools without asking: add "
+	       "default_tools_approval_mode = \"approve\"\n#    under "
+	       "[mcp_servers.%s] in ~/.codex/config.toml\n",
+	    codex, x->name);
+	free(claude);
+	free(codex);
+	free(exp);
+}
+
+static json_t *
+attach_json(const attach_ctx *x, int stdio)
+{
+	char *claude = claude_cmd(x, stdio), *codex = codex_cmd(x, stdio);
+	char *exp = export_line(x), allowed[100];
+	json_t *j;
+
+	snprintf(allowed, sizeof(allowed), "--allowedTools mcp__%s", x->name);
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:{s:s, s:s, s:o}, "
+		      "s:{s:s, s:s, s:s, s:s}, s:{s:{s:o}}, s:{s:s, s:[s, s, s, s, "
+		      "s, s, s]}}",
+	    "name", x->name, "agent", x->agent, "team", x->team, "url", x->url,
+	    "url_env", x->url_var, "token_env", x->token_var, "server", "base",
+	    x->base, "source", x->source, "pid",
+	    x->pid != 0 ? json_integer(x->pid) : json_null(), "commands",
+	    "export", exp, "claude", claude, "codex", codex,
+	    "claude_allowed_tools", allowed, "mcp_json", "mcpServers",
+	    x->name, claude_entry(x, stdio), "stdio", "command", x->exe, "args",
+	    "--home", x->home, "mcp", "--team", x->team, "--agent", x->agent);
+	free(claude);
+	free(codex);
+	free(exp);
+	return j;
+}
+
+static int
+print_codex_stdio_toml(const attach_ctx *x)
+{
+	json_t *s;
+	char *q;
+
+	/* TOML basic strings: JSON string escaping is valid */
+	printf("[mcp_servers.%s]\n", x->name);
+	s = json_string(x->exe);
+	q = json_dumps(s, JSON_ENCODE_ANY);
+	printf("command = %s\n", q);
+	free(q);
+	json_decref(s);
+	s = json_string(x->home);
+	q = json_dumps(s, JSON_ENCODE_ANY);
+	printf("args = [\"--home\", %s, \"mcp\", \"--team\", \"%s\", "
+	       "\"--agent\", \"%s\"]\n",
+	    q, x->team, x->agent);
+	free(q);
+	json_decref(s);
+	printf("default_tools_approval_mode = \"approve\"\n");
+	return HD_EXIT_OK;
+}
+
+/* TEAM AGENT, TEAM --as AGENT, or the older AGENT alone. */
+static int
+attach_args(hd_cli *c, const char **team, const char **agent)
+{
+	const char *as;
+	int rc;
+
+	if ((rc = hd_cli_as(c, NULL, &as)) != 0)
+		return rc;
+	*team = NULL;
+	if (c->argc == 2) {
+		if (as != NULL && strcmp(as, c->argv[1]) != 0)
+			return hd_cli_usage(c,
+			    "the agent is %s or %s? give it once: attach TEAM "
+			    "AGENT",
+			    c->argv[1], as);
+		*team = c->argv[0];
+		*agent = c->argv[1];
+	} else if (as != NULL) {
+		*team = c->argv[0];
+		*agent = as;
+	} else
+		*agent = c->argv[0]; /* the older `attach AGENT` */
+	if (*team != NULL)
+		return hd_cli_agent_in(c, *team, *agent);
+	return 0;
+}
+
 static int
 cmd_attach(hd_cli *c)
 {
 	const char *format = hd_cli_opt_str(c, "format");
-	const char *host = hd_cli_opt_str(c, "host");
+	const char *token_env = hd_cli_opt_str(c, "token-env");
 	int stdio = hd_cli_flag(c, "stdio");
-	int64_t port = HD_DEFAULT_PORT;
+	attach_ctx x = {0};
 	hd_agent *a = NULL;
 	hd_store *st;
-	char *url = NULL, exe[PATH_MAX], home[PATH_MAX];
-	json_t *args = NULL, *entry = NULL;
-	int rc = HD_EXIT_FAIL;
+	size_t i, n;
+	int rc;
 
 	if (format == NULL)
-		format = c->json ? "json" : "claude";
-	if (strcmp(format, "claude") != 0 && strcmp(format, "codex") != 0 &&
-	    strcmp(format, "json") != 0)
-		return hd_cli_usage(c, "--format must be claude, codex or json");
-	if ((rc = hd_cli_opt_int(c, "port", 1, 65535, &port)) != 0)
+		format = c->json ? "json" : "text";
+	if (strcmp(format, "text") != 0 && strcmp(format, "claude") != 0 &&
+	    strcmp(format, "codex") != 0 && strcmp(format, "json") != 0 &&
+	    strcmp(format, "env") != 0)
+		return hd_cli_usage(c,
+		    "--format must be text, claude, codex, json or env, not "
+		    "\"%s\"",
+		    format);
+	if (token_env == NULL)
+		token_env = "HUDDLE_TOKEN";
+	for (i = 0; token_env[i] != '\0'; i++)
+		if (!(isupper((unsigned char)token_env[i]) ||
+			token_env[i] == '_' ||
+			(i > 0 && isdigit((unsigned char)token_env[i]))))
+			break;
+	if (i == 0 || token_env[i] != '\0' || i > 60)
+		return hd_cli_usage(c,
+		    "--token-env must be a variable name like HUDDLE_TOKEN "
+		    "(capital letters, digits, _), not \"%s\"",
+		    token_env);
+	if ((rc = attach_args(c, &x.team, &x.agent)) != 0)
 		return rc;
-	if (host == NULL)
-		host = "127.0.0.1";
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	rc = HD_EXIT_FAIL;
-	if (hd_agent_get(&a, st, c->argv[0], &c->err) < 0 ||
-	    hd_attach_url(&url, st, host, (int)port, c->argv[0], &c->err) < 0) {
+	if (hd_agent_get(&a, st, x.agent, &c->err) < 0)
+		return hd_cli_fail(c);
+	x.agent = a->id;
+	x.team = a->team_id;
+	if (x.team == NULL) {
+		hd_err_set(&c->err, HD_EREFUSED, "agent %s is not in a team",
+		    a->id);
 		rc = hd_cli_fail(c);
 		goto done;
 	}
-	self_path(exe, sizeof(exe));
-	if (realpath(hd_store_home(st), home) == NULL)
-		snprintf(home, sizeof(home), "%s", hd_store_home(st));
-	args = json_pack("[s, s, s, s, s, s, s]", "--home", home, "mcp",
-	    "--team", a->team_id, "--agent", a->id);
-
-	if (strcmp(format, "claude") == 0) {
-		if (stdio)
-			entry = json_pack("{s:s, s:s, s:O}", "type", "stdio",
-			    "command", exe, "args", args);
-		else
-			entry = json_pack("{s:s, s:s}", "type", "http", "url", url);
-		hd_cli_json(json_pack("{s:{s:o}}", "mcpServers", "huddle", entry));
-		entry = NULL;
-	} else if (strcmp(format, "codex") == 0) {
-		size_t i;
-
-		printf("[mcp_servers.huddle]\n");
-		if (stdio) {
-			/* TOML basic strings: JSON string escaping is valid */
-			json_t *s = json_string(exe);
-			char *q = json_dumps(s, JSON_ENCODE_ANY);
-
-			printf("command = %s\nargs = [", q);
-			free(q);
-			json_decref(s);
-			for (i = 0; i < json_array_size(args); i++) {
-				q = json_dumps(json_array_get(args, i),
-				    JSON_ENCODE_ANY);
-				printf("%s%s", i ? ", " : "", q);
-				free(q);
-			}
-			printf("]\n");
-		} else
-			printf("url = \"%s\"\n", url);
-		printf("default_tools_approval_mode = \"approve\"\n");
-	} else {
-		hd_cli_json(json_pack("{s:s, s:s, s:s, s:{s:s, s:O}}", "agent",
-		    a->id, "team", a->team_id, "url", url, "stdio", "command",
-		    exe, "args", args));
+	snprintf(x.name, sizeof(x.name), "huddle-%s", a->id);
+	n = (size_t)snprintf(x.url_var, sizeof(x.url_var), "HUDDLE_%s_URL",
+	    a->id);
+	for (i = 0; i < n; i++)
+		x.url_var[i] = x.url_var[i] == '-'
+		    ? '_'
+		    : (char)toupper((unsigned char)x.url_var[i]);
+	self_path(x.exe, sizeof(x.exe));
+	if (realpath(hd_store_home(st), x.home) == NULL)
+		snprintf(x.home, sizeof(x.home), "%s", hd_store_home(st));
+	if ((rc = resolve_server(c, &x, token_env, c->json || stdio)) != 0)
+		goto done;
+	if (hd_attach_url_base(&x.url, st, x.base, a->id, &c->err) < 0) {
+		rc = hd_cli_fail(c);
+		goto done;
 	}
 	rc = HD_EXIT_OK;
+	if (strcmp(format, "text") == 0)
+		print_text(&x, stdio);
+	else if (strcmp(format, "env") == 0) {
+		char *exp = export_line(&x);
+
+		printf("%s\n", exp);
+		free(exp);
+	} else if (strcmp(format, "claude") == 0)
+		hd_cli_json(json_pack(
+		    "{s:{s:o}}", "mcpServers", x.name, claude_entry(&x, stdio)));
+	else if (strcmp(format, "codex") == 0) {
+		if (stdio)
+			rc = print_codex_stdio_toml(&x);
+		else {
+			char *cmd = codex_cmd(&x, 0);
+
+			printf("# Codex reads no variable in an MCP url: this "
+			       "puts the signed URL in your own\n"
+			       "# ~/.codex/config.toml (never the project's). "
+			       "First: %s (a secret)\n%s\n",
+			    x.url_var, cmd);
+			free(cmd);
+		}
+	} else
+		hd_cli_json(attach_json(&x, stdio));
 done:
-	json_decref(entry);
-	json_decref(args);
-	free(url);
+	free(x.url);
 	hd_agent_free(a);
 	return rc;
 }
 
 static const hd_cli_opt attach_opts[] = {
-	{"format", 'f', "FORMAT", "claude (default), codex or json", 0},
+	{"as", 0, "AGENT", "the agent (or give it as the second argument)", 0},
+	{"format", 'f', "FORMAT",
+	    "text (default: the commands to run), claude (.mcp.json), codex "
+	    "(codex mcp add), json, env (the export line)",
+	    0},
 	{"stdio", 0, NULL, "use a `huddle mcp` command instead of the HTTP URL",
 	    0},
-	{"port", 'p', "PORT", "the server's port (default 7340)", 0},
-	{"host", 0, "HOST", "the server's host (default 127.0.0.1)", 0},
+	{"port", 'p', "PORT",
+	    "the server's port (default: the running server's, else 7340)", 0},
+	{"host", 0, "HOST",
+	    "the server's host (default: the running server's, else "
+	    "127.0.0.1)",
+	    0},
+	{"token-env", 0, "VAR",
+	    "the variable holding the server's bearer token (default "
+	    "HUDDLE_TOKEN)",
+	    0},
 	{NULL, 0, NULL, NULL, 0},
 };
 
 const hd_cli_cmd hd_cli_cmd_attach = {
 	.name = "attach",
-	.args = "AGENT",
-	.summary = "Print an MCP configuration that attaches a runtime as AGENT",
+	.args = "TEAM AGENT",
+	.summary = "Print how to attach a runtime (Claude Code, Codex) as AGENT",
 	.min_args = 1,
-	.max_args = 1,
+	.max_args = 2,
 	.opts = attach_opts,
 	.fn = cmd_attach,
 	.details =
-	    "claude: an mcpServers entry for Claude Code (.mcp.json or "
-	    "--mcp-config).\ncodex: an [mcp_servers.huddle] block for "
-	    "~/.codex/config.toml.\njson: the URL and the stdio command.\n"
-	    "The URL carries sig = HMAC-SHA256 of the team and agent with "
-	    "HUDDLE_HOME/secret;\na URL without a valid sig is served "
-	    "read-only.",
+	    "Reads where the server listens from HUDDLE_HOME/serve.json "
+	    "(written by huddle serve), else uses the defaults, and says which "
+	    "on stderr.\nThe MCP server is named huddle-AGENT. The signed URL "
+	    "is a secret: it is printed once, to export as HUDDLE_AGENT_URL; "
+	    "the\nconfigs refer to that variable and to $HUDDLE_TOKEN, never "
+	    "holding either value.\ntext: the export line, `claude mcp add` "
+	    "and `codex mcp add` commands.\nclaude: an mcpServers file for "
+	    "Claude Code (.mcp.json), with ${VAR} references.\ncodex: the "
+	    "`codex mcp add` command (Codex expands no variable in a url).\n"
+	    "json: all of it, machine-readable. env: the export line, for "
+	    "eval.\nThe URL carries sig = HMAC-SHA256 of the team and agent "
+	    "with HUDDLE_HOME/secret;\na URL without a valid sig is served "
+	    "read-only. Older spellings: attach AGENT, attach TEAM --as AGENT.",
 };

@@ -16,10 +16,19 @@
  * to Ask the team.)
  * The speaker line is printed (and flushed) when the speaker is chosen, so
  * a slow turn shows who is speaking; the reply follows when it is posted.
- * Ctrl-C once stops after the running turn; twice stops the running turn
- * too. An aborted exchange exits 1; every other end exits 0.
+ * On a terminal a status line on stderr (progress.c) shows the turn, who
+ * is speaking and for how long.
+ * Ctrl-C cancels: the running turn is stopped (its process group killed),
+ * the exchange ends `cancelled` and the command exits 130; a second
+ * Ctrl-C exits 130 at once. SIGTERM once stops after the running turn,
+ * twice stops the turn too (`aborted`). `huddle exchange cancel TEAM`
+ * (another process) cancels the exchange running in TEAM's room: the one
+ * running it sees the request (cancel.h, its watch) and ends `cancelled`.
+ * An aborted or cancelled exchange exits 1 (130 after Ctrl-C); every
+ * other end exits 0.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,22 +36,109 @@
 #include "../http/http.h"
 #include "cli.h"
 
+#define EXCH_EXIT_INTERRUPTED 130 /* 128 + SIGINT */
+#define EXCH_CANCEL_WAIT_MS 15000
+
 static atomic_int exch_abort;
 static atomic_int exch_abort_turn;
+static atomic_int exch_cancel;
+static atomic_int exch_sigint; /* Ctrl-C seen */
+static int exch_tty;            /* stderr is a terminal */
 
+/* Async-signal-safe: flags and write(2) only. */
 static void
 exch_on_signal(int sig)
 {
 	static const char once[] = "\nhuddle: stopping after this turn "
-				   "(Ctrl-C again to stop it now)\n";
-	ssize_t w;
+				   "(SIGTERM again to stop it now)\n";
+	static const char cancel[] = "\r\033[Khuddle: cancelling the "
+				     "exchange (Ctrl-C again to quit at "
+				     "once)\n";
+	static const char plain[] = "\nhuddle: cancelling the exchange "
+				    "(Ctrl-C again to quit at once)\n";
+	ssize_t w = 0;
 
-	(void)sig;
-	if (!atomic_exchange(&exch_abort, 1))
+	if (sig == SIGINT) {
+		if (atomic_exchange(&exch_sigint, 1)) {
+			if (exch_tty) /* no status line left behind */
+				w = write(2, "\r\033[K", 4);
+			(void)w;
+			_exit(EXCH_EXIT_INTERRUPTED); /* the second: at once */
+		}
+		atomic_store(&exch_cancel, 1);
+		atomic_store(&exch_abort_turn, 1);
+		if (exch_tty)
+			w = write(2, cancel, sizeof(cancel) - 1);
+		else
+			w = write(2, plain, sizeof(plain) - 1);
+	} else if (!atomic_exchange(&exch_abort, 1))
 		w = write(2, once, sizeof(once) - 1);
 	else
 		atomic_store(&exch_abort_turn, 1);
 	(void)w;
+}
+
+/* The CLI's view plus the status line around it. */
+struct exch_cli_view {
+	hd_cli_exchange_view view;
+	hd_cli_progress *prog;
+};
+
+static void
+exch_selected(const hd_exchange_step *s, void *payload)
+{
+	struct exch_cli_view *v = payload;
+	hd_cli_progress_item it;
+	char prefix[64];
+
+	hd_cli_progress_hide(v->prog);
+	hd_cli_exchange_selected(s, &v->view);
+	hd_cli_progress_show(v->prog);
+	memset(&it, 0, sizeof(it));
+	snprintf(it.name, sizeof(it.name), "%s", s->speaker);
+	it.working = 1;
+	it.since_ms = hd_now_ms();
+	snprintf(prefix, sizeof(prefix), "[turn %d/%d]", s->turn,
+	    s->max_turns);
+	hd_cli_progress_set(v->prog, prefix, &it, 1);
+}
+
+static void
+exch_turn(const hd_exchange_step *s, void *payload)
+{
+	struct exch_cli_view *v = payload;
+
+	hd_cli_progress_set(v->prog, NULL, NULL, 0);
+	hd_cli_progress_hide(v->prog);
+	hd_cli_exchange_turn(s, &v->view);
+	hd_cli_progress_show(v->prog);
+}
+
+/* `huddle exchange cancel TEAM [--as AGENT]`. */
+static int
+exch_cancel_cmd(hd_cli *c, const char *team)
+{
+	char room[HD_ROOM_ID_MAX];
+	const char *as = NULL;
+	hd_store *st;
+	int rc;
+
+	if ((rc = hd_cli_as(c, NULL, &as)) != 0)
+		return rc;
+	if (hd_cli_store(c, &st) != 0)
+		return HD_EXIT_FAIL;
+	if (as != NULL && (rc = hd_cli_agent_in(c, team, as)) != 0)
+		return rc;
+	if (hd_exchange_cancel(room, st, team, as, &c->err) < 0 ||
+	    hd_exchange_cancel_wait(st, team, EXCH_CANCEL_WAIT_MS, &c->err) <
+		0)
+		return hd_cli_fail(c);
+	if (c->json)
+		hd_cli_json(json_pack("{s:s, s:s}", "room_id", room, "status",
+		    "cancelled"));
+	else
+		printf("exchange in %s cancelled\n", room);
+	return HD_EXIT_OK;
 }
 
 void
@@ -176,7 +272,9 @@ cmd_exchange(hd_cli *c)
 {
 	hd_exchange_spec spec;
 	hd_exchange_result res;
-	hd_cli_exchange_view view;
+	struct exch_cli_view cv;
+	hd_cli_exchange_view *vp = &cv.view;
+	hd_exchange_watch *watch = NULL;
 	struct sigaction sa, old_int, old_term;
 	const char **first = NULL;
 	char *first_buf = NULL;
@@ -187,8 +285,14 @@ cmd_exchange(hd_cli *c)
 	char mcp_host[256];
 	int rc, mcp_port = 0;
 
+	if (c->argc == 2) {
+		if (strcmp(c->argv[0], "cancel") != 0)
+			return hd_cli_usage(c,
+			    "'exchange' takes TEAM, or 'cancel TEAM'");
+		return exch_cancel_cmd(c, c->argv[1]);
+	}
 	memset(&spec, 0, sizeof(spec));
-	memset(&view, 0, sizeof(view));
+	memset(&cv, 0, sizeof(cv));
 	spec.team = c->argv[0];
 	spec.stimulus = hd_cli_opt_str(c, "stimulus");
 	if (spec.stimulus == NULL)
@@ -205,7 +309,7 @@ cmd_exchange(hd_cli *c)
 			    HD_EXCHANGE_TURNS_PER_PARTICIPANT,
 			    (long long)max_turns);
 		spec.max_turns = &max_turns;
-		view.requested_turns = max_turns;
+		vp->requested_turns = max_turns;
 	}
 	if ((rc = hd_cli_opt_int(c, "timeout", 1, 86400, &timeout_s)) != 0)
 		return rc;
@@ -232,16 +336,27 @@ cmd_exchange(hd_cli *c)
 		spec.mcp_host = mcp_host;
 		spec.mcp_port = mcp_port;
 	}
-	view.json = c->json;
-	view.header = 1;
-	view.turns = c->json ? json_array() : NULL;
+	vp->json = c->json;
+	vp->header = 1;
+	vp->turns = c->json ? json_array() : NULL;
 	atomic_store(&exch_abort, 0);
 	atomic_store(&exch_abort_turn, 0);
+	atomic_store(&exch_cancel, 0);
+	atomic_store(&exch_sigint, 0);
 	spec.abort = &exch_abort;
 	spec.abort_turn = &exch_abort_turn;
-	spec.on_selected = hd_cli_exchange_selected;
-	spec.on_turn = hd_cli_exchange_turn;
-	spec.payload = &view;
+	spec.cancel = &exch_cancel;
+	spec.on_selected = exch_selected;
+	spec.on_turn = exch_turn;
+	spec.payload = &cv;
+	/* a cancel from another process (cancel.h) */
+	if (hd_exchange_watch_start(&watch, hd_store_home(st), spec.team,
+		&exch_cancel, &exch_abort_turn, NULL, &c->err) < 0) {
+		rc = hd_cli_fail(c);
+		goto done;
+	}
+	exch_tty = isatty(STDERR_FILENO);
+	cv.prog = hd_cli_progress_start(c, hd_cli_flag(c, "quiet"));
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = exch_on_signal; /* no SA_RESTART: wake waits */
@@ -249,6 +364,10 @@ cmd_exchange(hd_cli *c)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	rc = hd_exchange_run(&res, st, &spec, &c->err);
+	hd_cli_progress_stop(cv.prog);
+	cv.prog = NULL;
+	hd_exchange_watch_stop(watch);
+	watch = NULL;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (rc < 0) {
@@ -260,22 +379,28 @@ cmd_exchange(hd_cli *c)
 		hd_cli_json(
 		    json_pack("{s:b, s:s, s:o, s:i, s:O}", "ok", 1, "roomId",
 			res.room_id, "result", hd_exchange_result_to_json(&res),
-			"maxTurns", res.max_turns, "turns", view.turns));
+			"maxTurns", res.max_turns, "turns", vp->turns));
 	} else
 		hd_cli_exchange_print_end(&res);
-	rc = res.ended == HD_EXCHANGE_ABORTED ? HD_EXIT_FAIL : HD_EXIT_OK;
+	rc = res.ended == HD_EXCHANGE_ABORTED ||
+		     res.ended == HD_EXCHANGE_CANCELLED
+		 ? HD_EXIT_FAIL
+		 : HD_EXIT_OK;
+	if (res.ended == HD_EXCHANGE_CANCELLED && atomic_load(&exch_sigint))
+		rc = EXCH_EXIT_INTERRUPTED;
 	/* the turns are printed and kept; a failed one still fails the
 	 * command, so scripts see it */
-	if (rc == HD_EXIT_OK && view.failed > 0) {
+	if (rc == HD_EXIT_OK && vp->failed > 0) {
 		hd_err_set(&c->err, HD_ERR,
 		    "%d of %zu turns failed (each is its [error: ...] reply "
 		    "above)",
-		    view.failed, res.nspeakers);
+		    vp->failed, res.nspeakers);
 		rc = hd_cli_fail(c);
 	}
 	hd_exchange_result_dispose(&res);
 done:
-	json_decref(view.turns);
+	hd_exchange_watch_stop(watch);
+	json_decref(vp->turns);
 	free(first);
 	free(first_buf);
 	return rc;
@@ -289,15 +414,17 @@ static const hd_cli_opt exchange_opts[] = {
 	"the turn bound, 1 to 5 x participants (default 5; a larger one "
 	"is lowered, with a warning)", 0},
     {"timeout", 0, "S", "stop any one turn after S seconds", 0},
+    {"quiet", 'q', NULL, "no status line on stderr while agents work", 0},
+    {"as", 0, "AGENT", "with 'cancel': the member cancelling it", 0},
     {NULL, 0, NULL, NULL, 0},
 };
 
 const hd_cli_cmd hd_cli_cmd_exchange = {
     .name = "exchange",
-    .args = "TEAM",
+    .args = "TEAM | cancel TEAM",
     .summary = "Run a bounded exchange of turns in a team's room",
     .min_args = 1,
-    .max_args = 1,
+    .max_args = 2,
     .opts = exchange_opts,
     .fn = cmd_exchange,
     .details =
@@ -305,9 +432,10 @@ const hd_cli_cmd hd_cli_cmd_exchange = {
 	"after each turn,\nthe board decides who owes the next: an agent "
 	"assigned a task since it last\nspoke, or the leader when a task "
 	"completed or failed since it last spoke.\nIt ends when nobody "
-	"owes a turn, at the turn bound, when a cap budget trips,\nor on "
-	"Ctrl-C (once: after the running turn; twice: at once). One "
-	"exchange\nper room at a time. HUDDLE_EXCHANGE_LEASE_MS sets the room "
+	"owes a turn, at the turn bound, when a cap budget trips,\nor when "
+	"cancelled: Ctrl-C stops the running turn and exits 130 (again:\n"
+	"at once); 'huddle exchange cancel TEAM' does it from another "
+	"process. One\nexchange per room at a time. HUDDLE_EXCHANGE_LEASE_MS sets the room "
 	"lock's lease\n(default 30000).\n"
 	"Example: huddle exchange dev --stimulus 'Stand-up: what is "
 	"blocked?' --first coder,tester",

@@ -98,5 +98,5 @@ const hd_cli_cmd hd_cli_cmd_mcp = {
 		   "identity arguments are ignored.\nUnbound: tools take "
 		   "authorAgentId and teamId from their arguments.\n"
 		   "Print a ready configuration for a runtime with 'huddle "
-		   "attach AGENT --stdio'.",
+		   "attach TEAM AGENT --stdio'.",
 };

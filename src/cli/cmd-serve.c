@@ -4,6 +4,9 @@
  * SIGINT and SIGTERM are blocked in every thread and taken here with
  * sigwait(), so shutdown runs in one place: stop accepting, let requests
  * in flight finish, end the event streams with a final event, exit 0.
+ * Once listening it records where in HUDDLE_HOME/serve.json (presence.c:
+ * host, bind address, port, --public-url, whether a token is required),
+ * removed again at a clean exit; `huddle attach`, ask and exchange read it.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -12,9 +15,39 @@
 #include "../http/http.h"
 #include "cli.h"
 
+/* --public-url: an http(s) base with a host, no query or fragment; a
+ * trailing slash is dropped so `<base>/mcp` is the MCP endpoint. 0 when
+ * good (out filled), else a usage error. */
+static int
+public_url_arg(hd_cli *c, const char *url, char *out, size_t outlen)
+{
+	size_t n;
+	const char *rest;
+
+	out[0] = '\0';
+	if (url == NULL)
+		return 0;
+	rest = strncmp(url, "http://", 7) == 0	  ? url + 7
+	    : strncmp(url, "https://", 8) == 0 ? url + 8
+					       : NULL;
+	if (rest == NULL || rest[0] == '\0' || rest[0] == '/' ||
+	    strpbrk(url, "?#\"' \t\r\n") != NULL || strlen(url) >= outlen)
+		return hd_cli_usage(c,
+		    "--public-url must be an http:// or https:// URL with a "
+		    "host and no query, like https://huddle.example.com, not "
+		    "\"%s\"",
+		    url);
+	n = strlen(url);
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	snprintf(out, outlen, "%.*s", (int)n, url);
+	return 0;
+}
+
 static int
 cmd_serve(hd_cli *c)
 {
+	hd_http_presence pres = {0};
 	hd_http_config cfg = {0};
 	hd_http_server *srv = NULL;
 	hd_store *st;
@@ -29,6 +62,9 @@ cmd_serve(hd_cli *c)
 		cfg.token = getenv("HUDDLE_TOKEN");
 	if ((rc = hd_cli_opt_int(c, "port", 0, 65535, &port)) != 0 ||
 	    (rc = hd_cli_opt_int(c, "threads", 1, 64, &threads)) != 0)
+		return rc;
+	if ((rc = public_url_arg(c, hd_cli_opt_str(c, "public-url"),
+		 pres.public_url, sizeof(pres.public_url))) != 0)
 		return rc;
 	cfg.port = (int)port;
 	cfg.threads = (int)threads;
@@ -57,12 +93,16 @@ cmd_serve(hd_cli *c)
 	printf("huddle is running at http://%s:%d\n",
 	    cfg.bind != NULL ? cfg.bind : "127.0.0.1", hd_http_port(srv));
 	fflush(stdout);
-	/* where the CLI's engines attach their agents (presence.c) */
-	if (hd_http_presence_write(home,
-		cfg.bind == NULL || strcmp(cfg.bind, "0.0.0.0") == 0
-		    ? "127.0.0.1"
-		    : cfg.bind,
-		hd_http_port(srv), cfg.token != NULL, &c->err) < 0)
+	/* where the CLI's engines and `huddle attach` find it (presence.c) */
+	snprintf(pres.bind, sizeof(pres.bind), "%s",
+	    cfg.bind != NULL ? cfg.bind : "127.0.0.1");
+	snprintf(pres.host, sizeof(pres.host), "%s",
+	    strcmp(pres.bind, "0.0.0.0") == 0 || strcmp(pres.bind, "::") == 0
+		? "127.0.0.1"
+		: pres.bind);
+	pres.port = hd_http_port(srv);
+	pres.token = cfg.token != NULL;
+	if (hd_http_presence_write(home, &pres, &c->err) < 0)
 		fprintf(stderr, "huddle: %s\n", c->err.msg);
 	sigwait(&set, &sig);
 	fprintf(stderr, "huddle: %s received; shutting down\n",
@@ -80,6 +120,10 @@ static const hd_cli_opt serve_opts[] = {
 	"require `Authorization: Bearer TOKEN` (default $HUDDLE_TOKEN; "
 	"needed beyond loopback)",
 	0},
+    {"public-url", 0, "URL",
+	"the base URL clients reach this server at (behind a proxy or "
+	"tunnel); huddle attach prints URLs under it",
+	0},
     {"threads", 0, "N",
 	"HTTP worker threads (default 8; most of a request is spent waiting "
 	"for its group commit)",
@@ -95,5 +139,6 @@ const hd_cli_cmd hd_cli_cmd_serve = {
     .opts = serve_opts,
     .fn = cmd_serve,
     .details = "Stops cleanly on SIGINT or SIGTERM. Attach an agent with "
-	       "'huddle attach AGENT'.",
+	       "'huddle attach TEAM AGENT', which reads where this server "
+	       "listens from HUDDLE_HOME/serve.json.",
 };

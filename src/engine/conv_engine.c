@@ -29,6 +29,12 @@
  *  (7) A worker that records a reply claims its agent's next message in
  *      the same transaction: one commit per turn, and an agent with work
  *      queued stays working instead of flickering idle.
+ *  (8) Cancel (cancel.c): each turn runs with an abort flag of its own,
+ *      registered in e->turns, so a cancel stops the turns of one
+ *      conversation and a stop stops them all. A watch thread polls for
+ *      cancel requests of the conversations this engine runs; a turn a
+ *      cancel stopped leaves its message cancelled (not put back) and its
+ *      agent idle, and the conversation ends once none of it runs.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,6 +53,7 @@
 #include <huddle/runtime.h>
 #include <huddle/util.h>
 
+#include "cancel_int.h"
 #include "conversation_int.h"
 #include "owner.h"
 
@@ -83,7 +90,9 @@ struct hd_conversation_engine {
 	uint64_t done_gen; /* bumped when a conversation completes */
 	struct worker *workers;
 	int stopping;
-	atomic_int abort; /* every running turn's abort flag */
+	atomic_int abort; /* set when the engine stops */
+	hd_conv_turns turns;    /* the running turns (8) */
+	hd_cancel_watch *watch; /* (8) */
 
 	pthread_mutex_t cb_lock;    /* serializes on_reply */
 	pthread_mutex_t write_lock; /* (6) */
@@ -263,6 +272,7 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 	hd_conv_turn ct;
 	hd_turn_state ts;
 	hd_live shown; /* the turn's tool calls, as events */
+	hd_conv_slot slot; /* its abort flag (8) */
 	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT, uerr = HD_ERR_INIT;
 	char *reply = NULL, *url = NULL, *prompt = NULL;
@@ -289,7 +299,8 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 		if (ts.runtime != NULL && strcmp(ts.runtime, a->runtime) == 0)
 			turn.resume_session_id = ts.native_session_id;
 		turn.huddle_home = e->home;
-		turn.abort = &e->abort;
+		hd_conv__turn_enter(&e->turns, &slot, c->conversation_id);
+		turn.abort = &slot.abort;
 		if (e->mcp_port > 0 && e->mcp_host != NULL) {
 			if (hd_attach_url(&url, st, e->mcp_host, e->mcp_port,
 				a->id, &uerr) == 0) {
@@ -305,6 +316,21 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 		shown.runtime = a->runtime;
 		shown.conversation_id = c->conversation_id;
 		rc = hd_runtime_run(&res, &turn, hd_live_sink, &shown, &err);
+		if (hd_conv__turn_leave(&e->turns, &slot)) {
+			int ended = 0;
+
+			/* (8): cancelled, not put back */
+			if (hd_conv__cancel_delivery(st, c, &e->me, &err) < 0 ||
+			    hd_conv__cancel_end(&ended, st, c->conversation_id,
+				&e->me, &err) < 0)
+				hd_log_warn("conversation %s: cancel of message "
+					    "%lld: %s",
+				    c->conversation_id,
+				    (long long)c->delivery_id, err.msg);
+			if (ended)
+				signal_done(e);
+			goto done;
+		}
 		if (atomic_load(&e->abort)) {
 			/* stopping: the message goes back for the next engine
 			 */
@@ -548,7 +574,14 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 	pthread_mutex_init(&e->write_lock, NULL);
 	e->me.wl = &e->write_lock;
 	pthread_cond_init(&e->done_cond, NULL);
-	if (hd_owner_register(e->me.token) < 0) {
+	hd_conv__turns_init(&e->turns);
+	if (hd_owner_register(e->me.token) < 0)
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+	else if ((rc = hd_conv__watch_start(&e->watch, e->home, &e->me,
+		      &e->turns, err)) < 0)
+		hd_owner_unregister(e->me.token);
+	if (rc < 0) {
+		hd_conv__turns_destroy(&e->turns);
 		pthread_mutex_destroy(&e->lock);
 		pthread_mutex_destroy(&e->cb_lock);
 		pthread_mutex_destroy(&e->write_lock);
@@ -557,7 +590,7 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 		free(e->mcp_host);
 		free(e->mcp_token);
 		free(e);
-		return hd_err_set(err, HD_ENOMEM, "out of memory");
+		return rc;
 	}
 	*out = e;
 	return 0;
@@ -572,9 +605,11 @@ hd_conversation_engine_stop(hd_conversation_engine *e)
 
 	if (e == NULL)
 		return;
+	hd_cancel_watch_stop(e->watch);
 	pthread_mutex_lock(&e->lock);
 	e->stopping = 1;
 	atomic_store(&e->abort, 1);
+	hd_conv__turns_close(&e->turns);
 	for (w = e->workers; w != NULL; w = w->next)
 		pthread_cond_signal(&w->cond);
 	pthread_cond_broadcast(&e->done_cond);
@@ -595,6 +630,7 @@ hd_conversation_engine_stop(hd_conversation_engine *e)
 		    err.msg);
 	hd_store_close(st);
 	hd_owner_unregister(e->me.token);
+	hd_conv__turns_destroy(&e->turns);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->cb_lock);
 	pthread_mutex_destroy(&e->write_lock);

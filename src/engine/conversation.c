@@ -1,7 +1,8 @@
 /*
  * conversation.c -- the durable state of conversations (SPEC 7). Owns
  * tables conversations, conversation_deliveries and conversation_replies
- * (migration 5); nothing else writes them (conversation_files is
+ * (migration 5); nothing else writes them but cancel.c, which ends a
+ * cancelled conversation (conversation_files is
  * conv_files.c's, written in hd_conv__record's transaction). The threads that drive them
  * are in conv_engine.c.
  *
@@ -11,7 +12,10 @@
  *   running -> queued     hd_conv__release, hd_conv__adopt (turn cut short)
  *   running -> done       hd_conv__record (with its one reply)
  * A conversation: running -> completed in hd_conv__finish, once pending
- * is 0 (the replies are all in) and its transcript is written.
+ * is 0 (the replies are all in) and its transcript is written; running ->
+ * cancelled in cancel.c, with its queued and running deliveries (cancel.c
+ * (3)): the one other writer of these tables. A conversation with a
+ * cancel request gets no new claim here.
  *  (1) Per agent, at most one delivery is running, across every process:
  *      the claim checks it inside BEGIN IMMEDIATE. Deliveries are claimed
  *      oldest first (id order = arrival order) among the conversations
@@ -901,6 +905,8 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 		 " JOIN conversations c ON c.id = d.conversation_id"
 		 " WHERE d.to_agent = ?1 AND d.state = 'queued'"
 		 " AND c.owner = ?2 AND c.status = 'running'"
+		 " AND NOT EXISTS (SELECT 1 FROM cancel_requests r"
+		 "  WHERE r.kind = 'conversation' AND r.target = c.id)"
 		 " ORDER BY d.id LIMIT 1",
 		 err)) < 0)
 		return rc;
@@ -1612,8 +1618,8 @@ hd_conv__prompt(char **out, size_t *context_len, int64_t *seen, hd_store *st,
  * that dies halfway leaves it running, and whoever resumes it writes the
  * whole file again.
  */
-static int
-write_file(const char *path, const char *text, hd_err *err)
+int
+hd_conv__write_file(const char *path, const char *text, hd_err *err)
 {
 	size_t len = strlen(text), off = 0;
 	ssize_t w;
@@ -1716,7 +1722,7 @@ hd_conv__finish(int *done, hd_store *st, const char *id,
 	snprintf(
 	    dir, sizeof(dir), "%s/chats/%s", hd_store_home(st), c->team_id);
 	if (hd_mkdir_p(dir, 0700, &werr) < 0 ||
-	    write_file(path, text, &werr) < 0) {
+	    hd_conv__write_file(path, text, &werr) < 0) {
 		/* the user still gets the answer; only the file is missing */
 		hd_log_error(
 		    "conversation %s: no transcript: %s", id, werr.msg);

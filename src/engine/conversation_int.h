@@ -158,6 +158,9 @@ int hd_conv__disown(hd_store *st, const hd_conv_owner *me, hd_err *err);
 
 void hd_conv__strv_free(char **v, size_t n);
 
+/* Write a transcript file (mode 0600). */
+int hd_conv__write_file(const char *path, const char *text, hd_err *err);
+
 /* The status of conversation id into out (running, completed, failed).
  * `conversation "x" not found`. */
 int hd_conv__status(

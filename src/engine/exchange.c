@@ -7,7 +7,7 @@
  *      runs and leaves nothing behind: no post, no event, no lock.
  *  (2) Once the lock is taken the exchange always ends through one exit
  *      that emits exactly one turn_bound_hit (when it ended for one of
- *      the four reasons) and releases the lock, whatever happened: the
+ *      the five reasons) and releases the lock, whatever happened: the
  *      step that decides the end writes turn_bound_hit and releases the
  *      lock in its transaction; after a failure the caller releases it.
  *  (3) The lock is renewed as a turn is announced (in that transaction,
@@ -24,8 +24,9 @@
  *      call.
  *  (4) Obligations come from the board alone (exchange.h), never from the
  *      text of a reply. The speaker never obliges itself.
- *  (5) The caller's abort flag is read only between turns; abort_turn is
- *      handed to the runtime to stop a running turn.
+ *  (5) The caller's abort flag (and cancel, which ends the exchange
+ *      `cancelled` instead of `aborted`) is read only between turns;
+ *      abort_turn is handed to the runtime to stop a running turn.
  *  (6) Between two runtimes the loop makes one step, one BEGIN IMMEDIATE:
  *      the first part (the setup: lock, turn states, stimulus; or the save
  *      of the turn that just ran), then that turn's obligations, then the
@@ -162,6 +163,7 @@ hd_exchange_end_name(hd_exchange_end e)
 	case HD_EXCHANGE_NO_PENDING: return "no_pending_obligation";
 	case HD_EXCHANGE_BUDGET_PAUSED: return "budget_paused";
 	case HD_EXCHANGE_MAX_TURNS: return "max_turns";
+	case HD_EXCHANGE_CANCELLED: return "cancelled";
 	case HD_EXCHANGE_ABORTED: break;
 	}
 	return "aborted";
@@ -206,10 +208,16 @@ find_participant(const exch *x, const char *id)
 }
 
 static int
+cancelled(const exch *x)
+{
+	return x->spec->cancel != NULL && atomic_load(x->spec->cancel);
+}
+
+static int
 aborted(const exch *x)
 {
 	return (x->spec->abort != NULL && atomic_load(x->spec->abort)) ||
-	       atomic_load(&x->rn.lost);
+	       cancelled(x) || atomic_load(&x->rn.lost);
 }
 
 /* ---- the lease (3) ---- */
@@ -867,6 +875,8 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 		if ((rc = obligations(x, s, done->event_mark, err)) < 0)
 			return rc;
 		skip_errored(x);
+		if (cancelled(x)) /* whatever else the turn would end */
+			return step_end(st, tx, HD_EXCHANGE_CANCELLED, taken);
 		if (done->paused_after != NULL)
 			return step_end(
 			    st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
@@ -878,7 +888,9 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 			return step_end(st, tx, HD_EXCHANGE_MAX_TURNS, taken);
 	}
 	if (aborted(x))
-		return step_end(st, tx, HD_EXCHANGE_ABORTED, taken);
+		return step_end(st, tx,
+		    cancelled(x) ? HD_EXCHANGE_CANCELLED : HD_EXCHANGE_ABORTED,
+		    taken);
 	skip_errored(x);
 	tx->pick = hd_exchange_select(
 	    x->ids, x->n, x->leader, x->pending, x->turns, x->last);

@@ -15,6 +15,10 @@
  *      what the rows did. The kind test is written before the team's:
  *      SQLite tests them in that order, and most rows walked are of other
  *      kinds, so they are rejected without the team comparison.
+ *  (4) A task's history (hd_events_list_task, for the dashboard's task
+ *      drawer) is the events naming its task_id. task_id has no index of
+ *      its own: the reader names the team, and the team's index bounds
+ *      the walk to that team's events.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +194,28 @@ hd_events_list(
 	hd_store_bind_text(s, 2, f->team);
 	hd_store_bind_text(s, 3, f->kind);
 	sqlite3_bind_int(s, 4, limit);
+	return events_fetch(out, st, s, err);
+}
+
+int
+hd_events_list_task(hd_event_list *out, hd_store *st, const char *team,
+    int64_t task_id, int limit, hd_err *err)
+{
+	static const char *const sql =
+	    "SELECT * FROM (SELECT seq, id, ts, kind, team_id, task_id,"
+	    " agent_id, data FROM events WHERE team_id = ?1 AND task_id = ?2"
+	    " ORDER BY seq DESC LIMIT ?3) ORDER BY seq";
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = limit_check(&limit, limit, err)) < 0)
+		return rc;
+	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
+		return rc;
+	hd_store_bind_text(s, 1, team);
+	sqlite3_bind_int64(s, 2, task_id);
+	sqlite3_bind_int(s, 3, limit);
 	return events_fetch(out, st, s, err);
 }
 

@@ -57,11 +57,27 @@ void hd_http_stop(hd_http_server *srv);
 
 /* HUDDLE_HOME/serve.json (presence.c): a running server says where it
  * listens (write when it starts, remove when it stops), so the CLI's
- * engines attach agents over HTTP. find is 1 with host and port when a
- * live server without a token serves home, else 0. */
+ * engines attach agents over HTTP and `huddle attach` prints the URL the
+ * server really answers on. */
+typedef struct hd_http_presence {
+	long pid;
+	char host[256];	       /* where a local client connects */
+	char bind[256];	       /* the listen address, as given */
+	int port;
+	char public_url[1024]; /* --public-url (no trailing /), or "" */
+	int token;	       /* 1 when a bearer token is required */
+} hd_http_presence;
+
+/* Write p (pid and process start time are this process's). The token
+ * itself is never written: only whether one is required. */
 int hd_http_presence_write(
-    const char *home, const char *host, int port, int has_token, hd_err *err);
+    const char *home, const hd_http_presence *p, hd_err *err);
 void hd_http_presence_remove(const char *home);
+/* 1 with *p filled when a live server serves home (token or not), 0 when
+ * none does (no record, or a stale one: its pid gone or reused). */
+int hd_http_presence_read(const char *home, hd_http_presence *p);
+/* 1 with host and port when a live server without a token serves home,
+ * else 0 (the CLI's engines know no token). */
 int hd_http_presence_find(
     const char *home, char *host, size_t hostlen, int *port);
 /* The pid of a live server on home (any, with a token or not), or 0. */

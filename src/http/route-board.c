@@ -7,6 +7,8 @@
  * made a subtask by "parent_id" at create; POST /api/teams/:team/delegate
  * {"to", "subject", "description"?, "priority"?, "parent_id"?, "as"?}
  * creates, assigns and tells the assignee in one act (hd_board_delegate).
+ * GET /api/tasks/:id is the whole task (hd_board_get): its comments and
+ * its dependents too, which the list leaves out.
  */
 #include <stdio.h>
 #include <stdlib.h>

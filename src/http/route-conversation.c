@@ -4,7 +4,8 @@
  *     -> 202 {"conversationId": "..."} at once; the conversation runs on
  *        the server's engine threads (never on MHD's), its progress goes
  *        out as events over SSE (conversation_started, conversation_reply,
- *        mention_dropped, conversation_completed, agent_status,
+ *        mention_dropped, conversation_completed (or
+ *        conversation_cancelled), agent_status,
  *        team_chat_post);
  *   GET /api/conversations/<id>
  *     -> {"id","teamId","status","pending","totalMessages",
@@ -18,6 +19,14 @@
  *        `Content-Disposition: attachment; filename="<name>";
  *        filename*=UTF-8''<name percent-encoded>` (the plain name with
  *        anything but printable ASCII, '"' and '\' as '_').
+ *   POST /api/conversations/<id>/cancel
+ *     -> cancels a running conversation (cancel.h): its engine stops the
+ *        running turns and ends it `cancelled` (SSE
+ *        conversation_cancelled); answered once it ended, 200 with the
+ *        conversation as GET gives it, or after CANCEL_WAIT_MS, 202 with
+ *        it still running; 409 `conversation x already ended
+ *        (completed)`. The wait runs on a thread of its own
+ *        (hd_http_defer), never on MHD's.
  * Refusals keep the library's text: 400 bad input, 404 unknown team or
  * conversation, 413 a message over 100000 bytes, 422 a team that is not
  * active or has no leader for the message.
@@ -156,10 +165,48 @@ route_file(hd_http_req *r)
 	return 0;
 }
 
+#define CANCEL_WAIT_MS 10000
+
+static void
+cancel_wait(hd_http_req *r, void *payload)
+{
+	const char *id = payload;
+	hd_conversation *c = NULL;
+	hd_err err = HD_ERR_INIT;
+	int rc = hd_conversation_cancel_wait(r->st, id, CANCEL_WAIT_MS, &err);
+
+	if (rc < 0 && rc != HD_ETIMEOUT)
+		hd_http_fail(r, &err);
+	else if (hd_conversation_get(&c, r->st, id, &err) < 0)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, rc == 0 ? 200 : 202, hd_conversation_to_json(c));
+	hd_conversation_free(c);
+}
+
+static int
+route_cancel(hd_http_req *r)
+{
+	hd_err err = HD_ERR_INIT;
+	char *id;
+
+	if (hd_conversation_cancel(NULL, r->st, r->params[0], NULL, &err) < 0) {
+		hd_http_fail(r, &err);
+		return 0;
+	}
+	if ((id = strdup(r->params[0])) == NULL) {
+		hd_http_error(r, 500, "out of memory");
+		return 0;
+	}
+	hd_http_defer(r, cancel_wait, id, free);
+	return 0;
+}
+
 const hd_route hd_routes_conversation[] = {
     {"POST", "/api/teams/:team/chat", route_chat},
     {"GET", "/api/conversations/:id", route_get},
     {"GET", "/api/conversations/:id/files", route_files},
     {"GET", "/api/conversations/:id/files/:file", route_file},
+    {"POST", "/api/conversations/:id/cancel", route_cancel},
     {NULL, NULL, NULL},
 };

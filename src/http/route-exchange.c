@@ -12,12 +12,23 @@
  *      the connection suspended (hd_http_defer), never on MHD's workers.
  *  (2) A client that disconnects aborts the exchange between turns; a
  *      server that stops aborts it between turns and stops the running
- *      turn too.
+ *      turn too (the watch copies the server's flag into the turn's).
+ *  (3) Cancel (cancel.h): POST /api/teams/<team>/exchange/cancel asks
+ *      the exchange running in the team's room (whichever process runs
+ *      it) to stop; it stops its running turn and ends `cancelled` (the
+ *      endedReason its own request gets, and turn_bound_hit's reason).
+ *      Answered once the room is free: 200 {"ok":true,"roomId",
+ *      "status":"cancelled"}, or after CANCEL_WAIT_MS 202 with "status":
+ *      "cancelling"; 404 `team "x" not found`; 409 `no exchange is
+ *      running in team dev's room`.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "http.h"
+
+#define HD_LOG_COMPONENT "http"
+#include <huddle/log.h>
 
 typedef struct exch_job {
 	char *team;
@@ -27,6 +38,8 @@ typedef struct exch_job {
 	int has_max;
 	int64_t max_turns;
 	int port; /* so exec agents get attach URLs to this server */
+	atomic_int cancel;     /* set by the watch (3) */
+	atomic_int turn_abort; /* set by the watch: a cancel, a stop (2) */
 } exch_job;
 
 static void
@@ -51,7 +64,9 @@ exch_run(hd_http_req *r, void *payload)
 	exch_job *j = payload;
 	hd_exchange_spec spec;
 	hd_exchange_result res;
+	hd_exchange_watch *watch = NULL;
 	hd_err err = HD_ERR_INIT;
+	int rc;
 
 	memset(&spec, 0, sizeof(spec));
 	spec.team = j->team;
@@ -61,8 +76,18 @@ exch_run(hd_http_req *r, void *payload)
 	spec.max_turns = j->has_max ? &j->max_turns : NULL;
 	spec.abort = r->cancel;
 	spec.abort_turn = r->stopping;
+	atomic_init(&j->cancel, 0);
+	atomic_init(&j->turn_abort, 0);
+	if (hd_exchange_watch_start(&watch, hd_store_home(r->st), j->team,
+		&j->cancel, &j->turn_abort, r->stopping, &err) == 0) {
+		spec.cancel = &j->cancel;
+		spec.abort_turn = &j->turn_abort;
+	} else /* not cancellable; the server's stop still reaches it */
+		hd_log_warn("%s", err.msg);
 	spec.mcp_port = j->port;
-	if (hd_exchange_run(&res, r->st, &spec, &err) < 0) {
+	rc = hd_exchange_run(&res, r->st, &spec, &err);
+	hd_exchange_watch_stop(watch);
+	if (rc < 0) {
 		if (err.code == HD_ENOTFOUND)
 			hd_http_error(r, 404, "team not found");
 		else
@@ -72,6 +97,43 @@ exch_run(hd_http_req *r, void *payload)
 		    json_pack("{s:b, s:s, s:o}", "ok", 1, "roomId", res.room_id,
 			"result", hd_exchange_result_to_json(&res)));
 	hd_exchange_result_dispose(&res);
+}
+
+#define CANCEL_WAIT_MS 10000
+
+static void
+cancel_wait(hd_http_req *r, void *payload)
+{
+	const char *team = payload;
+	char room[HD_ROOM_ID_MAX];
+	hd_err err = HD_ERR_INIT;
+	int rc = hd_exchange_cancel_wait(r->st, team, CANCEL_WAIT_MS, &err);
+
+	hd_room_id(room, sizeof(room), team);
+	if (rc < 0 && rc != HD_ETIMEOUT)
+		hd_http_fail(r, &err);
+	else
+		hd_http_json(r, rc == 0 ? 200 : 202,
+		    json_pack("{s:b, s:s, s:s}", "ok", 1, "roomId", room,
+			"status", rc == 0 ? "cancelled" : "cancelling"));
+}
+
+static int
+route_cancel(hd_http_req *r)
+{
+	hd_err err = HD_ERR_INIT;
+	char *team;
+
+	if (hd_exchange_cancel(NULL, r->st, r->params[0], NULL, &err) < 0) {
+		hd_http_fail(r, &err);
+		return 0;
+	}
+	if ((team = strdup(r->params[0])) == NULL) {
+		hd_http_error(r, 500, "out of memory");
+		return 0;
+	}
+	hd_http_defer(r, cancel_wait, team, free);
+	return 0;
 }
 
 static int
@@ -146,5 +208,6 @@ done:
 
 const hd_route hd_routes_exchange[] = {
     {"POST", "/api/team-chat/exchange", route_exchange},
+    {"POST", "/api/teams/:team/exchange/cancel", route_cancel},
     {NULL, NULL, NULL},
 };

@@ -2,6 +2,9 @@
  * route-teams.c -- REST routes for teams, agents and the event log
  * (SPEC 11). Each route validates its input, calls one domain function and
  * answers JSON; errors are {"error": msg} with the status of hd_http_fail.
+ * GET /api/events?team=T&task=N is one task's history, its newest
+ * `limit` events (the dashboard's task drawer); GET /api/runtimes lists
+ * the runtimes this build can add an agent with (hd_runtime_adapters).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +258,22 @@ route_agent_delete(hd_http_req *r)
 	return 0;
 }
 
+/* GET /api/runtimes: the runtimes an agent may be added with, in the
+ * adapter table's order, for the dashboard's "Add agent" form. */
+static int
+route_runtimes(hd_http_req *r)
+{
+	const hd_runtime_adapter *const *rt;
+	json_t *arr = json_array();
+
+	for (rt = hd_runtime_adapters(); *rt != NULL; rt++)
+		json_array_append_new(arr,
+		    json_pack("{s:s, s:s, s:b}", "name", (*rt)->name, "label",
+			(*rt)->label, "scripted", (*rt)->is_scripted));
+	hd_http_json(r, 200, json_pack("{s:o}", "runtimes", arr));
+	return 0;
+}
+
 /* Parse an optional integer query parameter; answers 400 on garbage. */
 static int
 query_int(hd_http_req *r, const char *key, int64_t dflt, int64_t *out)
@@ -281,7 +300,7 @@ route_events(hd_http_req *r)
 	hd_event_filter f = {0};
 	hd_event_list l;
 	hd_err err = HD_ERR_INIT;
-	int64_t after, limit;
+	int64_t after, limit, task;
 	json_t *arr;
 	size_t i;
 
@@ -290,7 +309,8 @@ route_events(hd_http_req *r)
 		return 0;
 	}
 	if (query_int(r, "after", -1, &after) < 0 ||
-	    query_int(r, "limit", 100, &limit) < 0)
+	    query_int(r, "limit", 100, &limit) < 0 ||
+	    query_int(r, "task", 0, &task) < 0)
 		return 0;
 	if ((accept != NULL && strstr(accept, "text/event-stream") != NULL) ||
 	    hd_http_query(r, "stream") != NULL) {
@@ -305,13 +325,25 @@ route_events(hd_http_req *r)
 	f.team = team;
 	f.kind = hd_http_query(r, "kind");
 	f.after_seq = after > 0 ? after : 0;
+	if (task < 0) {
+		hd_http_error(r, 400, "task must be a task id (a positive "
+				      "integer)");
+		return 0;
+	}
+	if (task > 0 && (team == NULL || f.kind != NULL || after > 0)) {
+		hd_http_error(r, 400, "task takes team, and neither kind nor "
+				      "after: /api/events?team=<id>&task=<id>");
+		return 0;
+	}
 	if (limit < 1 || limit > HD_EVENTS_LIMIT_MAX) {
 		hd_http_error(r, 400, "limit must be between 1 and %d",
 		    HD_EVENTS_LIMIT_MAX);
 		return 0;
 	}
 	f.limit = (int)limit;
-	if (hd_events_list(&l, r->st, &f, &err) < 0) {
+	if ((task > 0 ? hd_events_list_task(&l, r->st, team, task, f.limit,
+			    &err)
+		      : hd_events_list(&l, r->st, &f, &err)) < 0) {
 		hd_http_fail(r, &err);
 		return 0;
 	}
@@ -333,5 +365,6 @@ const hd_route hd_routes_teams[] = {
     {"GET", "/api/agents/:agent", route_agent_get},
     {"DELETE", "/api/agents/:agent", route_agent_delete},
     {"GET", "/api/events", route_events},
+    {"GET", "/api/runtimes", route_runtimes},
     {NULL, NULL, NULL},
 };

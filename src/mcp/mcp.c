@@ -632,8 +632,8 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 	}
 	if (s->read_only && (e->tool->flags & HD_TOOL_WRITE))
 		return tool_error("this connection is read-only: attach with a "
-				  "signed URL (huddle attach AGENT) to post or "
-				  "change anything");
+				  "signed URL (huddle attach TEAM AGENT) to post "
+				  "or change anything");
 	if (args == NULL || json_is_null(args))
 		args = json_object();
 	else if (!json_is_object(args))

@@ -157,6 +157,12 @@ adapter_names(hd_buf *b)
 	}
 }
 
+const hd_runtime_adapter *const *
+hd_runtime_adapters(void)
+{
+	return adapters;
+}
+
 int
 hd_runtime_find(const hd_runtime_adapter **out, const char *name, hd_err *err)
 {

@@ -406,6 +406,36 @@ const char *const hd_store_migrations[] = {
 	");"
 	"CREATE INDEX conversation_files_conv ON"
 	"  conversation_files(conversation_id, seq);",
+
+	/* 15: cancel (engine/cancel.c). cancel_requests holds each request
+	 * to stop running work, made from any process: a conversation (target
+	 * its id) or an exchange (target the room lock's holder, so a request
+	 * never reaches the room's next exchange); the engine that runs it
+	 * polls for it. A conversation may end `cancelled`, and its messages
+	 * still queued or running then end `cancelled` too: the CHECKs gain
+	 * the name, spelled as migration 8 left them. */
+	"CREATE TABLE cancel_requests ("
+	"  kind TEXT NOT NULL"
+	"    CHECK (kind = 'conversation' OR kind = 'exchange'),"
+	"  target TEXT NOT NULL,"
+	"  team_id TEXT NOT NULL,"
+	"  requested_by TEXT,"
+	"  requested_at INTEGER NOT NULL,"
+	"  PRIMARY KEY (kind, target)"
+	");"
+	"PRAGMA writable_schema = ON;"
+	"UPDATE sqlite_master SET sql = replace(sql, 'CHECK (status = "
+	"''running'' OR status = ''completed'' OR status = "
+	"''failed'')', 'CHECK (status = ''running'' OR status = "
+	"''completed'' OR status = ''failed'' OR status = "
+	"''cancelled'')') WHERE type = 'table' AND name = "
+	"'conversations';"
+	"UPDATE sqlite_master SET sql = replace(sql, 'CHECK (state = "
+	"''queued'' OR state = ''running'' OR state = ''done'')', "
+	"'CHECK (state = ''queued'' OR state = ''running'' OR state = "
+	"''done'' OR state = ''cancelled'')') WHERE type = 'table' AND "
+	"name = 'conversation_deliveries';"
+	"PRAGMA writable_schema = RESET;",
 };
 
 const int hd_store_nmigrations =

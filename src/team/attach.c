@@ -151,7 +151,7 @@ hd_attach_verify(hd_store *st, const char *team, const char *agent,
 }
 
 int
-hd_attach_url(char **out, hd_store *st, const char *host, int port,
+hd_attach_url_base(char **out, hd_store *st, const char *base,
     const char *agent, hd_err *err)
 {
 	char sig[HD_ATTACH_SIG_HEX + 1];
@@ -169,15 +169,26 @@ hd_attach_url(char **out, hd_store *st, const char *host, int port,
 	}
 	if ((rc = hd_attach_sign(sig, st, a->team_id, a->id, err)) < 0)
 		goto done;
-	n = strlen(host) + strlen(a->team_id) + strlen(a->id) + 160;
+	n = strlen(base) + strlen(a->team_id) + strlen(a->id) + 160;
 	if ((*out = malloc(n)) == NULL) {
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		goto done;
 	}
-	snprintf(*out, n,
-	    "http://%s:%d/mcp?roomTeamId=%s&postAuthorAgentId=%s&sig=%s", host,
-	    port, a->team_id, a->id, sig);
+	snprintf(*out, n, "%s/mcp?roomTeamId=%s&postAuthorAgentId=%s&sig=%s",
+	    base, a->team_id, a->id, sig);
 done:
 	hd_agent_free(a);
 	return rc;
+}
+
+int
+hd_attach_url(char **out, hd_store *st, const char *host, int port,
+    const char *agent, hd_err *err)
+{
+	char base[300];
+
+	if ((size_t)snprintf(base, sizeof(base), "http://%s:%d", host, port) >=
+	    sizeof(base))
+		return hd_err_set(err, HD_EINVAL, "host name too long: %s", host);
+	return hd_attach_url_base(out, st, base, agent, err);
 }

@@ -29,7 +29,10 @@
 //   {"tool": {"name": "task_claim", "input": {...}}}, or a list of them:
 //                          calls to huddle's MCP tools (Anthropic name
 //                          mcp__huddle__<name>; Responses <name> in
-//                          namespace mcp__huddle)
+//                          namespace mcp__huddle); "server": "huddle-coder"
+//                          names another MCP server than huddle (a
+//                          config printed by `huddle attach`; Codex's
+//                          namespace spells it mcp__huddle_coder)
 //   {"error": {"status": 400, "message": "..."}}
 //                          that HTTP status, in the provider's error shape
 //   {"hang": true}         never answer (until the client goes away)
@@ -223,7 +226,7 @@ function anthropicReply(res, body, plan) {
     for (const c of calls) {
       const input = JSON.stringify(c.input || {});
       sse(res, 'content_block_start', {type: 'content_block_start', index,
-        content_block: {type: 'tool_use', id: nextId('toolu'), name: `mcp__huddle__${c.name}`, input: {}}});
+        content_block: {type: 'tool_use', id: nextId('toolu'), name: `mcp__${c.server || 'huddle'}__${c.name}`, input: {}}});
       sse(res, 'content_block_delta', {type: 'content_block_delta', index,
         delta: {type: 'input_json_delta', partial_json: input}});
       sse(res, 'content_block_stop', {type: 'content_block_stop', index});
@@ -258,7 +261,7 @@ function responsesReply(res, body, plan) {
     const calls = Array.isArray(turn.tool) ? turn.tool : [turn.tool];
     calls.forEach((c, i) => {
       const item = {type: 'function_call', id: nextId('fc'), call_id: nextId('call'),
-        name: c.name, namespace: 'mcp__huddle', arguments: JSON.stringify(c.input || {}), status: 'completed'};
+        name: c.name, namespace: `mcp__${(c.server || 'huddle').replace(/[^A-Za-z0-9_]/g, '_')}`, arguments: JSON.stringify(c.input || {}), status: 'completed'};
       sse(res, 'response.output_item.added', {type: 'response.output_item.added', sequence_number: n++,
         output_index: i, item: {...item, arguments: '', status: 'in_progress'}});
       sse(res, 'response.function_call_arguments.delta', {type: 'response.function_call_arguments.delta',

@@ -186,17 +186,18 @@ expect_eq "$ERR" "huddle: an exchange is already running for this room" "lock he
 post '{"teamId": "slow"}'
 expect_eq "$CODE" "409" "REST 409 while the CLI holds the room"
 expect_eq "$BODY_OUT" '{"error":"an exchange is already running for this room"}' "REST 409 text"
-# Ctrl-C once stops after the running turn; twice stops the turn itself;
-# sb, who owed the next turn, never speaks.
-kill -INT $HOLDER
+# SIGTERM once stops after the running turn; twice stops the turn itself;
+# sb, who owed the next turn, never speaks. (Ctrl-C cancels instead:
+# test-progress.sh.)
+kill -TERM $HOLDER
 sleep 0.3
-kill -INT $HOLDER
+kill -TERM $HOLDER
 wait $HOLDER
 expect_eq "$?" "1" "an aborted exchange exits 1"
 expect_contains "$(cat "$T_TMP/holder.out")" "[1] sa (round-robin, scripted)
     [error: the turn was aborted]
 ended: aborted after 1 turn (sa)" "holder output"
-expect_contains "$(cat "$T_TMP/holder.err")" "huddle: stopping after this turn (Ctrl-C again to stop it now)" "first Ctrl-C message"
+expect_contains "$(cat "$T_TMP/holder.err")" "huddle: stopping after this turn (SIGTERM again to stop it now)" "first SIGTERM message"
 
 # A long exchange does not hold up other requests, and a client that
 # disconnects aborts it between turns.

@@ -1,7 +1,7 @@
 /*
  * test-deps.c -- dependencies (SPEC 4): blocked_by is computed, completion
  * unblocks at once, failure keeps dependents blocked, cycles (self, 2, 3)
- * are refused and change nothing.
+ * are refused and change nothing; the one-task read names its dependents.
  */
 #include <stdio.h>
 
@@ -226,6 +226,48 @@ test_board_deps__link_refusals_and_event(void **state)
 	hd_event_list_dispose(&el);
 }
 
+/* The one-task read names the tasks waiting on it (dependents), and a
+ * comment is in the task's history (task_comment). */
+static void
+test_board_deps__dependents_and_comment_event(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	hd_task *t = NULL;
+	hd_event_list el;
+	json_t *j;
+	int64_t t1 = bt_task(fx, "dev", "one", NULL, 0);
+	int64_t t2 = bt_task(fx, "dev", "two", &t1, 1);
+	int64_t t3 = bt_task(fx, "dev", "three", NULL, 0);
+
+	assert_hd_ok(hd_board_link(NULL, fx->st, t3, t1, NULL, &err), &err);
+	assert_hd_ok(hd_board_get(&t, fx->st, t1, &err), &err);
+	assert_int_equal(t->ndependents, 2);
+	assert_int_equal(t->dependents[0], t2);
+	assert_int_equal(t->dependents[1], t3);
+	j = hd_task_to_json(t);
+	assert_int_equal(json_array_size(json_object_get(j, "dependents")), 2);
+	json_decref(j);
+	hd_task_free(t);
+	assert_hd_ok(hd_board_get(&t, fx->st, t2, &err), &err);
+	assert_int_equal(t->ndependents, 0);
+	hd_task_free(t);
+
+	assert_hd_ok(hd_board_comment(NULL, fx->st, t1, "coder", "on it", &err),
+	    &err);
+	assert_hd_ok(hd_events_list_task(&el, fx->st, "dev", t1, 0, &err), &err);
+	assert_int_equal(el.n, 2);
+	assert_string_equal(el.items[0].kind, "task_created");
+	assert_string_equal(el.items[1].kind, "task_comment");
+	assert_string_equal(el.items[1].agent_id, "coder");
+	assert_string_equal(
+	    json_string_value(json_object_get(el.items[1].data, "by")), "coder");
+	assert_int_equal(json_integer_value(
+			     json_object_get(el.items[1].data, "comment_id")),
+	    1);
+	hd_event_list_dispose(&el);
+}
+
 int
 main(void)
 {
@@ -243,6 +285,9 @@ main(void)
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_board_deps__link_refusals_and_event, setup,
+		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_deps__dependents_and_comment_event, setup,
 		hd_fixture_teardown),
 	};
 

@@ -1,7 +1,7 @@
 /*
  * test-events.c -- the event log: filters, tail and resume order, a read of
- * several kinds at once, and that an event written inside a rolled-back
- * transaction leaves no trace.
+ * several kinds at once, one task's history, and that an event written
+ * inside a rolled-back transaction leaves no trace.
  */
 #include <string.h>
 
@@ -200,6 +200,41 @@ test_events__team_changes_are_logged(void **state)
 	hd_event_list_dispose(&l);
 }
 
+/* One task's history: its events in its team, the newest `limit`,
+ * oldest first; another task's or team's are not in it. */
+static void
+test_events__one_tasks_history(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+
+	hd_events_append(fx->st, "task_created", "dev", 5, NULL, NULL);
+	hd_events_append(fx->st, "task_created", "dev", 6, NULL, NULL);
+	hd_events_append(fx->st, "task_claimed", "dev", 5, "coder", NULL);
+	hd_events_append(fx->st, "task_created", "ops", 5, NULL, NULL);
+	hd_events_append(fx->st, "status_changed", "dev", 5, "coder", NULL);
+
+	assert_hd_ok(hd_events_list_task(&l, fx->st, "dev", 5, 0, &err), &err);
+	assert_int_equal(l.n, 3);
+	assert_int_equal(l.items[0].seq, 1);
+	assert_string_equal(l.items[1].kind, "task_claimed");
+	assert_int_equal(l.items[2].seq, 5);
+	hd_event_list_dispose(&l);
+
+	assert_hd_ok(hd_events_list_task(&l, fx->st, "dev", 5, 2, &err), &err);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.items[0].seq, 3);
+	assert_int_equal(l.items[1].seq, 5);
+	hd_event_list_dispose(&l);
+
+	assert_hd_ok(hd_events_list_task(&l, fx->st, "dev", 7, 0, &err), &err);
+	assert_int_equal(l.n, 0);
+	hd_event_list_dispose(&l);
+	assert_hd_err(hd_events_list_task(&l, fx->st, "dev", 5, 10001, &err),
+	    HD_EINVAL, "limit must be between 1 and 10000, not 10001", &err);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, hd_fixture_setup, \
     hd_fixture_teardown)
 
@@ -212,6 +247,7 @@ main(void)
 		T(test_events__several_kinds_in_seq_order),
 		T(test_events__rolled_back_with_the_change_they_describe),
 		T(test_events__team_changes_are_logged),
+		T(test_events__one_tasks_history),
 	};
 	return cmocka_run_group_tests_name("unit/events", tests, NULL, NULL);
 }

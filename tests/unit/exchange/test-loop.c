@@ -377,6 +377,35 @@ abort_during(fake *f, const hd_runtime_turn *in)
 	atomic_store((atomic_int *)((void **)f->user)[1], 1);
 }
 
+/* A cancel (cancel.h) set during a turn ends the exchange `cancelled`
+ * after it, though coder still owes a turn. */
+static void
+test_loop__cancel_ends_cancelled(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_exchange_result res;
+	hd_exchange_spec s;
+	hd_err err = HD_ERR_INIT;
+	atomic_int cancel;
+	int64_t last = 0;
+	void *ctx[2] = {&last, &cancel};
+	fake f;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	fake_init(&f, fx->st);
+	atomic_init(&cancel, 0);
+	s = spec_for("dev", "Go.", &f);
+	s.cancel = &cancel;
+	f.during = abort_during;
+	f.user = ctx;
+	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
+	assert_int_equal(res.ended, HD_EXCHANGE_CANCELLED);
+	assert_int_equal(res.turns_taken, 1);
+	hd_exchange_result_dispose(&res);
+	assert_bound_hit(fx->st, "cancelled", 5, 1);
+	fake_dispose(&f);
+}
+
 static void
 test_loop__abort_ends_between_turns(void **state)
 {
@@ -848,6 +877,8 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_loop__a_large_max_turns_is_clamped, hd_fixture_setup,
 		hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_loop__cancel_ends_cancelled,
+		hd_fixture_setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_loop__abort_ends_between_turns,
 		hd_fixture_setup, hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(

@@ -136,6 +136,8 @@ test_select__policy_names(void **state)
 	    hd_exchange_end_name(HD_EXCHANGE_BUDGET_PAUSED), "budget_paused");
 	assert_string_equal(
 	    hd_exchange_end_name(HD_EXCHANGE_MAX_TURNS), "max_turns");
+	assert_string_equal(
+	    hd_exchange_end_name(HD_EXCHANGE_CANCELLED), "cancelled");
 }
 
 static void

@@ -239,7 +239,7 @@ test_mcp__tool_errors_are_results_with_exact_text(void **state)
 	expect_tool_error(fx, "team_chat_post",
 	    "{\"text\":\"hi\",\"teamId\":\"dev\",\"authorAgentId\":\"coder\"}",
 	    "this connection is read-only: attach with a signed URL (huddle "
-	    "attach AGENT) to post or change anything");
+	    "attach TEAM AGENT) to post or change anything");
 }
 
 static void
