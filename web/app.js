@@ -13,13 +13,18 @@
 //      in place. After every reconnect the room, board and agents are
 //      fetched again, so a gap can never leave the page stale.
 //  (3) Data never reaches markup: every node is built with createElement
-//      and text goes in as text nodes; no string is ever parsed as HTML.
-//      The page's Content-Security-Policy backs this up.
+//      and text goes in as text nodes; no string is ever parsed as HTML
+//      here. The one exception, an agent's reply rendered as Markdown,
+//      lives in render.js (marked, then DOMPurify's allowlist, raw HTML
+//      escaped). The page's Content-Security-Policy backs this up.
 //  (4) board.js and forms.js (acting from the board, creating teams and
 //      agents) use what window.huddle hands them, and hear the page through
 //      document events: huddle:team (a team was selected), huddle:event
 //      (each event from the stream, as detail) and huddle:board (the board
 //      was drawn again).
+//  (5) Nothing on screen says "null" or "undefined": an absent field is
+//      left out (a team without a description shows none), and what is
+//      missing is said in words ("waiting for coder").
 'use strict';
 
 (() => {
@@ -41,18 +46,14 @@
     'budget_paused', 'error', 'tool_call', 'session_reset',
     'wake_queued', 'autorun_turn_started', 'autorun_turn_completed', 'autorun_turn_aborted',
     'agent_parked', 'agent_unparked', 'team_autorun',
+    'task_reassigned', 'conversation_resumed', 'budget_set', 'budget_exceeded', 'agent_replaced',
+    'turn_failed',
   ];
   const BOARD_KINDS = new Set(['task_created', 'task_claimed', 'status_changed', 'dep_linked']);
   const AGENT_KINDS = new Set(['agent_added', 'agent_removed', 'agent_updated']);
   const TEAM_KINDS = new Set(['team_created', 'team_updated', 'team_removed', 'team_status',
     'shutdown_completed', 'shutdown_aborted']);
-  const END_REASONS = {
-    max_turns: 'reached the turn limit',
-    no_pending_obligation: 'nobody owed a turn',
-    budget_paused: 'paused by a budget',
-    aborted: 'aborted',
-    cancelled: 'cancelled by the user',
-  };
+  const R = window.huddleRender; // render.js: replies, money, sentences
   const STATUS_TEXT = {
     idle: 'idle', woken: 'woken', working: 'working', shutdown_requested: 'shutting down',
     shutdown: 'shut down', error: 'error',
@@ -191,7 +192,8 @@
     retryDelay: 1000,
     events: [],
     kinds: new Set(),
-    conversations: new Map(), // id -> {message, replies, status, response, pending}
+    eventsStale: false, // a sentence lacked a task's subject: redraw after the board loads
+    conversations: new Map(), // id -> {message, replies, files, status, pending, total, waitingFor}
     exchangeRunning: false,
   };
 
@@ -279,9 +281,10 @@
       meta.replaceChildren();
       return;
     }
-    meta.replaceChildren(
-      h('span', {class: 'team-status status-' + t.status}, t.status.replace('_', ' ')),
-      t.description ? h('span', {class: 'team-desc'}, t.description) : null);
+    // (4) replaceChildren would write a null child as the text "null"
+    meta.replaceChildren(...[
+      t.status ? h('span', {class: 'team-status status-' + t.status}, t.status.replace('_', ' ')) : null,
+      t.description ? h('span', {class: 'team-desc'}, t.description) : null].filter(Boolean));
     const color = /^#[0-9a-fA-F]{3,8}$/.test(t.color || '') ? t.color : '';
     document.documentElement.style.setProperty('--team', color || 'var(--accent)');
   }
@@ -466,6 +469,7 @@
     else if (TEAM_KINDS.has(ev.kind)) loadTeams().catch(() => {});
     else if (ev.kind === 'speaker_selected') exchangeTurn(d);
     else if (ev.kind === 'turn_bound_hit') exchangeBound(d);
+    else if (ev.kind === 'conversation_started') conversationStarted(d);
     else if (ev.kind === 'conversation_reply') conversationReply(d);
     else if (ev.kind === 'conversation_completed') conversationCompleted(d);
     else if (ev.kind === 'conversation_cancelled') conversationCompleted(d, 'cancelled');
@@ -502,11 +506,6 @@
     // mcp__huddle__task_claim -> task_claim: huddle's own tools by name
     const m = /^mcp__huddle__(.+)$/.exec(name);
     return m ? m[1] : name;
-  }
-
-  function spentText(usd) {
-    if (!usd) return '$0';
-    return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
   }
 
   // Autorun (the supervisor): a wake shows the card "woken" until its turn
@@ -550,10 +549,10 @@
           h('div', {class: 'agent-sub'},
             a.role ? h('span', {class: 'role'}, a.role) : null,
             h('span', {class: 'badge runtime' + (scripted ? ' scripted' : ''),
-              title: scripted ? 'scripted: canned replies for demos and tests' : `runtime: ${a.runtime}`},
-            scripted ? 'scripted' : a.runtime),
-            h('span', {class: 'spent', title: scripted ? 'spend so far (estimated: scripted)' : 'spend so far'},
-              spentText(a.spent_usd))),
+              title: scripted ? 'scripted: canned replies for demos and tests' : `runtime: ${a.runtime || 'none'}`},
+            scripted ? 'scripted' : (a.runtime || 'no runtime')),
+            h('span', {class: 'spent', title: `${R.moneyExact(a.spent_usd || 0)} spent so far` +
+              (scripted ? ' (estimated: scripted)' : '')}, R.moneyText(a.spent_usd || 0))),
           h('div', {class: 'agent-task'},
             t ? [h('span', {class: 'task-ref'}, `#${t.id}`), ' ', t.subject]
               : h('span', {class: 'muted'}, 'No task')),
@@ -563,7 +562,7 @@
             ? h('div', {class: 'agent-parked', title: 'autorun wakes it again when something new arrives for it'},
               `parked: ${a.parked}`)
             : null),
-        h('span', {class: 'status-pill s-' + shown}, STATUS_TEXT[shown] || shown));
+        h('span', {class: 'status-pill s-' + shown}, STATUS_TEXT[shown] || shown || 'unknown'));
     });
     $('#agents').replaceChildren(...items);
     $('#agents-count').textContent = state.agents.length ? String(state.agents.length) : '';
@@ -593,6 +592,10 @@
     state.tasks = r.tasks;
     renderBoard();
     renderAgents();
+    if (state.eventsStale) { // sentences that lacked a task's subject
+      state.eventsStale = false;
+      renderEvents();
+    }
   }, 60);
 
   // A subtask's card is indented and names its parent ("↳ #3").
@@ -695,7 +698,8 @@
     h('div', {class: 'post-main'},
       cont ? null : h('div', {class: 'post-head'},
         h('span', {class: 'author'}, p.authorAgentId), timeEl(p.createdAt)),
-      h('div', {class: 'body'}, richText(p.body))));
+      // an agent's post: Markdown, as its replies (render.js)
+      h('div', {class: 'body md'}, R.reply(p.body, hueOf, {mentions: true}))));
   }
 
   function appendPosts(posts) {
@@ -746,37 +750,34 @@
       ...kinds.map((k) => h('option', {value: k, selected: k === cur}, k)));
   }
 
-  function eventDetail(ev) {
-    const d = ev.data || {};
-    switch (ev.kind) {
-      case 'team_chat_post': return `#${d.seq} by ${d.author} (${d.kind})`;
-      case 'task_created': return `"${d.subject}"` + (d.depends_on && d.depends_on.length
-        ? ` depends on ${d.depends_on.map((x) => '#' + x).join(', ')}` : '');
-      case 'task_claimed': return `owner ${d.owner}` + (d.by && d.by !== d.owner ? ` (by ${d.by})` : '') +
-        (d.auto ? ', auto' : '');
-      case 'status_changed': return `${d.from} → ${d.to}` + (d.by ? ` by ${d.by}` : '');
-      case 'agent_status': return `${d.from} → ${d.to}`;
-      case 'agent_added': return `${d.runtime || ''}${d.leader ? ', leader' : ''}`;
-      case 'team_created': return d.name ? `"${d.name}"` : '';
-      case 'speaker_selected': return `turn ${d.turn}: ${d.speaker} (${d.policy})`;
-      case 'turn_bound_hit': return `${d.reason} after ${d.turns_taken} of ${d.max_turns} turns`;
-      case 'conversation_reply': return `${d.agent}: ${d.reply}`;
-      case 'conversation_cancelled': return `${d.reason || 'cancelled'}` + (d.by ? ` (${d.by})` : '');
-      case 'conversation_completed': return `${d.total_messages} repl${d.total_messages === 1 ? 'y' : 'ies'}: ` +
-        String(d.response || '').replace(/\s+/g, ' ');
-      case 'message_sent': return `${d.type || 'message'} → ${d.to}` + (d.summary ? `: ${d.summary}` : '');
-      default: {
-        const s = JSON.stringify(d);
-        return s === '{}' || s === 'null' ? '' : s;
-      }
-    }
+  // An event in words (render.js), its agents and tasks as small chips:
+  // a task by its subject when the board has it. An event often comes
+  // before the board that knows its task: the log is drawn again once the
+  // board is loaded.
+  const sentenceCtx = {
+    agent: (id) => h('span', {class: 'agent-ref', hue: hueOf(String(id))}, String(id)),
+    task: (id, subject) => {
+      const t = state.tasks.find((x) => x.id === Number(id));
+      const s = (t && t.subject) || subject;
+      if (!s) state.eventsStale = true;
+      return h('span', {class: 'task-ref'}, `#${id}`, s ? ` “${s}”` : null);
+    },
+    money: (usd) => R.money(usd),
+  };
+
+  function eventSentence(ev) {
+    return h('span', {class: 'ev-sentence'}, R.eventSentence(ev, sentenceCtx));
+  }
+
+  // What the filter searches: the sentence and the event's JSON.
+  function eventText(ev) {
+    return `${ev.kind} ${eventSentence(ev).textContent} ${JSON.stringify(ev)}`;
   }
 
   function eventMatches(ev, f, kind) {
     if (kind && ev.kind !== kind) return false;
     if (!f) return true;
-    const hay = `${ev.kind} ${ev.agent_id || ''} ${ev.task_id ? '#' + ev.task_id : ''} ${eventDetail(ev)}`;
-    return hay.toLowerCase().includes(f);
+    return eventText(ev).toLowerCase().includes(f);
   }
 
   function kindTone(kind) {
@@ -788,13 +789,16 @@
     return 'plain';
   }
 
+  // A row: when, what kind, and the sentence; the event's JSON behind a
+  // toggle (closed, yet in the row's text, so the filter finds what it
+  // shows).
   function eventRow(ev) {
+    const json = h('details', {class: 'ev-json'}, h('summary', {title: 'the event as the API gives it'}, 'JSON'),
+      h('pre', null, JSON.stringify(ev, null, 2)));
     return h('tr', {'data-kind': ev.kind, 'data-seq': ev.seq},
       h('td', {class: 'ev-time'}, timeEl(ev.ts, true)),
-      h('td', null, h('span', {class: 'kind k-' + kindTone(ev.kind)}, ev.kind)),
-      h('td', null, ev.agent_id ? h('span', {class: 'agent-ref', hue: hueOf(ev.agent_id)}, ev.agent_id) : ''),
-      h('td', {class: 'ev-task'}, ev.task_id ? `#${ev.task_id}` : ''),
-      h('td', {class: 'ev-detail', title: eventDetail(ev)}, eventDetail(ev)));
+      h('td', null, h('span', {class: 'kind k-' + kindTone(ev.kind || '')}, ev.kind)),
+      h('td', {class: 'ev-detail'}, eventSentence(ev), json));
   }
 
   function filterValues() {
@@ -826,7 +830,7 @@
   function conv(id) {
     let c = state.conversations.get(id);
     if (!c) {
-      c = {id, message: null, replies: [], files: [], status: 'running', response: null, pending: null, total: null};
+      c = {id, message: null, replies: [], files: [], status: 'running', pending: null, total: null, waitingFor: []};
       state.conversations.set(id, c);
     }
     return c;
@@ -839,9 +843,11 @@
     if (fresh) li = h('li', {class: 'conv', 'data-conversation': c.id});
     const done = c.status === 'completed' || c.status === 'cancelled';
     const n = c.total != null ? c.total : c.replies.length;
+    // who it waits for, by name; a count only until the snapshot says who
     const statusText = done
       ? `${c.status === 'cancelled' ? 'cancelled' : 'answered'} · ${n} repl${n === 1 ? 'y' : 'ies'}`
-      : c.pending ? `waiting on ${c.pending}` : 'thinking…';
+      : c.waitingFor.length ? `waiting for ${c.waitingFor.join(', ')}`
+        : c.pending ? `waiting for ${c.pending} more repl${c.pending === 1 ? 'y' : 'ies'}` : 'thinking…';
     li.dataset.status = c.status;
     // a reply that is a failed turn marks the whole conversation
     const failed = c.replies.filter((r) => r.error);
@@ -854,15 +860,15 @@
         h('span', {class: 'conv-status' + (done ? ' done' : '')}, statusText),
         c.status === 'running' ? h('button', {type: 'button', class: 'btn conv-cancel',
           'data-cancel-conversation': c.id, title: 'stop its running turns and end it'}, 'Cancel') : null),
-      h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply' + (r.error ? ' failed' : ''), 'data-agent': r.agent, hue: hueOf(r.agent)},
+      h('ol', {class: 'replies'}, c.replies.map((r) => h('li', {class: 'reply' + (r.error ? ' failed' : ''),
+        'data-agent': r.agent, 'data-seq': r.seq, hue: hueOf(r.agent)},
         avatar(r.agent, 'sm'), h('span', {class: 'author'}, r.agent),
         r.error ? h('span', {class: 'badge error', title: 'this turn failed'}, 'error') : null,
-        h('span', {class: 'body'}, richText(r.body)),
-        replyFiles(c, r)))),
-      done && c.response ? h('div', {class: 'answer'},
-        h('div', {class: 'answer-label'}, 'Answer'),
-        // Several replies come joined by a rule line: show them as parts.
-        String(c.response).split('\n\n------\n\n').map((part) => h('div', {class: 'answer-body'}, part))) : '');
+        // Markdown, sanitized, tags as chips (render.js)
+        h('div', {class: 'body md'}, R.reply(r.body, hueOf)),
+        replyFiles(c, r)))));
+    // The replies are the team's answer: the aggregate (the API's
+    // "response") is these replies joined, so it is not shown again.
     if (fresh) list.prepend(li);
     while (list.childElementCount > 20) list.lastElementChild.remove();
   }
@@ -895,15 +901,26 @@
     c.replies = mergeReplies(c.replies, [{seq: d.seq, agent: d.agent, body: d.reply, error: !!d.error}]);
     if (typeof d.pending === 'number') c.pending = d.pending;
     renderConversation(c);
+    if (d.pending > 1) loadConversation(c.id); // who it still waits for
+  }
+
+  // A conversation started anywhere (the page, the CLI, an agent): shown
+  // with its question and whom it was sent to.
+  function conversationStarted(d) {
+    if (!d || !d.conversation_id) return;
+    const c = conv(d.conversation_id);
+    if (d.message) c.message = d.message;
+    if (d.agent && !c.replies.length) c.waitingFor = [d.agent];
+    renderConversation(c);
   }
 
   function conversationCompleted(d, status) {
     if (!d || !d.conversation_id) return;
     const c = conv(d.conversation_id);
     c.status = status || 'completed';
-    c.response = d.response;
     c.total = d.total_messages;
     c.pending = 0;
+    c.waitingFor = [];
     renderConversation(c);
     loadConversation(c.id); // the files its replies attached
   }
@@ -918,10 +935,12 @@
       // (or newer ones, committed after the snapshot was read).
       if (r.replies) c.replies = mergeReplies(r.replies.map((x) => ({seq: x.seq, agent: x.agent, body: x.body, error: !!x.isError})), c.replies);
       if (Array.isArray(r.files)) c.files = r.files;
+      if (r.message) c.message = r.message;
+      if (Array.isArray(r.waitingFor)) c.waitingFor = r.waitingFor;
       if (r.status === 'completed' || r.status === 'cancelled') {
         c.status = r.status;
-        c.response = r.response;
         c.total = r.totalMessages;
+        c.waitingFor = [];
       }
       if (typeof r.pending === 'number') c.pending = r.pending;
       renderConversation(c);
@@ -965,12 +984,27 @@
       h('span', {class: 'policy'}, d.policy)));
   }
 
+  // "Ended after 2 turns of at most 5: nobody owes a turn on the board."
+  // That end names Ask the team: the exchange follows the board, and a
+  // question meant for the team wants a conversation routed by @mentions.
   function endText(reason, taken, max) {
-    return [h('span', {class: 'end-label'}, 'Ended: '),
-      h('code', {class: 'end-reason'}, reason),
-      ` (${END_REASONS[reason] || reason}) after ${taken} turn${taken === 1 ? '' : 's'}` +
-      (max != null ? ` of at most ${max}` : '')];
+    const n = Number(taken) || 0;
+    return [h('span', {class: 'end-label'}, 'Ended '),
+      `after ${n} turn${n === 1 ? '' : 's'}` + (max != null ? ` of at most ${max}` : '') + ': ',
+      R.endReason(reason),
+      reason ? ' (' : null,
+      reason ? h('code', {class: 'end-reason', title: 'the end reason, as the API gives it'}, reason) : null,
+      reason ? ').' : '.',
+      reason === 'no_pending_obligation' ? h('span', {class: 'end-hint'},
+        ' An exchange follows the board, not @mentions. To have the team answer a question, ',
+        h('button', {type: 'button', class: 'linkish', onclick: () => {
+          const ask = $('#ask-text');
+          ask.value = ask.value || $('#exchange-stimulus').value || lastStimulus;
+          ask.scrollIntoView({block: 'center'});
+          ask.focus();
+        }}, 'ask the team'), '.') : null].filter((x) => x !== null); // (4)
   }
+  let lastStimulus = '';
 
   function exchangeBound(d) {
     if (!d || d.room_id !== `team:${state.team}`) return;
@@ -991,6 +1025,7 @@
     $('#exchange-result').replaceChildren();
     say('#exchange-msg', 'Running… turns appear in the room as they are taken.');
     const body = {teamId: state.team, stimulus};
+    lastStimulus = stimulus;
     if (turns > 0) body.maxExchangeTurns = turns;
     try {
       const r = await api('POST', '/api/team-chat/exchange', body);
@@ -1169,7 +1204,7 @@
   }
   // For board.js and forms.js (4).
   window.huddle = Object.freeze({api, h, avatar, hueOf, timeEl, say, enc, state,
-    eventDetail, loadBoard, loadAgents, loadTeams, selectTeam});
+    eventDetail: eventSentence, loadBoard, loadAgents, loadTeams, selectTeam});
 
   boot();
 })();

@@ -134,7 +134,8 @@ int hd_mentions_delivery(char **out, const char *from, const char *shared,
     const char *body, int64_t others, hd_err *err);
 
 /* text with each tag written `→ @<ids joined by ",">: <body>` (`→ @<ids>:`
- * for an empty body), for the aggregate. *out is malloc'd. */
+ * for an empty body), for the aggregate and for `huddle ask`'s replies.
+ * *out is malloc'd. */
 int hd_mentions_display(char **out, const char *text, hd_err *err);
 
 /* ---- reply tags: the room and files (pure parser) --------------------- */
@@ -266,8 +267,10 @@ void hd_conversation_free(hd_conversation *c);
 
 /* The REST shape: {"id","teamId","status","pending","totalMessages",
  * "replies":[{"agent","body","at","seq"}],"files":[file_to_json...],
- * "response","createdAt","completedAt"} (response and completedAt null
- * while running). A new reference. */
+ * "response","createdAt","completedAt","message","waitingFor"} (response
+ * and completedAt null while running; message is the user's; waitingFor
+ * the agents with a message not answered yet, each once, in arrival
+ * order, [] once completed). A new reference. */
 json_t *hd_conversation_to_json(const hd_conversation *c);
 
 /* A file a reply attached (table conversation_files). */

@@ -139,7 +139,8 @@ typedef struct hd_cli_exchange_view {
 
 void hd_cli_exchange_selected(const hd_exchange_step *s, void *payload);
 void hd_cli_exchange_turn(const hd_exchange_step *s, void *payload);
-/* `ended: <reason> after N turns (a, b)`. */
+/* `ended: <reason> after N turns (a, b)`; for no_pending_obligation, what
+ * it means and `huddle ask` for conversations routed by @mentions. */
 void hd_cli_exchange_print_end(const hd_exchange_result *r);
 /* text with every non-empty line prefixed by indent, control characters
  * shown as spaces, ending with a newline. */

@@ -2,10 +2,13 @@
  * cmd-ask.c -- `huddle ask TEAM MESSAGE`: a conversation (SPEC 7) run in
  * this process.
  *
- * Output: each reply as it is recorded, in completion order,
- * `@<agent>: <reply>` (a multi-line reply keeps its lines; control
- * characters other than newline and tab are shown as spaces), then a line
- * `=== response ===` and the aggregate; when replies attached files
+ * Output: the team's answer, once: each reply as it is recorded, in
+ * completion order, `@<agent>: <reply>` with its mention tags written as
+ * the aggregate writes them (`→ @coder: ...`; a multi-line reply keeps its
+ * lines; control characters other than newline and tab are shown as
+ * spaces), then `=== answered: N replies ===`. The aggregate (the
+ * response of --json and of the REST API) is these replies joined, so it
+ * is not printed again. When replies attached files
  * ([send_file: ...], a cut answer's whole text), `=== attachments ===`
  * and one line per file, `file <id> from @<agent>: <name> (<size> bytes,
  * <media type>)`.
@@ -20,7 +23,7 @@
  *
  * Ctrl-C (SIGINT) cancels the conversation (cancel.h): the running turns
  * are stopped, the conversation ends `cancelled`, the replies so far are
- * printed and kept (`=== response (cancelled by the user) ===`), and the
+ * printed and kept (`=== N replies (cancelled by the user) ===`), and the
  * command exits 130; a second Ctrl-C exits 130 at once. SIGTERM stops the
  * engine instead: the turn in progress is put back and the conversation
  * released, for `huddle serve` (or any engine that resumes) to finish;
@@ -76,16 +79,25 @@ ask_on_reply(const hd_conversation_reply_info *r, void *payload)
 	pthread_mutex_unlock(&v->lock);
 }
 
-/* Print the replies of c not printed yet. */
+/* Print the replies of c not printed yet, tags as the aggregate shows
+ * them (the raw body should that fail: out of memory). */
 static void
 print_new(struct ask_view *v, const hd_conversation *c, hd_cli_progress *p)
 {
+	hd_err err = HD_ERR_INIT;
+	char *shown;
+
 	if (v->printed < c->nreplies)
 		hd_cli_progress_hide(p);
 	for (; v->printed < c->nreplies; v->printed++) {
-		printf("@%s: ", c->replies[v->printed].agent);
-		print_body(c->replies[v->printed].body);
+		const hd_conversation_reply *r = &c->replies[v->printed];
+
+		if (hd_mentions_display(&shown, r->body, &err) < 0)
+			shown = NULL;
+		printf("@%s: ", r->agent);
+		print_body(shown != NULL ? shown : r->body);
 		putchar('\n');
+		free(shown);
 	}
 	fflush(stdout);
 	hd_cli_progress_show(p);
@@ -317,11 +329,13 @@ cmd_ask(hd_cli *c)
 		json_object_set_new(j, "transcript", json_string(path));
 		hd_cli_json(j);
 	} else {
-		printf(strcmp(conv->status, "cancelled") == 0
-			   ? "=== response (" HD_CANCEL_REASON ") ===\n"
-			   : "=== response ===\n");
-		print_body(conv->response != NULL ? conv->response : "");
-		putchar('\n');
+		/* the replies above are the answer: no second copy */
+		if (strcmp(conv->status, "cancelled") == 0)
+			printf("=== %zu repl%s (" HD_CANCEL_REASON ") ===\n",
+			    conv->nreplies, conv->nreplies == 1 ? "y" : "ies");
+		else
+			printf("=== answered: %zu repl%s ===\n", conv->nreplies,
+			    conv->nreplies == 1 ? "y" : "ies");
 		print_files(conv);
 		fflush(stdout);
 		fprintf(stderr, "note: transcript: %s\n", path);
@@ -375,7 +389,8 @@ const hd_cli_cmd hd_cli_cmd_ask = {
     .details = "The message goes to the team's leader, or to the agent it "
 	       "starts with\n(\"@coder fix the build\"). Agents reply and "
 	       "mention teammates with\n[@id: message] tags; each reply is "
-	       "printed as it arrives, then the\naggregate response. The "
+	       "printed once, as it arrives:\ntogether they are the answer "
+	       "(--json has them joined as \"response\").\nThe "
 	       "transcript is saved under HUDDLE_HOME/chats/TEAM/.\n"
 	       "[#TEAM: message] in a reply posts to the room; [send_file: "
 	       "path] attaches\na file from the agent's workdir; an answer "

@@ -7,7 +7,13 @@
  *   exchange in team:dev (up to 5 turns)
  *   [1] manager (round-robin, scripted)
  *       <reply, each line indented by four spaces>
- *   ended: no_pending_obligation after 1 turn (manager)
+ *   ended: no_pending_obligation after 1 turn (manager): nobody owes a
+ *   turn on the board
+ *     (an exchange follows the board, not @mentions; ...: huddle ask dev
+ *     MESSAGE)
+ * (the last two lines only for that end: the one that surprises, as the
+ * question was meant for the team; the dashboard says the same and points
+ * to Ask the team.)
  * The speaker line is printed (and flushed) when the speaker is chosen, so
  * a slow turn shows who is speaking; the reply follows when it is posted.
  * On a terminal a status line on stderr (progress.c) shows the turn, who
@@ -204,13 +210,25 @@ hd_cli_exchange_turn(const hd_exchange_step *s, void *payload)
 void
 hd_cli_exchange_print_end(const hd_exchange_result *r)
 {
+	const char *team;
 	size_t i;
 
 	printf("ended: %s after %d turn%s", hd_exchange_end_name(r->ended),
 	    r->turns_taken, r->turns_taken == 1 ? "" : "s");
 	for (i = 0; i < r->nspeakers; i++)
 		printf("%s%s", i == 0 ? " (" : ", ", r->speakers[i]);
-	printf("%s\n", r->nspeakers > 0 ? ")" : "");
+	printf("%s", r->nspeakers > 0 ? ")" : "");
+	if (r->ended != HD_EXCHANGE_NO_PENDING) {
+		putchar('\n');
+		return;
+	}
+	/* the end a user most often does not expect: say what it means and
+	 * what routes by @mentions instead */
+	team = strncmp(r->room_id, "team:", 5) == 0 ? r->room_id + 5 : "TEAM";
+	printf(": nobody owes a turn on the board\n"
+	       "  (an exchange follows the board, not @mentions; to have the "
+	       "team answer\n  by @mentions, ask it: huddle ask %s MESSAGE)\n",
+	    team);
 }
 
 /* Split "a,b" (possibly repeated options) into out (pointers into a copy

@@ -522,6 +522,29 @@ hd_conv__status(
 	return rc;
 }
 
+/* The agents with a message not answered yet, each once, in arrival
+ * order: who a running conversation waits for. */
+static json_t *
+waiting_for(const hd_conversation *c)
+{
+	json_t *a = json_array();
+	size_t i, j;
+
+	for (i = 0; i < c->ndeliveries; i++) {
+		const char *to = c->deliveries[i].to_agent;
+
+		if (strcmp(c->deliveries[i].state, "done") == 0)
+			continue;
+		for (j = 0; j < json_array_size(a); j++)
+			if (strcmp(json_string_value(json_array_get(a, j)), to) ==
+			    0)
+				break;
+		if (j == json_array_size(a))
+			json_array_append_new(a, json_string(to));
+	}
+	return a;
+}
+
 json_t *
 hd_conversation_to_json(const hd_conversation *c)
 {
@@ -547,6 +570,8 @@ hd_conversation_to_json(const hd_conversation *c)
 	json_object_set_new(j, "createdAt", json_integer(c->created_at));
 	json_object_set_new(j, "completedAt",
 	    c->completed_at != 0 ? json_integer(c->completed_at) : json_null());
+	json_object_set_new(j, "message", json_string(c->message));
+	json_object_set_new(j, "waitingFor", waiting_for(c));
 	return j;
 }
 

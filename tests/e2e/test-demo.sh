@@ -49,7 +49,9 @@ expect_contains "$OUT" "[1] manager (round-robin, scripted)
     board: tester completes #2
 [4] manager (round-robin, scripted)
     Both follow-ups are in: coder fixed the null check (#1) and tester added the regression test (#2). Closing the loop; thanks, team.
-ended: no_pending_obligation after 4 turns (manager, coder, tester, manager)" "the exchange transcript"
+ended: no_pending_obligation after 4 turns (manager, coder, tester, manager): nobody owes a turn on the board
+  (an exchange follows the board, not @mentions; to have the team answer
+  by @mentions, ask it: huddle ask dev MESSAGE)" "the exchange transcript"
 
 # 3. the board and where it all is
 expect_contains "$OUT" "== 3. The board ==" "section 3"

@@ -40,7 +40,9 @@ expect_rc 0 "leader's exchange"
 expect_eq "$OUT" "exchange in team:dev (up to 5 turns)
 [1] manager (round-robin, scripted)
     Coder takes the null-check fix (#1) and tester the regression test (#2). Report on the board when done.
-ended: no_pending_obligation after 1 turn (manager)" "leader's exchange output"
+ended: no_pending_obligation after 1 turn (manager): nobody owes a turn on the board
+  (an exchange follows the board, not @mentions; to have the team answer
+  by @mentions, ask it: huddle ask dev MESSAGE)" "leader's exchange output: the end says why and points to ask"
 
 # first speakers, the clamp, and max_turns as the end reason
 run exchange dev --stimulus "Status?" --first tester,coder --max-turns 1
@@ -53,7 +55,7 @@ run exchange dev --stimulus "Status?" --first tester,coder --max-turns 1000
 expect_rc 0 "clamped max turns"
 expect_contains "$OUT" "exchange in team:dev (up to 20 turns)" "clamped to 5 x 4"
 expect_eq "$ERR" "huddle: warning: --max-turns 1000 lowered to 20 (at most 5 turns per participant)" "the lowered bound is reported"
-expect_contains "$OUT" "ended: no_pending_obligation after 2 turns (coder, tester)" "both first speakers"
+expect_contains "$OUT" "ended: no_pending_obligation after 2 turns (coder, tester): nobody owes a turn on the board" "both first speakers"
 
 # --json
 run --json exchange dev --stimulus "Status?" --first reviewer

@@ -79,7 +79,7 @@ check_tty() {
 import sys
 data = open(sys.argv[1], 'rb').read().decode('utf-8', 'replace')
 what = sys.argv[2]
-resp = data.find('=== response ===')
+resp = data.find('=== answered: ')
 if what == 'redrawn':
     # the line is redrawn in place, shows the agent working with seconds,
     # and is erased before the response and never drawn after it
@@ -147,7 +147,7 @@ expect_eq "$(json_get "$OUT" 'j["status"]')" "cancelled" "Ctrl-C: the conversati
 expect_eq "$(json_get "$OUT" 'j["completedAt"] is not None')" "True" "cancelled conversations end"
 run conversation show "$ID"
 expect_contains "$OUT" "conversation $ID in slow: cancelled (0 replies, 1 pending)" "conversation show, human"
-expect_contains "$(cat "$T_TMP/c.out")" "=== response (cancelled by the user) ===" "what was said so far is printed"
+expect_contains "$(cat "$T_TMP/c.out")" "=== 0 replies (cancelled by the user) ===" "what was said so far is printed"
 expect_contains "$(cat "$T_TMP/c.err")" "cancelling conversation $ID" "Ctrl-C says it cancels"
 expect_eq "$(field slow-coder 'j["status"]')" "idle" "Ctrl-C: the agent is idle, not error"
 run --json events --team slow --kind conversation_cancelled

@@ -50,8 +50,7 @@ dropped() {
 ask room
 expect_rc 0 "ask room"
 expect_eq "$OUT" "@coder: Posted the news.
-=== response ===
-Posted the news." "the room tag is removed from the answer"
+=== answered: 1 reply ===" "the room tag is removed from the answer"
 run chat read dev --json
 expect_eq "$(json_get "$OUT" '[(p["authorAgentId"], p["kind"], p["body"]) for p in j["posts"]][-3:]')" \
 	"[('user', 'user', 'case=room'), ('coder', 'peer', 'build is green'), ('coder', 'peer', 'Posted the news.')]" \
@@ -60,8 +59,7 @@ expect_eq "$(dropped)" "[]" "nothing dropped"
 
 ask unknown-team
 expect_eq "$OUT" "@coder: Trying.
-=== response ===
-Trying." "an unknown team's tag is removed"
+=== answered: 1 reply ===" "an unknown team's tag is removed"
 expect_eq "$(dropped)" "[('#nowhere', 'unknown team')]" "unknown team: mention_dropped"
 ask other-team
 expect_eq "$(dropped)" "[('#ops', 'not a member of team ops')]" "another team: mention_dropped"
@@ -69,16 +67,14 @@ run chat read ops --json
 expect_eq "$(json_get "$OUT" 'len(j["posts"])')" "0" "nothing posted in ops"
 ask empty
 expect_eq "$OUT" "@coder: Nothing to say.
-=== response ===
-Nothing to say." "an empty room tag is removed"
+=== answered: 1 reply ===" "an empty room tag is removed"
 expect_eq "$(dropped)" "[('#dev', 'empty message')]" "empty message: mention_dropped"
 
 # [send_file: ...] inside the workdir, relative and absolute: attached.
 ask file
 expect_rc 0 "ask file"
 expect_eq "$OUT" "@coder: Here is the report. And the data:
-=== response ===
-Here is the report. And the data:
+=== answered: 1 reply ===
 === attachments ===
 file 1 from @coder: report.txt (30 bytes, text/plain)
 file 2 from @coder: data.json (14 bytes, application/json)" "files attached, tags removed"
@@ -111,14 +107,13 @@ expect_rc 2 "files without an id"
 # Files that cannot be attached: the tag stays, with a note.
 ask outside
 expect_eq "$OUT" "@coder: Have a look. [send_file: /etc/passwd] (file not attached: /etc/passwd is outside coder's workdir)
-=== response ===
-Have a look. [send_file: /etc/passwd] (file not attached: /etc/passwd is outside coder's workdir)" "outside the workdir"
+=== answered: 1 reply ===" "outside the workdir"
 ask escape
-expect_eq "$(printf '%s\n' "$OUT" | tail -n 1)" "Have a look. [send_file: link.txt] (file not attached: link.txt is outside coder's workdir)" "a symlink out of the workdir"
+expect_eq "$(printf '%s\n' "$OUT" | head -n 1)" "@coder: Have a look. [send_file: link.txt] (file not attached: link.txt is outside coder's workdir)" "a symlink out of the workdir"
 ask missing
-expect_eq "$(printf '%s\n' "$OUT" | tail -n 1)" "Have a look. [send_file: nope.txt] (file not attached: nope.txt does not exist)" "a missing file"
+expect_eq "$(printf '%s\n' "$OUT" | head -n 1)" "@coder: Have a look. [send_file: nope.txt] (file not attached: nope.txt does not exist)" "a missing file"
 ask dir
-expect_eq "$(printf '%s\n' "$OUT" | tail -n 1)" "Have a look. [send_file: sub] (file not attached: sub is a directory)" "a directory"
+expect_eq "$(printf '%s\n' "$OUT" | head -n 1)" "@coder: Have a look. [send_file: sub] (file not attached: sub is a directory)" "a directory"
 run conversation files "$conv" --json
 expect_eq "$(json_get "$OUT" 'j["files"]')" "[]" "nothing attached"
 
@@ -129,7 +124,7 @@ ask long
 expect_rc 0 "ask long"
 long_conv=$conv
 want=$(python3 -c 'import sys; t=sys.argv[1]; print(t[:4000] + "\u2026 [the full answer, {:,} characters, is attached as answer-1.md]".format(len(t)))' "$full")
-expect_eq "$(printf '%s\n' "$OUT" | sed -n '/^=== response ===$/,/^=== attachments ===$/p' | sed '1d;$d')" "$want" "the answer is cut with a note"
+expect_eq "$(printf '%s\n' "$OUT" | sed -n '1,/^=== answered: 1 reply ===$/p' | sed '$d' | sed '1s/^@coder: //')" "$want" "the answer is cut with a note, shown once"
 expect_contains "$OUT" "file 3 from @coder: answer-1.md (8749 bytes, text/markdown)" "the whole answer is attached"
 mkdir "$T_TMP/long"
 run conversation files "$long_conv" --save "$T_TMP/long"
