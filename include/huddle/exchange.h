@@ -149,8 +149,9 @@ int hd_room_lock_running(hd_store *st, const hd_room_lock *lk, int64_t pgid,
     int64_t start, hd_err *err);
 
 /* Save the exchange's progress (text, or NULL) with lk's row, for a
- * successor that takes over a dead holder. Works inside a caller's
- * transaction. */
+ * successor that takes over a dead holder; saved between two turns, so
+ * it also clears the running turn's process group. Works inside a
+ * caller's transaction. */
 int hd_room_lock_progress(
     hd_store *st, const hd_room_lock *lk, const char *progress, hd_err *err);
 
@@ -219,6 +220,9 @@ typedef struct hd_exchange_step {
 	hd_speaker_policy policy;
 	const char *runtime;
 	int scripted; /* 1: the speaker's runtime gives canned replies */
+	int resumed;  /* this exchange resumed one interrupted after this
+			 many turns (its earlier turns are not run again);
+			 -1: it did not */
 	/* set after the turn (on_turn) */
 	const char *reply; /* exactly what was posted */
 	int64_t seq;       /* the post's seq */
@@ -266,6 +270,8 @@ typedef struct hd_exchange_result {
 	int turns_failed; /* of those, the ones whose runtime failed (each
 			     put its speaker in error: activity.h) */
 	int max_turns;   /* after the clamp */
+	int resumed;     /* turns taken before an interruption this run
+			    resumed from (counted in turns_taken); 0: none */
 	char **speakers; /* one per turn, in order */
 	size_t nspeakers;
 } hd_exchange_result;

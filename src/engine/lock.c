@@ -280,8 +280,8 @@ hd_room_lock_progress(
     hd_store *st, const hd_room_lock *lk, const char *progress, hd_err *err)
 {
 	return lock_update(st, lk,
-	    "UPDATE room_locks SET progress = ?3 "
-	    "WHERE room_id = ?1 AND holder = ?2",
+	    "UPDATE room_locks SET progress = ?3, run_pid = NULL, "
+	    "run_start = NULL WHERE room_id = ?1 AND holder = ?2",
 	    bind_progress, progress, err);
 }
 
