@@ -414,8 +414,9 @@ const char *const hd_store_migrations[] = {
 	 * (run_pid, run_start: its leader's pid and start time), killed
 	 * before the turn runs again; and the exchange's progress as of its
 	 * last commit (JSON), from which the same exchange, run again,
-	 * resumes. conversation_deliveries (conversation) gains the same
-	 * record of a running delivery's process. */
+	 * resumes. conversation_deliveries (conversation) and autorun_turns
+	 * (the supervisor) gain the same record of a running delivery's or
+	 * turn's process. */
 	"ALTER TABLE room_locks ADD COLUMN host TEXT;"
 	"ALTER TABLE room_locks ADD COLUMN boot_id TEXT;"
 	"ALTER TABLE room_locks ADD COLUMN start INTEGER;"
@@ -425,7 +426,11 @@ const char *const hd_store_migrations[] = {
 	"ALTER TABLE conversation_deliveries ADD COLUMN run_host TEXT;"
 	"ALTER TABLE conversation_deliveries ADD COLUMN run_boot TEXT;"
 	"ALTER TABLE conversation_deliveries ADD COLUMN run_pid INTEGER;"
-	"ALTER TABLE conversation_deliveries ADD COLUMN run_start INTEGER;",
+	"ALTER TABLE conversation_deliveries ADD COLUMN run_start INTEGER;"
+	"ALTER TABLE autorun_turns ADD COLUMN run_host TEXT;"
+	"ALTER TABLE autorun_turns ADD COLUMN run_boot TEXT;"
+	"ALTER TABLE autorun_turns ADD COLUMN run_pid INTEGER;"
+	"ALTER TABLE autorun_turns ADD COLUMN run_start INTEGER;",
 };
 
 const int hd_store_nmigrations =
