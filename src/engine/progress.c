@@ -14,6 +14,10 @@
  *      progress keeps the stimulus's SHA-256, never its text.
  *  (3) Anything malformed reads as no progress: the exchange then starts
  *      over, it never fails on it.
+ *  (4) The text holds only agent ids (slugs: hd_slug_ok), a hex digest
+ *      and integers, so it is printed directly, as turn.c prints its
+ *      events (one per step of every exchange: no json_t to build), and
+ *      read back with Jansson.
  * Callers: exchange.c.
  */
 #include <stdio.h>
@@ -21,6 +25,8 @@
 #include <string.h>
 
 #include <openssl/evp.h>
+
+#include <huddle/buf.h>
 
 #include "exchange_int.h"
 
@@ -38,45 +44,51 @@ hd_exchange__stimulus_hash(char out[65], const char *stimulus)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
+/* ,"key":[ids where on[i]] */
+static void
+put_ids(hd_buf *b, const char *key, const char *const *ids, size_t n,
+    const unsigned char *on)
+{
+	size_t i, k = 0;
+
+	hd_buf_printf(b, ",\"%s\":[", key);
+	for (i = 0; i < n; i++)
+		if (on[i])
+			hd_buf_printf(b, "%s\"%s\"", k++ ? "," : "", ids[i]);
+	hd_buf_putc(b, ']');
+}
+
 char *
 hd_exchange__progress_dump(const hd_exchange__progress *p,
     const char *const *ids, size_t n, char *const *speakers, size_t nspeakers,
     const char *also)
 {
-	json_t *o = json_object(), *pending = json_array(), *spoke = json_array();
-	json_t *turns = json_object(), *sp = json_array();
-	char *text;
-	size_t i;
+	hd_buf b = HD_BUF_INIT(0);
+	size_t i, k = 0;
 
-	for (i = 0; i < n; i++) {
-		if (p->pending[i])
-			json_array_append_new(pending, json_string(ids[i]));
-		if (p->spoke[i])
-			json_array_append_new(spoke, json_string(ids[i]));
+	/* (4) */
+	hd_buf_printf(&b, "{\"stimulus\":\"%s\",\"stim_seq\":", p->stimulus);
+	hd_buf_put_i64(&b, p->stim_seq);
+	hd_buf_printf(&b, ",\"max_turns\":%d,\"taken\":%d", p->max_turns,
+	    p->taken);
+	if (p->last >= 0 && (size_t)p->last < n)
+		hd_buf_printf(&b, ",\"last\":\"%s\"", ids[p->last]);
+	if (p->running != NULL)
+		hd_buf_printf(&b, ",\"running\":\"%s\"", p->running);
+	put_ids(&b, "pending", ids, n, p->pending);
+	put_ids(&b, "spoke", ids, n, p->spoke);
+	hd_buf_puts(&b, ",\"turns\":{");
+	for (i = 0; i < n; i++)
 		if (p->turns[i] > 0)
-			json_object_set_new(
-			    turns, ids[i], json_integer(p->turns[i]));
-	}
+			hd_buf_printf(&b, "%s\"%s\":%d", k++ ? "," : "",
+			    ids[i], p->turns[i]);
+	hd_buf_puts(&b, "},\"speakers\":[");
 	for (i = 0; i < nspeakers; i++)
-		json_array_append_new(sp, json_string(speakers[i]));
+		hd_buf_printf(&b, "%s\"%s\"", i ? "," : "", speakers[i]);
 	if (also != NULL)
-		json_array_append_new(sp, json_string(also));
-	json_object_set_new(o, "stimulus", json_string(p->stimulus));
-	json_object_set_new(o, "stim_seq", json_integer(p->stim_seq));
-	json_object_set_new(o, "max_turns", json_integer(p->max_turns));
-	json_object_set_new(o, "taken", json_integer(p->taken));
-	json_object_set_new(o, "last",
-	    p->last >= 0 && (size_t)p->last < n ? json_string(ids[p->last])
-						: json_null());
-	json_object_set_new(o, "running",
-	    p->running != NULL ? json_string(p->running) : json_null());
-	json_object_set_new(o, "pending", pending);
-	json_object_set_new(o, "spoke", spoke);
-	json_object_set_new(o, "turns", turns);
-	json_object_set_new(o, "speakers", sp);
-	text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	return text;
+		hd_buf_printf(&b, "%s\"%s\"", nspeakers ? "," : "", also);
+	hd_buf_puts(&b, "]}");
+	return hd_buf_detach(&b);
 }
 
 static int
