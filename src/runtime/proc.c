@@ -4,7 +4,7 @@
  * and the supervision loop that feeds its input, drains its output and
  * ends it. Also the line reader the JSON-stream adapters parse through.
  * Owns no table and no global state.
- *  (1) The command runs in its own process group (fork, then setpgid in
+ *  (1) The command runs in its own process group (vfork, then setpgid in
  *      the child before exec), so the whole group can be signalled. No
  *      process of the group outlives the turn: on timeout or abort the
  *      group gets SIGTERM, then SIGKILL after PROC_GRACE_MS; when the
@@ -47,9 +47,10 @@
  *      longer than its limit is cut there, flagged, and the rest of it up
  *      to the newline skipped, so one runaway line costs a bounded buffer.
  *  (9) The command dies with huddle: the child sets PR_SET_PDEATHSIG to
- *      SIGKILL before exec (which posix_spawn cannot do, hence fork) and
+ *      SIGKILL before exec (which posix_spawn cannot do, hence vfork: as
+ *      cheap as posix_spawn's own clone, no page of huddle copied) and
  *      then checks that getppid() is still the process that forked it,
- *      so a huddle killed between fork and prctl leaves no orphan. The
+ *      so a huddle killed between vfork and prctl leaves no orphan. The
  *      kernel fires it when the *thread* that forked exits, not the
  *      process; that thread is the one in hd_proc_run, which returns only
  *      after the leader is reaped (1), so it cannot end while the command
@@ -61,9 +62,11 @@
  *      started stays in its group, which is why on_spawn reports the pid
  *      (= the group id) and its start time, for the engine to record with
  *      the running turn and kill the group (hd_proc_group_kill) before it
- *      runs that turn again after a crash. The child, between fork and
- *      exec, makes only async-signal-safe calls on what the parent
- *      prepared (argv, environment, the resolved command, the pipes).
+ *      runs that turn again after a crash. The child, between vfork and
+ *      exec, makes only async-signal-safe system calls on what the
+ *      parent prepared (argv, environment, the resolved command, the
+ *      pipes), with every signal blocked until it reset each handler
+ *      the caller installed, so none runs in the memory it shares.
  * Callers: exec.c, claude.c, codex.c, doctor.c (through cfg.c for the
  * JSON-stream adapters).
  */
@@ -341,7 +344,7 @@ resolve_cmd(const char *cmd, char *const *envp)
 enum { FAIL_SETUP = 1, FAIL_CWD = 2, FAIL_EXEC = 3, FAIL_ORPHAN = 4 };
 
 /* In the child: tell the parent why, and go. Async-signal-safe. */
-static void
+static _Noreturn void
 child_fail(int fd, int stage)
 {
 	int msg[2] = {stage, errno};
@@ -354,17 +357,19 @@ child_fail(int fd, int stage)
 }
 
 /*
- * The child between fork and exec (1), (3), (5), (9): only async-signal-
- * safe calls, on what the parent prepared. src are the parent's pipe ends
- * (or -1: /dev/null), moved above 2 first so no dup2 clobbers another.
+ * The child between vfork and exec (1), (3), (5), (9): only async-signal-
+ * safe system calls on what the parent prepared, writing nothing of the
+ * parent's memory but errno (it shares it until exec). src are the
+ * parent's pipe ends (or -1: /dev/null), moved above 2 first so no dup2
+ * clobbers another.
  */
-static void
+static _Noreturn void
 child_exec(const char *cmd, char *const *argv, char *const *envp,
     const char *cwd, const int src[3], int report, pid_t parent)
 {
 	static const int defaults[] = {
 	    SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD};
-	struct sigaction sa;
+	struct sigaction sa, cur;
 	sigset_t none;
 	int fd[3], i;
 
@@ -381,6 +386,15 @@ child_exec(const char *cmd, char *const *argv, char *const *envp,
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigemptyset(&sa.sa_mask);
+	/* every signal is blocked until here; a handler of the caller's
+	 * must never run in this child, which shares its memory (vfork) */
+	for (i = 1; i < NSIG; i++)
+		if (i != SIGKILL && i != SIGSTOP &&
+		    sigaction(i, NULL, &cur) == 0 &&
+		    ((cur.sa_flags & SA_SIGINFO) != 0 ||
+			(cur.sa_handler != SIG_DFL &&
+			    cur.sa_handler != SIG_IGN)))
+			sigaction(i, &sa, NULL);
 	for (i = 0; i < (int)(sizeof(defaults) / sizeof(defaults[0])); i++)
 		sigaction(defaults[i], &sa, NULL); /* (5) */
 	for (i = 0; i < 3; i++) {
@@ -405,13 +419,36 @@ child_exec(const char *cmd, char *const *argv, char *const *envp,
 	child_fail(report, FAIL_EXEC);
 }
 
+/* vfork: this thread waits until the child execs (or fails), and no page
+ * of a large process is copied; every signal stays blocked across it
+ * (the child unblocks them once the handlers are reset). Apart, so that
+ * no local of the caller lives across the vfork. */
+static pid_t
+vfork_exec(const char *cmd, char *const *argv, char *const *envp,
+    const char *cwd, const int src[3], int report, pid_t parent,
+    int *fork_errno)
+{
+	sigset_t all, old;
+	pid_t pid;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = vfork();
+	if (pid == 0)
+		child_exec(cmd, argv, envp, cwd, src, report, parent);
+	*fork_errno = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return pid;
+}
+
 static int
 spawn_child(child *c, char *const *argv, char *const *envp, const char *cwd,
     int with_input, hd_err *err)
 {
 	int inp[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
 	int rep[2] = {-1, -1}, src[3], msg[2] = {0, 0}, rc = 0, status;
-	pid_t parent = getpid();
+	int fork_errno = 0;
+	pid_t parent = getpid(), pid;
 	char *cmd = NULL;
 	ssize_t n;
 
@@ -442,13 +479,13 @@ spawn_child(child *c, char *const *argv, char *const *envp, const char *cwd,
 	src[0] = with_input ? inp[0] : -1;
 	src[1] = outp[1];
 	src[2] = errp[1];
-	if ((c->pid = fork()) < 0) {
+	pid = vfork_exec(
+	    cmd, argv, envp, cwd, src, rep[1], parent, &fork_errno);
+	if ((c->pid = pid) < 0) {
 		rc = hd_err_set(err, HD_ERR, "cannot run \"%.200s\": %s",
-		    argv[0], strerror(errno));
+		    argv[0], strerror(fork_errno));
 		goto done;
 	}
-	if (c->pid == 0)
-		child_exec(cmd, argv, envp, cwd, src, rep[1], parent);
 	close_fd(&rep[1]);
 	do /* EOF: it ran (the pipe closed on exec) */
 		n = read(rep[0], msg, sizeof(msg));
