@@ -421,4 +421,18 @@ int hd_conversation_wait(hd_conversation_engine *e, hd_store *st,
 int hd_conversation_resume_all(
     size_t *adopted, hd_conversation_engine *e, hd_store *st, hd_err *err);
 
+/*
+ * The same conversation, started again: when a conversation of spec's
+ * team, with spec's message and origin, is running under an engine that
+ * is gone (its process died mid-turn), take it over as
+ * hd_conversation_resume_all would (the process group its interrupted
+ * turn recorded is killed, the turn queued again) and put its id in out
+ * (HD_CONVERSATION_ID_LEN + 1 bytes); *found is 1 then, else 0 and
+ * nothing changed. Its replies already recorded are kept: only the turns
+ * cut short run again.
+ */
+int hd_conversation_resume_same(char *out, int *found,
+    hd_conversation_engine *e, hd_store *st, const hd_conversation_spec *spec,
+    hd_err *err);
+
 #endif

@@ -44,7 +44,10 @@
  * room_locks, renewed as each turn is announced (once a third of the
  * lease has passed) and by a small thread every third of the lease while
  * the exchange runs; a lock whose holder died is taken over once its
- * lease expired.
+ * lease expired, or at once when the holder ran on this host and its
+ * process is gone. The same exchange run again (same team and stimulus)
+ * after its process died resumes from its last committed turn: the
+ * turns already in the room are not run again, the one cut short is.
  */
 #ifndef HUDDLE_EXCHANGE_H
 #define HUDDLE_EXCHANGE_H
@@ -119,15 +122,39 @@ typedef struct hd_room_lock {
 	char holder[33]; /* random hex, this acquisition's identity */
 	int64_t pid;
 	int64_t expires_at; /* ms since the epoch */
+	char host[256];     /* where the holder runs ("": unknown) */
+	char boot_id[40];   /* in which boot ("": unknown) */
+	int64_t start;      /* its process's start time (hd_proc_start) */
 } hd_room_lock;
 
 /*
  * Take team's room lock for lease_ms. A live lease held by anyone, this
- * process included, is refused: HD_EXCHANGE_LOCK_HELD (HD_ECONFLICT). An
- * expired lease (its holder died or stalled) is taken over.
+ * process included, is refused: HD_EXCHANGE_LOCK_HELD (HD_ECONFLICT),
+ * unless its holder ran on this host in this boot and is gone (its pid
+ * is gone, or names a process with another start time): that one is
+ * taken over at once. An expired lease (its holder died or stalled) is
+ * taken over; a dead holder's running process group is killed first.
  */
 int hd_room_lock_acquire(hd_room_lock *out, hd_store *st, const char *team,
     int64_t lease_ms, hd_err *err);
+
+/* hd_room_lock_acquire, and *progress (malloc'd, or NULL) is what the
+ * holder taken over last saved with hd_room_lock_progress. */
+int hd_room_lock_take(hd_room_lock *out, char **progress, hd_store *st,
+    const char *team, int64_t lease_ms, hd_err *err);
+
+/* Record (pgid > 0) or clear (0) the process group of the turn lk's
+ * holder runs. HD_ECONFLICT when the lock was lost. Works inside a
+ * caller's transaction. */
+int hd_room_lock_running(hd_store *st, const hd_room_lock *lk, int64_t pgid,
+    int64_t start, hd_err *err);
+
+/* Save the exchange's progress (text, or NULL) with lk's row, for a
+ * successor that takes over a dead holder; saved between two turns, so
+ * it also clears the running turn's process group. Works inside a
+ * caller's transaction. */
+int hd_room_lock_progress(
+    hd_store *st, const hd_room_lock *lk, const char *progress, hd_err *err);
 
 /* Push the lease to now + lease_ms. `the exchange lost its room lock`
  * (HD_ECONFLICT) when another holder took it over. Works inside a
@@ -196,6 +223,9 @@ typedef struct hd_exchange_step {
 	hd_speaker_policy policy;
 	const char *runtime;
 	int scripted; /* 1: the speaker's runtime gives canned replies */
+	int resumed;  /* this exchange resumed one interrupted after this
+			 many turns (its earlier turns are not run again);
+			 -1: it did not */
 	/* set after the turn (on_turn) */
 	const char *reply; /* exactly what was posted */
 	int64_t seq;       /* the post's seq */
@@ -246,6 +276,8 @@ typedef struct hd_exchange_result {
 	int turns_failed; /* of those, the ones whose runtime failed (each
 			     put its speaker in error: activity.h) */
 	int max_turns;   /* after the clamp */
+	int resumed;     /* turns taken before an interruption this run
+			    resumed from (counted in turns_taken); 0: none */
 	char **speakers; /* one per turn, in order */
 	size_t nspeakers;
 } hd_exchange_result;

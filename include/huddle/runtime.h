@@ -198,6 +198,14 @@ typedef struct hd_runtime_turn {
 	const char *const *mcp_command;
 	int64_t timeout_ms; /* 0: only the adapter's own limit */
 	atomic_int *abort;  /* or NULL; set non-zero to stop */
+	/* Or NULL: called on the turn's thread once the adapter's command
+	 * runs, with its pid (the id of its process group) and start time
+	 * (hd_proc_start), so the caller can record what runs and kill the
+	 * group if it is restarted after a crash. The command dies with the
+	 * thread that runs the turn (SIGKILL, PR_SET_PDEATHSIG); processes
+	 * it starts do not, but stay in its group. */
+	void (*on_spawn)(void *spawn_ctx, int64_t pgid, int64_t start);
+	void *spawn_ctx;
 } hd_runtime_turn;
 
 /* 1 once the turn's abort flag is set. */

@@ -95,4 +95,28 @@ int hd_read_file(char **out, size_t *outlen, const char *path, size_t max,
  * `<what> must be an integer, not "<s>"`. */
 int hd_parse_i64(int64_t *out, const char *s, const char *what, hd_err *err);
 
+/* ---- processes on this host (host.c) ---- */
+
+/* The start time of process pid (field 22 of /proc/<pid>/stat, clock
+ * ticks since boot), 0 when it is gone or a zombie, -1 when it cannot be
+ * told. With the pid it names one process within one boot. */
+int64_t hd_proc_start(int64_t pid);
+
+/* This boot's id (/proc/sys/kernel/random/boot_id) and this host's name
+ * (gethostname); "" when unknown. */
+void hd_boot_id(char *out, size_t outlen);
+void hd_host_name(char *out, size_t outlen);
+
+/* 1 when host and boot name this host in this boot (both known). */
+int hd_proc_here(const char *host, const char *boot);
+
+/*
+ * SIGKILL the process group whose leader was process pgid started at
+ * start (hd_proc_start), if that recording still names it: a live pgid
+ * with another start time is another process and is left alone; a gone
+ * leader's group holds only its leftovers. Never this process's own
+ * group. 1 when a signal was sent.
+ */
+int hd_proc_group_kill(int64_t pgid, int64_t start);
+
 #endif

@@ -128,13 +128,15 @@ void hd_cli_shutdown_describe(FILE *f, const hd_shutdown *s);
  * Pass a view as the exchange's observer payload. */
 typedef struct hd_cli_exchange_view {
 	int json;     /* print nothing; collect turns */
-	int header;   /* print "exchange in <room> ..." before turn 1 */
+	int header;   /* print "exchange in <room> ..." before the first
+			 turn shown (a resumed exchange's is not turn 1) */
 	json_t *turns; /* or NULL: each turn as JSON is appended here */
 	/* called after a turn is printed (the demo moves its board here) */
 	void (*after_turn)(const hd_exchange_step *s, void *payload);
 	void *after_payload;
 	int failed; /* turns that ended in error, counted here */
 	int64_t requested_turns; /* --max-turns, or 0: warn when lowered */
+	int shown;  /* a turn was shown (the header is out) */
 } hd_cli_exchange_view;
 
 void hd_cli_exchange_selected(const hd_exchange_step *s, void *payload);

@@ -29,6 +29,13 @@
  * released, for `huddle serve` (or any engine that resumes) to finish;
  * the command then exits 1. A conversation cancelled from elsewhere
  * (`huddle conversation cancel`) ends the same way, exiting 1.
+ *
+ * Run again after it died mid-turn (kill -9, a crash), the same command
+ * (same team and message) resumes the conversation it left running
+ * instead of starting another: the replies already recorded are printed
+ * and not asked again, the turn cut short runs once more (its command
+ * died with the first process; what that command started is killed
+ * first: conv_engine.c (9)).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -227,7 +234,7 @@ cmd_ask(hd_cli *c)
 	char id[HD_CONVERSATION_ID_LEN + 1], path[4096], mcp_host[256];
 	uint64_t gen;
 	size_t i, nfailed;
-	int rc = HD_EXIT_FAIL, sig, cancelling = 0;
+	int rc = HD_EXIT_FAIL, sig, cancelling = 0, resumed = 0;
 
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
@@ -254,12 +261,18 @@ cmd_ask(hd_cli *c)
 	spec.message = c->argv[1];
 	spec.origin = "cli";
 	if (hd_conversation_engine_start(&e, &cfg, &c->err) < 0 ||
-	    hd_conversation_start(id, e, st, &spec, &c->err) < 0) {
+	    hd_conversation_resume_same(id, &resumed, e, st, &spec, &c->err) <
+		0 ||
+	    (!resumed &&
+		hd_conversation_start(id, e, st, &spec, &c->err) < 0)) {
 		rc = hd_cli_fail(c);
 		goto done;
 	}
 	if (!c->json) {
-		fprintf(stderr, "note: conversation %s\n", id);
+		fprintf(stderr, "note: conversation %s%s\n", id,
+		    resumed ? " (resumed: it was interrupted; the replies "
+			      "already in are not asked again)"
+			    : "");
 		note_scripted(st, spec.team);
 	}
 	prog = hd_cli_progress_start(c, hd_cli_flag(c, "quiet"));

@@ -16,6 +16,10 @@
  * to Ask the team.)
  * The speaker line is printed (and flushed) when the speaker is chosen, so
  * a slow turn shows who is speaking; the reply follows when it is posted.
+ * The same exchange run again after its process died (kill -9, a crash)
+ * resumes from its last committed turn: the header then says
+ * `exchange in team:dev (up to 5 turns), resumed after 2 turns`, the
+ * turns already taken are not run again, and the end counts them.
  * On a terminal a status line on stderr (progress.c) shows the turn, who
  * is speaking and for how long.
  * Ctrl-C cancels: the running turn is stopped (its process group killed),
@@ -174,9 +178,15 @@ hd_cli_exchange_selected(const hd_exchange_step *s, void *payload)
 		    HD_EXCHANGE_TURNS_PER_PARTICIPANT);
 	if (v->json)
 		return;
-	if (s->turn == 1 && v->header)
+	if (!v->shown && v->header && s->resumed >= 0)
+		printf("exchange in %s (up to %d turn%s), resumed after %d "
+		       "turn%s\n",
+		    s->room_id, s->max_turns, s->max_turns == 1 ? "" : "s",
+		    s->resumed, s->resumed == 1 ? "" : "s");
+	else if (!v->shown && v->header)
 		printf("exchange in %s (up to %d turn%s)\n", s->room_id,
 		    s->max_turns, s->max_turns == 1 ? "" : "s");
+	v->shown = 1;
 	printf("[%d] %s (%s, %s)\n", s->turn, s->speaker,
 	    hd_speaker_policy_name(s->policy),
 	    s->scripted ? "scripted" : s->runtime);

@@ -35,6 +35,13 @@
  *      cancel requests of the conversations this engine runs; a turn a
  *      cancel stopped leaves its message cancelled (not put back) and its
  *      agent idle, and the conversation ends once none of it runs.
+ *  (9) A crash costs one turn, never a duplicate: a turn's command dies
+ *      with this process (proc.c (9)) and its process group is recorded
+ *      with the delivery (conversation.c (6)), killed by whichever engine
+ *      takes the conversation over before the delivery runs again. `huddle
+ *      ask` run again with the same team and message takes over the
+ *      conversation it left interrupted (hd_conversation_resume_same)
+ *      instead of starting a second one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -257,6 +264,27 @@ adopt(hd_conversation_engine *e, hd_store *st, const char *id,
 	return adopted;
 }
 
+struct spawned {
+	hd_conversation_engine *e;
+	hd_store *st;
+	const hd_conv_claim *c;
+};
+
+/* (8) The turn's command runs: its process group is recorded with the
+ * delivery, for an engine that takes the conversation over after this
+ * one died. */
+static void
+turn_spawned(void *ctx, int64_t pgid, int64_t start)
+{
+	struct spawned *sp = ctx;
+	hd_err err = HD_ERR_INIT;
+
+	if (hd_conv__running(sp->st, sp->c, &sp->e->me, pgid, start, &err) < 0)
+		hd_log_warn("conversation %s: the running message's process is "
+			    "not recorded: %s",
+		    sp->c->conversation_id, err.msg);
+}
+
 /*
  * Run one claimed message and record its reply, (4). *next gets the
  * agent's next message when it could be claimed with the record, (7).
@@ -273,6 +301,7 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 	hd_turn_state ts;
 	hd_live shown; /* the turn's tool calls, as events */
 	hd_conv_slot slot; /* its abort flag (8) */
+	struct spawned sp = {e, st, c};
 	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT, uerr = HD_ERR_INIT;
 	char *reply = NULL, *url = NULL, *prompt = NULL;
@@ -301,6 +330,8 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 		turn.huddle_home = e->home;
 		hd_conv__turn_enter(&e->turns, &slot, c->conversation_id);
 		turn.abort = &slot.abort;
+		turn.on_spawn = turn_spawned;
+		turn.spawn_ctx = &sp;
 		if (e->mcp_port > 0 && e->mcp_host != NULL) {
 			if (hd_attach_url(&url, st, e->mcp_host, e->mcp_port,
 				a->id, &uerr) == 0) {
@@ -717,5 +748,51 @@ hd_conversation_resume_all(
 	hd_conv__foreign_free(l, n);
 	if (adopted != NULL)
 		*adopted = count;
+	return rc;
+}
+
+int
+hd_conversation_resume_same(char *out, int *found,
+    hd_conversation_engine *e, hd_store *st, const hd_conversation_spec *spec,
+    hd_err *err)
+{
+	const char *origin = spec->origin != NULL ? spec->origin : "api";
+	hd_conv_foreign *l = NULL;
+	hd_conversation *c = NULL;
+	size_t n = 0, i;
+	int rc, same;
+
+	*found = 0;
+	if (spec->team == NULL || spec->message == NULL)
+		return 0;
+	if ((rc = hd_conv__list_foreign(&l, &n, st, &e->me, err)) < 0)
+		return rc;
+	for (i = 0; i < n && !*found; i++) {
+		if (owner_alive(l[i].owner, l[i].pid, l[i].start))
+			continue;
+		if ((rc = hd_conversation_get(&c, st, l[i].id, err)) < 0) {
+			if (rc != HD_ENOTFOUND)
+				break;
+			hd_err_clear(err);
+			rc = 0;
+			continue;
+		}
+		same = strcmp(c->team_id, spec->team) == 0 &&
+		       strcmp(c->origin, origin) == 0 &&
+		       strcmp(c->message, spec->message) == 0;
+		hd_conversation_free(c);
+		c = NULL;
+		if (!same)
+			continue;
+		if ((rc = adopt(e, st, l[i].id, l[i].owner, err)) < 0)
+			break;
+		if (rc == 1) { /* else another engine was faster */
+			snprintf(out, HD_CONVERSATION_ID_LEN + 1, "%s",
+			    l[i].id);
+			*found = 1;
+		}
+		rc = 0;
+	}
+	hd_conv__foreign_free(l, n);
 	return rc;
 }

@@ -32,6 +32,13 @@
  *      gone (conv_engine.c).
  *  (5) A room post that fails (an agent no longer in the team) never
  *      loses the reply: it runs under a savepoint and is logged.
+ *  (6) A running delivery records where its runtime's process runs (host,
+ *      boot, the pid that is its process group's id, its start time;
+ *      hd_conv__running, once the command started); every transition out
+ *      of running clears it. Adopting a dead engine's conversation kills
+ *      each such group on this host before its delivery is queued again:
+ *      the command itself died with its engine (proc.c (9)), and what it
+ *      started must not act while the delivery runs a second time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1026,7 +1033,9 @@ release_txn_fn(hd_store *st, void *payload, hd_err *err)
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE conversation_deliveries SET state = 'queued',"
-		 " started_at = NULL WHERE id = ?1 AND state = 'running'",
+		 " started_at = NULL, run_host = NULL, run_boot = NULL,"
+		 " run_pid = NULL, run_start = NULL"
+		 " WHERE id = ?1 AND state = 'running'",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, t->c->delivery_id);
@@ -1426,7 +1435,8 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE conversation_deliveries SET state = 'done',"
-		 " finished_at = ?2 WHERE id = ?1",
+		 " finished_at = ?2, run_host = NULL, run_boot = NULL,"
+		 " run_pid = NULL, run_start = NULL WHERE id = ?1",
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, c->delivery_id);
@@ -1853,6 +1863,75 @@ collect_agents(hd_store *st, sqlite3_stmt *s, const char *conv, char ***v,
 	return rc;
 }
 
+/* (6) Kill the process group each running delivery of conv recorded,
+ * when it ran on this host in this boot (hd_proc_group_kill checks the
+ * recording still names it). */
+static int
+kill_running(hd_store *st, const char *conv, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT run_host, run_boot, run_pid, run_start, id"
+		 " FROM conversation_deliveries WHERE conversation_id = ?1"
+		 " AND state = 'running' AND run_pid IS NOT NULL",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, conv, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+		if (hd_proc_here((const char *)sqlite3_column_text(s, 0),
+			(const char *)sqlite3_column_text(s, 1)) &&
+		    hd_proc_group_kill(sqlite3_column_int64(s, 2),
+			sqlite3_column_int64(s, 3)))
+			hd_log_info("conversation %s: killed process group "
+				    "%lld of interrupted message %lld",
+			    conv, (long long)sqlite3_column_int64(s, 2),
+			    (long long)sqlite3_column_int64(s, 4));
+	if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
+}
+
+struct running_txn {
+	const hd_conv_claim *c;
+	int64_t pgid, start;
+};
+
+static int
+running_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct running_txn *t = payload;
+	char host[256], boot[40];
+	sqlite3_stmt *s;
+	int rc;
+
+	hd_host_name(host, sizeof(host));
+	hd_boot_id(boot, sizeof(boot));
+	if ((rc = hd_store_prepare(st, &s,
+		 "UPDATE conversation_deliveries SET run_host = ?2,"
+		 " run_boot = ?3, run_pid = ?4, run_start = ?5"
+		 " WHERE id = ?1 AND state = 'running'",
+		 err)) < 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, t->c->delivery_id);
+	sqlite3_bind_text(s, 2, host, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 3, boot, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 4, t->pgid);
+	sqlite3_bind_int64(s, 5, t->start);
+	return step_done(st, s, err);
+}
+
+int
+hd_conv__running(hd_store *st, const hd_conv_claim *c,
+    const hd_conv_owner *me, int64_t pgid, int64_t start, hd_err *err)
+{
+	struct running_txn t = {c, pgid, start};
+
+	return owner_write(st, me, running_txn_fn, &t, err);
+}
+
 static int
 adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
@@ -1882,6 +1961,10 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		return 0; /* someone else was faster, or it completed */
 	t->adopted = 1;
 
+	/* (6) what the interrupted turns started, killed before they run
+	 * again */
+	if ((rc = kill_running(st, t->id, err)) < 0)
+		return rc;
 	/* the interrupted turns: their agents are idle again */
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT to_agent FROM conversation_deliveries"
@@ -1899,7 +1982,8 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 	t->nagents = 0;
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE conversation_deliveries SET state = 'queued',"
-		 " started_at = NULL WHERE conversation_id = ?1"
+		 " started_at = NULL, run_host = NULL, run_boot = NULL,"
+		 " run_pid = NULL, run_start = NULL WHERE conversation_id = ?1"
 		 " AND state = 'running'",
 		 err)) < 0)
 		return rc;

@@ -49,6 +49,12 @@ typedef struct hd_conv_claim {
 	int64_t blocker_start;
 } hd_conv_claim;
 
+/* The claimed delivery's runtime process started: record it (host, boot,
+ * its pid = process group id, start time) until the delivery leaves
+ * running (conversation.c (6)). */
+int hd_conv__running(hd_store *st, const hd_conv_claim *c,
+    const hd_conv_owner *me, int64_t pgid, int64_t start, hd_err *err);
+
 void hd_conv__claim_dispose(hd_conv_claim *c);
 
 /* Claim the oldest queued message for agent among the conversations me

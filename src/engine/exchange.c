@@ -63,6 +63,22 @@
  *      turn's record commits), its obligations are dropped until a turn
  *      of it succeeds or it is reset; first speakers all in error are
  *      refused before any turn. The result counts the failed turns.
+ * (11) A crash costs one turn, never a duplicate. Each step saves the
+ *      bookkeeping it commits with the room lock (progress.c: who owes,
+ *      who spoke, the turns taken and their speakers, the bound, the
+ *      stimulus post, the speaker whose turn was just begun), and the
+ *      running turn's process group is recorded there too (turn.c (8)).
+ *      A setup that takes the lock over from a dead holder (lock.c (2),
+ *      (4): at once when it ran on this host; its turn's process group
+ *      killed first) and finds progress of the same stimulus resumes it:
+ *      no new stimulus post, the bookkeeping restored, the turns already
+ *      committed counted and not run again, the interrupted speaker
+ *      idle again, the last saved turn's obligations read (an
+ *      interruption between a save and the next step left them unread),
+ *      and an exchange_resumed event. The turn cut short is still owed,
+ *      so it is selected and runs once more. Its runtime's command died
+ *      with the holder (proc.c (9)); whatever mailbox messages its
+ *      prompt had taken stay delivered.
  * Callers: the CLI (`huddle exchange`, `huddle demo`), REST
  * (POST /api/team-chat/exchange), the tests and the benchmark.
  */
@@ -148,12 +164,20 @@ typedef struct exch {
 	hd_turn_state *states; /* each participant's turn state (turn.c (1)) */
 	const char **owing;    /* scratch: the pending ids of a selection */
 	int max_turns;
+	int kept_max_turns; /* the pre-checks' bound (a resume may change it) */
 	int64_t lease_ms;
 	int64_t stim_seq;
 	hd_room_lock lock;
 	int locked;
 	renewer rn;              /* the ticker's side (3) */
 	hd_store_ticker *ticker; /* renewing the lease, or NULL (3) */
+	/* (11) */
+	hd_exchange_result *out; /* the speakers committed so far */
+	char stim_hash[65];      /* what names this exchange with its room */
+	int resuming;            /* the setup found this exchange interrupted */
+	int resumed_taken;       /* the turns it had taken then */
+	int64_t resume_head;     /* the seq of its exchange_resumed event */
+	json_t *resumed_speakers;
 } exch;
 
 const char *
@@ -716,6 +740,7 @@ step_init(hd_exchange_step *s, const exch *x, int speaker,
 	s->runtime = a->runtime;
 	s->scripted =
 	    hd_runtime_find(&rt, a->runtime, NULL) == 0 && rt->is_scripted;
+	s->resumed = x->resuming ? x->resumed_taken : -1;
 }
 
 static int
@@ -755,26 +780,79 @@ typedef struct step_txn {
 	int begin_rc; /* begin failed with this (the transaction too) */
 } step_txn;
 
+/* (11) The progress the holder taken over left, if it is this exchange's
+ * (same stimulus): the bookkeeping as of its last commit, and its turn
+ * cut short put back (its speaker is not working any more). */
+static int
+resume_from(hd_store *st, exch *x, const char *text)
+{
+	hd_exchange__progress p;
+	hd_err rerr = HD_ERR_INIT;
+	json_t *speakers = NULL;
+	char data[HD_ROOM_ID_MAX + 96];
+
+	memset(&p, 0, sizeof(p));
+	p.pending = x->pending;
+	p.spoke = x->spoke;
+	p.turns = x->turns;
+	if (!hd_exchange__progress_load(&p, &speakers, text, x->ids, x->n) ||
+	    strcmp(p.stimulus, x->stim_hash) != 0) {
+		/* not progress, or another exchange's: ours starts over
+		 * from the pre-checks' bookkeeping */
+		json_decref(speakers);
+		memcpy(x->pending, x->kept.pending, x->n);
+		memcpy(x->spoke, x->kept.spoke, x->n);
+		memcpy(x->turns, x->kept.turns, x->n * sizeof(*x->turns));
+		return 0;
+	}
+	x->resuming = 1;
+	x->resumed_taken = p.taken;
+	x->max_turns = p.max_turns;
+	x->last = p.last;
+	x->stim_seq = p.stim_seq;
+	json_decref(x->resumed_speakers);
+	x->resumed_speakers = speakers;
+	if (p.running != NULL &&
+	    hd_activity_turn_abort(st, x->team, p.running, &rerr) < 0)
+		hd_log_warn("%s stays working: %s", p.running, rerr.msg);
+	snprintf(data, sizeof(data),
+	    "{\"room_id\":\"%s\",\"turns_taken\":%d}", x->lock.room_id,
+	    p.taken);
+	x->resume_head = hd_events_append_raw(
+	    st, "exchange_resumed", x->team, 0, NULL, data);
+	return 0;
+}
+
 static int
 setup_part(exch *x, hd_err *err)
 {
 	const hd_exchange_spec *spec = x->spec;
 	hd_post *p = NULL;
+	char *progress = NULL;
 	size_t i;
 	int rc;
 
 	/* refused (a live lease): the transaction rolls back whole (1) */
-	if ((rc = hd_room_lock_acquire(
-		 &x->lock, x->st, x->team, x->lease_ms, err)) < 0)
+	if ((rc = hd_room_lock_take(&x->lock, &progress, x->st, x->team,
+		 x->lease_ms, err)) < 0)
 		return rc;
 	for (i = 0; i < x->n; i++) {
 		hd_turn_state_dispose(&x->states[i]);
 		if ((rc = hd_turn_state_get(
-			 &x->states[i], x->st, x->team, x->ids[i], err)) < 0)
+			 &x->states[i], x->st, x->team, x->ids[i], err)) < 0) {
+			free(progress);
 			return rc;
+		}
 		x->marks[i] = x->states[i].last_event_seq;
 	}
 	x->stim_seq = 0;
+	x->resuming = x->resumed_taken = 0;
+	x->max_turns = x->kept_max_turns;
+	x->resume_head = 0;
+	rc = progress != NULL ? resume_from(x->st, x, progress) : 0;
+	free(progress);
+	if (x->resuming)
+		return rc;
 	if (spec->stimulus != NULL && spec->stimulus[0] != '\0') {
 		if ((rc = hd_room_post(&p, x->st, x->team, "user", NULL,
 			 spec->stimulus, err)) < 0)
@@ -807,6 +885,36 @@ step_end(hd_store *st, step_txn *tx, hd_exchange_end end, int taken)
 	if (hd_room_lock_release(st, &x->lock, &rerr) == 0)
 		tx->released = 1;
 	return 0;
+}
+
+/* (11) The bookkeeping this step commits, with the lock: what a resume
+ * starts from. running is the speaker of the turn just begun (or NULL);
+ * done, the turn this step saved. */
+static int
+progress_save(hd_store *st, exch *x, int taken, const char *running,
+    const hd_exchange__turn *done, hd_err *err)
+{
+	hd_exchange__progress p;
+	char *text;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	memcpy(p.stimulus, x->stim_hash, sizeof(p.stimulus));
+	p.stim_seq = x->stim_seq;
+	p.max_turns = x->max_turns;
+	p.taken = taken;
+	p.last = x->last;
+	p.running = running;
+	p.pending = x->pending;
+	p.spoke = x->spoke;
+	p.turns = x->turns;
+	if ((text = hd_exchange__progress_dump(&p, x->ids, x->n,
+		 x->out->speakers, x->out->nspeakers,
+		 done != NULL ? done->agent->id : NULL)) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	rc = hd_room_lock_progress(st, &x->lock, text, err);
+	free(text);
+	return rc;
 }
 
 static void
@@ -855,8 +963,20 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 	tx->began = tx->ended = tx->lost = tx->released = 0;
 	tx->begin_rc = 0;
 	tx->pick.speaker = -1;
-	if (tx->setup && (rc = setup_part(x, err)) < 0)
-		return rc;
+	if (tx->setup) {
+		if ((rc = setup_part(x, err)) < 0)
+			return rc;
+		taken += x->resumed_taken;
+		/* (11) the obligations of the last turn saved, which an
+		 * interruption between its save and the next step left
+		 * unread; read up to the exchange_resumed event */
+		if (x->resuming && x->last >= 0 && x->resume_head > 0) {
+			if ((rc = obligations(
+				 x, x->last, x->resume_head, err)) < 0)
+				return rc;
+			skip_errored(x);
+		}
+	}
 	if (done != NULL && !tx->saved) {
 		if ((rc = hd_exchange__turn_save(done, err)) < 0)
 			return rc;
@@ -867,7 +987,7 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 		x->marks[s] = done->event_mark;
 		x->pending[s] = 0;
 		if (tx->save_only) /* on_turn comes between (spec) */
-			return 0;
+			return progress_save(st, x, taken, NULL, done, err);
 	}
 	if (done != NULL) {
 		/* the obligations, read with the saved turn (and whatever
@@ -911,7 +1031,8 @@ step_fn(hd_store *st, void *payload, hd_err *err)
 	if (tx->next->paused) /* the speaker's cap (or the team's) is spent */
 		return step_end(st, tx, HD_EXCHANGE_BUDGET_PAUSED, taken);
 	tx->began = 1;
-	return 0;
+	return progress_save(st, x, taken, tx->next->agent->id,
+	    done != NULL && !tx->saved ? done : NULL, err);
 }
 
 /* The store's data version once a step committed (rc >= 0), for the
@@ -956,6 +1077,25 @@ step_run(step_txn *tx, int *begin_failed, hd_err *err)
 	return 0;
 }
 
+/* (11) The resumed exchange's turns are this one's. */
+static int
+resumed(exch *x, hd_exchange_result *out, hd_err *err)
+{
+	json_t *v;
+	size_t i;
+	int rc;
+
+	out->turns_taken = out->resumed = x->resumed_taken;
+	out->max_turns = x->max_turns;
+	json_array_foreach (x->resumed_speakers, i, v)
+		if (json_is_string(v) &&
+		    (rc = add_speaker(out, json_string_value(v), err)) < 0)
+			return rc;
+	hd_log_info("%s: resumed the exchange interrupted after %d turn(s)",
+	    x->lock.room_id, x->resumed_taken);
+	return 0;
+}
+
 /* The committed step, in memory: the bookkeeping, the saved turn's state
  * and its on_turn. */
 static int
@@ -969,6 +1109,8 @@ step_adopt(exch *x, step_txn *tx, hd_exchange_result *out,
 	book_keep(x);
 	if (tx->setup)
 		x->locked = 1;
+	if (tx->setup && x->resuming && (rc = resumed(x, out, err)) < 0)
+		return rc;
 	if (tx->lost)
 		atomic_store(&x->rn.lost, 1);
 	if (tx->released)
@@ -1127,10 +1269,13 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 	x.spec = spec;
 	x.last = -1;
 	x.leader = -1;
+	x.out = out;
+	hd_exchange__stimulus_hash(x.stim_hash, spec->stimulus);
 	atomic_init(&x.rn.lost, 0);
 	atomic_init(&x.rn.released, 0);
 	if ((rc = precheck(&x, err)) < 0)
 		goto done;
+	x.kept_max_turns = x.max_turns;
 	book_keep(&x);
 	hd_room_id(out->room_id, sizeof(out->room_id), x.team);
 	out->max_turns = x.max_turns;
@@ -1143,6 +1288,7 @@ hd_exchange_run(hd_exchange_result *out, hd_store *st,
 done:
 	participants_free(&x);
 	free(x.claims);
+	json_decref(x.resumed_speakers);
 	hd_agent_config_texts_free(x.configs, x.agents.n);
 	hd_agents_dispose(&x.agents);
 	renew_stop(&x); /* stopped after the last step already; no-op then */

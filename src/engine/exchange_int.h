@@ -100,4 +100,32 @@ char *hd_exchange__reply_body(const char *text, size_t len);
 void hd_exchange__state_key(
     char *out, size_t outlen, const char *room_id, const char *agent);
 
+/* ---- progress (progress.c): what a resumed exchange starts from ---- */
+
+typedef struct hd_exchange__progress {
+	char stimulus[65]; /* SHA-256 of the stimulus, hex */
+	int64_t stim_seq;
+	int max_turns;
+	int taken;
+	int last;              /* index, -1: none */
+	const char *running;   /* the speaker of the turn begun, or NULL */
+	unsigned char *pending; /* n each, the caller's */
+	unsigned char *spoke;
+	int *turns;
+} hd_exchange__progress;
+
+void hd_exchange__stimulus_hash(char out[65], const char *stimulus);
+
+/* The progress as text (malloc'd; NULL: out of memory), speakers and
+ * then also (or NULL) as the turns' speakers. */
+char *hd_exchange__progress_dump(const hd_exchange__progress *p,
+    const char *const *ids, size_t n, char *const *speakers, size_t nspeakers,
+    const char *also);
+
+/* Read text into p (its arrays are n long, for ids); *speakers is the
+ * speakers array (a new reference). 1 when it was progress, 0 when not
+ * (p's arrays are then untouched or zeroed, *speakers NULL). */
+int hd_exchange__progress_load(hd_exchange__progress *p, json_t **speakers,
+    const char *text, const char *const *ids, size_t n);
+
 #endif

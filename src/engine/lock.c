@@ -1,21 +1,37 @@
 /*
  * lock.c -- one exchange per room at a time, across processes (SPEC 8).
  * Owns table room_locks; nothing else writes it.
- *  (1) A lock is a lease row (room_id, holder, pid, expires_at). Taking it
- *      is one BEGIN IMMEDIATE transaction that reads the row and writes
- *      its own, so of two processes racing for a free room exactly one
- *      wins; the other sees a live lease and is refused.
+ *  (1) A lock is a lease row (room_id, holder, pid, expires_at, and where
+ *      the holder runs: host, boot_id, start, its process's start time).
+ *      Taking it is one BEGIN IMMEDIATE transaction that reads the row and
+ *      writes its own, so of two processes racing for a free room exactly
+ *      one wins; the other sees a live lease and is refused.
  *  (2) A lease whose expires_at has passed belongs to nobody: its holder
  *      died (kill -9 leaves the row behind) or stalled past its lease, and
- *      the next acquirer takes it over. A live lease is never taken over,
- *      whoever holds it.
+ *      the next acquirer takes it over. A live lease is taken over only
+ *      when its holder is known dead: it ran on this host in this boot
+ *      and its pid is gone (or a zombie) or now names a process with
+ *      another start time. Then it is taken at once, not after the
+ *      lease. A holder on another host (or in another boot, or a row
+ *      from before migration 15, without host) is only judged by its
+ *      lease; a live holder is never taken over, this process included.
+ *  (4) The row also records the process group of the turn the holder is
+ *      running (run_pid, run_start; hd_room_lock_running) and the
+ *      exchange's progress as of its last commit (hd_room_lock_progress).
+ *      Taking over a dead holder on this host first kills that group
+ *      (hd_proc_group_kill: only while the recording still names it), so
+ *      nothing the dead holder's turn started can act after the room
+ *      changed hands; the progress is handed to the new holder, which
+ *      may resume the exchange from it (exchange.c).
  *  (3) holder is random per acquisition, so renew and release touch the
  *      row only while this acquisition still owns it: a holder that
  *      stalled and lost its lease cannot extend or delete its successor's.
  * Callers: exchange.c (acquire, renew before each turn and from its
- * renewal thread, release), the tests.
+ * renewal thread, record the running turn and the progress, release),
+ * the tests.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,19 +47,26 @@ typedef struct lock_txn {
 	hd_room_lock *lk;
 	int64_t lease_ms;
 	int found;
+	int dead; /* the old holder is known dead (2) */
 	hd_room_lock old;
+	char *progress; /* the old row's, malloc'd */
+	int64_t run_pid, run_start;
+	int want_progress;
 } lock_txn;
 
+/* The row of room; with tx, also what a takeover needs (4). */
 static int
-lock_read(
-    hd_room_lock *out, int *found, hd_store *st, const char *room, hd_err *err)
+lock_read(hd_room_lock *out, int *found, hd_store *st, const char *room,
+    lock_txn *tx, hd_err *err)
 {
 	sqlite3_stmt *s;
+	const char *v;
 	int rc, src;
 
 	*found = 0;
 	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT holder, pid, expires_at FROM room_locks "
+		 "SELECT holder, pid, expires_at, host, boot_id, start, "
+		 "run_pid, run_start, progress FROM room_locks "
 		 "WHERE room_id = ?",
 		 err)) < 0)
 		return rc;
@@ -56,11 +79,44 @@ lock_read(
 		    (const char *)sqlite3_column_text(s, 0));
 		out->pid = sqlite3_column_int64(s, 1);
 		out->expires_at = sqlite3_column_int64(s, 2);
+		if ((v = (const char *)sqlite3_column_text(s, 3)) != NULL)
+			snprintf(out->host, sizeof(out->host), "%s", v);
+		if ((v = (const char *)sqlite3_column_text(s, 4)) != NULL)
+			snprintf(out->boot_id, sizeof(out->boot_id), "%s", v);
+		out->start = sqlite3_column_int64(s, 5);
+		if (tx != NULL) {
+			tx->run_pid = sqlite3_column_int64(s, 6);
+			tx->run_start = sqlite3_column_int64(s, 7);
+			free(tx->progress);
+			tx->progress = tx->want_progress
+					   ? hd_store_col_dup(s, 8)
+					   : NULL;
+		}
 		*found = 1;
 	} else if (src != SQLITE_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
+}
+
+/* (2) On this host: the holder's pid is gone, a zombie, or another
+ * process now (its start time differs). */
+static int
+holder_dead(const hd_room_lock *old)
+{
+	int64_t now = hd_proc_start(old->pid);
+
+	if (now < 0)
+		return 0; /* cannot be told: the lease decides */
+	return now == 0 || (old->start > 0 && now != old->start);
+}
+
+/* The holder's process still runs (on this host): its group, if any, is
+ * its own business even once its lease expired (4). */
+static int
+holder_alive(const hd_room_lock *old)
+{
+	return !holder_dead(old);
 }
 
 static int
@@ -70,17 +126,29 @@ acquire_txn(hd_store *st, void *payload, hd_err *err)
 	hd_room_lock *lk = tx->lk;
 	sqlite3_stmt *s;
 	int64_t now = hd_now_ms();
-	int rc, src;
+	int rc, src, here;
 
-	if ((rc = lock_read(&tx->old, &tx->found, st, lk->room_id, err)) < 0)
+	if ((rc = lock_read(
+		 &tx->old, &tx->found, st, lk->room_id, tx, err)) < 0)
 		return rc;
-	if (tx->found && tx->old.expires_at > now) /* (2) */
+	here = tx->found && hd_proc_here(tx->old.host, tx->old.boot_id);
+	tx->dead = here && holder_dead(&tx->old);
+	if (tx->found && tx->old.expires_at > now && !tx->dead) /* (2) */
 		return hd_err_set(err, HD_ECONFLICT, HD_EXCHANGE_LOCK_HELD);
+	if (here && tx->run_pid > 0 && !holder_alive(&tx->old) &&
+	    hd_proc_group_kill(tx->run_pid, tx->run_start)) /* (4) */
+		hd_log_info("%s: killed process group %lld of the dead "
+			    "holder's turn",
+		    lk->room_id, (long long)tx->run_pid);
 	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO room_locks(room_id, holder, pid, expires_at) "
-		 "VALUES (?, ?, ?, ?) ON CONFLICT(room_id) DO UPDATE SET "
+		 "INSERT INTO room_locks(room_id, holder, pid, expires_at, "
+		 "host, boot_id, start, run_pid, run_start, progress) "
+		 "VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL) "
+		 "ON CONFLICT(room_id) DO UPDATE SET "
 		 "holder = excluded.holder, pid = excluded.pid, "
-		 "expires_at = excluded.expires_at",
+		 "expires_at = excluded.expires_at, host = excluded.host, "
+		 "boot_id = excluded.boot_id, start = excluded.start, "
+		 "run_pid = NULL, run_start = NULL, progress = NULL",
 		 err)) < 0)
 		return rc;
 	lk->expires_at = now + tx->lease_ms;
@@ -88,6 +156,9 @@ acquire_txn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 2, lk->holder, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, lk->pid);
 	sqlite3_bind_int64(s, 4, lk->expires_at);
+	hd_store_bind_text(s, 5, lk->host[0] ? lk->host : NULL);
+	hd_store_bind_text(s, 6, lk->boot_id[0] ? lk->boot_id : NULL);
+	sqlite3_bind_int64(s, 7, lk->start);
 	if ((src = sqlite3_step(s)) != SQLITE_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
@@ -98,9 +169,18 @@ int
 hd_room_lock_acquire(hd_room_lock *out, hd_store *st, const char *team,
     int64_t lease_ms, hd_err *err)
 {
+	return hd_room_lock_take(out, NULL, st, team, lease_ms, err);
+}
+
+int
+hd_room_lock_take(hd_room_lock *out, char **progress, hd_store *st,
+    const char *team, int64_t lease_ms, hd_err *err)
+{
 	lock_txn tx;
 	int rc;
 
+	if (progress != NULL)
+		*progress = NULL;
 	memset(out, 0, sizeof(*out));
 	if ((rc = hd_slug_check("team", team, err)) < 0)
 		return rc;
@@ -111,16 +191,98 @@ hd_room_lock_acquire(hd_room_lock *out, hd_store *st, const char *team,
 	if ((rc = hd_random_hex(out->holder, 16, err)) < 0)
 		return rc;
 	out->pid = (int64_t)getpid();
+	out->start = hd_proc_start(out->pid);
+	if (out->start < 0)
+		out->start = 0;
+	hd_host_name(out->host, sizeof(out->host));
+	hd_boot_id(out->boot_id, sizeof(out->boot_id));
 	memset(&tx, 0, sizeof(tx));
 	tx.lk = out;
 	tx.lease_ms = lease_ms;
-	if ((rc = hd_store_write(st, acquire_txn, &tx, err)) < 0)
+	tx.want_progress = progress != NULL;
+	/* the store may run the transaction more than once: each run reads
+	 * the row again, and only the committed one's progress is kept */
+	if ((rc = hd_store_write(st, acquire_txn, &tx, err)) < 0) {
+		free(tx.progress);
 		return rc;
+	}
 	if (tx.found)
-		hd_log_info("took over the lock of %s from pid %lld: its lease "
-			    "expired",
-		    out->room_id, (long long)tx.old.pid);
+		hd_log_info("took over the lock of %s from pid %lld: %s",
+		    out->room_id, (long long)tx.old.pid,
+		    tx.dead ? "its process is gone" : "its lease expired");
+	if (progress != NULL)
+		*progress = tx.progress;
+	else
+		free(tx.progress);
 	return 0;
+}
+
+/* One UPDATE of this acquisition's row (3): HD_ECONFLICT when it lost
+ * the row. */
+static int
+lock_update(hd_store *st, const hd_room_lock *lk, const char *sql,
+    int (*bind)(sqlite3_stmt *s, const void *v), const void *v, hd_err *err)
+{
+	sqlite3_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
+		return rc;
+	sqlite3_bind_text(s, 1, lk->room_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, lk->holder, -1, SQLITE_STATIC);
+	bind(s, v);
+	src = sqlite3_step(s);
+	if (src != SQLITE_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	else if (sqlite3_changes(hd_store_db(st)) == 0)
+		rc = hd_err_set(
+		    err, HD_ECONFLICT, "the exchange lost its room lock");
+	hd_store_reset(s);
+	return rc;
+}
+
+static int
+bind_run(sqlite3_stmt *s, const void *v)
+{
+	const int64_t *run = v;
+
+	if (run[0] > 0) {
+		sqlite3_bind_int64(s, 3, run[0]);
+		sqlite3_bind_int64(s, 4, run[1]);
+	} else {
+		sqlite3_bind_null(s, 3);
+		sqlite3_bind_null(s, 4);
+	}
+	return 0;
+}
+
+int
+hd_room_lock_running(hd_store *st, const hd_room_lock *lk, int64_t pgid,
+    int64_t start, hd_err *err)
+{
+	int64_t run[2] = {pgid, start};
+
+	return lock_update(st, lk,
+	    "UPDATE room_locks SET run_pid = ?3, run_start = ?4 "
+	    "WHERE room_id = ?1 AND holder = ?2",
+	    bind_run, run, err);
+}
+
+static int
+bind_progress(sqlite3_stmt *s, const void *v)
+{
+	hd_store_bind_text(s, 3, v);
+	return 0;
+}
+
+int
+hd_room_lock_progress(
+    hd_store *st, const hd_room_lock *lk, const char *progress, hd_err *err)
+{
+	return lock_update(st, lk,
+	    "UPDATE room_locks SET progress = ?3, run_pid = NULL, "
+	    "run_start = NULL WHERE room_id = ?1 AND holder = ?2",
+	    bind_progress, progress, err);
 }
 
 int
@@ -187,5 +349,5 @@ hd_room_lock_get(
 	if ((rc = hd_slug_check("team", team, err)) < 0)
 		return rc;
 	hd_room_id(room, sizeof(room), team);
-	return lock_read(out, found, st, room, err);
+	return lock_read(out, found, st, room, NULL, err);
 }

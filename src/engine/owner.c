@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <huddle/util.h>
+
 #include "owner.h"
 
 struct reg {
@@ -29,33 +31,7 @@ static struct reg *regs;
 int64_t
 hd_owner_proc_start(int64_t pid)
 {
-	char path[64], buf[1024], *p, *tok, *save = NULL;
-	long long start = -1;
-	ssize_t n;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT ? 0 : -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "pid (comm) state ... starttime(22) ...": comm may hold anything,
-	 * so count from the last ')' */
-	if ((p = strrchr(buf, ')')) == NULL)
-		return -1;
-	for (field = 3, tok = strtok_r(p + 1, " ", &save); tok != NULL;
-	     tok = strtok_r(NULL, " ", &save), field++) {
-		if (field == 3 && (tok[0] == 'Z' || tok[0] == 'X'))
-			return 0; /* dead, not yet reaped */
-		if (field == 22) {
-			start = strtoll(tok, NULL, 10);
-			break;
-		}
-	}
-	return start < 0 ? -1 : start;
+	return hd_proc_start(pid); /* util/host.c */
 }
 
 void

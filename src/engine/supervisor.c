@@ -20,6 +20,10 @@
  *      reason is retried; stopping aborts the running turns (their
  *      runtimes are stopped through the abort flag) and puts their wakes
  *      back for the next engine.
+ *  (5) A turn's command dies with this process (runtime/proc.c (9)); once
+ *      it started, its process group is recorded with the turn
+ *      (sv_proc.c), and the engine that aborts the turn after this one
+ *      died kills what is left of the group before the wakes run again.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -140,6 +144,24 @@ record(hd_supervisor *sv, hd_store *st, const hd_sv_turn *t,
 		hd_log_info("%s parked: no progress", t->agent);
 }
 
+struct spawned {
+	hd_store *st;
+	const hd_sv_turn *t;
+};
+
+/* The turn's command runs: record its process group with the turn, for
+ * the engine that aborts it after this one died (sv_proc.c). */
+static void
+turn_spawned(void *ctx, int64_t pgid, int64_t start)
+{
+	struct spawned *sp = ctx;
+	hd_err err = HD_ERR_INIT;
+
+	if (hd_sv__turn_running(sp->st, sp->t->id, pgid, start, &err) < 0)
+		hd_log_warn("turn %lld of %s: its process is not recorded: %s",
+		    (long long)sp->t->id, sp->t->agent, err.msg);
+}
+
 /* Run one taken turn through its runtime and record it. */
 static void
 run_turn(hd_supervisor *sv, hd_store *st, hd_sv_turn *t)
@@ -148,6 +170,7 @@ run_turn(hd_supervisor *sv, hd_store *st, hd_sv_turn *t)
 	hd_runtime_turn in;
 	hd_sv_outcome o;
 	hd_live shown;
+	struct spawned sp = {st, t};
 	hd_err err = HD_ERR_INIT, uerr = HD_ERR_INIT;
 	char *url = NULL;
 	int rc, aborted;
@@ -163,6 +186,8 @@ run_turn(hd_supervisor *sv, hd_store *st, hd_sv_turn *t)
 		in.resume_session_id = t->ts.native_session_id;
 	in.huddle_home = sv->home;
 	in.abort = &sv->abort;
+	in.on_spawn = turn_spawned;
+	in.spawn_ctx = &sp;
 	if (sv->mcp_port > 0 && sv->mcp_host != NULL) {
 		if (hd_attach_url(&url, st, sv->mcp_host, sv->mcp_port,
 			t->a->id, &uerr) == 0) {

@@ -118,6 +118,13 @@ typedef struct hd_sv_turn {
 
 void hd_sv__turn_dispose(hd_sv_turn *t);
 
+/* sv_proc.c: record the running turn's command (its pid = process group
+ * id, and start time) once it started; kill that group (on this host,
+ * while the record still names it) inside the abort's transaction. */
+int hd_sv__turn_running(hd_store *st, int64_t turn_id, int64_t pgid,
+    int64_t start, hd_err *err);
+int hd_sv__turn_kill(hd_store *st, int64_t turn_id, hd_err *err);
+
 /*
  * Take agent's queued wakes and start a turn, in one write transaction:
  * the checks of hd_sv__check again, stale wakes dropped (the mail was

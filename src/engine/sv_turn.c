@@ -6,7 +6,9 @@
  *  (2) a second running turn per agent is refused first by the check and
  *      last by the unique index;
  *  (3) what a prompt delivered is kept on the turn and carried on abort;
- *  (4) progress comes from the event log (hd_events_progress).
+ *  (4) progress comes from the event log (hd_events_progress);
+ *  (5) an aborted turn's process group is killed before its wakes are
+ *      queued again (sv_proc.c).
  * Callers: supervisor.c.
  */
 #include <stdio.h>
@@ -925,6 +927,9 @@ abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 		rc = hd_sv__oom(err);
 		goto done;
 	}
+	/* what its command left in its group acts no more (sv_proc.c) */
+	if ((rc = hd_sv__turn_kill(st, a->turn_id, err)) < 0)
+		goto done;
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE autorun_turns SET status = 'aborted', finished_at = ?2"
 		 " WHERE id = ?1",

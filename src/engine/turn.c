@@ -36,6 +36,11 @@
  *  (7) begin writes nothing before the lease is known to be held: a lost
  *      lease (HD_ECONFLICT) leaves the transaction as begin found it, so
  *      the loop can still commit the previous turn's save with it.
+ *  (8) While the runtime's command runs, its process group (pid and start
+ *      time) is recorded with the room lock (lock.c (4)), in its own
+ *      transaction once it started; the next step's progress clears it.
+ *      A holder that died with the turn running leaves it for its
+ *      successor to kill before the turn runs again.
  * Callers: exchange.c.
  */
 #include <stdio.h>
@@ -618,6 +623,36 @@ hd_exchange__turn_begin(hd_exchange__turn *t, hd_err *err)
 
 /* ---- the runtime ---- */
 
+typedef struct spawned {
+	const hd_room_lock *lock;
+	int64_t pgid, start;
+} spawned;
+
+static int
+spawned_txn(hd_store *st, void *payload, hd_err *err)
+{
+	spawned *sp = payload;
+
+	return hd_room_lock_running(st, sp->lock, sp->pgid, sp->start, err);
+}
+
+/* (8) The turn's process group, recorded with the room lock while it
+ * runs: a successor that takes over a dead holder kills it before the
+ * turn runs again. The loop's own connection: no transaction is open
+ * while the runtime runs. */
+static void
+turn_spawned(void *ctx, int64_t pgid, int64_t start)
+{
+	hd_exchange__turn *t = ctx;
+	spawned sp = {t->lock, pgid, start};
+	hd_err err = HD_ERR_INIT;
+
+	if (hd_store_write(t->st, spawned_txn, &sp, &err) < 0)
+		hd_log_warn("%s: the running turn's process is not recorded: "
+			    "%s",
+		    t->room_id, err.msg);
+}
+
 int
 hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 {
@@ -643,6 +678,8 @@ hd_exchange__turn_execute(hd_exchange__turn *t, hd_err *err)
 	in.mcp_url = t->url;
 	in.timeout_ms = spec->turn_timeout_ms;
 	in.abort = spec->abort_turn;
+	in.on_spawn = turn_spawned;
+	in.spawn_ctx = t;
 	memset(&t->res, 0, sizeof(t->res));
 	t0 = hd_mono_ms();
 	if (spec->runner != NULL)

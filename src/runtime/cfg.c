@@ -292,6 +292,8 @@ hd_runtime__run_stream(hd_runtime_emit *em, const hd_runtime_turn *in,
 	hd_lines_init(&ctx.lines, HD_RUNTIME_LINE_MAX, stream_line, &ctx);
 	hd_runtime__log_run(rs->runtime, ps.argv, in->prompt, ps.cwd, extra);
 	ps.abort = in->abort;
+	ps.on_spawn = in->on_spawn;
+	ps.spawn_ctx = in->spawn_ctx;
 	ps.on_out = stream_out;
 	ps.ctx = &ctx;
 	if ((rc = hd_proc_run(&pr, &ps, err)) < 0)

@@ -195,6 +195,8 @@ exec_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	ps.cwd = json_string_value(json_object_get(cfg, "cwd"));
 	ps.timeout_ms = timeout_ms;
 	ps.abort = in->abort;
+	ps.on_spawn = in->on_spawn;
+	ps.spawn_ctx = in->spawn_ctx;
 	ps.on_out = hd_exec__reply_out;
 	ps.ctx = &rs;
 	if ((rc = hd_proc_run(&pr, &ps, err)) < 0)

@@ -4,8 +4,8 @@
  * and the supervision loop that feeds its input, drains its output and
  * ends it. Also the line reader the JSON-stream adapters parse through.
  * Owns no table and no global state.
- *  (1) The command runs in its own process group (posix_spawn with
- *      POSIX_SPAWN_SETPGROUP 0), so the whole group can be signalled. No
+ *  (1) The command runs in its own process group (vfork, then setpgid in
+ *      the child before exec), so the whole group can be signalled. No
  *      process of the group outlives the turn: on timeout or abort the
  *      group gets SIGTERM, then SIGKILL after PROC_GRACE_MS; when the
  *      command exits by itself, whatever it left behind in its group is
@@ -46,17 +46,39 @@
  *  (8) The line reader hands over each line without its newline; a line
  *      longer than its limit is cut there, flagged, and the rest of it up
  *      to the newline skipped, so one runaway line costs a bounded buffer.
- * Callers: exec.c, claude.c, codex.c.
+ *  (9) The command dies with huddle: the child sets PR_SET_PDEATHSIG to
+ *      SIGKILL before exec (which posix_spawn cannot do, hence vfork: as
+ *      cheap as posix_spawn's own clone, no page of huddle copied) and
+ *      then checks that getppid() is still the process that forked it,
+ *      so a huddle killed between vfork and prctl leaves no orphan. The
+ *      kernel fires it when the *thread* that forked exits, not the
+ *      process; that thread is the one in hd_proc_run, which returns only
+ *      after the leader is reaped (1), so it cannot end while the command
+ *      runs: the signal comes only when huddle itself dies. That holds
+ *      for every caller: `huddle ask`'s and `huddle serve`'s conversation
+ *      workers, the supervisor's turn threads and the exchange's thread
+ *      all run their turns through here, and a worker that ends when idle
+ *      has no turn running. Only the leader gets the signal: what it
+ *      started stays in its group, which is why on_spawn reports the pid
+ *      (= the group id) and its start time, for the engine to record with
+ *      the running turn and kill the group (hd_proc_group_kill) before it
+ *      runs that turn again after a crash. The child, between vfork and
+ *      exec, makes only async-signal-safe system calls on what the
+ *      parent prepared (argv, environment, the resolved command, the
+ *      pipes), with every signal blocked until it reset each handler
+ *      the caller installed, so none runs in the memory it shares.
+ * Callers: exec.c, claude.c, codex.c, doctor.c (through cfg.c for the
+ * JSON-stream adapters).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -303,8 +325,8 @@ open_pidfd(pid_t pid)
 #endif
 }
 
-/* posix_spawnp looks the command up on the caller's PATH; the child's
- * own PATH is the one that should count (6), so look it up here. */
+/* The child's own PATH is the one that counts (6); the caller's is
+ * the fallback. Looked up here, before the fork (9). */
 static char *
 resolve_cmd(const char *cmd, char *const *envp)
 {
@@ -313,77 +335,172 @@ resolve_cmd(const char *cmd, char *const *envp)
 	if (strchr(cmd, '/') != NULL)
 		return strdup(cmd);
 	full = hd_runtime__which(cmd, hd_runtime__env_get(envp, "PATH"));
+	if (full == NULL)
+		full = hd_runtime__which(cmd, getenv("PATH"));
 	return full != NULL ? full : strdup(cmd);
+}
+
+/* What the child reports on its way to exec (nothing once it ran). */
+enum { FAIL_SETUP = 1, FAIL_CWD = 2, FAIL_EXEC = 3, FAIL_ORPHAN = 4 };
+
+/* In the child: tell the parent why, and go. Async-signal-safe. */
+static _Noreturn void
+child_fail(int fd, int stage)
+{
+	int msg[2] = {stage, errno};
+	ssize_t n;
+
+	do
+		n = write(fd, msg, sizeof(msg));
+	while (n < 0 && errno == EINTR);
+	_exit(127);
+}
+
+/*
+ * The child between vfork and exec (1), (3), (5), (9): only async-signal-
+ * safe system calls on what the parent prepared, writing nothing of the
+ * parent's memory but errno (it shares it until exec). src are the
+ * parent's pipe ends (or -1: /dev/null), moved above 2 first so no dup2
+ * clobbers another.
+ */
+static _Noreturn void
+child_exec(const char *cmd, char *const *argv, char *const *envp,
+    const char *cwd, const int src[3], int report, pid_t parent)
+{
+	static const int defaults[] = {
+	    SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD};
+	struct sigaction sa, cur;
+	sigset_t none;
+	int fd[3], i;
+
+	if (setpgid(0, 0) != 0) /* (1) */
+		child_fail(report, FAIL_SETUP);
+	/* (9) dies with the thread that forked it; and if that already
+	 * happened before this line, the parent is no longer ours */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+		child_fail(report, FAIL_SETUP);
+	if (getppid() != parent) {
+		errno = ESRCH;
+		child_fail(report, FAIL_ORPHAN);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	/* every signal is blocked until here; a handler of the caller's
+	 * must never run in this child, which shares its memory (vfork) */
+	for (i = 1; i < NSIG; i++)
+		if (i != SIGKILL && i != SIGSTOP &&
+		    sigaction(i, NULL, &cur) == 0 &&
+		    ((cur.sa_flags & SA_SIGINFO) != 0 ||
+			(cur.sa_handler != SIG_DFL &&
+			    cur.sa_handler != SIG_IGN)))
+			sigaction(i, &sa, NULL);
+	for (i = 0; i < (int)(sizeof(defaults) / sizeof(defaults[0])); i++)
+		sigaction(defaults[i], &sa, NULL); /* (5) */
+	for (i = 0; i < 3; i++) {
+		fd[i] = src[i] >= 0
+			    ? fcntl(src[i], F_DUPFD_CLOEXEC, 3)
+			    : open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd[i] < 0)
+			child_fail(report, FAIL_SETUP);
+	}
+	for (i = 0; i < 3; i++)
+		if (dup2(fd[i], i) < 0) /* the copy is not close-on-exec */
+			child_fail(report, FAIL_SETUP);
+	if (cwd != NULL && chdir(cwd) != 0) /* (7) */
+		child_fail(report, FAIL_CWD);
+#if defined(SYS_close_range) && defined(CLOSE_RANGE_CLOEXEC)
+	/* (3): whatever a library opened without O_CLOEXEC stays here */
+	syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+#endif
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL); /* (5) */
+	execve(cmd, argv, envp);
+	child_fail(report, FAIL_EXEC);
+}
+
+/* vfork: this thread waits until the child execs (or fails), and no page
+ * of a large process is copied; every signal stays blocked across it
+ * (the child unblocks them once the handlers are reset). Apart, so that
+ * no local of the caller lives across the vfork. */
+static pid_t
+vfork_exec(const char *cmd, char *const *argv, char *const *envp,
+    const char *cwd, const int src[3], int report, pid_t parent,
+    int *fork_errno)
+{
+	sigset_t all, old;
+	pid_t pid;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = vfork();
+	if (pid == 0)
+		child_exec(cmd, argv, envp, cwd, src, report, parent);
+	*fork_errno = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return pid;
 }
 
 static int
 spawn_child(child *c, char *const *argv, char *const *envp, const char *cwd,
     int with_input, hd_err *err)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, defaults;
 	int inp[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
-	int rc = 0, src;
+	int rep[2] = {-1, -1}, src[3], msg[2] = {0, 0}, rc = 0, status;
+	int fork_errno = 0;
+	pid_t parent = getpid(), pid;
 	char *cmd = NULL;
+	ssize_t n;
 
 	c->pid = -1;
 	c->in_fd = c->out_fd = c->err_fd = c->pidfd = -1;
 	if ((with_input && pipe2(inp, O_CLOEXEC) != 0) ||
-	    pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+	    pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
+	    pipe2(rep, O_CLOEXEC) != 0) {
 		rc = hd_err_set(
 		    err, HD_ERR, "cannot make a pipe: %s", strerror(errno));
 		goto done;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	if (with_input)
-		posix_spawn_file_actions_adddup2(&fa, inp[0], 0);
-	else
-		posix_spawn_file_actions_addopen(
-		    &fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-	if (cwd != NULL)
-		posix_spawn_file_actions_addchdir_np(&fa, cwd);
-#if defined(__GLIBC__) &&                                                      \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3); /* (3) */
-#endif
-	sigemptyset(&none);
-	sigemptyset(&defaults);
-	sigaddset(&defaults, SIGPIPE);
-	sigaddset(&defaults, SIGINT);
-	sigaddset(&defaults, SIGQUIT);
-	sigaddset(&defaults, SIGTERM);
-	sigaddset(&defaults, SIGHUP);
-	sigaddset(&defaults, SIGCHLD);
-	posix_spawnattr_setsigmask(&attr, &none); /* (5) */
-	posix_spawnattr_setsigdefault(&attr, &defaults);
-	posix_spawnattr_setpgroup(&attr, 0); /* (1) */
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-					    POSIX_SPAWN_SETSIGMASK |
-					    POSIX_SPAWN_SETSIGDEF);
 	/* (7): a relative command is relative to cwd, which the child
-	 * enters first; a bare name is looked up on the child's PATH */
+	 * enters first; a bare name is looked up on the child's PATH, then
+	 * on the caller's */
 	cmd = cwd != NULL && strchr(argv[0], '/') != NULL
 		  ? strdup(argv[0])
 		  : resolve_cmd(argv[0], envp);
-	if (cmd == NULL)
-		src = ENOMEM;
-	else
-		src = posix_spawnp(&c->pid, cmd, &fa, &attr, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (src != 0) {
+	if (cmd == NULL) {
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+		goto done;
+	}
+	if (strchr(cmd, '/') == NULL) {
+		rc = hd_err_set(err, HD_ERR, "cannot run \"%.200s\": %s",
+		    argv[0], strerror(ENOENT));
+		goto done;
+	}
+	src[0] = with_input ? inp[0] : -1;
+	src[1] = outp[1];
+	src[2] = errp[1];
+	pid = vfork_exec(
+	    cmd, argv, envp, cwd, src, rep[1], parent, &fork_errno);
+	if ((c->pid = pid) < 0) {
+		rc = hd_err_set(err, HD_ERR, "cannot run \"%.200s\": %s",
+		    argv[0], strerror(fork_errno));
+		goto done;
+	}
+	close_fd(&rep[1]);
+	do /* EOF: it ran (the pipe closed on exec) */
+		n = read(rep[0], msg, sizeof(msg));
+	while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+			;
 		c->pid = -1;
-		if (src == ENOENT && cwd != NULL && access(cwd, X_OK) != 0)
+		if (msg[0] == FAIL_CWD)
 			rc = hd_err_set(err, HD_ERR, "cannot run in %s: %s",
-			    cwd, strerror(errno));
+			    cwd, strerror(msg[1]));
 		else
 			rc =
 			    hd_err_set(err, HD_ERR, "cannot run \"%.200s\": %s",
-				argv[0], strerror(src));
+				argv[0], strerror(msg[1]));
 		goto done;
 	}
 	c->in_fd = inp[1];
@@ -403,6 +520,8 @@ done:
 	close_fd(&outp[1]);
 	close_fd(&errp[0]);
 	close_fd(&errp[1]);
+	close_fd(&rep[0]);
+	close_fd(&rep[1]);
 	return rc;
 }
 
@@ -680,6 +799,9 @@ hd_proc_run(hd_proc_result *out, const hd_proc_spec *spec, hd_err *err)
 	rc = spawn_child(
 	    &c, spec->argv, spec->envp, spec->cwd, spec->input != NULL, err);
 	if (rc == 0) {
+		if (spec->on_spawn != NULL) /* (9) */
+			spec->on_spawn(
+			    spec->spawn_ctx, c.pid, hd_proc_start(c.pid));
 		out->why = supervise(&c, &rs, &status);
 		if (WIFEXITED(status))
 			out->exit_code = WEXITSTATUS(status);

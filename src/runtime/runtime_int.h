@@ -68,6 +68,10 @@ typedef struct hd_proc_spec {
 	atomic_int *abort;  /* or NULL */
 	hd_proc_out_fn on_out;
 	void *ctx;
+	/* or NULL: told the child's pid (its group's id) and start time
+	 * once it runs, before its output is read (proc.c (9)) */
+	void (*on_spawn)(void *spawn_ctx, int64_t pid, int64_t start);
+	void *spawn_ctx;
 } hd_proc_spec;
 
 enum { HD_PROC_EXITED = 0, HD_PROC_TIMEOUT = 1, HD_PROC_ABORTED = 2 };

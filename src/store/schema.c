@@ -436,6 +436,31 @@ const char *const hd_store_migrations[] = {
 	"''done'' OR state = ''cancelled'')') WHERE type = 'table' AND "
 	"name = 'conversation_deliveries';"
 	"PRAGMA writable_schema = RESET;",
+
+	/* 16: crashes (issue 24). room_locks (engine/lock.c) gains who holds
+	 * it on which machine: the host, the boot and the holder's process
+	 * start time, so a holder on this host whose process is gone is
+	 * taken over at once; the process group of the turn it runs
+	 * (run_pid, run_start: its leader's pid and start time), killed
+	 * before the turn runs again; and the exchange's progress as of its
+	 * last commit (JSON), from which the same exchange, run again,
+	 * resumes. conversation_deliveries (conversation) and autorun_turns
+	 * (the supervisor) gain the same record of a running delivery's or
+	 * turn's process. */
+	"ALTER TABLE room_locks ADD COLUMN host TEXT;"
+	"ALTER TABLE room_locks ADD COLUMN boot_id TEXT;"
+	"ALTER TABLE room_locks ADD COLUMN start INTEGER;"
+	"ALTER TABLE room_locks ADD COLUMN run_pid INTEGER;"
+	"ALTER TABLE room_locks ADD COLUMN run_start INTEGER;"
+	"ALTER TABLE room_locks ADD COLUMN progress TEXT;"
+	"ALTER TABLE conversation_deliveries ADD COLUMN run_host TEXT;"
+	"ALTER TABLE conversation_deliveries ADD COLUMN run_boot TEXT;"
+	"ALTER TABLE conversation_deliveries ADD COLUMN run_pid INTEGER;"
+	"ALTER TABLE conversation_deliveries ADD COLUMN run_start INTEGER;"
+	"ALTER TABLE autorun_turns ADD COLUMN run_host TEXT;"
+	"ALTER TABLE autorun_turns ADD COLUMN run_boot TEXT;"
+	"ALTER TABLE autorun_turns ADD COLUMN run_pid INTEGER;"
+	"ALTER TABLE autorun_turns ADD COLUMN run_start INTEGER;",
 };
 
 const int hd_store_nmigrations =

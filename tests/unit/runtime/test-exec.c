@@ -4,7 +4,9 @@
  * errors with the stderr tail, the 1 MiB cap, bytes untouched, a command
  * that never reads its input, and timeouts and aborts that kill the whole
  * process group and leave no zombie or orphan behind. Two turns on two
- * threads run at the same time.
+ * threads run at the same time. A command dies with the process that
+ * runs it (kill -9 of that process) and reports its process group at
+ * spawn, so what it left there can be killed later.
  *
  * The test process makes itself a child subreaper, so processes the
  * commands leave behind become its children: a killed one can then be
@@ -544,6 +546,67 @@ test_exec__leftovers_do_not_outlive_the_turn(void **state)
 	case_dispose(&c);
 }
 
+static void
+spawned_to_pipe(void *ctx, int64_t pgid, int64_t start)
+{
+	int64_t v[2] = {pgid, start};
+
+	if (write(*(int *)ctx, v, sizeof(v)) != (ssize_t)sizeof(v))
+		_exit(30);
+}
+
+static void
+test_exec__the_command_dies_with_its_runner(void **state)
+{
+	hd_fixture *fx = *state;
+	const char *path;
+	int64_t v[2];
+	pid_t runner, leader, kid;
+	int fds[2], status, i;
+
+	path = script(fx, "orphan.sh",
+	    "cd \"$(dirname \"$0\")\"; sleep 300 & echo $! > kid.pid;"
+	    " echo $$ > leader.pid; wait");
+	assert_int_equal(pipe(fds), 0);
+	runner = fork();
+	assert_true(runner >= 0);
+	if (runner == 0) { /* a huddle running one turn, killed mid-turn */
+		turn_case c;
+
+		close(fds[0]);
+		case_init(&c, config_for(path, NULL), "x");
+		c.turn.on_spawn = spawned_to_pipe;
+		c.turn.spawn_ctx = &fds[1];
+		case_run(&c);
+		_exit(31); /* never: the turn waits for ever */
+	}
+	close(fds[1]);
+	/* on_spawn told the command's pid, its group's id, and start time */
+	assert_int_equal(read(fds[0], v, sizeof(v)), (ssize_t)sizeof(v));
+	close(fds[0]);
+	for (i = 0; i < 1000 && (pid_from(fx, "leader.pid") <= 0 ||
+				    pid_from(fx, "kid.pid") <= 0);
+	     i++)
+		hd_sleep_us(10000);
+	leader = pid_from(fx, "leader.pid");
+	kid = pid_from(fx, "kid.pid");
+	assert_int_equal(v[0], leader);
+	assert_int_equal(getpgid(kid), leader);
+	assert_int_equal(v[1], hd_proc_start(leader));
+
+	/* kill -9 of the runner: its command dies with it (PDEATHSIG) */
+	assert_int_equal(kill(runner, SIGKILL), 0);
+	assert_int_equal(waitpid(runner, &status, 0), runner);
+	assert_true(gone(leader));
+	/* what the command started lives on in its group, until the group
+	 * recorded at spawn is killed; a recording whose start time no
+	 * longer matches a live leader would be left alone */
+	assert_int_equal(kill(kid, 0), 0);
+	assert_int_equal(hd_proc_group_kill(v[0], v[1]), 1);
+	assert_true(gone(kid));
+	assert_int_equal(hd_proc_group_kill(v[0], v[1]), 0);
+}
+
 struct overlap {
 	turn_case c;
 	int64_t started_us, ended_us;
@@ -616,6 +679,7 @@ main(void)
 	    T(test_exec__abort_mid_run_kills_the_group),
 	    T(test_exec__leftovers_do_not_outlive_the_turn),
 	    T(test_exec__two_turns_on_two_threads_overlap),
+	    T(test_exec__the_command_dies_with_its_runner),
 #undef T
 	};
 
