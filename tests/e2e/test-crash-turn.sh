@@ -91,7 +91,7 @@ expect_eq "$(effects)" "lead " "the leader's effect happened before the crash"
 run ask cv "start the thing"
 expect_rc 0 "the ask rerun finishes"
 expect_contains "$ERR" "(resumed: it was interrupted" "the rerun resumes the conversation"
-expect_contains "$OUT" "@lead: [@mate: do the thing]" "the recorded reply is shown, not asked again"
+expect_contains "$OUT" "@lead: → @mate: do the thing" "the recorded reply is shown, not asked again"
 expect_contains "$OUT" "@mate: mate done" "the interrupted message ran again"
 # the child the killed turn left would append 6 s after it started: wait
 # past that to prove the rerun killed its group
