@@ -47,7 +47,7 @@
     'wake_queued', 'autorun_turn_started', 'autorun_turn_completed', 'autorun_turn_aborted',
     'agent_parked', 'agent_unparked', 'team_autorun',
     'task_reassigned', 'conversation_resumed', 'budget_set', 'budget_exceeded', 'agent_replaced',
-    'turn_failed',
+    'turn_failed', 'exchange_resumed',
   ];
   const BOARD_KINDS = new Set(['task_created', 'task_claimed', 'status_changed', 'dep_linked']);
   const AGENT_KINDS = new Set(['agent_added', 'agent_removed', 'agent_updated']);

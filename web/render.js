@@ -370,6 +370,10 @@
         return ['the exchange', has(d.room_id) ? ` in ${String(d.room_id).replace(/^team:/, '')}` : '',
           ` ended after ${plural(d.turns_taken || 0, 'turn', 'turns')}: ${endReason(d.reason)}`,
           d.reason === 'no_pending_obligation' ? ' — ask the team instead' : ''];
+      case 'exchange_resumed':
+        return ['the exchange', has(d.room_id) ? ` in ${String(d.room_id).replace(/^team:/, '')}` : '',
+          ' was interrupted and goes on', typeof d.turns_taken === 'number'
+            ? ` after ${plural(d.turns_taken, 'turn', 'turns')}` : ''];
       case 'cost':
         return [actor, '’s turn cost ', ctx.money(d.usd)];
       case 'conversation_started':
