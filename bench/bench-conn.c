@@ -483,15 +483,16 @@ main(int argc, char **argv)
 	/* the attack, with 3,000 followers of another team open: what the
 	 * guard is for */
 	fds = open_followers("ops");
-	if (pthread_create(&reader, NULL, follow_main, fds) != 0 ||
-	    pthread_create(&attacker, NULL, attack_main, NULL) != 0)
+	if (pthread_create(&reader, NULL, follow_main, fds) != 0)
+		die("cannot start the followers");
+	if (pthread_create(&attacker, NULL, attack_main, NULL) != 0)
 		die("cannot start the attacker");
 	hd_sleep_us(3000000); /* the attack is in full swing */
 	/* PACE_US apart, the requests span the attack's reconnection waves
 	 * and its held connections' deadlines */
 	measure(&g, n, lat[2], lat[3], PACE_US, &peak);
 	followers_close(fds, reader);
-	hd_sleep_us(2000000); /* the server lets them go (sse.c (7)) */
+	hd_sleep_us(2000000); /* the server lets them go (sse.c (8)) */
 
 	/* the same with the followers following the team posted to: each
 	 * post is also sent to 3,000 followers */
