@@ -43,6 +43,8 @@
 
 #include <huddle/huddle.h>
 
+#include "bench-server.h"
+
 #define ATTACKERS 4000
 #define FOLLOWERS 3000
 #define FOLLOWER_ADDRS 30
@@ -50,85 +52,14 @@
  * fan-out phase) make 30,000 SSE deliveries/s */
 #define PACE_US 100000
 
-static pid_t server_pid;
 static int port;
-
-static int
-start_server(const char *bin, const char *home)
-{
-	int out[2], p = 0;
-	char buf[256];
-	ssize_t n;
-	size_t len = 0;
-
-	if (pipe(out) != 0)
-		return -1;
-	if ((server_pid = fork()) == 0) {
-		dup2(out[1], 1);
-		close(out[0]);
-		if (getenv("BENCH_SERVER_LOG") == NULL &&
-		    freopen("/dev/null", "w", stderr) == NULL)
-			_exit(127);
-		execl(bin, bin, "--home", home, "serve", "--port", "0",
-		    (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	while (len < sizeof(buf) - 1 &&
-	    (n = read(out[0], buf + len, sizeof(buf) - 1 - len)) > 0) {
-		char *s;
-
-		len += (size_t)n;
-		buf[len] = '\0';
-		if ((s = strstr(buf, "127.0.0.1:")) != NULL &&
-		    strchr(s, '\n') != NULL) {
-			p = atoi(s + 10);
-			break;
-		}
-	}
-	close(out[0]);
-	return p;
-}
-
-static long
-rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "VmRSS:", 6) == 0)
-			kb = atol(line + 6);
-	fclose(f);
-	return kb;
-}
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static size_t
-discard(void *p, size_t s, size_t n, void *u)
-{
-	(void)p;
-	(void)u;
-	return s * n;
-}
 
 static void
 die(const char *what)
 {
 	fprintf(stderr, "bench: %s\n", what);
-	if (server_pid > 0)
-		kill(server_pid, SIGTERM);
+	if (bench_server_pid > 0)
+		kill(bench_server_pid, SIGTERM);
 	exit(1);
 }
 
@@ -165,8 +96,8 @@ good_init(struct good *g, hd_store *st)
 	curl_easy_setopt(g->mcp, CURLOPT_URL, g->mcp_url);
 	curl_easy_setopt(g->mcp, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(g->mcp, CURLOPT_HTTPHEADER, g->hdrs);
-	curl_easy_setopt(g->rest, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(g->mcp, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(g->rest, CURLOPT_WRITEFUNCTION, bench_discard);
+	curl_easy_setopt(g->mcp, CURLOPT_WRITEFUNCTION, bench_discard);
 	/* a new connection each time: a new client must get in */
 	curl_easy_setopt(g->rest, CURLOPT_FORBID_REUSE, 1L);
 	curl_easy_setopt(g->mcp, CURLOPT_FORBID_REUSE, 1L);
@@ -206,11 +137,11 @@ measure(struct good *g, int n, int64_t *rest, int64_t *mcp, int pause_us,
 		if (pause_us > 0)
 			hd_sleep_us(pause_us);
 		if (peak != NULL && i % 20 == 0 &&
-		    (kb = rss_kb(server_pid)) > *peak)
+		    (kb = bench_rss_kb(bench_server_pid)) > *peak)
 			*peak = kb;
 	}
-	qsort(rest, (size_t)n, sizeof(*rest), cmp_i64);
-	qsort(mcp, (size_t)n, sizeof(*mcp), cmp_i64);
+	qsort(rest, (size_t)n, sizeof(*rest), bench_cmp_i64);
+	qsort(mcp, (size_t)n, sizeof(*mcp), bench_cmp_i64);
 }
 
 /* ---- the attacker (127.0.0.2) ------------------------------------------- */
@@ -470,7 +401,7 @@ main(int argc, char **argv)
 	    hd_team_create(NULL, st, &ts2, &err) != 0 ||
 	    hd_agent_add(NULL, st, &as, &err) != 0)
 		die(err.msg);
-	if ((port = start_server(bin, home)) <= 0)
+	if ((port = bench_start_server(bin, home)) <= 0)
 		die("cannot start huddle serve");
 	for (i = 0; i < 6; i++)
 		if ((lat[i] = calloc((size_t)n, sizeof(int64_t))) == NULL)
@@ -478,7 +409,7 @@ main(int argc, char **argv)
 	good_init(&g, st);
 	measure(&g, n / 4, lat[0], lat[1], 0, NULL); /* warm up */
 	measure(&g, n, lat[0], lat[1], PACE_US, NULL);
-	idle = rss_kb(server_pid);
+	idle = bench_rss_kb(bench_server_pid);
 
 	/* the attack, with 3,000 followers of another team open: what the
 	 * guard is for */
@@ -505,7 +436,7 @@ main(int argc, char **argv)
 	pthread_join(attacker, NULL);
 	followers_close(fds, reader);
 	hd_sleep_us(3000000); /* the server notices, and trims */
-	after = rss_kb(server_pid);
+	after = bench_rss_kb(bench_server_pid);
 
 	snprintf(what, sizeof(what),
 	    "new connection each, %d slow connections from one address, %d "
@@ -533,8 +464,8 @@ main(int argc, char **argv)
 	curl_slist_free_all(g.hdrs);
 	for (i = 0; i < 6; i++)
 		free(lat[i]);
-	kill(server_pid, SIGTERM);
-	waitpid(server_pid, NULL, 0);
+	kill(bench_server_pid, SIGTERM);
+	waitpid(bench_server_pid, NULL, 0);
 	hd_store_close(st);
 	curl_global_cleanup();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);

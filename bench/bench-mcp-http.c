@@ -31,80 +31,11 @@
 
 #include "store/store.h"
 
+#include "bench-server.h"
+
 #define CLIENTS 8
 #define FOLLOWERS 1000
 
-static pid_t server_pid;
-
-static int
-start_server(const char *bin, const char *home)
-{
-	int out[2], port = 0;
-	char buf[256];
-	ssize_t n;
-	size_t len = 0;
-
-	if (pipe(out) != 0)
-		return -1;
-	if ((server_pid = fork()) == 0) {
-		dup2(out[1], 1);
-		close(out[0]);
-		if (getenv("BENCH_SERVER_LOG") == NULL &&
-		    freopen("/dev/null", "w", stderr) == NULL)
-			_exit(127);
-		execl(bin, bin, "--home", home, "serve", "--port", "0",
-		    (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	while (len < sizeof(buf) - 1 &&
-	    (n = read(out[0], buf + len, sizeof(buf) - 1 - len)) > 0) {
-		char *p;
-
-		len += (size_t)n;
-		buf[len] = '\0';
-		if ((p = strstr(buf, "127.0.0.1:")) != NULL &&
-		    strchr(p, '\n') != NULL) {
-			port = atoi(p + 10);
-			break;
-		}
-	}
-	close(out[0]);
-	return port;
-}
-
-static long
-rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "VmRSS:", 6) == 0)
-			kb = atol(line + 6);
-	fclose(f);
-	return kb;
-}
-
-static size_t
-discard(void *p, size_t s, size_t n, void *u)
-{
-	(void)p;
-	(void)u;
-	return s * n;
-}
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
 
 struct client {
 	CURL *h;
@@ -143,7 +74,7 @@ run_http(int port, hd_store *st, int total, int64_t *lat)
 		curl_easy_setopt(c[i].h, CURLOPT_URL, c[i].url);
 		curl_easy_setopt(c[i].h, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c[i].h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(c[i].h, CURLOPT_WRITEFUNCTION, discard);
+		curl_easy_setopt(c[i].h, CURLOPT_WRITEFUNCTION, bench_discard);
 		curl_easy_setopt(c[i].h, CURLOPT_PRIVATE, &c[i]);
 		curl_easy_setopt(c[i].h, CURLOPT_TCP_NODELAY, 1L);
 		/* SIGPIPE is ignored already: spare curl two sigaction calls
@@ -335,17 +266,17 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if ((port = start_server(bin, home)) <= 0) {
+	if ((port = bench_start_server(bin, home)) <= 0) {
 		fprintf(stderr, "bench: cannot start %s serve\n", bin);
 		return 1;
 	}
 	lat = calloc((size_t)total, sizeof(*lat));
 	raw = run_raw(home, total / 2);
 	run_http(port, st, total / 10, lat); /* warm up */
-	idle = rss_kb(server_pid);
+	idle = bench_rss_kb(bench_server_pid);
 	http = run_http(port, st, total, lat);
 	raw = (raw + run_raw(home, total / 2)) / 2;
-	qsort(lat, (size_t)total, sizeof(*lat), cmp_i64);
+	qsort(lat, (size_t)total, sizeof(*lat), bench_cmp_i64);
 	printf("mcp_http: %.0f posts/s (8 clients, p50 %.2f ms, p99 %.2f ms) | "
 	       "baseline raw sqlite %.0f posts/s (1 process, per commit) | "
 	       "ratio %.2fx\n",
@@ -353,15 +284,15 @@ main(int argc, char **argv)
 	    http / raw);
 	fds = open_followers(port);
 	hd_sleep_us(300000);
-	loaded = rss_kb(server_pid);
+	loaded = bench_rss_kb(bench_server_pid);
 	printf("mcp_memory: %.1f MB idle | with %d SSE followers %.1f MB\n",
 	    idle / 1024.0, FOLLOWERS, loaded / 1024.0);
 	for (i = 0; i < FOLLOWERS; i++)
 		close(fds[i]);
 	free(fds);
 	free(lat);
-	kill(server_pid, SIGTERM);
-	waitpid(server_pid, NULL, 0);
+	kill(bench_server_pid, SIGTERM);
+	waitpid(bench_server_pid, NULL, 0);
 	hd_store_close(st);
 	curl_global_cleanup();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);

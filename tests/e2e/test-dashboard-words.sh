@@ -11,29 +11,8 @@
 # 390x844, then stops the server. Screenshots go to
 # <build dir>/e2e-screenshots-words/.
 . "$(dirname "$0")/lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-chromium=${CHROMIUM:-/usr/bin/chromium}
-
-if ! command -v node >/dev/null 2>&1 || [ ! -x "$chromium" ] ||
-	[ ! -d "$here/node_modules/playwright-core" ]; then
-	echo "dashboard-words: skipped: needs node, $chromium and tests/e2e/node_modules" \
-		"(make test installs them: scripts/deps.sh test, npm ci in tests/e2e)"
-	exit 77
-fi
-
-pid=
-log=$T_TMP/serve.log
-stop_server() {
-	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for _ in $(seq 1 300); do
-		kill -0 "$pid" 2>/dev/null || { pid=; return 0; }
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null
-	pid=
-}
-trap 'stop_server; rm -rf "$T_TMP"' EXIT
+. "$(dirname "$0")/lib-browser.sh"
+browser_require dashboard-words
 
 # The teams: written by python so the replies' Markdown and HTML stay
 # exactly as an agent would send them.
@@ -72,38 +51,6 @@ for t in words quiet; do
 	expect_rc 0 "apply team $t"
 done
 
-"$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>>"$log" &
-pid=$!
-port=
-for _ in $(seq 1 200); do
-	port=$(sed -n 's|^huddle is running at http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$T_TMP/serve.out")
-	[ -n "$port" ] && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-if [ -z "$port" ]; then
-	fail "huddle serve did not start: $(cat "$T_TMP/serve.out" "$log")"
-	finish
-	exit 1
-fi
-
-shots=$(cd "$(dirname "$HUDDLE")" && pwd)/e2e-screenshots-words
-rm -rf "$shots"
-mkdir -p "$shots"
-
-export HUDDLE HUDDLE_SRC HUDDLE_HOME CHROMIUM="$chromium" HUDDLE_PORT=$port HUDDLE_SHOTS=$shots
-(cd "$here" && node --test --test-concurrency=1 dashboard-words.test.mjs)
-RC=$?
-OUT= ERR=$(tail -n 30 "$log")
-expect_rc 0 "the browser tests (server log tail in stderr)"
-
-# The server stops on SIGTERM though a turn is still sleeping, and (in a
-# sanitizer build) with nothing to report.
-stop_server
-if grep -qE 'Sanitizer|runtime error:' "$log"; then
-	fail "the server's log has sanitizer reports: $(cat "$log")"
-else
-	pass
-fi
-echo "dashboard-words: screenshots in $shots"
+browser_serve
+browser_run dashboard-words dashboard-words.test.mjs
 finish
