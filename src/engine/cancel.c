@@ -55,17 +55,6 @@ oom(hd_err *err)
 	return hd_err_set(err, HD_ENOMEM, "out of memory");
 }
 
-static int
-step_done(hd_store *st, sqlite3_stmt *s, hd_err *err)
-{
-	int src = sqlite3_step(s), rc = 0;
-
-	if (src != SQLITE_DONE && src != SQLITE_ROW)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
-}
-
 /* A write transaction under the engine's lock, when there is one. */
 static int
 locked_write(hd_store *st, pthread_mutex_t *wl, hd_store_txn_fn fn,
@@ -252,7 +241,7 @@ end_txn_fn(hd_store *st, void *payload, hd_err *err)
 		goto done;
 	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, now);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE conversations SET status = 'cancelled', response = ?2,"
@@ -262,7 +251,7 @@ end_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, t->response, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, now);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT requested_by FROM cancel_requests"
@@ -387,7 +376,7 @@ delivery_txn_fn(hd_store *st, void *payload, hd_err *err)
 		return rc;
 	sqlite3_bind_int64(s, 1, t->c->delivery_id);
 	sqlite3_bind_int64(s, 2, hd_now_ms());
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	return hd_activity_turn_abort(st, t->c->team, t->c->agent, err);
 }
@@ -455,7 +444,7 @@ request_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if (t->by != NULL)
 		sqlite3_bind_text(s, 3, t->by, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, hd_now_ms());
-	return step_done(st, s, err);
+	return hd_store_step_done(st, s, err);
 }
 
 int
@@ -564,7 +553,7 @@ exch_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if (t->by != NULL)
 		sqlite3_bind_text(s, 3, t->by, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, hd_now_ms());
-	return step_done(st, s, err);
+	return hd_store_step_done(st, s, err);
 }
 
 int

@@ -284,18 +284,6 @@ changes(hd_store *st)
 	return sqlite3_changes(hd_store_db(st));
 }
 
-/* Step a statement with no rows. */
-static int
-step_done(hd_store *st, sqlite3_stmt *s, hd_err *err)
-{
-	int src = sqlite3_step(s), rc = 0;
-
-	if (src != SQLITE_DONE && src != SQLITE_ROW)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
-}
-
 /* A write transaction of the engine me, under its lock (hd_conv_owner). */
 static int
 owner_write(hd_store *st, const hd_conv_owner *me, hd_store_txn_fn fn,
@@ -812,7 +800,7 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 8, t->me->token, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 9, t->me->pid);
 	sqlite3_bind_int64(s, 10, t->me->start);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	/* the user's message in the room: its delivery's prompt says it
 	 * once, as the request */
@@ -829,7 +817,7 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 3, msg + route.offset, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, now);
 	sqlite3_bind_int64(s, 5, post_seq);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if (route.dropped[0] != '\0')
 		drop_mention(st, t->id, tm->id, NULL, route.dropped,
@@ -981,7 +969,7 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 		return rc;
 	sqlite3_bind_int64(s, 1, c->delivery_id);
 	sqlite3_bind_int64(s, 2, hd_now_ms());
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	/* an agent whose last turn failed takes work too (then it is
 	 * working, and its next good turn makes it idle) */
@@ -1039,7 +1027,7 @@ release_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, t->c->delivery_id);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	activity_soft(st, t->c->team, t->c->agent, ACT_ABORT, NULL);
 	return 0;
@@ -1198,7 +1186,7 @@ enqueue_mentions(
 		sqlite3_bind_text(s, 4, mt->body, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 5, prompt, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 6, hd_now_ms());
-		if ((rc = step_done(st, s, err)) < 0)
+		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 		if (t->first_mention == 0)
 			t->first_mention = sqlite3_last_insert_rowid(hd_store_db(st));
@@ -1230,7 +1218,7 @@ mark_carried(hd_store *st, const hd_conv_claim *c, int64_t first,
 	sqlite3_bind_int64(s, 2, first);
 	sqlite3_bind_text(s, 3, c->conversation_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 4, c->agent, -1, SQLITE_STATIC);
-	return step_done(st, s, err);
+	return hd_store_step_done(st, s, err);
 }
 
 /* The agent's turn state moves on with the turn (cursor, native session;
@@ -1410,7 +1398,7 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 5, shown, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 6, t->is_error);
 	sqlite3_bind_int64(s, 7, now);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if (t->tg != NULL) {
 		if ((rc = attach_files(t, st, out->seq, err)) < 0)
@@ -1431,7 +1419,7 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 1, c->conversation_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, out->seq);
 	sqlite3_bind_int64(s, 3, out->pending_after);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE conversation_deliveries SET state = 'done',"
@@ -1441,7 +1429,7 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		return rc;
 	sqlite3_bind_int64(s, 1, c->delivery_id);
 	sqlite3_bind_int64(s, 2, now);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	out->next_result = HD_CONV_NONE;
 	/* a failed turn puts the agent in error (the leader is told) until
@@ -1684,7 +1672,7 @@ finish_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 2, t->response, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, hd_now_ms());
 	sqlite3_bind_text(s, 4, t->me->token, -1, SQLITE_STATIC);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if (changes(st) == 0)
 		return 0;
@@ -1920,7 +1908,7 @@ running_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 3, boot, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 4, t->pgid);
 	sqlite3_bind_int64(s, 5, t->start);
-	return step_done(st, s, err);
+	return hd_store_step_done(st, s, err);
 }
 
 int
@@ -1955,7 +1943,7 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_int64(s, 3, t->me->pid);
 	sqlite3_bind_int64(s, 4, t->me->start);
 	hd_store_bind_text(s, 5, t->old_owner);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if (changes(st) == 0)
 		return 0; /* someone else was faster, or it completed */
@@ -1988,7 +1976,7 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	if ((rc = step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -2061,7 +2049,7 @@ disown_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, me->token, -1, SQLITE_STATIC);
-	return step_done(st, s, err);
+	return hd_store_step_done(st, s, err);
 }
 
 int

@@ -19,8 +19,6 @@
 /* ---- shared by wake.c and sv_turn.c ---- */
 
 int hd_sv__oom(hd_err *err);
-/* Step a statement with no rows and reset it. */
-int hd_sv__step_done(hd_store *st, sqlite3_stmt *s, hd_err *err);
 /* Rows changed by the last statement. */
 int hd_sv__changes(hd_store *st);
 /* One integer from a query with text parameters ?1 (and ?2 when b is

@@ -46,7 +46,7 @@ running_txn_fn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 3, boot, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 4, t->pgid);
 	sqlite3_bind_int64(s, 5, t->start);
-	return hd_sv__step_done(st, s, err);
+	return hd_store_step_done(st, s, err);
 }
 
 int

@@ -180,7 +180,7 @@ drop_wakes(
 			 err)) < 0)
 			return rc;
 		sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-		return hd_sv__step_done(st, s, err);
+		return hd_store_step_done(st, s, err);
 	}
 	for (i = 0; i < q->n; i++) {
 		if (q->v[i].keep)
@@ -191,7 +191,7 @@ drop_wakes(
 			 err)) < 0)
 			return rc;
 		sqlite3_bind_int64(s, 1, q->v[i].id);
-		if ((rc = hd_sv__step_done(st, s, err)) < 0)
+		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			return rc;
 	}
 	return 0;
@@ -550,7 +550,7 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 	sqlite3_bind_text(s, 6, reasons, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 7, head);
 	sqlite3_bind_int64(s, 8, hd_now_ms());
-	if ((rc = hd_sv__step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	t->id = sqlite3_last_insert_rowid(hd_store_db(st));
 	for (i = 0; i < g->q.n; i++) {
@@ -563,7 +563,7 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 			goto done;
 		sqlite3_bind_int64(s, 1, g->q.v[i].id);
 		sqlite3_bind_int64(s, 2, t->id);
-		if ((rc = hd_sv__step_done(st, s, err)) < 0)
+		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 	}
 	/* a manual wake unparks, and says so */
@@ -610,7 +610,7 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 			goto done;
 		sqlite3_bind_int64(s, 1, t->id);
 		sqlite3_bind_text(s, 2, range, -1, SQLITE_STATIC);
-		if ((rc = hd_sv__step_done(st, s, err)) < 0)
+		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 	}
 	if (g->sa.carry != NULL) {
@@ -620,7 +620,7 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 			 err)) < 0)
 			goto done;
 		sqlite3_bind_text(s, 1, g->agent, -1, SQLITE_STATIC);
-		if ((rc = hd_sv__step_done(st, s, err)) < 0)
+		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 	}
 	snprintf(t->team, sizeof(t->team), "%s", g->a->team_id);
@@ -769,7 +769,7 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 	    s, 3, o->error != NULL ? "failed" : "done", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, hd_now_ms());
 	hd_store_bind_text(s, 5, o->error);
-	if ((rc = hd_sv__step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if (hd_sv__changes(st) == 0)
 		return hd_err_set(err, HD_ECONFLICT,
@@ -795,7 +795,7 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 		sqlite3_bind_int64(s, 3, f->out->post_seq);
 	else
 		sqlite3_bind_null(s, 3);
-	if ((rc = hd_sv__step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE wakes SET status = 'done' WHERE turn_id = ?1"
@@ -803,7 +803,7 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 		 err)) < 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, t->id);
-	if ((rc = hd_sv__step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	/* the streak, and maybe a park (3) */
 	if ((rc = hd_sv__agent_ensure(st, t->team, t->agent, err)) < 0 ||
@@ -817,7 +817,7 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 		return rc;
 	sqlite3_bind_text(s, 1, t->agent, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, streak);
-	if ((rc = hd_sv__step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((rc = hd_autorun_get(&ar, st, t->team, err)) < 0 &&
 	    rc != HD_ENOTFOUND)
@@ -937,7 +937,7 @@ abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 		goto done;
 	sqlite3_bind_int64(s, 1, a->turn_id);
 	sqlite3_bind_int64(s, 2, hd_now_ms());
-	if ((rc = hd_sv__step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE wakes SET status = 'queued' WHERE turn_id = ?1"
@@ -945,7 +945,7 @@ abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 err)) < 0)
 		goto done;
 	sqlite3_bind_int64(s, 1, a->turn_id);
-	if ((rc = hd_sv__step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if (delivered != NULL) {
 		if ((rc = hd_sv__agent_ensure(st, team, agent, err)) < 0 ||
@@ -956,7 +956,7 @@ abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 			goto done;
 		sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, delivered, -1, SQLITE_STATIC);
-		if ((rc = hd_sv__step_done(st, s, err)) < 0)
+		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 	}
 	if ((rc = hd_activity_turn_abort(st, team, agent, err)) < 0)

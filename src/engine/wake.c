@@ -62,15 +62,6 @@ hd_sv__oom(hd_err *err)
 }
 
 int
-hd_sv__step_done(hd_store *st, sqlite3_stmt *s, hd_err *err)
-{
-	int src = sqlite3_step(s);
-
-	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
-}
-
-int
 hd_sv__changes(hd_store *st)
 {
 	return sqlite3_changes(hd_store_db(st));
@@ -149,7 +140,7 @@ hd_sv__agent_ensure(
 		return rc;
 	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	return hd_sv__step_done(st, s, err);
+	return hd_store_step_done(st, s, err);
 }
 
 int
@@ -177,7 +168,7 @@ hd_sv__park_set(int *changed, hd_store *st, const char *team, const char *agent,
 			err)) < 0)
 		return rc;
 	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	if ((rc = hd_sv__step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((*changed = hd_sv__changes(st) > 0)) {
 		if (reason != NULL)
@@ -218,7 +209,7 @@ hd_sv__wake_add(int *added, hd_store *st, const char *team, const char *agent,
 	sqlite3_bind_text(s, 5, key, -1, SQLITE_STATIC);
 	hd_store_bind_text(s, 6, note);
 	sqlite3_bind_int64(s, 7, hd_now_ms());
-	if ((rc = hd_sv__step_done(st, s, err)) < 0)
+	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((*added = hd_sv__changes(st) > 0)) {
 		if (id != NULL)

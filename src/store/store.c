@@ -242,11 +242,18 @@ int
 hd_store_step1(hd_store *st, const char *sql, hd_err *err)
 {
 	sqlite3_stmt *s;
-	int rc, src;
+	int rc;
 
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	src = sqlite3_step(s);
+	return hd_store_step_done(st, s, err);
+}
+
+int
+hd_store_step_done(hd_store *st, sqlite3_stmt *s, hd_err *err)
+{
+	int src = sqlite3_step(s);
+
 	hd_store_reset(s);
 	if (src != SQLITE_DONE && src != SQLITE_ROW)
 		return hd_store_sqlerr(st, src, err);

@@ -73,6 +73,10 @@ int hd_store_exec(hd_store *st, const char *sql, hd_err *err);
  * for small SQL run often, like SAVEPOINT and RELEASE. */
 int hd_store_step1(hd_store *st, const char *sql, hd_err *err);
 
+/* Step a prepared statement run for its effect (a first row, if any, is
+ * not read) and reset it: 0, or the SQLite error in err. */
+int hd_store_step_done(hd_store *st, sqlite3_stmt *s, hd_err *err);
+
 /* 1 when a table of that name exists. */
 int hd_store_table_exists(hd_store *st, const char *name);
 
