@@ -33,7 +33,7 @@
 #include <huddle/huddle.h>
 
 #include "board/board_int.h"
-#include "store/store.h"
+#include "store/sqlite.h"
 
 enum { MODE_BOARD, MODE_CORE, MODE_RAW };
 
@@ -113,6 +113,7 @@ raw_claim(hd_store *st, const char *agent)
 	    " AND status = 'pending' AND owner IS NULL RETURNING id";
 	sqlite3 *db = hd_store_db(st);
 	sqlite3_stmt *s = NULL;
+	hd_stmt *hs;
 	hd_err err = HD_ERR_INIT;
 	int64_t id = 0;
 	int src;
@@ -123,8 +124,9 @@ raw_claim(hd_store *st, const char *agent)
 			continue; /* the busy handler gave up: try again */
 		if (src != SQLITE_OK)
 			die("begin", NULL);
-		if (hd_store_prepare(st, &s, sql, &err) < 0)
+		if (hd_store_prepare(st, &hs, sql, &err) < 0)
 			die("prepare", &err);
+		s = hd_stmt_sqlite(hs); /* the baseline calls SQLite itself */
 		sqlite3_bind_text(s, 1, "bench", -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 3, hd_now_ms());
@@ -132,7 +134,7 @@ raw_claim(hd_store *st, const char *agent)
 		id = src == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
 		while (src == SQLITE_ROW)
 			src = sqlite3_step(s);
-		hd_store_reset(s);
+		sqlite3_reset(s);
 		if (src != SQLITE_DONE)
 			die(sqlite3_errmsg(db), NULL);
 		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)

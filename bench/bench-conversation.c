@@ -37,7 +37,7 @@
 
 #include <huddle/huddle.h>
 
-#include "store/store.h"
+#include "store/sqlite.h"
 
 extern char **environ;
 

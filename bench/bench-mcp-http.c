@@ -29,7 +29,7 @@
 
 #include "bench-raw.h"
 
-#include "store/store.h"
+#include "store/sqlite.h"
 
 #include "bench-server.h"
 

@@ -39,7 +39,7 @@
 
 #include "bench-raw.h"
 
-#include "store/store.h"
+#include "store/sqlite.h"
 
 #define MAX_PROCS 64
 #define BUSY_MS 60000

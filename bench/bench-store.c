@@ -17,7 +17,7 @@
 
 #include <huddle/huddle.h>
 
-#include "store/store.h"
+#include "store/sqlite.h"
 
 struct put {
 	const char *key;

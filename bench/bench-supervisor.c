@@ -99,15 +99,15 @@ stamp_at(const char *path, int want)
 static int64_t
 turns_done(hd_store *st)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t n = 0;
 
 	if (hd_store_prepare(st, &s,
 		"SELECT COUNT(*) FROM autorun_turns WHERE status = 'done'",
 		NULL) < 0)
 		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		n = sqlite3_column_int64(s, 0);
+	if (hd_stmt_step(s) == HD_ROW)
+		n = hd_stmt_int(s, 0);
 	hd_store_reset(s);
 	return n;
 }

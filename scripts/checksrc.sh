@@ -5,7 +5,11 @@
 #  (2) nothing below the surfaces writes to stdout (stdout belongs to MCP
 #      stdio and --json output);
 #  (3) layering: a file includes headers of its own layer or a lower one,
-#      and surfaces never reach SQLite (they call domain functions).
+#      and surfaces never reach the store's private header (they call
+#      domain functions);
+#  (4) only the store knows its backend: no file outside src/store/ names
+#      SQLite (sqlite3.h, sqlite3_*, SQLITE_*, the store's sqlite.h); the
+#      rest use the statement interface of src/store/store.h.
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -53,8 +57,11 @@ for f in $(printf '%s\n' $files | grep -E '^src/'); do
 			complain "$f is a surface and includes the store's private header"
 		fi
 	done
-	if [ "$mine" -eq 4 ] && grep -q '#include <sqlite3.h>' "$f"; then
-		complain "$f is a surface and includes sqlite3.h"
+	if [ "$dir" != store ] &&
+		out=$(grep -nE 'sqlite3|SQLITE_|store/sqlite\.h|"\.\./store/sqlite' "$f" |
+			grep -vE '^[0-9]+:[[:space:]]*(/?\*|//)'); then
+		complain "$f names the SQLite backend outside src/store/ (use src/store/store.h):"
+		echo "$out" >&2
 	fi
 done
 exit $status

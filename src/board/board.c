@@ -253,29 +253,29 @@ hd_task_comment_free(hd_task_comment *c)
 }
 
 static int64_t
-col_ms(sqlite3_stmt *s, int col)
+col_ms(hd_stmt *s, int col)
 {
-	return sqlite3_column_type(s, col) == SQLITE_NULL
+	return hd_stmt_is_null(s, col)
 		   ? 0
-		   : sqlite3_column_int64(s, col);
+		   : hd_stmt_int(s, col);
 }
 
 /* Fill t from a row of TASK_COLS; -1 on allocation failure. */
 static int
-task_row(hd_task *t, sqlite3_stmt *s)
+task_row(hd_task *t, hd_stmt *s)
 {
 	const char *meta;
 
 	memset(t, 0, sizeof(*t));
-	t->id = sqlite3_column_int64(s, 0);
+	t->id = hd_stmt_int(s, 0);
 	t->team_id = hd_store_col_dup(s, 1);
 	t->subject = hd_store_col_dup(s, 2);
 	t->description = hd_store_col_dup(s, 3);
 	t->active_form = hd_store_col_dup(s, 4);
 	t->status = hd_store_col_dup(s, 5);
 	t->owner = hd_store_col_dup(s, 6);
-	t->priority = sqlite3_column_int64(s, 7);
-	meta = (const char *)sqlite3_column_text(s, 8);
+	t->priority = hd_stmt_int(s, 7);
+	meta = hd_stmt_text(s, 8);
 	t->metadata = json_loads(meta != NULL ? meta : "{}", 0, NULL);
 	if (t->metadata != NULL && !json_is_object(t->metadata)) {
 		json_decref(t->metadata);
@@ -340,7 +340,7 @@ task_add_dep(
 static int
 task_load_children(hd_store *st, hd_task *t, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t cap = 0;
 	int rc, src;
 
@@ -351,14 +351,14 @@ task_load_children(hd_store *st, hd_task *t, hd_err *err)
 		 "SELECT id FROM tasks WHERE parent_id = ? ORDER BY id", err)) <
 	    0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->id);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+	hd_stmt_bind_int(s, 1, t->id);
+	while ((src = hd_stmt_step(s)) == HD_ROW)
 		if (ids_push(&t->children, &t->nchildren, &cap,
-			sqlite3_column_int64(s, 0)) < 0) {
+			hd_stmt_int(s, 0)) < 0) {
 			rc = oom(err);
 			break;
 		}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -368,7 +368,7 @@ task_load_children(hd_store *st, hd_task *t, hd_err *err)
 static int
 task_load_deps(hd_store *st, hd_task *t, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t capd = 0, capb = 0;
 	int rc, src;
 
@@ -378,15 +378,15 @@ task_load_deps(hd_store *st, hd_task *t, hd_err *err)
 		 " ORDER BY d.depends_on",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->id);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
-		if (task_add_dep(t, sqlite3_column_int64(s, 0),
-			(const char *)sqlite3_column_text(s, 1), &capd,
+	hd_stmt_bind_int(s, 1, t->id);
+	while ((src = hd_stmt_step(s)) == HD_ROW)
+		if (task_add_dep(t, hd_stmt_int(s, 0),
+			hd_stmt_text(s, 1), &capd,
 			&capb) < 0) {
 			rc = oom(err);
 			break;
 		}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc < 0 ? rc : task_load_children(st, t, err);
@@ -395,7 +395,7 @@ task_load_deps(hd_store *st, hd_task *t, hd_err *err)
 static int
 task_load_comments(hd_store *st, hd_task *t, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t cap = 0;
 	int rc, src;
 
@@ -404,8 +404,8 @@ task_load_comments(hd_store *st, hd_task *t, hd_err *err)
 		 " WHERE task_id = ? ORDER BY id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->id);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_int(s, 1, t->id);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		hd_task_comment *c;
 
 		if (t->ncomments == cap) {
@@ -418,16 +418,16 @@ task_load_comments(hd_store *st, hd_task *t, hd_err *err)
 			t->comments = c;
 		}
 		c = &t->comments[t->ncomments++];
-		c->id = sqlite3_column_int64(s, 0);
+		c->id = hd_stmt_int(s, 0);
 		c->author = hd_store_col_dup(s, 1);
 		c->body = hd_store_col_dup(s, 2);
-		c->created_at = sqlite3_column_int64(s, 3);
+		c->created_at = hd_stmt_int(s, 3);
 		if (c->author == NULL || c->body == NULL) {
 			rc = oom(err);
 			break;
 		}
 	}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	t->has_comments = rc == 0;
@@ -439,7 +439,7 @@ task_load_comments(hd_store *st, hd_task *t, hd_err *err)
 static int
 task_load_dependents(hd_store *st, hd_task *t, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t cap = 0;
 	int rc, src;
 
@@ -448,14 +448,14 @@ task_load_dependents(hd_store *st, hd_task *t, hd_err *err)
 		 " ORDER BY task_id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->id);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+	hd_stmt_bind_int(s, 1, t->id);
+	while ((src = hd_stmt_step(s)) == HD_ROW)
 		if (ids_push(&t->dependents, &t->ndependents, &cap,
-			sqlite3_column_int64(s, 0)) < 0) {
+			hd_stmt_int(s, 0)) < 0) {
 			rc = oom(err);
 			break;
 		}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -464,14 +464,14 @@ task_load_dependents(hd_store *st, hd_task *t, hd_err *err)
 /* Step a statement returning TASK_COLS once: *out is the task, or NULL
  * when there was no row. The statement is reset either way. */
 static int
-task_step(hd_task **out, hd_store *st, sqlite3_stmt *s, hd_err *err)
+task_step(hd_task **out, hd_store *st, hd_stmt *s, hd_err *err)
 {
 	hd_task *t;
 	int rc = 0, src;
 
 	*out = NULL;
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
+	src = hd_stmt_step(s);
+	if (src == HD_ROW) {
 		if ((t = calloc(1, sizeof(*t))) == NULL)
 			rc = oom(err);
 		else if (task_row(t, s) < 0) {
@@ -480,12 +480,12 @@ task_step(hd_task **out, hd_store *st, sqlite3_stmt *s, hd_err *err)
 		} else
 			*out = t;
 		/* finish an UPDATE ... RETURNING so the change is complete */
-		if (rc == 0 && (src = sqlite3_step(s)) != SQLITE_DONE) {
+		if (rc == 0 && (src = hd_stmt_step(s)) != HD_DONE) {
 			hd_task_free(*out);
 			*out = NULL;
 			rc = hd_store_sqlerr(st, src, err);
 		}
-	} else if (src != SQLITE_DONE)
+	} else if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -496,14 +496,14 @@ static int
 task_load(
     hd_task **out, hd_store *st, int64_t id, int with_comments, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	*out = NULL;
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT " TASK_COLS " FROM tasks WHERE id = ?", err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, id);
+	hd_stmt_bind_int(s, 1, id);
 	if ((rc = task_step(out, st, s, err)) < 0 || *out == NULL)
 		return rc;
 	if ((rc = task_load_deps(st, *out, err)) < 0 ||
@@ -520,19 +520,19 @@ task_load(
 static int
 task_team(char **team, hd_store *st, int64_t id, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*team = NULL;
 	if ((rc = hd_store_prepare(
 		 st, &s, "SELECT team_id FROM tasks WHERE id = ?", err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, id);
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
+	hd_stmt_bind_int(s, 1, id);
+	src = hd_stmt_step(s);
+	if (src == HD_ROW) {
 		if ((*team = hd_store_col_dup(s, 0)) == NULL)
 			rc = oom(err);
-	} else if (src == SQLITE_DONE)
+	} else if (src == HD_DONE)
 		rc = hd_err_set(
 		    err, HD_ENOTFOUND, "task %" PRId64 " not found", id);
 	else
@@ -692,13 +692,13 @@ event_agent(const char *actor)
 /* One integer from a statement with ?1 bound to a; the statement is
  * reset either way. */
 static int
-count_one(int64_t *out, hd_store *st, sqlite3_stmt *s, hd_err *err)
+count_one(int64_t *out, hd_store *st, hd_stmt *s, hd_err *err)
 {
 	int src, rc = 0;
 
 	*out = 0;
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
-		*out = sqlite3_column_int64(s, 0);
+	if ((src = hd_stmt_step(s)) == HD_ROW)
+		*out = hd_stmt_int(s, 0);
 	else
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
@@ -716,7 +716,7 @@ create_parent_check(
     hd_store *st, const hd_task_spec *spec, const hd_team *team, hd_err *err)
 {
 	hd_task *p = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t n, depth;
 	int rc;
 
@@ -739,7 +739,7 @@ create_parent_check(
 		 " AND status NOT IN ('completed', 'cancelled')",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_int64(s, 1, p->id);
+	hd_stmt_bind_int(s, 1, p->id);
 	if ((rc = count_one(&n, st, s, err)) < 0)
 		goto done;
 	if (n >= team->max_children) {
@@ -760,7 +760,7 @@ create_parent_check(
 		 " SELECT COALESCE(MAX(d), 0) FROM up",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_int64(s, 1, p->id);
+	hd_stmt_bind_int(s, 1, p->id);
 	if ((rc = count_one(&depth, st, s, err)) < 0)
 		goto done;
 	if (depth + 1 > team->max_task_depth)
@@ -781,7 +781,7 @@ static int
 create_roots_check(
     hd_store *st, const hd_task_spec *spec, const hd_team *team, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t n;
 	int rc;
 
@@ -793,9 +793,9 @@ create_roots_check(
 		 " AND created_at > ?3",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, spec->team, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, spec->created_by, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(
+	hd_stmt_bind_text(s, 1, spec->team);
+	hd_stmt_bind_text(s, 2, spec->created_by);
+	hd_stmt_bind_int(
 	    s, 3, hd_now_ms() - (int64_t)team->new_roots_window_s * 1000);
 	if ((rc = count_one(&n, st, s, err)) < 0)
 		return rc;
@@ -815,7 +815,7 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
 	const hd_task_spec *spec = b->spec;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_team *team = NULL;
 	json_t *deps = NULL;
 	char *meta = NULL, *dteam = NULL;
@@ -856,29 +856,26 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, spec->team, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, spec->subject, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, spec->description ? spec->description : "", -1,
-	    SQLITE_STATIC);
-	hd_store_bind_text(s, 4, spec->active_form);
-	sqlite3_bind_int64(s, 5, spec->priority);
-	sqlite3_bind_text(s, 6, meta, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 7,
-	    is_user(spec->created_by) ? HD_BOARD_USER : spec->created_by, -1,
-	    SQLITE_STATIC);
-	sqlite3_bind_int64(s, 8, now);
-	sqlite3_bind_int64(s, 9, now);
+	hd_stmt_bind_text(s, 1, spec->team);
+	hd_stmt_bind_text(s, 2, spec->subject);
+	hd_stmt_bind_text(s, 3, spec->description ? spec->description : "");
+	hd_stmt_bind_text_copy(s, 4, spec->active_form);
+	hd_stmt_bind_int(s, 5, spec->priority);
+	hd_stmt_bind_text(s, 6, meta);
+	hd_stmt_bind_text(s, 7, is_user(spec->created_by) ? HD_BOARD_USER : spec->created_by);
+	hd_stmt_bind_int(s, 8, now);
+	hd_stmt_bind_int(s, 9, now);
 	if (spec->parent_id > 0)
-		sqlite3_bind_int64(s, 10, spec->parent_id);
+		hd_stmt_bind_int(s, 10, spec->parent_id);
 	else
-		sqlite3_bind_null(s, 10);
-	src = sqlite3_step(s);
+		hd_stmt_bind_null(s, 10);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
-	id = sqlite3_last_insert_rowid(hd_store_db(st));
+	id = hd_store_last_id(st);
 	deps = json_array();
 	for (i = 0; i < spec->ndepends_on; i++) {
 		if ((rc = hd_store_prepare(st, &s,
@@ -886,11 +883,11 @@ board_create_txn(hd_store *st, void *payload, hd_err *err)
 			 " VALUES (?, ?)",
 			 err)) < 0)
 			goto done;
-		sqlite3_bind_int64(s, 1, id);
-		sqlite3_bind_int64(s, 2, spec->depends_on[i]);
-		src = sqlite3_step(s);
+		hd_stmt_bind_int(s, 1, id);
+		hd_stmt_bind_int(s, 2, spec->depends_on[i]);
+		src = hd_stmt_step(s);
 		hd_store_reset(s);
-		if (src != SQLITE_DONE) {
+		if (src != HD_DONE) {
 			rc = hd_store_sqlerr(st, src, err);
 			goto done;
 		}
@@ -1087,7 +1084,7 @@ task_cmp_desc(const void *a, const void *b)
 static int
 list_load_deps(hd_store *st, const char *team, hd_tasks *l, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t *capd = NULL, *capb = NULL;
 	int rc, src;
 
@@ -1105,22 +1102,22 @@ list_load_deps(hd_store *st, const char *team, hd_tasks *l, hd_err *err)
 		 " WHERE t.team_id = ? ORDER BY d.task_id, d.depends_on",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, team);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		hd_task key, *t;
 
-		key.id = sqlite3_column_int64(s, 0);
+		key.id = hd_stmt_int(s, 0);
 		t = bsearch(&key, l->items, l->n, sizeof(*t), task_cmp_desc);
 		if (t == NULL)
 			continue;
-		if (task_add_dep(t, sqlite3_column_int64(s, 1),
-			(const char *)sqlite3_column_text(s, 2),
+		if (task_add_dep(t, hd_stmt_int(s, 1),
+			hd_stmt_text(s, 2),
 			&capd[t - l->items], &capb[t - l->items]) < 0) {
 			rc = oom(err);
 			break;
 		}
 	}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 done:
@@ -1133,7 +1130,7 @@ done:
 static int
 list_load_children(hd_store *st, const char *team, hd_tasks *l, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t *cap = NULL;
 	int rc, src;
 
@@ -1146,21 +1143,21 @@ list_load_children(hd_store *st, const char *team, hd_tasks *l, hd_err *err)
 		 " AND parent_id IS NOT NULL ORDER BY parent_id, id",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, team);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		hd_task key, *t;
 
-		key.id = sqlite3_column_int64(s, 0);
+		key.id = hd_stmt_int(s, 0);
 		t = bsearch(&key, l->items, l->n, sizeof(*t), task_cmp_desc);
 		if (t == NULL)
 			continue;
 		if (ids_push(&t->children, &t->nchildren, &cap[t - l->items],
-			sqlite3_column_int64(s, 1)) < 0) {
+			hd_stmt_int(s, 1)) < 0) {
 			rc = oom(err);
 			break;
 		}
 	}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 done:
@@ -1173,7 +1170,7 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct board_list *l = payload;
 	const hd_task_filter *f = l->f;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_team *team = NULL;
 	size_t cap = 0;
 	int rc, src, limit;
@@ -1194,14 +1191,14 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 		 err)) < 0)
 		return rc;
 	limit = f != NULL && f->limit > 0 ? f->limit : -1;
-	sqlite3_bind_text(s, 1, l->team, -1, SQLITE_STATIC);
-	hd_store_bind_text(s, 2, f ? f->status : NULL);
-	hd_store_bind_text(s, 3, f ? f->owner : NULL);
-	sqlite3_bind_int(s, 4, f ? f->ready != 0 : 0);
-	sqlite3_bind_int(s, 5, f ? f->blocked != 0 : 0);
+	hd_stmt_bind_text(s, 1, l->team);
+	hd_stmt_bind_text_copy(s, 2, f ? f->status : NULL);
+	hd_stmt_bind_text_copy(s, 3, f ? f->owner : NULL);
+	hd_stmt_bind_int(s, 4, f ? f->ready != 0 : 0);
+	hd_stmt_bind_int(s, 5, f ? f->blocked != 0 : 0);
 	/* metadata filters run in C, so the limit is applied there too */
-	sqlite3_bind_int(s, 6, l->nmeta > 0 ? -1 : limit);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_int(s, 6, l->nmeta > 0 ? -1 : limit);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		hd_task *t;
 
 		if (limit > 0 && l->out.n == (size_t)limit)
@@ -1227,7 +1224,7 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 		}
 		l->out.n++;
 	}
-	if (rc == 0 && src != SQLITE_DONE && src != SQLITE_ROW)
+	if (rc == 0 && src != HD_DONE && src != HD_ROW)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	if (rc == 0)
@@ -1346,7 +1343,7 @@ static int
 claim_update(
     hd_task **out, hd_store *st, int64_t id, const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -1356,9 +1353,9 @@ claim_update(
 		 " AND NOT " UNFINISHED_DEP("tasks") " RETURNING " TASK_COLS,
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, hd_now_ms());
+	hd_stmt_bind_int(s, 1, id);
+	hd_stmt_bind_text(s, 2, agent);
+	hd_stmt_bind_int(s, 3, hd_now_ms());
 	return task_step(out, st, s, err);
 }
 
@@ -1422,7 +1419,7 @@ static int
 open_counts(int64_t *open, const hd_agents *m, hd_store *st,
     const char *team, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	const char *owner;
 	size_t i;
 	int rc, src;
@@ -1432,14 +1429,14 @@ open_counts(int64_t *open, const hd_agents *m, hd_store *st,
 		 " AND status IN ('claimed', 'in_progress') GROUP BY owner",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		owner = (const char *)sqlite3_column_text(s, 0);
+	hd_stmt_bind_text(s, 1, team);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
+		owner = hd_stmt_text(s, 0);
 		for (i = 0; owner != NULL && i < m->n; i++)
 			if (strcmp(m->items[i].id, owner) == 0)
-				open[i] = sqlite3_column_int64(s, 1);
+				open[i] = hd_stmt_int(s, 1);
 	}
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -1732,7 +1729,7 @@ static int
 board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_team_member_check(st, b->team, b->agent, err)) < 0)
@@ -1756,9 +1753,9 @@ board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 			      "tasks") " RETURNING " TASK_COLS,
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, b->team, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, b->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, hd_now_ms());
+	hd_stmt_bind_text(s, 1, b->team);
+	hd_stmt_bind_text(s, 2, b->agent);
+	hd_stmt_bind_int(s, 3, hd_now_ms());
 	if ((rc = task_step(&b->task, st, s, err)) < 0)
 		return rc;
 	if (b->task == NULL)
@@ -1808,7 +1805,7 @@ hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
 static int
 board_unblocked(hd_store *st, board_txn *b, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t cap = 0;
 	int rc, src;
 
@@ -1821,10 +1818,10 @@ board_unblocked(hd_store *st, board_txn *b, hd_err *err)
 		 " ORDER BY t.id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, b->id);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_int(s, 1, b->id);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (ids_push(&b->ready, &b->nready, &cap,
-			sqlite3_column_int64(s, 0)) < 0 ||
+			hd_stmt_int(s, 0)) < 0 ||
 		    (b->nready <= HD_BOARD__READY_NAMED &&
 			(b->ready_subjects[b->nready - 1] =
 			     hd_store_col_dup(s, 1)) == NULL)) {
@@ -1832,7 +1829,7 @@ board_unblocked(hd_store *st, board_txn *b, hd_err *err)
 			break;
 		}
 	}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -1844,7 +1841,7 @@ static int
 open_children(hd_store *st, int64_t id, hd_err *err)
 {
 	hd_buf ids = HD_BUF_INIT(0);
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t n = 0;
 	int rc, src;
 
@@ -1854,11 +1851,11 @@ open_children(hd_store *st, int64_t id, hd_err *err)
 		 " ORDER BY id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, id);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+	hd_stmt_bind_int(s, 1, id);
+	while ((src = hd_stmt_step(s)) == HD_ROW)
 		hd_buf_printf(&ids, "%s#%" PRId64, n++ ? ", " : "",
-		    (int64_t)sqlite3_column_int64(s, 0));
-	if (src != SQLITE_DONE)
+		    (int64_t)hd_stmt_int(s, 0));
+	if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	if (rc == 0 && hd_buf_failed(&ids))
@@ -1878,7 +1875,7 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
 	hd_task *t = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	json_t *data;
 	int from, to = board_ops[b->op].to, rc, src;
 
@@ -1922,18 +1919,18 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	if ((rc = hd_store_prepare(st, &s, board_ops[b->op].sql, err)) < 0)
 		goto done;
-	sqlite3_bind_int64(s, 1, b->id);
-	sqlite3_bind_text(s, 2, t->status, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, hd_now_ms());
-	hd_store_bind_text(s, 4, b->text);
-	src = sqlite3_step(s);
+	hd_stmt_bind_int(s, 1, b->id);
+	hd_stmt_bind_text(s, 2, t->status);
+	hd_stmt_bind_int(s, 3, hd_now_ms());
+	hd_stmt_bind_text_copy(s, 4, b->text);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
 	/* BEGIN IMMEDIATE held since the read: the row cannot have moved */
-	assert(sqlite3_changes(hd_store_db(st)) == 1);
+	assert(hd_store_changes(st) == 1);
 	if (b->op == OP_COMPLETE && (rc = board_unblocked(st, b, err)) < 0)
 		goto done;
 	data = json_pack("{s:s, s:s, s:s}", "from", t->status, "to",
@@ -2044,7 +2041,7 @@ comment_insert(hd_task_comment **out, hd_store *st, int64_t id,
     const char *author, const char *body, hd_err *err)
 {
 	hd_task_comment *c = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t now = hd_now_ms();
 	int rc, src;
 
@@ -2055,13 +2052,13 @@ comment_insert(hd_task_comment **out, hd_store *st, int64_t id,
 		 " VALUES (?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_text(s, 2, author, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, body, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, now);
-	src = sqlite3_step(s);
+	hd_stmt_bind_int(s, 1, id);
+	hd_stmt_bind_text(s, 2, author);
+	hd_stmt_bind_text(s, 3, body);
+	hd_stmt_bind_int(s, 4, now);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	if (out == NULL)
 		return 0;
@@ -2071,7 +2068,7 @@ comment_insert(hd_task_comment **out, hd_store *st, int64_t id,
 		hd_task_comment_free(c);
 		return oom(err);
 	}
-	c->id = sqlite3_last_insert_rowid(hd_store_db(st));
+	c->id = hd_store_last_id(st);
 	c->created_at = now;
 	*out = c;
 	return 0;
@@ -2091,7 +2088,7 @@ static int
 open_ids(int64_t **ids, size_t *n, hd_store *st, const char *team,
     const char *owner, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t cap = 0;
 	int rc, src;
 
@@ -2103,14 +2100,14 @@ open_ids(int64_t **ids, size_t *n, hd_store *st, const char *team,
 		 " ORDER BY id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
-		if (ids_push(ids, n, &cap, sqlite3_column_int64(s, 0)) < 0) {
+	hd_stmt_bind_text(s, 1, owner);
+	hd_stmt_bind_text(s, 2, team);
+	while ((src = hd_stmt_step(s)) == HD_ROW)
+		if (ids_push(ids, n, &cap, hd_stmt_int(s, 0)) < 0) {
 			rc = oom(err);
 			break;
 		}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -2123,7 +2120,7 @@ reassign_one(struct board_reassign *r, hd_store *st, int64_t id,
     const char *leader, hd_err *err)
 {
 	hd_board__change c;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_task *t = NULL;
 	json_t *data;
 	int rc;
@@ -2135,10 +2132,10 @@ reassign_one(struct board_reassign *r, hd_store *st, int64_t id,
 		 " RETURNING " TASK_COLS,
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_text(s, 2, r->to, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, hd_now_ms());
-	sqlite3_bind_text(s, 4, r->from, -1, SQLITE_STATIC);
+	hd_stmt_bind_int(s, 1, id);
+	hd_stmt_bind_text(s, 2, r->to);
+	hd_stmt_bind_int(s, 3, hd_now_ms());
+	hd_stmt_bind_text(s, 4, r->from);
 	if ((rc = task_step(&t, st, s, err)) < 0)
 		return rc;
 	/* BEGIN IMMEDIATE held since open_ids read it: it cannot have moved */
@@ -2253,7 +2250,7 @@ board_link_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
 	hd_task *dep = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char *team = NULL;
 	int rc, src, cycle = 0;
 
@@ -2276,10 +2273,10 @@ board_link_txn(hd_store *st, void *payload, hd_err *err)
 		 " SELECT EXISTS (SELECT 1 FROM up WHERE id = ?2)",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_int64(s, 1, b->dep);
-	sqlite3_bind_int64(s, 2, b->id);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
-		cycle = sqlite3_column_int(s, 0);
+	hd_stmt_bind_int(s, 1, b->dep);
+	hd_stmt_bind_int(s, 2, b->id);
+	if ((src = hd_stmt_step(s)) == HD_ROW)
+		cycle = hd_stmt_int(s, 0);
 	else
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
@@ -2297,25 +2294,25 @@ board_link_txn(hd_store *st, void *payload, hd_err *err)
 		 " VALUES (?, ?)",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_int64(s, 1, b->id);
-	sqlite3_bind_int64(s, 2, b->dep);
-	src = sqlite3_step(s);
+	hd_stmt_bind_int(s, 1, b->id);
+	hd_stmt_bind_int(s, 2, b->dep);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
-	b->changed = sqlite3_changes(hd_store_db(st)) > 0;
+	b->changed = hd_store_changes(st) > 0;
 	if (b->changed) {
 		if ((rc = hd_store_prepare(st, &s,
 			 "UPDATE tasks SET updated_at = ? WHERE id = ?", err)) <
 		    0)
 			goto done;
-		sqlite3_bind_int64(s, 1, hd_now_ms());
-		sqlite3_bind_int64(s, 2, b->id);
-		src = sqlite3_step(s);
+		hd_stmt_bind_int(s, 1, hd_now_ms());
+		hd_stmt_bind_int(s, 2, b->id);
+		src = hd_stmt_step(s);
 		hd_store_reset(s);
-		if (src != SQLITE_DONE) {
+		if (src != HD_DONE) {
 			rc = hd_store_sqlerr(st, src, err);
 			goto done;
 		}

@@ -25,7 +25,7 @@ int
 hd_board_counts(
     hd_task_counts *out, hd_store *st, const char *team, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	const char *status;
 	int64_t n;
 	int rc, src;
@@ -38,10 +38,10 @@ hd_board_counts(
 		 " GROUP BY status",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		status = (const char *)sqlite3_column_text(s, 0);
-		n = sqlite3_column_int64(s, 1);
+	hd_stmt_bind_text(s, 1, team);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
+		status = hd_stmt_text(s, 0);
+		n = hd_stmt_int(s, 1);
 		if (status == NULL)
 			continue;
 		if (strcmp(status, "pending") == 0)
@@ -58,7 +58,7 @@ hd_board_counts(
 			out->cancelled = n;
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	return 0;
 }
@@ -66,18 +66,18 @@ hd_board_counts(
 /* Hand each row of s (id, subject, status) to fn until it stops; s is
  * bound and reset here. */
 static int
-each_row(hd_store *st, sqlite3_stmt *s, const char *team, const char *owner,
+each_row(hd_store *st, hd_stmt *s, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err)
 {
 	int rc = 0, src;
 
-	sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW && rc == 0)
-		rc = fn(ctx, sqlite3_column_int64(s, 0),
-		    (const char *)sqlite3_column_text(s, 1),
-		    (const char *)sqlite3_column_text(s, 2), err);
-	if (rc == 0 && src != SQLITE_ROW && src != SQLITE_DONE)
+	hd_stmt_bind_text(s, 1, owner);
+	hd_stmt_bind_text(s, 2, team);
+	while ((src = hd_stmt_step(s)) == HD_ROW && rc == 0)
+		rc = fn(ctx, hd_stmt_int(s, 0),
+		    hd_stmt_text(s, 1),
+		    hd_stmt_text(s, 2), err);
+	if (rc == 0 && src != HD_ROW && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -87,7 +87,7 @@ int
 hd_board_each_open(hd_store *st, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_slug_check("team", team, err)) < 0 ||
@@ -104,7 +104,7 @@ int
 hd_board_last_finished(hd_store *st, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_slug_check("team", team, err)) < 0 ||
@@ -122,7 +122,7 @@ int
 hd_board_has_started(
     int *yes, hd_store *st, const char *team, const char *owner, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*yes = 0;
@@ -131,11 +131,11 @@ hd_board_has_started(
 		 "'in_progress' AND team_id = ?2 LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+	hd_stmt_bind_text(s, 1, owner);
+	hd_stmt_bind_text(s, 2, team);
+	if ((src = hd_stmt_step(s)) == HD_ROW)
 		*yes = 1;
-	else if (src != SQLITE_DONE)
+	else if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;

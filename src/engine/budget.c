@@ -26,17 +26,17 @@
 	"scope, subject_id, limit_cents, mode, spent_microcents, updated_at"
 
 static int
-budget_row(hd_budget *b, sqlite3_stmt *s)
+budget_row(hd_budget *b, hd_stmt *s)
 {
 	memset(b, 0, sizeof(*b));
 	b->scope = hd_store_col_dup(s, 0);
 	b->subject = hd_store_col_dup(s, 1);
-	b->limit_cents = sqlite3_column_type(s, 2) == SQLITE_NULL
+	b->limit_cents = hd_stmt_is_null(s, 2)
 			     ? -1
-			     : sqlite3_column_int64(s, 2);
+			     : hd_stmt_int(s, 2);
 	b->mode = hd_store_col_dup(s, 3);
-	b->spent_microcents = sqlite3_column_int64(s, 4);
-	b->updated_at = sqlite3_column_int64(s, 5);
+	b->spent_microcents = hd_stmt_int(s, 4);
+	b->updated_at = hd_stmt_int(s, 5);
 	return b->scope == NULL || b->subject == NULL || b->mode == NULL ? -1
 									 : 0;
 }
@@ -121,7 +121,7 @@ static int
 budget_read(hd_budget *out, int *found, hd_store *st, const char *scope,
     const char *subject, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*found = 0;
@@ -130,16 +130,16 @@ budget_read(hd_budget *out, int *found, hd_store *st, const char *scope,
 		 "WHERE scope = ? AND subject_id = ?",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, scope);
+	hd_stmt_bind_text(s, 2, subject);
+	src = hd_stmt_step(s);
+	if (src == HD_ROW) {
 		if (budget_row(out, s) < 0) {
 			budget_dispose(out);
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		} else
 			*found = 1;
-	} else if (src != SQLITE_DONE)
+	} else if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -158,7 +158,7 @@ static int
 budget_state_read(budget_state *out, hd_store *st, const char *scope,
     const char *subject, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	memset(out, 0, sizeof(*out));
@@ -167,17 +167,17 @@ budget_state_read(budget_state *out, hd_store *st, const char *scope,
 		 "FROM budgets WHERE scope = ? AND subject_id = ?",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, scope);
+	hd_stmt_bind_text(s, 2, subject);
+	src = hd_stmt_step(s);
+	if (src == HD_ROW) {
 		out->found = 1;
-		out->limit_cents = sqlite3_column_type(s, 0) == SQLITE_NULL
+		out->limit_cents = hd_stmt_is_null(s, 0)
 				       ? -1
-				       : sqlite3_column_int64(s, 0);
-		out->cap = sqlite3_column_int(s, 1);
-		out->spent_microcents = sqlite3_column_int64(s, 2);
-	} else if (src != SQLITE_DONE)
+				       : hd_stmt_int(s, 0);
+		out->cap = hd_stmt_int(s, 1);
+		out->spent_microcents = hd_stmt_int(s, 2);
+	} else if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -202,7 +202,7 @@ static int
 set_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	set_txn *tx = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_agent *a = NULL;
 	hd_team *t = NULL;
 	const char *team;
@@ -223,12 +223,12 @@ set_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 "updated_at = excluded.updated_at",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, tx->scope, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, tx->subject, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, tx->limit_cents);
-	sqlite3_bind_text(s, 4, tx->mode, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 5, hd_now_ms());
-	if ((src = sqlite3_step(s)) != SQLITE_DONE)
+	hd_stmt_bind_text(s, 1, tx->scope);
+	hd_stmt_bind_text(s, 2, tx->subject);
+	hd_stmt_bind_int(s, 3, tx->limit_cents);
+	hd_stmt_bind_text(s, 4, tx->mode);
+	hd_stmt_bind_int(s, 5, hd_now_ms());
+	if ((src = hd_stmt_step(s)) != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	if (rc < 0)
@@ -300,7 +300,7 @@ int
 hd_budget_list(hd_budgets *out, hd_store *st, const char *scope,
     const char *subject, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_budget *items = NULL, *ni;
 	size_t n = 0, cap = 0;
 	int rc, src;
@@ -315,9 +315,9 @@ hd_budget_list(hd_budgets *out, hd_store *st, const char *scope,
 		 "ORDER BY scope, subject_id",
 		 err)) < 0)
 		return rc;
-	hd_store_bind_text(s, 1, scope);
-	hd_store_bind_text(s, 2, subject);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text_copy(s, 1, scope);
+	hd_stmt_bind_text_copy(s, 2, subject);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
 			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
@@ -332,7 +332,7 @@ hd_budget_list(hd_budgets *out, hd_store *st, const char *scope,
 			goto done;
 		}
 	}
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
@@ -360,18 +360,18 @@ static int
 charge_step(hd_store *st, const char *sql, const char *scope,
     const char *subject, int64_t microcents, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, scope, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, microcents);
-	sqlite3_bind_int64(s, 4, hd_now_ms());
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, scope);
+	hd_stmt_bind_text(s, 2, subject);
+	hd_stmt_bind_int(s, 3, microcents);
+	hd_stmt_bind_int(s, 4, hd_now_ms());
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 static int
@@ -389,7 +389,7 @@ charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
 		 " AND limit_cents IS NULL",
 		 scope, subject, microcents, err)) < 0)
 		return rc;
-	if (sqlite3_changes(hd_store_db(st)) > 0)
+	if (hd_store_changes(st) > 0)
 		return 0;
 	if ((rc = budget_state_read(&b, st, scope, subject, err)) < 0)
 		return rc;

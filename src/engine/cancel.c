@@ -169,7 +169,7 @@ static int
 end_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct end_txn *t = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char *team = NULL, *owner = NULL, *by = NULL, *status = NULL;
 	int64_t total = 0, pending = 0, now = hd_now_ms();
 	int rc = 0, src;
@@ -180,17 +180,17 @@ end_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " FROM conversations WHERE id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, t->id);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		status = hd_store_col_dup(s, 0);
 		owner = hd_store_col_dup(s, 1);
 		team = hd_store_col_dup(s, 2);
-		total = sqlite3_column_int64(s, 3);
-		pending = sqlite3_column_int64(s, 4);
+		total = hd_stmt_int(s, 3);
+		pending = hd_stmt_int(s, 4);
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_ROW) {
-		rc = src == SQLITE_DONE ? hd_err_set(err, HD_ENOTFOUND,
+	if (src != HD_ROW) {
+		rc = src == HD_DONE ? hd_err_set(err, HD_ENOTFOUND,
 					      "conversation \"%s\" not found",
 					      t->id)
 					: hd_store_sqlerr(st, src, err);
@@ -215,21 +215,21 @@ end_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE conversation_id = ?1 AND state = 'running'",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, t->id);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (!t->force) {
 			t->running = 1;
 			break;
 		}
 		/* the owner is gone: its turn ended with it */
 		if ((rc = hd_activity_turn_abort(st, team,
-			 (const char *)sqlite3_column_text(s, 0), err)) < 0)
+			 hd_stmt_text(s, 0), err)) < 0)
 			break;
 	}
 	hd_store_reset(s);
 	if (rc < 0 || t->running)
 		goto done;
-	if (src != SQLITE_ROW && src != SQLITE_DONE) {
+	if (src != HD_ROW && src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
@@ -239,8 +239,8 @@ end_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " AND (state = 'queued' OR state = 'running')",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, now);
+	hd_stmt_bind_text(s, 1, t->id);
+	hd_stmt_bind_int(s, 2, now);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if ((rc = hd_store_prepare(st, &s,
@@ -248,9 +248,9 @@ end_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " completed_at = ?3 WHERE id = ?1 AND status = 'running'",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, t->response, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, now);
+	hd_stmt_bind_text(s, 1, t->id);
+	hd_stmt_bind_text(s, 2, t->response);
+	hd_stmt_bind_int(s, 3, now);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if ((rc = hd_store_prepare(st, &s,
@@ -258,8 +258,8 @@ end_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE kind = 'conversation' AND target = ?1",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
+	hd_stmt_bind_text(s, 1, t->id);
+	if (hd_stmt_step(s) == HD_ROW)
 		by = hd_store_col_dup(s, 0);
 	hd_store_reset(s);
 	hd_events_append(st, "conversation_cancelled", team, 0, NULL,
@@ -366,7 +366,7 @@ static int
 delivery_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct delivery_txn *t = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -374,8 +374,8 @@ delivery_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " finished_at = ?2 WHERE id = ?1 AND state = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->c->delivery_id);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
+	hd_stmt_bind_int(s, 1, t->c->delivery_id);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	return hd_activity_turn_abort(st, t->c->team, t->c->agent, err);
@@ -403,7 +403,7 @@ static int
 request_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct request_txn *t = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char status[16] = "", team[64] = "";
 	int rc, src;
 
@@ -414,21 +414,21 @@ request_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " FROM conversations WHERE id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, t->id);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		snprintf(status, sizeof(status), "%s",
-		    (const char *)sqlite3_column_text(s, 0));
+		    hd_stmt_text(s, 0));
 		snprintf(team, sizeof(team), "%s",
-		    (const char *)sqlite3_column_text(s, 1));
+		    hd_stmt_text(s, 1));
 		t->owner = hd_store_col_dup(s, 2);
-		t->pid = sqlite3_column_int64(s, 3);
-		t->start = sqlite3_column_int64(s, 4);
+		t->pid = hd_stmt_int(s, 3);
+		t->start = hd_stmt_int(s, 4);
 	}
 	hd_store_reset(s);
-	if (src == SQLITE_DONE)
+	if (src == HD_DONE)
 		return hd_err_set(
 		    err, HD_ENOTFOUND, "conversation \"%s\" not found", t->id);
-	if (src != SQLITE_ROW)
+	if (src != HD_ROW)
 		return hd_store_sqlerr(st, src, err);
 	if (strcmp(status, "running") != 0)
 		return hd_err_set(err, HD_ECONFLICT,
@@ -439,11 +439,11 @@ request_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " VALUES ('conversation', ?1, ?2, ?3, ?4)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, t->id);
+	hd_stmt_bind_text(s, 2, team);
 	if (t->by != NULL)
-		sqlite3_bind_text(s, 3, t->by, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, hd_now_ms());
+		hd_stmt_bind_text(s, 3, t->by);
+	hd_stmt_bind_int(s, 4, hd_now_ms());
 	return hd_store_step_done(st, s, err);
 }
 
@@ -511,33 +511,33 @@ static int
 exch_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct exch_txn *t = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char holder[64] = "";
 	int rc, src;
 
 	if ((rc = hd_store_prepare(
 		 st, &s, "SELECT 1 FROM teams WHERE id = ?1", err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->team, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, t->team);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src == SQLITE_DONE)
+	if (src == HD_DONE)
 		return hd_err_set(
 		    err, HD_ENOTFOUND, "team \"%s\" not found", t->team);
-	if (src != SQLITE_ROW)
+	if (src != HD_ROW)
 		return hd_store_sqlerr(st, src, err);
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT holder FROM room_locks WHERE room_id = ?1"
 		 " AND expires_at > ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->room, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+	hd_stmt_bind_text(s, 1, t->room);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
+	if ((src = hd_stmt_step(s)) == HD_ROW)
 		snprintf(holder, sizeof(holder), "%s",
-		    (const char *)sqlite3_column_text(s, 0));
+		    hd_stmt_text(s, 0));
 	hd_store_reset(s);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
+	if (src != HD_ROW && src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	if (holder[0] == '\0')
 		return hd_err_set(err, HD_ECONFLICT,
@@ -548,11 +548,11 @@ exch_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " VALUES ('exchange', ?1, ?2, ?3, ?4)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, holder, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, t->team, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, holder);
+	hd_stmt_bind_text(s, 2, t->team);
 	if (t->by != NULL)
-		sqlite3_bind_text(s, 3, t->by, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, hd_now_ms());
+		hd_stmt_bind_text(s, 3, t->by);
+	hd_stmt_bind_int(s, 4, hd_now_ms());
 	return hd_store_step_done(st, s, err);
 }
 
@@ -578,7 +578,7 @@ hd_exchange_cancel(char *room, hd_store *st, const char *team, const char *by,
 static int
 exch_cancelling(int *out, hd_store *st, const char *room, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -587,13 +587,13 @@ exch_cancelling(int *out, hd_store *st, const char *room, hd_err *err)
 		 " WHERE l.room_id = ?1 AND l.expires_at > ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, room, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, room);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
+	if (src != HD_ROW && src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
-	*out = src == SQLITE_ROW;
+	*out = src == HD_ROW;
 	return 0;
 }
 
@@ -712,7 +712,7 @@ conv_check(hd_cancel_watch *w, hd_store *st)
 {
 	char ids[WATCH_MAX_IDS][HD_CONVERSATION_ID_LEN + 1];
 	hd_err err = HD_ERR_INIT;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t n = 0, i;
 	int again = 0, done, src;
 
@@ -724,12 +724,12 @@ conv_check(hd_cancel_watch *w, hd_store *st)
 		hd_log_warn("cannot look for cancels: %s", err.msg);
 		return 1;
 	}
-	sqlite3_bind_text(s, 1, w->me->token, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW && n < WATCH_MAX_IDS)
+	hd_stmt_bind_text(s, 1, w->me->token);
+	while ((src = hd_stmt_step(s)) == HD_ROW && n < WATCH_MAX_IDS)
 		snprintf(ids[n++], sizeof(ids[0]), "%s",
-		    (const char *)sqlite3_column_text(s, 0));
+		    hd_stmt_text(s, 0));
 	hd_store_reset(s);
-	if (src == SQLITE_ROW)
+	if (src == HD_ROW)
 		again = 1; /* more than fit: the rest next time */
 	for (i = 0; i < n; i++) {
 		if (turns_cancel(w->turns, ids[i]) > 0) {
@@ -775,7 +775,7 @@ static int
 exch_check(hd_cancel_watch *w, hd_store *st)
 {
 	hd_err err = HD_ERR_INIT;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int src;
 
 	if (atomic_load(w->cancel))
@@ -788,11 +788,11 @@ exch_check(hd_cancel_watch *w, hd_store *st)
 		hd_log_warn("cannot look for cancels: %s", err.msg);
 		return 1;
 	}
-	sqlite3_bind_text(s, 1, w->room, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, (sqlite3_int64)getpid());
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, w->room);
+	hd_stmt_bind_int(s, 2, getpid());
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src == SQLITE_ROW) {
+	if (src == HD_ROW) {
 		hd_log_info("%s: the exchange is cancelled", w->room);
 		atomic_store(w->cancel, 1);
 		atomic_store(w->turn_abort, 1);

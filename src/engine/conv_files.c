@@ -488,7 +488,7 @@ int
 hd_conv__files_insert(hd_store *st, const char *conv, int64_t seq,
     const char *agent, const hd_conv_attach *files, size_t n, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t i;
 	int rc, src;
 
@@ -499,20 +499,20 @@ hd_conv__files_insert(hd_store *st, const char *conv, int64_t seq,
 			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 			 err)) < 0)
 			return rc;
-		sqlite3_bind_text(s, 1, conv, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, seq);
-		sqlite3_bind_text(s, 3, agent, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, files[i].name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 5, files[i].media_type, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 6, (sqlite3_int64)files[i].size);
-		sqlite3_bind_blob64(s, 7,
+		hd_stmt_bind_text(s, 1, conv);
+		hd_stmt_bind_int(s, 2, seq);
+		hd_stmt_bind_text(s, 3, agent);
+		hd_stmt_bind_text(s, 4, files[i].name);
+		hd_stmt_bind_text(s, 5, files[i].media_type);
+		hd_stmt_bind_int(s, 6, files[i].size);
+		hd_stmt_bind_blob(s, 7,
 		    files[i].content != NULL ? (const void *)files[i].content
 					     : (const void *)"",
-		    files[i].size, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 8, hd_now_ms());
-		src = sqlite3_step(s);
+		    (size_t)files[i].size);
+		hd_stmt_bind_int(s, 8, hd_now_ms());
+		src = hd_stmt_step(s);
 		hd_store_reset(s);
-		if (src != SQLITE_DONE)
+		if (src != HD_DONE)
 			return hd_store_sqlerr(st, src, err);
 	}
 	return 0;
@@ -541,15 +541,15 @@ hd_conversation_file_to_json(const hd_conversation_file *f)
 
 /* Fill f from a row id, seq, agent, name, media_type, size, created_at. */
 static int
-file_row(hd_conversation_file *f, sqlite3_stmt *s)
+file_row(hd_conversation_file *f, hd_stmt *s)
 {
-	f->id = sqlite3_column_int64(s, 0);
-	f->seq = sqlite3_column_int64(s, 1);
+	f->id = hd_stmt_int(s, 0);
+	f->seq = hd_stmt_int(s, 1);
 	f->agent = hd_store_col_dup(s, 2);
 	f->name = hd_store_col_dup(s, 3);
 	f->media_type = hd_store_col_dup(s, 4);
-	f->size = sqlite3_column_int64(s, 5);
-	f->created_at = sqlite3_column_int64(s, 6);
+	f->size = hd_stmt_int(s, 5);
+	f->created_at = hd_stmt_int(s, 6);
 	return f->agent != NULL && f->name != NULL && f->media_type != NULL
 		   ? 0
 		   : -1;
@@ -561,7 +561,7 @@ int
 hd_conv__files_get(hd_store *st, hd_conversation *c, hd_err *err)
 {
 	hd_conversation_file *grown;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -569,8 +569,8 @@ hd_conv__files_get(hd_store *st, hd_conversation *c, hd_err *err)
 		 " WHERE conversation_id = ?1 ORDER BY id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, c->id, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, c->id);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		grown = realloc(c->files, (c->nfiles + 1) * sizeof(*grown));
 		if (grown == NULL) {
 			rc = oom(err);
@@ -583,7 +583,7 @@ hd_conv__files_get(hd_store *st, hd_conversation *c, hd_err *err)
 			break;
 		}
 	}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -608,9 +608,10 @@ hd_conversation_file_get(hd_conversation_file **out, hd_store *st,
     const char *id, int64_t file_id, hd_err *err)
 {
 	hd_conversation_file *f = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char status[32];
 	const void *blob;
+	size_t blen = 0;
 	int rc, src;
 
 	*out = NULL;
@@ -621,10 +622,10 @@ hd_conversation_file_get(hd_conversation_file **out, hd_store *st,
 		 " WHERE conversation_id = ?1 AND id = ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, file_id);
-	if ((src = sqlite3_step(s)) != SQLITE_ROW) {
-		rc = src == SQLITE_DONE
+	hd_stmt_bind_text(s, 1, id);
+	hd_stmt_bind_int(s, 2, file_id);
+	if ((src = hd_stmt_step(s)) != HD_ROW) {
+		rc = src == HD_DONE
 			 ? hd_err_set(err, HD_ENOTFOUND,
 			       "file %lld not found in conversation %.64s",
 			       (long long)file_id, id)
@@ -636,8 +637,8 @@ hd_conversation_file_get(hd_conversation_file **out, hd_store *st,
 		rc = oom(err);
 		goto done;
 	}
-	blob = sqlite3_column_blob(s, 7);
-	if (f->size > 0 && blob != NULL)
+	blob = hd_stmt_blob(s, 7, &blen);
+	if (f->size > 0 && blob != NULL && blen >= (size_t)f->size)
 		memcpy(f->content, blob, (size_t)f->size);
 	*out = f;
 	f = NULL;

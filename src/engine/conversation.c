@@ -281,7 +281,7 @@ done:
 static int
 changes(hd_store *st)
 {
-	return sqlite3_changes(hd_store_db(st));
+	return hd_store_changes(st);
 }
 
 /* A write transaction of the engine me, under its lock (hd_conv_owner). */
@@ -342,7 +342,7 @@ struct get_txn {
 static int
 get_replies(hd_store *st, hd_conversation *c, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_conversation_reply *grown, *r;
 	int rc, src;
 
@@ -352,8 +352,8 @@ get_replies(hd_store *st, hd_conversation *c, hd_err *err)
 		 "ORDER BY seq",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, c->id, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, c->id);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		grown = realloc(c->replies, (c->nreplies + 1) * sizeof(*grown));
 		if (grown == NULL) {
 			rc = oom(err);
@@ -362,18 +362,18 @@ get_replies(hd_store *st, hd_conversation *c, hd_err *err)
 		c->replies = grown;
 		r = &c->replies[c->nreplies++];
 		memset(r, 0, sizeof(*r));
-		r->seq = sqlite3_column_int64(s, 0);
+		r->seq = hd_stmt_int(s, 0);
 		r->agent = hd_store_col_dup(s, 1);
 		r->body = hd_store_col_dup(s, 2);
-		r->is_error = sqlite3_column_int(s, 3);
-		r->delivery_id = sqlite3_column_int64(s, 4);
-		r->at = sqlite3_column_int64(s, 5);
+		r->is_error = hd_stmt_int(s, 3);
+		r->delivery_id = hd_stmt_int(s, 4);
+		r->at = hd_stmt_int(s, 5);
 		if (r->agent == NULL || r->body == NULL) {
 			rc = oom(err);
 			break;
 		}
 	}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -382,7 +382,7 @@ get_replies(hd_store *st, hd_conversation *c, hd_err *err)
 static int
 get_deliveries(hd_store *st, hd_conversation *c, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_conversation_delivery *grown, *d;
 	int rc, src;
 
@@ -393,8 +393,8 @@ get_deliveries(hd_store *st, hd_conversation *c, hd_err *err)
 		 "ORDER BY id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, c->id, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, c->id);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		grown = realloc(
 		    c->deliveries, (c->ndeliveries + 1) * sizeof(*grown));
 		if (grown == NULL) {
@@ -404,22 +404,22 @@ get_deliveries(hd_store *st, hd_conversation *c, hd_err *err)
 		c->deliveries = grown;
 		d = &c->deliveries[c->ndeliveries++];
 		memset(d, 0, sizeof(*d));
-		d->id = sqlite3_column_int64(s, 0);
+		d->id = hd_stmt_int(s, 0);
 		d->to_agent = hd_store_col_dup(s, 1);
 		d->from_agent = hd_store_col_dup(s, 2);
 		d->body = hd_store_col_dup(s, 3);
 		d->prompt = hd_store_col_dup(s, 4);
 		d->state = hd_store_col_dup(s, 5);
-		d->created_at = sqlite3_column_int64(s, 6);
-		d->started_at = sqlite3_column_int64(s, 7);
-		d->finished_at = sqlite3_column_int64(s, 8);
+		d->created_at = hd_stmt_int(s, 6);
+		d->started_at = hd_stmt_int(s, 7);
+		d->finished_at = hd_stmt_int(s, 8);
 		if (d->to_agent == NULL || d->body == NULL ||
 		    d->prompt == NULL || d->state == NULL) {
 			rc = oom(err);
 			break;
 		}
 	}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -430,7 +430,7 @@ get_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct get_txn *g = payload;
 	hd_conversation *c;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	hd_conversation_free(g->c);
@@ -441,10 +441,10 @@ get_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " response FROM conversations WHERE id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, g->id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src != SQLITE_ROW) {
-		rc = src == SQLITE_DONE
+	hd_stmt_bind_text(s, 1, g->id);
+	src = hd_stmt_step(s);
+	if (src != HD_ROW) {
+		rc = src == HD_DONE
 			 ? hd_err_set(err, HD_ENOTFOUND,
 			       "conversation \"%.64s\" not found", g->id)
 			 : hd_store_sqlerr(st, src, err);
@@ -461,11 +461,11 @@ get_txn_fn(hd_store *st, void *payload, hd_err *err)
 	c->status = hd_store_col_dup(s, 3);
 	c->message = hd_store_col_dup(s, 4);
 	c->target = hd_store_col_dup(s, 5);
-	c->pending = sqlite3_column_int64(s, 6);
-	c->total_messages = sqlite3_column_int64(s, 7);
-	c->max_messages = sqlite3_column_int64(s, 8);
-	c->created_at = sqlite3_column_int64(s, 9);
-	c->completed_at = sqlite3_column_int64(s, 10);
+	c->pending = hd_stmt_int(s, 6);
+	c->total_messages = hd_stmt_int(s, 7);
+	c->max_messages = hd_stmt_int(s, 8);
+	c->created_at = hd_stmt_int(s, 9);
+	c->completed_at = hd_stmt_int(s, 10);
 	c->response = hd_store_col_dup(s, 11);
 	hd_store_reset(s);
 	if (c->id == NULL || c->team_id == NULL || c->origin == NULL ||
@@ -497,19 +497,19 @@ int
 hd_conv__status(
     char *out, size_t outlen, hd_store *st, const char *id, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT status FROM conversations WHERE id = ?1", err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW)
+	hd_stmt_bind_text(s, 1, id);
+	src = hd_stmt_step(s);
+	if (src == HD_ROW)
 		snprintf(
-		    out, outlen, "%s", (const char *)sqlite3_column_text(s, 0));
+		    out, outlen, "%s", hd_stmt_text(s, 0));
 	else
-		rc = src == SQLITE_DONE
+		rc = src == HD_DONE
 			 ? hd_err_set(err, HD_ENOTFOUND,
 			       "conversation \"%.64s\" not found", id)
 			 : hd_store_sqlerr(st, src, err);
@@ -747,7 +747,7 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 	hd_team *tm = NULL;
 	hd_agents members = {NULL, 0};
 	const char **ids = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t now = hd_now_ms(), post_seq;
 	size_t i;
 	int rc;
@@ -790,16 +790,16 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " ?10)",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, tm->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, t->spec->origin, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, now);
-	sqlite3_bind_text(s, 5, msg, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, t->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 7, t->max);
-	sqlite3_bind_text(s, 8, t->me->token, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 9, t->me->pid);
-	sqlite3_bind_int64(s, 10, t->me->start);
+	hd_stmt_bind_text(s, 1, t->id);
+	hd_stmt_bind_text(s, 2, tm->id);
+	hd_stmt_bind_text(s, 3, t->spec->origin);
+	hd_stmt_bind_int(s, 4, now);
+	hd_stmt_bind_text(s, 5, msg);
+	hd_stmt_bind_text(s, 6, t->agent);
+	hd_stmt_bind_int(s, 7, t->max);
+	hd_stmt_bind_text(s, 8, t->me->token);
+	hd_stmt_bind_int(s, 9, t->me->pid);
+	hd_stmt_bind_int(s, 10, t->me->start);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	/* the user's message in the room: its delivery's prompt says it
@@ -812,11 +812,11 @@ create_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " NULLIF(?5, 0))",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, t->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, msg + route.offset, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, now);
-	sqlite3_bind_int64(s, 5, post_seq);
+	hd_stmt_bind_text(s, 1, t->id);
+	hd_stmt_bind_text(s, 2, t->agent);
+	hd_stmt_bind_text(s, 3, msg + route.offset);
+	hd_stmt_bind_int(s, 4, now);
+	hd_stmt_bind_int(s, 5, post_seq);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if (route.dropped[0] != '\0')
@@ -889,7 +889,7 @@ static int
 claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
     const hd_conv_owner *me, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	hd_conv__claim_dispose(c);
@@ -905,21 +905,21 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 		 " ORDER BY d.id LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, me->token, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		c->delivery_id = sqlite3_column_int64(s, 0);
+	hd_stmt_bind_text(s, 1, agent);
+	hd_stmt_bind_text(s, 2, me->token);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
+		c->delivery_id = hd_stmt_int(s, 0);
 		snprintf(c->conversation_id, sizeof(c->conversation_id), "%s",
-		    (const char *)sqlite3_column_text(s, 1));
+		    hd_stmt_text(s, 1));
 		c->prompt = hd_store_col_dup(s, 2);
 		snprintf(c->team, sizeof(c->team), "%s",
-		    (const char *)sqlite3_column_text(s, 3));
+		    hd_stmt_text(s, 3));
 		snprintf(c->agent, sizeof(c->agent), "%s", agent);
-		c->post_seq = sqlite3_column_int64(s, 4);
+		c->post_seq = hd_stmt_int(s, 4);
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_ROW)
-		return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	if (src != HD_ROW)
+		return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 	if (c->prompt == NULL)
 		return oom(err);
 
@@ -931,17 +931,17 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 		 " WHERE d.to_agent = ?1 AND d.state = 'running' LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, agent);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		snprintf(c->blocker, sizeof(c->blocker), "%s",
-		    (const char *)sqlite3_column_text(s, 0));
+		    hd_stmt_text(s, 0));
 		c->blocker_owner = hd_store_col_dup(s, 1);
-		c->blocker_pid = sqlite3_column_int64(s, 2);
-		c->blocker_start = sqlite3_column_int64(s, 3);
+		c->blocker_pid = hd_stmt_int(s, 2);
+		c->blocker_start = hd_stmt_int(s, 3);
 		*result = HD_CONV_BLOCKED;
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
+	if (src != HD_ROW && src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	if (*result == HD_CONV_BLOCKED)
 		return 0;
@@ -953,11 +953,11 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 		 " AND status = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
+	hd_stmt_bind_text(s, 1, agent);
+	if ((src = hd_stmt_step(s)) == HD_ROW)
 		*result = HD_CONV_BLOCKED;
 	hd_store_reset(s);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
+	if (src != HD_ROW && src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	if (*result == HD_CONV_BLOCKED)
 		return 0;
@@ -967,8 +967,8 @@ claim_in_txn(int *result, hd_conv_claim *c, hd_store *st, const char *agent,
 		 " started_at = ?2 WHERE id = ?1 AND state = 'queued'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, c->delivery_id);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
+	hd_stmt_bind_int(s, 1, c->delivery_id);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	/* an agent whose last turn failed takes work too (then it is
@@ -1016,7 +1016,7 @@ static int
 release_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct release_txn *t = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -1026,7 +1026,7 @@ release_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE id = ?1 AND state = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->c->delivery_id);
+	hd_stmt_bind_int(s, 1, t->c->delivery_id);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	activity_soft(st, t->c->team, t->c->agent, ACT_ABORT, NULL);
@@ -1098,7 +1098,7 @@ static int
 unanswered_agents(
     char ***out, size_t *n, hd_store *st, const hd_conv_claim *c, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -1108,15 +1108,15 @@ unanswered_agents(
 		 " AND id != ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, c->conversation_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, c->delivery_id);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
-		if (strv_push(out, n, (const char *)sqlite3_column_text(s, 0)) <
+	hd_stmt_bind_text(s, 1, c->conversation_id);
+	hd_stmt_bind_int(s, 2, c->delivery_id);
+	while ((src = hd_stmt_step(s)) == HD_ROW)
+		if (strv_push(out, n, hd_stmt_text(s, 0)) <
 		    0) {
 			rc = oom(err);
 			break;
 		}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -1132,7 +1132,7 @@ enqueue_mentions(
 	char **busy = NULL, *prompt = NULL, why_buf[96];
 	const char *why;
 	size_t nbusy = 0, i, others;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc = 0;
 
 	for (i = 0; i < t->m->ntargets; i++) {
@@ -1180,16 +1180,16 @@ enqueue_mentions(
 			 " ?6)",
 			 err)) < 0)
 			goto done;
-		sqlite3_bind_text(s, 1, c->conversation_id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, out->targets[i], -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, c->agent, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, mt->body, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 5, prompt, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 6, hd_now_ms());
+		hd_stmt_bind_text(s, 1, c->conversation_id);
+		hd_stmt_bind_text(s, 2, out->targets[i]);
+		hd_stmt_bind_text(s, 3, c->agent);
+		hd_stmt_bind_text(s, 4, mt->body);
+		hd_stmt_bind_text(s, 5, prompt);
+		hd_stmt_bind_int(s, 6, hd_now_ms());
 		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 		if (t->first_mention == 0)
-			t->first_mention = sqlite3_last_insert_rowid(hd_store_db(st));
+			t->first_mention = hd_store_last_id(st);
 		free(prompt);
 		prompt = NULL;
 	}
@@ -1205,7 +1205,7 @@ static int
 mark_carried(hd_store *st, const hd_conv_claim *c, int64_t first,
     int64_t post_seq, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 
 	if (first == 0 || post_seq == 0)
 		return 0;
@@ -1214,10 +1214,10 @@ mark_carried(hd_store *st, const hd_conv_claim *c, int64_t first,
 		" WHERE id >= ?2 AND conversation_id = ?3 AND from_agent = ?4",
 		err) < 0)
 		return err->code;
-	sqlite3_bind_int64(s, 1, post_seq);
-	sqlite3_bind_int64(s, 2, first);
-	sqlite3_bind_text(s, 3, c->conversation_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, c->agent, -1, SQLITE_STATIC);
+	hd_stmt_bind_int(s, 1, post_seq);
+	hd_stmt_bind_int(s, 2, first);
+	hd_stmt_bind_text(s, 3, c->conversation_id);
+	hd_stmt_bind_text(s, 4, c->agent);
 	return hd_store_step_done(st, s, err);
 }
 
@@ -1333,7 +1333,7 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	struct record_txn *t = payload;
 	const hd_conv_claim *c = t->c;
 	hd_conv_recorded *out = t->out;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char *state = NULL, *owner = NULL, *capped = NULL;
 	const char *shown;
 	int64_t total = 0, max = 0, pending = 0, now = hd_now_ms();
@@ -1350,16 +1350,16 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE d.id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, c->delivery_id);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_int(s, 1, c->delivery_id);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		state = hd_store_col_dup(s, 0);
 		owner = hd_store_col_dup(s, 1);
-		total = sqlite3_column_int64(s, 2);
-		max = sqlite3_column_int64(s, 3);
-		pending = sqlite3_column_int64(s, 4);
+		total = hd_stmt_int(s, 2);
+		max = hd_stmt_int(s, 3);
+		pending = hd_stmt_int(s, 4);
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
+	if (src != HD_ROW && src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	ours = state != NULL && owner != NULL &&
 	       strcmp(state, "running") == 0 &&
@@ -1391,13 +1391,13 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, c->conversation_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, out->seq);
-	sqlite3_bind_int64(s, 3, c->delivery_id);
-	sqlite3_bind_text(s, 4, c->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, shown, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 6, t->is_error);
-	sqlite3_bind_int64(s, 7, now);
+	hd_stmt_bind_text(s, 1, c->conversation_id);
+	hd_stmt_bind_int(s, 2, out->seq);
+	hd_stmt_bind_int(s, 3, c->delivery_id);
+	hd_stmt_bind_text(s, 4, c->agent);
+	hd_stmt_bind_text(s, 5, shown);
+	hd_stmt_bind_int(s, 6, t->is_error);
+	hd_stmt_bind_int(s, 7, now);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if (t->tg != NULL) {
@@ -1416,9 +1416,9 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, c->conversation_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, out->seq);
-	sqlite3_bind_int64(s, 3, out->pending_after);
+	hd_stmt_bind_text(s, 1, c->conversation_id);
+	hd_stmt_bind_int(s, 2, out->seq);
+	hd_stmt_bind_int(s, 3, out->pending_after);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s,
@@ -1427,8 +1427,8 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " run_pid = NULL, run_start = NULL WHERE id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, c->delivery_id);
-	sqlite3_bind_int64(s, 2, now);
+	hd_stmt_bind_int(s, 1, c->delivery_id);
+	hd_stmt_bind_int(s, 2, now);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	out->next_result = HD_CONV_NONE;
@@ -1538,7 +1538,7 @@ done:
 int
 hd_conv__agent_busy(int *busy, hd_store *st, const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*busy = 0;
@@ -1547,13 +1547,13 @@ hd_conv__agent_busy(int *busy, hd_store *st, const char *agent, hd_err *err)
 		 " AND state = 'running' LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, agent);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		*busy = 1;
-		src = SQLITE_DONE;
+		src = HD_DONE;
 	}
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 /* ---- a delivery's prompt ------------------------------------------------ */
@@ -1657,7 +1657,7 @@ static int
 finish_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct finish_txn *t = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char *capped;
 	int rc;
 
@@ -1668,10 +1668,10 @@ finish_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " AND pending = 0 AND owner = ?4",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, t->response, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, hd_now_ms());
-	sqlite3_bind_text(s, 4, t->me->token, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, t->id);
+	hd_stmt_bind_text(s, 2, t->response);
+	hd_stmt_bind_int(s, 3, hd_now_ms());
+	hd_stmt_bind_text(s, 4, t->me->token);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if (changes(st) == 0)
@@ -1768,7 +1768,7 @@ foreign_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct foreign_txn *t = payload;
 	hd_conv_foreign *grown, *f;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	hd_conv__foreign_free(t->l, t->n);
@@ -1780,8 +1780,8 @@ foreign_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " ORDER BY created_at",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->me->token, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, t->me->token);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if ((grown = realloc(t->l, (t->n + 1) * sizeof(*grown))) ==
 		    NULL) {
 			rc = oom(err);
@@ -1790,12 +1790,12 @@ foreign_txn_fn(hd_store *st, void *payload, hd_err *err)
 		t->l = grown;
 		f = &t->l[t->n++];
 		snprintf(f->id, sizeof(f->id), "%s",
-		    (const char *)sqlite3_column_text(s, 0));
+		    hd_stmt_text(s, 0));
 		f->owner = hd_store_col_dup(s, 1);
-		f->pid = sqlite3_column_int64(s, 2);
-		f->start = sqlite3_column_int64(s, 3);
+		f->pid = hd_stmt_int(s, 2);
+		f->start = hd_stmt_int(s, 3);
 	}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -1833,19 +1833,19 @@ struct adopt_txn {
 /* Run s (one text column, ?1 = conversation id) and append every value
  * to *v. */
 static int
-collect_agents(hd_store *st, sqlite3_stmt *s, const char *conv, char ***v,
+collect_agents(hd_store *st, hd_stmt *s, const char *conv, char ***v,
     size_t *n, hd_err *err)
 {
 	int rc = 0, src;
 
-	sqlite3_bind_text(s, 1, conv, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
-		if (strv_push(v, n, (const char *)sqlite3_column_text(s, 0)) <
+	hd_stmt_bind_text(s, 1, conv);
+	while ((src = hd_stmt_step(s)) == HD_ROW)
+		if (strv_push(v, n, hd_stmt_text(s, 0)) <
 		    0) {
 			rc = oom(err);
 			break;
 		}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -1857,7 +1857,7 @@ collect_agents(hd_store *st, sqlite3_stmt *s, const char *conv, char ***v,
 static int
 kill_running(hd_store *st, const char *conv, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -1866,17 +1866,17 @@ kill_running(hd_store *st, const char *conv, hd_err *err)
 		 " AND state = 'running' AND run_pid IS NOT NULL",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, conv, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
-		if (hd_proc_here((const char *)sqlite3_column_text(s, 0),
-			(const char *)sqlite3_column_text(s, 1)) &&
-		    hd_proc_group_kill(sqlite3_column_int64(s, 2),
-			sqlite3_column_int64(s, 3)))
+	hd_stmt_bind_text(s, 1, conv);
+	while ((src = hd_stmt_step(s)) == HD_ROW)
+		if (hd_proc_here(hd_stmt_text(s, 0),
+			hd_stmt_text(s, 1)) &&
+		    hd_proc_group_kill(hd_stmt_int(s, 2),
+			hd_stmt_int(s, 3)))
 			hd_log_info("conversation %s: killed process group "
 				    "%lld of interrupted message %lld",
-			    conv, (long long)sqlite3_column_int64(s, 2),
-			    (long long)sqlite3_column_int64(s, 4));
-	if (src != SQLITE_DONE)
+			    conv, (long long)hd_stmt_int(s, 2),
+			    (long long)hd_stmt_int(s, 4));
+	if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -1892,7 +1892,7 @@ running_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct running_txn *t = payload;
 	char host[256], boot[40];
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	hd_host_name(host, sizeof(host));
@@ -1903,11 +1903,11 @@ running_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE id = ?1 AND state = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->c->delivery_id);
-	sqlite3_bind_text(s, 2, host, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(s, 3, boot, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 4, t->pgid);
-	sqlite3_bind_int64(s, 5, t->start);
+	hd_stmt_bind_int(s, 1, t->c->delivery_id);
+	hd_stmt_bind_text_copy(s, 2, host);
+	hd_stmt_bind_text_copy(s, 3, boot);
+	hd_stmt_bind_int(s, 4, t->pgid);
+	hd_stmt_bind_int(s, 5, t->start);
 	return hd_store_step_done(st, s, err);
 }
 
@@ -1924,7 +1924,7 @@ static int
 adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct adopt_txn *t = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t i;
 	int rc, requeued;
 
@@ -1938,11 +1938,11 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " AND owner IS ?5",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, t->me->token, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, t->me->pid);
-	sqlite3_bind_int64(s, 4, t->me->start);
-	hd_store_bind_text(s, 5, t->old_owner);
+	hd_stmt_bind_text(s, 1, t->id);
+	hd_stmt_bind_text(s, 2, t->me->token);
+	hd_stmt_bind_int(s, 3, t->me->pid);
+	hd_stmt_bind_int(s, 4, t->me->start);
+	hd_stmt_bind_text_copy(s, 5, t->old_owner);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if (changes(st) == 0)
@@ -1975,7 +1975,7 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " AND state = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, t->id);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 
@@ -1991,11 +1991,11 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 "SELECT pending, team_id FROM conversations WHERE id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		t->pending = sqlite3_column_int64(s, 0);
+	hd_stmt_bind_text(s, 1, t->id);
+	if (hd_stmt_step(s) == HD_ROW) {
+		t->pending = hd_stmt_int(s, 0);
 		snprintf(t->team, sizeof(t->team), "%s",
-		    (const char *)sqlite3_column_text(s, 1));
+		    hd_stmt_text(s, 1));
 	}
 	hd_store_reset(s);
 	hd_events_append(st, "conversation_resumed", t->team, 0, NULL,
@@ -2040,7 +2040,7 @@ static int
 disown_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	const hd_conv_owner *me = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -2048,7 +2048,7 @@ disown_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " owner_start = NULL WHERE owner = ?1 AND status = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, me->token, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, me->token);
 	return hd_store_step_done(st, s, err);
 }
 

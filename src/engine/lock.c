@@ -59,7 +59,7 @@ static int
 lock_read(hd_room_lock *out, int *found, hd_store *st, const char *room,
     lock_txn *tx, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	const char *v;
 	int rc, src;
 
@@ -70,30 +70,30 @@ lock_read(hd_room_lock *out, int *found, hd_store *st, const char *room,
 		 "WHERE room_id = ?",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, room, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, room);
+	src = hd_stmt_step(s);
+	if (src == HD_ROW) {
 		memset(out, 0, sizeof(*out));
 		snprintf(out->room_id, sizeof(out->room_id), "%s", room);
 		snprintf(out->holder, sizeof(out->holder), "%s",
-		    (const char *)sqlite3_column_text(s, 0));
-		out->pid = sqlite3_column_int64(s, 1);
-		out->expires_at = sqlite3_column_int64(s, 2);
-		if ((v = (const char *)sqlite3_column_text(s, 3)) != NULL)
+		    hd_stmt_text(s, 0));
+		out->pid = hd_stmt_int(s, 1);
+		out->expires_at = hd_stmt_int(s, 2);
+		if ((v = hd_stmt_text(s, 3)) != NULL)
 			snprintf(out->host, sizeof(out->host), "%s", v);
-		if ((v = (const char *)sqlite3_column_text(s, 4)) != NULL)
+		if ((v = hd_stmt_text(s, 4)) != NULL)
 			snprintf(out->boot_id, sizeof(out->boot_id), "%s", v);
-		out->start = sqlite3_column_int64(s, 5);
+		out->start = hd_stmt_int(s, 5);
 		if (tx != NULL) {
-			tx->run_pid = sqlite3_column_int64(s, 6);
-			tx->run_start = sqlite3_column_int64(s, 7);
+			tx->run_pid = hd_stmt_int(s, 6);
+			tx->run_start = hd_stmt_int(s, 7);
 			free(tx->progress);
 			tx->progress = tx->want_progress
 					   ? hd_store_col_dup(s, 8)
 					   : NULL;
 		}
 		*found = 1;
-	} else if (src != SQLITE_DONE)
+	} else if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -124,7 +124,7 @@ acquire_txn(hd_store *st, void *payload, hd_err *err)
 {
 	lock_txn *tx = payload;
 	hd_room_lock *lk = tx->lk;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t now = hd_now_ms();
 	int rc, src, here;
 
@@ -152,14 +152,14 @@ acquire_txn(hd_store *st, void *payload, hd_err *err)
 		 err)) < 0)
 		return rc;
 	lk->expires_at = now + tx->lease_ms;
-	sqlite3_bind_text(s, 1, lk->room_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, lk->holder, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, lk->pid);
-	sqlite3_bind_int64(s, 4, lk->expires_at);
-	hd_store_bind_text(s, 5, lk->host[0] ? lk->host : NULL);
-	hd_store_bind_text(s, 6, lk->boot_id[0] ? lk->boot_id : NULL);
-	sqlite3_bind_int64(s, 7, lk->start);
-	if ((src = sqlite3_step(s)) != SQLITE_DONE)
+	hd_stmt_bind_text(s, 1, lk->room_id);
+	hd_stmt_bind_text(s, 2, lk->holder);
+	hd_stmt_bind_int(s, 3, lk->pid);
+	hd_stmt_bind_int(s, 4, lk->expires_at);
+	hd_stmt_bind_text_copy(s, 5, lk->host[0] ? lk->host : NULL);
+	hd_stmt_bind_text_copy(s, 6, lk->boot_id[0] ? lk->boot_id : NULL);
+	hd_stmt_bind_int(s, 7, lk->start);
+	if ((src = hd_stmt_step(s)) != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -221,20 +221,20 @@ hd_room_lock_take(hd_room_lock *out, char **progress, hd_store *st,
  * the row. */
 static int
 lock_update(hd_store *st, const hd_room_lock *lk, const char *sql,
-    int (*bind)(sqlite3_stmt *s, const void *v), const void *v, hd_err *err)
+    int (*bind)(hd_stmt *s, const void *v), const void *v, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, lk->room_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, lk->holder, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, lk->room_id);
+	hd_stmt_bind_text(s, 2, lk->holder);
 	bind(s, v);
-	src = sqlite3_step(s);
-	if (src != SQLITE_DONE)
+	src = hd_stmt_step(s);
+	if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
-	else if (sqlite3_changes(hd_store_db(st)) == 0)
+	else if (hd_store_changes(st) == 0)
 		rc = hd_err_set(
 		    err, HD_ECONFLICT, "the exchange lost its room lock");
 	hd_store_reset(s);
@@ -242,16 +242,16 @@ lock_update(hd_store *st, const hd_room_lock *lk, const char *sql,
 }
 
 static int
-bind_run(sqlite3_stmt *s, const void *v)
+bind_run(hd_stmt *s, const void *v)
 {
 	const int64_t *run = v;
 
 	if (run[0] > 0) {
-		sqlite3_bind_int64(s, 3, run[0]);
-		sqlite3_bind_int64(s, 4, run[1]);
+		hd_stmt_bind_int(s, 3, run[0]);
+		hd_stmt_bind_int(s, 4, run[1]);
 	} else {
-		sqlite3_bind_null(s, 3);
-		sqlite3_bind_null(s, 4);
+		hd_stmt_bind_null(s, 3);
+		hd_stmt_bind_null(s, 4);
 	}
 	return 0;
 }
@@ -269,9 +269,9 @@ hd_room_lock_running(hd_store *st, const hd_room_lock *lk, int64_t pgid,
 }
 
 static int
-bind_progress(sqlite3_stmt *s, const void *v)
+bind_progress(hd_stmt *s, const void *v)
 {
-	hd_store_bind_text(s, 3, v);
+	hd_stmt_bind_text_copy(s, 3, v);
 	return 0;
 }
 
@@ -289,7 +289,7 @@ int
 hd_room_lock_renew(
     hd_store *st, hd_room_lock *lk, int64_t lease_ms, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t until = hd_now_ms() + lease_ms;
 	int rc, src;
 
@@ -298,13 +298,13 @@ hd_room_lock_renew(
 		 "WHERE room_id = ? AND holder = ?",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, until);
-	sqlite3_bind_text(s, 2, lk->room_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, lk->holder, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src != SQLITE_DONE)
+	hd_stmt_bind_int(s, 1, until);
+	hd_stmt_bind_text(s, 2, lk->room_id);
+	hd_stmt_bind_text(s, 3, lk->holder);
+	src = hd_stmt_step(s);
+	if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
-	else if (sqlite3_changes(hd_store_db(st)) == 0) /* (3) */
+	else if (hd_store_changes(st) == 0) /* (3) */
 		rc = hd_err_set(
 		    err, HD_ECONFLICT, "the exchange lost its room lock");
 	else
@@ -317,16 +317,16 @@ static int
 release_txn(hd_store *st, void *payload, hd_err *err)
 {
 	const hd_room_lock *lk = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "DELETE FROM room_locks WHERE room_id = ? AND holder = ?",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, lk->room_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, lk->holder, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) != SQLITE_DONE)
+	hd_stmt_bind_text(s, 1, lk->room_id);
+	hd_stmt_bind_text(s, 2, lk->holder);
+	if ((src = hd_stmt_step(s)) != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;

@@ -19,7 +19,7 @@ int
 hd_session_record(hd_store *st, const char *agent, const char *team,
     const char *runtime, const char *native, const char *parent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char id[37];
 	int rc, src;
 
@@ -34,14 +34,14 @@ hd_session_record(hd_store *st, const char *agent, const char *team,
 		 "VALUES (?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
-	hd_store_bind_text(s, 3, team);
-	sqlite3_bind_text(s, 4, runtime, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, native, -1, SQLITE_STATIC);
-	hd_store_bind_text(s, 6, parent);
-	sqlite3_bind_int64(s, 7, hd_now_ms());
-	if ((src = sqlite3_step(s)) != SQLITE_DONE)
+	hd_stmt_bind_text(s, 1, id);
+	hd_stmt_bind_text(s, 2, agent);
+	hd_stmt_bind_text_copy(s, 3, team);
+	hd_stmt_bind_text(s, 4, runtime);
+	hd_stmt_bind_text(s, 5, native);
+	hd_stmt_bind_text_copy(s, 6, parent);
+	hd_stmt_bind_int(s, 7, hd_now_ms());
+	if ((src = hd_stmt_step(s)) != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -75,7 +75,7 @@ hd_sessions_dispose(hd_sessions *l)
 int
 hd_session_list(hd_sessions *out, hd_store *st, const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_session *items = NULL, *ni, *x;
 	size_t n = 0, cap = 0;
 	int rc, src;
@@ -89,8 +89,8 @@ hd_session_list(hd_sessions *out, hd_store *st, const char *agent, hd_err *err)
 		 "WHERE agent_id = ? ORDER BY created_at, rowid",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, agent);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
 			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
@@ -108,14 +108,14 @@ hd_session_list(hd_sessions *out, hd_store *st, const char *agent, hd_err *err)
 		x->runtime = hd_store_col_dup(s, 3);
 		x->native_session_id = hd_store_col_dup(s, 4);
 		x->parent_session_id = hd_store_col_dup(s, 5);
-		x->created_at = sqlite3_column_int64(s, 6);
+		x->created_at = hd_stmt_int(s, 6);
 		if (x->id == NULL || x->agent_id == NULL ||
 		    x->runtime == NULL || x->native_session_id == NULL) {
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 			goto done;
 		}
 	}
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}

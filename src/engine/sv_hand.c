@@ -141,19 +141,19 @@ hd_supervisor_unpark(int *changed, hd_store *st, const char *agent, hd_err *err)
  */
 
 static json_t *
-col_text(sqlite3_stmt *s, int i)
+col_text(hd_stmt *s, int i)
 {
-	const unsigned char *t = sqlite3_column_text(s, i);
+	const char *t = hd_stmt_text(s, i);
 
-	return t != NULL ? json_string((const char *)t) : json_null();
+	return t != NULL ? json_string(t) : json_null();
 }
 
 static json_t *
-col_int(sqlite3_stmt *s, int i)
+col_int(hd_stmt *s, int i)
 {
-	return sqlite3_column_type(s, i) == SQLITE_NULL
+	return hd_stmt_is_null(s, i)
 		   ? json_null()
-		   : json_integer(sqlite3_column_int64(s, i));
+		   : json_integer(hd_stmt_int(s, i));
 }
 
 #define TURN_COLS                                                              \
@@ -161,11 +161,11 @@ col_int(sqlite3_stmt *s, int i)
 	" error"
 
 static json_t *
-turn_row(sqlite3_stmt *s)
+turn_row(hd_stmt *s)
 {
-	const unsigned char *r = sqlite3_column_text(s, 2);
+	const char *r = hd_stmt_text(s, 2);
 	json_t *reasons =
-	    r != NULL ? json_loads((const char *)r, 0, NULL) : NULL;
+	    r != NULL ? json_loads(r, 0, NULL) : NULL;
 
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id",
 	    col_int(s, 0), "status", col_text(s, 1), "reasons",
@@ -179,27 +179,27 @@ static int
 one_turn(
     json_t **out, hd_store *st, const char *sql, const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*out = NULL;
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, agent);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		*out = turn_row(s);
-		src = SQLITE_DONE;
+		src = HD_DONE;
 	}
 	hd_store_reset(s);
 	if (*out == NULL)
 		*out = json_null();
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 static int
 queue_of(json_t **out, hd_store *st, const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*out = json_array();
@@ -210,16 +210,16 @@ queue_of(json_t **out, hd_store *st, const char *agent, hd_err *err)
 		 " AND status = 'queued' ORDER BY id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW)
+	hd_stmt_bind_text(s, 1, agent);
+	while ((src = hd_stmt_step(s)) == HD_ROW)
 		json_array_append_new(
 		    *out, json_pack("{s:o, s:o, s:o, s:o, s:o, s:b}", "id",
 			      col_int(s, 0), "reason", col_text(s, 1), "ref",
 			      col_int(s, 2), "note", col_text(s, 3),
 			      "created_at", col_int(s, 4), "resumed",
-			      sqlite3_column_type(s, 5) != SQLITE_NULL));
+			      !hd_stmt_is_null(s, 5)));
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 static int

@@ -30,7 +30,7 @@ running_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	running_txn *t = payload;
 	char host[256], boot[40];
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	hd_host_name(host, sizeof(host));
@@ -41,11 +41,11 @@ running_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE id = ?1 AND status = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->turn_id);
-	sqlite3_bind_text(s, 2, host, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(s, 3, boot, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 4, t->pgid);
-	sqlite3_bind_int64(s, 5, t->start);
+	hd_stmt_bind_int(s, 1, t->turn_id);
+	hd_stmt_bind_text_copy(s, 2, host);
+	hd_stmt_bind_text_copy(s, 3, boot);
+	hd_stmt_bind_int(s, 4, t->pgid);
+	hd_stmt_bind_int(s, 5, t->start);
 	return hd_store_step_done(st, s, err);
 }
 
@@ -61,7 +61,7 @@ hd_sv__turn_running(hd_store *st, int64_t turn_id, int64_t pgid,
 int
 hd_sv__turn_kill(hd_store *st, int64_t turn_id, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -70,15 +70,15 @@ hd_sv__turn_kill(hd_store *st, int64_t turn_id, hd_err *err)
 		 " AND run_pid IS NOT NULL",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, turn_id);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW &&
-	    hd_proc_here((const char *)sqlite3_column_text(s, 0),
-		(const char *)sqlite3_column_text(s, 1)) &&
+	hd_stmt_bind_int(s, 1, turn_id);
+	if ((src = hd_stmt_step(s)) == HD_ROW &&
+	    hd_proc_here(hd_stmt_text(s, 0),
+		hd_stmt_text(s, 1)) &&
 	    hd_proc_group_kill(
-		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3)))
+		hd_stmt_int(s, 2), hd_stmt_int(s, 3)))
 		hd_log_info("turn %lld: killed process group %lld it left",
-		    (long long)turn_id, (long long)sqlite3_column_int64(s, 2));
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
+		    (long long)turn_id, (long long)hd_stmt_int(s, 2));
+	if (src != HD_ROW && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;

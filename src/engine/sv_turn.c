@@ -45,8 +45,8 @@
 /* Step s to its end, growing *out by one element of size bytes a row,
  * filled by fill; s is reset. *out is freed on failure. */
 static int
-collect(void **out, size_t *n, size_t size, hd_store *st, sqlite3_stmt *s,
-    void (*fill)(void *elem, sqlite3_stmt *s), hd_err *err)
+collect(void **out, size_t *n, size_t size, hd_store *st, hd_stmt *s,
+    void (*fill)(void *elem, hd_stmt *s), hd_err *err)
 {
 	unsigned char *v = NULL, *grown;
 	size_t cnt = 0;
@@ -54,7 +54,7 @@ collect(void **out, size_t *n, size_t size, hd_store *st, sqlite3_stmt *s,
 
 	*out = NULL;
 	*n = 0;
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if ((grown = realloc(v, (cnt + 1) * size)) == NULL) {
 			hd_store_reset(s);
 			free(v);
@@ -66,7 +66,7 @@ collect(void **out, size_t *n, size_t size, hd_store *st, sqlite3_stmt *s,
 		cnt++;
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		free(v);
 		return hd_store_sqlerr(st, src, err);
 	}
@@ -76,18 +76,18 @@ collect(void **out, size_t *n, size_t size, hd_store *st, sqlite3_stmt *s,
 }
 
 static void
-queued_fill(void *elem, sqlite3_stmt *s)
+queued_fill(void *elem, hd_stmt *s)
 {
 	hd_sv_queued *q = elem;
 
 	snprintf(q->agent, sizeof(q->agent), "%s",
-	    (const char *)sqlite3_column_text(s, 0));
+	    hd_stmt_text(s, 0));
 }
 
 int
 hd_sv__queued(hd_sv_queued **out, size_t *n, hd_store *st, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	void *v;
 	int rc;
 
@@ -134,7 +134,7 @@ qwakes_dispose(qwakes *q)
 static int
 qwakes_load(qwakes *q, hd_store *st, const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	memset(q, 0, sizeof(*q));
@@ -145,23 +145,23 @@ qwakes_load(qwakes *q, hd_store *st, const char *agent, hd_err *err)
 		 " AND status = 'queued' ORDER BY id LIMIT ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, MAX_REASONS);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, agent);
+	hd_stmt_bind_int(s, 2, MAX_REASONS);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		qwake *w = &q->v[q->n++];
 
-		w->id = sqlite3_column_int64(s, 0);
+		w->id = hd_stmt_int(s, 0);
 		snprintf(w->reason, sizeof(w->reason), "%s",
-		    (const char *)sqlite3_column_text(s, 1));
-		w->ref = sqlite3_column_int64(s, 2);
+		    hd_stmt_text(s, 1));
+		w->ref = hd_stmt_int(s, 2);
 		w->note = hd_store_col_dup(s, 3);
-		w->resumed = sqlite3_column_type(s, 4) != SQLITE_NULL;
+		w->resumed = !hd_stmt_is_null(s, 4);
 		w->keep = 1;
 		q->manual |= strcmp(w->reason, "manual") == 0;
 		q->resumed |= w->resumed;
 	}
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 /* Drop agent's queued wakes: every one (all), or those not kept. */
@@ -169,7 +169,7 @@ static int
 drop_wakes(
     hd_store *st, const char *agent, const qwakes *q, int all, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t i;
 	int rc;
 
@@ -179,7 +179,7 @@ drop_wakes(
 			 " WHERE agent_id = ?1 AND status = 'queued'",
 			 err)) < 0)
 			return rc;
-		sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+		hd_stmt_bind_text(s, 1, agent);
 		return hd_store_step_done(st, s, err);
 	}
 	for (i = 0; i < q->n; i++) {
@@ -190,7 +190,7 @@ drop_wakes(
 			 " AND status = 'queued'",
 			 err)) < 0)
 			return rc;
-		sqlite3_bind_int64(s, 1, q->v[i].id);
+		hd_stmt_bind_int(s, 1, q->v[i].id);
 		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			return rc;
 	}
@@ -271,7 +271,7 @@ gate_txn(hd_store *st, void *payload, hd_err *err)
 	hd_sv_block *blk = g->blk;
 	const char *paused = NULL;
 	hd_team *tm = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t i, kept;
 	int64_t cnt = 0, oldest = 0;
 	int rc, src, busy, dead, valid;
@@ -311,20 +311,20 @@ gate_txn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE agent_id = ?1 AND status = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, g->agent, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		blk->turn_id = sqlite3_column_int64(s, 0);
+	hd_stmt_bind_text(s, 1, g->agent);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
+		blk->turn_id = hd_stmt_int(s, 0);
 		snprintf(blk->owner, sizeof(blk->owner), "%s",
-		    sqlite3_column_text(s, 1) != NULL
-			? (const char *)sqlite3_column_text(s, 1)
+		    hd_stmt_text(s, 1) != NULL
+			? hd_stmt_text(s, 1)
 			: "");
-		blk->pid = sqlite3_column_int64(s, 2);
-		blk->start = sqlite3_column_int64(s, 3);
+		blk->pid = hd_stmt_int(s, 2);
+		blk->start = hd_stmt_int(s, 3);
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
+	if (src != HD_ROW && src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
-	if (src == SQLITE_ROW)
+	if (src == HD_ROW)
 		return blocked(g, "busy");
 	if ((rc = hd_conv__agent_busy(&busy, st, g->agent, err)) < 0)
 		return rc;
@@ -345,15 +345,15 @@ gate_txn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE agent_id = ?1 AND started_at > ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, g->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, hd_now_ms() - HOUR_MS);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		cnt = sqlite3_column_int64(s, 0);
-		oldest = sqlite3_column_int64(s, 1);
-		src = SQLITE_DONE;
+	hd_stmt_bind_text(s, 1, g->agent);
+	hd_stmt_bind_int(s, 2, hd_now_ms() - HOUR_MS);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
+		cnt = hd_stmt_int(s, 0);
+		oldest = hd_stmt_int(s, 1);
+		src = HD_DONE;
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	if (cnt >= g->ar.turns_per_hour) {
 		blk->until = oldest + HOUR_MS + 1;
@@ -519,7 +519,7 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 	hd_prompt_spec ps;
 	hd_prompt p;
 	hd_messages carry = {0};
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char *reasons = NULL, *request = NULL, range[64];
 	int64_t lo = 0, hi = 0, head = 0;
 	size_t i;
@@ -542,17 +542,17 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 		 " VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8)",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, g->a->team_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, g->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, tk->me->token, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, tk->me->pid);
-	sqlite3_bind_int64(s, 5, tk->me->start);
-	sqlite3_bind_text(s, 6, reasons, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 7, head);
-	sqlite3_bind_int64(s, 8, hd_now_ms());
+	hd_stmt_bind_text(s, 1, g->a->team_id);
+	hd_stmt_bind_text(s, 2, g->agent);
+	hd_stmt_bind_text(s, 3, tk->me->token);
+	hd_stmt_bind_int(s, 4, tk->me->pid);
+	hd_stmt_bind_int(s, 5, tk->me->start);
+	hd_stmt_bind_text(s, 6, reasons);
+	hd_stmt_bind_int(s, 7, head);
+	hd_stmt_bind_int(s, 8, hd_now_ms());
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
-	t->id = sqlite3_last_insert_rowid(hd_store_db(st));
+	t->id = hd_store_last_id(st);
 	for (i = 0; i < g->q.n; i++) {
 		if (!g->q.v[i].keep)
 			continue;
@@ -561,8 +561,8 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 			 " WHERE id = ?1 AND status = 'queued'",
 			 err)) < 0)
 			goto done;
-		sqlite3_bind_int64(s, 1, g->q.v[i].id);
-		sqlite3_bind_int64(s, 2, t->id);
+		hd_stmt_bind_int(s, 1, g->q.v[i].id);
+		hd_stmt_bind_int(s, 2, t->id);
 		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 	}
@@ -608,8 +608,8 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 			 "?1",
 			 err)) < 0)
 			goto done;
-		sqlite3_bind_int64(s, 1, t->id);
-		sqlite3_bind_text(s, 2, range, -1, SQLITE_STATIC);
+		hd_stmt_bind_int(s, 1, t->id);
+		hd_stmt_bind_text(s, 2, range);
 		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 	}
@@ -619,7 +619,7 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 			 " WHERE agent_id = ?1",
 			 err)) < 0)
 			goto done;
-		sqlite3_bind_text(s, 1, g->agent, -1, SQLITE_STATIC);
+		hd_stmt_bind_text(s, 1, g->agent);
 		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 	}
@@ -750,7 +750,7 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 	const hd_sv_outcome *o = f->o;
 	hd_autorun ar;
 	hd_sv_agent sa;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char why[128];
 	int64_t progress = 0, streak;
 	int rc, changed;
@@ -763,12 +763,11 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 		 " AND owner = ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->id);
-	sqlite3_bind_text(s, 2, f->me->token, -1, SQLITE_STATIC);
-	sqlite3_bind_text(
-	    s, 3, o->error != NULL ? "failed" : "done", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, hd_now_ms());
-	hd_store_bind_text(s, 5, o->error);
+	hd_stmt_bind_int(s, 1, t->id);
+	hd_stmt_bind_text(s, 2, f->me->token);
+	hd_stmt_bind_text(s, 3, o->error != NULL ? "failed" : "done");
+	hd_stmt_bind_int(s, 4, hd_now_ms());
+	hd_stmt_bind_text_copy(s, 5, o->error);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if (hd_sv__changes(st) == 0)
@@ -789,12 +788,12 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->id);
-	sqlite3_bind_int64(s, 2, progress);
+	hd_stmt_bind_int(s, 1, t->id);
+	hd_stmt_bind_int(s, 2, progress);
 	if (f->out->post_seq > 0)
-		sqlite3_bind_int64(s, 3, f->out->post_seq);
+		hd_stmt_bind_int(s, 3, f->out->post_seq);
 	else
-		sqlite3_bind_null(s, 3);
+		hd_stmt_bind_null(s, 3);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s,
@@ -802,7 +801,7 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 		 " AND status = 'running'",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, t->id);
+	hd_stmt_bind_int(s, 1, t->id);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	/* the streak, and maybe a park (3) */
@@ -815,8 +814,8 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 		 "UPDATE autorun_agents SET streak = ?2 WHERE agent_id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, streak);
+	hd_stmt_bind_text(s, 1, t->agent);
+	hd_stmt_bind_int(s, 2, streak);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((rc = hd_autorun_get(&ar, st, t->team, err)) < 0 &&
@@ -900,7 +899,7 @@ static int
 abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct abort_txn *a = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char *team = NULL, *agent = NULL, *delivered = NULL;
 	int rc, src;
 
@@ -910,16 +909,16 @@ abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE id = ?1 AND status = 'running' AND owner IS ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, a->turn_id);
-	hd_store_bind_text(s, 2, a->owner);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_int(s, 1, a->turn_id);
+	hd_stmt_bind_text_copy(s, 2, a->owner);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		team = hd_store_col_dup(s, 0);
 		agent = hd_store_col_dup(s, 1);
 		delivered = hd_store_col_dup(s, 2);
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_ROW) {
-		if (src != SQLITE_DONE)
+	if (src != HD_ROW) {
+		if (src != HD_DONE)
 			return hd_store_sqlerr(st, src, err);
 		return 0; /* finished, or someone else's now */
 	}
@@ -935,8 +934,8 @@ abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE id = ?1",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_int64(s, 1, a->turn_id);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
+	hd_stmt_bind_int(s, 1, a->turn_id);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if ((rc = hd_store_prepare(st, &s,
@@ -944,7 +943,7 @@ abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " AND status = 'running'",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_int64(s, 1, a->turn_id);
+	hd_stmt_bind_int(s, 1, a->turn_id);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		goto done;
 	if (delivered != NULL) {
@@ -954,8 +953,8 @@ abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 			 " WHERE agent_id = ?1",
 			 err)) < 0)
 			goto done;
-		sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, delivered, -1, SQLITE_STATIC);
+		hd_stmt_bind_text(s, 1, agent);
+		hd_stmt_bind_text(s, 2, delivered);
 		if ((rc = hd_store_step_done(st, s, err)) < 0)
 			goto done;
 	}
@@ -985,23 +984,23 @@ hd_sv__abort(
 }
 
 static void
-running_fill(void *elem, sqlite3_stmt *s)
+running_fill(void *elem, hd_stmt *s)
 {
 	hd_sv_running *r = elem;
-	const char *owner = (const char *)sqlite3_column_text(s, 2);
+	const char *owner = hd_stmt_text(s, 2);
 
-	r->turn_id = sqlite3_column_int64(s, 0);
+	r->turn_id = hd_stmt_int(s, 0);
 	snprintf(r->agent, sizeof(r->agent), "%s",
-	    (const char *)sqlite3_column_text(s, 1));
+	    hd_stmt_text(s, 1));
 	snprintf(r->owner, sizeof(r->owner), "%s", owner != NULL ? owner : "");
-	r->pid = sqlite3_column_int64(s, 3);
-	r->start = sqlite3_column_int64(s, 4);
+	r->pid = hd_stmt_int(s, 3);
+	r->start = hd_stmt_int(s, 4);
 }
 
 int
 hd_sv__running(hd_sv_running **out, size_t *n, hd_store *st, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	void *v;
 	int rc;
 

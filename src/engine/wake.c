@@ -64,28 +64,28 @@ hd_sv__oom(hd_err *err)
 int
 hd_sv__changes(hd_store *st)
 {
-	return sqlite3_changes(hd_store_db(st));
+	return hd_store_changes(st);
 }
 
 int
 hd_sv__query_i64(int64_t *out, hd_store *st, const char *sql, const char *a,
     const char *b, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*out = 0;
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, a);
 	if (b != NULL)
-		sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		*out = sqlite3_column_int64(s, 0);
-		src = SQLITE_DONE;
+		hd_stmt_bind_text(s, 2, b);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
+		*out = hd_stmt_int(s, 0);
+		src = HD_DONE;
 	}
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 /* ---- the agent's row ------------------------------------------------------
@@ -102,7 +102,7 @@ hd_sv__agent_dispose(hd_sv_agent *a)
 int
 hd_sv__agent_get(hd_sv_agent *out, hd_store *st, const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	memset(out, 0, sizeof(*out));
@@ -111,16 +111,16 @@ hd_sv__agent_get(hd_sv_agent *out, hd_store *st, const char *agent, hd_err *err)
 		 " WHERE agent_id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		out->streak = sqlite3_column_int64(s, 0);
+	hd_stmt_bind_text(s, 1, agent);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
+		out->streak = hd_stmt_int(s, 0);
 		out->parked = hd_store_col_dup(s, 1);
-		out->parked_at = sqlite3_column_int64(s, 2);
+		out->parked_at = hd_stmt_int(s, 2);
 		out->carry = hd_store_col_dup(s, 3);
-		src = SQLITE_DONE;
+		src = HD_DONE;
 	}
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 /* Make sure agent has its row (team kept current). */
@@ -128,7 +128,7 @@ int
 hd_sv__agent_ensure(
     hd_store *st, const char *team, const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -138,8 +138,8 @@ hd_sv__agent_ensure(
 		 " WHERE team_id != excluded.team_id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, agent);
+	hd_stmt_bind_text(s, 2, team);
 	return hd_store_step_done(st, s, err);
 }
 
@@ -147,7 +147,7 @@ int
 hd_sv__park_set(int *changed, hd_store *st, const char *team, const char *agent,
     const char *reason, const char *by, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	*changed = 0;
@@ -159,15 +159,15 @@ hd_sv__park_set(int *changed, hd_store *st, const char *team, const char *agent,
 			 " WHERE agent_id = ?1 AND parked IS NULL",
 			 err)) < 0)
 			return rc;
-		sqlite3_bind_text(s, 2, reason, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 3, hd_now_ms());
+		hd_stmt_bind_text(s, 2, reason);
+		hd_stmt_bind_int(s, 3, hd_now_ms());
 	} else if ((rc = hd_store_prepare(st, &s,
 			"UPDATE autorun_agents SET parked = NULL,"
 			" parked_at = NULL, streak = 0"
 			" WHERE agent_id = ?1 AND parked IS NOT NULL",
 			err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, agent);
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((*changed = hd_sv__changes(st) > 0)) {
@@ -190,7 +190,7 @@ hd_sv__wake_add(int *added, hd_store *st, const char *team, const char *agent,
     const char *reason, int64_t ref, const char *key, const char *note,
     int64_t *id, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	*added = 0;
@@ -199,21 +199,21 @@ hd_sv__wake_add(int *added, hd_store *st, const char *team, const char *agent,
 		 " key, note, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, reason, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, team);
+	hd_stmt_bind_text(s, 2, agent);
+	hd_stmt_bind_text(s, 3, reason);
 	if (ref > 0)
-		sqlite3_bind_int64(s, 4, ref);
+		hd_stmt_bind_int(s, 4, ref);
 	else
-		sqlite3_bind_null(s, 4);
-	sqlite3_bind_text(s, 5, key, -1, SQLITE_STATIC);
-	hd_store_bind_text(s, 6, note);
-	sqlite3_bind_int64(s, 7, hd_now_ms());
+		hd_stmt_bind_null(s, 4);
+	hd_stmt_bind_text(s, 5, key);
+	hd_stmt_bind_text_copy(s, 6, note);
+	hd_stmt_bind_int(s, 7, hd_now_ms());
 	if ((rc = hd_store_step_done(st, s, err)) < 0)
 		return rc;
 	if ((*added = hd_sv__changes(st) > 0)) {
 		if (id != NULL)
-			*id = sqlite3_last_insert_rowid(hd_store_db(st));
+			*id = hd_store_last_id(st);
 		hd_events_append(st, "wake_queued", team, 0, agent,
 		    ref > 0 ? json_pack("{s:s, s:s, s:I}", "agent", agent,
 				  "reason", reason, "ref", (json_int_t)ref)

@@ -35,7 +35,7 @@ int64_t
 hd_events_append_raw(hd_store *st, const char *kind, const char *team,
     int64_t task_id, const char *agent, const char *data_json)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_err err = HD_ERR_INIT;
 	char id[37];
 	int64_t seq = 0;
@@ -50,23 +50,22 @@ hd_events_append_raw(hd_store *st, const char *kind, const char *team,
 		hd_log_warn("event %s dropped: %s", kind, err.msg);
 		return 0;
 	}
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
-	sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, id);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
+	hd_stmt_bind_text(s, 3, kind);
 	/* static, as the others: the statement is reset before they can go,
 	 * and a NULL pointer binds NULL */
-	sqlite3_bind_text(s, 4, team, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 4, team);
 	if (task_id > 0)
-		sqlite3_bind_int64(s, 5, task_id);
-	sqlite3_bind_text(s, 6, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(
-	    s, 7, data_json != NULL ? data_json : "{}", -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src != SQLITE_DONE) {
+		hd_stmt_bind_int(s, 5, task_id);
+	hd_stmt_bind_text(s, 6, agent);
+	hd_stmt_bind_text(s, 7, data_json != NULL ? data_json : "{}");
+	src = hd_stmt_step(s);
+	if (src != HD_DONE) {
 		hd_store_sqlerr(st, src, &err);
 		hd_log_warn("event %s dropped: %s", kind, err.msg);
 	} else /* seq is the rowid */
-		seq = sqlite3_last_insert_rowid(hd_store_db(st));
+		seq = hd_store_last_id(st);
 	hd_store_reset(s);
 	return seq;
 }
@@ -85,19 +84,19 @@ hd_events_append(hd_store *st, const char *kind, const char *team,
 }
 
 static int
-events_row(hd_event *e, sqlite3_stmt *s)
+events_row(hd_event *e, hd_stmt *s)
 {
 	const char *data;
 
 	memset(e, 0, sizeof(*e));
-	e->seq = sqlite3_column_int64(s, 0);
+	e->seq = hd_stmt_int(s, 0);
 	e->id = hd_store_col_dup(s, 1);
-	e->ts = sqlite3_column_int64(s, 2);
+	e->ts = hd_stmt_int(s, 2);
 	e->kind = hd_store_col_dup(s, 3);
 	e->team_id = hd_store_col_dup(s, 4);
-	e->task_id = sqlite3_column_int64(s, 5);
+	e->task_id = hd_stmt_int(s, 5);
 	e->agent_id = hd_store_col_dup(s, 6);
-	data = (const char *)sqlite3_column_text(s, 7);
+	data = hd_stmt_text(s, 7);
 	e->data = json_loads(data != NULL ? data : "{}", 0, NULL);
 	if (e->data == NULL || !json_is_object(e->data)) {
 		json_decref(e->data);
@@ -118,13 +117,13 @@ event_dispose(hd_event *e)
 
 /* Step s to the end into *out; resets s. */
 static int
-events_fetch(hd_event_list *out, hd_store *st, sqlite3_stmt *s, hd_err *err)
+events_fetch(hd_event_list *out, hd_store *st, hd_stmt *s, hd_err *err)
 {
 	hd_event *items = NULL;
 	size_t n = 0, cap = 0;
 	int rc = 0, src;
 
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (n == cap) {
 			hd_event *ni;
 
@@ -141,7 +140,7 @@ events_fetch(hd_event_list *out, hd_store *st, sqlite3_stmt *s, hd_err *err)
 			goto done;
 		}
 	}
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
@@ -181,7 +180,7 @@ hd_events_list(
 	    " agent_id, data FROM events WHERE (?2 IS NULL OR team_id = ?2)"
 	    " AND (?3 IS NULL OR kind = ?3) ORDER BY seq DESC LIMIT ?4)"
 	    " ORDER BY seq";
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int limit, rc;
 
 	memset(out, 0, sizeof(*out));
@@ -190,10 +189,10 @@ hd_events_list(
 	if ((rc = hd_store_prepare(
 		 st, &s, f->after_seq > 0 ? sql_after : sql_tail, err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, f->after_seq);
-	hd_store_bind_text(s, 2, f->team);
-	hd_store_bind_text(s, 3, f->kind);
-	sqlite3_bind_int(s, 4, limit);
+	hd_stmt_bind_int(s, 1, f->after_seq);
+	hd_stmt_bind_text_copy(s, 2, f->team);
+	hd_stmt_bind_text_copy(s, 3, f->kind);
+	hd_stmt_bind_int(s, 4, limit);
 	return events_fetch(out, st, s, err);
 }
 
@@ -205,7 +204,7 @@ hd_events_list_task(hd_event_list *out, hd_store *st, const char *team,
 	    "SELECT * FROM (SELECT seq, id, ts, kind, team_id, task_id,"
 	    " agent_id, data FROM events WHERE team_id = ?1 AND task_id = ?2"
 	    " ORDER BY seq DESC LIMIT ?3) ORDER BY seq";
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -213,9 +212,9 @@ hd_events_list_task(hd_event_list *out, hd_store *st, const char *team,
 		return rc;
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	hd_store_bind_text(s, 1, team);
-	sqlite3_bind_int64(s, 2, task_id);
-	sqlite3_bind_int(s, 3, limit);
+	hd_stmt_bind_text_copy(s, 1, team);
+	hd_stmt_bind_int(s, 2, task_id);
+	hd_stmt_bind_int(s, 3, limit);
 	return events_fetch(out, st, s, err);
 }
 
@@ -238,16 +237,15 @@ kinds_check(const char *const *kinds, size_t nkinds, hd_err *err)
 /* The kinds into the HD_EVENTS_KINDS_MAX parameters from first on, the
  * unused ones NULL (3). Static: events_fetch resets s before they go. */
 static void
-kinds_bind(sqlite3_stmt *s, int first, const char *const *kinds, size_t nkinds)
+kinds_bind(hd_stmt *s, int first, const char *const *kinds, size_t nkinds)
 {
 	size_t i;
 
 	for (i = 0; i < HD_EVENTS_KINDS_MAX; i++)
 		if (i < nkinds)
-			sqlite3_bind_text(
-			    s, first + (int)i, kinds[i], -1, SQLITE_STATIC);
+			hd_stmt_bind_text(s, first + (int)i, kinds[i]);
 		else
-			sqlite3_bind_null(s, first + (int)i);
+			hd_stmt_bind_null(s, first + (int)i);
 }
 
 int
@@ -261,7 +259,7 @@ hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
 	    " AND CASE kind WHEN ?3 THEN 1 WHEN ?4 THEN 1 WHEN ?5 THEN 1"
 	    " WHEN ?6 THEN 1 ELSE 0 END AND (?2 IS NULL OR team_id = ?2)"
 	    " ORDER BY seq LIMIT ?7";
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -270,14 +268,14 @@ hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
 		return rc;
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, after_seq > 0 ? after_seq : 0);
+	hd_stmt_bind_int(s, 1, after_seq > 0 ? after_seq : 0);
 	/* static: events_fetch resets s before the strings can go */
 	if (team != NULL)
-		sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
+		hd_stmt_bind_text(s, 2, team);
 	else
-		sqlite3_bind_null(s, 2);
+		hd_stmt_bind_null(s, 2);
 	kinds_bind(s, 3, kinds, nkinds);
-	sqlite3_bind_int(s, 7, limit);
+	hd_stmt_bind_int(s, 7, limit);
 	return events_fetch(out, st, s, err);
 }
 
@@ -290,7 +288,7 @@ hd_events_last_of(hd_event_list *out, hd_store *st, const char *agent,
 	    " FROM events WHERE agent_id = ?1"
 	    " AND CASE kind WHEN ?2 THEN 1 WHEN ?3 THEN 1 WHEN ?4 THEN 1"
 	    " WHEN ?5 THEN 1 ELSE 0 END ORDER BY seq DESC LIMIT 1";
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -298,7 +296,7 @@ hd_events_last_of(hd_event_list *out, hd_store *st, const char *agent,
 	    (rc = hd_slug_check("agent", agent, err)) < 0 ||
 	    (rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, agent);
 	kinds_bind(s, 2, kinds, nkinds);
 	return events_fetch(out, st, s, err);
 }
@@ -307,7 +305,7 @@ int
 hd_events_progress(
     int64_t *out, hd_store *st, const char *agent, int64_t after_seq, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*out = 0;
@@ -319,27 +317,27 @@ hd_events_progress(
 		 " kind = 'message_sent')",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, after_seq > 0 ? after_seq : 0);
-	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		*out = sqlite3_column_int64(s, 0);
-		src = SQLITE_DONE;
+	hd_stmt_bind_int(s, 1, after_seq > 0 ? after_seq : 0);
+	hd_stmt_bind_text(s, 2, agent);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
+		*out = hd_stmt_int(s, 0);
+		src = HD_DONE;
 	}
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 int
 hd_events_head(int64_t *out, hd_store *st, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(
 		 st, &s, "SELECT COALESCE(MAX(seq), 0) FROM events", err)) < 0)
 		return rc;
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
-		*out = sqlite3_column_int64(s, 0);
+	if ((src = hd_stmt_step(s)) == HD_ROW)
+		*out = hd_stmt_int(s, 0);
 	else
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);

@@ -170,7 +170,7 @@ hd_mailbox_summary(const char *content)
 static int
 msg_insert(hd_store *st, const hd_message *m, int64_t *id, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -180,23 +180,23 @@ msg_insert(hd_store *st, const hd_message *m, int64_t *id, hd_err *err)
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, m->team_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, m->from_agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, m->to_agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, m->type, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, m->content, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, m->summary, -1, SQLITE_STATIC);
-	hd_store_bind_text(s, 7, m->request_id);
+	hd_stmt_bind_text(s, 1, m->team_id);
+	hd_stmt_bind_text(s, 2, m->from_agent);
+	hd_stmt_bind_text(s, 3, m->to_agent);
+	hd_stmt_bind_text(s, 4, m->type);
+	hd_stmt_bind_text(s, 5, m->content);
+	hd_stmt_bind_text(s, 6, m->summary);
+	hd_stmt_bind_text_copy(s, 7, m->request_id);
 	if (m->approve >= 0)
-		sqlite3_bind_int(s, 8, m->approve);
-	hd_store_bind_text(s, 9, m->reason);
-	hd_store_bind_text(s, 10, m->conversation_id);
-	sqlite3_bind_int64(s, 11, m->created_at);
-	src = sqlite3_step(s);
+		hd_stmt_bind_int(s, 8, m->approve);
+	hd_stmt_bind_text_copy(s, 9, m->reason);
+	hd_stmt_bind_text_copy(s, 10, m->conversation_id);
+	hd_stmt_bind_int(s, 11, m->created_at);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
-	*id = sqlite3_last_insert_rowid(hd_store_db(st));
+	*id = hd_store_last_id(st);
 	hd_events_append(st, "message_sent", m->team_id, 0, m->from_agent,
 	    json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)*id, "to",
 		m->to_agent, "type", m->type, "summary", m->summary));
@@ -405,7 +405,7 @@ int
 hd_mailbox__request_sender(char **out, hd_store *st, const char *team,
     const char *to, const char *request_id, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*out = NULL;
@@ -416,14 +416,14 @@ hd_mailbox__request_sender(char **out, hd_store *st, const char *team,
 		 " AND to_agent = ?3 ORDER BY id DESC LIMIT 1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, request_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, to, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, request_id);
+	hd_stmt_bind_text(s, 2, team);
+	hd_stmt_bind_text(s, 3, to);
+	src = hd_stmt_step(s);
+	if (src == HD_ROW) {
 		if ((*out = hd_store_col_dup(s, 0)) == NULL)
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-	} else if (src != SQLITE_DONE)
+	} else if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -435,10 +435,10 @@ hd_mailbox__request_sender(char **out, hd_store *st, const char *team,
 	" delivered_at"
 
 static int
-msg_row(hd_message *m, sqlite3_stmt *s)
+msg_row(hd_message *m, hd_stmt *s)
 {
 	memset(m, 0, sizeof(*m));
-	m->id = sqlite3_column_int64(s, 0);
+	m->id = hd_stmt_int(s, 0);
 	m->team_id = hd_store_col_dup(s, 1);
 	m->from_agent = hd_store_col_dup(s, 2);
 	m->to_agent = hd_store_col_dup(s, 3);
@@ -446,13 +446,13 @@ msg_row(hd_message *m, sqlite3_stmt *s)
 	m->content = hd_store_col_dup(s, 5);
 	m->summary = hd_store_col_dup(s, 6);
 	m->request_id = hd_store_col_dup(s, 7);
-	m->approve = sqlite3_column_type(s, 8) == SQLITE_NULL
+	m->approve = hd_stmt_is_null(s, 8)
 			 ? -1
-			 : sqlite3_column_int(s, 8) != 0;
+			 : hd_stmt_int(s, 8) != 0;
 	m->reason = hd_store_col_dup(s, 9);
 	m->conversation_id = hd_store_col_dup(s, 10);
-	m->created_at = sqlite3_column_int64(s, 11);
-	m->delivered_at = sqlite3_column_int64(s, 12);
+	m->created_at = hd_stmt_int(s, 11);
+	m->delivered_at = hd_stmt_int(s, 12);
 	if (m->team_id == NULL || m->from_agent == NULL ||
 	    m->to_agent == NULL || m->type == NULL || m->content == NULL)
 		return -1;
@@ -509,7 +509,7 @@ static int
 read_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct read_ctx *c = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	size_t cap = 0, i;
 	int64_t now;
 	int rc, src;
@@ -523,9 +523,9 @@ read_txn(hd_store *st, void *payload, hd_err *err)
 		 " ORDER BY id LIMIT ?",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, c->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, c->limit > 0 ? c->limit : -1);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, c->agent);
+	hd_stmt_bind_int(s, 2, c->limit > 0 ? c->limit : -1);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (c->list.n == cap) {
 			hd_message *ni;
 
@@ -539,7 +539,7 @@ read_txn(hd_store *st, void *payload, hd_err *err)
 			goto oom;
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	if (!c->mark || c->list.n == 0)
 		return 0;
@@ -550,12 +550,12 @@ read_txn(hd_store *st, void *payload, hd_err *err)
 		 err)) < 0)
 		return rc;
 	now = hd_now_ms();
-	sqlite3_bind_int64(s, 1, now);
-	sqlite3_bind_text(s, 2, c->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, c->list.items[c->list.n - 1].id);
-	src = sqlite3_step(s);
+	hd_stmt_bind_int(s, 1, now);
+	hd_stmt_bind_text(s, 2, c->agent);
+	hd_stmt_bind_int(s, 3, c->list.items[c->list.n - 1].id);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	for (i = 0; i < c->list.n; i++)
 		c->list.items[i].delivered_at = now;
@@ -617,7 +617,7 @@ static int
 range_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct range_ctx *c = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_message *ni;
 	size_t cap = 0;
 	int src, rc;
@@ -628,10 +628,10 @@ range_txn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE to_agent = ?1 AND id >= ?2 AND id <= ?3 ORDER BY id",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, c->agent, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, c->lo);
-	sqlite3_bind_int64(s, 3, c->hi);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, c->agent);
+	hd_stmt_bind_int(s, 2, c->lo);
+	hd_stmt_bind_int(s, 3, c->hi);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (c->list.n == cap) {
 			cap = cap ? cap * 2 : 8;
 			if ((ni = realloc(c->list.items, cap * sizeof(*ni))) ==
@@ -643,7 +643,7 @@ range_txn(hd_store *st, void *payload, hd_err *err)
 			goto oom;
 	}
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 oom:
 	hd_store_reset(s);
 	return hd_err_set(err, HD_ENOMEM, "out of memory");
@@ -682,7 +682,7 @@ int
 hd_mailbox_waiting(hd_mail_waiting **out, size_t *n, hd_store *st,
     const char *team, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_mail_waiting *v = NULL, *grown;
 	size_t cnt = 0;
 	int rc, src;
@@ -704,9 +704,9 @@ hd_mailbox_waiting(hd_mail_waiting **out, size_t *n, hd_store *st,
 		 " ORDER BY agent",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		const unsigned char *a = sqlite3_column_text(s, 0);
+	hd_stmt_bind_text(s, 1, team);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
+		const char *a = hd_stmt_text(s, 0);
 
 		if ((grown = realloc(v, (cnt + 1) * sizeof(*v))) == NULL) {
 			hd_store_reset(s);
@@ -717,12 +717,12 @@ hd_mailbox_waiting(hd_mail_waiting **out, size_t *n, hd_store *st,
 		memset(&v[cnt], 0, sizeof(v[cnt]));
 		snprintf(v[cnt].agent, sizeof(v[cnt].agent), "%s",
 		    a != NULL ? (const char *)a : "");
-		v[cnt].newest = sqlite3_column_int64(s, 1);
-		v[cnt].newest_direct = sqlite3_column_int64(s, 2);
+		v[cnt].newest = hd_stmt_int(s, 1);
+		v[cnt].newest_direct = hd_stmt_int(s, 2);
 		cnt++;
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		free(v);
 		return hd_store_sqlerr(st, src, err);
 	}

@@ -136,7 +136,7 @@ post_kind_ok(const char *kind)
 static int
 room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -144,9 +144,9 @@ room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
 		 " WHERE room_id = ?",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, room, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
-		*out = sqlite3_column_int64(s, 0);
+	hd_stmt_bind_text(s, 1, room);
+	if ((src = hd_stmt_step(s)) == HD_ROW)
+		*out = hd_stmt_int(s, 0);
 	else
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
@@ -209,7 +209,7 @@ static int
 room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	room_post_txn *tx = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char data[HD_ROOM_ID_MAX + 192];
 	int rc, src;
 
@@ -229,17 +229,17 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, tx->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, tx->room, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, tx->team, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, tx->author, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, tx->body, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, tx->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 7, tx->created_at);
-	sqlite3_bind_int64(s, 8, tx->seq);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, tx->id);
+	hd_stmt_bind_text(s, 2, tx->room);
+	hd_stmt_bind_text(s, 3, tx->team);
+	hd_stmt_bind_text(s, 4, tx->author);
+	hd_stmt_bind_text(s, 5, tx->body);
+	hd_stmt_bind_text(s, 6, tx->kind);
+	hd_stmt_bind_int(s, 7, tx->created_at);
+	hd_stmt_bind_int(s, 8, tx->seq);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	/* (3) Every field is an integer or a checked name (room and author
 	 * passed the slug rule or membership, kind the three-way check), so
@@ -412,7 +412,7 @@ hd_room_post_many(hd_store *st, hd_post_req *reqs, size_t n, hd_err *err)
 }
 
 static int
-post_row(hd_post *p, sqlite3_stmt *s)
+post_row(hd_post *p, hd_stmt *s)
 {
 	memset(p, 0, sizeof(*p));
 	p->id = hd_store_col_dup(s, 0);
@@ -421,8 +421,8 @@ post_row(hd_post *p, sqlite3_stmt *s)
 	p->author = hd_store_col_dup(s, 3);
 	p->body = hd_store_col_dup(s, 4);
 	p->kind = hd_store_col_dup(s, 5);
-	p->created_at = sqlite3_column_int64(s, 6);
-	p->seq = sqlite3_column_int64(s, 7);
+	p->created_at = hd_stmt_int(s, 6);
+	p->seq = hd_stmt_int(s, 7);
 	if (p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
 	    p->author == NULL || p->body == NULL || p->kind == NULL)
 		return -1;
@@ -441,7 +441,7 @@ room_query(hd_store *st, room_read_txn *tx, hd_err *err)
 	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
 	    " AND seq > ?2 AND NOT (kind = 'peer' AND author_agent_id = ?3)"
 	    " ORDER BY seq LIMIT ?4";
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_post *items = NULL;
 	size_t n = 0, cap = 0;
 	/* subscribe fetches one row more than it returns, to see a cut page */
@@ -452,11 +452,11 @@ room_query(hd_store *st, room_read_txn *tx, hd_err *err)
 	if ((rc = hd_store_prepare(st, &s,
 		 tx->agent != NULL ? sql_subscribe : sql_read, err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, tx->room, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, tx->since);
-	hd_store_bind_text(s, 3, tx->agent != NULL ? tx->agent : tx->exclude);
-	sqlite3_bind_int(s, 4, want);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, tx->room);
+	hd_stmt_bind_int(s, 2, tx->since);
+	hd_stmt_bind_text_copy(s, 3, tx->agent != NULL ? tx->agent : tx->exclude);
+	hd_stmt_bind_int(s, 4, want);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (n == cap) {
 			hd_post *ni;
 
@@ -469,7 +469,7 @@ room_query(hd_store *st, room_read_txn *tx, hd_err *err)
 			goto oom;
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
@@ -504,29 +504,29 @@ room_visit(hd_store *st, room_read_txn *tx, hd_err *err)
 	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
 	    " AND seq > ?2 AND (?3 IS NULL OR author_agent_id <> ?3)"
 	    " ORDER BY seq LIMIT ?4";
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_post p;
 	int64_t since = tx->visited > tx->since ? tx->visited : tx->since;
 	int n = 0, rc = 0, src;
 
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, tx->room, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, since);
+	hd_stmt_bind_text(s, 1, tx->room);
+	hd_stmt_bind_int(s, 2, since);
 	if (tx->exclude != NULL)
-		sqlite3_bind_text(s, 3, tx->exclude, -1, SQLITE_STATIC);
+		hd_stmt_bind_text(s, 3, tx->exclude);
 	/* a resumed read hands over what the first one did not */
-	sqlite3_bind_int(s, 4, tx->limit - (int)(tx->out->n));
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_int(s, 4, tx->limit - (int)(tx->out->n));
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		/* the row's own text, valid until the next step */
-		p.id = (char *)sqlite3_column_text(s, 0);
-		p.room_id = (char *)sqlite3_column_text(s, 1);
-		p.team_id = (char *)sqlite3_column_text(s, 2);
-		p.author = (char *)sqlite3_column_text(s, 3);
-		p.body = (char *)sqlite3_column_text(s, 4);
-		p.kind = (char *)sqlite3_column_text(s, 5);
-		p.created_at = sqlite3_column_int64(s, 6);
-		p.seq = sqlite3_column_int64(s, 7);
+		p.id = (char *)hd_stmt_text(s, 0);
+		p.room_id = (char *)hd_stmt_text(s, 1);
+		p.team_id = (char *)hd_stmt_text(s, 2);
+		p.author = (char *)hd_stmt_text(s, 3);
+		p.body = (char *)hd_stmt_text(s, 4);
+		p.kind = (char *)hd_stmt_text(s, 5);
+		p.created_at = hd_stmt_int(s, 6);
+		p.seq = hd_stmt_int(s, 7);
 		/* as post_row: a NULL column is an allocation hd_room_read
 		 * could not make */
 		if (p.id == NULL || p.room_id == NULL || p.team_id == NULL ||
@@ -540,7 +540,7 @@ room_visit(hd_store *st, room_read_txn *tx, hd_err *err)
 		n++;
 	}
 	hd_store_reset(s);
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	tx->out->n += (size_t)n; /* a count only: no items */
 	return rc;

@@ -53,7 +53,7 @@
 #include <huddle/util.h>
 #include <huddle/version.h>
 
-#include "store.h"
+#include "sqlite.h"
 
 #define STMT_CACHE 96
 
@@ -241,7 +241,7 @@ hd_store_exec(hd_store *st, const char *sql, hd_err *err)
 int
 hd_store_step1(hd_store *st, const char *sql, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
@@ -250,9 +250,9 @@ hd_store_step1(hd_store *st, const char *sql, hd_err *err)
 }
 
 int
-hd_store_step_done(hd_store *st, sqlite3_stmt *s, hd_err *err)
+hd_store_step_done(hd_store *st, hd_stmt *s, hd_err *err)
 {
-	int src = sqlite3_step(s);
+	int src = hd_stmt_step(s);
 
 	hd_store_reset(s);
 	if (src != SQLITE_DONE && src != SQLITE_ROW)
@@ -602,7 +602,7 @@ hd_store_file_version(hd_store *st, hd_err *err)
 }
 
 int
-hd_store_prepare(hd_store *st, sqlite3_stmt **out, const char *sql, hd_err *err)
+hd_store_prepare(hd_store *st, hd_stmt **out, const char *sql, hd_err *err)
 {
 	sqlite3_stmt *s;
 	int i, src;
@@ -621,7 +621,7 @@ found:
 		s = st->cache[i].stmt;
 		sqlite3_reset(s);
 		sqlite3_clear_bindings(s);
-		*out = s;
+		*out = hd_stmt_of(s);
 		return 0;
 	}
 	src = sqlite3_prepare_v3(st->db, sql, -1,
@@ -638,7 +638,7 @@ found:
 	st->cache[st->ncache].sql = sql;
 	st->cache[st->ncache].stmt = s;
 	st->ncache++;
-	*out = s;
+	*out = hd_stmt_of(s);
 	return 0;
 }
 
@@ -647,10 +647,10 @@ found:
  * well did the same work twice per statement. A stale SQLITE_STATIC
  * pointer left bound is never read: SQLite reads bindings only in step. */
 void
-hd_store_reset(sqlite3_stmt *stmt)
+hd_store_reset(hd_stmt *stmt)
 {
 	if (stmt != NULL)
-		sqlite3_reset(stmt);
+		sqlite3_reset(hd_stmt_sqlite(stmt));
 }
 
 /* Reset every cached statement: a statement left mid-step would keep a
@@ -671,13 +671,13 @@ store_reset_all(hd_store *st)
 static int
 store_step_ctl(hd_store *st, const char *sql)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int src;
 
 	if (hd_store_prepare(st, &s, sql, NULL) < 0)
 		return sqlite3_errcode(st->db);
-	src = sqlite3_step(s);
-	sqlite3_reset(s);
+	src = hd_stmt_step(s);
+	hd_store_reset(s);
 	return src == SQLITE_DONE || src == SQLITE_ROW ? SQLITE_OK : src;
 }
 
@@ -802,36 +802,28 @@ hd_store_data_version(hd_store *st, uint32_t *out)
 int
 hd_store_table_exists(hd_store *st, const char *name)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int found;
 
 	if (hd_store_prepare(st, &s,
 		"SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
 		NULL) < 0)
 		return 0;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	found = sqlite3_step(s) == SQLITE_ROW;
+	hd_stmt_bind_text(s, 1, name);
+	found = hd_stmt_step(s) == HD_ROW;
 	hd_store_reset(s);
 	return found;
 }
 
-int
-hd_store_bind_text(sqlite3_stmt *stmt, int idx, const char *s)
-{
-	if (s == NULL)
-		return sqlite3_bind_null(stmt, idx);
-	return sqlite3_bind_text(stmt, idx, s, -1, SQLITE_TRANSIENT);
-}
-
 char *
-hd_store_col_dup(sqlite3_stmt *stmt, int col)
+hd_store_col_dup(hd_stmt *stmt, int col)
 {
-	const unsigned char *t;
+	const char *t;
 
-	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
+	if (hd_stmt_is_null(stmt, col))
 		return NULL;
-	t = sqlite3_column_text(stmt, col);
-	return strdup(t != NULL ? (const char *)t : "");
+	t = hd_stmt_text(stmt, col);
+	return strdup(t != NULL ? t : "");
 }
 
 /* PRAGMA quick_check or integrity_check on db; the first problem, named
@@ -1050,19 +1042,19 @@ done:
 int
 hd_store_kv_get(char **out, hd_store *st, const char *key, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*out = NULL;
 	if ((rc = hd_store_prepare(
 		 st, &s, "SELECT value FROM kv WHERE key=?", err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, key);
+	src = hd_stmt_step(s);
+	if (src == HD_ROW) {
 		if ((*out = hd_store_col_dup(s, 0)) == NULL)
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-	} else if (src != SQLITE_DONE)
+	} else if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -1071,7 +1063,7 @@ hd_store_kv_get(char **out, hd_store *st, const char *key, hd_err *err)
 int
 hd_store_kv_put(hd_store *st, const char *key, const char *value, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -1080,11 +1072,11 @@ hd_store_kv_put(hd_store *st, const char *key, const char *value, hd_err *err)
 		 "updated_at=excluded.updated_at",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, hd_now_ms());
-	src = sqlite3_step(s);
-	if (src != SQLITE_DONE)
+	hd_stmt_bind_text(s, 1, key);
+	hd_stmt_bind_text(s, 2, value);
+	hd_stmt_bind_int(s, 3, hd_now_ms());
+	src = hd_stmt_step(s);
+	if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;

@@ -1,18 +1,37 @@
 /*
- * store.h (private) -- what domain modules use to reach SQLite. Surfaces
- * never include this file: they call domain functions.
+ * store.h (private) -- what domain modules use to reach the database: the
+ * statement interface. Surfaces never include this file: they call domain
+ * functions. Nothing here names the backend: no module outside src/store/
+ * includes sqlite3.h (src/store/sqlite.h is the SQLite backend's own
+ * header, for the store's files and for tests that inspect the file).
+ *
+ * A statement is prepared once per connection and cached; its SQL uses
+ * positional placeholders (`?` or `?N`). The life of one use:
+ *
+ *	hd_store_prepare(st, &s, "SELECT ... WHERE id = ?", err);
+ *	hd_stmt_bind_int(s, 1, id);		bind by position, from 1
+ *	while ((rc = hd_stmt_step(s)) == HD_ROW)
+ *		use hd_stmt_int(s, 0), hd_stmt_text(s, 1) ...
+ *	hd_store_reset(s);			always, so no snapshot stays
+ *	if (rc != HD_DONE)
+ *		return hd_store_sqlerr(st, rc, err);
  */
 #ifndef HD_STORE_PRIVATE_H
 #define HD_STORE_PRIVATE_H
 
+#include <stddef.h>
 #include <stdint.h>
-
-#include <sqlite3.h>
 
 #include <huddle/store.h>
 
-/* The raw connection, for the domain modules that own tables. */
-sqlite3 *hd_store_db(hd_store *st);
+/* A prepared statement of one connection (opaque). */
+typedef struct hd_stmt hd_stmt;
+
+/* hd_stmt_step's answers besides an error code: a row is ready / the
+ * statement has run to completion. Any other value is a backend error
+ * code for hd_store_sqlerr. */
+#define HD_ROW 100
+#define HD_DONE 101
 
 /*
  * A cached prepared statement for sql (which must be a string literal or
@@ -20,14 +39,48 @@ sqlite3 *hd_store_db(hd_store *st);
  * cleared; the caller steps it and should hd_store_reset() it when done so
  * no read snapshot stays open. Never use one statement re-entrantly.
  */
-int hd_store_prepare(hd_store *st, sqlite3_stmt **out, const char *sql,
+int hd_store_prepare(hd_store *st, hd_stmt **out, const char *sql,
     hd_err *err);
-void hd_store_reset(sqlite3_stmt *stmt);
+void hd_store_reset(hd_stmt *stmt);
 
 /*
- * Map a SQLite result code to an hd code and set err: busy -> HD_EBUSY,
- * unique/primary-key violation -> HD_EEXISTS, anything else -> HD_ERR with
- * sqlite3_errmsg().
+ * Bind by position (the first placeholder is 1). Text and blobs are not
+ * copied: they must stay valid until the statement is reset (the usual
+ * case: a caller's argument). A NULL text or blob binds SQL NULL.
+ * hd_stmt_bind_textn takes a byte length (-1: up to the NUL);
+ * hd_stmt_bind_text_copy copies, for text that dies before the step.
+ */
+void hd_stmt_bind_text(hd_stmt *s, int idx, const char *v);
+void hd_stmt_bind_textn(hd_stmt *s, int idx, const char *v, int n);
+void hd_stmt_bind_text_copy(hd_stmt *s, int idx, const char *v);
+void hd_stmt_bind_int(hd_stmt *s, int idx, int64_t v);
+void hd_stmt_bind_null(hd_stmt *s, int idx);
+void hd_stmt_bind_blob(hd_stmt *s, int idx, const void *p, size_t n);
+
+/* Run to the next row: HD_ROW, HD_DONE, or an error code for
+ * hd_store_sqlerr (the statement should then be reset). */
+int hd_stmt_step(hd_stmt *s);
+
+/*
+ * Columns of the current row, from 0. hd_stmt_text and hd_stmt_blob lend
+ * memory that lives until the next step or reset; text is NULL for SQL
+ * NULL. hd_stmt_int is 0 for SQL NULL: tell the two apart with
+ * hd_stmt_is_null.
+ */
+int64_t hd_stmt_int(hd_stmt *s, int col);
+const char *hd_stmt_text(hd_stmt *s, int col);
+const void *hd_stmt_blob(hd_stmt *s, int col, size_t *len);
+int hd_stmt_is_null(hd_stmt *s, int col);
+
+/* Rows changed by the last INSERT, UPDATE or DELETE run on st, and the id
+ * of the row the last INSERT on st made (its INTEGER PRIMARY KEY). */
+int64_t hd_store_changes(hd_store *st);
+int64_t hd_store_last_id(hd_store *st);
+
+/*
+ * Map a backend result code to an hd code and set err: busy -> HD_EBUSY,
+ * unique/primary-key violation -> HD_EEXISTS, read-only -> HD_EREFUSED,
+ * anything else -> HD_ERR with the database's own message.
  */
 int hd_store_sqlerr(hd_store *st, int src, hd_err *err);
 
@@ -74,17 +127,15 @@ int hd_store_exec(hd_store *st, const char *sql, hd_err *err);
 int hd_store_step1(hd_store *st, const char *sql, hd_err *err);
 
 /* Step a prepared statement run for its effect (a first row, if any, is
- * not read) and reset it: 0, or the SQLite error in err. */
-int hd_store_step_done(hd_store *st, sqlite3_stmt *s, hd_err *err);
+ * not read) and reset it: 0, or the database's error in err. */
+int hd_store_step_done(hd_store *st, hd_stmt *s, hd_err *err);
 
 /* 1 when a table of that name exists. */
 int hd_store_table_exists(hd_store *st, const char *name);
 
-/* Helpers for binding optional text: NULL binds SQL NULL. */
-int hd_store_bind_text(sqlite3_stmt *stmt, int idx, const char *s);
-
-/* A malloc'd copy of a text column, or NULL for SQL NULL. */
-char *hd_store_col_dup(sqlite3_stmt *stmt, int col);
+/* A malloc'd copy of a text column, or NULL for SQL NULL (and when out
+ * of memory: callers that must tell the two apart check is_null). */
+char *hd_store_col_dup(hd_stmt *stmt, int col);
 
 /* The "huddle" VFS (vfs.c): the unix VFS with each commit's WAL frames
  * written in one call. Registered once before the first open; the name to
@@ -123,7 +174,6 @@ typedef struct hd_store_worker hd_store_worker;
 hd_store_worker *hd_store__worker_new(
     const char *home, const char *path, const char *vfs);
 void hd_store__worker_inline(hd_store_worker *w);
-int hd_store__ckpt_hook(void *arg, sqlite3 *db, const char *name, int frames);
 void hd_store__worker_free(hd_store_worker *w);
 hd_store_worker *hd_store__worker_of(hd_store *st);
 

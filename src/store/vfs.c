@@ -46,7 +46,7 @@
 
 #include <huddle/util.h>
 
-#include "store.h"
+#include "sqlite.h"
 
 #define HD_LOG_COMPONENT "store"
 #include <huddle/log.h>

@@ -49,7 +49,7 @@
 
 #include <huddle/util.h>
 
-#include "store.h"
+#include "sqlite.h"
 
 #define HD_LOG_COMPONENT "store"
 #include <huddle/log.h>
@@ -181,13 +181,13 @@ watch_sleep(hd_store_watch *w, int64_t us)
 int
 hd_store_change_cursor(hd_store *st, uint64_t *out, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s, "PRAGMA data_version", err)) < 0)
 		return rc;
-	if ((src = sqlite3_step(s)) == SQLITE_ROW)
-		*out = (uint64_t)sqlite3_column_int64(s, 0);
+	if ((src = hd_stmt_step(s)) == HD_ROW)
+		*out = (uint64_t)hd_stmt_int(s, 0);
 	else
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s); /* no snapshot may outlive the check */

@@ -116,7 +116,7 @@ hd_agent_config_parse(
 /* One row of AGENT_COLS_OF; with config 0 the stored runtime_config is not
  * parsed (a roster: hd_agent_roster) and reads as an empty object. */
 static int
-agent_row(hd_store *st, hd_agent *a, sqlite3_stmt *s, int config)
+agent_row(hd_store *st, hd_agent *a, hd_stmt *s, int config)
 {
 	memset(a, 0, sizeof(*a));
 	a->id = hd_store_col_dup(s, 0);
@@ -126,19 +126,19 @@ agent_row(hd_store *st, hd_agent *a, sqlite3_stmt *s, int config)
 	a->runtime = hd_store_col_dup(s, 4);
 	a->runtime_config =
 	    config ? config_parse(
-			 st, a->id, (const char *)sqlite3_column_text(s, 5))
+			 st, a->id, hd_stmt_text(s, 5))
 		   : json_object();
 	a->status = hd_store_col_dup(s, 6);
 	a->spawned_by = hd_store_col_dup(s, 7);
 	a->session_key = hd_store_col_dup(s, 8);
-	a->last_active_at = sqlite3_column_int64(s, 9);
-	a->created_at = sqlite3_column_int64(s, 10);
-	a->updated_at = sqlite3_column_int64(s, 11);
-	a->is_leader = sqlite3_column_int(s, 12);
+	a->last_active_at = hd_stmt_int(s, 9);
+	a->created_at = hd_stmt_int(s, 10);
+	a->updated_at = hd_stmt_int(s, 11);
+	a->is_leader = hd_stmt_int(s, 12);
 	a->status_reason = hd_store_col_dup(s, 13);
-	a->spawn_depth = sqlite3_column_int(s, 14);
-	a->turns = sqlite3_column_int(s, 15);
-	a->turn_at = sqlite3_column_int64(s, 16);
+	a->spawn_depth = hd_stmt_int(s, 14);
+	a->turns = hd_stmt_int(s, 15);
+	a->turn_at = hd_stmt_int(s, 16);
 	if (a->id == NULL || a->name == NULL || a->role == NULL ||
 	    a->runtime == NULL || a->status == NULL || a->runtime_config == NULL)
 		return -1;
@@ -186,7 +186,7 @@ hd_agents_dispose(hd_agents *l)
 int
 hd_agent__load(hd_agent **out, hd_store *st, const char *id, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_agent *a = NULL;
 	int rc, src;
 
@@ -194,15 +194,15 @@ hd_agent__load(hd_agent **out, hd_store *st, const char *id, hd_err *err)
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT " AGENT_COLS " FROM agents a WHERE a.id = ?", err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, id);
+	src = hd_stmt_step(s);
+	if (src == HD_ROW) {
 		if ((a = calloc(1, sizeof(*a))) == NULL || agent_row(st, a, s, 1) < 0) {
 			hd_agent_free(a);
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		} else
 			*out = a;
-	} else if (src != SQLITE_DONE)
+	} else if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -277,13 +277,13 @@ enum list_what {
 
 /* A roster's row: the id, whether it leads, its activity. */
 static int
-name_row(hd_agent *a, sqlite3_stmt *s)
+name_row(hd_agent *a, hd_stmt *s)
 {
 	memset(a, 0, sizeof(*a));
-	a->is_leader = sqlite3_column_int(s, 1);
-	a->last_active_at = sqlite3_column_int64(s, 4);
-	a->turns = sqlite3_column_int(s, 5);
-	a->turn_at = sqlite3_column_int64(s, 6);
+	a->is_leader = hd_stmt_int(s, 1);
+	a->last_active_at = hd_stmt_int(s, 4);
+	a->turns = hd_stmt_int(s, 5);
+	a->turn_at = hd_stmt_int(s, 6);
 	a->id = hd_store_col_dup(s, 0);
 	a->status = hd_store_col_dup(s, 2);
 	a->status_reason = hd_store_col_dup(s, 3);
@@ -298,7 +298,7 @@ static int
 agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
     enum list_what what, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_agent *items = NULL;
 	char **tx = NULL, **nt;
 	const char *cfg, *sql;
@@ -318,10 +318,10 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
 	if (team != NULL)
-		sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		hd_stmt_bind_text(s, 1, team);
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		found = 1;
-		if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+		if (hd_stmt_is_null(s, 0))
 			continue; /* the team, without agents */
 		if (n == cap) {
 			hd_agent *ni;
@@ -338,7 +338,7 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 			}
 		}
 		if (texts != NULL) {
-			cfg = (const char *)sqlite3_column_text(s, 5);
+			cfg = hd_stmt_text(s, 5);
 			if ((tx[n] = strdup(cfg != NULL ? cfg : "{}")) == NULL)
 				goto oom;
 		}
@@ -349,7 +349,7 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 		if (team != NULL && n > 1 && items[n - 1].is_leader)
 			leader_first(items, tx, n - 1);
 	}
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
@@ -418,7 +418,7 @@ hd_agent_config_texts_free(char **texts, size_t n)
 int
 hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t now = hd_now_ms();
 	char *cfg = NULL;
 	int rc, src;
@@ -433,23 +433,21 @@ hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 	cfg = spec->runtime_config != NULL
 	    ? json_dumps(spec->runtime_config, JSON_COMPACT | JSON_SORT_KEYS)
 	    : NULL;
-	sqlite3_bind_text(s, 1, spec->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, spec->name ? spec->name : spec->id, -1,
-	    SQLITE_STATIC);
-	hd_store_bind_text(s, 3, spec->team);
-	sqlite3_bind_text(s, 4, spec->role ? spec->role : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, spec->runtime ? spec->runtime : "scripted", -1,
-	    SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, cfg ? cfg : "{}", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 7, now);
-	sqlite3_bind_int64(s, 8, now);
-	hd_store_bind_text(s, 9, spec->spawned_by);
-	hd_store_bind_text(s, 10, spec->session_key);
-	sqlite3_bind_int(s, 11, spec->spawn_depth);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, spec->id);
+	hd_stmt_bind_text(s, 2, spec->name ? spec->name : spec->id);
+	hd_stmt_bind_text_copy(s, 3, spec->team);
+	hd_stmt_bind_text(s, 4, spec->role ? spec->role : "");
+	hd_stmt_bind_text(s, 5, spec->runtime ? spec->runtime : "scripted");
+	hd_stmt_bind_text(s, 6, cfg ? cfg : "{}");
+	hd_stmt_bind_int(s, 7, now);
+	hd_stmt_bind_int(s, 8, now);
+	hd_stmt_bind_text_copy(s, 9, spec->spawned_by);
+	hd_stmt_bind_text_copy(s, 10, spec->session_key);
+	hd_stmt_bind_int(s, 11, spec->spawn_depth);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
 	free(cfg);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		if (rc == HD_EEXISTS)
 			hd_err_set(err, HD_EEXISTS, "agent \"%s\" already exists",
@@ -530,7 +528,7 @@ agent_rm_txn(hd_store *st, void *payload, hd_err *err)
 {
 	const char *id = payload;
 	hd_agent *a = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_agent__load(&a, st, id, err)) < 0)
@@ -543,10 +541,10 @@ agent_rm_txn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = hd_store_prepare(st, &s, "DELETE FROM agents WHERE id = ?",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, id);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
@@ -628,18 +626,18 @@ struct agent_status {
 static int
 agent_reason_set(hd_store *st, const struct agent_status *as, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
 		 "UPDATE agents SET status_reason = ?1 WHERE id = ?2",
 		 err)) < 0)
 		return rc;
-	hd_store_bind_text(s, 1, as->reason);
-	sqlite3_bind_text(s, 2, as->id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text_copy(s, 1, as->reason);
+	hd_stmt_bind_text(s, 2, as->id);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 static int
@@ -647,7 +645,7 @@ agent_status_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct agent_status *as = payload;
 	hd_agent *a = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_agent__load(&a, st, as->id, err)) < 0)
@@ -666,12 +664,12 @@ agent_status_txn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE id = ?3",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, as->status, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
-	sqlite3_bind_text(s, 3, as->id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, as->status);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
+	hd_stmt_bind_text(s, 3, as->id);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
@@ -703,7 +701,7 @@ static int
 agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct agent_status_if *as = payload;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_buf data = HD_BUF_INIT(0);
 	char *team = NULL;
 	int rc, src;
@@ -719,25 +717,25 @@ agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
 		 " AND (?5 IS NULL OR team_id = ?5)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, as->to, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
-	sqlite3_bind_text(s, 3, as->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, as->from, -1, SQLITE_STATIC);
+	hd_stmt_bind_text(s, 1, as->to);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
+	hd_stmt_bind_text(s, 3, as->id);
+	hd_stmt_bind_text(s, 4, as->from);
 	if (as->team != NULL)
-		sqlite3_bind_text(s, 5, as->team, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+		hd_stmt_bind_text(s, 5, as->team);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
-	if (sqlite3_changes(hd_store_db(st)) == 0)
+	if (hd_store_changes(st) == 0)
 		return 0;
 	as->changed = 1;
 	if (as->team == NULL) {
 		if ((rc = hd_store_prepare(st, &s,
 			 "SELECT team_id FROM agents WHERE id = ?", err)) < 0)
 			return rc;
-		sqlite3_bind_text(s, 1, as->id, -1, SQLITE_STATIC);
-		if ((src = sqlite3_step(s)) == SQLITE_ROW)
+		hd_stmt_bind_text(s, 1, as->id);
+		if ((src = hd_stmt_step(s)) == HD_ROW)
 			team = hd_store_col_dup(s, 0);
 		else
 			rc = hd_store_sqlerr(st, src, err);

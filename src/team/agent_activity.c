@@ -35,7 +35,7 @@
 int
 hd_agent_touch(hd_store *st, const char *team, const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t now = hd_now_ms();
 	int rc;
 
@@ -47,20 +47,20 @@ hd_agent_touch(hd_store *st, const char *team, const char *agent, hd_err *err)
 		 " AND (last_active_at IS NULL OR last_active_at <= ?4)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, now);
-	sqlite3_bind_int64(s, 4, now - HD_AGENT_ACTIVE_GRAIN_MS);
-	rc = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, agent);
+	hd_stmt_bind_text(s, 2, team);
+	hd_stmt_bind_int(s, 3, now);
+	hd_stmt_bind_int(s, 4, now - HD_AGENT_ACTIVE_GRAIN_MS);
+	rc = hd_stmt_step(s);
 	hd_store_reset(s);
-	return rc == SQLITE_DONE ? 0 : hd_store_sqlerr(st, rc, err);
+	return rc == HD_DONE ? 0 : hd_store_sqlerr(st, rc, err);
 }
 
 int
 hd_agent_presence_get(hd_agent_presence *out, hd_store *st, const char *team,
     const char *agent, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	const char *v;
 	int rc;
 
@@ -71,19 +71,19 @@ hd_agent_presence_get(hd_agent_presence *out, hd_store *st, const char *team,
 		 " WHERE a.id = ?1 AND a.team_id = ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, agent);
+	hd_stmt_bind_text(s, 2, team);
+	rc = hd_stmt_step(s);
+	if (rc == HD_ROW) {
 		out->found = 1;
-		v = (const char *)sqlite3_column_text(s, 0);
+		v = hd_stmt_text(s, 0);
 		snprintf(out->status, sizeof(out->status), "%s", v ? v : "");
-		out->turns = sqlite3_column_int(s, 1);
-		v = (const char *)sqlite3_column_text(s, 2);
+		out->turns = hd_stmt_int(s, 1);
+		v = hd_stmt_text(s, 2);
 		snprintf(out->leader, sizeof(out->leader), "%s", v ? v : "");
 		out->is_leader = v != NULL && strcmp(v, agent) == 0;
 		rc = 0;
-	} else if (rc == SQLITE_DONE)
+	} else if (rc == HD_DONE)
 		rc = 0;
 	else
 		rc = hd_store_sqlerr(st, rc, err);
@@ -95,7 +95,7 @@ int
 hd_agent_turn_mark(
     hd_store *st, const char *team, const char *agent, int delta, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t now = hd_now_ms();
 	int rc;
 
@@ -113,19 +113,19 @@ hd_agent_turn_mark(
 		       " WHERE id = ?1 AND team_id = ?2 AND ?3 IS NOT NULL",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, now);
-	rc = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, agent);
+	hd_stmt_bind_text(s, 2, team);
+	hd_stmt_bind_int(s, 3, now);
+	rc = hd_stmt_step(s);
 	hd_store_reset(s);
-	return rc == SQLITE_DONE ? 0 : hd_store_sqlerr(st, rc, err);
+	return rc == HD_DONE ? 0 : hd_store_sqlerr(st, rc, err);
 }
 
 int
 hd_agent_set_error(int *changed, hd_store *st, const char *team,
     const char *agent, const char *reason, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_agent_presence p;
 	char cut[HD_AGENT_REASON_MAX + 4];
 	size_t len;
@@ -154,13 +154,13 @@ hd_agent_set_error(int *changed, hd_store *st, const char *team,
 		 " updated_at = ?4 WHERE id = ?1 AND team_id = ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, team, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, reason, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 4, hd_now_ms());
-	rc = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, agent);
+	hd_stmt_bind_text(s, 2, team);
+	hd_stmt_bind_text_copy(s, 3, reason);
+	hd_stmt_bind_int(s, 4, hd_now_ms());
+	rc = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (rc != SQLITE_DONE)
+	if (rc != HD_DONE)
 		return hd_store_sqlerr(st, rc, err);
 	if (strcmp(p.status, "error") != 0) {
 		*changed = 1;

@@ -278,7 +278,7 @@ apply_agent(struct plan *p, struct plan_agent *pa, json_t *list, hd_store *st,
 {
 	const hd_agent_spec *sp = &pa->spec;
 	hd_agent *a = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	const char *action = "unchanged";
 	char *cfg = NULL;
 	int rc, src;
@@ -308,16 +308,16 @@ apply_agent(struct plan *p, struct plan_agent *pa, json_t *list, hd_store *st,
 		if (sp->runtime_config != NULL)
 			cfg = json_dumps(sp->runtime_config,
 			    JSON_COMPACT | JSON_SORT_KEYS);
-		sqlite3_bind_text(s, 1, p->team.id, -1, SQLITE_STATIC);
-		hd_store_bind_text(s, 2, sp->name);
-		hd_store_bind_text(s, 3, sp->role);
-		hd_store_bind_text(s, 4, sp->runtime);
-		hd_store_bind_text(s, 5, cfg);
-		sqlite3_bind_int64(s, 6, hd_now_ms());
-		sqlite3_bind_text(s, 7, sp->id, -1, SQLITE_STATIC);
-		src = sqlite3_step(s);
+		hd_stmt_bind_text(s, 1, p->team.id);
+		hd_stmt_bind_text_copy(s, 2, sp->name);
+		hd_stmt_bind_text_copy(s, 3, sp->role);
+		hd_stmt_bind_text_copy(s, 4, sp->runtime);
+		hd_stmt_bind_text_copy(s, 5, cfg);
+		hd_stmt_bind_int(s, 6, hd_now_ms());
+		hd_stmt_bind_text(s, 7, sp->id);
+		src = hd_stmt_step(s);
 		hd_store_reset(s);
-		if (src != SQLITE_DONE) {
+		if (src != HD_DONE) {
 			rc = hd_store_sqlerr(st, src, err);
 			goto done;
 		}

@@ -20,7 +20,7 @@ static int
 autorun_load(
     hd_autorun *out, int *found, hd_store *st, const char *team, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	*found = 0;
@@ -30,16 +30,16 @@ autorun_load(
 		 " FROM teams WHERE id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	if ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, team);
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		*found = 1;
-		out->on = sqlite3_column_int(s, 0) != 0;
-		out->paused = sqlite3_column_int(s, 1) != 0;
-		out->turns_per_hour = sqlite3_column_int64(s, 2);
-		out->park_after = sqlite3_column_int64(s, 3);
+		out->on = hd_stmt_int(s, 0) != 0;
+		out->paused = hd_stmt_int(s, 1) != 0;
+		out->turns_per_hour = hd_stmt_int(s, 2);
+		out->park_after = hd_stmt_int(s, 3);
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
+	if (src != HD_ROW && src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	return 0;
 }
@@ -88,7 +88,7 @@ set_txn_fn(hd_store *st, void *payload, hd_err *err)
 	struct set_txn *t = payload;
 	const hd_autorun_spec *sp = t->spec;
 	hd_autorun was;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int found, rc, src;
 
 	if ((rc = autorun_load(&was, &found, st, t->team, err)) < 0)
@@ -113,15 +113,15 @@ set_txn_fn(hd_store *st, void *payload, hd_err *err)
 		 " WHERE id = ?1",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, t->team, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, t->now.on);
-	sqlite3_bind_int(s, 3, t->now.paused);
-	sqlite3_bind_int64(s, 4, t->now.turns_per_hour);
-	sqlite3_bind_int64(s, 5, t->now.park_after);
-	sqlite3_bind_int64(s, 6, hd_now_ms());
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, t->team);
+	hd_stmt_bind_int(s, 2, t->now.on);
+	hd_stmt_bind_int(s, 3, t->now.paused);
+	hd_stmt_bind_int(s, 4, t->now.turns_per_hour);
+	hd_stmt_bind_int(s, 5, t->now.park_after);
+	hd_stmt_bind_int(s, 6, hd_now_ms());
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	hd_events_append(
 	    st, "team_autorun", t->team, 0, NULL, hd_autorun_to_json(&t->now));
@@ -218,7 +218,7 @@ hd_autorun_teams_free(char **v, size_t n)
 int
 hd_autorun_teams(char ***out, size_t *n, hd_store *st, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	char **v = NULL, **grown, *id;
 	size_t cnt = 0;
 	int rc, src;
@@ -229,7 +229,7 @@ hd_autorun_teams(char ***out, size_t *n, hd_store *st, hd_err *err)
 		 "SELECT id FROM teams WHERE autorun != 0 ORDER BY id", err)) <
 	    0)
 		return rc;
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if ((id = hd_store_col_dup(s, 0)) == NULL ||
 		    (grown = realloc(v, (cnt + 1) * sizeof(*v))) == NULL) {
 			free(id);
@@ -241,7 +241,7 @@ hd_autorun_teams(char ***out, size_t *n, hd_store *st, hd_err *err)
 		v[cnt++] = id;
 	}
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		hd_autorun_teams_free(v, cnt);
 		return hd_store_sqlerr(st, src, err);
 	}

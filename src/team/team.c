@@ -26,7 +26,7 @@
 	" t.max_new_roots, t.new_roots_window_s"
 
 static int
-team_row(hd_team *t, sqlite3_stmt *s)
+team_row(hd_team *t, hd_stmt *s)
 {
 	memset(t, 0, sizeof(*t));
 	t->id = hd_store_col_dup(s, 0);
@@ -36,16 +36,16 @@ team_row(hd_team *t, sqlite3_stmt *s)
 	t->color = hd_store_col_dup(s, 4);
 	t->leader_agent_id = hd_store_col_dup(s, 5);
 	t->status = hd_store_col_dup(s, 6);
-	t->agent_count = sqlite3_column_int64(s, 7);
-	t->created_at = sqlite3_column_int64(s, 8);
-	t->updated_at = sqlite3_column_int64(s, 9);
-	t->autorun = sqlite3_column_int(s, 10) != 0;
-	t->autorun_paused = sqlite3_column_int(s, 11) != 0;
-	t->max_spawn_depth = sqlite3_column_int(s, 12);
-	t->max_children = sqlite3_column_int(s, 13);
-	t->max_task_depth = sqlite3_column_int(s, 14);
-	t->max_new_roots = sqlite3_column_int(s, 15);
-	t->new_roots_window_s = sqlite3_column_int(s, 16);
+	t->agent_count = hd_stmt_int(s, 7);
+	t->created_at = hd_stmt_int(s, 8);
+	t->updated_at = hd_stmt_int(s, 9);
+	t->autorun = hd_stmt_int(s, 10) != 0;
+	t->autorun_paused = hd_stmt_int(s, 11) != 0;
+	t->max_spawn_depth = hd_stmt_int(s, 12);
+	t->max_children = hd_stmt_int(s, 13);
+	t->max_task_depth = hd_stmt_int(s, 14);
+	t->max_new_roots = hd_stmt_int(s, 15);
+	t->new_roots_window_s = hd_stmt_int(s, 16);
 	if (t->id == NULL || t->name == NULL || t->description == NULL ||
 	    t->status == NULL)
 		return -1;
@@ -90,7 +90,7 @@ hd_teams_dispose(hd_teams *l)
 int
 hd_team__load(hd_team **out, hd_store *st, const char *id, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_team *t = NULL;
 	int rc, src;
 
@@ -98,15 +98,15 @@ hd_team__load(hd_team **out, hd_store *st, const char *id, hd_err *err)
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT " TEAM_COLS " FROM teams t WHERE t.id = ?", err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (src == SQLITE_ROW) {
+	hd_stmt_bind_text(s, 1, id);
+	src = hd_stmt_step(s);
+	if (src == HD_ROW) {
 		if ((t = calloc(1, sizeof(*t))) == NULL || team_row(t, s) < 0) {
 			hd_team_free(t);
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		} else
 			*out = t;
-	} else if (src != SQLITE_DONE)
+	} else if (src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 	return rc;
@@ -131,19 +131,19 @@ int
 hd_team__probe(hd_store *st, const char *sql, const char *what,
     const char *id, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_slug_check(what, id, err)) < 0)
 		return rc;
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, id);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src == SQLITE_ROW)
+	if (src == HD_ROW)
 		return 0;
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	return hd_err_set(err, HD_ENOTFOUND, "%s \"%s\" not found", what, id);
 }
@@ -158,7 +158,7 @@ hd_team_exists(hd_store *st, const char *id, hd_err *err)
 int
 hd_team_list(hd_teams *out, hd_store *st, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_team *items = NULL;
 	size_t n = 0, cap = 0;
 	int rc, src;
@@ -167,7 +167,7 @@ hd_team_list(hd_teams *out, hd_store *st, hd_err *err)
 	if ((rc = hd_store_prepare(st, &s,
 		 "SELECT " TEAM_COLS " FROM teams t ORDER BY t.id", err)) < 0)
 		return rc;
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (n == cap) {
 			hd_team *ni;
 
@@ -179,7 +179,7 @@ hd_team_list(hd_teams *out, hd_store *st, hd_err *err)
 		if (team_row(&items[n++], s) < 0)
 			goto oom;
 	}
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}
@@ -247,7 +247,7 @@ hd_team__check_fields(const hd_team_spec *spec, hd_err *err)
 int
 hd_team__insert(hd_store *st, const hd_team_spec *spec, hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int64_t now = hd_now_ms();
 	int rc, src;
 
@@ -258,31 +258,29 @@ hd_team__insert(hd_store *st, const hd_team_spec *spec, hd_err *err)
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, spec->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, spec->name != NULL ? spec->name : spec->id, -1,
-	    SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, spec->description ? spec->description : "", -1,
-	    SQLITE_STATIC);
-	hd_store_bind_text(s, 4, spec->icon);
-	hd_store_bind_text(s, 5, spec->color);
-	sqlite3_bind_int64(s, 6, now);
-	sqlite3_bind_int64(s, 7, now);
-	sqlite3_bind_int(s, 8,
+	hd_stmt_bind_text(s, 1, spec->id);
+	hd_stmt_bind_text(s, 2, spec->name != NULL ? spec->name : spec->id);
+	hd_stmt_bind_text(s, 3, spec->description ? spec->description : "");
+	hd_stmt_bind_text_copy(s, 4, spec->icon);
+	hd_stmt_bind_text_copy(s, 5, spec->color);
+	hd_stmt_bind_int(s, 6, now);
+	hd_stmt_bind_int(s, 7, now);
+	hd_stmt_bind_int(s, 8,
 	    spec->max_spawn_depth > 0 ? spec->max_spawn_depth
 				      : HD_TEAM_SPAWN_DEPTH);
-	sqlite3_bind_int(s, 9,
+	hd_stmt_bind_int(s, 9,
 	    spec->max_children > 0 ? spec->max_children : HD_TEAM_MAX_CHILDREN);
-	sqlite3_bind_int(s, 10,
+	hd_stmt_bind_int(s, 10,
 	    spec->max_task_depth > 0 ? spec->max_task_depth
 				     : HD_TEAM_TASK_DEPTH);
-	sqlite3_bind_int(s, 11,
+	hd_stmt_bind_int(s, 11,
 	    spec->max_new_roots > 0 ? spec->max_new_roots : HD_TEAM_NEW_ROOTS);
-	sqlite3_bind_int(s, 12,
+	hd_stmt_bind_int(s, 12,
 	    spec->new_roots_window_s > 0 ? spec->new_roots_window_s
 					 : HD_TEAM_NEW_ROOTS_WINDOW);
-	src = sqlite3_step(s);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		if (rc == HD_EEXISTS)
 			hd_err_set(err, HD_EEXISTS, "team \"%s\" already exists",
@@ -331,7 +329,7 @@ int
 hd_team__set_leader(hd_store *st, const char *team, const char *leader,
     hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -339,12 +337,12 @@ hd_team__set_leader(hd_store *st, const char *team, const char *leader,
 		 " WHERE id = ?",
 		 err)) < 0)
 		return rc;
-	hd_store_bind_text(s, 1, leader);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
-	sqlite3_bind_text(s, 3, team, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text_copy(s, 1, leader);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
+	hd_stmt_bind_text(s, 3, team);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 static int
@@ -352,7 +350,7 @@ team_update_txn(hd_store *st, void *payload, hd_err *err)
 {
 	const hd_team_spec *spec = payload;
 	hd_team *t = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	json_t *changed;
 	int rc, src;
 
@@ -384,21 +382,21 @@ team_update_txn(hd_store *st, void *payload, hd_err *err)
 		 " updated_at = ?6 WHERE id = ?7",
 		 err)) < 0)
 		return rc;
-	hd_store_bind_text(s, 1, spec->name);
-	hd_store_bind_text(s, 2, spec->description);
-	hd_store_bind_text(s, 3, spec->icon);
-	hd_store_bind_text(s, 4, spec->color);
-	hd_store_bind_text(s, 5, spec->leader);
-	sqlite3_bind_int64(s, 6, hd_now_ms());
-	sqlite3_bind_text(s, 7, spec->id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 8, spec->max_spawn_depth);
-	sqlite3_bind_int(s, 9, spec->max_children);
-	sqlite3_bind_int(s, 10, spec->max_task_depth);
-	sqlite3_bind_int(s, 11, spec->max_new_roots);
-	sqlite3_bind_int(s, 12, spec->new_roots_window_s);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text_copy(s, 1, spec->name);
+	hd_stmt_bind_text_copy(s, 2, spec->description);
+	hd_stmt_bind_text_copy(s, 3, spec->icon);
+	hd_stmt_bind_text_copy(s, 4, spec->color);
+	hd_stmt_bind_text_copy(s, 5, spec->leader);
+	hd_stmt_bind_int(s, 6, hd_now_ms());
+	hd_stmt_bind_text(s, 7, spec->id);
+	hd_stmt_bind_int(s, 8, spec->max_spawn_depth);
+	hd_stmt_bind_int(s, 9, spec->max_children);
+	hd_stmt_bind_int(s, 10, spec->max_task_depth);
+	hd_stmt_bind_int(s, 11, spec->max_new_roots);
+	hd_stmt_bind_int(s, 12, spec->new_roots_window_s);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	changed = json_object();
 	if (spec->name)
@@ -506,19 +504,19 @@ static int
 team_run(hd_store *st, const char *sql, const char *id, int64_t *count,
     hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
-	if (count != NULL && src == SQLITE_ROW) {
-		*count = sqlite3_column_int64(s, 0);
-		src = SQLITE_DONE;
+	hd_stmt_bind_text(s, 1, id);
+	src = hd_stmt_step(s);
+	if (count != NULL && src == HD_ROW) {
+		*count = hd_stmt_int(s, 0);
+		src = HD_DONE;
 	}
 	hd_store_reset(s);
-	return src == SQLITE_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
 }
 
 static int
@@ -592,7 +590,7 @@ int
 hd_team_member_check(hd_store *st, const char *team, const char *agent,
     hd_err *err)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_store_prepare(st, &s,
@@ -600,23 +598,23 @@ hd_team_member_check(hd_store *st, const char *team, const char *agent,
 		 " WHERE team_id = ?1 AND id = ?2",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, team);
+	hd_stmt_bind_text(s, 2, agent);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src == SQLITE_ROW)
+	if (src == HD_ROW)
 		return 0;
-	if (src != SQLITE_DONE)
+	if (src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
 	if ((rc = hd_store_prepare(st, &s, "SELECT 1 FROM teams WHERE id = ?",
 		 err)) < 0)
 		return rc;
-	sqlite3_bind_text(s, 1, team, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, team);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
+	if (src != HD_ROW && src != HD_DONE)
 		return hd_store_sqlerr(st, src, err);
-	if (src == SQLITE_DONE)
+	if (src == HD_DONE)
 		return hd_err_set(err, HD_ENOTFOUND, "team \"%.128s\" not found",
 		    team);
 	return hd_err_set(err, HD_EREFUSED, "no member \"%.128s\" in team %s",
@@ -667,7 +665,7 @@ team_status_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct team_status *ts = payload;
 	hd_team *t = NULL;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	int rc, src;
 
 	if ((rc = hd_team__load(&t, st, ts->id, err)) < 0)
@@ -681,12 +679,12 @@ team_status_txn(hd_store *st, void *payload, hd_err *err)
 		 "UPDATE teams SET status = ?, updated_at = ? WHERE id = ?",
 		 err)) < 0)
 		goto done;
-	sqlite3_bind_text(s, 1, ts->status, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, hd_now_ms());
-	sqlite3_bind_text(s, 3, ts->id, -1, SQLITE_STATIC);
-	src = sqlite3_step(s);
+	hd_stmt_bind_text(s, 1, ts->status);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
+	hd_stmt_bind_text(s, 3, ts->id);
+	src = hd_stmt_step(s);
 	hd_store_reset(s);
-	if (src != SQLITE_DONE) {
+	if (src != HD_DONE) {
 		rc = hd_store_sqlerr(st, src, err);
 		goto done;
 	}

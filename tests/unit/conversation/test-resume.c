@@ -300,7 +300,7 @@ test_resume__all_replies_in_but_not_completed(void **state)
 	hd_err err = HD_ERR_INIT;
 	char id[37], path[4096], owner[64], *response, *before, *after;
 	size_t adopted = 0;
-	sqlite3_stmt *s;
+	hd_stmt *s;
 
 	ct_team(fx, "dev", "Dev team");
 	ct_scripted(fx, "dev", "manager", 1, "[@coder: go]");
@@ -325,10 +325,10 @@ test_resume__all_replies_in_but_not_completed(void **state)
 			 " owner_pid = ?3, owner_start = 1 WHERE id = ?1",
 			 &err),
 	    &err);
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, atoll(owner));
-	assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+	hd_stmt_bind_text(s, 1, id);
+	hd_stmt_bind_text(s, 2, owner);
+	hd_stmt_bind_int(s, 3, atoll(owner));
+	assert_int_equal(hd_stmt_step(s), HD_DONE);
 	hd_store_reset(s);
 
 	e = ct_engine(fx, NULL);

@@ -605,7 +605,7 @@ test_turn__real_runtimes_error_and_reply(void **state)
 static char *
 last_event_text(hd_fixture *fx, const char *kind)
 {
-	sqlite3_stmt *s;
+	hd_stmt *s;
 	hd_err err = HD_ERR_INIT;
 	char *text = NULL;
 
@@ -614,9 +614,9 @@ last_event_text(hd_fixture *fx, const char *kind)
 			 " ORDER BY seq DESC LIMIT 1",
 			 &err),
 	    &err);
-	sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		text = strdup((const char *)sqlite3_column_text(s, 0));
+	hd_stmt_bind_text(s, 1, kind);
+	if (hd_stmt_step(s) == HD_ROW)
+		text = strdup(hd_stmt_text(s, 0));
 	hd_store_reset(s);
 	assert_non_null(text);
 	return text;

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "store/store.h"
+#include "store/sqlite.h"
 #include "testutil.h"
 
 #define WAIT_MS 30000 /* a generous bound, never a timing claim */

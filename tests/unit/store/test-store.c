@@ -15,7 +15,7 @@
 
 #include <sqlite3.h>
 
-#include "store/store.h"
+#include "store/sqlite.h"
 #include "testutil.h"
 
 static void
