@@ -239,6 +239,20 @@ json_t *hd_runtime_result_to_json(const hd_runtime_result *r);
 /* The emitter an adapter reports through (owned by hd_runtime_run_turn). */
 typedef struct hd_runtime_emit hd_runtime_emit;
 
+/* What a model's tokens cost, USD per million tokens. */
+typedef struct hd_price {
+	double input;
+	double cached; /* cached input tokens */
+	double output;
+} hd_price;
+
+/* One row of an adapter's price list: the models whose name starts with
+ * prefix cost price. A list ends with a row whose prefix is NULL. */
+typedef struct hd_price_row {
+	const char *prefix;
+	hd_price price;
+} hd_price_row;
+
 typedef struct hd_runtime_adapter {
 	const char *name;  /* the agents.runtime value */
 	const char *label; /* how surfaces show it, e.g. "scripted" */
@@ -251,8 +265,13 @@ typedef struct hd_runtime_adapter {
 	 * Must return promptly once in->abort is set.
 	 */
 	int (*run)(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err);
-	/* Check a runtime_config (an object): HD_EINVAL naming the field. */
+	/* Check a runtime_config (an object): HD_EINVAL naming the field.
+	 * Agents are written through it (hd_runtime_check_config). */
 	int (*check_config)(const json_t *cfg, hd_err *err);
+	/* Or NULL: the list prices of the models this runtime runs, for a
+	 * runtime that reports tokens but no cost (price.c); a model it
+	 * does not list costs SPEC 8.2's default. */
+	const hd_price_row *prices;
 	/* Or NULL: add to report what huddle doctor says of this runtime
 	 * for agent a, whose persistent home is home_dir (or NULL):
 	 * "binary", "env", and "problems" appended (doctor.c). */
@@ -307,7 +326,7 @@ const char *hd_runtime_emit_text_so_far(const hd_runtime_emit *em, size_t *len);
 
 /*
  * Estimate a turn's cost (SPEC 8.2): ceil(chars / 4) tokens each way, at
- * $3 per million input tokens and $15 per million output tokens, flagged
+ * SPEC 8.2's default price (written once, in src/runtime/price.c), flagged
  * estimated. chars counts UTF-8 code points (bytes that do not continue a
  * sequence).
  */

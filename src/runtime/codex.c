@@ -10,8 +10,10 @@
  *      was seen); an agent_message text_delta, the last one being the
  *      reply; an item of type error is a warning (Codex says so of an
  *      unknown model's metadata), a status, never the turn's failure.
- *  (2) Codex reports tokens, no cost: the cost is priced here (price.c)
- *      and flagged estimated. After a resume its usage counts the whole
+ *  (2) Codex reports tokens, no cost: the cost is priced here (price.c,
+ *      from runtime_config.prices or codex_prices, the list prices of
+ *      OpenAI's models, which this file alone knows) and flagged
+ *      estimated. After a resume its usage counts the whole
  *      thread, so a run is charged the difference from the totals saved
  *      after the run before (the adapter keeps them in the agent's home).
  *  (3) turn.failed and error lines fail the turn; a provider's JSON error
@@ -42,6 +44,22 @@
 
 #define CODEX_QUOTE_MAX 300
 
+/* (2): OpenAI's list prices as of 2026, USD per million tokens (input,
+ * cached input, output), by model-name prefix: the adapter's `prices`. */
+static const hd_price_row codex_prices[] = {
+    {"gpt-5-nano", {0.05, 0.005, 0.40}},
+    {"gpt-5-mini", {0.25, 0.025, 2.00}},
+    {"gpt-5", {1.25, 0.125, 10.00}},
+    {"gpt-4.1-nano", {0.10, 0.025, 0.40}},
+    {"gpt-4.1-mini", {0.40, 0.10, 1.60}},
+    {"gpt-4.1", {2.00, 0.50, 8.00}},
+    {"gpt-4o-mini", {0.15, 0.075, 0.60}},
+    {"gpt-4o", {2.50, 1.25, 10.00}},
+    {"o4-mini", {1.10, 0.275, 4.40}},
+    {"o3", {2.00, 0.50, 8.00}},
+    {NULL, {0, 0, 0}},
+};
+
 struct hd_codex_stream {
 	hd_price price;
 	hd_codex_usage base;
@@ -69,7 +87,7 @@ hd_codex__stream_new(const hd_price *price, const hd_codex_usage *base)
 	if (price != NULL)
 		cs->price = *price;
 	else
-		hd_runtime__price(&cs->price, NULL, NULL, NULL);
+		hd_runtime__price(&cs->price, NULL, NULL, NULL, NULL);
 	if (base != NULL)
 		cs->base = *base;
 	return cs;
@@ -390,7 +408,7 @@ codex_check(const json_t *cfg, hd_err *err)
 	    (rc = hd_runtime__check_env(cfg, err)) < 0 ||
 	    (rc = hd_runtime__check_int(cfg, "timeout_s", 1, 86400, err)) < 0 ||
 	    (rc = hd_runtime__price(
-		 &p, NULL, json_object_get(cfg, "prices"), err)) < 0)
+		 &p, NULL, NULL, json_object_get(cfg, "prices"), err)) < 0)
 		return rc;
 	if ((v = json_object_get(cfg, "overrides")) != NULL) {
 		if (!json_is_object(v))
@@ -669,7 +687,8 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		 work, sizeof(work), cfg, in->home_dir, "codex", err)) < 0 ||
 	    (rc = seed_home(in->home_dir, err)) < 0)
 		return hd_runtime__fail(em, err, "codex: %s", err->msg);
-	hd_runtime__price(&price, model, json_object_get(cfg, "prices"), NULL);
+	hd_runtime__price(&price, &hd_runtime__codex, model,
+	    json_object_get(cfg, "prices"), NULL);
 
 	hd_strv_add(&extra, hd_runtime__env_pair("CODEX_HOME", in->home_dir));
 	if ((rc = hd_runtime__bin(
@@ -796,6 +815,7 @@ const hd_runtime_adapter hd_runtime__codex = {
     .is_scripted = 0,
     .capabilities = codex_caps,
     .check_config = codex_check,
+    .prices = codex_prices,
     .run = codex_run,
     .doctor = codex_doctor,
 };
