@@ -28,6 +28,12 @@
  *      seeded once from the user's config.toml and auth.json and never
  *      written back; huddle's MCP server is passed only as -c flags, never
  *      written into any config file.
+ *  (6) Attaching by hand (`huddle attach`, runtime.h hd_runtime_attacher):
+ *      `codex mcp add`, which writes the user's own ~/.codex/config.toml.
+ *      Codex expands no variable in an MCP url, so the shell puts the URL
+ *      there (never in a project) and the token is read from its
+ *      variable (bearer_token_env_var); over stdio, the [mcp_servers.NAME]
+ *      table itself.
  * Callers: runtime.c's adapter table; the parser also the tests.
  */
 #include <limits.h>
@@ -809,6 +815,104 @@ codex_doctor(const hd_agent *a, const char *home_dir, json_t *report)
 		    openai, login);
 }
 
+/* ---- attaching by hand (6) ---- */
+
+static char *
+codex_attach_cmd(const hd_runtime_attach *x)
+{
+	hd_buf b = HD_BUF_INIT(0);
+
+	if (x->stdio) {
+		hd_buf_printf(&b, "codex mcp add %s -- ", x->name);
+		hd_runtime__attach_stdio(&b, x);
+	} else {
+		/* double quotes: the shell puts the URL in ~/.codex (6) */
+		hd_buf_printf(&b, "codex mcp add %s --url \"$%s\"", x->name,
+		    x->url_var);
+		if (x->token_var != NULL)
+			hd_buf_printf(&b, " --bearer-token-env-var %s",
+			    x->token_var);
+	}
+	return hd_buf_detach(&b);
+}
+
+static void
+codex_attach_text(
+    hd_buf *b, const hd_runtime_attach *x, const char *cmd, int step)
+{
+	if (!x->stdio)
+		hd_buf_printf(b,
+		    "\n# %d. Codex reads no variable in an MCP url: this puts "
+		    "the URL in your own\n#    ~/.codex/config.toml, never in "
+		    "the project%s.\n",
+		    step,
+		    x->token_var != NULL ? "; the token stays in the variable"
+					 : "");
+	else
+		hd_buf_puts(b, "\n# Codex:\n");
+	hd_buf_printf(b,
+	    "%s\n#    Let it call huddle's tools without asking: add "
+	    "default_tools_approval_mode = \"approve\"\n#    under "
+	    "[mcp_servers.%s] in ~/.codex/config.toml\n",
+	    cmd, x->name);
+}
+
+/* s as a TOML basic string: JSON's string escaping is valid TOML. -1
+ * when memory ran out. */
+static int
+codex_attach_toml_str(hd_buf *b, const char *s)
+{
+	json_t *j = json_string(s);
+	char *q = j != NULL ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+
+	if (q != NULL)
+		hd_buf_puts(b, q);
+	free(q);
+	json_decref(j);
+	return q != NULL ? 0 : -1;
+}
+
+/* --format codex: over stdio the config.toml table; over HTTP the
+ * command, since the URL must not be written into a file (6). */
+static int
+codex_attach_config(const hd_runtime_attach *x, json_t **doc, hd_buf *out,
+    hd_err *err)
+{
+	char *cmd;
+
+	*doc = NULL;
+	if (x->stdio) {
+		hd_buf_printf(out, "[mcp_servers.%s]\ncommand = ", x->name);
+		if (codex_attach_toml_str(out, x->exe) < 0)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		hd_buf_puts(out, "\nargs = [\"--home\", ");
+		if (codex_attach_toml_str(out, x->home) < 0)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		hd_buf_printf(out,
+		    ", \"mcp\", \"--team\", \"%s\", \"--agent\", \"%s\"]\n"
+		    "default_tools_approval_mode = \"approve\"\n",
+		    x->team, x->agent);
+		return 0;
+	}
+	if ((cmd = codex_attach_cmd(x)) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	hd_buf_printf(out,
+	    "# Codex reads no variable in an MCP url: this puts the signed "
+	    "URL in your own\n# ~/.codex/config.toml (never the project's). "
+	    "First: %s (a secret)\n%s\n",
+	    x->url_var, cmd);
+	free(cmd);
+	return 0;
+}
+
+static const hd_runtime_attacher codex_attach = {
+    .format = "codex",
+    .command = codex_attach_cmd,
+    .text = codex_attach_text,
+    .json = NULL,
+    .config = codex_attach_config,
+};
+
 const hd_runtime_adapter hd_runtime__codex = {
     .name = "codex",
     .label = "codex",
@@ -816,6 +920,7 @@ const hd_runtime_adapter hd_runtime__codex = {
     .capabilities = codex_caps,
     .check_config = codex_check,
     .prices = codex_prices,
+    .attach = &codex_attach,
     .run = codex_run,
     .doctor = codex_doctor,
 };

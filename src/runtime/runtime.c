@@ -18,7 +18,7 @@
  *  (6) The adapter table is the one list of runtimes. Everything huddle
  *      knows of a runtime is in its adapter's row, from its own file: its
  *      name, its capabilities (hence its class and home), the check of
- *      its runtime_config, its price list, its doctor.
+ *      its runtime_config, its price list, its attach formats, its doctor.
  *      Adding a runtime is that file and one row here; the refusals' list
  *      of names is read from the table, and nothing outside src/runtime
  *      branches on a runtime's name.

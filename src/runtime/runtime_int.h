@@ -318,6 +318,12 @@ void hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em,
 const char *hd_codex__stream_thread(const hd_codex_stream *cs);
 void hd_codex__stream_usage(const hd_codex_stream *cs, hd_codex_usage *out);
 
+/* ---- attach.c: for the adapters' attach writers ---- */
+
+/* `EXE --home HOME mcp --team T --agent A`, each path a shell word, the
+ * stdio server of x, appended to b. */
+void hd_runtime__attach_stdio(hd_buf *b, const hd_runtime_attach *x);
+
 /* Tests only: make rt the adapter table's last row (runtime.c has one
  * spare), as adding a runtime's row there would; NULL takes it out.
  * Call before anything reads the table. */
