@@ -43,8 +43,8 @@
 #define ERROR_MSG_MAX (16 * 1024)
 
 /* (6): the runtimes of this build, one row each, in the order refusals
- * name them; then one spare row, NULL but in tests (hd_runtime__test_adapter),
- * and the end. */
+ * name them; then one spare row, NULL but in tests
+ * (hd_runtime__test_adapter), and the end. */
 static const hd_runtime_adapter *adapters[] = {
     &hd_runtime__scripted,
     &hd_runtime__exec,
