@@ -26,7 +26,7 @@
 #include <huddle/events.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 #define HD_LOG_COMPONENT "events"
 #include <huddle/log.h>

@@ -5,6 +5,8 @@
  */
 #include <string.h>
 
+#include <huddle/events.h>
+
 #include <store/store.h>
 
 #include "testutil.h"

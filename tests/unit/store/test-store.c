@@ -15,6 +15,10 @@
 
 #include <sqlite3.h>
 
+#include <huddle/team.h>
+#include <huddle/util.h>
+#include <huddle/version.h>
+
 #include "store/store.h"
 #include "testutil.h"
 
