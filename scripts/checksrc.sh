@@ -30,8 +30,8 @@ if out=$(grep -nE "$banned" $files); then
 fi
 
 table=cmake/layers.txt
-# the layers, lowest first, and the rank of the first at or above which
-# nothing may write to stdout (the surfaces)
+# the layers, lowest first; the source directories below the surfaces,
+# where nothing writes to stdout
 layers=$(awk '$1 == "layers" { $1 = ""; print; exit }' $table)
 [ -n "$layers" ] || complain "$table: no layers line"
 lower_dirs=$(awk -v L="$layers" '
@@ -135,7 +135,10 @@ FNR == 1 {
 	}
 	split(inc, c, "/")
 	if (c[1] == "huddle") {
-		if (!(c[2] in hdr)) {
+		if (c[2] == "huddle.h") {
+			printf "%s<huddle/huddle.h> is gone: include the headers this file uses\n", where
+			bad = 1
+		} else if (!(c[2] in hdr)) {
 			printf "%s<%s> is in no layer of %s\n", where, inc, T
 			bad = 1
 		} else if (rank[hdr[c[2]]] > rank[mine]) {
