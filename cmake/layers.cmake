@@ -13,6 +13,7 @@
 #   HD_LAYER_NAMES           the layers, lowest first
 #   HD_LAYER_<l>_DIRS        layer l's source directories (src/DIR)
 #   HD_LAYER_<l>_INCLUDE     layer l's include directory
+#   HD_HEADER_LAYER_<X.h>    the layer of include/huddle/X.h
 #
 # Stops with a message when the table and the tree disagree: a src/
 # directory or public header in no layer, an entry naming nothing, an
@@ -67,7 +68,7 @@ foreach(line IN LISTS hd_lt_lines)
     endif()
   elseif(path MATCHES "^include/huddle/([A-Za-z0-9_-]+\\.h)$" AND nw EQUAL 2)
     list(APPEND hd_lt_headers ${CMAKE_MATCH_1})
-    set(hd_lt_layer_of_h_${CMAKE_MATCH_1} ${first})
+    set(HD_HEADER_LAYER_${CMAKE_MATCH_1} ${first})
   else()
     message(FATAL_ERROR "cmake/layers.txt:${hd_lt_no}: `${path}` is "
       "neither src/DIR nor include/huddle/X.h")
@@ -109,7 +110,7 @@ foreach(layer IN LISTS HD_LAYER_NAMES)
   set(HD_LAYER_${layer}_INCLUDE ${inc})
   file(MAKE_DIRECTORY ${inc}/huddle)
   foreach(h IN LISTS hd_lt_headers)
-    if(hd_lt_layer_of_h_${h} IN_LIST hd_lt_seen)
+    if(HD_HEADER_LAYER_${h} IN_LIST hd_lt_seen)
       file(CREATE_LINK ${PROJECT_SOURCE_DIR}/include/huddle/${h}
         ${inc}/huddle/${h} SYMBOLIC)
     endif()
