@@ -32,7 +32,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../http/http.h"
+#include <huddle/attach.h>
+#include <huddle/buf.h>
+
+#include <http/http.h>
 #include "cli.h"
 
 #define ATTACH_URL_VAR_MAX 80

@@ -38,7 +38,7 @@
 #include <huddle/exchange.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 #define HD_LOG_COMPONENT "exchange"
 #include <huddle/log.h>

@@ -13,7 +13,7 @@
 #include <huddle/runtime.h>
 #include <huddle/supervisor.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 #include "owner.h"
 
 /* ---- shared by wake.c and sv_turn.c ---- */

@@ -28,7 +28,7 @@
 #include <huddle/events.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 
 /* The insert; seq into *seq. Inside a transaction a failure refuses it. */

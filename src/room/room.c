@@ -39,7 +39,7 @@
 #include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 #define POST_COLS                                                              \
 	"id, room_id, team_id, author_agent_id, body, kind, created_at, seq"

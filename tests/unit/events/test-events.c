@@ -10,6 +10,7 @@
 #include <huddle/board.h>
 #include <huddle/events.h>
 #include <huddle/room.h>
+
 #include <store/store.h>
 
 #include "testutil.h"

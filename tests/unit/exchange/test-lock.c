@@ -16,6 +16,9 @@
 
 #include <sqlite3.h>
 
+#include <huddle/exchange.h>
+#include <huddle/util.h>
+
 #include "testutil.h"
 
 #include "fake.h"
