@@ -9,6 +9,7 @@
 #include "agent.h"
 #include "attach.h"
 #include "autorun.h"
+#include "autorun_turn.h"
 #include "board.h"
 #include "budget.h"
 #include "cancel.h"
@@ -31,5 +32,6 @@
 #include "team.h"
 #include "util.h"
 #include "version.h"
+#include "wake.h"
 
 #endif
