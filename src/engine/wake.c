@@ -16,7 +16,7 @@
  *      member once per task: a member that passes leaves it to the next.
  *  (5) Scans read first and write only when something is new, so the
  *      store changing for other reasons costs each supervisor one read.
- * Callers: supervisor.c (hd_sv__scan).
+ * Callers: supervisor.c (hd_sv__scan); sv_turn.c, sv_hand.c (hd_sv__oom).
  */
 #include <stdio.h>
 #include <stdlib.h>
