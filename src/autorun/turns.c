@@ -150,8 +150,7 @@ hd_autorun_turn_delivered(
 	int rc;
 
 	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_turns SET delivered = ?2 WHERE id = "
-		 "?1",
+		 "UPDATE autorun_turns SET delivered = ?2 WHERE id = ?1",
 		 err)) < 0)
 		return rc;
 	hd_stmt_bind_int(s, 1, id);
