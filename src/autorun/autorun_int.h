@@ -12,7 +12,7 @@
 
 #include <huddle/err.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 int hd_autorun__oom(hd_err *err);
 
