@@ -25,10 +25,12 @@
 #include "store.h"
 #include "room.h"
 #include "shutdown.h"
+#include "spawn.h"
 #include "supervisor.h"
 #include "runtime.h"
 #include "session.h"
 #include "team.h"
+#include "team_state.h"
 #include "util.h"
 #include "version.h"
 
