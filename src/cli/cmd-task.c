@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/board.h>
+#include <huddle/team.h>
 #include <huddle/util.h>
 
 #include "cli.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <huddle/shutdown.h>
+#include <huddle/team.h>
 
 #include "mcp.h"
 

@@ -7,6 +7,8 @@
 
 #include <huddle/runtime.h>
 #include <huddle/shutdown.h>
+#include <huddle/spawn.h>
+#include <huddle/team_state.h>
 
 #include "mcp.h"
 
