@@ -27,7 +27,7 @@ if out=$(grep -nE "$banned" $files); then
 	echo "$out" >&2
 fi
 
-lower=$(printf '%s\n' $files | grep -E '^src/(util|store|team|events|room|mailbox|board|memory|engine|runtime)/')
+lower=$(printf '%s\n' $files | grep -E '^src/(util|store|team|events|room|mailbox|board|memory|conversation|engine|runtime)/')
 stdout_re='(^|[^A-Za-z0-9_])(printf|puts|putchar)[[:space:]]*\(|stdout'
 if [ -n "$lower" ] && out=$(grep -nE "$stdout_re" $lower); then
 	complain "stdout used below the surfaces:"
@@ -39,7 +39,7 @@ rank() {
 	case "$1" in
 	util) echo 0 ;;
 	store) echo 1 ;;
-	team | events | room | mailbox | board | memory) echo 2 ;;
+	team | events | room | mailbox | board | memory | conversation) echo 2 ;;
 	engine | runtime) echo 3 ;;
 	cli | mcp | http | web) echo 4 ;;
 	*) echo 9 ;;
