@@ -37,7 +37,7 @@ rank() {
 	store) echo 1 ;;
 	team | events | room | mailbox | board | memory) echo 2 ;;
 	engine | runtime) echo 3 ;;
-	cli | mcp | http | web) echo 4 ;;
+	cli | ops | mcp | http | web) echo 4 ;;
 	*) echo 9 ;;
 	esac
 }
