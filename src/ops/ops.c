@@ -547,7 +547,7 @@ cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 	switch (a->type) {
 	case HD_OPT_INT:
 		if (hd_parse_i64(&n, s, lb, err) < 0)
-			return -1;
+			return HD_EINVAL; /* its message */
 		if ((a->flags & HD_OPA_ID) && n <= 0)
 			return hd_err_set(err, HD_EINVAL,
 			    "%s must be a positive integer, not \"%.64s\"", lb,
@@ -567,7 +567,7 @@ cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 			    (int)(len < sizeof(one) ? len : sizeof(one) - 1), p);
 			if (hd_parse_i64(&n, one, lb, err) < 0) {
 				json_decref(*v);
-				return -1;
+				return HD_EINVAL; /* its message */
 			}
 			json_array_append_new(*v, json_integer(n));
 			p += len;
@@ -608,9 +608,9 @@ hd_ops_cli_args(json_t **out, const hd_op *op, int argc, char *const argv[],
 			s = opt(ctx, a->cli + 2);
 		if (s == NULL)
 			continue;
-		if (cli_value(&v, a, s, err) < 0) {
+		if ((rc = cli_value(&v, a, s, err)) < 0) {
 			json_decref(in);
-			return -1;
+			return rc;
 		}
 		json_object_set_new(in, a->name, v);
 	}
