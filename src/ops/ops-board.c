@@ -180,7 +180,7 @@ tool_task_auto_claim(json_t **result, const hd_op_call *c, hd_err *err)
 
 /* As the leader (or the user): assign a task to assignee, or with auto
  * to the member the board picks (hd_board_assign_auto); exactly one of
- * the two. Not "agent" over MCP: an unbound connection reads that as who
+ * the two (the table's one_of). Not "agent" over MCP: an unbound connection reads that as who
  * is acting (REST's key is "agent", the CLI's a positional). */
 static int
 tool_task_assign(json_t **result, const hd_op_call *c, hd_err *err)
@@ -192,19 +192,6 @@ tool_task_assign(json_t **result, const hd_op_call *c, hd_err *err)
 	int64_t id;
 	int rc;
 
-	/* one rule, in each surface's words */
-	static const char *const both[] = {"pass assignee or auto, not both",
-	    "pass \"agent\" or \"auto\", not both",
-	    "give AGENT or --auto, not both"};
-	static const char *const neither[] = {
-	    "pass assignee (a member) or auto: true",
-	    "\"agent\" or \"auto\": true is required",
-	    "'task assign' needs AGENT or --auto"};
-
-	if (agent != NULL && automatic)
-		return hd_err_set(err, HD_EINVAL, "%s", both[c->dialect]);
-	if (agent == NULL && !automatic)
-		return hd_err_set(err, HD_EINVAL, "%s", neither[c->dialect]);
 	if ((rc = task_in_team(c, &id, err)) < 0)
 		return rc;
 	if (agent != NULL)
@@ -520,7 +507,15 @@ const hd_op hd_ops_board[] = {
 	.cli_details = "Highest priority first, then the oldest.",
 	.cli_as_help = "the claiming agent (required)"},
     {.name = "task.assign", .who = HD_OPW_LEADER, .flags = W,
-	.args = assign_args, .fn = tool_task_assign, .mcp = "task_assign",
+	.args = assign_args, .fn = tool_task_assign,
+	.one_of = {"assignee", "auto"},
+	.one_of_both = {"pass assignee or auto, not both",
+	    "pass \"agent\" or \"auto\", not both",
+	    "give AGENT or --auto, not both"},
+	.one_of_neither = {"pass assignee (a member) or auto: true",
+	    "\"agent\" or \"auto\": true is required",
+	    "'task assign' needs AGENT or --auto"},
+	.mcp = "task_assign",
 	.mcp_desc =
 	    "As the team leader, give a ready task to a member: name it "
 	    "(assignee), or pass auto: true and huddle picks the idle member "

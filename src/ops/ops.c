@@ -479,6 +479,18 @@ hd_ops_check(json_t **out, const hd_op *op, hd_ops_dialect d,
 			    a->cli_meta ? a->cli_meta : "");
 		return hd_err_set(err, HD_EINVAL, "%s is required", lb);
 	}
+	if (op->one_of[0] != NULL) {
+		const json_t *x = json_object_get(res, op->one_of[0]);
+		const json_t *y = json_object_get(res, op->one_of[1]);
+		int hx = x != NULL && !json_is_false(x);
+		int hy = y != NULL && !json_is_false(y);
+
+		if (hx == hy) {
+			json_decref(res);
+			return hd_err_set(err, HD_EINVAL, "%s",
+			    hx ? op->one_of_both[d] : op->one_of_neither[d]);
+		}
+	}
 	*out = res;
 	return 0;
 }

@@ -147,6 +147,11 @@ typedef struct hd_op {
 	int flags;
 	const hd_op_arg *args; /* NULL-name terminated */
 	hd_op_fn fn;
+	/* exactly one of two arguments (a bool counts when true), or NULL;
+	 * the messages when both or neither are given, per dialect */
+	const char *one_of[2];
+	const char *one_of_both[3];
+	const char *one_of_neither[3];
 	/* MCP: tool name (NULL: not a tool) */
 	const char *mcp;
 	const char *mcp_desc;
