@@ -29,6 +29,10 @@
  *      a post written on another connection (HD_OPF_OWN_COMMIT), takes
  *      them in a transaction of their own, and only after a read found
  *      some, so a reader with no mail never takes the write lock.
+ *  (6) The tools are the operation table's entries with an MCP name
+ *      (src/ops/ops.h): tools/list shows each with the inputSchema
+ *      hd_ops_schema made of its arguments, and tools/call checks the
+ *      arguments with hd_ops_check before the entry's handler runs.
  */
 #include <stdlib.h>
 #include <string.h>

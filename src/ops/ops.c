@@ -11,11 +11,13 @@
  *      shares (rest_common: typed, then ignored), on the CLI by getopt.
  *  (2) The checked object holds canonical names only, each of its
  *      declared type; a handler reads nothing else.
- *  (3) The table is fixed once a surface has read it: hd_ops_all is
- *      built on first use and hd_ops_test_add is refused afterwards.
+ *  (3) The table is fixed once a surface has read it: hd_ops_all builds
+ *      it on first use (once, whichever thread asks first) and
+ *      hd_ops_test_add is refused afterwards.
  * Callers: mcp.c, route.c and route-ops.c, src/cli/cli-ops.c, and the
  * group files' handlers (hd_op_str and friends).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@ static const hd_op *extra[OPS_EXTRA];
 static size_t nextra;
 static const hd_op *table[OPS_MAX + 1];
 static int built;
+static pthread_once_t build_once = PTHREAD_ONCE_INIT;
 
 static const char *const identity_keys[] = {
     "authorAgentId",
@@ -66,10 +69,7 @@ build(void)
 const hd_op *const *
 hd_ops_all(void)
 {
-	/* built by the first surface, before any thread starts (the MCP
-	 * server and the CLI are made in main), so no lock */
-	if (!built)
-		build();
+	pthread_once(&build_once, build);
 	return table;
 }
 
