@@ -20,7 +20,6 @@
 #include <huddle/huddle.h>
 
 #include "../mcp/mcp.h"
-#include "commit.h"
 
 #define HD_HTTP_BODY_MAX (2 * 1024 * 1024)
 #define HD_HTTP_DEFAULT_PORT 7340
@@ -204,26 +203,6 @@ int hd_http_acting(
  * "") unless both are valid names. */
 int hd_http_credential_parse(const char *who, char team[HD_HTTP_ACTOR_MAX],
     char agent[HD_HTTP_ACTOR_MAX]);
-
-/* Post to a room through the server's group committer: same contract as
- * hd_room_post, but concurrent posts share one transaction. Blocks until
- * the post committed. */
-int hd_http_post(hd_http_server *srv, hd_post **out, const char *team,
-    const char *kind, const char *author, const char *body, hd_err *err);
-
-/*
- * The same without blocking a thread. A handler that may post announces
- * it first (hd_http_post_announce: the committer holds its next batch a
- * moment for announced posts) and then either withdraws, or fills
- * it->req's inputs and it->done, holds the request (hd_http_hold) and
- * queues the item with hd_http_post_queue, which takes the announcement
- * back whatever its outcome. done runs on the committer's writer thread
- * once the post is settled, and typically just releases the hold.
- * Returns 0, or HD_EBUSY (done then never runs).
- */
-void hd_http_post_announce(hd_http_server *srv);
-void hd_http_post_withdraw(hd_http_server *srv);
-int hd_http_post_queue(hd_http_server *srv, hd_commit_item *it, hd_err *err);
 
 /*
  * Answering a request later without a thread of its own, for work another

@@ -2,13 +2,11 @@
  * server.c -- the HTTP server under `huddle serve`, on GNU libmicrohttpd.
  *
  * Design:
- *  (1) MHD runs its own epoll threads; handlers run there and must not
- *      block for long. An MCP post does not wait on its worker at all: it
- *      is held (7) while the group committer (commit.c) writes it, so the
- *      posts of every connection -- however MHD spread the connections
- *      over its threads -- can share a transaction. The pool has 8
- *      threads by default for the requests that do block (REST posts wait
- *      for their commit on the worker).
+ *  (1) MHD runs its own epoll threads, 8 by default (--threads), and
+ *      handlers run there. A room post (MCP or REST) blocks its worker
+ *      until it committed, in one transaction with the posts the other
+ *      workers made meanwhile (hd_room_post's group commit, room/batch.c):
+ *      as many posts can meet in a commit as there are workers.
  *  (2) Each request borrows an hd_store from a small pool (an hd_store is
  *      one SQLite connection and is never shared by two threads at once)
  *      and returns it when the handler is done.
@@ -190,32 +188,6 @@ hd_http_attach_ok(hd_http_server *srv, const char *team, const char *agent,
 		srv->nseen++;
 	pthread_mutex_unlock(&srv->attach_lock);
 	return 1;
-}
-
-int
-hd_http_post(hd_http_server *srv, hd_post **out, const char *team,
-    const char *kind, const char *author, const char *body, hd_err *err)
-{
-	return hd_committer_post(
-	    srv->committer, out, team, kind, author, body, err);
-}
-
-void
-hd_http_post_announce(hd_http_server *srv)
-{
-	hd_committer_announce(srv->committer);
-}
-
-void
-hd_http_post_withdraw(hd_http_server *srv)
-{
-	hd_committer_withdraw(srv->committer);
-}
-
-int
-hd_http_post_queue(hd_http_server *srv, hd_commit_item *it, hd_err *err)
-{
-	return hd_committer_queue(srv->committer, it, 1, err);
 }
 
 int
@@ -675,8 +647,6 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	}
 	if ((rc = hd_mcp_server_new(&srv->mcp, err)) < 0)
 		goto fail;
-	if ((rc = hd_committer_start(&srv->committer, srv->home, err)) < 0)
-		goto fail;
 	{
 		hd_store *st = NULL;
 
@@ -765,7 +735,6 @@ hd_http_stop(hd_http_server *srv)
 	srv->conv = NULL;
 	hd_http__guard_stop(srv); /* NULL-safe: when MHD never started */
 	hd_http__sse_free(srv);
-	hd_committer_stop(srv->committer);
 	while (srv->npool > 0)
 		hd_store_close(srv->pool[--srv->npool]);
 	hd_mcp_server_free(srv->mcp);

@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "commit.h"
 #include "http.h"
 
 #define HD_HTTP_ATTACH_SEEN 64 /* verified attach URLs remembered */
@@ -27,7 +26,6 @@ struct hd_http_server {
 	char *token;
 	_Atomic int port; /* set once MHD reports it; read by its threads */
 	hd_mcp_server *mcp;
-	hd_committer *committer; /* group commit of room posts */
 	unsigned char attach_key[HD_ATTACH_KEY_LEN]; /* loaded once */
 	/* signed identities already verified (server.c (8)), guarded by
 	 * attach_lock; round robin once full */

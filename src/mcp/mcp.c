@@ -26,7 +26,7 @@
  *      transaction as the
  *      tool's own write (a write tool runs inside it), so a message is
  *      delivered exactly once and only to its recipient; a read tool, or
- *      a post written on another connection (HD_TOOL_OWN_COMMIT), takes
+ *      a post (HD_TOOL_OWN_COMMIT: group-committed, hd_room_post), takes
  *      them in a transaction of their own, and only after a read found
  *      some, so a reader with no mail never takes the write lock.
  */
@@ -662,8 +662,6 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 	}
 	json_decref(args);
 	result = ct.result;
-	if (s->deferred) /* hd_mcp_handle keeps the request pending */
-		return NULL;
 	if (!ct.piggyback)
 		ct.mail = mail_after(s);
 	text = tool_success(result != NULL ? result : json_object(), ct.mail);
@@ -711,39 +709,6 @@ hd_mcp_is_notification(const char *msg, size_t len)
 	c = classify(j, &id);
 	json_decref(j);
 	return c == 0;
-}
-
-int
-hd_mcp_pending(const hd_mcp_session *s)
-{
-	return s->pending != NULL;
-}
-
-void
-hd_mcp_finish_post(char **reply, hd_mcp_session *s, int rc, const hd_post *p,
-    const hd_err *err)
-{
-	char *result;
-
-	if (rc < 0)
-		result = tool_error(
-		    err->msg[0] ? err->msg : hd_code_name(err->code));
-	else {
-		char *mail = mail_after(s); /* (5) */
-
-		result = tool_success(hd_mcp__chat_posted(p), mail);
-		free(mail);
-	}
-	*reply = reply_text(json_object_get(s->pending, "id"), result);
-	hd_mcp_session_dispose(s);
-}
-
-void
-hd_mcp_session_dispose(hd_mcp_session *s)
-{
-	json_decref(s->pending);
-	s->pending = NULL;
-	s->deferred = 0;
 }
 
 void
@@ -805,11 +770,6 @@ hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 			    "tools/call needs a "
 			    "string \"name\"");
 			goto done;
-		}
-		if (s->deferred) { /* answered by hd_mcp_finish_post */
-			/* j keeps the id and the post's strings alive */
-			s->pending = j;
-			return;
 		}
 		*reply = reply_text(id, text);
 		goto done;

@@ -19,22 +19,13 @@ hd_mcp__chat_posted(const hd_post *p)
 static int
 tool_chat_post(json_t **result, hd_mcp_call *c, hd_err *err)
 {
-	hd_mcp_session *s = c->s;
 	const char *text = hd_mcp_arg_str(c, "text");
 	hd_post *p = NULL;
 	int rc;
 
-	if (s->defer_post != NULL &&
-	    s->defer_post(s->post_ctx, c->team, c->agent, text)) {
-		s->deferred = 1; /* the reply waits for hd_mcp_finish_post */
-		return 0;
-	}
-	if (s->post != NULL)
-		rc = s->post(s->post_ctx, &p, c->team, c->agent, text, err);
-	else
-		rc = hd_room_post(
-		    &p, s->st, c->team, "peer", c->agent, text, err);
-	if (rc < 0)
+	/* batched with other threads' posts (room/batch.c) */
+	if ((rc = hd_room_post(
+		 &p, c->s->st, c->team, "peer", c->agent, text, err)) < 0)
 		return rc;
 	*result = hd_mcp__chat_posted(p);
 	hd_post_free(p);
