@@ -567,8 +567,6 @@ team_leader(char **out, hd_store *st, const char *team, hd_err *err)
 
 /* ---- the write payload and its reflection -------------------------------- */
 
-int hd_board__reflect_on = 1;
-
 typedef struct board_txn {
 	/* inputs */
 	int64_t id;
@@ -635,8 +633,7 @@ board_job_txn(hd_store *st, void *payload, hd_err *err)
 	hd_board__change c;
 	int rc;
 
-	if ((rc = j->fn(st, b, err)) < 0 || !b->changed ||
-	    !hd_board__reflect_on)
+	if ((rc = j->fn(st, b, err)) < 0 || !b->changed)
 		return rc;
 	/* (5) */
 	memset(&c, 0, sizeof(c));
@@ -2153,15 +2150,13 @@ reassign_one(struct board_reassign *r, hd_store *st, int64_t id,
 	    "by", r->actor, "status", t->status);
 	hd_events_append(st, "task_reassigned", t->team_id, t->id,
 	    event_agent(r->actor), data);
-	if (hd_board__reflect_on) { /* (5) */
-		memset(&c, 0, sizeof(c));
-		c.kind = HD_BOARD__REASSIGNED;
-		c.task = t;
-		c.actor = r->actor;
-		c.leader = leader;
-		c.prev_owner = r->from;
-		hd_board__reflect(st, &c);
-	}
+	memset(&c, 0, sizeof(c)); /* (5) */
+	c.kind = HD_BOARD__REASSIGNED;
+	c.task = t;
+	c.actor = r->actor;
+	c.leader = leader;
+	c.prev_owner = r->from;
+	hd_board__reflect(st, &c);
 	r->moved.items[r->moved.n++] = *t; /* the row moves; its shell goes */
 	free(t);
 	t = NULL;
