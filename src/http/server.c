@@ -24,9 +24,8 @@
  *      the request complete.
  *  (7) A handler may finish its request later (async.c): with
  *      hd_http_defer the connection is suspended while a thread of its own
- *      does the work; with hd_http_hold while another thread (the group
- *      committer) does it. Either way the response is queued when MHD
- *      calls us again after the resume.
+ *      does the work, and the response is queued when MHD calls us again
+ *      after the resume.
  *  (8) Each distinct signed attach URL is verified (an HMAC) once: the
  *      last HD_HTTP_ATTACH_SEEN (team, agent, sig) triples that verified
  *      are remembered, and only the same team and agent with the same
@@ -80,7 +79,6 @@ struct req_ctx {
 	char path[160];
 	char peer[64];
 	struct hd_http_job *job; /* a deferred request (7) */
-	struct hd_http_held *held; /* a held request (7) */
 };
 
 /* ---- store pool ------------------------------------------------------- */
@@ -109,18 +107,6 @@ hd_http__pool_put(hd_http_server *srv, hd_store *st)
 	}
 	pthread_mutex_unlock(&srv->pool_lock);
 	hd_store_close(st);
-}
-
-hd_store *
-hd_http_store_take(hd_http_server *srv, hd_err *err)
-{
-	return hd_http__pool_get(srv, err);
-}
-
-void
-hd_http_store_give(hd_http_server *srv, hd_store *st)
-{
-	hd_http__pool_put(srv, st);
 }
 
 hd_conversation_engine *
@@ -400,11 +386,6 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 		MHD_destroy_response(resp);
 		return ret;
 	}
-	if (r.held != NULL) { /* (7): answered when released */
-		free(r.resp);
-		ctx->held = r.held;
-		return MHD_YES;
-	}
 	if (r.deferred != NULL) { /* (7): answered when the job is done */
 		free(r.resp);
 		r.resp = NULL;
@@ -466,15 +447,6 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	if (ctx->job != NULL) /* resumed: the deferred work is done (7) */
 		return queue_req(conn, ctx, hd_http__job_req(ctx->job));
-	if (ctx->held != NULL) { /* resumed: released (7) */
-		hd_http_req r;
-
-		memset(&r, 0, sizeof(r));
-		r.srv = srv;
-		r.conn = conn;
-		hd_http__held_finish(ctx->held, &r);
-		return queue_req(conn, ctx, &r);
-	}
 	if (*upload_data_size > 0) {
 		if (!ctx->too_big) {
 			hd_buf_put(&ctx->body, upload_data, *upload_data_size);
@@ -505,7 +477,6 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	    (double)(hd_mono_us() - ctx->start_us) / 1000.0,
 	    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
 	hd_http__job_free(ctx->job);
-	hd_http__held_free(ctx->held);
 	hd_buf_dispose(&ctx->body);
 	free(ctx);
 	*con_cls = NULL;
