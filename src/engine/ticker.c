@@ -4,8 +4,8 @@
  * alive while a long turn runs (exchange.c (3)).
  *
  * Why one thread per home, shared. An exchange renews its lease every
- * lease/3 while a turn runs. A thread of its own per exchange cost about
- * 45 us to start, an eighth of an exchange's fixed cost, for a renewal
+ * lease/3 while a turn runs. A thread of its own per exchange was a
+ * visible share of an exchange's fixed cost (bench-exchange), for a renewal
  * that a short exchange never makes; the thread of a home is started once
  * and serves every exchange of that home in the process.
  *  (1) A ticker runs first one period after it starts, then every period

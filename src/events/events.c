@@ -13,8 +13,8 @@
  *      kind parameters (unused ones bound NULL, which matches nothing), so
  *      it stays one cached statement and one pass over the rows. The test
  *      is a CASE, not kind IN (...) or ORs of kind = ?: SQLite turns those
- *      into a temporary b-tree filled on every run, which cost three times
- *      what the rows did. The kind test is written before the team's:
+ *      into a temporary b-tree filled on every run, which cost more than
+ *      the rows did. The kind test is written before the team's:
  *      SQLite tests them in that order, and most rows walked are of other
  *      kinds, so they are rejected without the team comparison.
  *  (4) A task's history (hd_events_list_task, for the dashboard's task

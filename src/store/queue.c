@@ -5,8 +5,8 @@
  * Why. SQLite has one writer at a time; a connection that finds the write
  * lock taken can only sleep and try again (our busy handler backs off from
  * 50 us to 5 ms). With several writing processes the lock is usually free
- * for a while before a sleeper notices, and the busiest benchmark lost a
- * third of its throughput to those gaps. A futex-based mutex hands the
+ * for a while before a sleeper notices, and throughput is lost to those
+ * gaps (bench-room's 8-process figure). A futex-based mutex hands the
  * lock to the next waiter the moment the holder releases it.
  *
  *  (1) The mutex lives in huddle.db-writers, a small file in the home

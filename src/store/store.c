@@ -32,8 +32,8 @@
  *      name the path and the errno ("database or disk is full: PATH
  *      (ENOSPC)"), SQLITE_CORRUPT says "database is damaged".
  *  (9) PRAGMA quick_check does not run on every open: it reads every page,
- *      about 65-280 ms on a 100k-post (34 MB) store on the 2-core VM,
- *      where a whole `huddle team list` takes 24 ms. `huddle serve` runs
+ *      so on a large store it costs many times what a whole command does
+ *      (bench-store measures both). `huddle serve` runs
  *      it once at startup (cmd-serve.c) and refuses a damaged store;
  *      `huddle restore` runs it on the backup. In between, a damaged page
  *      fails the statement that reads it with "database is damaged".
@@ -97,12 +97,11 @@ struct hd_store {
  * drawn before a fork must not be used after it. The pool lives in its own
  * mapping marked MADV_WIPEONFORK: a child sees it zeroed, so `left` reads 0
  * and the child draws its own bytes. Asking getpid() on every id instead
- * costs a system call, about 0.75 us on the VM the benchmarks run on, and
- * an exchange turn mints nine ids. Where the kernel refuses the advice
- * (before Linux 4.14) the pool remembers the process that drew it.
- * Bytes are drawn 4 KiB at a time: a RAND_bytes call costs about 4.5 us
- * whatever its size (6 us for 512 bytes, 9 us for 4096), so 256 ids per
- * call cost a fifth of what 32 did.
+ * costs a system call per id, and an exchange turn mints several. Where
+ * the kernel refuses the advice (before Linux 4.14) the pool remembers
+ * the process that drew it. Bytes are drawn 4 KiB at a time: a RAND_bytes
+ * call costs nearly the same whatever its size, so a large draw spreads
+ * that cost over many ids (bench-exchange shows it).
  */
 #define RND_POOL 4096
 struct rnd_pool {
@@ -515,10 +514,9 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 	 * event, a status are 100-300 bytes) and every commit writes each page
 	 * it touched whole into the WAL, checksummed: a turn of an exchange
 	 * touches about 8 pages, a room post 5. Half-size pages halve those
-	 * bytes and checksums; the exchange benchmark measured about 10% less
-	 * engine time per turn and 4% fewer instructions, with room posts
-	 * about 10% faster. The pragma only applies before the file's first
-	 * page is written, so an existing store keeps its page size. */
+	 * bytes and checksums (bench-exchange and bench-room measure the
+	 * gain). The pragma only applies before the file's first page is
+	 * written, so an existing store keeps its page size. */
 	if ((rc = hd_store_exec(st,
 		 st->readonly ? "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;"
 			      : "PRAGMA page_size=2048;"

@@ -5,9 +5,9 @@
  *
  * Why. SQLite appends a WAL frame as two writes: its 24-byte header, then
  * the page. A room post touches about 6 pages, an exchange turn about 12,
- * so a commit costs 12 to 25 pwrite calls, and on the VMs huddle runs on a
- * system call costs about 0.75 us before it does any work: 24 small
- * writes measured 38-44 us against 5-6 us for the same bytes in one. Every
+ * so a commit costs 12 to 25 pwrite calls, and each system call has a
+ * fixed cost before it does any work: many small writes cost several
+ * times what the same bytes cost in one (bench-store measures it). Every
  * other byte and lock goes to the unix VFS untouched; only the -wal file's
  * frame writes are gathered.
  *

@@ -1,7 +1,7 @@
 /*
  * watch.c -- change notification across processes: block until another
  * connection commits to huddle.db, without busy polling (SPEC 5 "Follow";
- * the room's follow, and later SSE and event followers, wait here).
+ * the room's follow, SSE streams and event followers wait here).
  *
  * Why inotify on the WAL. In WAL mode every commit appends its frames to
  * huddle.db-wal with write(2) before COMMIT returns, whoever the writer is

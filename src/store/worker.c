@@ -4,10 +4,9 @@
  *
  * Why checkpoints. SQLite copies the WAL back into the database (a
  * checkpoint) from inside the COMMIT that takes the WAL past 1000 pages,
- * and that commit then also waits for two fsyncs. The exchange benchmark
- * measured it: about 3 ms every ~80 turns, some 40 us of every turn's
- * mean (16%), and the same stall lands on whichever room post, claim or
- * MCP call happens to cross the mark. Here the WAL hook hands the
+ * and that commit then also waits for two fsyncs: a stall that lands on
+ * whichever turn, room post, claim or MCP call happens to cross the mark
+ * (bench-exchange shows it in the turn's tail). Here the WAL hook hands the
  * checkpoint to the worker, which runs it on a connection of its own while
  * the writer goes on.
  *
