@@ -52,6 +52,59 @@ typedef int (*hd_store_unit_fn)(hd_store *st, void *payload, hd_err *err);
 int hd_store_atomic(
     hd_store *st, hd_store_unit_fn fn, void *payload, hd_err *err);
 
+/* A transaction body; may run more than once (on busy retry), so it must
+ * only touch the database and its own payload. */
+typedef int (*hd_store_txn_fn)(hd_store *st, void *payload, hd_err *err);
+
+/*
+ * Run fn inside BEGIN IMMEDIATE; commit when it returns >= 0, roll back
+ * otherwise. SQLITE_BUSY anywhere is retried with jittered backoff until the
+ * busy budget is spent, then HD_EBUSY `database is busy: gave up after N ms`.
+ * Called inside an open transaction, fn simply runs in it (no nesting).
+ */
+int hd_store_write(hd_store *st, hd_store_txn_fn fn, void *payload,
+    hd_err *err);
+
+/* Like hd_store_write but a deferred (read) transaction: one snapshot. */
+int hd_store_read(hd_store *st, hd_store_txn_fn fn, void *payload,
+    hd_err *err);
+
+/* 1 while a transaction opened by hd_store_write/read is running. */
+int hd_store_in_txn(const hd_store *st);
+
+/*
+ * Savepoints inside a write transaction, strictly nested: open one,
+ * then end it keeping its work (keep = 1) or rolling it back (keep = 0).
+ * Rolling back also forgets a failure hd_store_fail_txn marked inside
+ * it: the work it refused is gone. 0, or an error code with err set.
+ */
+#define HD_STORE_SAVEPOINT_MAX 16
+int hd_store_savepoint(hd_store *st, hd_err *err);
+int hd_store_savepoint_end(hd_store *st, int keep, hd_err *err);
+
+/*
+ * The store's data version into *out: it changes with every commit of a
+ * write, by this connection or any other. Taken right after a write
+ * committed and again inside a later transaction, the two are equal
+ * exactly when nothing was written to the store in between. -1 when
+ * SQLite cannot say (then nothing can be assumed).
+ */
+int hd_store_data_version(hd_store *st, uint32_t *out);
+
+/*
+ * Values derived from stored text, kept per connection (memo.c): a value
+ * put under key with the text it was derived from comes back from get only
+ * while the text given is byte for byte that text, so a hit is what
+ * deriving again would give. The memo owns its values (freed with free_fn)
+ * and lends one until the next call on the same store. Bounded at
+ * HD_STORE_MEMO_MAX entries. Never shared between connections.
+ */
+#define HD_STORE_MEMO_MAX 1024
+typedef void (*hd_store_memo_free_fn)(void *value);
+const void *hd_store_memo_get(hd_store *st, const char *key, const char *text);
+void hd_store_memo_put(hd_store *st, const char *key, const char *text,
+    void *value, hd_store_memo_free_fn free_fn);
+
 /* Change the busy budget (milliseconds) for this connection. */
 void hd_store_set_busy_budget(hd_store *st, int ms);
 

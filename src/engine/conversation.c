@@ -108,8 +108,7 @@ hd_conv__room_post(hd_store *st, const char *team, const char *kind,
 	hd_post *p = NULL;
 	int64_t seq = 0;
 
-	if (capped == NULL ||
-	    hd_store_exec(st, "SAVEPOINT conv_post", &perr) < 0) {
+	if (capped == NULL || hd_store_savepoint(st, &perr) < 0) {
 		free(capped);
 		hd_log_warn("room post for %s skipped: %s", team,
 		    capped == NULL ? "out of memory" : perr.msg);
@@ -118,10 +117,11 @@ hd_conv__room_post(hd_store *st, const char *team, const char *kind,
 	if (hd_room_post(&p, st, team, kind, author, capped, &perr) < 0) {
 		hd_log_warn("room post by %s in %s skipped: %s", author, team,
 		    perr.msg);
-		hd_store_exec(st, "ROLLBACK TO conv_post", NULL);
-	} else
+		hd_store_savepoint_end(st, 0, NULL);
+	} else {
 		seq = p->seq;
-	hd_store_exec(st, "RELEASE conv_post", NULL);
+		hd_store_savepoint_end(st, 1, NULL);
+	}
 	hd_post_free(p);
 	free(capped);
 	return seq;

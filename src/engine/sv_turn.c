@@ -535,17 +535,18 @@ post_soft(hd_store *st, const char *team, const char *agent, const char *body)
 	hd_post *p = NULL;
 	int64_t seq = 0;
 
-	if (hd_store_exec(st, "SAVEPOINT sv_post", &perr) < 0) {
+	if (hd_store_savepoint(st, &perr) < 0) {
 		hd_log_warn("room post of %s skipped: %s", agent, perr.msg);
 		return 0;
 	}
 	if (hd_room_post(&p, st, team, "peer", agent, body, &perr) < 0) {
 		hd_log_warn(
 		    "room post of %s in %s skipped: %s", agent, team, perr.msg);
-		hd_store_exec(st, "ROLLBACK TO sv_post", NULL);
-	} else
+		hd_store_savepoint_end(st, 0, NULL);
+	} else {
 		seq = p->seq;
-	hd_store_exec(st, "RELEASE sv_post", NULL);
+		hd_store_savepoint_end(st, 1, NULL);
+	}
 	hd_post_free(p);
 	return seq;
 }

@@ -90,25 +90,6 @@ int hd_store_sqlerr(hd_store *st, int src, hd_err *err);
  * from hd_random_bytes. */
 int hd_store_uuid(hd_store *st, char out[37], hd_err *err);
 
-/* A transaction body; may run more than once (on busy retry), so it must
- * only touch the database and its own payload. */
-typedef int (*hd_store_txn_fn)(hd_store *st, void *payload, hd_err *err);
-
-/*
- * Run fn inside BEGIN IMMEDIATE; commit when it returns >= 0, roll back
- * otherwise. SQLITE_BUSY anywhere is retried with jittered backoff until the
- * busy budget is spent, then HD_EBUSY `database is busy: gave up after N ms`.
- * Called inside an open transaction, fn simply runs in it (no nesting).
- */
-int hd_store_write(hd_store *st, hd_store_txn_fn fn, void *payload,
-    hd_err *err);
-
-/* Like hd_store_write but a deferred (read) transaction: one snapshot. */
-int hd_store_read(hd_store *st, hd_store_txn_fn fn, void *payload,
-    hd_err *err);
-
-/* 1 while a transaction opened by hd_store_write/read is running. */
-int hd_store_in_txn(const hd_store *st);
 
 /*
  * Refuse the open write transaction: however its body returns,
@@ -125,24 +106,7 @@ void hd_store_fail_txn(hd_store *st, const hd_err *err);
  * it, or 0 when none is marked. */
 int hd_store_txn_failure(hd_store *st, hd_err *err);
 
-/*
- * Savepoints inside a write transaction, strictly nested: open one,
- * then end it keeping its work (keep = 1) or rolling it back (keep = 0).
- * Rolling back also forgets a failure hd_store_fail_txn marked inside
- * it: the work it refused is gone. 0, or an error code with err set.
- */
-#define HD_STORE_SAVEPOINT_MAX 16
-int hd_store_savepoint(hd_store *st, hd_err *err);
-int hd_store_savepoint_end(hd_store *st, int keep, hd_err *err);
 
-/*
- * The store's data version into *out: it changes with every commit of a
- * write, by this connection or any other. Taken right after a write
- * committed and again inside a later transaction, the two are equal
- * exactly when nothing was written to the store in between. -1 when
- * SQLite cannot say (then nothing can be assumed).
- */
-int hd_store_data_version(hd_store *st, uint32_t *out);
 
 /* Run a statement with no result rows, for small fixed SQL. */
 int hd_store_exec(hd_store *st, const char *sql, hd_err *err);
@@ -199,19 +163,6 @@ typedef struct hd_store_worker hd_store_worker;
 hd_store_worker *hd_store__worker_new(const char *path, const char *vfs);
 void hd_store__worker_free(hd_store_worker *w);
 
-/*
- * Values derived from stored text, kept per connection (memo.c): a value
- * put under key with the text it was derived from comes back from get only
- * while the text given is byte for byte that text, so a hit is what
- * deriving again would give. The memo owns its values (freed with free_fn)
- * and lends one until the next call on the same store. Bounded at
- * HD_STORE_MEMO_MAX entries. Never shared between connections.
- */
-#define HD_STORE_MEMO_MAX 1024
-typedef void (*hd_store_memo_free_fn)(void *value);
-const void *hd_store_memo_get(hd_store *st, const char *key, const char *text);
-void hd_store_memo_put(hd_store *st, const char *key, const char *text,
-    void *value, hd_store_memo_free_fn free_fn);
 typedef struct hd_store_memo hd_store_memo;
 hd_store_memo *hd_store__memo_new(void);
 const void *hd_store__memo_get(
