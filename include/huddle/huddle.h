@@ -24,6 +24,7 @@
 #include "prompt.h"
 #include "store.h"
 #include "room.h"
+#include "room_lock.h"
 #include "shutdown.h"
 #include "supervisor.h"
 #include "runtime.h"

@@ -2,7 +2,7 @@
  * cancel.c -- cancelling a running conversation or exchange (cancel.h).
  * Owns table cancel_requests; ends cancelled conversations in tables
  * conversations and conversation_deliveries (conversation.c owns them
- * otherwise), and reads room_locks (lock.c's).
+ * otherwise), and reads room_locks (room/lock.c's).
  *  (1) A request is a row (kind, target): written by whoever asks, in any
  *      process; read by the engine that runs the work, which alone stops
  *      it. For a conversation that engine is conversations.owner; a

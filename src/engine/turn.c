@@ -37,7 +37,7 @@
  *      lease (HD_ECONFLICT) leaves the transaction as begin found it, so
  *      the loop can still commit the previous turn's save with it.
  *  (8) While the runtime's command runs, its process group (pid and start
- *      time) is recorded with the room lock (lock.c (4)), in its own
+ *      time) is recorded with the room lock (room/lock.c (4)), in its own
  *      transaction once it started; the next step's progress clears it.
  *      A holder that died with the turn running leaves it for its
  *      successor to kill before the turn runs again.
