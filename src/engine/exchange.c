@@ -1,8 +1,8 @@
 /*
  * exchange.c -- the exchange loop (SPEC 8): pre-checks, the room lock and
  * its renewal, speaker selection, turns, board-derived obligations, and
- * the end. Owns no table (room/lock.c owns room_locks, budget.c budgets,
- * session.c sessions; turn state is kv).
+ * the end. Owns no table (room/lock.c owns room_locks, team/budget.c
+ * budgets, team/session.c sessions; turn state is kv).
  *  (1) Every refusal (pre-checks, a held lock) happens before any turn
  *      runs and leaves nothing behind: no post, no event, no lock.
  *  (2) Once the lock is taken the exchange always ends through one exit

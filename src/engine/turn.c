@@ -4,7 +4,7 @@
  * run inside a write transaction the loop opens (exchange.c), execute
  * (the runtime) outside any. Owns no table: the turn state lives in kv
  * under "turn:<room>:<agent>", the post in the room, lineage in sessions
- * (session.c), spend in budgets (budget.c).
+ * (team/session.c), spend in budgets (team/budget.c).
  *  (1) State missing or malformed reads as zeros, field by field, so a
  *      damaged row costs one turn of context, never the exchange. While
  *      an exchange holds the room lock it is the only writer of its
