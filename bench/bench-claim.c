@@ -30,7 +30,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <huddle/huddle.h>
+#include <huddle/log.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
 
 #include "board/board_int.h"
 #include "store/sqlite.h"

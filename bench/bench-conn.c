@@ -41,7 +41,9 @@
 
 #include <curl/curl.h>
 
-#include <huddle/huddle.h>
+#include <huddle/attach.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
 
 #include "bench-server.h"
 

@@ -35,7 +35,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <huddle/huddle.h>
+#include <huddle/conversation.h>
+#include <huddle/log.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
 
 #include "store/sqlite.h"
 

@@ -33,7 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <huddle/huddle.h>
+#include <huddle/exchange.h>
+#include <huddle/log.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
 
 #define ROUNDS 5
 

@@ -25,7 +25,8 @@
 
 #include <curl/curl.h>
 
-#include <huddle/huddle.h>
+#include <huddle/attach.h>
+#include <huddle/team.h>
 
 #include "bench-raw.h"
 

@@ -35,7 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <huddle/huddle.h>
+#include <huddle/log.h>
+#include <huddle/room.h>
+#include <huddle/team.h>
 
 #include "bench-raw.h"
 

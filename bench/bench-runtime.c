@@ -25,7 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <huddle/huddle.h>
+#include <huddle/runtime.h>
+#include <huddle/util.h>
 
 extern char **environ;
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <huddle/huddle.h>
+#include <huddle/util.h>
 
 #include "store/sqlite.h"
 

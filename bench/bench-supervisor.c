@@ -32,7 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <huddle/huddle.h>
+#include <huddle/autorun.h>
+#include <huddle/mailbox.h>
+#include <huddle/supervisor.h>
+#include <huddle/util.h>
 
 #include "store/store.h"
 

@@ -2,8 +2,12 @@
  * agent.h -- agents: the members of teams (SPEC 3).
  *
  * An agent id is a slug, globally unique; an agent is in at most one team.
- * runtime names the adapter that runs it (scripted, exec, claude-code,
- * codex, hermes, openai) and runtime_config is that adapter's JSON object.
+ * runtime names the adapter that runs it and runtime_config is that
+ * adapter's JSON object. Which names exist and what each accepts is the
+ * runtime layer's knowledge (runtime.h, one adapter file per runtime), not
+ * this header's: the domain checks only their shape, and takes what the
+ * runtime layer accepts as a callback (hd_agent_runtime_check) from the
+ * caller, since a domain module may not call up into an engine.
  */
 #ifndef HUDDLE_AGENT_H
 #define HUDDLE_AGENT_H
@@ -42,11 +46,22 @@ typedef struct hd_agents {
 	size_t n;
 } hd_agents;
 
+/* The runtime of an agent added without one: a value of the column, as
+ * "{}" is runtime_config's; the runtime layer has an adapter of this name
+ * (tests/unit/runtime/test-adapter.c checks it). */
+#define HD_AGENT_RUNTIME_DEFAULT "scripted"
+
 /*
  * What checks a runtime name and its runtime_config before an agent is
  * written: the runtime layer's hd_runtime_check_config, handed down by the
  * surfaces (the domain knows no runtime). HD_EINVAL with a message naming
  * the field.
+ *
+ * Why a callback in each request and not a validator registered once at
+ * startup: the caller that writes an agent (a surface, `huddle up`, a
+ * test) is above both layers and says what it accepts where it writes, so
+ * no process-wide state decides it, a library user that links no engine
+ * still gets the generic check, and a test can hand its own.
  */
 typedef int (*hd_agent_runtime_check)(
     const char *runtime, const json_t *config, hd_err *err);
@@ -56,7 +71,7 @@ typedef struct hd_agent_spec {
 	const char *team;
 	const char *name;	     /* default: the id */
 	const char *role;	     /* default: "" */
-	const char *runtime;	     /* default: "scripted" */
+	const char *runtime;	     /* default: HD_AGENT_RUNTIME_DEFAULT */
 	const json_t *runtime_config; /* default: {} (borrowed) */
 	int leader;		     /* make it the team's leader */
 	const char *spawned_by;	     /* who spawned it, or NULL */

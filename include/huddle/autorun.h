@@ -1,8 +1,11 @@
 /*
  * autorun.h -- a team's autorun settings: whether `huddle serve` runs its
  * agents between asks (the supervisor, supervisor.h), and the guardrails
- * it runs them under. Kept on the team's row by the team module; the
- * supervisor only reads them.
+ * it runs them under; and each agent's standing under them (parked, its
+ * no-progress streak). The settings are kept on the team's row, the
+ * standing in autorun_agents, both by the autorun module (src/autorun/);
+ * the supervisor reads the settings and keeps the standing. Its turns
+ * are in autorun_turn.h, what wakes it in wake.h.
  *
  *   on              the supervisor wakes the team's agents when they have
  *                   work (team file "autorun": true; default off)
@@ -79,5 +82,54 @@ void hd_autorun_teams_free(char **v, size_t n);
 
 /* {"on","paused","turns_per_hour","park_after"}. */
 json_t *hd_autorun_to_json(const hd_autorun *a);
+
+/* ---- an agent's standing ----------------------------------------------
+ *
+ * One row per agent in autorun_agents, made on first need; an agent
+ * without one stands at zeros (no streak, not parked, nothing carried).
+ * Every call runs inside its caller's transaction: the writes inside
+ * hd_store_write (with the rest of what the caller records), the reads
+ * inside hd_store_read or a write. Errors are the store's.
+ *  (1) Park and unpark move only from the other state (a conditional
+ *      write): the event is emitted, and *changed set, only when the
+ *      state moved, so two engines parking at once park once.
+ */
+
+typedef struct hd_autorun_agent {
+	int64_t streak; /* turns in a row that changed nothing */
+	char *parked;   /* why, or NULL */
+	int64_t parked_at;
+	char *carry; /* "lo-hi": the ids of the messages an aborted turn's
+			prompt delivered, shown again by the next (wake.h
+			(3)), or NULL */
+} hd_autorun_agent;
+
+/* agent's standing (zeros when it has no row). Free with
+ * hd_autorun_agent_dispose. */
+int hd_autorun_agent_get(
+    hd_autorun_agent *out, hd_store *st, const char *agent, hd_err *err);
+void hd_autorun_agent_dispose(hd_autorun_agent *a);
+
+/* Make sure agent has its row, with team kept current. */
+int hd_autorun_agent_ensure(
+    hd_store *st, const char *team, const char *agent, hd_err *err);
+
+/*
+ * Park agent (reason non-NULL) or unpark it (by: who, for the event),
+ * making its row first; *changed when it moved (1), with agent_parked
+ * {agent, reason} or agent_unparked {agent, by}. Unparking also clears
+ * the no-progress streak.
+ */
+int hd_autorun_agent_park(int *changed, hd_store *st, const char *team,
+    const char *agent, const char *reason, const char *by, hd_err *err);
+
+/* Set agent's no-progress streak (its row exists). */
+int hd_autorun_agent_streak(
+    hd_store *st, const char *agent, int64_t streak, hd_err *err);
+
+/* Set agent's carry to "lo-hi", or clear it (carry NULL). Changes
+ * nothing when agent has no row. */
+int hd_autorun_agent_carry(
+    hd_store *st, const char *agent, const char *carry, hd_err *err);
 
 #endif

@@ -1,10 +1,10 @@
 /*
  * events.h -- the append-only log of what happened (SPEC 13).
  *
- * Writing an event never fails the operation it describes: hd_events_append
- * returns nothing and logs its own failures. Called inside a write
- * transaction the event commits (or rolls back) with the change it
- * describes.
+ * An event exists exactly when the change it describes does: called inside
+ * a write transaction the event commits (or rolls back) with the change,
+ * and a failed append fails that whole transaction -- hd_store_write
+ * returns the append's error even if no caller in between looked at it.
  */
 #ifndef HUDDLE_EVENTS_H
 #define HUDDLE_EVENTS_H
@@ -42,14 +42,16 @@ typedef struct hd_event_filter {
 
 #define HD_EVENTS_LIMIT_MAX 10000
 
-/* Append an event. data (an object or NULL) is stolen. Never fails. */
-void hd_events_append(hd_store *st, const char *kind, const char *team,
+/* Append an event. data (an object or NULL) is stolen. 0, or an error
+ * code (the open transaction is then refused as a whole). */
+int hd_events_append(hd_store *st, const char *kind, const char *team,
     int64_t task_id, const char *agent, json_t *data);
 
 /* The same with data already serialized: data_json must be one JSON object
  * (the caller vouches for it; a hot path that only writes integers and
  * validated slugs can skip building and dumping a json_t). Returns the
- * event's seq, or 0 when it was dropped (and logged). */
+ * event's seq, or 0 when the append failed (the open transaction is then
+ * refused as a whole, with the append's error). */
 int64_t hd_events_append_raw(hd_store *st, const char *kind, const char *team,
     int64_t task_id, const char *agent, const char *data_json);
 

@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "agent.h"
+#include "buf.h"
 #include "err.h"
 
 /* The reply of one turn is capped here; past it the text is dropped and
@@ -239,6 +240,20 @@ json_t *hd_runtime_result_to_json(const hd_runtime_result *r);
 /* The emitter an adapter reports through (owned by hd_runtime_run_turn). */
 typedef struct hd_runtime_emit hd_runtime_emit;
 
+/* What a model's tokens cost, USD per million tokens. */
+typedef struct hd_price {
+	double input;
+	double cached; /* cached input tokens */
+	double output;
+} hd_price;
+
+/* One row of an adapter's price list: the models whose name starts with
+ * prefix cost price. A list ends with a row whose prefix is NULL. */
+typedef struct hd_price_row {
+	const char *prefix;
+	hd_price price;
+} hd_price_row;
+
 typedef struct hd_runtime_adapter {
 	const char *name;  /* the agents.runtime value */
 	const char *label; /* how surfaces show it, e.g. "scripted" */
@@ -251,13 +266,67 @@ typedef struct hd_runtime_adapter {
 	 * Must return promptly once in->abort is set.
 	 */
 	int (*run)(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err);
-	/* Check a runtime_config (an object): HD_EINVAL naming the field. */
+	/* Check a runtime_config (an object): HD_EINVAL naming the field.
+	 * Agents are written through it (hd_runtime_check_config). */
 	int (*check_config)(const json_t *cfg, hd_err *err);
+	/* Or NULL: the list prices of the models this runtime runs, for a
+	 * runtime that reports tokens but no cost (price.c); a model it
+	 * does not list costs SPEC 8.2's default. */
+	const hd_price_row *prices;
+	/* Or NULL: how `huddle attach` adds huddle to this runtime's CLI
+	 * by hand (the formats it writes; see hd_runtime_attacher). */
+	const struct hd_runtime_attacher *attach;
 	/* Or NULL: add to report what huddle doctor says of this runtime
 	 * for agent a, whose persistent home is home_dir (or NULL):
 	 * "binary", "env", and "problems" appended (doctor.c). */
 	void (*doctor)(const hd_agent *a, const char *home_dir, json_t *report);
 } hd_runtime_adapter;
+
+/* ---- attaching a runtime's CLI by hand (`huddle attach`, SPEC 10.4) ----
+ *
+ * Each adapter whose runtime is a CLI people also run themselves says how
+ * to add huddle's MCP server to it: the command that does it, the config
+ * file it reads, the words around them. `huddle attach` asks every
+ * adapter of the table, in its order, and names no runtime itself; no
+ * writer says a secret's value, only the variables that hold them. */
+
+typedef struct hd_runtime_attach {
+	const char *name;      /* the MCP server's name: huddle-<agent> */
+	const char *team;
+	const char *agent;
+	const char *url_var;   /* the variable holding the signed URL */
+	const char *token_var; /* the one holding the bearer token, or
+				  NULL: the server wants none */
+	const char *exe;       /* the stdio server: exe --home home mcp */
+	const char *home;      /*   --team team --agent agent (absolute) */
+	int stdio;             /* 1: the stdio server, not the URL */
+} hd_runtime_attach;
+
+typedef struct hd_runtime_attacher {
+	/* `huddle attach --format FORMAT`, and the key of command() in
+	 * --json's "commands" */
+	const char *format;
+	/* The one command that adds huddle to the CLI's own config
+	 * (malloc'd; NULL when memory ran out). */
+	char *(*command)(const hd_runtime_attach *x);
+	/* The text format's block for this runtime, appended to out: what
+	 * command (as command() made it) does, and what else to set. step
+	 * numbers the block among the URL's steps (unused with stdio). */
+	void (*text)(hd_buf *out, const hd_runtime_attach *x,
+	    const char *command, int step);
+	/* Or NULL: what --json says beyond the command, into commands and
+	 * out (the whole answer), after every runtime's command is in. */
+	void (*json)(json_t *commands, json_t *out, const hd_runtime_attach *x);
+	/* --format FORMAT: a JSON document (*doc, a new reference) or text
+	 * appended to out. 0, or a negative code with err set. */
+	int (*config)(const hd_runtime_attach *x, json_t **doc, hd_buf *out,
+	    hd_err *err);
+} hd_runtime_attacher;
+
+/* s as one shell word, appended to b: as is when it needs no quoting,
+ * else in single quotes (a ' inside as '\''). For the commands attach
+ * prints. */
+void hd_runtime_sh_word(hd_buf *b, const char *s);
 
 /*
  * Find the adapter for a runtime name. A runtime agents may come to name
@@ -307,7 +376,7 @@ const char *hd_runtime_emit_text_so_far(const hd_runtime_emit *em, size_t *len);
 
 /*
  * Estimate a turn's cost (SPEC 8.2): ceil(chars / 4) tokens each way, at
- * $3 per million input tokens and $15 per million output tokens, flagged
+ * SPEC 8.2's default price (written once, in src/runtime/price.c), flagged
  * estimated. chars counts UTF-8 code points (bytes that do not continue a
  * sequence).
  */

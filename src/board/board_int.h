@@ -8,7 +8,7 @@
 #include <huddle/board.h>
 #include <huddle/buf.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 /* What a board write did, for the room and the leader. */
 typedef enum {

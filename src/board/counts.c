@@ -19,7 +19,7 @@
 #include <huddle/board.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 int
 hd_board_counts(

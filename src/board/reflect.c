@@ -32,16 +32,18 @@
 static int
 reflect_begin(hd_store *st, hd_err *err)
 {
-	return hd_store_step1(st, "SAVEPOINT reflect", err);
+	return hd_store_savepoint(st, err);
 }
 
 /* Close the piece's savepoint: kept when rc >= 0, rolled back otherwise. */
 static void
 reflect_end(hd_store *st, int rc)
 {
-	if (rc < 0)
-		hd_store_step1(st, "ROLLBACK TO reflect", NULL);
-	hd_store_step1(st, "RELEASE reflect", NULL);
+	/* a piece whose own event failed is refused with it (events.c (1)),
+	 * even if the call that wrote it did not say so */
+	if (rc >= 0 && hd_store_txn_failure(st, NULL) != 0)
+		rc = -1;
+	hd_store_savepoint_end(st, rc >= 0, NULL);
 }
 
 static int

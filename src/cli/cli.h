@@ -15,7 +15,9 @@
 
 #include <jansson.h>
 
-#include <huddle/huddle.h>
+#include <huddle/autorun.h>
+#include <huddle/exchange.h>
+#include <huddle/shutdown.h>
 
 #define HD_EXIT_OK 0
 #define HD_EXIT_FAIL 1

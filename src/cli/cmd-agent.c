@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <huddle/activity.h>
+#include <huddle/util.h>
+
 #include "cli.h"
 
 /* Parse --config (a JSON object, checked by the library) into *out; a

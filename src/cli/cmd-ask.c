@@ -44,7 +44,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../http/http.h"
+#include <huddle/buf.h>
+#include <huddle/cancel.h>
+
+#include <http/http.h>
 #include "cli.h"
 
 #define ASK_POLL_MS 200

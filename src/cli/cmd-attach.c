@@ -15,13 +15,13 @@
  *      keep their own name `huddle` in the configs they write per turn).
  *  (3) Secrets stay out of what people commit. The signed URL is printed
  *      once, as an `export HUDDLE_<AGENT>_URL=...` line marked as a secret
- *      (text, env, json); the Claude Code config and `claude mcp add`
- *      command carry ${HUDDLE_<AGENT>_URL} and `Bearer ${HUDDLE_TOKEN}`,
- *      which Claude Code expands from the environment when it starts.
- *      Codex expands no variable in an MCP url, so its `codex mcp add`
- *      puts the URL in the user's own ~/.codex/config.toml and reads the
- *      token from the variable (bearer_token_env_var). The bearer token's
- *      value is never printed, only the variable that holds it.
+ *      (text, env, json); every other line names only the variables.
+ *      What each runtime's CLI reads (the command that adds huddle, its
+ *      config file, --format <runtime>) is its adapter's to write
+ *      (runtime.h hd_runtime_attacher, in claude.c and codex.c): this
+ *      file asks each adapter of the table in turn and names no runtime.
+ *      The bearer token's value is never printed, only the variable that
+ *      holds it.
  *  (4) Whether a token is needed: the running server's record says; with
  *      no server, whether the token variable (HUDDLE_TOKEN, or
  *      --token-env) is set, which is what `huddle serve` would use.
@@ -32,7 +32,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../http/http.h"
+#include <huddle/attach.h>
+#include <huddle/buf.h>
+
+#include <http/http.h>
 #include "cli.h"
 
 #define ATTACH_URL_VAR_MAX 80
@@ -60,75 +63,18 @@ self_path(char *out, size_t outlen)
 		out[n] = '\0';
 }
 
-/* s as one shell word: as is when it needs no quoting, else in single
- * quotes (a ' inside as '\''). */
+/* What the adapters' attach writers read of x. */
 static void
-sh_word(hd_buf *b, const char *s)
+attach_view(hd_runtime_attach *v, const attach_ctx *x, int stdio)
 {
-	const char *p;
-
-	if (s[0] != '\0' && strspn(s,
-				"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
-				"TUVWXYZ0123456789_-./:=@,+%") == strlen(s)) {
-		hd_buf_puts(b, s);
-		return;
-	}
-	hd_buf_putc(b, '\'');
-	for (p = s; *p != '\0'; p++)
-		if (*p == '\'')
-			hd_buf_puts(b, "'\\''");
-		else
-			hd_buf_putc(b, *p);
-	hd_buf_putc(b, '\'');
-}
-
-/* `huddle --home H mcp --team T --agent A`, each word quoted for sh. */
-static void
-stdio_words(hd_buf *b, const attach_ctx *x)
-{
-	sh_word(b, x->exe);
-	hd_buf_puts(b, " --home ");
-	sh_word(b, x->home);
-	hd_buf_printf(b, " mcp --team %s --agent %s", x->team, x->agent);
-}
-
-static char *
-claude_cmd(const attach_ctx *x, int stdio)
-{
-	hd_buf b = HD_BUF_INIT(0);
-
-	if (stdio) {
-		hd_buf_printf(&b, "claude mcp add %s -- ", x->name);
-		stdio_words(&b, x);
-	} else {
-		/* single quotes: the config keeps the references (3) */
-		hd_buf_printf(&b, "claude mcp add --transport http %s '${%s}'",
-		    x->name, x->url_var);
-		if (x->token_var != NULL)
-			hd_buf_printf(&b,
-			    " --header 'Authorization: Bearer ${%s}'",
-			    x->token_var);
-	}
-	return hd_buf_detach(&b);
-}
-
-static char *
-codex_cmd(const attach_ctx *x, int stdio)
-{
-	hd_buf b = HD_BUF_INIT(0);
-
-	if (stdio) {
-		hd_buf_printf(&b, "codex mcp add %s -- ", x->name);
-		stdio_words(&b, x);
-	} else {
-		/* double quotes: the shell puts the URL in ~/.codex (3) */
-		hd_buf_printf(&b, "codex mcp add %s --url \"$%s\"", x->name,
-		    x->url_var);
-		if (x->token_var != NULL)
-			hd_buf_printf(&b, " --bearer-token-env-var %s",
-			    x->token_var);
-	}
-	return hd_buf_detach(&b);
+	v->name = x->name;
+	v->team = x->team;
+	v->agent = x->agent;
+	v->url_var = x->url_var;
+	v->token_var = x->token_var;
+	v->exe = x->exe;
+	v->home = x->home;
+	v->stdio = stdio;
 }
 
 static char *
@@ -137,29 +83,8 @@ export_line(const attach_ctx *x)
 	hd_buf b = HD_BUF_INIT(0);
 
 	hd_buf_printf(&b, "export %s=", x->url_var);
-	sh_word(&b, x->url);
+	hd_runtime_sh_word(&b, x->url);
 	return hd_buf_detach(&b);
-}
-
-/* The mcpServers entry Claude Code reads (.mcp.json, --mcp-config). */
-static json_t *
-claude_entry(const attach_ctx *x, int stdio)
-{
-	char ref[ATTACH_URL_VAR_MAX + 8], auth[ATTACH_URL_VAR_MAX + 16];
-	json_t *e;
-
-	if (stdio)
-		return json_pack("{s:s, s:s, s:[s, s, s, s, s, s, s]}", "type",
-		    "stdio", "command", x->exe, "args", "--home", x->home,
-		    "mcp", "--team", x->team, "--agent", x->agent);
-	snprintf(ref, sizeof(ref), "${%s}", x->url_var);
-	e = json_pack("{s:s, s:s}", "type", "http", "url", ref);
-	if (e != NULL && x->token_var != NULL) {
-		snprintf(auth, sizeof(auth), "Bearer ${%s}", x->token_var);
-		json_object_set_new(
-		    e, "headers", json_pack("{s:s}", "Authorization", auth));
-	}
-	return e;
 }
 
 /* (1): where the server is, and whether it wants a token (4). */
@@ -246,9 +171,13 @@ resolve_server(
 static void
 print_text(const attach_ctx *x, int stdio)
 {
-	char *claude = claude_cmd(x, stdio), *codex = codex_cmd(x, stdio);
-	char *exp = stdio ? NULL : export_line(x);
+	const hd_runtime_adapter *const *rt;
+	hd_runtime_attach v;
+	hd_buf b = HD_BUF_INIT(0);
+	char *exp = stdio ? NULL : export_line(x), *cmd;
+	int step = 1;
 
+	attach_view(&v, x, stdio);
 	printf("# %s: agent %s of team %s, on %s\n", x->name, x->agent,
 	    x->team, stdio ? "stdio (huddle mcp)" : x->base);
 	if (!stdio) {
@@ -261,82 +190,60 @@ print_text(const attach_ctx *x, int stdio)
 			       "%s with the token huddle serve was\n#    "
 			       "started with (it is not printed here).\n",
 			    x->token_var);
-		printf("\n# 2. Claude Code: the config keeps ${%s}%s%s%s, "
-		       "read from the\n#    environment when claude starts; "
-		       "nothing secret is written.\n%s\n",
-		    x->url_var, x->token_var != NULL ? " and ${" : "",
-		    x->token_var != NULL ? x->token_var : "",
-		    x->token_var != NULL ? "}" : "", claude);
-	} else
-		printf("\n# Claude Code:\n%s\n", claude);
-	printf("#    Let it call huddle's tools without asking: claude "
-	       "--allowedTools mcp__%s\n#    A project .mcp.json instead (safe "
-	       "to commit): huddle attach %s %s --format claude%s\n",
-	    x->name, x->team, x->agent, stdio ? " --stdio" : "");
-	if (!stdio)
-		printf("\n# 3. Codex reads no variable in an MCP url: this puts "
-		       "the URL in your own\n#    ~/.codex/config.toml, never "
-		       "in the project%s.\n",
-		    x->token_var != NULL ? "; the token stays in the variable"
-					 : "");
-	else
-		printf("\n# Codex:\n");
-	printf("%s\n#    Let it call huddle's tools without asking: add "
-	       "default_tools_approval_mode = \"approve\"\n#    under "
-	       "[mcp_servers.%s] in ~/.codex/config.toml\n",
-	    codex, x->name);
-	free(claude);
-	free(codex);
+	}
+	/* then each runtime's block, in the table's order (3) */
+	for (rt = hd_runtime_adapters(); *rt != NULL; rt++) {
+		if ((*rt)->attach == NULL)
+			continue;
+		cmd = (*rt)->attach->command(&v);
+		(*rt)->attach->text(&b, &v, cmd != NULL ? cmd : "", ++step);
+		free(cmd);
+	}
+	fputs(hd_buf_cstr(&b), stdout);
+	hd_buf_dispose(&b);
 	free(exp);
 }
 
 static json_t *
 attach_json(const attach_ctx *x, int stdio)
 {
-	char *claude = claude_cmd(x, stdio), *codex = codex_cmd(x, stdio);
-	char *exp = export_line(x), allowed[100];
-	json_t *j;
+	const hd_runtime_adapter *const *rt;
+	hd_runtime_attach v;
+	char *exp = export_line(x);
+	json_t *j, *commands;
 
-	snprintf(allowed, sizeof(allowed), "--allowedTools mcp__%s", x->name);
-	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:{s:s, s:s, s:o}, "
-		      "s:{s:s, s:s, s:s, s:s}, s:{s:{s:o}}, s:{s:s, s:[s, s, s, s, "
-		      "s, s, s]}}",
+	attach_view(&v, x, stdio);
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:{s:s, s:s, s:o}}",
 	    "name", x->name, "agent", x->agent, "team", x->team, "url", x->url,
 	    "url_env", x->url_var, "token_env", x->token_var, "server", "base",
 	    x->base, "source", x->source, "pid",
-	    x->pid != 0 ? json_integer(x->pid) : json_null(), "commands",
-	    "export", exp, "claude", claude, "codex", codex,
-	    "claude_allowed_tools", allowed, "mcp_json", "mcpServers",
-	    x->name, claude_entry(x, stdio), "stdio", "command", x->exe, "args",
-	    "--home", x->home, "mcp", "--team", x->team, "--agent", x->agent);
-	free(claude);
-	free(codex);
+	    x->pid != 0 ? json_integer(x->pid) : json_null());
+	commands = json_pack("{s:s}", "export", exp);
 	free(exp);
+	if (j == NULL || commands == NULL) {
+		json_decref(j);
+		json_decref(commands);
+		return NULL;
+	}
+	json_object_set(j, "commands", commands);
+	/* each runtime's command, then what else each says (3) */
+	for (rt = hd_runtime_adapters(); *rt != NULL; rt++)
+		if ((*rt)->attach != NULL) {
+			char *cmd = (*rt)->attach->command(&v);
+
+			json_object_set_new(commands, (*rt)->attach->format,
+			    cmd != NULL ? json_string(cmd) : json_null());
+			free(cmd);
+		}
+	for (rt = hd_runtime_adapters(); *rt != NULL; rt++)
+		if ((*rt)->attach != NULL && (*rt)->attach->json != NULL)
+			(*rt)->attach->json(commands, j, &v);
+	json_decref(commands);
+	json_object_set_new(j, "stdio",
+	    json_pack("{s:s, s:[s, s, s, s, s, s, s]}", "command", x->exe,
+		"args", "--home", x->home, "mcp", "--team", x->team, "--agent",
+		x->agent));
 	return j;
-}
-
-static int
-print_codex_stdio_toml(const attach_ctx *x)
-{
-	json_t *s;
-	char *q;
-
-	/* TOML basic strings: JSON string escaping is valid */
-	printf("[mcp_servers.%s]\n", x->name);
-	s = json_string(x->exe);
-	q = json_dumps(s, JSON_ENCODE_ANY);
-	printf("command = %s\n", q);
-	free(q);
-	json_decref(s);
-	s = json_string(x->home);
-	q = json_dumps(s, JSON_ENCODE_ANY);
-	printf("args = [\"--home\", %s, \"mcp\", \"--team\", \"%s\", "
-	       "\"--agent\", \"%s\"]\n",
-	    q, x->team, x->agent);
-	free(q);
-	json_decref(s);
-	printf("default_tools_approval_mode = \"approve\"\n");
-	return HD_EXIT_OK;
 }
 
 /* TEAM AGENT, TEAM --as AGENT, or the older AGENT alone. */
@@ -373,6 +280,9 @@ cmd_attach(hd_cli *c)
 	const char *format = hd_cli_opt_str(c, "format");
 	const char *token_env = hd_cli_opt_str(c, "token-env");
 	int stdio = hd_cli_flag(c, "stdio");
+	const hd_runtime_adapter *const *rt;
+	const hd_runtime_attacher *own = NULL;
+	hd_buf formats = HD_BUF_INIT(0);
 	attach_ctx x = {0};
 	hd_agent *a = NULL;
 	hd_store *st;
@@ -381,13 +291,23 @@ cmd_attach(hd_cli *c)
 
 	if (format == NULL)
 		format = c->json ? "json" : "text";
-	if (strcmp(format, "text") != 0 && strcmp(format, "claude") != 0 &&
-	    strcmp(format, "codex") != 0 && strcmp(format, "json") != 0 &&
-	    strcmp(format, "env") != 0)
-		return hd_cli_usage(c,
-		    "--format must be text, claude, codex, json or env, not "
-		    "\"%s\"",
-		    format);
+	/* text, each runtime's own format (3), json or env */
+	hd_buf_puts(&formats, "text, ");
+	for (rt = hd_runtime_adapters(); *rt != NULL; rt++)
+		if ((*rt)->attach != NULL) {
+			hd_buf_printf(&formats, "%s, ", (*rt)->attach->format);
+			if (strcmp(format, (*rt)->attach->format) == 0)
+				own = (*rt)->attach;
+		}
+	hd_buf_puts(&formats, "json or env");
+	if (own == NULL && strcmp(format, "text") != 0 &&
+	    strcmp(format, "json") != 0 && strcmp(format, "env") != 0) {
+		rc = hd_cli_usage(c, "--format must be %s, not \"%s\"",
+		    hd_buf_cstr(&formats), format);
+		hd_buf_dispose(&formats);
+		return rc;
+	}
+	hd_buf_dispose(&formats);
 	if (token_env == NULL)
 		token_env = "HUDDLE_TOKEN";
 	for (i = 0; token_env[i] != '\0'; i++)
@@ -438,22 +358,19 @@ cmd_attach(hd_cli *c)
 
 		printf("%s\n", exp);
 		free(exp);
-	} else if (strcmp(format, "claude") == 0)
-		hd_cli_json(json_pack(
-		    "{s:{s:o}}", "mcpServers", x.name, claude_entry(&x, stdio)));
-	else if (strcmp(format, "codex") == 0) {
-		if (stdio)
-			rc = print_codex_stdio_toml(&x);
-		else {
-			char *cmd = codex_cmd(&x, 0);
+	} else if (own != NULL) { /* the runtime's own format (3) */
+		hd_runtime_attach v;
+		hd_buf out = HD_BUF_INIT(0);
+		json_t *doc = NULL;
 
-			printf("# Codex reads no variable in an MCP url: this "
-			       "puts the signed URL in your own\n"
-			       "# ~/.codex/config.toml (never the project's). "
-			       "First: %s (a secret)\n%s\n",
-			    x.url_var, cmd);
-			free(cmd);
-		}
+		attach_view(&v, &x, stdio);
+		if (own->config(&v, &doc, &out, &c->err) < 0)
+			rc = hd_cli_fail(c);
+		else if (doc != NULL)
+			hd_cli_json(doc);
+		else
+			fputs(hd_buf_cstr(&out), stdout);
+		hd_buf_dispose(&out);
 	} else
 		hd_cli_json(attach_json(&x, stdio));
 done:

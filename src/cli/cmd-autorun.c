@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../http/http.h"
+#include <huddle/supervisor.h>
+
+#include <http/http.h>
 #include "cli.h"
 
 /* A note on stderr when no server runs the supervisor on this home. */

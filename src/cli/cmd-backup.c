@@ -9,7 +9,9 @@
  */
 #include <stdlib.h>
 
-#include "../http/http.h"
+#include <huddle/util.h>
+
+#include <http/http.h>
 #include "cli.h"
 
 static int

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/budget.h>
+
 #include "cli.h"
 
 /* The budget named: TEAM (first argument, or the older --team) for the

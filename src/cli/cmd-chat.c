@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/envelope.h>
+
 #include "cli.h"
 
 #define TAIL_LINES_DEFAULT 10

@@ -22,6 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <huddle/cancel.h>
+#include <huddle/conversation.h>
+
 #include "cli.h"
 
 /* Write f to dir/<f's name>, which must not exist. */

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/conversation.h>
+
 #include "cli.h"
 
 extern const unsigned char hd_demo_team_json[];

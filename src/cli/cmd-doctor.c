@@ -8,6 +8,8 @@
  */
 #include <string.h>
 
+#include <huddle/events.h>
+
 #include "cli.h"
 
 /* How the agent's last turn ended: its newest turn_completed (an

@@ -3,6 +3,8 @@
  */
 #include <stdlib.h>
 
+#include <huddle/events.h>
+
 #include "cli.h"
 
 static int

@@ -37,7 +37,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../http/http.h"
+#include <huddle/cancel.h>
+#include <huddle/util.h>
+
+#include <http/http.h>
 #include "cli.h"
 
 #define EXCH_EXIT_INTERRUPTED 130 /* 128 + SIGINT */

@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mcp/mcp.h"
+#include <mcp/mcp.h>
 #include "cli.h"
 
 #define HD_LOG_COMPONENT "mcp"
 #include <huddle/log.h>
+#include <huddle/buf.h>
 
 #define HD_MCP_LINE_MAX (8 * 1024 * 1024)
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../http/http.h"
+#include <http/http.h>
 #include "cli.h"
 
 /* --public-url: an http(s) base with a host, no query or fragment; a

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/util.h>
+
 #include "cli.h"
 
 /* Parse a task id argument; a usage error (exit 2) when malformed. */

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/conversation.h>
+#include <huddle/supervisor.h>
+
 #include "cli.h"
 
 static void

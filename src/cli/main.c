@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/util.h>
+#include <huddle/version.h>
+
 #include "cli.h"
 
 static const hd_cli_cmd *const cmd_table[] = {

@@ -13,7 +13,7 @@
 #include <huddle/exchange.h>
 #include <huddle/runtime.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 /* Which engine runs a conversation: "<pid>:<process start>:<nonce>". */
 typedef struct hd_conv_owner {

@@ -95,7 +95,7 @@
 #include <huddle/room.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 #include "exchange_int.h"
 
 #define HD_LOG_COMPONENT "exchange"

@@ -1,7 +1,9 @@
 /*
  * supervisor.c -- the supervisor's threads (supervisor.h): one dispatcher
  * and a worker per agent with a turn to run, each with its own store
- * connection. The durable state is wake.c's and sv_turn.c's.
+ * connection. The durable state is the autorun module's (wake.h,
+ * autorun_turn.h), moved by wake.c and sv_turn.c; this file writes no
+ * SQL.
  *  (1) The dispatcher sleeps on the store's change notification
  *      (hd_store_wait_change), in slices so a stop is seen at once; when
  *      anything was committed it scans the autorun teams for new wakes,
@@ -390,12 +392,12 @@ working_here(hd_supervisor *sv, const char *agent)
 static void
 recover(hd_store *st)
 {
-	hd_sv_running *r = NULL;
+	hd_autorun_running *r = NULL;
 	hd_err err = HD_ERR_INIT;
 	size_t n = 0, i;
 	int aborted;
 
-	if (hd_sv__running(&r, &n, st, &err) < 0) {
+	if (hd_autorun_turns_running(&r, &n, st, &err) < 0) {
 		hd_log_warn("cannot list running turns: %s", err.msg);
 		return;
 	}
@@ -421,7 +423,7 @@ recover(hd_store *st)
 static int
 dispatch(hd_supervisor *sv, hd_store *st, int64_t *next_at)
 {
-	hd_sv_queued *q = NULL;
+	hd_wake_agent *q = NULL;
 	hd_sv_block blk;
 	hd_err err = HD_ERR_INIT;
 	char **teams = NULL;
@@ -436,7 +438,7 @@ dispatch(hd_supervisor *sv, hd_store *st, int64_t *next_at)
 			hd_log_warn(
 			    "cannot scan team %s: %s", teams[i], err.msg);
 	hd_autorun_teams_free(teams, nteams);
-	if (hd_sv__queued(&q, &nq, st, &err) < 0) {
+	if (hd_wake_agents(&q, &nq, st, &err) < 0) {
 		hd_log_warn("cannot list queued wakes: %s", err.msg);
 		return 0;
 	}

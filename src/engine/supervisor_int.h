@@ -1,7 +1,9 @@
 /*
  * supervisor_int.h (private) -- what the supervisor's threads
- * (supervisor.c) use of its durable state (wake.c). Nothing outside
- * src/engine/ includes this.
+ * (supervisor.c) and its by-hand verbs (sv_hand.c) use of its turns
+ * (sv_turn.c, sv_proc.c) and its scans (wake.c). The durable state is
+ * the autorun module's (autorun.h, autorun_turn.h, wake.h): these files
+ * call it and write no SQL. Nothing outside src/engine/ includes this.
  */
 #ifndef HD_SUPERVISOR_INT_H
 #define HD_SUPERVISOR_INT_H
@@ -9,37 +11,19 @@
 #include <stdint.h>
 
 #include <huddle/agent.h>
+#include <huddle/autorun.h>
+#include <huddle/autorun_turn.h>
 #include <huddle/exchange.h>
 #include <huddle/runtime.h>
 #include <huddle/supervisor.h>
+#include <huddle/wake.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 #include "owner.h"
 
 /* ---- shared by wake.c and sv_turn.c ---- */
 
 int hd_sv__oom(hd_err *err);
-/* Rows changed by the last statement. */
-int hd_sv__changes(hd_store *st);
-/* One integer from a query with text parameters ?1 (and ?2 when b is
- * non-NULL); 0 when there is no row or it is NULL. */
-int hd_sv__query_i64(int64_t *out, hd_store *st, const char *sql, const char *a,
-    const char *b, hd_err *err);
-
-/* An agent's row in autorun_agents (zeros when it has none). */
-typedef struct hd_sv_agent {
-	int64_t streak;
-	char *parked; /* why, or NULL */
-	int64_t parked_at;
-	char *carry; /* "lo-hi" (wake.c (3)) or NULL */
-} hd_sv_agent;
-
-int hd_sv__agent_get(
-    hd_sv_agent *out, hd_store *st, const char *agent, hd_err *err);
-void hd_sv__agent_dispose(hd_sv_agent *a);
-/* Make sure agent has its row, with team kept current. */
-int hd_sv__agent_ensure(
-    hd_store *st, const char *team, const char *agent, hd_err *err);
 
 /* ---- deriving wakes ---- */
 
@@ -50,19 +34,6 @@ int hd_sv__agent_ensure(
  * *queued is how many wakes were queued.
  */
 int hd_sv__scan(size_t *queued, hd_store *st, const char *team, hd_err *err);
-
-/* Queue one wake unless agent has its key already; *added is 1 when it
- * is new (then *id, when non-NULL, is its id, and wake_queued is
- * emitted). Inside the caller's write transaction. */
-int hd_sv__wake_add(int *added, hd_store *st, const char *team,
-    const char *agent, const char *reason, int64_t ref, const char *key,
-    const char *note, int64_t *id, hd_err *err);
-
-/* Park agent (reason non-NULL) or unpark it (by: who, for the event),
- * with its event; *changed when it moved. Inside the caller's write
- * transaction. Unparking also clears the no-progress streak. */
-int hd_sv__park_set(int *changed, hd_store *st, const char *team,
-    const char *agent, const char *reason, const char *by, hd_err *err);
 
 /* ---- who can run ---- */
 
@@ -82,14 +53,6 @@ typedef struct hd_sv_block {
 	int64_t pid;
 	int64_t start;
 } hd_sv_block;
-
-/* An agent with queued wakes. */
-typedef struct hd_sv_queued {
-	char agent[64];
-} hd_sv_queued;
-
-/* The agents with queued wakes, by id. Read-only. */
-int hd_sv__queued(hd_sv_queued **out, size_t *n, hd_store *st, hd_err *err);
 
 /*
  * Whether agent's queued wakes could be taken now, read-only: *result
@@ -170,16 +133,5 @@ int hd_sv__finish(hd_sv_finished *out, hd_store *st, const hd_sv_turn *t,
  */
 int hd_sv__abort(int *aborted, hd_store *st, int64_t turn_id, const char *owner,
     hd_err *err);
-
-/* The running turns (across processes) with their owners. */
-typedef struct hd_sv_running {
-	int64_t turn_id;
-	char agent[64];
-	char owner[80];
-	int64_t pid;
-	int64_t start;
-} hd_sv_running;
-
-int hd_sv__running(hd_sv_running **out, size_t *n, hd_store *st, hd_err *err);
 
 #endif

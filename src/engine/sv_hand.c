@@ -1,9 +1,10 @@
 /*
  * sv_hand.c -- the supervisor by hand (supervisor.h): a wake, a park and
  * an unpark asked for at a surface, and the state a surface shows. Each
- * write is one transaction through wake.c's helpers, so it keeps wake.c's
- * invariants; none needs a supervisor to be running (a wake waits in the
- * queue for one).
+ * is one transaction of calls to the autorun module (wake.h,
+ * autorun_turn.h, autorun.h), which keeps its invariants; this file
+ * writes no SQL. None needs a supervisor to be running (a wake waits in
+ * the queue for one).
  * Callers: the CLI (agent wake, park, unpark; team state).
  */
 #include <stdio.h>
@@ -57,7 +58,7 @@ wake_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = hd_random_hex(hex, 8, err)) < 0)
 		goto done;
 	snprintf(key, sizeof(key), "manual:%s", hex);
-	rc = hd_sv__wake_add(&added, st, a->team_id, a->id, "manual", 0, key,
+	rc = hd_wake_add(&added, st, a->team_id, a->id, "manual", 0, key,
 	    w->note, &w->id, err);
 done:
 	hd_agent_free(a);
@@ -97,7 +98,7 @@ park_txn_fn(hd_store *st, void *payload, hd_err *err)
 	int rc;
 
 	if ((rc = hand_agent(&a, st, p->agent, 1, err)) == 0)
-		rc = hd_sv__park_set(
+		rc = hd_autorun_agent_park(
 		    &p->changed, st, a->team_id, a->id, p->reason, "hand", err);
 	hd_agent_free(a);
 	return rc;
@@ -140,117 +141,21 @@ hd_supervisor_unpark(int *changed, hd_store *st, const char *agent, hd_err *err)
 /* ---- state ----------------------------------------------------------------
  */
 
-static json_t *
-col_text(hd_stmt *s, int i)
-{
-	const char *t = hd_stmt_text(s, i);
-
-	return t != NULL ? json_string(t) : json_null();
-}
-
-static json_t *
-col_int(hd_stmt *s, int i)
-{
-	return hd_stmt_is_null(s, i)
-		   ? json_null()
-		   : json_integer(hd_stmt_int(s, i));
-}
-
-#define TURN_COLS                                                              \
-	"id, status, reasons, started_at, finished_at, progress, post_seq,"    \
-	" error"
-
-static json_t *
-turn_row(hd_stmt *s)
-{
-	const char *r = hd_stmt_text(s, 2);
-	json_t *reasons =
-	    r != NULL ? json_loads(r, 0, NULL) : NULL;
-
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id",
-	    col_int(s, 0), "status", col_text(s, 1), "reasons",
-	    reasons != NULL ? reasons : json_array(), "started_at",
-	    col_int(s, 3), "finished_at", col_int(s, 4), "progress",
-	    col_int(s, 5), "post_seq", col_int(s, 6), "error", col_text(s, 7));
-}
-
-/* The first row of sql (?1 = agent) as a turn, or null. */
-static int
-one_turn(
-    json_t **out, hd_store *st, const char *sql, const char *agent, hd_err *err)
-{
-	hd_stmt *s;
-	int rc, src;
-
-	*out = NULL;
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		*out = turn_row(s);
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	if (*out == NULL)
-		*out = json_null();
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
-}
-
-static int
-queue_of(json_t **out, hd_store *st, const char *agent, hd_err *err)
-{
-	hd_stmt *s;
-	int rc, src;
-
-	*out = json_array();
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT id, reason, ref, note, created_at, turn_id FROM wakes"
-		 " INDEXED BY wakes_open WHERE agent_id = ?1"
-		 " AND (status = 'queued' OR status = 'running')"
-		 " AND status = 'queued' ORDER BY id",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	while ((src = hd_stmt_step(s)) == HD_ROW)
-		json_array_append_new(
-		    *out, json_pack("{s:o, s:o, s:o, s:o, s:o, s:b}", "id",
-			      col_int(s, 0), "reason", col_text(s, 1), "ref",
-			      col_int(s, 2), "note", col_text(s, 3),
-			      "created_at", col_int(s, 4), "resumed",
-			      !hd_stmt_is_null(s, 5)));
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
-}
-
 static int
 member_state(json_t **out, hd_store *st, const hd_agent *a, hd_err *err)
 {
-	hd_sv_agent sa;
+	hd_autorun_agent sa;
 	json_t *queue = NULL, *running = NULL, *last = NULL;
-	char since[32];
-	int64_t hour = 0;
+	int64_t hour = 0, oldest;
 	int rc;
 
 	*out = NULL;
-	snprintf(
-	    since, sizeof(since), "%lld", (long long)(hd_now_ms() - HOUR_MS));
-	if ((rc = hd_sv__agent_get(&sa, st, a->id, err)) < 0)
+	if ((rc = hd_autorun_agent_get(&sa, st, a->id, err)) < 0)
 		return rc;
-	if ((rc = queue_of(&queue, st, a->id, err)) < 0 ||
-	    (rc = one_turn(&running, st,
-		 "SELECT " TURN_COLS " FROM autorun_turns"
-		 " WHERE agent_id = ?1 AND status = 'running'",
-		 a->id, err)) < 0 ||
-	    (rc = one_turn(&last, st,
-		 "SELECT " TURN_COLS " FROM autorun_turns"
-		 " INDEXED BY autorun_turns_agent WHERE agent_id = ?1"
-		 " AND status != 'running' ORDER BY id DESC LIMIT 1",
-		 a->id, err)) < 0 ||
-	    (rc = hd_sv__query_i64(&hour, st,
-		 "SELECT COUNT(*) FROM autorun_turns"
-		 " INDEXED BY autorun_turns_agent WHERE agent_id = ?1"
-		 " AND started_at > CAST(?2 AS INTEGER)",
-		 a->id, since, err)) < 0)
+	if ((rc = hd_wake_queue_json(&queue, st, a->id, err)) < 0 ||
+	    (rc = hd_autorun_turns_json(&running, &last, st, a->id, err)) < 0 ||
+	    (rc = hd_autorun_turns_since(&hour, &oldest, st, a->id,
+		 hd_now_ms() - HOUR_MS, err)) < 0)
 		goto done;
 	*out = json_pack("{s:s, s:s, s:s, s:b, s:s?, s:o, s:I, s:I, s:O, "
 			 "s:O, s:O}",
@@ -266,7 +171,7 @@ done:
 	json_decref(queue);
 	json_decref(running);
 	json_decref(last);
-	hd_sv__agent_dispose(&sa);
+	hd_autorun_agent_dispose(&sa);
 	return rc;
 }
 

@@ -9,8 +9,8 @@
  * group, and must not act while the same wakes run a second time. The
  * record stays on the row once the turn ended: only a running turn's is
  * ever read, and a kill only happens on this host while the recording
- * still names the group (hd_proc_group_kill). Keeps wake.c's invariants
- * (it writes only these columns, of a running turn).
+ * still names the group (hd_proc_group_kill). The record is the autorun
+ * module's (autorun_turn.h (2)): this file writes no SQL.
  * Callers: supervisor.c (record), sv_turn.c (kill, in the abort).
  */
 #include <huddle/util.h>
@@ -30,23 +30,11 @@ running_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	running_txn *t = payload;
 	char host[256], boot[40];
-	hd_stmt *s;
-	int rc;
 
 	hd_host_name(host, sizeof(host));
 	hd_boot_id(boot, sizeof(boot));
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_turns SET run_host = ?2, run_boot = ?3,"
-		 " run_pid = ?4, run_start = ?5"
-		 " WHERE id = ?1 AND status = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, t->turn_id);
-	hd_stmt_bind_text_copy(s, 2, host);
-	hd_stmt_bind_text_copy(s, 3, boot);
-	hd_stmt_bind_int(s, 4, t->pgid);
-	hd_stmt_bind_int(s, 5, t->start);
-	return hd_store_step_done(st, s, err);
+	return hd_autorun_turn_process_set(
+	    st, t->turn_id, host, boot, t->pgid, t->start, err);
 }
 
 int
@@ -61,25 +49,14 @@ hd_sv__turn_running(hd_store *st, int64_t turn_id, int64_t pgid,
 int
 hd_sv__turn_kill(hd_store *st, int64_t turn_id, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
+	hd_autorun_process p;
+	int rc, found;
 
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT run_host, run_boot, run_pid, run_start"
-		 " FROM autorun_turns WHERE id = ?1 AND status = 'running'"
-		 " AND run_pid IS NOT NULL",
-		 err)) < 0)
+	if ((rc = hd_autorun_turn_process(&found, &p, st, turn_id, err)) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, turn_id);
-	if ((src = hd_stmt_step(s)) == HD_ROW &&
-	    hd_proc_here(hd_stmt_text(s, 0),
-		hd_stmt_text(s, 1)) &&
-	    hd_proc_group_kill(
-		hd_stmt_int(s, 2), hd_stmt_int(s, 3)))
+	if (found && hd_proc_here(p.host, p.boot) &&
+	    hd_proc_group_kill(p.pid, p.start))
 		hd_log_info("turn %lld: killed process group %lld it left",
-		    (long long)turn_id, (long long)hd_stmt_int(s, 2));
-	if (src != HD_ROW && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+		    (long long)turn_id, (long long)p.pid);
+	return 0;
 }

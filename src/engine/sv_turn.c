@@ -2,11 +2,20 @@
  * sv_turn.c -- the supervisor's turns (supervisor.h): whether an agent's
  * wakes can be taken, taking them with the prompt, recording the turn,
  * aborting one whose engine stopped or died. The tables and their
- * invariants are wake.c's (its header comment); this file keeps them:
- *  (2) a second running turn per agent is refused first by the check and
- *      last by the unique index;
- *  (3) what a prompt delivered is kept on the turn and carried on abort;
- *  (4) progress comes from the event log (hd_events_progress);
+ * invariants are the autorun module's (wake.h, autorun_turn.h,
+ * autorun.h); this file calls it (its only SQL text is post_soft's
+ * savepoint) and keeps them:
+ *  (1) a second running turn per agent is refused first by the check and
+ *      last by the unique index (autorun_turn.h (1));
+ *  (2) wakes are taken in the transaction that starts the turn and done
+ *      in the one that records it; an aborted turn's go back in the queue
+ *      (wake.h (2));
+ *  (3) what a prompt delivered is kept on the turn and carried on abort
+ *      (wake.h (3));
+ *  (4) progress is read from the event log (hd_events_progress): the
+ *      events the agent caused between the turn's start and its record
+ *      that moved the board or a mailbox; a failed turn made none it
+ *      kept;
  *  (5) an aborted turn's process group is killed before its wakes are
  *      queued again (sv_proc.c).
  * Callers: supervisor.c.
@@ -42,80 +51,10 @@
 /* ---- who can run ----------------------------------------------------------
  */
 
-/* Step s to its end, growing *out by one element of size bytes a row,
- * filled by fill; s is reset. *out is freed on failure. */
-static int
-collect(void **out, size_t *n, size_t size, hd_store *st, hd_stmt *s,
-    void (*fill)(void *elem, hd_stmt *s), hd_err *err)
-{
-	unsigned char *v = NULL, *grown;
-	size_t cnt = 0;
-	int src;
-
-	*out = NULL;
-	*n = 0;
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if ((grown = realloc(v, (cnt + 1) * size)) == NULL) {
-			hd_store_reset(s);
-			free(v);
-			return hd_sv__oom(err);
-		}
-		v = grown;
-		memset(v + cnt * size, 0, size);
-		fill(v + cnt * size, s);
-		cnt++;
-	}
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		free(v);
-		return hd_store_sqlerr(st, src, err);
-	}
-	*out = v;
-	*n = cnt;
-	return 0;
-}
-
-static void
-queued_fill(void *elem, hd_stmt *s)
-{
-	hd_sv_queued *q = elem;
-
-	snprintf(q->agent, sizeof(q->agent), "%s",
-	    hd_stmt_text(s, 0));
-}
-
-int
-hd_sv__queued(hd_sv_queued **out, size_t *n, hd_store *st, hd_err *err)
-{
-	hd_stmt *s;
-	void *v;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT DISTINCT agent_id FROM wakes INDEXED BY wakes_open"
-		 " WHERE (status = 'queued' OR status = 'running')"
-		 " AND status = 'queued' ORDER BY agent_id",
-		 err)) < 0 ||
-	    (rc = collect(&v, n, sizeof(**out), st, s, queued_fill, err)) < 0)
-		return rc;
-	*out = v;
-	return 0;
-}
-
-/* A queued wake as take reads it. */
-typedef struct qwake {
-	int64_t id;
-	char reason[16];
-	int64_t ref;
-	char *note;
-	int resumed;
-	int keep;
-} qwake;
-
+/* agent's queued wakes as take reads them, and which of them it keeps. */
 typedef struct qwakes {
-	qwake v[MAX_REASONS];
+	hd_wake v[MAX_REASONS];
+	int keep[MAX_REASONS];
 	size_t n;
 	int manual; /* one of them is by hand */
 	int resumed;
@@ -127,41 +66,24 @@ qwakes_dispose(qwakes *q)
 	size_t i;
 
 	for (i = 0; i < q->n; i++)
-		free(q->v[i].note);
+		hd_wake_dispose(&q->v[i]);
 	memset(q, 0, sizeof(*q));
 }
 
 static int
 qwakes_load(qwakes *q, hd_store *st, const char *agent, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
+	size_t i;
+	int rc;
 
 	memset(q, 0, sizeof(*q));
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT id, reason, ref, note, turn_id FROM wakes"
-		 " INDEXED BY wakes_open WHERE agent_id = ?1"
-		 " AND (status = 'queued' OR status = 'running')"
-		 " AND status = 'queued' ORDER BY id LIMIT ?2",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_int(s, 2, MAX_REASONS);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		qwake *w = &q->v[q->n++];
-
-		w->id = hd_stmt_int(s, 0);
-		snprintf(w->reason, sizeof(w->reason), "%s",
-		    hd_stmt_text(s, 1));
-		w->ref = hd_stmt_int(s, 2);
-		w->note = hd_store_col_dup(s, 3);
-		w->resumed = !hd_stmt_is_null(s, 4);
-		w->keep = 1;
-		q->manual |= strcmp(w->reason, "manual") == 0;
-		q->resumed |= w->resumed;
+	rc = hd_wake_queued(q->v, MAX_REASONS, &q->n, st, agent, err);
+	for (i = 0; i < q->n; i++) {
+		q->keep[i] = 1;
+		q->manual |= strcmp(q->v[i].reason, "manual") == 0;
+		q->resumed |= q->v[i].resumed;
 	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return rc;
 }
 
 /* Drop agent's queued wakes: every one (all), or those not kept. */
@@ -169,29 +91,15 @@ static int
 drop_wakes(
     hd_store *st, const char *agent, const qwakes *q, int all, hd_err *err)
 {
-	hd_stmt *s;
 	size_t i;
 	int rc;
 
-	if (all) {
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE wakes SET status = 'dropped'"
-			 " WHERE agent_id = ?1 AND status = 'queued'",
-			 err)) < 0)
-			return rc;
-		hd_stmt_bind_text(s, 1, agent);
-		return hd_store_step_done(st, s, err);
-	}
+	if (all)
+		return hd_wake_drop_all(st, agent, err);
 	for (i = 0; i < q->n; i++) {
-		if (q->v[i].keep)
+		if (q->keep[i])
 			continue;
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE wakes SET status = 'dropped' WHERE id = ?1"
-			 " AND status = 'queued'",
-			 err)) < 0)
-			return rc;
-		hd_stmt_bind_int(s, 1, q->v[i].id);
-		if ((rc = hd_store_step_done(st, s, err)) < 0)
+		if ((rc = hd_wake_drop(st, q->v[i].id, err)) < 0)
 			return rc;
 	}
 	return 0;
@@ -207,7 +115,7 @@ struct gate {
 	hd_agent *a;
 	hd_autorun ar;
 	qwakes q;
-	hd_sv_agent sa;
+	hd_autorun_agent sa;
 };
 
 static void
@@ -216,7 +124,7 @@ gate_dispose(struct gate *g)
 	hd_agent_free(g->a);
 	g->a = NULL;
 	qwakes_dispose(&g->q);
-	hd_sv__agent_dispose(&g->sa);
+	hd_autorun_agent_dispose(&g->sa);
 }
 
 static int
@@ -229,8 +137,8 @@ blocked(struct gate *g, const char *why)
 
 /* Is wake w still worth a turn? */
 static int
-wake_valid(
-    int *valid, hd_store *st, const struct gate *g, const qwake *w, hd_err *err)
+wake_valid(int *valid, hd_store *st, const struct gate *g, const hd_wake *w,
+    hd_err *err)
 {
 	hd_task *t = NULL;
 	hd_mail_waiting *mw = NULL;
@@ -271,10 +179,10 @@ gate_txn(hd_store *st, void *payload, hd_err *err)
 	hd_sv_block *blk = g->blk;
 	const char *paused = NULL;
 	hd_team *tm = NULL;
-	hd_stmt *s;
+	hd_autorun_running run;
 	size_t i, kept;
 	int64_t cnt = 0, oldest = 0;
-	int rc, src, busy, dead, valid;
+	int rc, found, busy, dead, valid;
 
 	gate_dispose(g);
 	memset(blk, 0, sizeof(*blk));
@@ -306,31 +214,20 @@ gate_txn(hd_store *st, void *payload, hd_err *err)
 	if (!g->ar.on && !g->q.manual && !g->q.resumed)
 		return blocked(g, "off");
 	/* (1) one turn at a time */
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT id, owner, owner_pid, owner_start FROM autorun_turns"
-		 " WHERE agent_id = ?1 AND status = 'running'",
-		 err)) < 0)
+	if ((rc = hd_autorun_turn_running(&found, &run, st, g->agent, err)) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, g->agent);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		blk->turn_id = hd_stmt_int(s, 0);
-		snprintf(blk->owner, sizeof(blk->owner), "%s",
-		    hd_stmt_text(s, 1) != NULL
-			? hd_stmt_text(s, 1)
-			: "");
-		blk->pid = hd_stmt_int(s, 2);
-		blk->start = hd_stmt_int(s, 3);
-	}
-	hd_store_reset(s);
-	if (src != HD_ROW && src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
-	if (src == HD_ROW)
+	if (found) {
+		blk->turn_id = run.turn_id;
+		snprintf(blk->owner, sizeof(blk->owner), "%s", run.owner);
+		blk->pid = run.pid;
+		blk->start = run.start;
 		return blocked(g, "busy");
+	}
 	if ((rc = hd_conv__agent_busy(&busy, st, g->agent, err)) < 0)
 		return rc;
 	if (busy)
 		return blocked(g, "conversation");
-	if ((rc = hd_sv__agent_get(&g->sa, st, g->agent, err)) < 0)
+	if ((rc = hd_autorun_agent_get(&g->sa, st, g->agent, err)) < 0)
 		return rc;
 	if (g->sa.parked != NULL && !g->q.manual)
 		return blocked(g, "parked");
@@ -339,22 +236,9 @@ gate_txn(hd_store *st, void *payload, hd_err *err)
 		return rc;
 	if (paused != NULL)
 		return blocked(g, "budget");
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT COUNT(*), MIN(started_at) FROM autorun_turns"
-		 " INDEXED BY autorun_turns_agent"
-		 " WHERE agent_id = ?1 AND started_at > ?2",
-		 err)) < 0)
+	if ((rc = hd_autorun_turns_since(&cnt, &oldest, st, g->agent,
+		 hd_now_ms() - HOUR_MS, err)) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, g->agent);
-	hd_stmt_bind_int(s, 2, hd_now_ms() - HOUR_MS);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		cnt = hd_stmt_int(s, 0);
-		oldest = hd_stmt_int(s, 1);
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	if (cnt >= g->ar.turns_per_hour) {
 		blk->until = oldest + HOUR_MS + 1;
 		return blocked(g, "capped");
@@ -362,12 +246,12 @@ gate_txn(hd_store *st, void *payload, hd_err *err)
 	for (kept = 0, i = 0; i < g->q.n; i++) {
 		if (!g->ar.on && !g->q.v[i].resumed &&
 		    strcmp(g->q.v[i].reason, "manual") != 0) {
-			g->q.v[i].keep = 0; /* off: only by hand */
+			g->q.keep[i] = 0; /* off: only by hand */
 			continue;
 		}
 		if ((rc = wake_valid(&valid, st, g, &g->q.v[i], err)) < 0)
 			return rc;
-		g->q.v[i].keep = valid;
+		g->q.keep[i] = valid;
 		kept += valid != 0;
 	}
 	if (kept == 0 && g->ar.on) {
@@ -423,9 +307,9 @@ request_text(char **out, hd_store *st, const struct gate *g, hd_err *err)
 	hd_buf_puts(&b, "huddle woke you: nobody is waiting on a reply, so "
 			"act on your own. You were woken because:");
 	for (i = 0; i < g->q.n; i++) {
-		const qwake *w = &g->q.v[i];
+		const hd_wake *w = &g->q.v[i];
 
-		if (!w->keep)
+		if (!g->q.keep[i])
 			continue;
 		if (strcmp(w->reason, "message") == 0 ||
 		    (w->resumed && strcmp(w->reason, "message") == 0)) {
@@ -498,7 +382,7 @@ reasons_json(char **out, const qwakes *q)
 	size_t i;
 
 	for (i = 0; i < q->n; i++)
-		if (q->v[i].keep)
+		if (q->keep[i])
 			json_array_append_new(arr,
 			    q->v[i].ref > 0
 				? json_pack("{s:s, s:I}", "reason",
@@ -519,7 +403,6 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 	hd_prompt_spec ps;
 	hd_prompt p;
 	hd_messages carry = {0};
-	hd_stmt *s;
 	char *reasons = NULL, *request = NULL, range[64];
 	int64_t lo = 0, hi = 0, head = 0;
 	size_t i;
@@ -536,42 +419,22 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 		rc = rc < 0 ? rc : hd_sv__oom(err);
 		goto done;
 	}
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO autorun_turns(team_id, agent_id, status, owner,"
-		 " owner_pid, owner_start, reasons, start_seq, started_at)"
-		 " VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8)",
+	if ((rc = hd_autorun_turn_start(&t->id, st, g->a->team_id, g->agent,
+		 tk->me->token, tk->me->pid, tk->me->start, reasons, head,
 		 err)) < 0)
 		goto done;
-	hd_stmt_bind_text(s, 1, g->a->team_id);
-	hd_stmt_bind_text(s, 2, g->agent);
-	hd_stmt_bind_text(s, 3, tk->me->token);
-	hd_stmt_bind_int(s, 4, tk->me->pid);
-	hd_stmt_bind_int(s, 5, tk->me->start);
-	hd_stmt_bind_text(s, 6, reasons);
-	hd_stmt_bind_int(s, 7, head);
-	hd_stmt_bind_int(s, 8, hd_now_ms());
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
-		goto done;
-	t->id = hd_store_last_id(st);
 	for (i = 0; i < g->q.n; i++) {
-		if (!g->q.v[i].keep)
+		if (!g->q.keep[i])
 			continue;
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE wakes SET status = 'running', turn_id = ?2"
-			 " WHERE id = ?1 AND status = 'queued'",
-			 err)) < 0)
-			goto done;
-		hd_stmt_bind_int(s, 1, g->q.v[i].id);
-		hd_stmt_bind_int(s, 2, t->id);
-		if ((rc = hd_store_step_done(st, s, err)) < 0)
+		if ((rc = hd_wake_run(st, g->q.v[i].id, t->id, err)) < 0)
 			goto done;
 	}
 	/* a manual wake unparks, and says so */
 	if (g->q.manual && g->sa.parked != NULL) {
 		int changed;
 
-		if ((rc = hd_sv__park_set(&changed, st, g->a->team_id, g->agent,
-			 NULL, "manual", err)) < 0)
+		if ((rc = hd_autorun_agent_park(&changed, st, g->a->team_id,
+			 g->agent, NULL, "manual", err)) < 0)
 			goto done;
 	}
 	if ((rc = hd_activity_turn_begin(
@@ -603,26 +466,12 @@ take_txn(hd_store *st, void *payload, hd_err *err)
 		snprintf(range, sizeof(range), "%lld-%lld",
 		    (long long)(carry.n > 0 ? lo : p.first_message),
 		    (long long)(p.nmessages > 0 ? p.last_message : hi));
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE autorun_turns SET delivered = ?2 WHERE id = "
-			 "?1",
-			 err)) < 0)
-			goto done;
-		hd_stmt_bind_int(s, 1, t->id);
-		hd_stmt_bind_text(s, 2, range);
-		if ((rc = hd_store_step_done(st, s, err)) < 0)
+		if ((rc = hd_autorun_turn_delivered(st, t->id, range, err)) < 0)
 			goto done;
 	}
-	if (g->sa.carry != NULL) {
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE autorun_agents SET carry = NULL"
-			 " WHERE agent_id = ?1",
-			 err)) < 0)
-			goto done;
-		hd_stmt_bind_text(s, 1, g->agent);
-		if ((rc = hd_store_step_done(st, s, err)) < 0)
-			goto done;
-	}
+	if (g->sa.carry != NULL &&
+	    (rc = hd_autorun_agent_carry(st, g->agent, NULL, err)) < 0)
+		goto done;
 	snprintf(t->team, sizeof(t->team), "%s", g->a->team_id);
 	snprintf(t->agent, sizeof(t->agent), "%s", g->agent);
 	t->start_seq = head;
@@ -749,28 +598,17 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 	const hd_sv_turn *t = f->t;
 	const hd_sv_outcome *o = f->o;
 	hd_autorun ar;
-	hd_sv_agent sa;
-	hd_stmt *s;
+	hd_autorun_agent sa;
 	char why[128];
 	int64_t progress = 0, streak;
-	int rc, changed;
+	int rc, changed, ended;
 
 	memset(f->out, 0, sizeof(*f->out));
 	/* still ours? */
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_turns SET status = ?3, finished_at = ?4,"
-		 " error = ?5 WHERE id = ?1 AND status = 'running'"
-		 " AND owner = ?2",
-		 err)) < 0)
+	if ((rc = hd_autorun_turn_end(
+		 &ended, st, t->id, f->me->token, o->error, err)) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, t->id);
-	hd_stmt_bind_text(s, 2, f->me->token);
-	hd_stmt_bind_text(s, 3, o->error != NULL ? "failed" : "done");
-	hd_stmt_bind_int(s, 4, hd_now_ms());
-	hd_stmt_bind_text_copy(s, 5, o->error);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
-		return rc;
-	if (hd_sv__changes(st) == 0)
+	if (!ended)
 		return hd_err_set(err, HD_ECONFLICT,
 		    "turn %lld of %s is no longer this engine's",
 		    (long long)t->id, t->agent);
@@ -783,40 +621,17 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 				     t->agent, t->start_seq, err)) < 0)
 		return rc;
 	f->out->progress = progress;
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_turns SET progress = ?2, post_seq = ?3"
-		 " WHERE id = ?1",
-		 err)) < 0)
+	if ((rc = hd_autorun_turn_progress(
+		 st, t->id, progress, f->out->post_seq, err)) < 0 ||
+	    (rc = hd_wake_finish(st, t->id, err)) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, t->id);
-	hd_stmt_bind_int(s, 2, progress);
-	if (f->out->post_seq > 0)
-		hd_stmt_bind_int(s, 3, f->out->post_seq);
-	else
-		hd_stmt_bind_null(s, 3);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
-		return rc;
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE wakes SET status = 'done' WHERE turn_id = ?1"
-		 " AND status = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, t->id);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
-		return rc;
-	/* the streak, and maybe a park (3) */
-	if ((rc = hd_sv__agent_ensure(st, t->team, t->agent, err)) < 0 ||
-	    (rc = hd_sv__agent_get(&sa, st, t->agent, err)) < 0)
+	/* the streak, and maybe a park (supervisor.h (3)) */
+	if ((rc = hd_autorun_agent_ensure(st, t->team, t->agent, err)) < 0 ||
+	    (rc = hd_autorun_agent_get(&sa, st, t->agent, err)) < 0)
 		return rc;
 	streak = progress > 0 ? 0 : sa.streak + 1;
-	hd_sv__agent_dispose(&sa);
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_agents SET streak = ?2 WHERE agent_id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, t->agent);
-	hd_stmt_bind_int(s, 2, streak);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+	hd_autorun_agent_dispose(&sa);
+	if ((rc = hd_autorun_agent_streak(st, t->agent, streak, err)) < 0)
 		return rc;
 	if ((rc = hd_autorun_get(&ar, st, t->team, err)) < 0 &&
 	    rc != HD_ENOTFOUND)
@@ -826,7 +641,7 @@ finish_txn(hd_store *st, void *payload, hd_err *err)
 		    "%lld turns in a row changed nothing on the board or in a "
 		    "mailbox",
 		    (long long)streak);
-		if ((rc = hd_sv__park_set(
+		if ((rc = hd_autorun_agent_park(
 			 &changed, st, t->team, t->agent, why, NULL, err)) < 0)
 			return rc;
 		f->out->parked = changed;
@@ -899,65 +714,24 @@ static int
 abort_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct abort_txn *a = payload;
-	hd_stmt *s;
 	char *team = NULL, *agent = NULL, *delivered = NULL;
-	int rc, src;
+	int rc, found;
 
 	a->aborted = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT team_id, agent_id, delivered FROM autorun_turns"
-		 " WHERE id = ?1 AND status = 'running' AND owner IS ?2",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, a->turn_id);
-	hd_stmt_bind_text_copy(s, 2, a->owner);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		team = hd_store_col_dup(s, 0);
-		agent = hd_store_col_dup(s, 1);
-		delivered = hd_store_col_dup(s, 2);
-	}
-	hd_store_reset(s);
-	if (src != HD_ROW) {
-		if (src != HD_DONE)
-			return hd_store_sqlerr(st, src, err);
-		return 0; /* finished, or someone else's now */
-	}
-	if (team == NULL || agent == NULL) {
-		rc = hd_sv__oom(err);
-		goto done;
-	}
+	if ((rc = hd_autorun_turn_owned(&found, &team, &agent, &delivered, st,
+		 a->turn_id, a->owner, err)) < 0 ||
+	    !found)
+		return rc; /* not found: finished, or someone else's now */
 	/* what its command left in its group acts no more (sv_proc.c) */
 	if ((rc = hd_sv__turn_kill(st, a->turn_id, err)) < 0)
 		goto done;
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_turns SET status = 'aborted', finished_at = ?2"
-		 " WHERE id = ?1",
-		 err)) < 0)
+	if ((rc = hd_autorun_turn_abort(st, a->turn_id, err)) < 0 ||
+	    (rc = hd_wake_requeue(st, a->turn_id, err)) < 0)
 		goto done;
-	hd_stmt_bind_int(s, 1, a->turn_id);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+	if (delivered != NULL &&
+	    ((rc = hd_autorun_agent_ensure(st, team, agent, err)) < 0 ||
+		(rc = hd_autorun_agent_carry(st, agent, delivered, err)) < 0))
 		goto done;
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE wakes SET status = 'queued' WHERE turn_id = ?1"
-		 " AND status = 'running'",
-		 err)) < 0)
-		goto done;
-	hd_stmt_bind_int(s, 1, a->turn_id);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
-		goto done;
-	if (delivered != NULL) {
-		if ((rc = hd_sv__agent_ensure(st, team, agent, err)) < 0 ||
-		    (rc = hd_store_prepare(st, &s,
-			 "UPDATE autorun_agents SET carry = ?2"
-			 " WHERE agent_id = ?1",
-			 err)) < 0)
-			goto done;
-		hd_stmt_bind_text(s, 1, agent);
-		hd_stmt_bind_text(s, 2, delivered);
-		if ((rc = hd_store_step_done(st, s, err)) < 0)
-			goto done;
-	}
 	if ((rc = hd_activity_turn_abort(st, team, agent, err)) < 0)
 		goto done;
 	hd_events_append(st, "autorun_turn_aborted", team, 0, agent,
@@ -981,38 +755,4 @@ hd_sv__abort(
 	rc = hd_store_write(st, abort_txn_fn, &a, err);
 	*aborted = a.aborted;
 	return rc;
-}
-
-static void
-running_fill(void *elem, hd_stmt *s)
-{
-	hd_sv_running *r = elem;
-	const char *owner = hd_stmt_text(s, 2);
-
-	r->turn_id = hd_stmt_int(s, 0);
-	snprintf(r->agent, sizeof(r->agent), "%s",
-	    hd_stmt_text(s, 1));
-	snprintf(r->owner, sizeof(r->owner), "%s", owner != NULL ? owner : "");
-	r->pid = hd_stmt_int(s, 3);
-	r->start = hd_stmt_int(s, 4);
-}
-
-int
-hd_sv__running(hd_sv_running **out, size_t *n, hd_store *st, hd_err *err)
-{
-	hd_stmt *s;
-	void *v;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT id, agent_id, owner, owner_pid, owner_start"
-		 " FROM autorun_turns INDEXED BY autorun_turns_running"
-		 " WHERE status = 'running'",
-		 err)) < 0 ||
-	    (rc = collect(&v, n, sizeof(**out), st, s, running_fill, err)) < 0)
-		return rc;
-	*out = v;
-	return 0;
 }

@@ -1,34 +1,22 @@
 /*
- * wake.c -- the supervisor's durable state (supervisor.h). Owns tables
- * wakes, autorun_turns and autorun_agents (migration 12); nothing else
- * writes them (the team module purges them with a team). The threads
- * that drive them are in supervisor.c.
- *
- * A wake's states, each move one conditional UPDATE here:
- *   queued -> running    hd_sv__take, with the turn that answers it
- *   queued -> dropped    hd_sv__take: stale (the mail was read, the task
- *                        moved on), or the agent or its team is gone or
- *                        shut down
- *   running -> done      hd_sv__finish
- *   running -> queued    hd_sv__abort (the turn was cut short); it keeps
- *                        the aborted turn's id, which marks it resumed
- *  (1) Keys make a stimulus wake once: "mail:<newest id>", "task:<id>:
- *      <status>:<claimed_at>", "ready:<id>:<updated_at>", "manual:<hex>",
- *      UNIQUE per agent, inserted with OR IGNORE; a wake queued twice by
- *      two scans (two servers) is one row.
- *  (2) A turn is one row in autorun_turns; the partial unique index on
- *      agent_id WHERE status = 'running' makes a second running turn of
- *      an agent impossible, whatever the processes do. take checks first,
- *      so the index is the backstop, never the path.
- *  (3) What a turn's prompt delivered is kept on its row ("lo-hi": one
- *      read takes an agent's oldest unread first, so it is one id range)
- *      and, when the turn is aborted, carried to the agent's row, to be
- *      shown again by the next turn's prompt and cleared by it.
- *  (4) Progress is read from the event log: the events the agent caused
- *      between the turn's start and its record that moved the board or a
- *      mailbox (hd_events_progress). A failed turn made none it kept.
+ * wake.c -- deriving the supervisor's wakes (supervisor.h): a scan of an
+ * autorun team's mailboxes and board queues a wake for every stimulus
+ * not seen before. The wakes, turns and agents' standing are the autorun
+ * module's (wake.h, autorun_turn.h, autorun.h: their invariants are in
+ * those headers); this file writes no SQL. The threads that drive it are
+ * in supervisor.c, the turns in sv_turn.c.
+ *  (1) A stimulus wakes once: its key (wake.h (1)) says what it is, and a
+ *      key an agent has seen is not queued again.
+ *  (2) A parked agent hears only what is meant for it alone (a message
+ *      not a broadcast, a task assigned), and that unparks it.
+ *  (3) An agent that is shut down, or in a team that is, or paused, or
+ *      with autorun off, is never woken by a scan.
+ *  (4) Ready work is offered to one idle member at a time, least lately
+ *      active first (never the leader of a team with members), each
+ *      member once per task: a member that passes leaves it to the next.
  *  (5) Scans read first and write only when something is new, so the
  *      store changing for other reasons costs each supervisor one read.
+ * Callers: supervisor.c (hd_sv__scan); sv_turn.c, sv_hand.c (hd_sv__oom).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,209 +47,6 @@ int
 hd_sv__oom(hd_err *err)
 {
 	return hd_err_set(err, HD_ENOMEM, "out of memory");
-}
-
-int
-hd_sv__changes(hd_store *st)
-{
-	return hd_store_changes(st);
-}
-
-int
-hd_sv__query_i64(int64_t *out, hd_store *st, const char *sql, const char *a,
-    const char *b, hd_err *err)
-{
-	hd_stmt *s;
-	int rc, src;
-
-	*out = 0;
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, a);
-	if (b != NULL)
-		hd_stmt_bind_text(s, 2, b);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		*out = hd_stmt_int(s, 0);
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
-}
-
-/* ---- the agent's row ------------------------------------------------------
- */
-
-void
-hd_sv__agent_dispose(hd_sv_agent *a)
-{
-	free(a->parked);
-	free(a->carry);
-	memset(a, 0, sizeof(*a));
-}
-
-int
-hd_sv__agent_get(hd_sv_agent *out, hd_store *st, const char *agent, hd_err *err)
-{
-	hd_stmt *s;
-	int rc, src;
-
-	memset(out, 0, sizeof(*out));
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT streak, parked, parked_at, carry FROM autorun_agents"
-		 " WHERE agent_id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		out->streak = hd_stmt_int(s, 0);
-		out->parked = hd_store_col_dup(s, 1);
-		out->parked_at = hd_stmt_int(s, 2);
-		out->carry = hd_store_col_dup(s, 3);
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
-}
-
-/* Make sure agent has its row (team kept current). */
-int
-hd_sv__agent_ensure(
-    hd_store *st, const char *team, const char *agent, hd_err *err)
-{
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO autorun_agents(agent_id, team_id) VALUES (?1, ?2)"
-		 " ON CONFLICT(agent_id) DO UPDATE SET team_id = "
-		 "excluded.team_id"
-		 " WHERE team_id != excluded.team_id",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_text(s, 2, team);
-	return hd_store_step_done(st, s, err);
-}
-
-int
-hd_sv__park_set(int *changed, hd_store *st, const char *team, const char *agent,
-    const char *reason, const char *by, hd_err *err)
-{
-	hd_stmt *s;
-	int rc;
-
-	*changed = 0;
-	if ((rc = hd_sv__agent_ensure(st, team, agent, err)) < 0)
-		return rc;
-	if (reason != NULL) {
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE autorun_agents SET parked = ?2, parked_at = ?3"
-			 " WHERE agent_id = ?1 AND parked IS NULL",
-			 err)) < 0)
-			return rc;
-		hd_stmt_bind_text(s, 2, reason);
-		hd_stmt_bind_int(s, 3, hd_now_ms());
-	} else if ((rc = hd_store_prepare(st, &s,
-			"UPDATE autorun_agents SET parked = NULL,"
-			" parked_at = NULL, streak = 0"
-			" WHERE agent_id = ?1 AND parked IS NOT NULL",
-			err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
-		return rc;
-	if ((*changed = hd_sv__changes(st) > 0)) {
-		if (reason != NULL)
-			hd_events_append(st, "agent_parked", team, 0, agent,
-			    json_pack("{s:s, s:s}", "agent", agent, "reason",
-				reason));
-		else
-			hd_events_append(st, "agent_unparked", team, 0, agent,
-			    json_pack("{s:s, s:s}", "agent", agent, "by", by));
-	}
-	return 0;
-}
-
-/* ---- queueing (1) ---------------------------------------------------------
- */
-
-int
-hd_sv__wake_add(int *added, hd_store *st, const char *team, const char *agent,
-    const char *reason, int64_t ref, const char *key, const char *note,
-    int64_t *id, hd_err *err)
-{
-	hd_stmt *s;
-	int rc;
-
-	*added = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT OR IGNORE INTO wakes(team_id, agent_id, reason, ref,"
-		 " key, note, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, team);
-	hd_stmt_bind_text(s, 2, agent);
-	hd_stmt_bind_text(s, 3, reason);
-	if (ref > 0)
-		hd_stmt_bind_int(s, 4, ref);
-	else
-		hd_stmt_bind_null(s, 4);
-	hd_stmt_bind_text(s, 5, key);
-	hd_stmt_bind_text_copy(s, 6, note);
-	hd_stmt_bind_int(s, 7, hd_now_ms());
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
-		return rc;
-	if ((*added = hd_sv__changes(st) > 0)) {
-		if (id != NULL)
-			*id = hd_store_last_id(st);
-		hd_events_append(st, "wake_queued", team, 0, agent,
-		    ref > 0 ? json_pack("{s:s, s:s, s:I}", "agent", agent,
-				  "reason", reason, "ref", (json_int_t)ref)
-			    : json_pack("{s:s, s:s, s:n}", "agent", agent,
-				  "reason", reason, "ref"));
-	}
-	return 0;
-}
-
-/* 1 when agent already has a wake with key. */
-static int
-key_seen(
-    int *seen, hd_store *st, const char *agent, const char *key, hd_err *err)
-{
-	int64_t v;
-	int rc;
-
-	rc = hd_sv__query_i64(&v, st,
-	    "SELECT 1 FROM wakes WHERE agent_id = ?1 AND key = ?2", agent, key,
-	    err);
-	*seen = v != 0;
-	return rc;
-}
-
-/* How many wakes agent has queued or running. */
-static int
-open_wakes(int64_t *n, hd_store *st, const char *agent, hd_err *err)
-{
-	return hd_sv__query_i64(n, st,
-	    "SELECT COUNT(*) FROM wakes WHERE agent_id = ?1"
-	    " AND (status = 'queued' OR status = 'running')",
-	    agent, NULL, err);
-}
-
-/* 1 when a wake with key is queued or running for anyone in team. */
-static int
-offer_open(
-    int *open, hd_store *st, const char *team, const char *key, hd_err *err)
-{
-	int64_t v;
-	int rc;
-
-	rc = hd_sv__query_i64(&v, st,
-	    "SELECT 1 FROM wakes WHERE team_id = ?1 AND key = ?2"
-	    " AND (status = 'queued' OR status = 'running')",
-	    team, key, err);
-	*open = v != 0;
-	return rc;
 }
 
 /* ---- scanning -------------------------------------------------------------
@@ -314,14 +99,14 @@ scan_wake(struct scan *sc, hd_store *st, struct member *mb, const char *reason,
 	int seen, added, changed, rc;
 
 	if (!sc->write) {
-		if ((rc = key_seen(&seen, st, mb->a->id, key, err)) < 0)
+		if ((rc = hd_wake_seen(&seen, st, mb->a->id, key, err)) < 0)
 			return rc;
 		if (!seen)
 			sc->found++;
 		mb->busy |= !seen;
 		return 0;
 	}
-	if ((rc = hd_sv__wake_add(&added, st, sc->team, mb->a->id, reason, ref,
+	if ((rc = hd_wake_add(&added, st, sc->team, mb->a->id, reason, ref,
 		 key, NULL, NULL, err)) < 0)
 		return rc;
 	if (!added)
@@ -329,7 +114,7 @@ scan_wake(struct scan *sc, hd_store *st, struct member *mb, const char *reason,
 	sc->found++;
 	mb->busy = 1;
 	if (mb->parked && direct) {
-		if ((rc = hd_sv__park_set(&changed, st, sc->team, mb->a->id,
+		if ((rc = hd_autorun_agent_park(&changed, st, sc->team, mb->a->id,
 			 NULL, reason, err)) < 0)
 			return rc;
 		mb->parked = 0;
@@ -440,7 +225,7 @@ scan_ready(struct scan *sc, hd_store *st, hd_err *err)
 	for (i = 0; i < l.n && rc == 0; i++) {
 		snprintf(key, sizeof(key), "ready:%lld:%lld",
 		    (long long)l.items[i].id, (long long)l.items[i].updated_at);
-		if ((rc = offer_open(&open, st, sc->team, key, err)) < 0)
+		if ((rc = hd_wake_offered(&open, st, sc->team, key, err)) < 0)
 			break;
 		if (open)
 			continue; /* someone is considering it */
@@ -451,7 +236,7 @@ scan_ready(struct scan *sc, hd_store *st, hd_err *err)
 			    (mb->a->is_leader && sc->has_members) ||
 			    strcmp(mb->a->status, "idle") != 0)
 				continue;
-			if ((rc = key_seen(&seen, st, mb->a->id, key, err)) < 0)
+			if ((rc = hd_wake_seen(&seen, st, mb->a->id, key, err)) < 0)
 				break;
 			if (seen)
 				continue; /* it passed on this one */
@@ -471,7 +256,7 @@ scan_txn(hd_store *st, void *payload, hd_err *err)
 	const hd_runtime_adapter *ad;
 	hd_autorun ar;
 	hd_team *tm = NULL;
-	hd_sv_agent sa;
+	hd_autorun_agent sa;
 	size_t i;
 	int64_t n;
 	int rc;
@@ -504,11 +289,11 @@ scan_txn(hd_store *st, void *payload, hd_err *err)
 		mb->drivable = hd_runtime_find(&ad, a->runtime, NULL) == 0;
 		if (!a->is_leader)
 			sc->has_members = 1;
-		if ((rc = hd_sv__agent_get(&sa, st, a->id, err)) < 0)
+		if ((rc = hd_autorun_agent_get(&sa, st, a->id, err)) < 0)
 			return rc;
 		mb->parked = sa.parked != NULL;
-		hd_sv__agent_dispose(&sa);
-		if ((rc = open_wakes(&n, st, a->id, err)) < 0)
+		hd_autorun_agent_dispose(&sa);
+		if ((rc = hd_wake_open_count(&n, st, a->id, err)) < 0)
 			return rc;
 		mb->busy = n > 0;
 	}

@@ -1,9 +1,11 @@
 /*
  * events.c -- the append-only event log (SPEC 13). Owns table `events`.
- *  (1) hd_events_append never fails its caller: a failed insert is logged
- *      and dropped. Inside a write transaction the event commits with the
- *      change it describes, so the log never claims something that rolled
- *      back.
+ *  (1) An event exists exactly when the change it describes does. Inside
+ *      a write transaction the event commits with the change; a failed
+ *      insert fails that transaction (hd_store_fail_txn), so the change
+ *      is refused too, even where a caller in between ignores the error.
+ *      Nothing is logged and dropped: SSE and followers, which resume by
+ *      seq, never miss a change that committed.
  *  (2) seq is the rowid and events are never deleted (a team purge keeps
  *      them), so seq only grows and is never reused: a reader resuming "after
  *      seq N" never misses or repeats an event.
@@ -26,30 +28,26 @@
 #include <huddle/events.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
-#define HD_LOG_COMPONENT "events"
-#include <huddle/log.h>
 
-int64_t
-hd_events_append_raw(hd_store *st, const char *kind, const char *team,
-    int64_t task_id, const char *agent, const char *data_json)
+/* The insert; seq into *seq. Inside a transaction a failure refuses it. */
+static int
+events_insert(hd_store *st, const char *kind, const char *team,
+    int64_t task_id, const char *agent, const char *data_json, int64_t *seq,
+    hd_err *err)
 {
 	hd_stmt *s;
-	hd_err err = HD_ERR_INIT;
 	char id[37];
-	int64_t seq = 0;
-	int src;
+	int rc, src;
 
-	if (hd_store_uuid(st, id, &err) < 0 ||
-	    hd_store_prepare(st, &s,
-		"INSERT INTO events(id, ts, kind, team_id, task_id, agent_id, "
-		"data)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?)",
-		&err) < 0) {
-		hd_log_warn("event %s dropped: %s", kind, err.msg);
-		return 0;
-	}
+	if ((rc = hd_store_uuid(st, id, err)) < 0 ||
+	    (rc = hd_store_prepare(st, &s,
+		 "INSERT INTO events(id, ts, kind, team_id, task_id, agent_id, "
+		 "data)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?)",
+		 err)) < 0)
+		goto fail;
 	hd_stmt_bind_text(s, 1, id);
 	hd_stmt_bind_int(s, 2, hd_now_ms());
 	hd_stmt_bind_text(s, 3, kind);
@@ -61,26 +59,52 @@ hd_events_append_raw(hd_store *st, const char *kind, const char *team,
 	hd_stmt_bind_text(s, 6, agent);
 	hd_stmt_bind_text(s, 7, data_json != NULL ? data_json : "{}");
 	src = hd_stmt_step(s);
-	if (src != HD_DONE) {
-		hd_store_sqlerr(st, src, &err);
-		hd_log_warn("event %s dropped: %s", kind, err.msg);
-	} else /* seq is the rowid */
-		seq = hd_store_last_id(st);
+	if (src == HD_DONE) /* seq is the rowid */
+		*seq = hd_store_last_id(st);
+	else
+		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
+	if (rc == 0)
+		return 0;
+fail:
+	hd_store_fail_txn(st, err); /* (1) */
+	return rc;
+}
+
+int64_t
+hd_events_append_raw(hd_store *st, const char *kind, const char *team,
+    int64_t task_id, const char *agent, const char *data_json)
+{
+	hd_err err = HD_ERR_INIT;
+	int64_t seq = 0;
+
+	if (events_insert(st, kind, team, task_id, agent, data_json, &seq,
+		&err) < 0)
+		return 0;
 	return seq;
 }
 
-void
+int
 hd_events_append(hd_store *st, const char *kind, const char *team,
     int64_t task_id, const char *agent, json_t *data)
 {
+	hd_err err = HD_ERR_INIT;
 	char *text = NULL;
+	int64_t seq;
+	int rc;
 
-	if (data != NULL)
-		text = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	hd_events_append_raw(st, kind, team, task_id, agent, text);
+	if (data != NULL &&
+	    (text = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER)) ==
+		NULL) {
+		json_decref(data);
+		hd_err_set(&err, HD_ENOMEM, "out of memory");
+		hd_store_fail_txn(st, &err);
+		return HD_ENOMEM;
+	}
+	rc = events_insert(st, kind, team, task_id, agent, text, &seq, &err);
 	free(text);
 	json_decref(data);
+	return rc;
 }
 
 static int

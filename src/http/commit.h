@@ -6,7 +6,7 @@
 
 #include <pthread.h>
 
-#include <huddle/huddle.h>
+#include <huddle/room.h>
 
 typedef struct hd_committer hd_committer;
 

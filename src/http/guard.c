@@ -70,6 +70,7 @@
 
 #define HD_LOG_COMPONENT "http"
 #include <huddle/log.h>
+#include <huddle/util.h>
 
 #define SWEEP_MS 250
 #define REPORT_MS 10000

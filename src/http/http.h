@@ -17,9 +17,9 @@
 
 #include <jansson.h>
 
-#include <huddle/huddle.h>
+#include <huddle/conversation.h>
 
-#include "../mcp/mcp.h"
+#include <mcp/mcp.h>
 #include "commit.h"
 
 #define HD_HTTP_BODY_MAX (2 * 1024 * 1024)

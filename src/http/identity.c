@@ -31,6 +31,9 @@
  */
 #include <string.h>
 
+#include <huddle/agent.h>
+#include <huddle/util.h>
+
 #include "http.h"
 
 #define AGENT_HEADER "Huddle-Agent"

@@ -13,6 +13,8 @@
 
 #include <microhttpd.h>
 
+#include <huddle/util.h>
+
 #include "http.h"
 
 const char *

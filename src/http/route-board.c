@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/board.h>
+#include <huddle/util.h>
+
 #include "http.h"
 
 static int

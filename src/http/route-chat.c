@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/util.h>
+
 #include "http.h"
 
 static int

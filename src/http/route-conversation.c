@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/cancel.h>
+
 #include "http.h"
 
 static int

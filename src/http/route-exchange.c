@@ -29,6 +29,8 @@
 
 #define HD_LOG_COMPONENT "http"
 #include <huddle/log.h>
+#include <huddle/cancel.h>
+#include <huddle/exchange.h>
 
 typedef struct exch_job {
 	char *team;

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/runtime.h>
+#include <huddle/shutdown.h>
+#include <huddle/util.h>
+
 #include "http.h"
 
 static const char *

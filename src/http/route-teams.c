@@ -12,6 +12,11 @@
 #include <microhttpd.h>
 
 #include <huddle/budget.h>
+#include <huddle/events.h>
+#include <huddle/runtime.h>
+#include <huddle/supervisor.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
 
 #include "http.h"
 

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/util.h>
+
 #include "http.h"
 
 size_t

@@ -69,6 +69,8 @@
 
 #define HD_LOG_COMPONENT "http"
 #include <huddle/log.h>
+#include <huddle/buf.h>
+#include <huddle/util.h>
 
 #define STORE_POOL_MAX 16
 

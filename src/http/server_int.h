@@ -8,6 +8,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include <huddle/attach.h>
+#include <huddle/supervisor.h>
+
 #include "commit.h"
 #include "http.h"
 

@@ -53,6 +53,9 @@
 
 #define HD_LOG_COMPONENT "sse"
 #include <huddle/log.h>
+#include <huddle/buf.h>
+#include <huddle/events.h>
+#include <huddle/util.h>
 
 #define SSE_KEEPALIVE_MS 15000
 #define SSE_BATCH 1000

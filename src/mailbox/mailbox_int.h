@@ -9,7 +9,7 @@
 #include <huddle/mailbox.h>
 #include <huddle/shutdown.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 /*
  * hd_mailbox_send with one extra: when system is set the sender is

@@ -33,6 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/buf.h>
+#include <huddle/mailbox.h>
+#include <huddle/util.h>
+#include <huddle/version.h>
+
 #include "mcp.h"
 
 #define MCP_LATEST "2025-11-25"

@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include <huddle/huddle.h>
+#include <huddle/room.h>
 
 #define HD_MCP_NAME_MAX 64
 

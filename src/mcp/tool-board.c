@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/board.h>
+
 #include "mcp.h"
 
 /* Fetch task_id and check it belongs to the caller's team. */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/envelope.h>
+
 #include "mcp.h"
 
 json_t *

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/shutdown.h>
+
 #include "mcp.h"
 
 static int

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/runtime.h>
+#include <huddle/shutdown.h>
+
 #include "mcp.h"
 
 static int

@@ -43,7 +43,7 @@
 #include <huddle/room_lock.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 /* its holder is an exchange: its lines read with the exchange's */
 #define HD_LOG_COMPONENT "exchange"

@@ -39,7 +39,7 @@
 #include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 #define POST_COLS                                                              \
 	"id, room_id, team_id, author_agent_id, body, kind, created_at, seq"
@@ -247,8 +247,9 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 	 * through a json_t (a tenth of a post's instructions), and pieced
 	 * together rather than formatted (snprintf: 2% of a post). */
 	event_data(data, sizeof(data), tx);
-	hd_events_append_raw(st, "team_chat_post", tx->team, 0,
-	    strcmp(tx->kind, "peer") == 0 ? tx->author : NULL, data);
+	if (hd_events_append_raw(st, "team_chat_post", tx->team, 0,
+		strcmp(tx->kind, "peer") == 0 ? tx->author : NULL, data) == 0)
+		return hd_store_txn_failure(st, err);
 	return strcmp(tx->kind, "peer") == 0
 		   ? hd_agent_touch(st, tx->team, tx->author, err)
 		   : 0;
@@ -358,7 +359,7 @@ room_many_txn_fn(hd_store *st, void *payload, hd_err *err)
 
 		if (r->rc < 0) /* refused before the transaction */
 			continue;
-		if ((rc = hd_store_step1(st, "SAVEPOINT post", err)) < 0)
+		if ((rc = hd_store_savepoint(st, err)) < 0)
 			return rc;
 		hd_err_clear(&r->err);
 		r->rc = room_post_txn_fn(st, &m->txs[i], &r->err);
@@ -367,10 +368,7 @@ room_many_txn_fn(hd_store *st, void *payload, hd_err *err)
 			*err = r->err;
 			return r->rc;
 		}
-		if (r->rc < 0 &&
-		    (rc = hd_store_step1(st, "ROLLBACK TO post", err)) < 0)
-			return rc;
-		if ((rc = hd_store_step1(st, "RELEASE post", err)) < 0)
+		if ((rc = hd_store_savepoint_end(st, r->rc >= 0, err)) < 0)
 			return rc;
 	}
 	return 0;

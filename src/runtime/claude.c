@@ -46,6 +46,12 @@
  *      (CLAUDE_CONFIG_DIR), with "home": "user" it runs against the user's
  *      own login and settings. The work directory is stable per agent,
  *      since Claude keys sessions by it, and the session is resumed there.
+ * Attaching by hand (`huddle attach`, runtime.h hd_runtime_attacher):
+ *  (8) The formats Claude Code reads: `claude mcp add` and an mcpServers
+ *      entry (.mcp.json, --mcp-config). Over HTTP both keep ${URL_VAR} and
+ *      `Bearer ${TOKEN_VAR}`, which Claude Code expands from the
+ *      environment when it starts, so the files are safe to commit; over
+ *      stdio, the `huddle mcp` command.
  * Callers: runtime.c's adapter table; the parser also
  * tests/unit/runtime/test-claude-stream.c and tests/fuzz/fuzz-claude-stream.c.
  */
@@ -784,12 +790,113 @@ claude_doctor(const hd_agent *a, const char *home_dir, json_t *report)
 	    keys, path[0] != '\0' && access(path, R_OK) == 0);
 }
 
+/* ---- attaching by hand (8) ---- */
+
+static char *
+claude_attach_cmd(const hd_runtime_attach *x)
+{
+	hd_buf b = HD_BUF_INIT(0);
+
+	if (x->stdio) {
+		hd_buf_printf(&b, "claude mcp add %s -- ", x->name);
+		hd_runtime__attach_stdio(&b, x);
+	} else {
+		/* single quotes: the config keeps the references (8) */
+		hd_buf_printf(&b, "claude mcp add --transport http %s '${%s}'",
+		    x->name, x->url_var);
+		if (x->token_var != NULL)
+			hd_buf_printf(&b,
+			    " --header 'Authorization: Bearer ${%s}'",
+			    x->token_var);
+	}
+	return hd_buf_detach(&b);
+}
+
+/* The mcpServers entry Claude Code reads (.mcp.json, --mcp-config). */
+static json_t *
+claude_attach_entry(const hd_runtime_attach *x)
+{
+	hd_buf ref = HD_BUF_INIT(0), auth = HD_BUF_INIT(0);
+	json_t *e;
+
+	if (x->stdio)
+		return json_pack("{s:s, s:s, s:[s, s, s, s, s, s, s]}", "type",
+		    "stdio", "command", x->exe, "args", "--home", x->home,
+		    "mcp", "--team", x->team, "--agent", x->agent);
+	hd_buf_printf(&ref, "${%s}", x->url_var);
+	e = json_pack("{s:s, s:s}", "type", "http", "url", hd_buf_cstr(&ref));
+	if (e != NULL && x->token_var != NULL) {
+		hd_buf_printf(&auth, "Bearer ${%s}", x->token_var);
+		json_object_set_new(e, "headers",
+		    json_pack("{s:s}", "Authorization", hd_buf_cstr(&auth)));
+	}
+	hd_buf_dispose(&ref);
+	hd_buf_dispose(&auth);
+	return e;
+}
+
+static void
+claude_attach_text(
+    hd_buf *b, const hd_runtime_attach *x, const char *cmd, int step)
+{
+	if (!x->stdio)
+		hd_buf_printf(b,
+		    "\n# %d. Claude Code: the config keeps ${%s}%s%s%s, read "
+		    "from the\n#    environment when claude starts; nothing "
+		    "secret is written.\n%s\n",
+		    step, x->url_var, x->token_var != NULL ? " and ${" : "",
+		    x->token_var != NULL ? x->token_var : "",
+		    x->token_var != NULL ? "}" : "", cmd);
+	else
+		hd_buf_printf(b, "\n# Claude Code:\n%s\n", cmd);
+	hd_buf_printf(b,
+	    "#    Let it call huddle's tools without asking: claude "
+	    "--allowedTools mcp__%s\n#    A project .mcp.json instead (safe "
+	    "to commit): huddle attach %s %s --format claude%s\n",
+	    x->name, x->team, x->agent, x->stdio ? " --stdio" : "");
+}
+
+static void
+claude_attach_json(json_t *commands, json_t *out, const hd_runtime_attach *x)
+{
+	hd_buf allowed = HD_BUF_INIT(0);
+
+	hd_buf_printf(&allowed, "--allowedTools mcp__%s", x->name);
+	json_object_set_new(commands, "claude_allowed_tools",
+	    json_string(hd_buf_cstr(&allowed)));
+	json_object_set_new(out, "mcp_json",
+	    json_pack("{s:{s:o}}", "mcpServers", x->name,
+		claude_attach_entry(x)));
+	hd_buf_dispose(&allowed);
+}
+
+/* --format claude: a project's .mcp.json. */
+static int
+claude_attach_config(const hd_runtime_attach *x, json_t **doc, hd_buf *out,
+    hd_err *err)
+{
+	(void)out;
+	if ((*doc = json_pack("{s:{s:o}}", "mcpServers", x->name,
+		 claude_attach_entry(x))) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
+
+static const hd_runtime_attacher claude_attach = {
+    .format = "claude",
+    .command = claude_attach_cmd,
+    .text = claude_attach_text,
+    .json = claude_attach_json,
+    .config = claude_attach_config,
+};
+
 const hd_runtime_adapter hd_runtime__claude = {
     .name = "claude-code",
     .label = "claude-code",
     .is_scripted = 0,
     .capabilities = claude_caps,
     .check_config = claude_check,
+    .attach = &claude_attach,
     .run = claude_run,
     .doctor = claude_doctor,
 };

@@ -10,8 +10,10 @@
  *      was seen); an agent_message text_delta, the last one being the
  *      reply; an item of type error is a warning (Codex says so of an
  *      unknown model's metadata), a status, never the turn's failure.
- *  (2) Codex reports tokens, no cost: the cost is priced here (price.c)
- *      and flagged estimated. After a resume its usage counts the whole
+ *  (2) Codex reports tokens, no cost: the cost is priced here (price.c,
+ *      from runtime_config.prices or codex_prices, the list prices of
+ *      OpenAI's models, which this file alone knows) and flagged
+ *      estimated. After a resume its usage counts the whole
  *      thread, so a run is charged the difference from the totals saved
  *      after the run before (the adapter keeps them in the agent's home).
  *  (3) turn.failed and error lines fail the turn; a provider's JSON error
@@ -26,6 +28,12 @@
  *      seeded once from the user's config.toml and auth.json and never
  *      written back; huddle's MCP server is passed only as -c flags, never
  *      written into any config file.
+ *  (6) Attaching by hand (`huddle attach`, runtime.h hd_runtime_attacher):
+ *      `codex mcp add`, which writes the user's own ~/.codex/config.toml.
+ *      Codex expands no variable in an MCP url, so the shell puts the URL
+ *      there (never in a project) and the token is read from its
+ *      variable (bearer_token_env_var); over stdio, the [mcp_servers.NAME]
+ *      table itself.
  * Callers: runtime.c's adapter table; the parser also the tests.
  */
 #include <limits.h>
@@ -41,6 +49,22 @@
 #include "runtime_int.h"
 
 #define CODEX_QUOTE_MAX 300
+
+/* (2): OpenAI's list prices as of 2026, USD per million tokens (input,
+ * cached input, output), by model-name prefix: the adapter's `prices`. */
+static const hd_price_row codex_prices[] = {
+    {"gpt-5-nano", {0.05, 0.005, 0.40}},
+    {"gpt-5-mini", {0.25, 0.025, 2.00}},
+    {"gpt-5", {1.25, 0.125, 10.00}},
+    {"gpt-4.1-nano", {0.10, 0.025, 0.40}},
+    {"gpt-4.1-mini", {0.40, 0.10, 1.60}},
+    {"gpt-4.1", {2.00, 0.50, 8.00}},
+    {"gpt-4o-mini", {0.15, 0.075, 0.60}},
+    {"gpt-4o", {2.50, 1.25, 10.00}},
+    {"o4-mini", {1.10, 0.275, 4.40}},
+    {"o3", {2.00, 0.50, 8.00}},
+    {NULL, {0, 0, 0}},
+};
 
 struct hd_codex_stream {
 	hd_price price;
@@ -69,7 +93,7 @@ hd_codex__stream_new(const hd_price *price, const hd_codex_usage *base)
 	if (price != NULL)
 		cs->price = *price;
 	else
-		hd_runtime__price(&cs->price, NULL, NULL, NULL);
+		hd_runtime__price(&cs->price, NULL, NULL, NULL, NULL);
 	if (base != NULL)
 		cs->base = *base;
 	return cs;
@@ -390,7 +414,7 @@ codex_check(const json_t *cfg, hd_err *err)
 	    (rc = hd_runtime__check_env(cfg, err)) < 0 ||
 	    (rc = hd_runtime__check_int(cfg, "timeout_s", 1, 86400, err)) < 0 ||
 	    (rc = hd_runtime__price(
-		 &p, NULL, json_object_get(cfg, "prices"), err)) < 0)
+		 &p, NULL, NULL, json_object_get(cfg, "prices"), err)) < 0)
 		return rc;
 	if ((v = json_object_get(cfg, "overrides")) != NULL) {
 		if (!json_is_object(v))
@@ -669,7 +693,8 @@ codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		 work, sizeof(work), cfg, in->home_dir, "codex", err)) < 0 ||
 	    (rc = seed_home(in->home_dir, err)) < 0)
 		return hd_runtime__fail(em, err, "codex: %s", err->msg);
-	hd_runtime__price(&price, model, json_object_get(cfg, "prices"), NULL);
+	hd_runtime__price(&price, &hd_runtime__codex, model,
+	    json_object_get(cfg, "prices"), NULL);
 
 	hd_strv_add(&extra, hd_runtime__env_pair("CODEX_HOME", in->home_dir));
 	if ((rc = hd_runtime__bin(
@@ -790,12 +815,112 @@ codex_doctor(const hd_agent *a, const char *home_dir, json_t *report)
 		    openai, login);
 }
 
+/* ---- attaching by hand (6) ---- */
+
+static char *
+codex_attach_cmd(const hd_runtime_attach *x)
+{
+	hd_buf b = HD_BUF_INIT(0);
+
+	if (x->stdio) {
+		hd_buf_printf(&b, "codex mcp add %s -- ", x->name);
+		hd_runtime__attach_stdio(&b, x);
+	} else {
+		/* double quotes: the shell puts the URL in ~/.codex (6) */
+		hd_buf_printf(&b, "codex mcp add %s --url \"$%s\"", x->name,
+		    x->url_var);
+		if (x->token_var != NULL)
+			hd_buf_printf(&b, " --bearer-token-env-var %s",
+			    x->token_var);
+	}
+	return hd_buf_detach(&b);
+}
+
+static void
+codex_attach_text(
+    hd_buf *b, const hd_runtime_attach *x, const char *cmd, int step)
+{
+	if (!x->stdio)
+		hd_buf_printf(b,
+		    "\n# %d. Codex reads no variable in an MCP url: this puts "
+		    "the URL in your own\n#    ~/.codex/config.toml, never in "
+		    "the project%s.\n",
+		    step,
+		    x->token_var != NULL ? "; the token stays in the variable"
+					 : "");
+	else
+		hd_buf_puts(b, "\n# Codex:\n");
+	hd_buf_printf(b,
+	    "%s\n#    Let it call huddle's tools without asking: add "
+	    "default_tools_approval_mode = \"approve\"\n#    under "
+	    "[mcp_servers.%s] in ~/.codex/config.toml\n",
+	    cmd, x->name);
+}
+
+/* s as a TOML basic string: JSON's string escaping is valid TOML. -1
+ * when memory ran out. */
+static int
+codex_attach_toml_str(hd_buf *b, const char *s)
+{
+	json_t *j = json_string(s);
+	char *q = j != NULL ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+
+	if (q != NULL)
+		hd_buf_puts(b, q);
+	free(q);
+	json_decref(j);
+	return q != NULL ? 0 : -1;
+}
+
+/* --format codex: over stdio the config.toml table; over HTTP the
+ * command, since the URL must not be written into a file (6). */
+static int
+codex_attach_config(const hd_runtime_attach *x, json_t **doc, hd_buf *out,
+    hd_err *err)
+{
+	char *cmd;
+
+	*doc = NULL;
+	if (x->stdio) {
+		hd_buf_printf(out, "[mcp_servers.%s]\ncommand = ", x->name);
+		if (codex_attach_toml_str(out, x->exe) < 0)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		hd_buf_puts(out, "\nargs = [\"--home\", ");
+		if (codex_attach_toml_str(out, x->home) < 0)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		hd_buf_printf(out,
+		    ", \"mcp\", \"--team\", \"%s\", \"--agent\", \"%s\"]\n"
+		    "default_tools_approval_mode = \"approve\"\n",
+		    x->team, x->agent);
+		return 0;
+	}
+	if ((cmd = codex_attach_cmd(x)) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	hd_buf_printf(out,
+	    "# Codex reads no variable in an MCP url: this puts the signed "
+	    "URL in your own\n# ~/.codex/config.toml (never the project's). "
+	    "First: %s (a secret)\n%s\n",
+	    x->url_var, cmd);
+	free(cmd);
+	return 0;
+}
+
+static const hd_runtime_attacher codex_attach = {
+    .format = "codex",
+    .command = codex_attach_cmd,
+    .text = codex_attach_text,
+    .json = NULL,
+    .config = codex_attach_config,
+};
+
 const hd_runtime_adapter hd_runtime__codex = {
     .name = "codex",
     .label = "codex",
     .is_scripted = 0,
     .capabilities = codex_caps,
     .check_config = codex_check,
+    .prices = codex_prices,
+    .attach = &codex_attach,
     .run = codex_run,
     .doctor = codex_doctor,
 };

@@ -1,39 +1,27 @@
 /*
- * price.c -- what a model's tokens cost, for runtimes that report tokens
- * but no cost (codex): runtime_config.prices when given, else a small
- * table of list prices by model-name prefix, else SPEC 8.2's default.
- * Owns no table and no state.
+ * price.c -- what a model's tokens cost: SPEC 8.2's estimate
+ * (hd_runtime_cost_estimate), and for runtimes that report tokens but no
+ * cost (codex) runtime_config.prices when given, else the runtime's own
+ * price list (its adapter's `prices` row, in its own file), else SPEC
+ * 8.2's default. Owns no table and no state.
  *  (1) Prices are USD per million tokens; a cost is kept in micro-cents
  *      (1 USD = 1e8), so $1 per million tokens is 100 micro-cents a
  *      token and whole-cent prices cost exact integers.
- *  (2) The longest matching prefix wins ("gpt-5-mini" over "gpt-5").
- *      The table holds public list prices as of 2026 and is a fallback
- *      only: prices in runtime_config always win, and a cost priced here
- *      is flagged estimated.
+ *  (2) The longest matching prefix of the adapter's list wins
+ *      ("gpt-5-mini" over "gpt-5"). A list holds public list prices and
+ *      is a fallback only: prices in runtime_config always win, and a
+ *      cost priced here is flagged estimated.
  *  (3) Cached input tokens are part of the input count: the uncached ones
  *      are priced at input, the cached at cached (input when unset).
- * Callers: codex.c.
+ *  (4) SPEC 8.2's default price is written here once: the estimate of a
+ *      turn whose runtime reports no cost, and the price of a model no
+ *      list names. No runtime's price is known outside its adapter.
+ * Callers: runtime.c (the estimate before done), scripted.c, codex.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "runtime_int.h"
-
-static const struct {
-	const char *prefix;
-	hd_price price;
-} table[] = {
-    {"gpt-5-nano", {0.05, 0.005, 0.40}},
-    {"gpt-5-mini", {0.25, 0.025, 2.00}},
-    {"gpt-5", {1.25, 0.125, 10.00}},
-    {"gpt-4.1-nano", {0.10, 0.025, 0.40}},
-    {"gpt-4.1-mini", {0.40, 0.10, 1.60}},
-    {"gpt-4.1", {2.00, 0.50, 8.00}},
-    {"gpt-4o-mini", {0.15, 0.075, 0.60}},
-    {"gpt-4o", {2.50, 1.25, 10.00}},
-    {"o4-mini", {1.10, 0.275, 4.40}},
-    {"o3", {2.00, 0.50, 8.00}},
-};
 
 /* SPEC 8.2: $3 per million input tokens, $15 per million output. */
 static const hd_price default_price = {3.0, 3.0, 15.0};
@@ -57,9 +45,10 @@ price_field(double *out, const json_t *prices, const char *key, int required,
 }
 
 int
-hd_runtime__price(
-    hd_price *out, const char *model, const json_t *prices, hd_err *err)
+hd_runtime__price(hd_price *out, const hd_runtime_adapter *rt,
+    const char *model, const json_t *prices, hd_err *err)
 {
+	const hd_price_row *table = rt != NULL ? rt->prices : NULL;
 	const char *key;
 	json_t *v;
 	size_t i, best = 0, n;
@@ -91,7 +80,7 @@ hd_runtime__price(
 			return rc;
 		return 0;
 	}
-	for (i = 0; model != NULL && i < sizeof(table) / sizeof(table[0]);
+	for (i = 0; model != NULL && table != NULL && table[i].prefix != NULL;
 	     i++) {
 		n = strlen(table[i].prefix);
 		if (strncmp(model, table[i].prefix, n) == 0 &&
@@ -129,4 +118,31 @@ hd_runtime__price_cost(hd_runtime_cost *out, const hd_price *p, int64_t input,
 	out->input_tokens = input;
 	out->output_tokens = output;
 	out->estimated = 1;
+}
+
+/* ---- the estimate (SPEC 8.2) ---- */
+
+static int64_t
+count_chars(const char *s, size_t len)
+{
+	int64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+void
+hd_runtime_cost_estimate(hd_runtime_cost *out, const char *prompt,
+    size_t prompt_len, const char *reply, size_t reply_len)
+{
+	int64_t in_chars = prompt ? count_chars(prompt, prompt_len) : 0;
+	int64_t out_chars = reply ? count_chars(reply, reply_len) : 0;
+
+	/* ceil(chars / 4) tokens each way, at the default price (4): $3 per
+	 * million tokens is 300 micro-cents a token, $15 is 1500 */
+	hd_runtime__price_cost(
+	    out, &default_price, (in_chars + 3) / 4, 0, (out_chars + 3) / 4);
 }

@@ -7,7 +7,7 @@
  *      one when the adapter did not (error when run() failed, aborted when
  *      the abort flag is set, else success).
  *  (2) A cost event always precedes done: the runtime's own, or the SPEC
- *      8.2 estimate made here from the prompt and the reply.
+ *      8.2 estimate (price.c) made here from the prompt and the reply.
  *  (3) The reply keeps at most HD_RUNTIME_OUTPUT_MAX bytes, cut on a UTF-8
  *      boundary; the first cut appends HD_RUNTIME_TRUNCATED_NOTE once, and
  *      the sink receives exactly the bytes the result keeps.
@@ -15,7 +15,16 @@
  *      capabilities alone, never on a runtime's name.
  *  (5) Nothing here is shared between turns, so turns run concurrently on
  *      different threads without locks.
- * Callers: engines (conversations, exchanges) and `huddle agent run`.
+ *  (6) The adapter table is the one list of runtimes. Everything huddle
+ *      knows of a runtime is in its adapter's row, from its own file: its
+ *      name, its capabilities (hence its class and home), the check of
+ *      its runtime_config, its price list, its attach formats, its doctor.
+ *      Adding a runtime is that file and one row here; the refusals' list
+ *      of names is read from the table, and nothing outside src/runtime
+ *      branches on a runtime's name.
+ * Callers: engines (conversations, exchanges) and `huddle agent run`;
+ * the surfaces for the table and hd_runtime_check_config, which they
+ * hand the domain as the check of an agent's runtime (agent.h).
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -33,11 +42,15 @@
 /* An error message keeps at most this much (a stderr tail is ~4 KiB). */
 #define ERROR_MSG_MAX (16 * 1024)
 
-static const hd_runtime_adapter *const adapters[] = {
+/* (6): the runtimes of this build, one row each, in the order refusals
+ * name them; then one spare row, NULL but in tests
+ * (hd_runtime__test_adapter), and the end. */
+static const hd_runtime_adapter *adapters[] = {
     &hd_runtime__scripted,
     &hd_runtime__exec,
     &hd_runtime__claude,
     &hd_runtime__codex,
+    NULL,
     NULL,
 };
 
@@ -163,6 +176,12 @@ hd_runtime_adapters(void)
 	return adapters;
 }
 
+void
+hd_runtime__test_adapter(const hd_runtime_adapter *rt)
+{
+	adapters[sizeof(adapters) / sizeof(adapters[0]) - 2] = rt;
+}
+
 int
 hd_runtime_find(const hd_runtime_adapter **out, const char *name, hd_err *err)
 {
@@ -197,7 +216,7 @@ hd_runtime_check_config(const char *runtime, const json_t *cfg, hd_err *err)
 	int rc;
 
 	if (runtime == NULL)
-		runtime = "scripted";
+		runtime = HD_AGENT_RUNTIME_DEFAULT;
 	/* A name this build has no adapter for, planned or not, is refused
 	 * the same way where an agent is written (SPEC 9.4): which runtimes
 	 * this build runs is what the user can act on. */
@@ -218,36 +237,6 @@ hd_runtime_check_config(const char *runtime, const json_t *cfg, hd_err *err)
 		return hd_err_set(
 		    err, HD_EINVAL, "runtime_config must be a JSON object");
 	return rt->check_config != NULL ? rt->check_config(cfg, err) : 0;
-}
-
-/* ---- cost (SPEC 8.2) ---- */
-
-static int64_t
-count_chars(const char *s, size_t len)
-{
-	int64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
-void
-hd_runtime_cost_estimate(hd_runtime_cost *out, const char *prompt,
-    size_t prompt_len, const char *reply, size_t reply_len)
-{
-	int64_t in_chars = prompt ? count_chars(prompt, prompt_len) : 0;
-	int64_t out_chars = reply ? count_chars(reply, reply_len) : 0;
-
-	memset(out, 0, sizeof(*out));
-	out->input_tokens = (in_chars + 3) / 4;
-	out->output_tokens = (out_chars + 3) / 4;
-	/* $3 per million tokens is 300 micro-cents a token; $15 is 1500. */
-	out->microcents = out->input_tokens * 300 + out->output_tokens * 1500;
-	out->usd = (double)out->microcents / 1e8;
-	out->estimated = 1;
 }
 
 /* ---- the emitter ---- */

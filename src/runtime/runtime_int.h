@@ -212,22 +212,15 @@ int hd_runtime__run_stream(hd_runtime_emit *em, const hd_runtime_turn *in,
 /* ---- prices (price.c): what a model's tokens cost, for runtimes that
  * report tokens but no cost (codex) ---- */
 
-/* USD per million tokens. */
-typedef struct hd_price {
-	double input;
-	double cached; /* cached input tokens */
-	double output;
-} hd_price;
-
 /*
- * The price of model: runtime_config.prices ({"input", "cached",
- * "output"}, USD per million tokens) when given, else the built-in table
- * (matched by model-name prefix), else the SPEC 8.2 default ($3 in and
- * cached, $15 out). Returns 0, or HD_EINVAL with err set when prices is
- * present but malformed.
+ * The price of model on runtime rt: runtime_config.prices ({"input",
+ * "cached", "output"}, USD per million tokens) when given, else rt's
+ * price list (rt->prices, matched by model-name prefix; rt may be NULL:
+ * none), else the SPEC 8.2 default ($3 in and cached, $15 out). Returns
+ * 0, or HD_EINVAL with err set when prices is present but malformed.
  */
-int hd_runtime__price(
-    hd_price *out, const char *model, const json_t *prices, hd_err *err);
+int hd_runtime__price(hd_price *out, const hd_runtime_adapter *rt,
+    const char *model, const json_t *prices, hd_err *err);
 
 /* The cost of a turn's tokens at price p, flagged estimated. input
  * counts every input token, cached ones included; cached <= input. */
@@ -324,6 +317,17 @@ void hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em,
 /* The thread id seen, or NULL; the thread's totals after this run. */
 const char *hd_codex__stream_thread(const hd_codex_stream *cs);
 void hd_codex__stream_usage(const hd_codex_stream *cs, hd_codex_usage *out);
+
+/* ---- attach.c: for the adapters' attach writers ---- */
+
+/* `EXE --home HOME mcp --team T --agent A`, each path a shell word, the
+ * stdio server of x, appended to b. */
+void hd_runtime__attach_stdio(hd_buf *b, const hd_runtime_attach *x);
+
+/* Tests only: make rt the adapter table's last row (runtime.c has one
+ * spare), as adding a runtime's row there would; NULL takes it out.
+ * Call before anything reads the table. */
+void hd_runtime__test_adapter(const hd_runtime_adapter *rt);
 
 /* `timed out after 1.5 s` into out. */
 void hd_runtime__timeout_msg(char *out, size_t outlen, int64_t ms);

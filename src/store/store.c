@@ -38,6 +38,11 @@
  *      it once at startup (cmd-serve.c) and refuses a damaged store;
  *      `huddle restore` runs it on the backup. In between, a damaged page
  *      fails the statement that reads it with "database is damaged".
+ * (10) A write that must not commit without another is tied to it with
+ *      hd_store_fail_txn: the transaction is rolled back and its caller
+ *      gets that error even where a caller in between ignored it (an
+ *      event, which exists exactly when the change it describes does).
+ *      A savepoint rolled back forgets the failures marked inside it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +81,12 @@ struct hd_store {
 		sqlite3_stmt *stmt;
 	} cache[STMT_CACHE];
 	int ncache;
+	/* hd_store_fail_txn: the failure that refuses the open write (code
+	 * 0: none), and at each open savepoint the failure it started with,
+	 * which a rollback to it restores (see hd_store_savepoint). */
+	hd_err fail;
+	int nsp;
+	hd_code sp_fail[HD_STORE_SAVEPOINT_MAX];
 	/* hd_store_uuid's pool: random bytes drawn from OpenSSL a block at a
 	 * time (see rnd_pool). NULL until the first id. */
 	struct rnd_pool *rnd;
@@ -705,9 +716,16 @@ store_txn(
 		}
 		st->txn_depth++;
 		hd_err_clear(err);
+		hd_err_clear(&st->fail);
+		st->nsp = 0;
 		rc = fn(st, payload, err);
 		st->txn_depth--;
 		store_reset_all(st);
+		if (rc >= 0 && st->fail.code != HD_OK) { /* (10) */
+			rc = st->fail.code;
+			if (err != NULL)
+				*err = st->fail;
+		}
 		if (rc >= 0) {
 			src = store_step_ctl(st, "COMMIT");
 			if (src == SQLITE_OK)
@@ -748,6 +766,65 @@ int
 hd_store_in_txn(const hd_store *st)
 {
 	return st->txn_depth > 0;
+}
+
+void
+hd_store_fail_txn(hd_store *st, const hd_err *err)
+{
+	if (st->txn_depth == 0 || st->fail.code != HD_OK)
+		return;
+	if (err != NULL && err->code != HD_OK)
+		st->fail = *err;
+	else
+		hd_err_set(&st->fail, HD_ERR, "a write in this transaction failed");
+}
+
+int
+hd_store_txn_failure(hd_store *st, hd_err *err)
+{
+	if (st->fail.code == HD_OK)
+		return 0;
+	if (err != NULL)
+		*err = st->fail;
+	return st->fail.code;
+}
+
+/* One name for every savepoint: SQL's savepoints nest by name, and a
+ * rollback or release names the newest of that name, which is the one
+ * a LIFO caller means. */
+int
+hd_store_savepoint(hd_store *st, hd_err *err)
+{
+	int rc;
+
+	if (st->txn_depth == 0)
+		return hd_err_set(err, HD_EINVAL,
+		    "a savepoint needs an open write transaction");
+	if (st->nsp == HD_STORE_SAVEPOINT_MAX)
+		return hd_err_set(err, HD_ERR, "savepoints nested past %d",
+		    HD_STORE_SAVEPOINT_MAX);
+	if ((rc = hd_store_step1(st, "SAVEPOINT hd_sp", err)) < 0)
+		return rc;
+	st->sp_fail[st->nsp++] = st->fail.code;
+	return 0;
+}
+
+int
+hd_store_savepoint_end(hd_store *st, int keep, hd_err *err)
+{
+	int rc = 0;
+
+	if (st->nsp == 0)
+		return hd_err_set(err, HD_EINVAL, "no savepoint is open");
+	if (!keep) {
+		if ((rc = hd_store_step1(st, "ROLLBACK TO hd_sp", err)) < 0)
+			return rc;
+		/* the failure marked since the savepoint went with its work */
+		if (st->sp_fail[st->nsp - 1] == HD_OK)
+			hd_err_clear(&st->fail);
+	}
+	st->nsp--;
+	return hd_store_step1(st, "RELEASE hd_sp", err);
 }
 
 hd_store_worker *

@@ -111,6 +111,31 @@ int hd_store_read(hd_store *st, hd_store_txn_fn fn, void *payload,
 int hd_store_in_txn(const hd_store *st);
 
 /*
+ * Refuse the open write transaction: however its body returns,
+ * hd_store_write rolls it back and returns err's code and message
+ * (HD_EBUSY is retried like any busy write). For a statement whose
+ * failure must refuse the whole write even where a caller in between
+ * does not look: an event exists exactly when the change it describes
+ * does (events.c). The first failure wins; outside a transaction this
+ * does nothing (the caller has the error).
+ */
+void hd_store_fail_txn(hd_store *st, const hd_err *err);
+
+/* The failure marked on the open transaction: its code with err set to
+ * it, or 0 when none is marked. */
+int hd_store_txn_failure(hd_store *st, hd_err *err);
+
+/*
+ * Savepoints inside a write transaction, strictly nested: open one,
+ * then end it keeping its work (keep = 1) or rolling it back (keep = 0).
+ * Rolling back also forgets a failure hd_store_fail_txn marked inside
+ * it: the work it refused is gone. 0, or an error code with err set.
+ */
+#define HD_STORE_SAVEPOINT_MAX 16
+int hd_store_savepoint(hd_store *st, hd_err *err);
+int hd_store_savepoint_end(hd_store *st, int keep, hd_err *err);
+
+/*
  * The store's data version into *out: it changes with every commit of a
  * write, by this connection or any other. Taken right after a write
  * committed and again inside a later transaction, the two are equal

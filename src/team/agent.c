@@ -5,7 +5,10 @@
  *  (2) runtime is a slug and runtime_config an object before any write;
  *      what a runtime accepts is the runtime layer's to say, and the
  *      surfaces hand its check down (hd_agent_spec.check), so an engine
- *      never meets a config it cannot run. This module names no runtime.
+ *      never meets a config it cannot run. This module names no runtime
+ *      (the default is HD_AGENT_RUNTIME_DEFAULT, a column value) and
+ *      includes no engine header: the check is a callback because the
+ *      domain may not call the runtime layer (agent.h says why per call).
  *  (3) A team keeps at most one leader: adding a second is refused, and
  *      removing the leader leaves the team without one.
  *  (4) status is written only by hd_agent_set_status (and its
@@ -437,7 +440,8 @@ hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 	hd_stmt_bind_text(s, 2, spec->name ? spec->name : spec->id);
 	hd_stmt_bind_text_copy(s, 3, spec->team);
 	hd_stmt_bind_text(s, 4, spec->role ? spec->role : "");
-	hd_stmt_bind_text(s, 5, spec->runtime ? spec->runtime : "scripted");
+	hd_stmt_bind_text(
+	    s, 5, spec->runtime ? spec->runtime : HD_AGENT_RUNTIME_DEFAULT);
 	hd_stmt_bind_text(s, 6, cfg ? cfg : "{}");
 	hd_stmt_bind_int(s, 7, now);
 	hd_stmt_bind_int(s, 8, now);
@@ -456,8 +460,8 @@ hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 	}
 	hd_events_append(st, "agent_added", spec->team, 0, spec->id,
 	    json_pack("{s:s, s:b}", "runtime",
-		spec->runtime ? spec->runtime : "scripted", "leader",
-		spec->leader));
+		spec->runtime ? spec->runtime : HD_AGENT_RUNTIME_DEFAULT,
+		"leader", spec->leader));
 	return 0;
 }
 
@@ -515,7 +519,7 @@ hd_agent_add(hd_agent **out, hd_store *st, const hd_agent_spec *spec,
 	    (rc = hd_slug_check("agent", spec->id, err)) < 0 ||
 	    (rc = hd_agent__check_fields(spec->name, spec->role, err)) < 0 ||
 	    (rc = hd_agent_check_runtime(
-		 spec->runtime ? spec->runtime : "scripted",
+		 spec->runtime ? spec->runtime : HD_AGENT_RUNTIME_DEFAULT,
 		 spec->runtime_config, spec->check, err)) < 0)
 		return rc;
 	if ((rc = hd_store_write(st, agent_add_txn, (void *)spec, err)) < 0)

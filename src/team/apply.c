@@ -232,7 +232,8 @@ plan_build(struct plan *p, const json_t *doc, hd_err *err)
 		pa->has_runtime = pa->spec.runtime != NULL;
 		pa->spec.runtime_config = json_object_get(a, "runtime_config");
 		if ((rc = hd_agent_check_runtime(
-			 pa->spec.runtime ? pa->spec.runtime : "scripted",
+			 pa->spec.runtime ? pa->spec.runtime
+					  : HD_AGENT_RUNTIME_DEFAULT,
 			 pa->spec.runtime_config, p->check, err)) < 0)
 			return reframe(rc, err, origin, where);
 		v = json_object_get(a, "leader");

@@ -27,7 +27,7 @@
 #include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 #define BUDGET_COLS                                                            \
 	"scope, subject_id, limit_cents, mode, spent_microcents, updated_at"

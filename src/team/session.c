@@ -18,7 +18,7 @@
 #include <huddle/session.h>
 #include <huddle/util.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 int
 hd_session_record(hd_store *st, const char *agent, const char *team,

@@ -8,7 +8,7 @@
 #include <huddle/agent.h>
 #include <huddle/team.h>
 
-#include "../store/store.h"
+#include <store/store.h>
 
 #define HD_TEAM_NAME_MAX 100
 #define HD_TEAM_DESCRIPTION_MAX 2000

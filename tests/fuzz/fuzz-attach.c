@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include <huddle/attach.h>
+#include <huddle/util.h>
 
 #include <http/http.h>
 

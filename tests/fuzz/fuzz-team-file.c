@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include <huddle/runtime.h>
+#include <huddle/events.h>
+#include <huddle/util.h>
 
 #include "fuzz.h"
 #include "store-fuzz.h"

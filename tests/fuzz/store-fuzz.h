@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <huddle/huddle.h>
+#include <huddle/team.h>
 
 static char fuzz_home_dir[256];
 static hd_store *fuzz_st;

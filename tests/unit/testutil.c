@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <huddle/team.h>
+
 #include "testutil.h"
 
 static int

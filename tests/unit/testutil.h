@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include <huddle/huddle.h>
+#include <huddle/store.h>
 
 typedef struct hd_fixture {
 	char home[256];

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/board.h>
+
 #include "testutil.h"
 
 /* Create a task in team as "user" with the given deps; returns its id. */

@@ -6,6 +6,10 @@
  */
 #include <stdio.h>
 
+#include <huddle/agent.h>
+#include <huddle/events.h>
+#include <huddle/room.h>
+
 #include "board-test.h"
 
 static int

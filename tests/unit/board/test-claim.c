@@ -5,6 +5,8 @@
  */
 #include <stdio.h>
 
+#include <huddle/events.h>
+
 #include "board-test.h"
 
 static int

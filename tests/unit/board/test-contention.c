@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <huddle/team.h>
+
 #include "board-test.h"
 #include "store/store.h"
 

@@ -7,6 +7,9 @@
  */
 #include <stdio.h>
 
+#include <huddle/events.h>
+#include <huddle/room.h>
+
 #include "board-test.h"
 
 static int

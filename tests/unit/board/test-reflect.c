@@ -8,6 +8,11 @@
  */
 #include <stdio.h>
 
+#include <huddle/buf.h>
+#include <huddle/events.h>
+#include <huddle/mailbox.h>
+#include <huddle/room.h>
+
 #include "board-test.h"
 #include "store/store.h"
 

@@ -7,6 +7,9 @@
  */
 #include <stdio.h>
 
+#include <huddle/room.h>
+#include <huddle/team.h>
+
 #include "board-test.h"
 
 static int

@@ -13,6 +13,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <huddle/buf.h>
+#include <huddle/conversation.h>
+#include <huddle/events.h>
+#include <huddle/team.h>
+
 #include "testutil.h"
 
 /* Generous bound on a conversation; never reached when things work. */

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <huddle/cancel.h>
+
 #include "conv-test.h"
 
 /* The manager fans out to a coder that never finishes by itself and a

@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <huddle/util.h>
+
 #include "conv-test.h"
 
 /* HUDDLE_HOME/homes/scripted/<agent>/<name> with len bytes of text

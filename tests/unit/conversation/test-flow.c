@@ -13,6 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/mailbox.h>
+#include <huddle/room.h>
+#include <huddle/runtime.h>
+#include <huddle/util.h>
+
 #include "conv-test.h"
 
 static char *

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/buf.h>
+#include <huddle/conversation.h>
+
 #include "testutil.h"
 
 /* "tags: [ids|body] ...; targets: id=body ...; shared: <text>" */

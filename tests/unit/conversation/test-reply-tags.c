@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/buf.h>
+#include <huddle/conversation.h>
+
 #include "testutil.h"
 
 /* "room(<team>|<body>) file(<path>) ...", each span checked. */

@@ -15,6 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <huddle/runtime.h>
+#include <huddle/util.h>
+
 #include "conv-test.h"
 #include "store/store.h"
 

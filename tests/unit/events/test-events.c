@@ -1,9 +1,15 @@
 /*
  * test-events.c -- the event log: filters, tail and resume order, a read of
- * several kinds at once, one task's history, and that an event written
- * inside a rolled-back transaction leaves no trace.
+ * several kinds at once, one task's history, that an event written
+ * inside a rolled-back transaction leaves no trace, and that a change
+ * whose event cannot be written is refused as a whole (a reflection's
+ * failed event drops the reflection alone).
  */
 #include <string.h>
+
+#include <huddle/board.h>
+#include <huddle/events.h>
+#include <huddle/room.h>
 
 #include <store/store.h>
 
@@ -235,6 +241,102 @@ test_events__one_tasks_history(void **state)
 	    HD_EINVAL, "limit must be between 1 and 10000, not 10001", &err);
 }
 
+/* The events table refuses inserts (of kind `only`, or all when NULL)
+ * for the rest of the connection's life: a temporary trigger. */
+static void
+refuse_events(hd_fixture *fx, const char *only)
+{
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_store_exec(fx->st,
+			 only == NULL
+			     ? "CREATE TEMP TRIGGER refuse BEFORE INSERT ON"
+			       " main.events BEGIN SELECT RAISE(ABORT,"
+			       " 'events refused by the test'); END"
+			     : "CREATE TEMP TRIGGER refuse BEFORE INSERT ON"
+			       " main.events WHEN NEW.kind = 'team_chat_post'"
+			       " BEGIN SELECT RAISE(ABORT,"
+			       " 'events refused by the test'); END",
+			 &err),
+	    &err);
+}
+
+static size_t
+room_size(hd_fixture *fx)
+{
+	hd_posts l;
+	hd_err err = HD_ERR_INIT;
+	size_t n;
+
+	assert_hd_ok(hd_room_read(&l, fx->st, "dev", 0, 500, NULL, &err), &err);
+	n = l.n;
+	hd_posts_dispose(&l);
+	return n;
+}
+
+/* A post or a task whose event cannot be written is not written either:
+ * the caller gets the event's error and nothing of the change stays. */
+static void
+test_events__a_failed_event_refuses_its_change(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_task_spec spec = {.team = "dev", .subject = "Write docs"};
+	hd_post *p = NULL;
+	hd_task *t = NULL;
+	hd_tasks tasks;
+	hd_event_list l;
+	hd_event_filter f = {0};
+	hd_err err = HD_ERR_INIT;
+	int64_t head = 0;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	assert_hd_ok(hd_events_head(&head, fx->st, &err), &err);
+	refuse_events(fx, NULL);
+
+	assert_true(hd_room_post(&p, fx->st, "dev", "peer", "coder", "hello",
+			&err) < 0);
+	assert_non_null(strstr(err.msg, "events refused by the test"));
+	assert_null(p);
+	assert_int_equal(room_size(fx), 0);
+
+	hd_err_clear(&err);
+	assert_true(hd_board_create(&t, fx->st, &spec, &err) < 0);
+	assert_non_null(strstr(err.msg, "events refused by the test"));
+	assert_null(t);
+	assert_hd_ok(hd_board_list(&tasks, fx->st, "dev", NULL, &err), &err);
+	assert_int_equal(tasks.n, 0);
+	hd_tasks_dispose(&tasks);
+
+	/* and the log has nothing past what was there before */
+	f.after_seq = head;
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 0);
+	hd_event_list_dispose(&l);
+}
+
+/* A board change stands when only its reflection's event fails: the
+ * reflection (the room line) is dropped alone (SPEC 4). */
+static void
+test_events__a_failed_reflection_event_drops_the_reflection(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_task_spec spec = {.team = "dev", .subject = "Write docs"};
+	hd_task *t = NULL;
+	hd_event_filter f = {.kind = "task_created"};
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	refuse_events(fx, "team_chat_post");
+	assert_hd_ok(hd_board_create(&t, fx->st, &spec, &err), &err);
+	assert_non_null(t);
+	hd_task_free(t);
+	assert_int_equal(room_size(fx), 0);
+	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
+	assert_int_equal(l.n, 1);
+	hd_event_list_dispose(&l);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, hd_fixture_setup, \
     hd_fixture_teardown)
 
@@ -248,6 +350,8 @@ main(void)
 		T(test_events__rolled_back_with_the_change_they_describe),
 		T(test_events__team_changes_are_logged),
 		T(test_events__one_tasks_history),
+		T(test_events__a_failed_event_refuses_its_change),
+		T(test_events__a_failed_reflection_event_drops_the_reflection),
 	};
 	return cmocka_run_group_tests_name("unit/events", tests, NULL, NULL);
 }

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <huddle/huddle.h>
+#include <huddle/events.h>
+#include <huddle/runtime.h>
 
 #define FAKE_MAX_CALLS 128
 #define FAKE_MAX_RULES 8

@@ -13,6 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <huddle/exchange.h>
+#include <huddle/room_lock.h>
+#include <huddle/util.h>
+
 #include "testutil.h"
 
 #include "fake.h"

@@ -8,6 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <huddle/activity.h>
+#include <huddle/board.h>
+#include <huddle/budget.h>
+#include <huddle/exchange.h>
+#include <huddle/room_lock.h>
+#include <huddle/team.h>
+
 #include "testutil.h"
 
 #include "fake.h"

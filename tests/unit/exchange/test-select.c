@@ -5,6 +5,8 @@
  */
 #include <string.h>
 
+#include <huddle/exchange.h>
+
 #include "testutil.h"
 
 #define MAXP 6

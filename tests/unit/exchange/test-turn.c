@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/activity.h>
+#include <huddle/exchange.h>
+#include <huddle/prompt.h>
+#include <huddle/session.h>
+#include <huddle/util.h>
+
 #include <store/store.h>
 
 #include "testutil.h"

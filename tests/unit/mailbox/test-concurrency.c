@@ -10,6 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <huddle/mailbox.h>
+#include <huddle/util.h>
+
 #include "testutil.h"
 #include "store/store.h"
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/mailbox.h>
+
 #include "testutil.h"
 #include "store/store.h"
 

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/events.h>
+#include <huddle/mailbox.h>
+
 #include "testutil.h"
 #include "store/store.h"
 

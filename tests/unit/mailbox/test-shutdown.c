@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/shutdown.h>
+#include <huddle/util.h>
+
 #include "testutil.h"
 
 static int

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/mailbox.h>
+#include <huddle/runtime.h>
+
 #include "testutil.h"
 
 static int

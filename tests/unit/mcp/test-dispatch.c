@@ -2,6 +2,8 @@
  * test-dispatch.c -- the MCP JSON-RPC dispatcher: exact reply bytes for
  * every protocol path, tool errors as isError results, identity binding.
  */
+#include <huddle/board.h>
+
 #include "mcp-fx.h"
 
 static void

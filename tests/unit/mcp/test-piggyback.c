@@ -5,6 +5,9 @@
  * delivered with the tool's own write, exactly once, never another
  * agent's; failed calls and unbound sessions carry none.
  */
+#include <huddle/buf.h>
+#include <huddle/mailbox.h>
+
 #include "mcp-fx.h"
 
 static void

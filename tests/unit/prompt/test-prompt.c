@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/prompt.h>
+#include <huddle/room.h>
+
 #include "testutil.h"
 
 #define INTRO(who, what)                                                       \

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/envelope.h>
+#include <huddle/room.h>
+
 #include "testutil.h"
 
 #define DOT " \xc2\xb7 " /* " · " */

@@ -13,6 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <huddle/room.h>
+#include <huddle/util.h>
+
 #include "store/sqlite.h"
 #include "testutil.h"
 

@@ -17,6 +17,9 @@
 
 #include <sqlite3.h>
 
+#include <huddle/room_lock.h>
+#include <huddle/util.h>
+
 #include "testutil.h"
 
 static void

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/events.h>
+#include <huddle/room.h>
+
 #include "testutil.h"
 
 static int

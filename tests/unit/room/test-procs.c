@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <huddle/room.h>
+
 #include "testutil.h"
 
 #define PROCS 8

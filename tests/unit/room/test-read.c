@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/room.h>
+#include <huddle/team.h>
+
 #include "testutil.h"
 
 static int

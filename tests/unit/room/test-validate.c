@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/room.h>
+#include <huddle/util.h>
+
 #include "testutil.h"
 
 #define TOO_LONG "@too-long" /* stands for HD_ROOM_BODY_MAX + 1 bytes */

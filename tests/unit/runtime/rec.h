@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <huddle/huddle.h>
+#include <huddle/buf.h>
+#include <huddle/runtime.h>
+#include <huddle/util.h>
 
 #define REC_MAX 4096
 

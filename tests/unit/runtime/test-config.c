@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <huddle/runtime.h>
+#include <huddle/team.h>
+
 #include "testutil.h"
 
 typedef struct ccase {

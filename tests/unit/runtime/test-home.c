@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <huddle/runtime.h>
+#include <huddle/util.h>
+
 #include "testutil.h"
 
 static const hd_runtime_plan persistent = {HD_HOME_PERSISTENT, 0, 0, 0, 0, 1};

@@ -5,6 +5,8 @@
  */
 #include <string.h>
 
+#include <huddle/runtime.h>
+
 #include "testutil.h"
 
 static const hd_runtime_class classes[] = {HD_RUNTIME_WRAPPED_ONESHOT,

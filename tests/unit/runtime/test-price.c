@@ -1,7 +1,8 @@
 /*
  * test-price.c -- what tokens cost (src/runtime/price.c): prices from
- * runtime_config and their refusals, the list-price table by longest
- * prefix, SPEC 8.2's default, and the arithmetic in micro-cents.
+ * runtime_config and their refusals, the adapter's own price list (codex's)
+ * by longest prefix, SPEC 8.2's default (also for a runtime without a
+ * list), and the arithmetic in micro-cents.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,13 @@ assert_price(const hd_price *p, double in, double cached, double out)
 	assert_true(p->output == out);
 }
 
+/* A price on codex, whose adapter has a list. */
+static int
+codex_price(hd_price *p, const char *model, const json_t *cfg, hd_err *err)
+{
+	return hd_runtime__price(p, &hd_runtime__codex, model, cfg, err);
+}
+
 static void
 test_price__from_the_config(void **state)
 {
@@ -28,12 +36,12 @@ test_price__from_the_config(void **state)
 	(void)state;
 	cfg = json_loads(
 	    "{\"input\": 2, \"cached\": 0.5, \"output\": 8}", 0, NULL);
-	assert_hd_ok(hd_runtime__price(&p, "gpt-5", cfg, &err), &err);
+	assert_hd_ok(codex_price(&p, "gpt-5", cfg, &err), &err);
 	assert_price(&p, 2, 0.5, 8); /* the config wins over the table */
 	json_decref(cfg);
 	/* cached defaults to input */
 	cfg = json_loads("{\"input\": 0.4, \"output\": 1.6}", 0, NULL);
-	assert_hd_ok(hd_runtime__price(&p, NULL, cfg, &err), &err);
+	assert_hd_ok(codex_price(&p, NULL, cfg, &err), &err);
 	assert_price(&p, 0.4, 0.4, 1.6);
 	json_decref(cfg);
 }
@@ -73,7 +81,7 @@ test_price__bad_config_is_refused(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		cfg = json_loads(bad[i].cfg, JSON_DECODE_ANY, NULL);
 		assert_non_null(cfg);
-		assert_hd_err(hd_runtime__price(&p, "gpt-5", cfg, &err),
+		assert_hd_err(codex_price(&p, "gpt-5", cfg, &err),
 		    HD_EINVAL, bad[i].msg, &err);
 		json_decref(cfg);
 	}
@@ -88,19 +96,27 @@ test_price__the_table_and_the_default(void **state)
 	(void)state;
 	/* the longest prefix wins */
 	assert_hd_ok(
-	    hd_runtime__price(&p, "gpt-5-mini-2026-08", NULL, &err), &err);
+	    codex_price(&p, "gpt-5-mini-2026-08", NULL, &err), &err);
 	assert_price(&p, 0.25, 0.025, 2.00);
-	assert_hd_ok(hd_runtime__price(&p, "gpt-5.1-codex", NULL, &err), &err);
+	assert_hd_ok(codex_price(&p, "gpt-5.1-codex", NULL, &err), &err);
 	assert_price(&p, 1.25, 0.125, 10.00);
-	assert_hd_ok(hd_runtime__price(&p, "o4-mini", NULL, &err), &err);
+	assert_hd_ok(codex_price(&p, "o4-mini", NULL, &err), &err);
 	assert_price(&p, 1.10, 0.275, 4.40);
 	/* an unknown model, or none: SPEC 8.2's $3 / $15 */
-	assert_hd_ok(hd_runtime__price(&p, "fake-model", NULL, &err), &err);
+	assert_hd_ok(codex_price(&p, "fake-model", NULL, &err), &err);
 	assert_price(&p, 3, 3, 15);
-	assert_hd_ok(hd_runtime__price(&p, NULL, NULL, &err), &err);
+	assert_hd_ok(codex_price(&p, NULL, NULL, &err), &err);
 	assert_price(&p, 3, 3, 15);
 	/* a prefix is a prefix: "gpt-" alone is no model */
-	assert_hd_ok(hd_runtime__price(&p, "gpt-", NULL, &err), &err);
+	assert_hd_ok(codex_price(&p, "gpt-", NULL, &err), &err);
+	assert_price(&p, 3, 3, 15);
+	/* the list is the adapter's: a runtime without one (claude-code,
+	 * which reports its cost), or none, prices every model at it */
+	assert_hd_ok(hd_runtime__price(
+			 &p, &hd_runtime__claude, "gpt-5", NULL, &err),
+	    &err);
+	assert_price(&p, 3, 3, 15);
+	assert_hd_ok(hd_runtime__price(&p, NULL, "gpt-5", NULL, &err), &err);
 	assert_price(&p, 3, 3, 15);
 }
 

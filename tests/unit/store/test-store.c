@@ -15,6 +15,10 @@
 
 #include <sqlite3.h>
 
+#include <huddle/team.h>
+#include <huddle/util.h>
+#include <huddle/version.h>
+
 #include "store/sqlite.h"
 #include "testutil.h"
 

@@ -8,6 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <huddle/events.h>
+#include <huddle/runtime.h>
+#include <huddle/team.h>
+
 #include "testutil.h"
 
 static const char *const dev_file =

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/attach.h>
+
 #include "testutil.h"
 
 static void

@@ -5,6 +5,8 @@
  */
 #include <string.h>
 
+#include <huddle/budget.h>
+
 #include "testutil.h"
 
 static void

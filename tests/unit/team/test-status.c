@@ -5,6 +5,9 @@
  */
 #include <string.h>
 
+#include <huddle/events.h>
+#include <huddle/team.h>
+
 #include "testutil.h"
 
 static int

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/events.h>
+#include <huddle/runtime.h>
+#include <huddle/team.h>
+
 #include <store/store.h>
 
 #include "testutil.h"

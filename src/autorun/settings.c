@@ -1,6 +1,8 @@
 /*
- * autorun.c -- a team's autorun settings (autorun.h), kept on its row in
- * teams (migration 12). The team module owns them; the supervisor
+ * settings.c -- a team's autorun settings (autorun.h), kept on its row in
+ * teams (the autorun columns of migration 12: autorun, autorun_paused,
+ * turns_per_hour, park_after). The autorun module owns those columns
+ * (the team module reads them into hd_team); the supervisor
  * (src/engine/supervisor.c) reads them and never writes them.
  *  (1) A set that changes nothing writes nothing and emits nothing, so a
  *      team file applied twice leaves no trace the second time.
@@ -14,7 +16,7 @@
 #include <huddle/events.h>
 #include <huddle/util.h>
 
-#include "team_int.h"
+#include "autorun_int.h"
 
 static int
 autorun_load(
