@@ -32,9 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <huddle/agent.h>
 #include <huddle/autorun.h>
 #include <huddle/mailbox.h>
 #include <huddle/supervisor.h>
+#include <huddle/team.h>
 #include <huddle/util.h>
 
 #include "store/store.h"

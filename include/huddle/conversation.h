@@ -7,13 +7,14 @@
  * teammates with tags ([@coder: ...]) send them messages, until nothing is
  * pending. Three parts:
  *
- *  - the pure functions: the tag parser (hd_mentions_parse), the delivered
- *    text (hd_mentions_delivery), the aggregate's rendering of a reply
- *    (hd_mentions_display) and the routing of the user's message
- *    (hd_conversation_route);
- *  - the durable state: conversations, their queued deliveries and their
- *    replies live in the database (migration 5), so a conversation whose
- *    process died is resumed by the next engine that starts;
+ *  - the pure functions (mentions.h): the tag parser (hd_mentions_parse),
+ *    the delivered text (hd_mentions_delivery), the aggregate's rendering
+ *    of a reply (hd_mentions_display) and the routing of the user's
+ *    message (hd_conversation_route);
+ *  - the durable state: conversations, their queued deliveries, their
+ *    replies and files live in the database (conversation_store.h, the
+ *    domain module src/conversation/), so a conversation whose process
+ *    died is resumed by the next engine that starts;
  *  - the engine (hd_conversation_engine): per-agent worker threads that
  *    run turns through hd_runtime_run() and record each reply.
  *
@@ -66,77 +67,13 @@
 
 #include <jansson.h>
 
+#include "conversation_store.h"
 #include "err.h"
+#include "mentions.h"
 #include "store.h"
 
 #define HD_CONVERSATION_MAX_MESSAGES_DEFAULT 15
 #define HD_CONVERSATION_MAX_MESSAGES_LIMIT 1000
-#define HD_CONVERSATION_ID_LEN 36 /* a UUID */
-
-/* ---- the tag parser (pure) -------------------------------------------- */
-
-/*
- * One tag, `[@<ids>: <body>]`. Syntax: `[@`, then one or more ids
- * separated by `,` -- an id is one or more of A-Z a-z 0-9 `_` `-`, with
- * spaces and tabs around it ignored -- then `:`, then the body up to the
- * `]` that balances the tag's `[` (brackets in between are counted). Not
- * a tag: anything else after `[@` before the `:` (`[@x no colon]`,
- * `[@: x]`, `[ @x: y]`), and a tag whose `[` never balances; scanning then
- * resumes right after its `[@`. A tag found inside another tag's body is
- * part of that body.
- */
-typedef struct hd_mention_tag {
-	size_t start; /* offset of its '[' */
-	size_t end;   /* offset just past its ']' */
-	char **ids;   /* lower-cased, as written (duplicates kept) */
-	size_t nids;
-	char *body; /* trimmed (ASCII whitespace) */
-} hd_mention_tag;
-
-/* One target, taken from the first tag that names it. */
-typedef struct hd_mention {
-	char *target; /* lower-cased id */
-	char *body;   /* that tag's body */
-	size_t tag;   /* index into tags */
-} hd_mention;
-
-typedef struct hd_mentions {
-	hd_mention_tag *tags; /* every tag, in order */
-	size_t ntags;
-	hd_mention *targets; /* unique ids, in order of first appearance */
-	size_t ntargets;
-	/* The text with every tag's span removed, trimmed at both ends.
-	 * (The pieces between tags hold no tag; joined, they may form one,
-	 * which is then only text.) */
-	char *shared;
-} hd_mentions;
-
-/*
- * Parse the len bytes at text. Linear in len: brackets are matched once,
- * up front. Dispose *out with hd_mentions_dispose() (also on failure).
- * Returns 0 or HD_ENOMEM.
- */
-int hd_mentions_parse(
-    hd_mentions *out, const char *text, size_t len, hd_err *err);
-void hd_mentions_dispose(hd_mentions *m);
-
-/*
- * The text a mentioned agent receives (SPEC 7), byte for byte:
- *   `[Message from teammate @<from>]:\n<shared>\n\n------\n\nDirected to
- *   you:\n<body>`, or without shared context (shared NULL or "")
- *   `[Message from teammate @<from>]:\n<body>`;
- * then, when others > 0, `\n\n------\n\n[<others> other teammate
- * response(s) are still being processed and will be delivered when ready.
- * Do not re-mention teammates who haven't responded yet.]`. *out is
- * malloc'd.
- */
-int hd_mentions_delivery(char **out, const char *from, const char *shared,
-    const char *body, int64_t others, hd_err *err);
-
-/* text with each tag written `→ @<ids joined by ",">: <body>` (`→ @<ids>:`
- * for an empty body), for the aggregate and for `huddle ask`'s replies.
- * *out is malloc'd. */
-int hd_mentions_display(char **out, const char *text, hd_err *err);
 
 /* ---- reply tags: the room and files (pure parser) --------------------- */
 
@@ -191,112 +128,10 @@ void hd_reply_tags_dispose(hd_reply_tags *t);
 int hd_conversation_cut(char **out, const char *text, size_t max,
     const char *name, hd_err *err);
 
-/* ---- routing the user's message (pure) -------------------------------- */
-
-typedef struct hd_conversation_route_result {
-	const char *agent; /* borrowed: the leader or a member; NULL when the
-			      message needs the leader and there is none */
-	size_t offset;     /* where the delivered text starts in message */
-	/* Set when the message starts with `@<word> ` naming neither the
-	 * team nor a member: the word (lower-cased) was not a recipient and
-	 * the message goes to the leader unchanged. */
-	char dropped[64];
-} hd_conversation_route_result;
-
-/*
- * Route a user message (SPEC 7): a leading `@<agent> ` (a member, matched
- * case-insensitively) goes to that agent and a leading `@<team> ` to the
- * leader, the prefix and the spaces after it stripped; anything else goes
- * to the leader as it is. members holds nmembers ids; leader may be NULL.
- */
-void hd_conversation_route(hd_conversation_route_result *out,
-    const char *message, const char *team, const char *const *members,
-    size_t nmembers, const char *leader);
-
 /* ---- conversations (durable state) ------------------------------------ */
 
-typedef struct hd_conversation_reply {
-	int64_t seq; /* completion order, from 1 */
-	char *agent;
-	char *body;
-	int is_error; /* 1: `[error: ...]` */
-	int64_t delivery_id;
-	int64_t at; /* ms since the epoch */
-} hd_conversation_reply;
-
-/* A message for an agent: the user's (from NULL) or a mention. */
-typedef struct hd_conversation_delivery {
-	int64_t id; /* arrival order (global) */
-	char *to_agent;
-	char *from_agent; /* NULL: the user */
-	char *body;       /* the directed part */
-	char *prompt;     /* exactly what the agent's turn received */
-	char *state;      /* queued | running | done | cancelled */
-	int64_t created_at;
-	int64_t started_at;  /* 0 until claimed */
-	int64_t finished_at; /* 0 until answered */
-} hd_conversation_delivery;
-
-typedef struct hd_conversation {
-	char *id;
-	char *team_id;
-	char *origin;  /* who started it: "cli", "http", "api", ... */
-	char *status;  /* running | completed | failed | cancelled */
-	char *message; /* the user's message as sent */
-	char *target;  /* the agent it was routed to */
-	int64_t pending;
-	int64_t total_messages; /* replies recorded */
-	int64_t max_messages;
-	int64_t created_at;
-	int64_t completed_at;           /* 0 while running */
-	char *response;                 /* the aggregate; NULL while running */
-	hd_conversation_reply *replies; /* completion order */
-	size_t nreplies;
-	hd_conversation_delivery *deliveries; /* arrival order */
-	size_t ndeliveries;
-	struct hd_conversation_file *files; /* attached, id order; no bytes */
-	size_t nfiles;
-} hd_conversation;
-
-/* Fetch a conversation with its replies, deliveries and files (without
- * their bytes).
- * `conversation "x" not found` (HD_ENOTFOUND). hd_conversation_free(). */
-int hd_conversation_get(
-    hd_conversation **out, hd_store *st, const char *id, hd_err *err);
-void hd_conversation_free(hd_conversation *c);
-
-/* The REST shape: {"id","teamId","status","pending","totalMessages",
- * "replies":[{"agent","body","at","seq"}],"files":[file_to_json...],
- * "response","createdAt","completedAt","message","waitingFor"} (response
- * and completedAt null while running; message is the user's; waitingFor
- * the agents with a message not answered yet, each once, in arrival
- * order, [] once completed). A new reference. */
-json_t *hd_conversation_to_json(const hd_conversation *c);
-
-/* A file a reply attached (table conversation_files). */
-typedef struct hd_conversation_file {
-	int64_t id; /* unique across conversations */
-	int64_t seq; /* the reply's seq */
-	char *agent;
-	char *name; /* a base name: no '/', never "." or ".." */
-	char *media_type;
-	int64_t size;
-	unsigned char *content; /* size bytes, or NULL when not fetched */
-	int64_t created_at;
-} hd_conversation_file;
-
-/* {"id","seq","agent","name","mediaType","size","createdAt"}: a new
- * reference. */
-json_t *hd_conversation_file_to_json(const hd_conversation_file *f);
-
-/*
- * One attached file with its bytes. `conversation "x" not found`, `file N
- * not found in conversation x` (HD_ENOTFOUND). Free *out with
- * hd_conversation_file_free().
- */
-int hd_conversation_file_get(hd_conversation_file **out, hd_store *st,
-    const char *id, int64_t file_id, hd_err *err);
-void hd_conversation_file_free(hd_conversation_file *f);
+/* The conversation as stored (hd_conversation, hd_conversation_get, its
+ * files) is conversation_store.h's. */
 
 /*
  * The aggregate (SPEC 7): one reply as it is; several as `@<agent>:

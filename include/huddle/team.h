@@ -55,7 +55,7 @@ typedef struct hd_teams {
 /*
  * How deep a chain of spawns may go in a team (hd_team.max_spawn_depth):
  * an agent added by hand is at depth 0, one it spawns at 1, and so on; a
- * spawn that would go deeper than the team's limit is refused (mailbox.h,
+ * spawn that would go deeper than the team's limit is refused (spawn.h,
  * hd_team_spawn). Set by a team file's "max_spawn_depth" or
  * hd_team_update, 1..HD_TEAM_SPAWN_DEPTH_MAX.
  */

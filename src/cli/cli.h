@@ -3,7 +3,8 @@
  * and the one place errors are printed.
  *
  * A command is one hd_cli_cmd in a cmd-<name>.c file, listed in main.c's
- * table. The dispatcher handles --home, --json, --help, unknown commands
+ * table, or an entry of the operation table (src/ops/ops.h) made into a
+ * subcommand by cli-ops.c. The dispatcher handles --home, --json, --help, unknown commands
  * and options, and positional counts the same way for every command, so a
  * command function only reads its arguments, calls the library and renders.
  * Exit codes: 0 success, 1 refused or failed, 2 usage error.
@@ -178,6 +179,20 @@ int hd_cli_team_pause(hd_cli *c);
 int hd_cli_team_resume(hd_cli *c);
 int hd_cli_autorun_opts(hd_cli *c, hd_autorun_spec *spec, int *given);
 void hd_cli_autorun_print(const json_t *state);
+
+/* The commands the operation table makes (cli-ops.c): cmd's own
+ * subcommands followed by each table entry spelled "<cmd> SUB"; NULL
+ * when cmd has no subcommands. */
+const hd_cli_cmd *hd_cli_subs(const hd_cli_cmd *cmd);
+
+/* How a table-made command shows its operation's result (its --json
+ * too); without one the result is printed as JSON. */
+typedef struct hd_cli_render {
+	const char *op; /* the entry's name, "task.claim" */
+	int (*fn)(hd_cli *c, const json_t *result, const json_t *args);
+} hd_cli_render;
+
+extern const hd_cli_render hd_cli_renders_task[];
 
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;

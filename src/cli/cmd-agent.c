@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <huddle/activity.h>
+#include <huddle/spawn.h>
+#include <huddle/team.h>
 #include <huddle/util.h>
 
 #include "cli.h"

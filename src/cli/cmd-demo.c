@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/board.h>
 #include <huddle/conversation.h>
+#include <huddle/team.h>
 
 #include "cli.h"
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <huddle/events.h>
+#include <huddle/team.h>
 
 #include "cli.h"
 

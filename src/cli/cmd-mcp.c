@@ -16,6 +16,7 @@
 #define HD_LOG_COMPONENT "mcp"
 #include <huddle/log.h>
 #include <huddle/buf.h>
+#include <huddle/team.h>
 
 #define HD_MCP_LINE_MAX (8 * 1024 * 1024)
 

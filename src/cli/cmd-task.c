@@ -1,11 +1,18 @@
 /*
  * cmd-task.c -- `huddle task ...`: the board (SPEC 4) from the shell.
- * Each subcommand parses its arguments, calls one hd_board_* function and
- * renders the task; without --as the actor is "user".
+ * create and list are written here: each parses its arguments, calls one
+ * hd_board_* function and renders the task. The other subcommands (show,
+ * claim, auto-claim, assign, delegate, start, complete, fail, release,
+ * cancel, retry, link, comment) are entries of the operation table
+ * (src/ops/ops-board.c) made into commands by cli-ops.c; what is here of
+ * them is how they are shown (hd_cli_renders_task). Without --as the
+ * actor is "user".
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/board.h>
+#include <huddle/team.h>
 #include <huddle/util.h>
 
 #include "cli.h"
@@ -50,54 +57,87 @@ ids_text(char *buf, size_t len, const int64_t *ids, size_t n)
 	return buf;
 }
 
+/* A JSON id array as "3,4"; NULL when empty. */
+static const char *
+ids_json(char *buf, size_t len, const json_t *ids)
+{
+	const json_t *v;
+	size_t i, off = 0;
+
+	if (json_array_size(ids) == 0)
+		return NULL;
+	buf[0] = '\0';
+	json_array_foreach (ids, i, v)
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%lld",
+			    i ? "," : "", (long long)json_integer_value(v));
+	return buf;
+}
+
+static const char *
+jstr(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static long long
+jint(const json_t *o, const char *key)
+{
+	return (long long)json_integer_value(json_object_get(o, key));
+}
+
+/* A task as hd_task_to_json has it, for people. */
 static void
-print_task(const hd_task *t)
+print_task(const json_t *t)
 {
 	char when[32], deps[256], blocked[256], *meta;
+	const json_t *cs = json_object_get(t, "comments"), *cm;
+	const char *owner = jstr(t, "owner"), *done;
+	int failed = strcmp(jstr(t, "status"), "failed") == 0;
 	size_t i;
 
-	printf("task #%lld: %s\n", (long long)t->id, t->subject);
-	printf("  team:        %s\n", t->team_id);
-	printf("  status:      %s\n", t->status);
-	printf("  owner:       %s\n", t->owner ? t->owner : "(none)");
-	printf("  priority:    %lld\n", (long long)t->priority);
-	if (t->active_form != NULL)
-		printf("  active form: %s\n", t->active_form);
-	if (t->description[0] != '\0')
-		printf("  description: %s\n", t->description);
+	printf("task #%lld: %s\n", jint(t, "id"), jstr(t, "subject"));
+	printf("  team:        %s\n", jstr(t, "team_id"));
+	printf("  status:      %s\n", jstr(t, "status"));
+	printf("  owner:       %s\n", owner ? owner : "(none)");
+	printf("  priority:    %lld\n", jint(t, "priority"));
+	if (jstr(t, "active_form") != NULL)
+		printf("  active form: %s\n", jstr(t, "active_form"));
+	if (jstr(t, "description")[0] != '\0')
+		printf("  description: %s\n", jstr(t, "description"));
 	printf("  depends on:  %s\n",
-	    t->ndepends_on
-		? ids_text(deps, sizeof(deps), t->depends_on, t->ndepends_on)
+	    json_array_size(json_object_get(t, "depends_on"))
+		? ids_json(deps, sizeof(deps), json_object_get(t, "depends_on"))
 		: "(nothing)");
-	if (t->parent_id > 0)
-		printf("  parent:      #%lld\n", (long long)t->parent_id);
-	if (t->nchildren > 0)
+	if (jint(t, "parent_id") > 0)
+		printf("  parent:      #%lld\n", jint(t, "parent_id"));
+	if (json_array_size(json_object_get(t, "children")) > 0)
 		printf("  subtasks:    %s\n",
-		    ids_text(deps, sizeof(deps), t->children, t->nchildren));
-	printf("  blocked by:  %s\n", t->nblocked_by
-					  ? ids_text(blocked, sizeof(blocked),
-						t->blocked_by, t->nblocked_by)
-					  : "(nothing)");
-	if (json_object_size(t->metadata) > 0) {
-		meta = json_dumps(t->metadata, JSON_COMPACT | JSON_SORT_KEYS);
+		    ids_json(deps, sizeof(deps), json_object_get(t, "children")));
+	printf("  blocked by:  %s\n",
+	    json_array_size(json_object_get(t, "blocked_by"))
+		? ids_json(blocked, sizeof(blocked),
+		      json_object_get(t, "blocked_by"))
+		: "(nothing)");
+	if (json_object_size(json_object_get(t, "metadata")) > 0) {
+		meta = json_dumps(json_object_get(t, "metadata"),
+		    JSON_COMPACT | JSON_SORT_KEYS);
 		printf("  metadata:    %s\n", meta ? meta : "{}");
 		free(meta);
 	}
-	if (t->result != NULL)
-		printf("  %s %s\n",
-		    strcmp(t->status, "failed") == 0 ? "reason:     "
-						     : "result:     ",
-		    t->result);
-	hd_cli_time(when, sizeof(when), t->created_at);
+	done = jstr(t, failed ? "reason" : "result");
+	if (done != NULL)
+		printf("  %s %s\n", failed ? "reason:     " : "result:     ",
+		    done);
+	hd_cli_time(when, sizeof(when), jint(t, "created_at"));
 	printf("  created:     %s by %s\n", when,
-	    t->created_by ? t->created_by : "(unknown)");
-	if (t->has_comments) {
-		printf("  comments (%zu):\n", t->ncomments);
-		for (i = 0; i < t->ncomments; i++) {
-			hd_cli_time(
-			    when, sizeof(when), t->comments[i].created_at);
-			printf("    %s %s: %s\n", when, t->comments[i].author,
-			    t->comments[i].body);
+	    jstr(t, "created_by") ? jstr(t, "created_by") : "(unknown)");
+	if (cs != NULL) {
+		printf("  comments (%zu):\n", json_array_size(cs));
+		json_array_foreach (cs, i, cm) {
+			hd_cli_time(when, sizeof(when), jint(cm, "created_at"));
+			printf("    %s %s: %s\n", when, jstr(cm, "author"),
+			    jstr(cm, "body"));
 		}
 	}
 }
@@ -108,18 +148,18 @@ print_task(const hd_task *t)
 /* Append "; now ready: #7, #9" (the first READY_NAMED ids, then
  * " and 3 more") to buf when completing t made tasks ready. */
 static void
-append_ready(char *buf, size_t len, const hd_task *t)
+append_ready(char *buf, size_t len, const json_t *t)
 {
-	size_t i, off = strlen(buf),
-		  named = t->nunblocked < READY_NAMED ? t->nunblocked
-						      : READY_NAMED;
+	const json_t *ub = json_object_get(t, "unblocked");
+	size_t i, off = strlen(buf), n = json_array_size(ub),
+		  named = n < READY_NAMED ? n : READY_NAMED;
 
 	for (i = 0; i < named && off < len; i++)
 		off += (size_t)snprintf(buf + off, len - off, "%s#%lld",
-		    i ? ", " : "; now ready: ", (long long)t->unblocked[i]);
-	if (t->nunblocked > named && off < len)
-		snprintf(buf + off, len - off, " and %zu more",
-		    t->nunblocked - named);
+		    i ? ", " : "; now ready: ",
+		    (long long)json_integer_value(json_array_get(ub, i)));
+	if (n > named && off < len)
+		snprintf(buf + off, len - off, " and %zu more", n - named);
 }
 
 /* bsearch order of hd_board_list's answer: ids descending. */
@@ -133,14 +173,13 @@ task_id_desc(const void *a, const void *b)
 
 /* Render a task after a change: JSON, or one line "task #5 "S" <what>". */
 static int
-done_task(hd_cli *c, hd_task *t, const char *what)
+done_task(hd_cli *c, const json_t *t, const char *what)
 {
 	if (c->json)
-		hd_cli_json(hd_task_to_json(t));
+		hd_cli_json(json_deep_copy(t));
 	else
-		printf("task #%lld \"%s\" %s\n", (long long)t->id, t->subject,
-		    what);
-	hd_task_free(t);
+		printf("task #%lld \"%s\" %s\n", jint(t, "id"),
+		    jstr(t, "subject"), what);
 	return HD_EXIT_OK;
 }
 
@@ -337,226 +376,6 @@ cmd_task_list(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
-static int
-cmd_task_show(hd_cli *c)
-{
-	hd_task *t = NULL;
-	hd_store *st;
-	int64_t id;
-	int rc;
-
-	if ((rc = task_id_arg(c, c->argv[0], "task id", &id)))
-		return rc;
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (hd_board_get(&t, st, id, &c->err) < 0)
-		return hd_cli_fail(c);
-	if (c->json)
-		hd_cli_json(hd_task_to_json(t));
-	else
-		print_task(t);
-	hd_task_free(t);
-	return HD_EXIT_OK;
-}
-
-static int
-cmd_task_claim(hd_cli *c)
-{
-	const char *as = hd_cli_opt_str(c, "as");
-	hd_task *t = NULL;
-	hd_store *st;
-	int64_t id;
-	char what[128];
-	int rc;
-
-	if ((rc = task_id_arg(c, c->argv[0], "task id", &id)))
-		return rc;
-	if (as == NULL)
-		return hd_cli_usage(c, "'%s' needs --as AGENT", c->path);
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (hd_board_claim(&t, st, id, as, &c->err) < 0)
-		return hd_cli_fail(c);
-	snprintf(what, sizeof(what), "claimed by %s", t->owner);
-	return done_task(c, t, what);
-}
-
-static int
-cmd_task_auto_claim(hd_cli *c)
-{
-	const char *as = hd_cli_opt_str(c, "as");
-	hd_task *t = NULL;
-	hd_store *st;
-	char what[128];
-
-	if (as == NULL)
-		return hd_cli_usage(c, "'%s' needs --as AGENT", c->path);
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (hd_board_auto_claim(&t, st, c->argv[0], as, &c->err) < 0)
-		return hd_cli_fail(c);
-	snprintf(what, sizeof(what), "claimed by %s", t->owner);
-	return done_task(c, t, what);
-}
-
-/* delegate TEAM TITLE --to AGENT: create, assign and tell, one act. */
-static int
-cmd_task_delegate(hd_cli *c)
-{
-	hd_task_spec spec = {0};
-	const char *to = hd_cli_opt_str(c, "to");
-	hd_task *t = NULL;
-	hd_store *st;
-	int64_t prio = 0;
-	char what[128];
-	int rc;
-
-	if (to == NULL)
-		return hd_cli_usage(c, "'%s' needs --to AGENT", c->path);
-	spec.team = c->argv[0];
-	spec.subject = c->argv[1];
-	spec.description = hd_cli_opt_str(c, "description");
-	spec.created_by = actor(c);
-	if ((rc = hd_cli_opt_int(c, "priority", INT32_MIN, INT32_MAX, &prio)))
-		return rc;
-	spec.priority = prio;
-	if ((rc = parent_opt(c, &spec)) != 0)
-		return rc;
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (hd_board_delegate(&t, st, &spec, to, &c->err) < 0)
-		return hd_cli_fail(c);
-	snprintf(what, sizeof(what), "delegated to %s", t->owner);
-	return done_task(c, t, what);
-}
-
-/* assign ID AGENT, or assign ID --auto: the board picks the member. */
-static int
-cmd_task_assign(hd_cli *c)
-{
-	int automatic = hd_cli_flag(c, "auto");
-	hd_board_pick pick;
-	hd_task *t = NULL;
-	hd_store *st;
-	json_t *j;
-	int64_t id;
-	char what[256];
-	int rc;
-
-	if ((rc = task_id_arg(c, c->argv[0], "task id", &id)))
-		return rc;
-	if (automatic && c->argc > 1)
-		return hd_cli_usage(c, "give AGENT or --auto, not both");
-	if (!automatic && c->argc < 2)
-		return hd_cli_usage(c, "'%s' needs AGENT or --auto", c->path);
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (!automatic) {
-		if (hd_board_assign(
-			&t, st, id, c->argv[1], actor(c), &c->err) < 0)
-			return hd_cli_fail(c);
-		snprintf(what, sizeof(what), "assigned to %s", t->owner);
-		return done_task(c, t, what);
-	}
-	if (hd_board_assign_auto(&t, &pick, st, id, actor(c), &c->err) < 0)
-		return hd_cli_fail(c);
-	if (c->json) {
-		j = hd_task_to_json(t);
-		json_object_set_new(j, "assignee", json_string(pick.agent));
-		json_object_set_new(
-		    j, "picked_because", json_string(pick.reason));
-		hd_cli_json(j);
-		hd_task_free(t);
-		return HD_EXIT_OK;
-	}
-	snprintf(what, sizeof(what), "assigned to %s (auto: %s)", t->owner,
-	    pick.reason);
-	return done_task(c, t, what);
-}
-
-/* start, complete, fail, release, cancel, retry: one shape. */
-static int
-cmd_task_move(hd_cli *c)
-{
-	const char *verb = c->cmd->name;
-	hd_task *t = NULL;
-	hd_store *st;
-	int64_t id;
-	char what[384];
-	int rc;
-
-	if ((rc = task_id_arg(c, c->argv[0], "task id", &id)))
-		return rc;
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (strcmp(verb, "start") == 0)
-		rc = hd_board_start(&t, st, id, actor(c), &c->err);
-	else if (strcmp(verb, "complete") == 0)
-		rc = hd_board_complete(
-		    &t, st, id, actor(c), hd_cli_opt_str(c, "result"), &c->err);
-	else if (strcmp(verb, "fail") == 0)
-		rc = hd_board_fail(
-		    &t, st, id, actor(c), hd_cli_opt_str(c, "reason"), &c->err);
-	else if (strcmp(verb, "release") == 0)
-		rc = hd_board_release(&t, st, id, actor(c), &c->err);
-	else if (strcmp(verb, "cancel") == 0)
-		rc = hd_board_cancel(&t, st, id, actor(c), &c->err);
-	else
-		rc = hd_board_retry(&t, st, id, actor(c), &c->err);
-	if (rc < 0)
-		return hd_cli_fail(c);
-	snprintf(what, sizeof(what), "is now %s", t->status);
-	append_ready(what, sizeof(what), t);
-	return done_task(c, t, what);
-}
-
-static int
-cmd_task_link(hd_cli *c)
-{
-	const char *dep_s = hd_cli_opt_str(c, "depends-on");
-	hd_task *t = NULL;
-	hd_store *st;
-	int64_t id, dep;
-	char what[64];
-	int rc;
-
-	if ((rc = task_id_arg(c, c->argv[0], "task id", &id)))
-		return rc;
-	if (dep_s == NULL)
-		return hd_cli_usage(c, "'%s' needs --depends-on ID", c->path);
-	if ((rc = task_id_arg(c, dep_s, "--depends-on", &dep)))
-		return rc;
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (hd_board_link(&t, st, id, dep, actor(c), &c->err) < 0)
-		return hd_cli_fail(c);
-	snprintf(what, sizeof(what), "depends on #%lld", (long long)dep);
-	return done_task(c, t, what);
-}
-
-static int
-cmd_task_comment(hd_cli *c)
-{
-	hd_task_comment *cm = NULL;
-	hd_store *st;
-	int64_t id;
-	int rc;
-
-	if ((rc = task_id_arg(c, c->argv[0], "task id", &id)))
-		return rc;
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (hd_board_comment(&cm, st, id, actor(c), c->argv[1], &c->err) < 0)
-		return hd_cli_fail(c);
-	if (c->json)
-		hd_cli_json(hd_task_comment_to_json(cm));
-	else
-		printf("commented on task #%lld as %s\n", (long long)id,
-		    cm->author);
-	hd_task_comment_free(cm);
-	return HD_EXIT_OK;
-}
-
 #define OPT_AS_USER                                                            \
 	{                                                                      \
 		"as", 0, "AGENT", "act as AGENT (default: user)", 0            \
@@ -577,15 +396,6 @@ static const hd_cli_opt create_opts[] = {
     OPT_END,
 };
 
-static const hd_cli_opt delegate_opts[] = {
-    {"to", 0, "AGENT", "the member who gets the task (required)", 0},
-    {"description", 'd', "TEXT", "what needs doing; also sent to AGENT", 0},
-    {"priority", 'p', "N", "higher is claimed first (default 0)", 0},
-    {"parent", 0, "ID", "make it a subtask of task ID (same team)", 0},
-    {"as", 0, "AGENT", "delegate as AGENT, the leader (default: user)", 0},
-    OPT_END,
-};
-
 static const hd_cli_opt list_opts[] = {
     {"status", 's', "STATUS", "only tasks in STATUS", 0},
     {"owner", 'o', "AGENT", "only tasks owned by AGENT", 0},
@@ -594,38 +404,6 @@ static const hd_cli_opt list_opts[] = {
     {"meta", 0, "KEY=VALUE", "only tasks whose metadata KEY is VALUE", 1},
     {"limit", 'n', "N", "at most N tasks", 0},
     {"tree", 0, NULL, "show subtasks indented under their parents", 0},
-    OPT_END,
-};
-
-static const hd_cli_opt claim_opts[] = {
-    {"as", 0, "AGENT", "the claiming agent (required)", 0},
-    OPT_END,
-};
-
-static const hd_cli_opt as_opts[] = {OPT_AS_USER, OPT_END};
-
-static const hd_cli_opt assign_opts[] = {
-    OPT_AS_USER,
-    {"auto", 0, NULL, "pick the member: idle, fewest open tasks, lowest id",
-	0},
-    OPT_END,
-};
-
-static const hd_cli_opt complete_opts[] = {
-    OPT_AS_USER,
-    {"result", 'r', "TEXT", "what came of it", 0},
-    OPT_END,
-};
-
-static const hd_cli_opt fail_opts[] = {
-    OPT_AS_USER,
-    {"reason", 'r', "TEXT", "why it failed", 0},
-    OPT_END,
-};
-
-static const hd_cli_opt link_opts[] = {
-    {"depends-on", 0, "ID", "the task ID must wait for (required)", 0},
-    OPT_AS_USER,
     OPT_END,
 };
 
@@ -638,47 +416,121 @@ static const hd_cli_cmd task_subs[] = {
 	"--max-task-depth, --max-new-roots) bound how many and how deep."},
     {"list", "TEAM", "List a team's tasks, newest first", 1, 1, list_opts,
 	cmd_task_list, NULL, NULL},
-    {"show", "ID", "Show a task with its dependencies and comments", 1, 1, NULL,
-	cmd_task_show, NULL, NULL},
-    {"claim", "ID", "Claim a ready task", 1, 1, claim_opts, cmd_task_claim,
-	NULL,
-	"Atomic across processes: of many claimers one wins; the "
-	"others are told who."},
-    {"auto-claim", "TEAM", "Claim the team's best ready task", 1, 1, claim_opts,
-	cmd_task_auto_claim, NULL, "Highest priority first, then the oldest."},
-    {"assign", "ID [AGENT]",
-	"Claim a task for AGENT (--auto: the board picks)", 1, 2, assign_opts,
-	cmd_task_assign, NULL,
-	"Only the team leader or a user may assign. With --auto instead of "
-	"AGENT the board picks the member, in the same transaction: an idle "
-	"one (never working, in error or shutting down) with the fewest open "
-	"tasks, then the lowest id; the leader only when it is the only "
-	"member. Example: huddle task assign 5 --auto --as manager"},
-    {"delegate", "TEAM TITLE",
-	"Create a task, assign it and tell the assignee, in one act", 2, 2,
-	delegate_opts, cmd_task_delegate, NULL,
-	"Only the team leader or a user may delegate. An assignee in error "
-	"or shutting down is refused, and then nothing is written. The "
-	"assignee gets a task_update message: You were delegated task #7 "
-	"\"X\" by manager: <description>. Example: huddle task delegate dev "
-	"--to coder \"Fix the parser\" -d \"tests in tests/parse\" --as "
-	"manager"},
-    {"start", "ID", "Start a claimed task", 1, 1, as_opts, cmd_task_move, NULL,
-	NULL},
-    {"complete", "ID", "Complete a task", 1, 1, complete_opts, cmd_task_move,
-	NULL, NULL},
-    {"fail", "ID", "Mark a task failed", 1, 1, fail_opts, cmd_task_move, NULL,
-	NULL},
-    {"release", "ID", "Give a task back (owner cleared)", 1, 1, as_opts,
-	cmd_task_move, NULL, NULL},
-    {"cancel", "ID", "Cancel a task", 1, 1, as_opts, cmd_task_move, NULL, NULL},
-    {"retry", "ID", "Reopen a failed task", 1, 1, as_opts, cmd_task_move, NULL,
-	NULL},
-    {"link", "ID", "Make a task wait for another", 1, 1, link_opts,
-	cmd_task_link, NULL, "A link that would close a cycle is refused."},
-    {"comment", "ID TEXT", "Comment on a task", 2, 2, as_opts, cmd_task_comment,
-	NULL, NULL},
     {NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
+};
+
+/* ---- the table's task commands, shown (cli-ops.c) ---- */
+
+static int
+render_show(hd_cli *c, const json_t *result, const json_t *args)
+{
+	(void)args;
+	if (c->json)
+		hd_cli_json(json_deep_copy(json_object_get(result, "task")));
+	else
+		print_task(json_object_get(result, "task"));
+	return HD_EXIT_OK;
+}
+
+static int
+render_claimed(hd_cli *c, const json_t *result, const json_t *args)
+{
+	const json_t *t = json_object_get(result, "task");
+	char what[128];
+
+	(void)args;
+	snprintf(what, sizeof(what), "claimed by %s", jstr(t, "owner"));
+	return done_task(c, t, what);
+}
+
+static int
+render_delegated(hd_cli *c, const json_t *result, const json_t *args)
+{
+	const json_t *t = json_object_get(result, "task");
+	char what[128];
+
+	(void)args;
+	snprintf(what, sizeof(what), "delegated to %s", jstr(t, "owner"));
+	return done_task(c, t, what);
+}
+
+/* assign ID AGENT, or --auto: the board picked, and says why. */
+static int
+render_assigned(hd_cli *c, const json_t *result, const json_t *args)
+{
+	const json_t *t = json_object_get(result, "task");
+	const char *why = jstr(result, "picked_because");
+	json_t *j;
+	char what[256];
+
+	(void)args;
+	if (why == NULL) {
+		snprintf(what, sizeof(what), "assigned to %s", jstr(t, "owner"));
+		return done_task(c, t, what);
+	}
+	if (c->json) {
+		j = json_deep_copy(t);
+		json_object_set_new(
+		    j, "assignee", json_string(jstr(result, "assignee")));
+		json_object_set_new(j, "picked_because", json_string(why));
+		hd_cli_json(j);
+		return HD_EXIT_OK;
+	}
+	snprintf(what, sizeof(what), "assigned to %s (auto: %s)",
+	    jstr(t, "owner"), why);
+	return done_task(c, t, what);
+}
+
+/* start, complete, fail, release, cancel, retry: one shape. */
+static int
+render_moved(hd_cli *c, const json_t *result, const json_t *args)
+{
+	const json_t *t = json_object_get(result, "task");
+	char what[384];
+
+	(void)args;
+	snprintf(what, sizeof(what), "is now %s", jstr(t, "status"));
+	append_ready(what, sizeof(what), t);
+	return done_task(c, t, what);
+}
+
+static int
+render_linked(hd_cli *c, const json_t *result, const json_t *args)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "depends on #%lld", jint(args, "depends_on"));
+	return done_task(c, json_object_get(result, "task"), what);
+}
+
+static int
+render_commented(hd_cli *c, const json_t *result, const json_t *args)
+{
+	const json_t *cm = json_object_get(result, "comment");
+
+	if (c->json)
+		hd_cli_json(json_deep_copy(cm));
+	else
+		printf("commented on task #%lld as %s\n", jint(args, "task_id"),
+		    jstr(cm, "author"));
+	return HD_EXIT_OK;
+}
+
+const hd_cli_render hd_cli_renders_task[] = {
+    {"task.get", render_show},
+    {"task.claim", render_claimed},
+    {"task.auto_claim", render_claimed},
+    {"task.assign", render_assigned},
+    {"task.delegate", render_delegated},
+    {"task.start", render_moved},
+    {"task.complete", render_moved},
+    {"task.fail", render_moved},
+    {"task.release", render_moved},
+    {"task.cancel", render_moved},
+    {"task.retry", render_moved},
+    {"task.link", render_linked},
+    {"task.comment", render_commented},
+    {NULL, NULL},
 };
 
 const hd_cli_cmd hd_cli_cmd_task = {

@@ -6,6 +6,7 @@
 
 #include <huddle/conversation.h>
 #include <huddle/supervisor.h>
+#include <huddle/team_state.h>
 
 #include "cli.h"
 

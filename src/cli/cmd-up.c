@@ -1,6 +1,8 @@
 /*
  * cmd-up.c -- `huddle up FILE`: apply a team file idempotently.
  */
+#include <huddle/team.h>
+
 #include "cli.h"
 
 static int

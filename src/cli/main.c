@@ -7,7 +7,9 @@
  * positional count is checked from the table. Errors are printed only by
  * hd_cli_fail/hd_cli_usage, as `huddle: <message>` on stderr (under --json,
  * given anywhere, as one JSON object with "error" and "code"). A mistyped
- * command, subcommand or option is answered with the closest name.
+ * command, subcommand or option is answered with the closest name. A
+ * command's subcommands are its own and the operation table's
+ * (hd_cli_subs, cli-ops.c).
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -99,7 +101,7 @@ print_cmd_help(FILE *f, const char *path, const hd_cli_cmd *cmd)
 		fprintf(f, "usage: huddle %s <subcommand> [options]\n\n%s.\n\n"
 			   "subcommands:\n",
 		    path, cmd->summary);
-		for (sc = cmd->subs; sc->name != NULL; sc++)
+		for (sc = hd_cli_subs(cmd); sc->name != NULL; sc++)
 			fprintf(f, "  %-12s %s\n", sc->name, sc->summary);
 		fprintf(f, "\nRun 'huddle %s <subcommand> --help' for its "
 			   "options.\n",
@@ -562,7 +564,7 @@ unknown_command(hd_cli *c, const hd_cli_cmd *parent, const char *name)
 			closest(name, (*cp)->name, &best, &bestd);
 		snprintf(what, sizeof(what), "command");
 	} else {
-		for (sc = parent->subs; sc->name != NULL; sc++)
+		for (sc = hd_cli_subs(parent); sc->name != NULL; sc++)
 			closest(name, sc->name, &best, &bestd);
 		snprintf(what, sizeof(what), "subcommand");
 	}
@@ -634,7 +636,8 @@ main(int argc, char **argv)
 			print_cmd_help(stdout, cmd->name, cmd);
 			return HD_EXIT_OK;
 		}
-		if ((sub = find_cmd(NULL, cmd->subs, argv[i + 1])) == NULL) {
+		if ((sub = find_cmd(NULL, hd_cli_subs(cmd), argv[i + 1])) ==
+		    NULL) {
 			return unknown_command(&c, cmd, argv[i + 1]);
 		}
 		snprintf(pathbuf, sizeof(pathbuf), "%s %s", cmd->name, sub->name);

@@ -1,8 +1,8 @@
 /*
  * cancel.c -- cancelling a running conversation or exchange (cancel.h).
- * Owns table cancel_requests; ends cancelled conversations in tables
- * conversations and conversation_deliveries (conversation.c owns them
- * otherwise), and reads room_locks (room/lock.c's).
+ * The requests are rows of the domain module (cancel_requests.h); this
+ * file makes and reads them, stops the turns, and ends a cancelled
+ * conversation in one transaction of conversation_store.h's calls.
  *  (1) A request is a row (kind, target): written by whoever asks, in any
  *      process; read by the engine that runs the work, which alone stops
  *      it. For a conversation that engine is conversations.owner; a
@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <huddle/activity.h>
+#include <huddle/cancel_requests.h>
 #include <huddle/events.h>
 #include <huddle/team.h>
 #include <huddle/util.h>
@@ -169,110 +170,52 @@ static int
 end_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct end_txn *t = payload;
-	hd_stmt *s;
-	char *team = NULL, *owner = NULL, *by = NULL, *status = NULL;
-	int64_t total = 0, pending = 0, now = hd_now_ms();
-	int rc = 0, src;
+	hd_convstore_head h;
+	char *by = NULL, **running = NULL;
+	int64_t now = hd_now_ms();
+	size_t nrunning = 0, i;
+	int rc = 0;
 
 	t->done = t->running = t->stale = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT status, owner, team_id, total_messages, pending"
-		 " FROM conversations WHERE id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, t->id);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		status = hd_store_col_dup(s, 0);
-		owner = hd_store_col_dup(s, 1);
-		team = hd_store_col_dup(s, 2);
-		total = hd_stmt_int(s, 3);
-		pending = hd_stmt_int(s, 4);
-	}
-	hd_store_reset(s);
-	if (src != HD_ROW) {
-		rc = src == HD_DONE ? hd_err_set(err, HD_ENOTFOUND,
-					      "conversation \"%s\" not found",
-					      t->id)
-					: hd_store_sqlerr(st, src, err);
+	if ((rc = hd_convstore_head_get(&h, st, t->id, err)) < 0)
 		goto done;
-	}
-	if (status == NULL || team == NULL) {
-		rc = oom(err);
-		goto done;
-	}
-	if (strcmp(status, "running") != 0) {
+	if (strcmp(h.status, "running") != 0) {
 		t->done = 1;
 		goto done;
 	}
-	if (!same(owner, t->owner)) /* taken over: the new owner ends it */
+	if (!same(h.owner, t->owner)) /* taken over: the new owner ends it */
 		goto done;
-	if (total != t->total) {
+	if (h.total_messages != t->total) {
 		t->stale = 1;
 		goto done;
 	}
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT to_agent FROM conversation_deliveries"
-		 " WHERE conversation_id = ?1 AND state = 'running'",
-		 err)) < 0)
+	if ((rc = hd_convstore_running_agents(
+		 &running, &nrunning, st, t->id, err)) < 0)
 		goto done;
-	hd_stmt_bind_text(s, 1, t->id);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if (!t->force) {
-			t->running = 1;
-			break;
-		}
-		/* the owner is gone: its turn ended with it */
-		if ((rc = hd_activity_turn_abort(st, team,
-			 hd_stmt_text(s, 0), err)) < 0)
-			break;
-	}
-	hd_store_reset(s);
-	if (rc < 0 || t->running)
-		goto done;
-	if (src != HD_ROW && src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
+	if (nrunning > 0 && !t->force) {
+		t->running = 1;
 		goto done;
 	}
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversation_deliveries SET state = 'cancelled',"
-		 " finished_at = ?2 WHERE conversation_id = ?1"
-		 " AND (state = 'queued' OR state = 'running')",
-		 err)) < 0)
+	/* the owner is gone: its turns ended with it */
+	for (i = 0; i < nrunning; i++)
+		if ((rc = hd_activity_turn_abort(
+			 st, h.team, running[i], err)) < 0)
+			goto done;
+	if ((rc = hd_convstore_cancel_deliveries(st, t->id, now, err)) < 0 ||
+	    (rc = hd_convstore_cancelled(st, t->id, t->response, now, err)) <
+		0 ||
+	    (rc = hd_cancel_request_by(&by, st, t->id, err)) < 0)
 		goto done;
-	hd_stmt_bind_text(s, 1, t->id);
-	hd_stmt_bind_int(s, 2, now);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
-		goto done;
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversations SET status = 'cancelled', response = ?2,"
-		 " completed_at = ?3 WHERE id = ?1 AND status = 'running'",
-		 err)) < 0)
-		goto done;
-	hd_stmt_bind_text(s, 1, t->id);
-	hd_stmt_bind_text(s, 2, t->response);
-	hd_stmt_bind_int(s, 3, now);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
-		goto done;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT requested_by FROM cancel_requests"
-		 " WHERE kind = 'conversation' AND target = ?1",
-		 err)) < 0)
-		goto done;
-	hd_stmt_bind_text(s, 1, t->id);
-	if (hd_stmt_step(s) == HD_ROW)
-		by = hd_store_col_dup(s, 0);
-	hd_store_reset(s);
-	hd_events_append(st, "conversation_cancelled", team, 0, NULL,
+	hd_events_append(st, "conversation_cancelled", h.team, 0, NULL,
 	    json_pack("{s:s, s:s, s:s?, s:I, s:I, s:s, s:s?}",
 		"conversation_id", t->id, "reason", HD_CANCEL_REASON, "by", by,
-		"total_messages", (json_int_t)total, "pending",
-		(json_int_t)pending, "response", t->response, "transcript",
+		"total_messages", (json_int_t)h.total_messages, "pending",
+		(json_int_t)h.pending, "response", t->response, "transcript",
 		t->path[0] != '\0' ? t->path : NULL));
 	t->done = 1;
 done:
-	free(status);
-	free(owner);
-	free(team);
+	hd_convstore_strv_free(running, nrunning);
+	free(h.owner);
 	free(by);
 	return rc;
 }
@@ -366,17 +309,10 @@ static int
 delivery_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct delivery_txn *t = payload;
-	hd_stmt *s;
 	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversation_deliveries SET state = 'cancelled',"
-		 " finished_at = ?2 WHERE id = ?1 AND state = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, t->c->delivery_id);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+	if ((rc = hd_convstore_cancel_delivery(
+		 st, t->c->delivery_id, hd_now_ms(), err)) < 0)
 		return rc;
 	return hd_activity_turn_abort(st, t->c->team, t->c->agent, err);
 }
@@ -403,48 +339,16 @@ static int
 request_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct request_txn *t = payload;
-	hd_stmt *s;
-	char status[16] = "", team[64] = "";
-	int rc, src;
+	hd_convstore_head h;
+	int rc;
 
 	free(t->owner);
 	t->owner = NULL;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT status, team_id, owner, owner_pid, owner_start"
-		 " FROM conversations WHERE id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, t->id);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		snprintf(status, sizeof(status), "%s",
-		    hd_stmt_text(s, 0));
-		snprintf(team, sizeof(team), "%s",
-		    hd_stmt_text(s, 1));
-		t->owner = hd_store_col_dup(s, 2);
-		t->pid = hd_stmt_int(s, 3);
-		t->start = hd_stmt_int(s, 4);
-	}
-	hd_store_reset(s);
-	if (src == HD_DONE)
-		return hd_err_set(
-		    err, HD_ENOTFOUND, "conversation \"%s\" not found", t->id);
-	if (src != HD_ROW)
-		return hd_store_sqlerr(st, src, err);
-	if (strcmp(status, "running") != 0)
-		return hd_err_set(err, HD_ECONFLICT,
-		    "conversation %s already ended (%s)", t->id, status);
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT OR IGNORE INTO cancel_requests (kind, target,"
-		 " team_id, requested_by, requested_at)"
-		 " VALUES ('conversation', ?1, ?2, ?3, ?4)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, t->id);
-	hd_stmt_bind_text(s, 2, team);
-	if (t->by != NULL)
-		hd_stmt_bind_text(s, 3, t->by);
-	hd_stmt_bind_int(s, 4, hd_now_ms());
-	return hd_store_step_done(st, s, err);
+	rc = hd_cancel_request_conversation(&h, st, t->id, t->by, err);
+	t->owner = h.owner;
+	t->pid = h.owner_pid;
+	t->start = h.owner_start;
+	return rc;
 }
 
 int
@@ -511,49 +415,8 @@ static int
 exch_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct exch_txn *t = payload;
-	hd_stmt *s;
-	char holder[64] = "";
-	int rc, src;
 
-	if ((rc = hd_store_prepare(
-		 st, &s, "SELECT 1 FROM teams WHERE id = ?1", err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, t->team);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src == HD_DONE)
-		return hd_err_set(
-		    err, HD_ENOTFOUND, "team \"%s\" not found", t->team);
-	if (src != HD_ROW)
-		return hd_store_sqlerr(st, src, err);
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT holder FROM room_locks WHERE room_id = ?1"
-		 " AND expires_at > ?2",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, t->room);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	if ((src = hd_stmt_step(s)) == HD_ROW)
-		snprintf(holder, sizeof(holder), "%s",
-		    hd_stmt_text(s, 0));
-	hd_store_reset(s);
-	if (src != HD_ROW && src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
-	if (holder[0] == '\0')
-		return hd_err_set(err, HD_ECONFLICT,
-		    "no exchange is running in team %s's room", t->team);
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT OR IGNORE INTO cancel_requests (kind, target,"
-		 " team_id, requested_by, requested_at)"
-		 " VALUES ('exchange', ?1, ?2, ?3, ?4)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, holder);
-	hd_stmt_bind_text(s, 2, t->team);
-	if (t->by != NULL)
-		hd_stmt_bind_text(s, 3, t->by);
-	hd_stmt_bind_int(s, 4, hd_now_ms());
-	return hd_store_step_done(st, s, err);
+	return hd_cancel_request_exchange(st, t->team, t->room, t->by, err);
 }
 
 int
@@ -574,29 +437,6 @@ hd_exchange_cancel(char *room, hd_store *st, const char *team, const char *by,
 	return 0;
 }
 
-/* 1 while team's room is held by an exchange a request cancels. */
-static int
-exch_cancelling(int *out, hd_store *st, const char *room, hd_err *err)
-{
-	hd_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT 1 FROM room_locks l JOIN cancel_requests r"
-		 " ON r.kind = 'exchange' AND r.target = l.holder"
-		 " WHERE l.room_id = ?1 AND l.expires_at > ?2",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, room);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_ROW && src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
-	*out = src == HD_ROW;
-	return 0;
-}
-
 int
 hd_exchange_cancel_wait(
     hd_store *st, const char *team, int timeout_ms, hd_err *err)
@@ -609,7 +449,8 @@ hd_exchange_cancel_wait(
 	hd_room_id(room, sizeof(room), team);
 	for (;;) {
 		hd_store_change_cursor(st, &cursor, NULL);
-		if ((rc = exch_cancelling(&held, st, room, err)) < 0)
+		if ((rc = hd_cancel_request_exchange_held(
+			 &held, st, room, hd_now_ms(), err)) < 0)
 			return rc;
 		if (!held)
 			return 0;
@@ -712,25 +553,15 @@ conv_check(hd_cancel_watch *w, hd_store *st)
 {
 	char ids[WATCH_MAX_IDS][HD_CONVERSATION_ID_LEN + 1];
 	hd_err err = HD_ERR_INIT;
-	hd_stmt *s;
 	size_t n = 0, i;
-	int again = 0, done, src;
+	int again = 0, done;
 
-	if (hd_store_prepare(st, &s,
-		"SELECT c.id FROM cancel_requests r JOIN conversations c"
-		" ON c.id = r.target WHERE r.kind = 'conversation'"
-		" AND c.status = 'running' AND c.owner = ?1",
-		&err) < 0) {
+	if (hd_cancel_requests_owned(
+		ids, WATCH_MAX_IDS, &n, &again, st, w->me->token, &err) < 0) {
 		hd_log_warn("cannot look for cancels: %s", err.msg);
 		return 1;
 	}
-	hd_stmt_bind_text(s, 1, w->me->token);
-	while ((src = hd_stmt_step(s)) == HD_ROW && n < WATCH_MAX_IDS)
-		snprintf(ids[n++], sizeof(ids[0]), "%s",
-		    hd_stmt_text(s, 0));
-	hd_store_reset(s);
-	if (src == HD_ROW)
-		again = 1; /* more than fit: the rest next time */
+	/* again: more than fit, the rest next time */
 	for (i = 0; i < n; i++) {
 		if (turns_cancel(w->turns, ids[i]) > 0) {
 			again = 1; /* their workers end it, or next time */
@@ -775,24 +606,16 @@ static int
 exch_check(hd_cancel_watch *w, hd_store *st)
 {
 	hd_err err = HD_ERR_INIT;
-	hd_stmt *s;
-	int src;
+	int mine;
 
 	if (atomic_load(w->cancel))
 		return 0;
-	if (hd_store_prepare(st, &s,
-		"SELECT 1 FROM room_locks l JOIN cancel_requests r"
-		" ON r.kind = 'exchange' AND r.target = l.holder"
-		" WHERE l.room_id = ?1 AND l.pid = ?2",
-		&err) < 0) {
+	if (hd_cancel_request_exchange_mine(
+		&mine, st, w->room, getpid(), &err) < 0) {
 		hd_log_warn("cannot look for cancels: %s", err.msg);
 		return 1;
 	}
-	hd_stmt_bind_text(s, 1, w->room);
-	hd_stmt_bind_int(s, 2, getpid());
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src == HD_ROW) {
+	if (mine) {
 		hd_log_info("%s: the exchange is cancelled", w->room);
 		atomic_store(w->cancel, 1);
 		atomic_store(w->turn_abort, 1);

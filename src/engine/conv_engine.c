@@ -258,7 +258,7 @@ adopt(hd_conversation_engine *e, hd_store *st, const char *id,
 		return rc;
 	for (i = 0; i < nagents; i++)
 		kick(e, agents[i]);
-	hd_conv__strv_free(agents, nagents);
+	hd_convstore_strv_free(agents, nagents);
 	if (adopted && pending == 0)
 		finish(e, st, id);
 	return adopted;
@@ -704,7 +704,7 @@ hd_conversation_wait(hd_conversation_engine *e, hd_store *st, const char *id,
 		pthread_mutex_lock(&e->lock);
 		gen = e->done_gen;
 		pthread_mutex_unlock(&e->lock);
-		if ((rc = hd_conv__status(
+		if ((rc = hd_convstore_status(
 			 status, sizeof(status), st, id, err)) < 0)
 			return rc;
 		if (strcmp(status, "running") != 0)
@@ -729,13 +729,13 @@ int
 hd_conversation_resume_all(
     size_t *adopted, hd_conversation_engine *e, hd_store *st, hd_err *err)
 {
-	hd_conv_foreign *l = NULL;
+	hd_convstore_foreign *l = NULL;
 	size_t n = 0, i, count = 0;
 	int rc;
 
 	if (adopted != NULL)
 		*adopted = 0;
-	if ((rc = hd_conv__list_foreign(&l, &n, st, &e->me, err)) < 0)
+	if ((rc = hd_convstore_foreign_list(&l, &n, st, e->me.token, err)) < 0)
 		return rc;
 	for (i = 0; i < n; i++) {
 		if (owner_alive(l[i].owner, l[i].pid, l[i].start))
@@ -745,7 +745,7 @@ hd_conversation_resume_all(
 		count += (size_t)rc;
 		rc = 0;
 	}
-	hd_conv__foreign_free(l, n);
+	hd_convstore_foreign_free(l, n);
 	if (adopted != NULL)
 		*adopted = count;
 	return rc;
@@ -757,7 +757,7 @@ hd_conversation_resume_same(char *out, int *found,
     hd_err *err)
 {
 	const char *origin = spec->origin != NULL ? spec->origin : "api";
-	hd_conv_foreign *l = NULL;
+	hd_convstore_foreign *l = NULL;
 	hd_conversation *c = NULL;
 	size_t n = 0, i;
 	int rc, same;
@@ -765,7 +765,7 @@ hd_conversation_resume_same(char *out, int *found,
 	*found = 0;
 	if (spec->team == NULL || spec->message == NULL)
 		return 0;
-	if ((rc = hd_conv__list_foreign(&l, &n, st, &e->me, err)) < 0)
+	if ((rc = hd_convstore_foreign_list(&l, &n, st, e->me.token, err)) < 0)
 		return rc;
 	for (i = 0; i < n && !*found; i++) {
 		if (owner_alive(l[i].owner, l[i].pid, l[i].start))
@@ -793,6 +793,6 @@ hd_conversation_resume_same(char *out, int *found,
 		}
 		rc = 0;
 	}
-	hd_conv__foreign_free(l, n);
+	hd_convstore_foreign_free(l, n);
 	return rc;
 }

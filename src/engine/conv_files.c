@@ -1,9 +1,10 @@
 /*
  * conv_files.c -- what a reply carries besides mentions (room and file tags)
  * and the files it attaches: the `[#team: ...]` and `[send_file: ...]`
- * parser (pure), the long answer's cut (pure), the tags applied to a reply
- * before it is recorded (reads the agent and its files), and table
- * conversation_files (migration 14), which nothing else writes.
+ * parser (pure), the long answer's cut (pure), and the tags applied to a
+ * reply before it is recorded (reads the agent and its files). The files
+ * are stored by the domain module (table conversation_files,
+ * src/conversation/files.c) in the reply's transaction.
  *  (1) Room and file tags are found only outside mention tags, with the
  *      same bracket rule as mentions.c: a tag's body ends at the ']' that
  *      balances its '['.
@@ -21,9 +22,9 @@
  *      HUDDLE_HOME/homes/<runtime>/<agent>; a relative path in a tag is
  *      taken from it.
  *  (4) Bytes are read before the reply's transaction and written in it
- *      (hd_conv__files_insert), so a reply and its files commit together.
- * Callers: conversation.c (hd_conv__record, hd_conversation_get); the
- * surfaces through conversation.h.
+ *      (hd_convstore_files_add), so a reply and its files commit together.
+ * Callers: conv_record.c (hd_conv__record); the surfaces through
+ * conversation.h (the parser, the cut).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -479,171 +480,5 @@ done:
 	hd_reply_tags_dispose(&tags);
 	if (rc < 0)
 		hd_conv__tagged_dispose(out);
-	return rc;
-}
-
-/* ---- table conversation_files ------------------------------------------- */
-
-int
-hd_conv__files_insert(hd_store *st, const char *conv, int64_t seq,
-    const char *agent, const hd_conv_attach *files, size_t n, hd_err *err)
-{
-	hd_stmt *s;
-	size_t i;
-	int rc, src;
-
-	for (i = 0; i < n; i++) {
-		if ((rc = hd_store_prepare(st, &s,
-			 "INSERT INTO conversation_files(conversation_id, seq,"
-			 " agent, name, media_type, size, content, created_at)"
-			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-			 err)) < 0)
-			return rc;
-		hd_stmt_bind_text(s, 1, conv);
-		hd_stmt_bind_int(s, 2, seq);
-		hd_stmt_bind_text(s, 3, agent);
-		hd_stmt_bind_text(s, 4, files[i].name);
-		hd_stmt_bind_text(s, 5, files[i].media_type);
-		hd_stmt_bind_int(s, 6, files[i].size);
-		hd_stmt_bind_blob(s, 7,
-		    files[i].content != NULL ? (const void *)files[i].content
-					     : (const void *)"",
-		    (size_t)files[i].size);
-		hd_stmt_bind_int(s, 8, hd_now_ms());
-		src = hd_stmt_step(s);
-		hd_store_reset(s);
-		if (src != HD_DONE)
-			return hd_store_sqlerr(st, src, err);
-	}
-	return 0;
-}
-
-void
-hd_conversation_file_free(hd_conversation_file *f)
-{
-	if (f == NULL)
-		return;
-	free(f->agent);
-	free(f->name);
-	free(f->media_type);
-	free(f->content);
-	free(f);
-}
-
-json_t *
-hd_conversation_file_to_json(const hd_conversation_file *f)
-{
-	return json_pack("{s:I, s:I, s:s, s:s, s:s, s:I, s:I}", "id",
-	    (json_int_t)f->id, "seq", (json_int_t)f->seq, "agent", f->agent,
-	    "name", f->name, "mediaType", f->media_type, "size",
-	    (json_int_t)f->size, "createdAt", (json_int_t)f->created_at);
-}
-
-/* Fill f from a row id, seq, agent, name, media_type, size, created_at. */
-static int
-file_row(hd_conversation_file *f, hd_stmt *s)
-{
-	f->id = hd_stmt_int(s, 0);
-	f->seq = hd_stmt_int(s, 1);
-	f->agent = hd_store_col_dup(s, 2);
-	f->name = hd_store_col_dup(s, 3);
-	f->media_type = hd_store_col_dup(s, 4);
-	f->size = hd_stmt_int(s, 5);
-	f->created_at = hd_stmt_int(s, 6);
-	return f->agent != NULL && f->name != NULL && f->media_type != NULL
-		   ? 0
-		   : -1;
-}
-
-#define FILE_COLS "id, seq, agent, name, media_type, size, created_at"
-
-int
-hd_conv__files_get(hd_store *st, hd_conversation *c, hd_err *err)
-{
-	hd_conversation_file *grown;
-	hd_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT " FILE_COLS " FROM conversation_files"
-		 " WHERE conversation_id = ?1 ORDER BY id",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, c->id);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		grown = realloc(c->files, (c->nfiles + 1) * sizeof(*grown));
-		if (grown == NULL) {
-			rc = oom(err);
-			break;
-		}
-		c->files = grown;
-		memset(&c->files[c->nfiles], 0, sizeof(*grown));
-		if (file_row(&c->files[c->nfiles++], s) < 0) {
-			rc = oom(err);
-			break;
-		}
-	}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
-}
-
-void
-hd_conv__files_dispose(hd_conversation_file *l, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(l[i].agent);
-		free(l[i].name);
-		free(l[i].media_type);
-		free(l[i].content);
-	}
-	free(l);
-}
-
-int
-hd_conversation_file_get(hd_conversation_file **out, hd_store *st,
-    const char *id, int64_t file_id, hd_err *err)
-{
-	hd_conversation_file *f = NULL;
-	hd_stmt *s;
-	char status[32];
-	const void *blob;
-	size_t blen = 0;
-	int rc, src;
-
-	*out = NULL;
-	if ((rc = hd_conv__status(status, sizeof(status), st, id, err)) < 0)
-		return rc;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT " FILE_COLS ", content FROM conversation_files"
-		 " WHERE conversation_id = ?1 AND id = ?2",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	hd_stmt_bind_int(s, 2, file_id);
-	if ((src = hd_stmt_step(s)) != HD_ROW) {
-		rc = src == HD_DONE
-			 ? hd_err_set(err, HD_ENOTFOUND,
-			       "file %lld not found in conversation %.64s",
-			       (long long)file_id, id)
-			 : hd_store_sqlerr(st, src, err);
-		goto done;
-	}
-	if ((f = calloc(1, sizeof(*f))) == NULL || file_row(f, s) < 0 ||
-	    (f->content = malloc((size_t)f->size + 1)) == NULL) {
-		rc = oom(err);
-		goto done;
-	}
-	blob = hd_stmt_blob(s, 7, &blen);
-	if (f->size > 0 && blob != NULL && blen >= (size_t)f->size)
-		memcpy(f->content, blob, (size_t)f->size);
-	*out = f;
-	f = NULL;
-done:
-	hd_store_reset(s);
-	hd_conversation_file_free(f);
 	return rc;
 }

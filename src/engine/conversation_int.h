@@ -1,7 +1,9 @@
 /*
  * conversation_int.h (private) -- what the engine's threads
- * (conv_engine.c) use of the durable state (conversation.c). Nothing
- * outside src/engine/ includes this.
+ * (conv_engine.c) use of the conversation's transactions (conversation.c,
+ * conv_record.c, conv_adopt.c), which call the domain module
+ * src/conversation/ (conversation_store.h) for every row. Nothing outside
+ * src/engine/ includes this.
  */
 #ifndef HD_CONVERSATION_INT_H
 #define HD_CONVERSATION_INT_H
@@ -10,6 +12,7 @@
 #include <stdint.h>
 
 #include <huddle/conversation.h>
+#include <huddle/conversation_store.h>
 #include <huddle/exchange.h>
 #include <huddle/runtime.h>
 
@@ -34,20 +37,9 @@ enum {
 	HD_CONV_BLOCKED = 2, /* queued, but the agent is busy elsewhere */
 };
 
-typedef struct hd_conv_claim {
-	int64_t delivery_id;
-	char conversation_id[HD_CONVERSATION_ID_LEN + 1];
-	char team[64];
-	char agent[64];
-	char *prompt;
-	int64_t post_seq; /* the room post carrying it, or 0 */
-	/* HD_CONV_BLOCKED: the conversation whose running message blocks
-	 * the agent, and its owner as read */
-	char blocker[HD_CONVERSATION_ID_LEN + 1];
-	char *blocker_owner;
-	int64_t blocker_pid;
-	int64_t blocker_start;
-} hd_conv_claim;
+/* A claimed delivery; with HD_CONV_BLOCKED, its blocker fields say which
+ * conversation's running message blocks the agent. */
+typedef hd_convstore_claim hd_conv_claim;
 
 /* The claimed delivery's runtime process started: record it (host, boot,
  * its pid = process group id, start time) until the delivery leaves
@@ -137,22 +129,10 @@ int hd_conv__finish(int *done, hd_store *st, const char *id,
 int hd_conv__create(char *out, char *agent, hd_store *st,
     const hd_conversation_spec *spec, const hd_conv_owner *me, hd_err *err);
 
-/* Running conversations owned by someone else (or no one). */
-typedef struct hd_conv_foreign {
-	char id[HD_CONVERSATION_ID_LEN + 1];
-	char *owner; /* NULL: released */
-	int64_t pid;
-	int64_t start;
-} hd_conv_foreign;
-
-int hd_conv__list_foreign(hd_conv_foreign **out, size_t *n, hd_store *st,
-    const hd_conv_owner *me, hd_err *err);
-void hd_conv__foreign_free(hd_conv_foreign *l, size_t n);
-
 /*
  * Take conversation id over from old_owner (compare-and-set: nothing
  * happens when its owner changed meanwhile): its running messages go back
- * in the queue. *agents (malloc'd ids, hd_conv__strv_free) are the agents
+ * in the queue. *agents (malloc'd ids, hd_convstore_strv_free) are the agents
  * with queued messages in it; *pending its pending count.
  */
 int hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,
@@ -162,25 +142,49 @@ int hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,
 /* Release every running conversation me owns (engine stop). */
 int hd_conv__disown(hd_store *st, const hd_conv_owner *me, hd_err *err);
 
-void hd_conv__strv_free(char **v, size_t n);
-
 /* Write a transcript file (mode 0600). */
 int hd_conv__write_file(const char *path, const char *text, hd_err *err);
 
-/* The status of conversation id into out (running, completed, failed).
- * `conversation "x" not found`. */
-int hd_conv__status(
-    char *out, size_t outlen, hd_store *st, const char *id, hd_err *err);
+/* ---- shared by the engine's transaction files (conversation.c) ---- */
+
+/* A write transaction of the engine me, under its lock (hd_conv_owner). */
+int hd_conv__owner_write(hd_store *st, const hd_conv_owner *me,
+    hd_store_txn_fn fn, void *payload, hd_err *err);
+
+/* The claim, inside a write transaction: *result as hd_conv__claim. */
+int hd_conv__claim_in_txn(int *result, hd_conv_claim *c, hd_store *st,
+    const char *agent, const hd_conv_owner *me, hd_err *err);
+
+/* s cut to at most max bytes (at a character boundary) with a note, for
+ * the room and the event log; a copy of s when it fits. NULL: out of
+ * memory. */
+char *hd_conv__cap_text(const char *s, size_t max);
+
+/* Post body (capped) to team's room under a savepoint; failures are
+ * logged only (conversation.c (5)). The post's seq, or 0. */
+int64_t hd_conv__room_post(hd_store *st, const char *team, const char *kind,
+    const char *author, const char *body);
+
+/* What a turn means for the agent's status (activity.h), logged when it
+ * fails: a status is narration, not the conversation's state. */
+enum hd_conv_act {
+	HD_CONV_ACT_BEGIN,
+	HD_CONV_ACT_END,
+	HD_CONV_ACT_CHAIN,
+	HD_CONV_ACT_ABORT
+};
+void hd_conv__activity(hd_store *st, const char *team, const char *agent,
+    enum hd_conv_act step, const char *failure);
+
+/* A mention of target (`#team` for a room tag) by from (NULL: the user)
+ * dropped for reason: logged, and a mention_dropped event. */
+void hd_conv__drop_mention(hd_store *st, const char *conv, const char *team,
+    const char *from, const char *target, const char *reason);
 
 /* ---- reply tags and files (conv_files.c) ---- */
 
 /* A file read for a reply, before its transaction. */
-typedef struct hd_conv_attach {
-	char *name;             /* a base name */
-	const char *media_type; /* static */
-	unsigned char *content;
-	size_t size;
-} hd_conv_attach;
+typedef hd_convstore_attach hd_conv_attach;
 
 /* A reply with its room and file tags applied (conv_files.c (2)). */
 typedef struct hd_conv_tagged {
@@ -197,14 +201,6 @@ typedef struct hd_conv_tagged {
 int hd_conv__tags_apply(hd_conv_tagged *out, hd_store *st, const char *agent,
     const char *reply, hd_err *err);
 void hd_conv__tagged_dispose(hd_conv_tagged *t);
-/* Store files as attached by agent to reply seq (in the caller's
- * transaction). */
-int hd_conv__files_insert(hd_store *st, const char *conv, int64_t seq,
-    const char *agent, const hd_conv_attach *files, size_t n, hd_err *err);
-/* Read c's files (without bytes) into c->files; free with
- * hd_conv__files_dispose. */
-int hd_conv__files_get(hd_store *st, hd_conversation *c, hd_err *err);
-void hd_conv__files_dispose(hd_conversation_file *l, size_t n);
 /* mentions.c's text helpers, shared with the reply tags (conv_files.c):
  * a malloc'd copy of s[0..n) trimmed of ASCII whitespace at both ends
  * (lower-cased when lc), NULL when memory ran out; and whether c may be

@@ -1,8 +1,8 @@
 /*
  * mentions.c -- the pure text functions of conversations (SPEC 7): the
  * mention-tag parser, the text a mentioned agent receives, the aggregate's
- * rendering of a reply, and the routing of the user's message. No
- * database, no threads.
+ * rendering of a reply, and the routing of the user's message
+ * (mentions.h, whose contract this keeps). No database, no threads.
  *  (1) Linear time on any input: every '[' is matched to its ']' once, up
  *      front, with a stack (the ']' that balances a '[' is the first point
  *      after it where ']' outnumber '['), so a tag candidate costs only its
@@ -15,12 +15,16 @@
  *  (4) Shared context = the gaps between tags, joined, trimmed. Each gap
  *      parsed alone holds no tag: it was scanned with the same rules and
  *      every candidate in it failed for a reason local to the gap.
+ * Callers: the conversation engine (conversation.c routes, conv_record.c
+ * parses and delivers, conv_files.c shares hd_conv__dup_trim and
+ * hd_conv__is_id_char), `huddle ask` and the demo (hd_mentions_display),
+ * tests/fuzz/fuzz-mentions.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <huddle/buf.h>
-#include <huddle/conversation.h>
+#include <huddle/mentions.h>
 
 #include "conversation_int.h"
 

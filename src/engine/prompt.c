@@ -34,6 +34,7 @@
 #include <huddle/mailbox.h>
 #include <huddle/prompt.h>
 #include <huddle/room.h>
+#include <huddle/team_state.h>
 #include <huddle/util.h>
 
 void

@@ -275,6 +275,13 @@ extern const hd_route hd_routes_web[];
 extern const hd_route hd_routes_exchange[];
 extern const hd_route hd_routes_conversation[];
 
+/* The operation table's routes (route.c; NULL-method terminated) and
+ * their one handler (route-ops.c), which finds its entry again with
+ * hd_http_route_op: NULL when no operation has method and path. */
+const hd_route *hd_http_routes_ops(void);
+int hd_http_route_ops(hd_http_req *r);
+const hd_op *hd_http_route_op(const char *method, const char *path);
+
 /* ---- routing, pure (route.c) ------------------------------------------ */
 
 /* Percent-decode s in place (MHD's unescape, but %00 stays "%00"); the

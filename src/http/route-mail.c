@@ -10,6 +10,8 @@
 
 #include <huddle/runtime.h>
 #include <huddle/shutdown.h>
+#include <huddle/spawn.h>
+#include <huddle/team_state.h>
 #include <huddle/util.h>
 
 #include "http.h"

@@ -14,8 +14,12 @@
  *      catch-all ("...*") answers only a path no exact pattern has, so it
  *      never hides a 405 and POST /nowhere stays 404. Captures point into
  *      the caller's buffer (a copy of the path); at most HD_ROUTE_PARAMS.
+ *  (4) Every operation of the table (src/ops/ops.h) with a REST method
+ *      is a route like the hand-written ones, its handler route-ops.c's;
+ *      hd_http_route_op finds its entry again from the request.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +120,49 @@ static const hd_route *const route_tables[] = {
 	hd_routes_web, NULL,
 };
 
+/* The table's operations as routes (4), made once. */
+#define OPS_ROUTES_MAX 128
+static hd_route ops_routes[OPS_ROUTES_MAX + 1];
+static pthread_once_t ops_routes_once = PTHREAD_ONCE_INIT;
+
+static void
+ops_routes_build(void)
+{
+	const hd_op *const *o;
+	size_t n = 0;
+
+	for (o = hd_ops_all(); *o != NULL && n < OPS_ROUTES_MAX; o++)
+		if ((*o)->method != NULL) {
+			ops_routes[n].method = (*o)->method;
+			ops_routes[n].pattern = (*o)->path;
+			ops_routes[n].fn = hd_http_route_ops;
+			n++;
+		}
+	memset(&ops_routes[n], 0, sizeof(ops_routes[n]));
+}
+
+const hd_route *
+hd_http_routes_ops(void)
+{
+	pthread_once(&ops_routes_once, ops_routes_build);
+	return ops_routes;
+}
+
+const hd_op *
+hd_http_route_op(const char *method, const char *path)
+{
+	const hd_op *const *o;
+	const char *probe[HD_ROUTE_PARAMS];
+	char buf[2048];
+	int n;
+
+	for (o = hd_ops_all(); *o != NULL; o++)
+		if ((*o)->method != NULL && strcmp((*o)->method, method) == 0 &&
+		    route_match((*o)->path, path, probe, &n, buf, sizeof(buf)))
+			return *o;
+	return NULL;
+}
+
 static int
 is_catch_all(const hd_route *rt)
 {
@@ -128,15 +175,19 @@ hd_http_route_find(const char *method, const char *path,
     size_t buflen, int *path_known)
 {
 	const hd_route *const *t;
-	const hd_route *rt;
+	const hd_route *rt, *tables[16];
 	const char *probe[HD_ROUTE_PARAMS];
-	int pass, n;
+	int pass, n, k = 0;
 
 	*path_known = 0;
 	*nparams = 0;
+	tables[k++] = hd_http_routes_ops();
+	for (t = route_tables; *t != NULL && k < 15; t++)
+		tables[k++] = *t;
+	tables[k] = NULL;
 	for (pass = 0; pass < 2 && !*path_known; pass++)
-		for (t = route_tables; *t != NULL; t++)
-			for (rt = *t; rt->method != NULL; rt++) {
+		for (k = 0; tables[k] != NULL; k++)
+			for (rt = tables[k]; rt->method != NULL; rt++) {
 				if (is_catch_all(rt) != pass)
 					continue;
 				memset(probe, 0, sizeof(probe));

@@ -16,13 +16,17 @@
  *      hd_mailbox_summary(content).
  *  (5) message_sent is emitted in the sending transaction, and a
  *      shutdown_response or idle message drives the shutdown protocol in
- *      that same transaction (shutdown.c), so the message and its effect
+ *      that same transaction (src/team/shutdown.c), so the message and its effect
  *      commit together or not at all; so does the sender's last activity
  *      (hd_agent_touch; a notice from "huddle" is nobody's).
  *  (6) approve is stored only on a shutdown_response; any other type
  *      stores it unset, whatever the spec said.
- * Callers: the CLI (send, broadcast, inbox), shutdown.c, spawn.c; later the
- * conversation engine and the MCP/HTTP surfaces.
+ * Callers: the CLI (send, broadcast, inbox), the team's protocol code
+ * (src/team/: shutdown.c, spawn.c, activity.c), the board's reflection,
+ * the conversation engine and the MCP/HTTP surfaces. The mailbox calls
+ * down into the team's roster (membership, hd_agent_touch) and, for (5),
+ * up into src/team/shutdown.c: the one call out of the mailbox that is
+ * not downward (the domain order: README.md, Architecture).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +35,7 @@
 #include <huddle/buf.h>
 #include <huddle/events.h>
 #include <huddle/util.h>
+#include <huddle/team.h>
 
 #include "mailbox_int.h"
 

@@ -1,6 +1,8 @@
 /*
- * mailbox_int.h -- helpers shared inside the mailbox module (mailbox.c,
- * shutdown.c, spawn.c, state.c, activity.c).
+ * mailbox_int.h -- helpers of the mailbox module (mailbox.c) that the
+ * team's protocol code in src/team/ (shutdown.c, spawn.c, activity.c)
+ * also uses, and the one call the mailbox makes up into the team: the
+ * shutdown protocol's reaction to a message, in the sending transaction.
  */
 #ifndef HD_MAILBOX_INT_H
 #define HD_MAILBOX_INT_H
@@ -36,21 +38,12 @@ int hd_mailbox__request_sender(char **out, hd_store *st, const char *team,
     const char *to, const char *request_id, hd_err *err);
 
 /*
- * The shutdown protocol's reaction to a message just stored (inside the
- * sending transaction): a shutdown_response answers the team's pending
+ * Defined in src/team/shutdown.c: the shutdown protocol's reaction to a
+ * message just stored (inside the sending transaction): a shutdown_response answers the team's pending
  * request, an idle message from a member asked counts as approval. Other
  * types are ignored. `no shutdown request "x" in team dev` for a response
  * naming a request the team never had.
  */
 int hd_shutdown__on_message(hd_store *st, const hd_message *m, hd_err *err);
-
-/* Evaluate the team's pending shutdown timeout inside the caller's write
- * transaction. */
-int hd_shutdown__expire_txn(hd_store *st, const char *team, hd_err *err);
-
-/* 1 in *busy when the member whose presence p is (agent.h) is in a turn
- * or holds a task in_progress: what `working` means (activity.c). */
-int hd_activity__busy(int *busy, hd_store *st, const char *team,
-    const hd_agent_presence *p, const char *agent, hd_err *err);
 
 #endif

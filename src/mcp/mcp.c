@@ -26,9 +26,13 @@
  *      transaction as the
  *      tool's own write (a write tool runs inside it), so a message is
  *      delivered exactly once and only to its recipient; a read tool, or
- *      a post written on another connection (HD_TOOL_OWN_COMMIT), takes
+ *      a post written on another connection (HD_OPF_OWN_COMMIT), takes
  *      them in a transaction of their own, and only after a read found
  *      some, so a reader with no mail never takes the write lock.
+ *  (6) The tools are the operation table's entries with an MCP name
+ *      (src/ops/ops.h): tools/list shows each with the inputSchema
+ *      hd_ops_schema made of its arguments, and tools/call checks the
+ *      arguments with hd_ops_check before the entry's handler runs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,18 +53,9 @@ static const char *const mcp_versions[] = {
     NULL,
 };
 
-static const char *const identity_keys[] = {
-    "authorAgentId",
-    "teamId",
-    "roomId",
-    "agent",
-    "team_name",
-    NULL,
-};
-
 struct mcp_tool_entry {
-	const hd_mcp_tool *tool;
-	json_t *schema; /* parsed once; only ever read afterwards */
+	const hd_op *op;
+	json_t *schema; /* made once; only ever read afterwards */
 };
 
 struct hd_mcp_server {
@@ -68,51 +63,32 @@ struct hd_mcp_server {
 	size_t ntools;
 };
 
-static const hd_mcp_tool *const *
-tool_groups(void)
-{
-	static const hd_mcp_tool *const groups[] = {
-	    hd_mcp_tools_chat,
-	    hd_mcp_tools_board,
-	    hd_mcp_tools_team,
-	    hd_mcp_tools_mail,
-	    NULL,
-	};
-	return groups;
-}
-
 int
 hd_mcp_server_new(hd_mcp_server **out, hd_err *err)
 {
-	const hd_mcp_tool *const *g;
-	const hd_mcp_tool *t;
+	const hd_op *const *o;
 	hd_mcp_server *srv;
-	json_error_t jerr;
 	size_t n = 0;
 
 	*out = NULL;
-	for (g = tool_groups(); *g != NULL; g++)
-		for (t = *g; t->name != NULL; t++)
-			n++;
+	for (o = hd_ops_all(); *o != NULL; o++)
+		n += (*o)->mcp != NULL;
 	if ((srv = calloc(1, sizeof(*srv))) == NULL ||
 	    (srv->tools = calloc(n ? n : 1, sizeof(*srv->tools))) == NULL) {
 		free(srv);
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	}
-	for (g = tool_groups(); *g != NULL; g++)
-		for (t = *g; t->name != NULL; t++) {
-			json_t *sch = json_loads(t->schema, 0, &jerr);
-
-			if (sch == NULL) {
-				hd_mcp_server_free(srv);
-				return hd_err_set(err, HD_ERR,
-				    "schema of tool %s: %s", t->name,
-				    jerr.text);
-			}
-			srv->tools[srv->ntools].tool = t;
-			srv->tools[srv->ntools].schema = sch;
-			srv->ntools++;
+	for (o = hd_ops_all(); *o != NULL; o++) {
+		if ((*o)->mcp == NULL)
+			continue;
+		srv->tools[srv->ntools].op = *o;
+		if ((srv->tools[srv->ntools].schema = hd_ops_schema(*o)) ==
+		    NULL) {
+			hd_mcp_server_free(srv);
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
 		}
+		srv->ntools++;
+	}
 	*out = srv;
 	return 0;
 }
@@ -284,142 +260,6 @@ tool_success(json_t *obj, const char *mail)
 	return hd_buf_detach(&b);
 }
 
-/* ---- argument checking ------------------------------------------------ */
-
-static int
-type_ok(const json_t *v, const char *type)
-{
-	if (strcmp(type, "string") == 0)
-		return json_is_string(v);
-	if (strcmp(type, "integer") == 0)
-		return json_is_integer(v);
-	if (strcmp(type, "number") == 0)
-		return json_is_number(v);
-	if (strcmp(type, "boolean") == 0)
-		return json_is_boolean(v);
-	if (strcmp(type, "object") == 0)
-		return json_is_object(v);
-	if (strcmp(type, "array") == 0)
-		return json_is_array(v);
-	return 1;
-}
-
-static const char *
-type_noun(const char *type)
-{
-	if (strcmp(type, "integer") == 0)
-		return "an integer";
-	if (strcmp(type, "object") == 0)
-		return "an object";
-	if (strcmp(type, "array") == 0)
-		return "an array";
-	if (strcmp(type, "boolean") == 0)
-		return "true or false";
-	if (strcmp(type, "number") == 0)
-		return "a number";
-	return "a string";
-}
-
-static int
-is_identity_key(const char *key)
-{
-	int i;
-
-	for (i = 0; identity_keys[i] != NULL; i++)
-		if (strcmp(identity_keys[i], key) == 0)
-			return 1;
-	return 0;
-}
-
-/* `unknown argument "x" to <tool>: use a, b, c`: what the tool takes, in
- * its schema's order, the identity arguments left out (every tool accepts
- * those, and a bound session ignores them). */
-static int
-unknown_arg(const hd_mcp_tool *t, const json_t *props, const char *key,
-    hd_err *err)
-{
-	hd_buf b = HD_BUF_INIT(0);
-	const char *name;
-	const json_t *v;
-	size_t n = 0;
-	int rc;
-
-	json_object_foreach ((json_t *)props, name, v) {
-		if (is_identity_key(name))
-			continue;
-		hd_buf_puts(&b, n++ > 0 ? ", " : "");
-		hd_buf_puts(&b, name);
-	}
-	rc = hd_err_set(err, HD_EINVAL,
-	    "unknown argument \"%.64s\" to %s: %s%s", key, t->name,
-	    n > 0 ? "use " : "it takes no arguments",
-	    hd_buf_failed(&b) ? "" : hd_buf_cstr(&b));
-	hd_buf_dispose(&b);
-	return rc;
-}
-
-/* Check args against our own schemas (a small, fixed subset of JSON
- * Schema: object properties with a type, array item types, required).
- * An argument the schema does not name is refused, never dropped. */
-static int
-args_check(const hd_mcp_tool *t, const json_t *schema, const json_t *args,
-    hd_err *err)
-{
-	const json_t *props = json_object_get(schema, "properties");
-	const json_t *req = json_object_get(schema, "required"), *v, *p;
-	const char *key, *type;
-	size_t i;
-
-	json_object_foreach ((json_t *)args, key, v) {
-		p = json_object_get(props, key);
-		if (p == NULL) {
-			if (is_identity_key(key))
-				continue;
-			return unknown_arg(t, props, key, err);
-		}
-		type = json_string_value(json_object_get(p, "type"));
-		if (type != NULL && !type_ok(v, type))
-			return hd_err_set(err, HD_EINVAL,
-			    "argument \"%s\" must be %s", key, type_noun(type));
-		if (type != NULL && strcmp(type, "array") == 0) {
-			const char *itype = json_string_value(json_object_get(
-			    json_object_get(p, "items"), "type"));
-			const json_t *item;
-
-			json_array_foreach (v, i, item) {
-				if (itype != NULL && !type_ok(item, itype))
-					return hd_err_set(err, HD_EINVAL,
-					    "argument \"%s\" must be an array "
-					    "of %ss",
-					    key, itype);
-			}
-		}
-	}
-	json_array_foreach (req, i, v) {
-		key = json_string_value(v);
-		if (key != NULL && json_object_get(args, key) == NULL)
-			return hd_err_set(err, HD_EINVAL,
-			    "missing required argument \"%s\"", key);
-	}
-	return 0;
-}
-
-const char *
-hd_mcp_arg_str(const hd_mcp_call *c, const char *name)
-{
-	return json_string_value(json_object_get(c->args, name));
-}
-
-int
-hd_mcp_arg_int(
-    const hd_mcp_call *c, const char *name, int64_t dflt, int64_t *out)
-{
-	const json_t *v = json_object_get(c->args, name);
-
-	*out = v != NULL ? (int64_t)json_integer_value(v) : dflt;
-	return v != NULL;
-}
-
 /* ---- identity --------------------------------------------------------- */
 
 static const char *
@@ -448,19 +288,18 @@ arg_identity_agent(const json_t *args)
 }
 
 static int
-resolve_identity(hd_mcp_call *c, const hd_mcp_tool *t, hd_err *err)
+resolve_identity(hd_op_call *c, const hd_mcp_session *s, const hd_op *op,
+    const json_t *args, hd_err *err)
 {
-	hd_mcp_session *s = c->s;
-
 	if (s->bound) {
 		c->team = s->team;
 		c->agent = s->agent;
 		return 0;
 	}
-	c->team = arg_identity_team(c->args);
-	c->agent = arg_identity_agent(c->args);
-	if (((t->flags & HD_TOOL_NEEDS_TEAM) && c->team == NULL) ||
-	    ((t->flags & HD_TOOL_NEEDS_AGENT) && c->agent == NULL))
+	c->team = arg_identity_team(args);
+	c->agent = arg_identity_agent(args);
+	if (((op->flags & HD_OPF_NEEDS_TEAM) && c->team == NULL) ||
+	    ((op->flags & HD_OPF_NEEDS_AGENT) && c->agent == NULL))
 		return hd_err_set(err, HD_EINVAL,
 		    "no bound identity: pass authorAgentId + teamId (unbound "
 		    "mode)");
@@ -479,7 +318,7 @@ find_tool(const hd_mcp_server *srv, const char *name)
 	size_t i;
 
 	for (i = 0; i < srv->ntools; i++)
-		if (strcmp(srv->tools[i].tool->name, name) == 0)
+		if (strcmp(srv->tools[i].op->mcp, name) == 0)
 			return &srv->tools[i];
 	return NULL;
 }
@@ -517,14 +356,14 @@ do_tools_list(const hd_mcp_session *s)
 	size_t i;
 
 	for (i = 0; i < srv->ntools; i++) {
-		const hd_mcp_tool *t = srv->tools[i].tool;
+		const hd_op *op = srv->tools[i].op;
 
-		if (s->read_only && (t->flags & HD_TOOL_WRITE))
+		if (s->read_only && (op->flags & HD_OPF_WRITE))
 			continue;
-		/* deep copy: the parsed schema is shared across threads */
+		/* deep copy: the schema is shared across threads */
 		json_array_append_new(
-		    tools, json_pack("{s:s, s:s, s:o}", "name", t->name,
-			       "description", t->description, "inputSchema",
+		    tools, json_pack("{s:s, s:s, s:o}", "name", op->mcp,
+			       "description", op->mcp_desc, "inputSchema",
 			       json_deep_copy(srv->tools[i].schema)));
 	}
 	return json_pack("{s:o}", "tools", tools);
@@ -551,8 +390,9 @@ mail_take(char **mail, hd_store *st, const char *agent, hd_err *err)
 }
 
 struct call_txn {
-	const hd_mcp_tool *tool;
-	hd_mcp_call *call;
+	const hd_op *op;
+	hd_op_call *call;
+	hd_mcp_session *s;
 	json_t *result;
 	char *mail;
 	int piggyback;
@@ -569,10 +409,10 @@ call_txn_fn(hd_store *st, void *payload, hd_err *err)
 	t->result = NULL;
 	free(t->mail);
 	t->mail = NULL;
-	if ((rc = t->tool->fn(&t->result, t->call, err)) < 0)
+	if ((rc = hd_ops_run(&t->result, t->op, t->call, err)) < 0)
 		return rc;
 	if (t->piggyback)
-		rc = mail_take(&t->mail, st, t->call->s->agent, err);
+		rc = mail_take(&t->mail, st, t->s->agent, err);
 	return rc;
 }
 
@@ -583,7 +423,7 @@ take_fn(hd_store *st, void *payload, hd_err *err)
 
 	free(t->mail);
 	t->mail = NULL;
-	return mail_take(&t->mail, st, t->call->s->agent, err);
+	return mail_take(&t->mail, st, t->s->agent, err);
 }
 
 /* After a tool that did not take the mail in its own transaction: a read
@@ -593,7 +433,6 @@ static char *
 mail_after(hd_mcp_session *s)
 {
 	struct call_txn t;
-	hd_mcp_call call;
 	hd_messages peek = {0};
 	hd_err err = HD_ERR_INIT;
 
@@ -605,9 +444,7 @@ mail_after(hd_mcp_session *s)
 	}
 	hd_messages_dispose(&peek);
 	memset(&t, 0, sizeof(t));
-	memset(&call, 0, sizeof(call));
-	call.s = s;
-	t.call = &call;
+	t.s = s;
 	if (hd_store_atomic(s->st, take_fn, &t, &err) < 0) {
 		free(t.mail);
 		return NULL;
@@ -623,7 +460,8 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 	const struct mcp_tool_entry *e;
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments"), *result = NULL;
-	hd_mcp_call call;
+	json_t *checked = NULL;
+	hd_op_call call;
 	struct call_txn ct;
 	hd_err err = HD_ERR_INIT;
 	char *text;
@@ -635,7 +473,7 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 		hd_err_set(&err, HD_ENOTFOUND, "unknown tool \"%.64s\"", name);
 		return tool_error(err.msg);
 	}
-	if (s->read_only && (e->tool->flags & HD_TOOL_WRITE))
+	if (s->read_only && (e->op->flags & HD_OPF_WRITE))
 		return tool_error("this connection is read-only: attach with a "
 				  "signed URL (huddle attach TEAM AGENT) to post "
 				  "or change anything");
@@ -647,24 +485,30 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 		json_incref(args);
 	memset(&call, 0, sizeof(call));
 	memset(&ct, 0, sizeof(ct));
-	call.s = s;
-	call.args = args;
-	ct.tool = e->tool;
+	call.st = s->st;
+	call.dialect = HD_OPS_MCP;
+	call.post = hd_mcp__chat_post;
+	call.post_ctx = s;
+	ct.op = e->op;
 	ct.call = &call;
+	ct.s = s;
 	/* (5): a bound agent's write tool takes its mail in its own
 	 * transaction; anything else runs as it is */
-	ct.piggyback = s->bound && (e->tool->flags & HD_TOOL_WRITE) &&
-		       !(e->tool->flags & HD_TOOL_OWN_COMMIT);
-	if (args_check(e->tool, e->schema, args, &err) < 0 ||
-	    resolve_identity(&call, e->tool, &err) < 0 ||
+	ct.piggyback = s->bound && (e->op->flags & HD_OPF_WRITE) &&
+		       !(e->op->flags & HD_OPF_OWN_COMMIT);
+	if (hd_ops_check(&checked, e->op, HD_OPS_MCP, args, &err) < 0 ||
+	    (call.args = checked,
+		resolve_identity(&call, s, e->op, args, &err)) < 0 ||
 	    (ct.piggyback ? hd_store_atomic(s->st, call_txn_fn, &ct, &err)
 			  : call_txn_fn(s->st, &ct, &err)) < 0) {
+		json_decref(checked);
 		json_decref(args);
 		json_decref(ct.result);
 		free(ct.mail);
 		return tool_error(
 		    err.msg[0] ? err.msg : hd_code_name(err.code));
 	}
+	json_decref(checked);
 	json_decref(args);
 	result = ct.result;
 	if (s->deferred) /* hd_mcp_handle keeps the request pending */

@@ -1,7 +1,9 @@
 /*
  * mcp.h -- huddle's MCP server core (SPEC 10): one JSON-RPC dispatcher
  * shared by the stdio transport (`huddle mcp`) and Streamable HTTP
- * (`POST /mcp`), and the tool table.
+ * (`POST /mcp`). The tools are the operation table's entries that have
+ * an MCP name (src/ops/ops.h): their list, schemas and argument checks
+ * are derived from it.
  *
  * An hd_mcp_server is built once per process and is read-only afterwards,
  * so any number of threads may dispatch through it. An hd_mcp_session is
@@ -16,6 +18,8 @@
 #include <jansson.h>
 
 #include <huddle/room.h>
+
+#include <ops/ops.h>
 
 #define HD_MCP_NAME_MAX 64
 
@@ -45,48 +49,11 @@ typedef struct hd_mcp_session {
 	json_t *pending; /* the request whose reply waits, or NULL */
 } hd_mcp_session;
 
-/* What a tool handler gets: the session, its arguments (validated against
- * the tool's inputSchema) and the identity resolved for this call. */
-typedef struct hd_mcp_call {
-	hd_mcp_session *s;
-	json_t *args;
-	const char *team;  /* NULL when the tool needs none and none given */
-	const char *agent; /* likewise */
-} hd_mcp_call;
-
-/* A handler sets *result to a JSON object (a new reference) or fails with
- * err set; the message goes back to the model as an isError result. */
-typedef int (*hd_mcp_tool_fn)(json_t **result, hd_mcp_call *call, hd_err *err);
-
-enum {
-	HD_TOOL_READ = 0,
-	HD_TOOL_WRITE = 1 << 0,       /* refused on a read-only connection */
-	HD_TOOL_NEEDS_TEAM = 1 << 1,  /* a team must be known */
-	HD_TOOL_NEEDS_AGENT = 1 << 2, /* an agent must be known */
-	/* its write may go through the session's post hooks (another
-	 * connection's commit), so it cannot share a transaction */
-	HD_TOOL_OWN_COMMIT = 1 << 3,
-};
-
 /* A bound agent's tool result carries at most this many of its
  * undelivered mailbox messages (the tool-result piggyback). */
 #define HD_MCP_PIGGYBACK_MAX 5
 
-typedef struct hd_mcp_tool {
-	const char *name;
-	const char *description;
-	const char *schema; /* JSON: {"type":"object","properties":...} */
-	int flags;
-	hd_mcp_tool_fn fn;
-} hd_mcp_tool;
-
-/* The tool groups, each NULL-name terminated (tool-<group>.c). */
-extern const hd_mcp_tool hd_mcp_tools_team[];
-extern const hd_mcp_tool hd_mcp_tools_chat[];
-extern const hd_mcp_tool hd_mcp_tools_board[];
-extern const hd_mcp_tool hd_mcp_tools_mail[];
-
-/* Build the server: parses every tool's schema once. */
+/* Build the server: makes every tool's schema once. */
 int hd_mcp_server_new(hd_mcp_server **out, hd_err *err);
 void hd_mcp_server_free(hd_mcp_server *srv);
 
@@ -129,9 +96,9 @@ int hd_mcp_is_notification(const char *msg, size_t len);
 /* team_chat_post's result for the stored post p (tool-chat.c). */
 json_t *hd_mcp__chat_posted(const hd_post *p);
 
-/* Helpers for tool handlers. */
-const char *hd_mcp_arg_str(const hd_mcp_call *c, const char *name);
-int hd_mcp_arg_int(
-    const hd_mcp_call *c, const char *name, int64_t dflt, int64_t *out);
+/* team_chat_post's write through the session's hooks (tool-chat.c):
+ * chat.post's hd_op_call.post, ctx the session; 1 when deferred. */
+int hd_mcp__chat_post(void *ctx, hd_post **out, const char *team,
+    const char *kind, const char *author, const char *text, hd_err *err);
 
 #endif

@@ -3,8 +3,8 @@
  * across processes (SPEC 8: one exchange per room). A domain module of the
  * room: the lock is a row per room with an owner and an expiry, whoever
  * holds it. Owns table room_locks; nothing else writes it (team.c deletes
- * a team's row with the team; cancel.c reads the holder to address a
- * cancel request to it).
+ * a team's row with the team; conversation/cancel_requests.c reads the
+ * holder to address a cancel request to it).
  *  (1) A lock is a lease row (room_id, holder, pid, expires_at, and where
  *      the holder runs: host, boot_id, start, its process's start time).
  *      Taking it is one BEGIN IMMEDIATE transaction that reads the row and

@@ -132,7 +132,7 @@ const char *const hd_store_migrations[] = {
 	");"
 	"CREATE INDEX task_comments_task ON task_comments(task_id, id);",
 
-	/* 5: conversations (engine/conversation.c): each conversation, its
+	/* 5: conversations (conversation/): each conversation, its
 	 * queued messages (deliveries: arrival order = id) and its replies
 	 * (completion order = seq; one per delivery) */
 	"CREATE TABLE conversations ("
@@ -407,7 +407,8 @@ const char *const hd_store_migrations[] = {
 	"CREATE INDEX conversation_files_conv ON"
 	"  conversation_files(conversation_id, seq);",
 
-	/* 15: cancel (engine/cancel.c). cancel_requests holds each request
+	/* 15: cancel (conversation/cancel_requests.c; engine/cancel.c acts
+	 * on it). cancel_requests holds each request
 	 * to stop running work, made from any process: a conversation (target
 	 * its id) or an exchange (target the room lock's holder, so a request
 	 * never reaches the room's next exchange); the engine that runs it

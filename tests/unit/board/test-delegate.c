@@ -6,9 +6,11 @@
  */
 #include <stdio.h>
 
+#include <huddle/agent.h>
 #include <huddle/events.h>
 #include <huddle/mailbox.h>
 #include <huddle/room.h>
+#include <huddle/team.h>
 
 #include "board-test.h"
 

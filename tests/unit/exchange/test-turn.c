@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <huddle/activity.h>
+#include <huddle/board.h>
 #include <huddle/exchange.h>
 #include <huddle/prompt.h>
 #include <huddle/session.h>

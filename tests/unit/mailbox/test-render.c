@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <huddle/mailbox.h>
+#include <huddle/team_state.h>
 
 #include "testutil.h"
 #include "store/store.h"

@@ -10,6 +10,8 @@
 
 #include <huddle/mailbox.h>
 #include <huddle/runtime.h>
+#include <huddle/spawn.h>
+#include <huddle/team.h>
 
 #include "testutil.h"
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <huddle/shutdown.h>
+#include <huddle/team_state.h>
 #include <huddle/util.h>
 
 #include "testutil.h"

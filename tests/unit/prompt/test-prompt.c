@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/board.h>
 #include <huddle/prompt.h>
 #include <huddle/room.h>
 

@@ -26,9 +26,11 @@
 
 #include <huddle/board.h>
 #include <huddle/buf.h>
+#include <huddle/shutdown.h>
+#include <huddle/team_state.h>
 #include <huddle/util.h>
 
-#include "mailbox_int.h"
+#include <store/store.h>
 
 struct snap_ctx {
 	const char *team;

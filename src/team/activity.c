@@ -3,7 +3,7 @@
  * after each act on a task and at each turn's end, with the idle notice
  * and the failure notice to the leader. Reads the board (what it holds)
  * and writes agents only through the team module's functions, messages
- * only through mailbox.c.
+ * only through the mailbox (src/mailbox/mailbox.c).
  *  (1) The rule is one function (want): working while in a turn (the
  *      mark an engine sets at begin and clears at end) or while holding
  *      a task in_progress; idle otherwise. A claimed task not started is
@@ -30,9 +30,10 @@
 #include <huddle/board.h>
 #include <huddle/buf.h>
 #include <huddle/events.h>
+#include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "mailbox_int.h"
+#include "shutdown_int.h"
 
 #define HD_LOG_COMPONENT "activity"
 #include <huddle/log.h>

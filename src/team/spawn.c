@@ -1,7 +1,8 @@
 /*
  * spawn.c -- teammate spawning (SPEC 3): a new agent joins an active team
  * with its first message already waiting. Owns no table; writes agents
- * through the team module and messages through mailbox.c.
+ * through the team's roster (agent.c) and messages through the mailbox
+ * (src/mailbox/mailbox.c).
  *  (1) The team must exist and be `active`, checked in the same
  *      transaction that adds the agent, so nobody joins a team that is
  *      shutting down.
@@ -35,9 +36,11 @@
 
 #include <huddle/buf.h>
 #include <huddle/events.h>
+#include <huddle/spawn.h>
+#include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "mailbox_int.h"
+#include <mailbox/mailbox_int.h>
 
 #define SESSION_KEY_MAX 128
 #define SPAWN_MODEL_MAX 200 /* characters of a model name */

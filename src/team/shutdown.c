@@ -3,7 +3,7 @@
  * in include/huddle/shutdown.h). Owns the kv key "shutdown:<team>": the
  * team's latest request as JSON. Writes teams.status and agents.status
  * only through hd_team_set_status / hd_agent_set_status, and messages only
- * through mailbox.c.
+ * through the mailbox (src/mailbox/mailbox.c).
  *  (1) Every transition runs inside one BEGIN IMMEDIATE transaction that
  *      re-reads the request first, so two processes answering at once
  *      never both finish it, and a request ends exactly once.
@@ -45,9 +45,10 @@
 
 #include <huddle/buf.h>
 #include <huddle/events.h>
+#include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "mailbox_int.h"
+#include "shutdown_int.h"
 
 #define HD_LOG_COMPONENT "shutdown"
 #include <huddle/log.h>

@@ -1,0 +1,154 @@
+/*
+ * tasks_int.h -- what the files of the board's tables share (board.c,
+ * rows.c, create.c, read.c, claim.c, transitions.c, deps.c): the task
+ * columns, the write payload every write fills (board_txn) and the
+ * functions that run it, load tasks and check actors. Each function that
+ * takes a store runs inside a transaction its caller holds.
+ */
+#ifndef HD_TASKS_INT_H
+#define HD_TASKS_INT_H
+
+#include <string.h>
+
+#include <huddle/util.h>
+
+#include "board_int.h"
+
+#define TASK_COLS                                                              \
+	"id, team_id, subject, description, active_form, status, owner,"       \
+	" priority, metadata, result, created_by, created_at, claimed_at,"     \
+	" started_at, completed_at, updated_at, parent_id"
+
+/* True when the task aliased T has a dependency that is not completed. */
+#define UNFINISHED_DEP(T)                                                      \
+	"EXISTS (SELECT 1 FROM task_deps d"                                    \
+	" JOIN tasks p ON p.id = d.depends_on"                                 \
+	" WHERE d.task_id = " T ".id AND p.status <> 'completed')"
+
+typedef enum {
+	OP_START,
+	OP_COMPLETE,
+	OP_FAIL,
+	OP_RELEASE,
+	OP_CANCEL,
+	OP_RETRY,
+} board_op;
+
+typedef struct board_txn {
+	/* inputs */
+	int64_t id;
+	int64_t dep;
+	const char *team;
+	const char *agent; /* claim target */
+	const char *actor;
+	const char *text;
+	board_op op;
+	const hd_task_spec *spec;
+	/* outputs, filled inside the transaction */
+	hd_task *task;
+	char *prev_owner; /* the owner before the write (a move), or NULL */
+	char *leader;
+	char *dep_subject;
+	hd_task_comment *comment;
+	int64_t *ready; /* complete: the tasks it made ready, until they move
+			   to task->unblocked */
+	size_t nready;
+	char *ready_subjects[HD_BOARD__READY_NAMED]; /* of the first ones */
+	int assign;  /* claim on behalf of agent (actor: leader or user) */
+	hd_board_pick *pick; /* assign_auto: the board picks agent, here */
+	int changed; /* 0: nothing written (an existing link) */
+} board_txn;
+
+/* The small checks every write makes. */
+static inline int
+is_user(const char *actor)
+{
+	return actor == NULL || strcmp(actor, HD_BOARD_USER) == 0;
+}
+
+static inline int
+oom(hd_err *err)
+{
+	return hd_err_set(err, HD_ENOMEM, "out of memory");
+}
+
+/* Check an actor's syntax before any transaction: "user" or a slug. */
+static inline int
+actor_check(const char *actor, hd_err *err)
+{
+	return is_user(actor) ? 0 : hd_slug_check("agent", actor, err);
+}
+
+/* The agent an event names: NULL for a user. */
+static inline const char *
+event_agent(const char *actor)
+{
+	return is_user(actor) ? NULL : actor;
+}
+
+/* ---- rows.c: loading tasks ---------------------------------------------- */
+
+void hd_board__task_dispose(hd_task *t);
+
+/* Fill t from a row of TASK_COLS; -1 on allocation failure. */
+int hd_board__task_row(hd_task *t, hd_stmt *s);
+
+/* Append id to *v (size *n, capacity *cap); -1 on allocation failure. */
+int hd_board__ids_push(int64_t **v, size_t *n, size_t *cap, int64_t id);
+
+/* A JSON array of the ids (a new reference). */
+json_t *hd_board__json_ids(const int64_t *ids, size_t n);
+
+/* Record that t depends on dep (whose status is dep_status). */
+int hd_board__task_add_dep(hd_task *t, int64_t dep, const char *dep_status,
+    size_t *capd, size_t *capb);
+
+/* t's dependencies (depends_on, blocked_by) and subtasks (children). */
+int hd_board__task_load_deps(hd_store *st, hd_task *t, hd_err *err);
+
+/* Step a statement returning TASK_COLS once: *out is the task, or NULL
+ * when there was no row. The statement is reset either way. */
+int hd_board__task_step(hd_task **out, hd_store *st, hd_stmt *s,
+    hd_err *err);
+
+/* Load a task with its dependencies (and, when with_comments, its
+ * comments and dependents); *out NULL (0 returned) when absent. */
+int hd_board__task_load(hd_task **out, hd_store *st, int64_t id,
+    int with_comments, hd_err *err);
+
+/* The team of task id into *team (malloc'd), or `task 5 not found`. */
+int hd_board__task_team(char **team, hd_store *st, int64_t id, hd_err *err);
+
+/* Check that actor may act in team: "user", or a member. */
+int hd_board__actor_member(
+    hd_store *st, const char *team, const char *actor, hd_err *err);
+
+/* The leader of team (malloc'd) or NULL. */
+int hd_board__team_leader(
+    char **out, hd_store *st, const char *team, hd_err *err);
+
+/* ---- board.c: the write payload and its reflection ---------------------- */
+
+/* Forget the tasks a completion made ready (also before a retry). */
+void hd_board__ready_dispose(board_txn *b);
+
+void hd_board__txn_dispose(board_txn *b);
+
+/* Run fn as one write transaction that also reflects what it changed
+ * (board.c (5)). */
+int hd_board__write(hd_store *st, hd_store_txn_fn fn, board_txn *b,
+    hd_board__kind kind, hd_err *err);
+
+/* After a successful write: hand the task to the caller. */
+int hd_board__finish(hd_task **out, board_txn *b);
+
+/* ---- create.c: also the first step of a delegation (claim.c) ------------ */
+
+/* Insert b->spec as a new task (a write's fn: b is the board_txn). */
+int hd_board__create_txn(hd_store *st, void *payload, hd_err *err);
+
+/* Everything about a new task that can be checked without the
+ * database (board.c (5)). */
+int hd_board__create_check(const hd_task_spec *spec, hd_err *err);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * cancel_requests.c -- table cancel_requests (cancel_requests.h;
+ * migration 15): the requests to stop a running conversation or exchange,
+ * written by whoever asks, in any process, and read by the engine that
+ * runs the work (src/engine/cancel.c).
+ *  (1) One row per (kind, target), INSERT OR IGNORE: asking twice is
+ *      asking once. A conversation's target is its id; an exchange's is
+ *      the holder of its room lock, so a request never reaches the room's
+ *      next exchange.
+ *  (2) A request is refused, in the asker's write transaction, when
+ *      there is nothing running to cancel; the row and the check commit
+ *      together.
+ *  (3) Table room_locks (the room lock's) and conversations (record.c)
+ *      are read here, never written.
+ * Callers: src/engine/cancel.c (requests, the watch's lookups, who asked).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <huddle/cancel_requests.h>
+#include <huddle/team.h>
+#include <huddle/util.h>
+
+#include "store_int.h"
+
+int
+hd_cancel_request_conversation(hd_convstore_head *head, hd_store *st,
+    const char *id, const char *by, hd_err *err)
+{
+	hd_stmt *s;
+	int rc;
+
+	if ((rc = hd_convstore_head_get(head, st, id, err)) < 0)
+		return rc;
+	if (strcmp(head->status, "running") != 0)
+		return hd_err_set(err, HD_ECONFLICT,
+		    "conversation %s already ended (%s)", id, head->status);
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT OR IGNORE INTO cancel_requests (kind, target,"
+		 " team_id, requested_by, requested_at)"
+		 " VALUES ('conversation', ?1, ?2, ?3, ?4)",
+		 err)) < 0)
+		return rc;
+	hd_stmt_bind_text(s, 1, id);
+	hd_stmt_bind_text(s, 2, head->team);
+	if (by != NULL)
+		hd_stmt_bind_text(s, 3, by);
+	hd_stmt_bind_int(s, 4, hd_now_ms());
+	return hd_store_step_done(st, s, err);
+}
+
+int
+hd_cancel_request_exchange(hd_store *st, const char *team, const char *room,
+    const char *by, hd_err *err)
+{
+	hd_stmt *s;
+	char holder[64] = "";
+	int rc, src;
+
+	if ((rc = hd_team_exists(st, team, err)) < 0)
+		return rc;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT holder FROM room_locks WHERE room_id = ?1"
+		 " AND expires_at > ?2",
+		 err)) < 0)
+		return rc;
+	hd_stmt_bind_text(s, 1, room);
+	hd_stmt_bind_int(s, 2, hd_now_ms());
+	if ((src = hd_stmt_step(s)) == HD_ROW)
+		snprintf(holder, sizeof(holder), "%s", hd_stmt_text(s, 0));
+	hd_store_reset(s);
+	if (src != HD_ROW && src != HD_DONE)
+		return hd_store_sqlerr(st, src, err);
+	if (holder[0] == '\0')
+		return hd_err_set(err, HD_ECONFLICT,
+		    "no exchange is running in team %s's room", team);
+	if ((rc = hd_store_prepare(st, &s,
+		 "INSERT OR IGNORE INTO cancel_requests (kind, target,"
+		 " team_id, requested_by, requested_at)"
+		 " VALUES ('exchange', ?1, ?2, ?3, ?4)",
+		 err)) < 0)
+		return rc;
+	hd_stmt_bind_text(s, 1, holder);
+	hd_stmt_bind_text(s, 2, team);
+	if (by != NULL)
+		hd_stmt_bind_text(s, 3, by);
+	hd_stmt_bind_int(s, 4, hd_now_ms());
+	return hd_store_step_done(st, s, err);
+}
+
+int
+hd_cancel_request_by(char **by, hd_store *st, const char *id, hd_err *err)
+{
+	hd_stmt *s;
+	int rc;
+
+	*by = NULL;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT requested_by FROM cancel_requests"
+		 " WHERE kind = 'conversation' AND target = ?1",
+		 err)) < 0)
+		return rc;
+	hd_stmt_bind_text(s, 1, id);
+	if (hd_stmt_step(s) == HD_ROW)
+		*by = hd_store_col_dup(s, 0);
+	hd_store_reset(s);
+	return 0;
+}
+
+int
+hd_cancel_requests_owned(char (*ids)[HD_CONVERSATION_ID_LEN + 1], size_t max,
+    size_t *n, int *more, hd_store *st, const char *owner, hd_err *err)
+{
+	hd_stmt *s;
+	int rc, src;
+
+	*n = 0;
+	*more = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT c.id FROM cancel_requests r JOIN conversations c"
+		 " ON c.id = r.target WHERE r.kind = 'conversation'"
+		 " AND c.status = 'running' AND c.owner = ?1",
+		 err)) < 0)
+		return rc;
+	hd_stmt_bind_text(s, 1, owner);
+	while ((src = hd_stmt_step(s)) == HD_ROW && *n < max) {
+		snprintf(ids[*n], sizeof(ids[0]), "%s", hd_stmt_text(s, 0));
+		(*n)++;
+	}
+	hd_store_reset(s);
+	*more = src == HD_ROW; /* more than fit */
+	return 0;
+}
+
+int
+hd_cancel_request_exchange_held(
+    int *out, hd_store *st, const char *room, int64_t now, hd_err *err)
+{
+	hd_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT 1 FROM room_locks l JOIN cancel_requests r"
+		 " ON r.kind = 'exchange' AND r.target = l.holder"
+		 " WHERE l.room_id = ?1 AND l.expires_at > ?2",
+		 err)) < 0)
+		return rc;
+	hd_stmt_bind_text(s, 1, room);
+	hd_stmt_bind_int(s, 2, now);
+	src = hd_stmt_step(s);
+	hd_store_reset(s);
+	if (src != HD_ROW && src != HD_DONE)
+		return hd_store_sqlerr(st, src, err);
+	*out = src == HD_ROW;
+	return 0;
+}
+
+int
+hd_cancel_request_exchange_mine(
+    int *out, hd_store *st, const char *room, int64_t pid, hd_err *err)
+{
+	hd_stmt *s;
+	int rc;
+
+	*out = 0;
+	if ((rc = hd_store_prepare(st, &s,
+		 "SELECT 1 FROM room_locks l JOIN cancel_requests r"
+		 " ON r.kind = 'exchange' AND r.target = l.holder"
+		 " WHERE l.room_id = ?1 AND l.pid = ?2",
+		 err)) < 0)
+		return rc;
+	hd_stmt_bind_text(s, 1, room);
+	hd_stmt_bind_int(s, 2, pid);
+	*out = hd_stmt_step(s) == HD_ROW;
+	hd_store_reset(s);
+	return 0;
+}

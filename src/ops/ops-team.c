@@ -1,0 +1,198 @@
+/*
+ * ops-team.c -- the team's operations (ops.h): team_create, team_state,
+ * teammate_spawn (which also replaces a member) and team_shutdown.
+ * team_delegate is a board operation (ops-board.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/agent.h>
+#include <huddle/board.h>
+#include <huddle/runtime.h>
+#include <huddle/shutdown.h>
+#include <huddle/spawn.h>
+#include <huddle/team.h>
+#include <huddle/team_state.h>
+
+#include "ops.h"
+
+static int
+tool_team_create(json_t **result, const hd_op_call *c, hd_err *err)
+{
+	hd_team_spec spec = {0};
+	hd_team *t = NULL;
+	int rc;
+
+	spec.id = hd_op_str(c, "team_name");
+	spec.name = hd_op_str(c, "name");
+	spec.description = hd_op_str(c, "description");
+	if ((rc = hd_team_create(&t, c->st, &spec, err)) < 0)
+		return rc;
+	*result = json_pack("{s:o}", "team", hd_team_to_json(t));
+	hd_team_free(t);
+	return 0;
+}
+
+static int
+tool_team_state(json_t **result, const hd_op_call *c, hd_err *err)
+{
+	hd_team_snapshot snap;
+	hd_shutdown *sd = NULL;
+	char *text = NULL;
+	int rc;
+
+	if ((rc = hd_team_snapshot_get(&snap, c->st, c->team, err)) < 0)
+		return rc;
+	if ((rc = hd_team_state_render(&text, &snap, err)) < 0 ||
+	    (rc = hd_shutdown_get(&sd, c->st, c->team, err)) < 0)
+		goto done;
+	*result = hd_team_snapshot_to_json(&snap);
+	json_object_set_new(*result, "shutdown",
+	    sd != NULL ? hd_shutdown_to_json(sd) : json_null());
+	json_object_set_new(*result, "text", json_string(text));
+done:
+	free(text);
+	hd_shutdown_free(sd);
+	hd_team_snapshot_dispose(&snap);
+	return rc;
+}
+
+static int
+tool_teammate_spawn(json_t **result, const hd_op_call *c, hd_err *err)
+{
+	hd_spawn_spec spec;
+	hd_agent *a = NULL;
+	hd_tasks moved = {0};
+	json_t *arr;
+	size_t i;
+	int rc;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.team = c->team;
+	spec.caller = c->agent;
+	spec.replaces = hd_op_str(c, "replaces");
+	spec.id = hd_op_str(c, "name");
+	spec.role = hd_op_str(c, "role");
+	spec.runtime = hd_op_str(c, "runtime");
+	spec.runtime_config = json_object_get(c->args, "runtime_config");
+	spec.model = hd_op_str(c, "model");
+	spec.check = hd_runtime_check_config;
+	spec.task = hd_op_str(c, "task");
+	if (spec.replaces == NULL)
+		rc = hd_team_spawn(&a, c->st, &spec, err);
+	else
+		rc = hd_team_replace(&a, &moved, c->st, &spec, err);
+	if (rc < 0)
+		return rc;
+	*result = json_pack("{s:o}", "agent", hd_agent_to_json(a));
+	if (spec.replaces != NULL) {
+		arr = json_array();
+		for (i = 0; i < moved.n; i++)
+			json_array_append_new(arr,
+			    json_pack("{s:I, s:s, s:s}", "id",
+				(json_int_t)moved.items[i].id, "subject",
+				moved.items[i].subject, "status",
+				moved.items[i].status));
+		json_object_set_new(
+		    *result, "replaced", json_string(spec.replaces));
+		json_object_set_new(*result, "took_over", arr);
+	}
+	hd_tasks_dispose(&moved);
+	hd_agent_free(a);
+	return 0;
+}
+
+static int
+tool_team_shutdown(json_t **result, const hd_op_call *c, hd_err *err)
+{
+	hd_shutdown *sd = NULL;
+	int64_t timeout_s;
+	int rc;
+
+	hd_op_int(c, "timeout_s", 0, &timeout_s);
+	if (timeout_s < 0 || timeout_s > HD_SHUTDOWN_TIMEOUT_MAX_MS / 1000)
+		return hd_err_set(err, HD_EINVAL,
+		    "timeout_s must be between 1 and %d",
+		    HD_SHUTDOWN_TIMEOUT_MAX_MS / 1000);
+	if ((rc = hd_team_shutdown(&sd, c->st, c->team,
+		 hd_op_str(c, "reason"), timeout_s * 1000, err)) < 0)
+		return rc;
+	*result = json_pack("{s:o}", "shutdown", hd_shutdown_to_json(sd));
+	hd_shutdown_free(sd);
+	return 0;
+}
+
+#define ARGS_END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL}
+#define S(n, desc) {n, HD_OPT_STR, 0, 0, 0, NULL, desc, NULL, NULL, 0, NULL, NULL, NULL}
+
+static const hd_op_arg state_args[] = {ARGS_END};
+
+static const hd_op_arg spawn_args[] = {
+    {"name", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL,
+	"the new agent's id: 1-50 lowercase letters, digits, '-' or '_'", NULL,
+	NULL, 0, NULL, NULL, NULL},
+    S("task", "its first message"),
+    S("role", NULL),
+    S("runtime", "scripted (default), exec, claude-code or codex"),
+    {"runtime_config", HD_OPT_OBJECT, 0, 0, 0, NULL,
+	"the runtime's configuration object, checked as for huddle agent add",
+	NULL, NULL, 0, NULL, NULL, NULL},
+    S("model", "the model to run (sets runtime_config.model)"),
+    S("replaces", "a member it replaces: its claimed and in-progress tasks "
+		  "move to the new agent"),
+    ARGS_END,
+};
+
+static const hd_op_arg shutdown_args[] = {
+    S("reason", NULL),
+    {"timeout_s", HD_OPT_INT, 0, 0, 0, NULL,
+	"how long members have to answer (default 60)", NULL, NULL, 0, NULL,
+	NULL, NULL},
+    ARGS_END,
+};
+
+static const hd_op_arg create_args[] = {
+    {"team_name", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL,
+	"the new team's id, e.g. docs-team", NULL, NULL, 0, NULL, NULL, NULL},
+    S("name", "display name"),
+    S("description", "what the team is for"),
+    ARGS_END,
+};
+
+const hd_op hd_ops_team[] = {
+    {.name = "team.state", .who = HD_OPW_MEMBER, .flags = HD_OPF_NEEDS_TEAM,
+	.args = state_args, .fn = tool_team_state, .mcp = "team_state",
+	.mcp_desc =
+	    "Read your team's state: name, status, members (leader first) with "
+	    "their status, task counts, and any shutdown in progress. Also "
+	    "returned as the TEAM STATE text block.",
+	.mcp_ids = HD_OPI_TEAM_NAME},
+    {.name = "team.spawn", .who = HD_OPW_MEMBER,
+	.flags = HD_OPF_WRITE | HD_OPF_NEEDS_TEAM, .args = spawn_args,
+	.fn = tool_teammate_spawn, .mcp = "teammate_spawn",
+	.mcp_desc =
+	    "Add a new agent to your team (it must be active); its first "
+	    "mailbox message is the task you give, or an invitation to join. "
+	    "You are recorded as the one who spawned it, and it is one level "
+	    "deeper than you: a team limits how deep spawns may go (default "
+	    "5). As the leader, name a failed member in replaces and the new "
+	    "agent takes over its unfinished tasks (and its role, runtime and "
+	    "runtime_config unless given); the member is shut down.",
+	.mcp_ids = HD_OPI_AGENT_TEAM_NAME},
+    {.name = "team.shutdown", .who = HD_OPW_MEMBER,
+	.flags = HD_OPF_WRITE | HD_OPF_NEEDS_TEAM, .args = shutdown_args,
+	.fn = tool_team_shutdown, .mcp = "team_shutdown",
+	.mcp_desc =
+	    "Ask your team to shut down. With no member working it shuts down "
+	    "at once; otherwise each working member gets a shutdown_request "
+	    "to approve or refuse, and a refusal or timeout returns the team "
+	    "to active. Nothing is deleted.",
+	.mcp_ids = HD_OPI_TEAM_NAME},
+    {.name = "team.create", .flags = HD_OPF_WRITE, .args = create_args,
+	.fn = tool_team_create, .mcp = "team_create",
+	.mcp_desc =
+	    "Create a new team (an id of 1-50 lowercase letters, digits, '-' "
+	    "or '_'). Agents are added with teammate_spawn.",
+	.mcp_ids = HD_OPI_NONE},
+    {.name = NULL},
+};

@@ -1,0 +1,533 @@
+/*
+ * test-table.c -- the operation table (src/ops/ops.h) is where the
+ * surfaces come from: the MCP tool list, the REST routes and the CLI's
+ * commands each hold every entry the table says they should, and
+ * nothing hand-written besides the listed exceptions. An extra entry,
+ * appended before any surface is built (hd_ops_test_add), becomes an MCP
+ * tool with a generated schema, answers a REST request on a real server
+ * (libcurl against hd_http_start on 127.0.0.1) and parses as a CLI
+ * command -- with nothing else written for it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include <http/http.h>
+#include <mcp/mcp.h>
+#include <ops/ops.h>
+
+#include <huddle/buf.h>
+
+#include "testutil.h"
+
+/* ---- the extra entry -------------------------------------------------- */
+
+static int
+echo_fn(json_t **result, const hd_op_call *c, hd_err *err)
+{
+	int64_t times, i;
+	char out[128] = "";
+	size_t off = 0;
+
+	hd_op_int(c, "times", 1, &times);
+	for (i = 0; i < times && off < sizeof(out); i++)
+		off += (size_t)snprintf(
+		    out + off, sizeof(out) - off, "%s", hd_op_str(c, "text"));
+	if (hd_op_bool(c, "loud") && strcmp(out, "boom") == 0)
+		return hd_err_set(err, HD_EREFUSED, "too loud");
+	*result = json_pack("{s:s, s:s?, s:s?}", "echo", out, "team", c->team,
+	    "agent", c->agent);
+	return 0;
+}
+
+static const hd_op_arg echo_args[] = {
+    {"team", HD_OPT_STR, HD_OPA_REQUIRED | HD_OPA_NO_MCP, 0, 0, NULL, NULL,
+	":team", "TEAM", 0, NULL, NULL, "team"},
+    {"text", HD_OPT_STR, HD_OPA_REQUIRED, 0, 20, NULL, "what to say", NULL,
+	"TEXT", 0, NULL, NULL, "text"},
+    {"times", HD_OPT_INT, 0, 1, 5, NULL, "how often", NULL, "--times", 'n',
+	"how often", "N", NULL},
+    {"loud", HD_OPT_BOOL, 0, 0, 0, NULL, NULL, NULL, "--loud", 0, "louder",
+	NULL, NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+static const hd_op echo_op = {
+    .name = "test.echo",
+    .who = HD_OPW_MEMBER,
+    .flags = HD_OPF_NEEDS_TEAM,
+    .args = echo_args,
+    .fn = echo_fn,
+    .mcp = "test_echo",
+    .mcp_desc = "Say text back, times times (a test-only operation).",
+    .method = "POST",
+    .path = "/api/test/:team/echo",
+    .status = 200,
+    .cli = "task echo",
+    .cli_summary = "Say TEXT back",
+    .cli_as_help = "act as AGENT",
+};
+
+/* ---- what is hand-written, on purpose --------------------------------- */
+
+/* REST routes outside the table: REST-only operations (SSE, MCP's own
+ * endpoint, the dashboard, conversations and exchanges), and the ones
+ * not moved to it yet -- each listed here, so a new hand-written route
+ * is a decision this test makes visible. */
+static const char *const rest_hand[] = {
+    /* REST-only */
+    "POST /mcp", "GET /mcp", "DELETE /mcp", "GET /", "GET /assets/*",
+    "GET /*", "GET /api/events", "GET /api/runtimes",
+    "POST /api/teams/:team/chat", "GET /api/conversations/:id",
+    "GET /api/conversations/:id/files",
+    "GET /api/conversations/:id/files/:file",
+    "POST /api/conversations/:id/cancel", "POST /api/team-chat/exchange",
+    "POST /api/teams/:team/exchange/cancel",
+    /* not in the table yet (also on the CLI or MCP) */
+    "GET /api/teams", "POST /api/teams", "GET /api/teams/:team",
+    "DELETE /api/teams/:team", "GET /api/teams/:team/agents",
+    "POST /api/teams/:team/agents", "GET /api/agents/:agent",
+    "DELETE /api/agents/:agent", "GET /api/team-chat",
+    "POST /api/teams/:team/posts", "GET /api/teams/:team/tasks",
+    "POST /api/teams/:team/messages", "GET /api/agents/:agent/inbox",
+    "GET /api/teams/:team/state", "POST /api/teams/:team/shutdown",
+    "POST /api/teams/:team/spawn", NULL};
+
+/* `huddle task` subcommands outside the table. */
+static const char *const cli_task_hand[] = {"create", "list", NULL};
+
+static int
+listed(const char *const *list, const char *s)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(*list, s) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- MCP -------------------------------------------------------------- */
+
+static json_t *
+mcp(hd_mcp_session *s, const char *msg)
+{
+	char *reply = NULL;
+	json_t *j;
+
+	hd_mcp_handle(&reply, s, msg, strlen(msg));
+	assert_non_null(reply);
+	j = json_loads(reply, 0, NULL);
+	free(reply);
+	assert_non_null(j);
+	return j;
+}
+
+static void
+test_mcp_tools_are_the_table(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_mcp_server *srv;
+	hd_mcp_session s;
+	hd_err err = HD_ERR_INIT;
+	const hd_op *const *o;
+	json_t *j, *tools, *t;
+	size_t i, want = 0;
+
+	assert_hd_ok(hd_mcp_server_new(&srv, &err), &err);
+	hd_mcp_session_init(&s, srv, fx->st);
+	j = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	tools = json_object_get(json_object_get(j, "result"), "tools");
+	for (o = hd_ops_all(); *o != NULL; o++) {
+		json_t *sch;
+		int found = 0;
+
+		if ((*o)->mcp == NULL)
+			continue;
+		want++;
+		sch = hd_ops_schema(*o);
+		json_array_foreach (tools, i, t)
+			if (strcmp(json_string_value(json_object_get(t, "name")),
+				(*o)->mcp) == 0) {
+				found = 1;
+				assert_true(json_equal(
+				    json_object_get(t, "inputSchema"), sch));
+				assert_string_equal(json_string_value(json_object_get(
+							t, "description")),
+				    (*o)->mcp_desc);
+			}
+		json_decref(sch);
+		if (!found)
+			fail_msg("tool %s of %s missing", (*o)->mcp, (*o)->name);
+	}
+	/* and nothing else: every tool is an entry */
+	assert_int_equal(json_array_size(tools), want);
+	json_array_foreach (tools, i, t)
+		assert_non_null(hd_ops_find_mcp(
+		    json_string_value(json_object_get(t, "name"))));
+	json_decref(j);
+	hd_mcp_session_dispose(&s);
+	hd_mcp_server_free(srv);
+}
+
+static void
+test_extra_is_a_tool(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_mcp_server *srv;
+	hd_mcp_session s;
+	hd_err err = HD_ERR_INIT;
+	json_t *j, *tools, *t, *sch = NULL, *res;
+	size_t i;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	assert_hd_ok(hd_mcp_server_new(&srv, &err), &err);
+	hd_mcp_session_init(&s, srv, fx->st);
+	assert_hd_ok(hd_mcp_session_bind(&s, "dev", "coder", &err), &err);
+	j = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	tools = json_object_get(json_object_get(j, "result"), "tools");
+	json_array_foreach (tools, i, t)
+		if (strcmp(json_string_value(json_object_get(t, "name")),
+			"test_echo") == 0)
+			sch = json_object_get(t, "inputSchema");
+	assert_non_null(sch);
+	/* generated: the MCP arguments, typed, with their limits; the team
+	 * (a path capture and a positional) is identity over MCP */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+				json_object_get(sch, "properties"), "text"),
+			       "type")),
+	    "string");
+	assert_int_equal(json_integer_value(json_object_get(
+			     json_object_get(json_object_get(sch, "properties"),
+				 "times"),
+			     "maximum")),
+	    5);
+	assert_null(json_object_get(json_object_get(sch, "properties"), "team"));
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(sch, "required"), 0)),
+	    "text");
+	json_decref(j);
+
+	/* called through the table's check and handler */
+	j = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+		    "\"params\":{\"name\":\"test_echo\",\"arguments\":"
+		    "{\"text\":\"hi\",\"times\":2}}}");
+	res = json_object_get(json_object_get(j, "result"), "structuredContent");
+	assert_string_equal(json_string_value(json_object_get(res, "echo")),
+	    "hihi");
+	assert_string_equal(
+	    json_string_value(json_object_get(res, "team")), "dev");
+	assert_string_equal(
+	    json_string_value(json_object_get(res, "agent")), "coder");
+	json_decref(j);
+	/* its limits, in MCP's words */
+	j = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+		    "\"params\":{\"name\":\"test_echo\",\"arguments\":"
+		    "{\"text\":\"hi\",\"times\":9}}}");
+	res = json_object_get(j, "result");
+	assert_true(json_is_true(json_object_get(res, "isError")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+				json_object_get(res, "content"), 0),
+			       "text")),
+	    "times must be between 1 and 5");
+	json_decref(j);
+	j = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+		    "\"params\":{\"name\":\"test_echo\",\"arguments\":"
+		    "{\"times\":1}}}");
+	res = json_object_get(j, "result");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+				json_object_get(res, "content"), 0),
+			       "text")),
+	    "missing required argument \"text\"");
+	json_decref(j);
+	hd_mcp_session_dispose(&s);
+	hd_mcp_server_free(srv);
+}
+
+/* ---- REST ------------------------------------------------------------- */
+
+/* op's path with each capture filled in ("dev" for :team, else "7"). */
+static void
+concrete(char *buf, size_t len, const char *pattern)
+{
+	size_t off = 0;
+	const char *p = pattern;
+
+	while (*p != '\0' && off + 8 < len) {
+		if (*p == ':') {
+			const char *v = strncmp(p, ":team", 5) == 0 ? "dev" : "7";
+
+			off += (size_t)snprintf(buf + off, len - off, "%s", v);
+			p += strcspn(p, "/");
+		} else
+			buf[off++] = *p++;
+	}
+	buf[off] = '\0';
+}
+
+static void
+test_rest_routes_are_the_table(void **state)
+{
+	static const hd_route *const hand[] = {hd_routes_mcp, hd_routes_teams,
+	    hd_routes_chat, hd_routes_board, hd_routes_mail, hd_routes_exchange,
+	    hd_routes_conversation, hd_routes_web, NULL};
+	const hd_op *const *o;
+	const hd_route *const *t, *rt;
+	const char *params[HD_ROUTE_PARAMS];
+	char path[256], buf[1024], both[300];
+	int n, known;
+
+	(void)state;
+	for (o = hd_ops_all(); *o != NULL; o++) {
+		if ((*o)->method == NULL)
+			continue;
+		concrete(path, sizeof(path), (*o)->path);
+		rt = hd_http_route_find((*o)->method, path, params, &n, buf,
+		    sizeof(buf), &known);
+		if (rt == NULL || rt->fn != hd_http_route_ops)
+			fail_msg("%s %s (%s) is not routed to the table",
+			    (*o)->method, path, (*o)->name);
+		assert_ptr_equal(hd_http_route_op((*o)->method, path), *o);
+	}
+	/* nothing hand-written but the listed exceptions, none of them an
+	 * entry's */
+	for (t = hand; *t != NULL; t++)
+		for (rt = *t; rt->method != NULL; rt++) {
+			snprintf(both, sizeof(both), "%s %s", rt->method,
+			    rt->pattern);
+			if (!listed(rest_hand, both))
+				fail_msg("hand-written route %s: make it an "
+					 "operation (src/ops) or list it",
+				    both);
+			for (o = hd_ops_all(); *o != NULL; o++)
+				if ((*o)->method != NULL &&
+				    strcmp((*o)->method, rt->method) == 0 &&
+				    strcmp((*o)->path, rt->pattern) == 0)
+					fail_msg("%s is both hand-written and "
+						 "%s",
+					    both, (*o)->name);
+		}
+}
+
+static size_t
+collect(char *data, size_t size, size_t nmemb, void *b)
+{
+	hd_buf_put(b, data, size * nmemb);
+	return size * nmemb;
+}
+
+/* POST body to the server; the status, and the answer in *out. */
+static long
+post(int port, const char *path, const char *body, json_t **out)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *h = NULL;
+	hd_buf b = HD_BUF_INIT(0);
+	char url[256];
+	long status = 0;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	h = curl_slist_append(h, "Content-Type: application/json");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	assert_int_equal(curl_easy_perform(c), CURLE_OK);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	*out = json_loads(hd_buf_cstr(&b), 0, NULL);
+	hd_buf_dispose(&b);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	return status;
+}
+
+static void
+test_extra_answers_rest(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_http_config cfg = {0};
+	hd_http_server *srv = NULL;
+	hd_err err = HD_ERR_INIT;
+	json_t *j;
+	int port;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	cfg.home = fx->home;
+	cfg.bind = "127.0.0.1";
+	cfg.port = 0;
+	cfg.threads = 2;
+	assert_hd_ok(hd_http_start(&srv, &cfg, &err), &err);
+	port = hd_http_port(srv);
+
+	assert_int_equal(post(port, "/api/test/dev/echo",
+			     "{\"text\":\"ab\",\"times\":3}", &j),
+	    200);
+	assert_string_equal(
+	    json_string_value(json_object_get(j, "echo")), "ababab");
+	assert_string_equal(json_string_value(json_object_get(j, "team")), "dev");
+	assert_true(json_is_null(json_object_get(j, "agent"))); /* the user */
+	json_decref(j);
+	/* checked from the table, in REST's words */
+	assert_int_equal(post(port, "/api/test/dev/echo", "{\"times\":3}", &j),
+	    400);
+	assert_string_equal(json_string_value(json_object_get(j, "error")),
+	    "\"text\" is required");
+	json_decref(j);
+	assert_int_equal(post(port, "/api/test/dev/echo",
+			     "{\"text\":\"ab\",\"times\":\"3\"}", &j),
+	    400);
+	assert_string_equal(json_string_value(json_object_get(j, "error")),
+	    "\"times\" must be an integer");
+	json_decref(j);
+	assert_int_equal(post(port, "/api/test/dev/echo",
+			     "{\"text\":\"ab\",\"volume\":11}", &j),
+	    400);
+	assert_string_equal(json_string_value(json_object_get(j, "error")),
+	    "unknown field \"volume\" for POST /api/test/:team/echo: use text, "
+	    "times, loud, as");
+	json_decref(j);
+	/* the handler's own error, with its status */
+	assert_int_equal(post(port, "/api/test/dev/echo",
+			     "{\"text\":\"boom\",\"loud\":true}", &j),
+	    422);
+	assert_string_equal(
+	    json_string_value(json_object_get(j, "error")), "too loud");
+	json_decref(j);
+	hd_http_stop(srv);
+}
+
+/* ---- the CLI ---------------------------------------------------------- */
+
+static const char *
+opt_of(void *ctx, const char *name)
+{
+	const char *const *kv = ctx;
+
+	for (; kv[0] != NULL; kv += 2)
+		if (strcmp(kv[0], name) == 0)
+			return kv[1];
+	return NULL;
+}
+
+static void
+test_extra_parses_as_a_command(void **state)
+{
+	const hd_op *op = hd_ops_find_cli("task echo");
+	const char *opts[] = {"times", "2", "loud", "", NULL, NULL};
+	const char *bad[] = {"times", "x", NULL, NULL};
+	const char *far[] = {"times", "6", NULL, NULL};
+	char *argv[] = {"dev", "hey", "extra"};
+	hd_err err = HD_ERR_INIT;
+	char syn[64];
+	json_t *args;
+	int min, max;
+
+	(void)state;
+	assert_ptr_equal(op, &echo_op);
+	hd_ops_cli_synopsis(op, syn, sizeof(syn), &min, &max);
+	assert_string_equal(syn, "TEAM TEXT");
+	assert_int_equal(min, 2);
+	assert_int_equal(max, 2);
+	assert_hd_ok(hd_ops_cli_args(&args, op, 2, argv, opt_of, opts, &err),
+	    &err);
+	assert_string_equal(
+	    json_string_value(json_object_get(args, "team")), "dev");
+	assert_string_equal(
+	    json_string_value(json_object_get(args, "text")), "hey");
+	assert_int_equal(json_integer_value(json_object_get(args, "times")), 2);
+	assert_true(json_is_true(json_object_get(args, "loud")));
+	json_decref(args);
+	/* the CLI's words for the same checks */
+	assert_int_equal(hd_ops_cli_args(&args, op, 2, argv, opt_of, bad, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg, "--times must be an integer, not \"x\"");
+	assert_int_equal(hd_ops_cli_args(&args, op, 2, argv, opt_of, far, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg, "--times must be between 1 and 5");
+	assert_int_equal(hd_ops_cli_args(&args, op, 1, argv, opt_of, opts, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg, "'task echo' needs text");
+	assert_int_equal(hd_ops_cli_args(&args, op, 3, argv, opt_of, opts, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg, "unexpected argument \"extra\" for 'task "
+				     "echo'");
+}
+
+/* The real binary's `huddle task --help` lists every table entry spelled
+ * "task SUB" (the binary has no test entry), and besides them only the
+ * listed hand-written subcommands. */
+static void
+test_cli_commands_are_the_table(void **state)
+{
+	const char *huddle = getenv("HUDDLE");
+	const hd_op *const *o;
+	char cmd[1024], line[512], seen[64][32];
+	size_t nseen = 0, i;
+	FILE *f;
+	int in_subs = 0;
+
+	(void)state;
+	assert_non_null(huddle);
+	snprintf(cmd, sizeof(cmd), "'%s' task --help", huddle);
+	assert_non_null(f = popen(cmd, "r"));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strcmp(line, "subcommands:\n") == 0) {
+			in_subs = 1;
+			continue;
+		}
+		if (in_subs && strncmp(line, "  ", 2) == 0 && nseen < 64)
+			sscanf(line, "%31s", seen[nseen++]);
+		else if (in_subs)
+			in_subs = 0;
+	}
+	assert_int_equal(pclose(f), 0);
+	for (o = hd_ops_all(); *o != NULL; o++) {
+		int found = 0;
+
+		if ((*o)->cli == NULL || *o == &echo_op)
+			continue;
+		assert_memory_equal((*o)->cli, "task ", 5);
+		for (i = 0; i < nseen; i++)
+			found |= strcmp(seen[i], (*o)->cli + 5) == 0;
+		if (!found)
+			fail_msg("'%s' missing from huddle task --help",
+			    (*o)->cli);
+	}
+	for (i = 0; i < nseen; i++) {
+		char words[64];
+
+		snprintf(words, sizeof(words), "task %s", seen[i]);
+		if (!listed(cli_task_hand, seen[i]) &&
+		    hd_ops_find_cli(words) == NULL)
+			fail_msg("hand-written 'task %s': make it an "
+				 "operation or list it",
+			    seen[i]);
+	}
+	assert_true(nseen > 10);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_mcp_tools_are_the_table,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_extra_is_a_tool,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test(test_rest_routes_are_the_table),
+	    cmocka_unit_test_setup_teardown(test_extra_answers_rest,
+		hd_fixture_setup, hd_fixture_teardown),
+	    cmocka_unit_test(test_extra_parses_as_a_command),
+	    cmocka_unit_test(test_cli_commands_are_the_table),
+	};
+	int rc;
+
+	/* before anything reads the table */
+	if (hd_ops_test_add(&echo_op) != 0)
+		return 1;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
+}
