@@ -5,22 +5,21 @@
  *
  * usage: bench_claim [TASKS] [PROCS] [ROUNDS]   (default 10000 8 3)
  *
- * Three measurements, each the median of ROUNDS rounds on a fresh home:
+ * Two measurements, each the median of ROUNDS rounds on a fresh home:
  *   claim            hd_board_auto_claim, the real path: BEGIN IMMEDIATE,
  *                    membership check, the one-statement pick-and-claim,
  *                    dependencies read back, a task_claimed event, the
  *                    room line (a post with its own event, in a
  *                    savepoint), COMMIT.
- *   claim-core       the same with the reflection switched off, to show
- *                    what the room line costs.
+ *                    The board as it ships: there is no claim without
+ *                    its room line, so there is no figure without it.
  *   baseline         raw SQLite on the same schema, pragmas and busy
  *                    handler: BEGIN IMMEDIATE; the same
  *                    UPDATE ... WHERE id = (SELECT ... LIMIT 1) RETURNING;
  *                    COMMIT, and nothing else.
  * Every run verifies that each task was claimed exactly once (a shared
  * counter per task) and that the database agrees.
- * Output: `claim: <x> claims/s | baseline <y> claims/s | ratio <r>`, and
- * the same for claim-core.
+ * Output: `claim: <x> claims/s | baseline <y> claims/s | ratio <r>`.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,14 +29,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <huddle/board.h>
 #include <huddle/log.h>
 #include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "board/board_int.h"
 #include "store/sqlite.h"
 
-enum { MODE_BOARD, MODE_CORE, MODE_RAW };
+enum { MODE_BOARD, MODE_RAW };
 
 static int ntasks = 10000, nprocs = 8, nrounds = 3;
 
@@ -70,7 +69,7 @@ make_tasks_txn(hd_store *st, void *payload, hd_err *err)
 /* A fresh home with team "bench", agents w0..w(P-1) and T ready tasks.
  * The store is closed again before any fork. */
 static void
-setup_home(const char *home, int reflect)
+setup_home(const char *home)
 {
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
@@ -93,7 +92,6 @@ setup_home(const char *home, int reflect)
 		if (hd_agent_add(NULL, st, &as, &err) < 0)
 			die("agent", &err);
 	}
-	hd_board__reflect_on = reflect;
 	if (hd_store_write(st, make_tasks_txn, NULL, &err) < 0)
 		die("tasks", &err);
 	hd_store_close(st);
@@ -161,7 +159,6 @@ worker(const char *home, int mode, int idx, int barrier, int *claims)
 	if (hd_store_open(&st, home, &err) < 0)
 		die("worker open", &err);
 	hd_store_set_busy_budget(st, 60000);
-	hd_board__reflect_on = mode == MODE_BOARD;
 	while (read(barrier, &c, 1) < 0 && errno == EINTR)
 		;
 	for (;;) {
@@ -218,7 +215,7 @@ verify(const char *home, const int *claims, const char *label)
 static double
 round_once(int mode, int r)
 {
-	static const char *labels[] = {"claim", "claim-core", "baseline"};
+	static const char *labels[] = {"claim", "baseline"};
 	char home[256];
 	int *claims, barrier[2], i, status;
 	pid_t pids[256];
@@ -227,7 +224,7 @@ round_once(int mode, int r)
 	snprintf(home, sizeof(home), "%s/bench-claim-%d-%d-%d",
 	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(), mode,
 	    r);
-	setup_home(home, mode == MODE_BOARD);
+	setup_home(home);
 	claims = mmap(NULL, sizeof(int) * (size_t)(ntasks + 1),
 	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (claims == MAP_FAILED || pipe(barrier) < 0)
@@ -280,7 +277,7 @@ median(double *v)
 int
 main(int argc, char **argv)
 {
-	double board[64], core[64], raw[64];
+	double board[64], raw[64];
 	int r;
 
 	if (argc > 1)
@@ -296,19 +293,15 @@ main(int argc, char **argv)
 		return 2;
 	}
 	hd_log_set_level(HD_LOG_WARN);
-	/* interleave so drift on a shared machine hits all three alike */
+	/* interleave so drift on a shared machine hits both alike */
 	for (r = 0; r < nrounds; r++) {
 		raw[r] = round_once(MODE_RAW, r);
-		core[r] = round_once(MODE_CORE, r);
 		board[r] = round_once(MODE_BOARD, r);
 	}
 	printf("claim: %.0f claims/s | baseline %.0f claims/s | ratio %.2f\n",
 	    median(board), median(raw), median(board) / median(raw));
-	printf("claim-core: %.0f claims/s | baseline %.0f claims/s | ratio "
-	       "%.2f\n",
-	    median(core), median(raw), median(core) / median(raw));
 	printf("(%d tasks, %d processes, median of %d rounds; claim includes "
-	       "the room line, claim-core does not; zero double claims)\n",
+	       "the room line; zero double claims)\n",
 	    ntasks, nprocs, nrounds);
 	return 0;
 }

@@ -54,6 +54,11 @@ void hd_room_id(char *out, size_t outlen, const char *team);
  * `team "x" not found`, `no member "x" in team y`, `post body must not be
  * empty` (also for a blank body: hd_text_blank), `post body is N bytes; the limit is 100000` (HD_ETOOBIG),
  * `post body must be valid UTF-8`, `a peer post needs an author agent`.
+ * Group commit: posts that threads of one process make at once (each on
+ * its own st) are written in one transaction, on one of their
+ * connections; each call returns once its own post committed, with its
+ * own result. Inside an open transaction of st the post is written in
+ * it, alone.
  */
 int hd_room_post(hd_post **out, hd_store *st, const char *team,
     const char *kind, const char *author, const char *body, hd_err *err);
@@ -70,7 +75,7 @@ typedef struct hd_post_req {
 } hd_post_req;
 
 /*
- * Group commit: write every request in ONE transaction, in order, each
+ * Write every request in ONE transaction, in order, each
  * with the rules and errors of hd_room_post. A refused post fails alone;
  * the others commit. Returns 0, or the error that failed the whole
  * transaction (busy, I/O), which every not-yet-refused request then

@@ -88,7 +88,6 @@
 #include "tasks_int.h"
 /* ---- the write payload and its reflection -------------------------------- */
 
-int hd_board__reflect_on = 1;
 
 /* Forget the tasks a completion made ready (also before a retry). */
 void
@@ -131,8 +130,7 @@ board_job_txn(hd_store *st, void *payload, hd_err *err)
 	hd_board__change c;
 	int rc;
 
-	if ((rc = j->fn(st, b, err)) < 0 || !b->changed ||
-	    !hd_board__reflect_on)
+	if ((rc = j->fn(st, b, err)) < 0 || !b->changed)
 		return rc;
 	/* (5) */
 	memset(&c, 0, sizeof(c));
@@ -295,15 +293,13 @@ reassign_one(struct board_reassign *r, hd_store *st, int64_t id,
 	    "by", r->actor, "status", t->status);
 	hd_events_append(st, "task_reassigned", t->team_id, t->id,
 	    event_agent(r->actor), data);
-	if (hd_board__reflect_on) { /* (5) */
-		memset(&c, 0, sizeof(c));
-		c.kind = HD_BOARD__REASSIGNED;
-		c.task = t;
-		c.actor = r->actor;
-		c.leader = leader;
-		c.prev_owner = r->from;
-		hd_board__reflect(st, &c);
-	}
+	memset(&c, 0, sizeof(c)); /* (5) */
+	c.kind = HD_BOARD__REASSIGNED;
+	c.task = t;
+	c.actor = r->actor;
+	c.leader = leader;
+	c.prev_owner = r->from;
+	hd_board__reflect(st, &c);
 	r->moved.items[r->moved.n++] = *t; /* the row moves; its shell goes */
 	free(t);
 	t = NULL;

@@ -81,10 +81,6 @@ void hd_board__delegate_text(hd_buf *b, const hd_task *t, const char *actor);
 int hd_board__delegate_note(
     hd_store *st, const hd_task *t, const char *actor, hd_err *err);
 
-/* 1 (the default): changes are reflected. Benchmarks set 0 to
- * measure the board alone; nothing else may touch it. */
-extern int hd_board__reflect_on;
-
 /*
  * Reflect a change into the room and the leader's mailbox. Runs inside the
  * board write's transaction, after the change; never fails: a post or

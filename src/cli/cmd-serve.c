@@ -142,7 +142,7 @@ static const hd_cli_opt serve_opts[] = {
 	"tunnel); huddle attach prints URLs under it",
 	0},
     {"threads", 0, "N",
-	"HTTP worker threads (default 8; most of a request is spent waiting "
+	"HTTP worker threads (default 8; a room post waits on its thread "
 	"for its group commit)",
 	0},
     {"max-connections", 0, "N",

@@ -14,8 +14,8 @@
  *      once a third of the lease has passed: a younger lease cannot have
  *      been taken over) and by a ticker every lease/3 while the exchange
  *      runs, so a turn longer than the lease keeps its room. The ticker
- *      runs on the store's worker thread with the worker's own connection
- *      (store.h: a connection is never shared between threads); starting
+ *      runs on the home's ticker thread with that thread's own connection
+ *      (ticker.c: a connection is never shared between threads); starting
  *      one costs no thread, so a short exchange, which never renews, pays
  *      nothing for it. A lock lost to a takeover ends the exchange
  *      `aborted` before the next turn. The ticker is stopped as soon as
@@ -97,6 +97,7 @@
 
 #include <store/store.h>
 #include "exchange_int.h"
+#include "ticker.h"
 
 #define HD_LOG_COMPONENT "exchange"
 #include <huddle/log.h>
@@ -170,7 +171,7 @@ typedef struct exch {
 	hd_room_lock lock;
 	int locked;
 	renewer rn;              /* the ticker's side (3) */
-	hd_store_ticker *ticker; /* renewing the lease, or NULL (3) */
+	hd_ticker *ticker;       /* renewing the lease, or NULL (3) */
 	/* (11) */
 	hd_exchange_result *out; /* the speakers committed so far */
 	char stim_hash[65];      /* what names this exchange with its room */
@@ -259,7 +260,7 @@ lease_ms(const hd_exchange_spec *spec)
 	return HD_EXCHANGE_LEASE_MS;
 }
 
-/* One renewal, on the store's worker thread with its connection (3). */
+/* One renewal, on the ticker thread with its connection (3). */
 static void
 renew_tick(void *ctx, hd_store *own)
 {
@@ -289,8 +290,8 @@ renew_start(exch *x)
 
 	rn->lk = x->lock;
 	rn->lease_ms = x->lease_ms;
-	x->ticker = hd_store_ticker_start(
-	    x->st, x->lease_ms / 3 > 0 ? x->lease_ms / 3 : 1, renew_tick, rn);
+	x->ticker = hd_ticker_start(hd_store_home(x->st),
+	    x->lease_ms / 3 > 0 ? x->lease_ms / 3 : 1, renew_tick, rn);
 	if (x->ticker == NULL)
 		hd_log_warn("%s: no renewal; the lease is renewed between "
 			    "turns only",
@@ -302,7 +303,7 @@ renew_start(exch *x)
 static void
 renew_stop(exch *x)
 {
-	hd_store_ticker_stop(x->st, x->ticker);
+	hd_ticker_stop(x->ticker);
 	x->ticker = NULL;
 }
 

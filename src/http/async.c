@@ -18,13 +18,6 @@
  *  (4) Shutdown sets cancel and stopping on every job and waits for all
  *      of them to resume their connections before MHD is stopped, so no
  *      connection is left suspended (MHD must not stop with one).
- *  (5) A held request (hd_http_hold) has no thread: its connection is
- *      suspended inside the handler, before the work is handed over, so
- *      the release (MHD_resume_connection) always comes after it. Held
- *      requests are counted under jobs_lock; shutdown refuses new holds
- *      and waits for the count to reach zero, as for jobs (4). Their
- *      sockets are not watched: the work they wait for is short and is
- *      never cancelled.
  */
 #include <errno.h>
 #include <poll.h>
@@ -45,14 +38,6 @@
 
 struct hd_http_deferral {
 	hd_http_async_fn fn;
-	void *payload;
-	void (*free_payload)(void *payload);
-};
-
-struct hd_http_held {
-	hd_http_server *srv;
-	struct MHD_Connection *conn;
-	hd_http_finish_fn finish;
 	void *payload;
 	void (*free_payload)(void *payload);
 };
@@ -104,64 +89,6 @@ hd_http_defer(hd_http_req *r, hd_http_async_fn fn, void *payload,
 	hd_http__deferral_free(r->deferred);
 	r->deferred = d;
 	return 0;
-}
-
-hd_http_held *
-hd_http_hold(hd_http_req *r, hd_http_finish_fn finish, void *payload,
-    void (*free_payload)(void *payload))
-{
-	hd_http_server *srv = r->srv;
-	hd_http_held *h;
-
-	if ((h = malloc(sizeof(*h))) == NULL)
-		return NULL;
-	h->srv = srv;
-	h->conn = r->conn;
-	h->finish = finish;
-	h->payload = payload;
-	h->free_payload = free_payload;
-	pthread_mutex_lock(&srv->jobs_lock);
-	if (srv->jobs_stopping) {
-		pthread_mutex_unlock(&srv->jobs_lock);
-		free(h);
-		return NULL;
-	}
-	MHD_suspend_connection(h->conn); /* before any release (5) */
-	srv->nheld++;
-	pthread_mutex_unlock(&srv->jobs_lock);
-	r->held = h;
-	return h;
-}
-
-void
-hd_http_release(hd_http_held *h)
-{
-	hd_http_server *srv = h->srv;
-
-	/* h may be freed by an MHD worker as soon as the connection runs
-	 * again: nothing below reads it after the resume */
-	pthread_mutex_lock(&srv->jobs_lock);
-	MHD_resume_connection(h->conn);
-	srv->nheld--;
-	if (srv->jobs_stopping) /* only shutdown waits for the count */
-		pthread_cond_broadcast(&srv->jobs_cond);
-	pthread_mutex_unlock(&srv->jobs_lock);
-}
-
-void
-hd_http__held_finish(struct hd_http_held *h, hd_http_req *r)
-{
-	h->finish(r, h->payload);
-}
-
-void
-hd_http__held_free(struct hd_http_held *h)
-{
-	if (h == NULL)
-		return;
-	if (h->free_payload != NULL)
-		h->free_payload(h->payload);
-	free(h);
 }
 
 static void *
@@ -355,8 +282,8 @@ hd_http__jobs_shutdown(hd_http_server *srv)
 	}
 	pthread_cond_broadcast(&srv->jobs_cond);
 	jobs_deadline(&ts, STOP_WAIT_MS);
-	for (;;) { /* (4), (5) */
-		busy = srv->nheld;
+	for (;;) { /* (4) */
+		busy = 0;
 		for (j = srv->jobs; j != NULL; j = j->next)
 			busy += !j->done;
 		if (busy == 0 || pthread_cond_timedwait(&srv->jobs_cond,

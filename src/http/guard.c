@@ -13,7 +13,7 @@
  *      g->lock, with its phase: RECEIVING a request (from accept, or
  *      from the request line of a kept-alive connection's next request,
  *      until the whole body is in), ANSWERING (a response is queued or
- *      the request is held, deferred or an event stream), or IDLE
+ *      the request is deferred or an event stream), or IDLE
  *      (kept alive between requests).
  *  (2) Deadlines that bytes do not reset: a request must arrive whole,
  *      headers and body, within header_timeout of its start, and an idle

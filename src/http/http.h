@@ -20,7 +20,6 @@
 #include <huddle/conversation.h>
 
 #include <mcp/mcp.h>
-#include "commit.h"
 
 #define HD_HTTP_BODY_MAX (2 * 1024 * 1024)
 #define HD_HTTP_DEFAULT_PORT 7340
@@ -112,9 +111,8 @@ struct hd_http_req {
 	char header_copy[768]; /* what hd_http_keep keeps */
 	size_t header_copy_len;
 	void *stream; /* set by hd_http_sse_start: an SSE response */
-	/* a request finished later (hd_http_defer, hd_http_hold) */
+	/* a request finished later (hd_http_defer) */
 	struct hd_http_deferral *deferred; /* set by hd_http_defer */
-	struct hd_http_held *held;         /* set by hd_http_hold */
 	atomic_int *cancel;   /* in fn: set when the client went away or the
 				 server is stopping (stop between steps) */
 	atomic_int *stopping; /* in fn: set when the server is stopping (stop
@@ -204,50 +202,6 @@ int hd_http_acting(
  * "") unless both are valid names. */
 int hd_http_credential_parse(const char *who, char team[HD_HTTP_ACTOR_MAX],
     char agent[HD_HTTP_ACTOR_MAX]);
-
-/* Post to a room through the server's group committer: same contract as
- * hd_room_post, but concurrent posts share one transaction. Blocks until
- * the post committed. */
-int hd_http_post(hd_http_server *srv, hd_post **out, const char *team,
-    const char *kind, const char *author, const char *body, hd_err *err);
-
-/*
- * The same without blocking a thread. A handler that may post announces
- * it first (hd_http_post_announce: the committer holds its next batch a
- * moment for announced posts) and then either withdraws, or fills
- * it->req's inputs and it->done, holds the request (hd_http_hold) and
- * queues the item with hd_http_post_queue, which takes the announcement
- * back whatever its outcome. done runs on the committer's writer thread
- * once the post is settled, and typically just releases the hold.
- * Returns 0, or HD_EBUSY (done then never runs).
- */
-void hd_http_post_announce(hd_http_server *srv);
-void hd_http_post_withdraw(hd_http_server *srv);
-int hd_http_post_queue(hd_http_server *srv, hd_commit_item *it, hd_err *err);
-
-/*
- * Answering a request later without a thread of its own, for work another
- * thread already does (a group commit). hd_http_hold() suspends the
- * connection at once, so the work may be handed over right after it; the
- * handler then returns without a response. Whoever finishes the work calls
- * hd_http_release(h), from any thread, exactly once; then finish(r',
- * payload) runs on an MHD worker to set the response (r' has srv and the
- * response fields only, no st), and it is sent. free_payload (when
- * non-NULL) is called when the request is over, whether or not the
- * response could be sent. Returns NULL when the server is stopping or out
- * of memory: nothing is held then and the handler answers as usual.
- */
-typedef struct hd_http_held hd_http_held;
-typedef void (*hd_http_finish_fn)(hd_http_req *r, void *payload);
-hd_http_held *hd_http_hold(hd_http_req *r, hd_http_finish_fn finish,
-    void *payload, void (*free_payload)(void *payload));
-void hd_http_release(hd_http_held *h);
-
-/* A store of the server's pool for work outside a handler (a held
- * request's finish runs with none: the one its handler had went back to
- * the pool). NULL with err set when none can be opened; give it back. */
-hd_store *hd_http_store_take(hd_http_server *srv, hd_err *err);
-void hd_http_store_give(hd_http_server *srv, hd_store *st);
 
 /* Start an SSE stream of events (filtered by team when non-NULL),
  * resuming after last_id (-1: from now on), or from the head when

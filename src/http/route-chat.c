@@ -86,7 +86,7 @@ route_post(hd_http_req *r)
 		/* as the user, what the body named (nothing, or "user") */
 		who = strcmp(actor, HD_HTTP_USER) == 0 ? json_string_value(as)
 						       : actor;
-		if (hd_http_post(r->srv, &p, r->params[0],
+		if (hd_room_post(&p, r->st, r->params[0],
 			who != NULL ? "peer" : "user", who,
 			json_string_value(text), &err) < 0)
 			hd_http_fail(r, &err);

@@ -21,13 +21,6 @@
 
 #include "http.h"
 
-static int
-post_hook(void *ctx, hd_post **out, const char *team, const char *kind,
-    const char *author, const char *text, hd_err *err)
-{
-	return hd_http_post(ctx, out, team, kind, author, text, err);
-}
-
 /* The actor the body names (2); -1 after answering. */
 static int
 named_actor(hd_http_req *r, const hd_op *op, const json_t *body,
@@ -104,8 +97,6 @@ hd_http_route_ops(hd_http_req *r)
 	call.st = r->st;
 	call.args = args;
 	call.team = json_string_value(json_object_get(args, "team"));
-	call.post = post_hook;
-	call.post_ctx = r->srv;
 	call.dialect = HD_OPS_REST;
 	if (hd_ops_run(&result, op, &call, &err) < 0)
 		hd_http_fail(r, &err);

@@ -2,13 +2,11 @@
  * server.c -- the HTTP server under `huddle serve`, on GNU libmicrohttpd.
  *
  * Design:
- *  (1) MHD runs its own epoll threads; handlers run there and must not
- *      block for long. An MCP post does not wait on its worker at all: it
- *      is held (7) while the group committer (commit.c) writes it, so the
- *      posts of every connection -- however MHD spread the connections
- *      over its threads -- can share a transaction. The pool has 8
- *      threads by default for the requests that do block (REST posts wait
- *      for their commit on the worker).
+ *  (1) MHD runs its own epoll threads, 8 by default (--threads), and
+ *      handlers run there. A room post (MCP or REST) blocks its worker
+ *      until it committed, in one transaction with the posts the other
+ *      workers made meanwhile (hd_room_post's group commit, room/batch.c):
+ *      as many posts can meet in a commit as there are workers.
  *  (2) Each request borrows an hd_store from a small pool (an hd_store is
  *      one SQLite connection and is never shared by two threads at once)
  *      and returns it when the handler is done.
@@ -26,9 +24,8 @@
  *      the request complete.
  *  (7) A handler may finish its request later (async.c): with
  *      hd_http_defer the connection is suspended while a thread of its own
- *      does the work; with hd_http_hold while another thread (the group
- *      committer) does it. Either way the response is queued when MHD
- *      calls us again after the resume.
+ *      does the work, and the response is queued when MHD calls us again
+ *      after the resume.
  *  (8) Each distinct signed attach URL is verified (an HMAC) once: the
  *      last HD_HTTP_ATTACH_SEEN (team, agent, sig) triples that verified
  *      are remembered, and only the same team and agent with the same
@@ -84,7 +81,6 @@ struct req_ctx {
 	char path[160];
 	char peer[64];
 	struct hd_http_job *job; /* a deferred request (7) */
-	struct hd_http_held *held; /* a held request (7) */
 };
 
 /* ---- store pool ------------------------------------------------------- */
@@ -113,18 +109,6 @@ hd_http__pool_put(hd_http_server *srv, hd_store *st)
 	}
 	pthread_mutex_unlock(&srv->pool_lock);
 	hd_store_close(st);
-}
-
-hd_store *
-hd_http_store_take(hd_http_server *srv, hd_err *err)
-{
-	return hd_http__pool_get(srv, err);
-}
-
-void
-hd_http_store_give(hd_http_server *srv, hd_store *st)
-{
-	hd_http__pool_put(srv, st);
 }
 
 hd_conversation_engine *
@@ -192,32 +176,6 @@ hd_http_attach_ok(hd_http_server *srv, const char *team, const char *agent,
 		srv->nseen++;
 	pthread_mutex_unlock(&srv->attach_lock);
 	return 1;
-}
-
-int
-hd_http_post(hd_http_server *srv, hd_post **out, const char *team,
-    const char *kind, const char *author, const char *body, hd_err *err)
-{
-	return hd_committer_post(
-	    srv->committer, out, team, kind, author, body, err);
-}
-
-void
-hd_http_post_announce(hd_http_server *srv)
-{
-	hd_committer_announce(srv->committer);
-}
-
-void
-hd_http_post_withdraw(hd_http_server *srv)
-{
-	hd_committer_withdraw(srv->committer);
-}
-
-int
-hd_http_post_queue(hd_http_server *srv, hd_commit_item *it, hd_err *err)
-{
-	return hd_committer_queue(srv->committer, it, 1, err);
 }
 
 int
@@ -430,11 +388,6 @@ dispatch(hd_http_server *srv, struct MHD_Connection *conn, struct req_ctx *ctx,
 		MHD_destroy_response(resp);
 		return ret;
 	}
-	if (r.held != NULL) { /* (7): answered when released */
-		free(r.resp);
-		ctx->held = r.held;
-		return MHD_YES;
-	}
 	if (r.deferred != NULL) { /* (7): answered when the job is done */
 		free(r.resp);
 		r.resp = NULL;
@@ -496,15 +449,6 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	if (ctx->job != NULL) /* resumed: the deferred work is done (7) */
 		return queue_req(conn, ctx, hd_http__job_req(ctx->job));
-	if (ctx->held != NULL) { /* resumed: released (7) */
-		hd_http_req r;
-
-		memset(&r, 0, sizeof(r));
-		r.srv = srv;
-		r.conn = conn;
-		hd_http__held_finish(ctx->held, &r);
-		return queue_req(conn, ctx, &r);
-	}
 	if (*upload_data_size > 0) {
 		if (!ctx->too_big) {
 			hd_buf_put(&ctx->body, upload_data, *upload_data_size);
@@ -535,7 +479,6 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	    (double)(hd_mono_us() - ctx->start_us) / 1000.0,
 	    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
 	hd_http__job_free(ctx->job);
-	hd_http__held_free(ctx->held);
 	hd_buf_dispose(&ctx->body);
 	free(ctx);
 	*con_cls = NULL;
@@ -677,8 +620,6 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	}
 	if ((rc = hd_mcp_server_new(&srv->mcp, err)) < 0)
 		goto fail;
-	if ((rc = hd_committer_start(&srv->committer, srv->home, err)) < 0)
-		goto fail;
 	{
 		hd_store *st = NULL;
 
@@ -767,7 +708,6 @@ hd_http_stop(hd_http_server *srv)
 	srv->conv = NULL;
 	hd_http__guard_stop(srv); /* NULL-safe: when MHD never started */
 	hd_http__sse_free(srv);
-	hd_committer_stop(srv->committer);
 	while (srv->npool > 0)
 		hd_store_close(srv->pool[--srv->npool]);
 	hd_mcp_server_free(srv->mcp);

@@ -10,8 +10,6 @@
 
 #include <huddle/attach.h>
 #include <huddle/supervisor.h>
-
-#include "commit.h"
 #include "http.h"
 
 #define HD_HTTP_ATTACH_SEEN 64 /* verified attach URLs remembered */
@@ -20,7 +18,6 @@ struct MHD_Daemon;
 struct MHD_Connection;
 struct hd_sse;
 struct hd_http_job;
-struct hd_http_held;
 struct hd_guard;
 
 struct hd_http_server {
@@ -30,7 +27,6 @@ struct hd_http_server {
 	char *token;
 	_Atomic int port; /* set once MHD reports it; read by its threads */
 	hd_mcp_server *mcp;
-	hd_committer *committer; /* group commit of room posts */
 	unsigned char attach_key[HD_ATTACH_KEY_LEN]; /* loaded once */
 	/* signed identities already verified (server.c (8)), guarded by
 	 * attach_lock; round robin once full */
@@ -63,7 +59,6 @@ struct hd_http_server {
 	pthread_mutex_t jobs_lock;
 	pthread_cond_t jobs_cond;
 	struct hd_http_job *jobs;
-	int nheld; /* requests held (hd_http_hold) and not yet released */
 	int jobs_stopping;
 	pthread_t watch_thread;
 	int watch_started;
@@ -87,10 +82,6 @@ hd_http_req *hd_http__job_req(struct hd_http_job *j);
 void hd_http__job_free(struct hd_http_job *j);
 /* Drop a deferral that never became a job. */
 void hd_http__deferral_free(struct hd_http_deferral *d);
-/* A released held request: set its response in r. */
-void hd_http__held_finish(struct hd_http_held *h, hd_http_req *r);
-/* Free a held request that is over (free_payload). NULL-safe. */
-void hd_http__held_free(struct hd_http_held *h);
 
 int hd_http__sse_init(hd_http_server *srv, hd_err *err);
 void hd_http__sse_shutdown(hd_http_server *srv);

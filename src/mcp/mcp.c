@@ -26,7 +26,8 @@
  *      transaction as the
  *      tool's own write (a write tool runs inside it), so a message is
  *      delivered exactly once and only to its recipient; a read tool, or
- *      a post written on another connection (HD_OPF_OWN_COMMIT), takes
+ *      a post (HD_OPF_OWN_COMMIT: committed with other threads' posts by
+ *      hd_room_post, so it cannot share a transaction), takes
  *      them in a transaction of their own, and only after a read found
  *      some, so a reader with no mail never takes the write lock.
  *  (6) The tools are the operation table's entries with an MCP name
@@ -487,8 +488,6 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 	memset(&ct, 0, sizeof(ct));
 	call.st = s->st;
 	call.dialect = HD_OPS_MCP;
-	call.post = hd_mcp__chat_post;
-	call.post_ctx = s;
 	ct.op = e->op;
 	ct.call = &call;
 	ct.s = s;
@@ -511,8 +510,6 @@ do_tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 	json_decref(checked);
 	json_decref(args);
 	result = ct.result;
-	if (s->deferred) /* hd_mcp_handle keeps the request pending */
-		return NULL;
 	if (!ct.piggyback)
 		ct.mail = mail_after(s);
 	text = tool_success(result != NULL ? result : json_object(), ct.mail);
@@ -560,39 +557,6 @@ hd_mcp_is_notification(const char *msg, size_t len)
 	c = classify(j, &id);
 	json_decref(j);
 	return c == 0;
-}
-
-int
-hd_mcp_pending(const hd_mcp_session *s)
-{
-	return s->pending != NULL;
-}
-
-void
-hd_mcp_finish_post(char **reply, hd_mcp_session *s, int rc, const hd_post *p,
-    const hd_err *err)
-{
-	char *result;
-
-	if (rc < 0)
-		result = tool_error(
-		    err->msg[0] ? err->msg : hd_code_name(err->code));
-	else {
-		char *mail = mail_after(s); /* (5) */
-
-		result = tool_success(hd_mcp__chat_posted(p), mail);
-		free(mail);
-	}
-	*reply = reply_text(json_object_get(s->pending, "id"), result);
-	hd_mcp_session_dispose(s);
-}
-
-void
-hd_mcp_session_dispose(hd_mcp_session *s)
-{
-	json_decref(s->pending);
-	s->pending = NULL;
-	s->deferred = 0;
 }
 
 void
@@ -654,11 +618,6 @@ hd_mcp_handle(char **reply, hd_mcp_session *s, const char *msg, size_t len)
 			    "tools/call needs a "
 			    "string \"name\"");
 			goto done;
-		}
-		if (s->deferred) { /* answered by hd_mcp_finish_post */
-			/* j keeps the id and the post's strings alive */
-			s->pending = j;
-			return;
 		}
 		*reply = reply_text(id, text);
 		goto done;

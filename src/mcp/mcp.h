@@ -34,19 +34,6 @@ typedef struct hd_mcp_session {
 	char agent[HD_MCP_NAME_MAX];
 	char protocol[16]; /* negotiated at initialize */
 	int initialized;
-	/* How team_chat_post writes: NULL means hd_room_post on st; the HTTP
-	 * server routes it through its group committer instead. */
-	int (*post)(void *ctx, hd_post **out, const char *team,
-	    const char *author, const char *text, hd_err *err);
-	/* Or, when set, team_chat_post first offers its post here: 1 means
-	 * taken -- written elsewhere, the reply waits (hd_mcp_handle leaves
-	 * it pending, hd_mcp_finish_post makes it) -- 0 means write it now
-	 * as above. team, author and text stay valid while pending. */
-	int (*defer_post)(
-	    void *ctx, const char *team, const char *author, const char *text);
-	void *post_ctx;  /* for post and defer_post */
-	int deferred;    /* set by team_chat_post when defer_post took it */
-	json_t *pending; /* the request whose reply waits, or NULL */
 } hd_mcp_session;
 
 /* A bound agent's tool result carries at most this many of its
@@ -74,31 +61,9 @@ int hd_mcp_session_bind(
 void hd_mcp_handle(
     char **reply, hd_mcp_session *s, const char *msg, size_t len);
 
-/* 1 when the last hd_mcp_handle left its reply pending: a deferred
- * team_chat_post (defer_post). */
-int hd_mcp_pending(const hd_mcp_session *s);
-
-/* The pending reply, once its post is settled: rc and err are what
- * hd_room_post would have returned, p the post on success. Sets *reply
- * (malloc'd) exactly as hd_mcp_handle would have; the session is no
- * longer pending. */
-void hd_mcp_finish_post(char **reply, hd_mcp_session *s, int rc,
-    const hd_post *p, const hd_err *err);
-
-/* Release what a session holds (a pending request). The session may be
- * used again after hd_mcp_session_init. */
-void hd_mcp_session_dispose(hd_mcp_session *s);
-
 /* 1 when msg is a JSON-RPC notification or response (so HTTP answers 202)
  * -- decided from the same parse hd_mcp_handle does. */
 int hd_mcp_is_notification(const char *msg, size_t len);
 
-/* team_chat_post's result for the stored post p (tool-chat.c). */
-json_t *hd_mcp__chat_posted(const hd_post *p);
-
-/* team_chat_post's write through the session's hooks (tool-chat.c):
- * chat.post's hd_op_call.post, ctx the session; 1 when deferred. */
-int hd_mcp__chat_post(void *ctx, hd_post **out, const char *team,
-    const char *kind, const char *author, const char *text, hd_err *err);
 
 #endif

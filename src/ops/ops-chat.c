@@ -1,10 +1,9 @@
 /*
  * ops-chat.c -- the room's operations (ops.h). Their MCP names and fields
  * are a compatibility contract (SPEC 10.2): team_chat_post {text} and
- * team_chat_subscribe {sinceSeq?, limit?}. A post is written through the
- * surface's post hook when it has one (hd_op_call.post: the MCP session's
- * hooks, which may defer it -- then there is no result yet), else by
- * hd_room_post.
+ * team_chat_subscribe {sinceSeq?, limit?}. A post is one hd_room_post,
+ * from every surface: the room module commits posts made at the same time
+ * on several threads together (room/batch.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,15 +28,11 @@ tool_chat_post(json_t **result, const hd_op_call *c, hd_err *err)
 	hd_post *p = NULL;
 	int rc;
 
-	if (c->post != NULL)
-		rc = c->post(
-		    c->post_ctx, &p, c->team, "peer", c->agent, text, err);
-	else
-		rc = hd_room_post(&p, c->st, c->team, "peer", c->agent, text, err);
-	if (rc < 0)
+	/* one library call: hd_room_post commits it with other threads'
+	 * posts (room/batch.c) */
+	if ((rc = hd_room_post(
+		 &p, c->st, c->team, "peer", c->agent, text, err)) < 0)
 		return rc;
-	if (rc == 1) /* taken elsewhere: answered later */
-		return 0;
 	*result = hd_ops_chat_posted(p);
 	hd_post_free(p);
 	return 0;

@@ -116,12 +116,6 @@ typedef enum hd_op_mcp_ids {
 	HD_OPI_NONE,
 } hd_op_mcp_ids;
 
-/* A write to the room, as the surface makes it (MCP: its session's
- * hooks; REST: the group committer). 0 with *out set, 1 when the post
- * was taken elsewhere and answered later (*out unset), or -1. */
-typedef int (*hd_op_post_fn)(void *ctx, hd_post **out, const char *team,
-    const char *kind, const char *author, const char *text, hd_err *err);
-
 /* The dialect a check words its errors in. */
 typedef enum hd_ops_dialect {
 	HD_OPS_MCP,
@@ -135,12 +129,10 @@ typedef struct hd_op_call {
 	const char *team;   /* acting in this team, or NULL: not scoped */
 	const char *agent;  /* acting agent; HD_BOARD_USER for the user;
 			       NULL when none is known */
-	hd_op_post_fn post; /* or NULL: hd_room_post */
-	void *post_ctx;
 	hd_ops_dialect dialect; /* for a handler's own messages */
 } hd_op_call;
 
-/* *result: a new JSON object; or NULL with 0 when a post was deferred. */
+/* *result: a new JSON object. */
 typedef int (*hd_op_fn)(json_t **result, const hd_op_call *c, hd_err *err);
 
 typedef struct hd_op {

@@ -10,8 +10,8 @@
  *  (2) Kind, author and body are checked before the write; the team and
  *      the author's membership are checked inside the same transaction as
  *      the insert, so no post is stored for a team or member that is gone.
- *      These checks are the only ones: every surface (CLI, MCP, REST, the
- *      HTTP group commit) hands the body over untouched, so an empty or
+ *      These checks are the only ones: every surface (CLI, MCP, REST, and the
+ *      group commit of batch.c) hands the body over untouched, so an empty or
  *      blank body (hd_text_blank) is refused with the same text
  *      everywhere.
  *  (3) The team_chat_post event is appended in the same transaction: it
@@ -40,6 +40,8 @@
 #include <huddle/util.h>
 
 #include <store/store.h>
+
+#include "room_int.h"
 
 #define POST_COLS                                                              \
 	"id, room_id, team_id, author_agent_id, body, kind, created_at, seq"
@@ -321,9 +323,12 @@ room_post_prepare(room_post_txn *tx, const char *team, const char *kind,
 	return 0;
 }
 
+/* One post in a transaction of its own (or the caller's): batch.c's
+ * hd_room_post writes a batch of one, or a post inside a transaction,
+ * through here. */
 int
-hd_room_post(hd_post **out, hd_store *st, const char *team, const char *kind,
-    const char *author, const char *body, hd_err *err)
+hd_room__post_one(hd_post **out, hd_store *st, const char *team,
+    const char *kind, const char *author, const char *body, hd_err *err)
 {
 	room_post_txn tx;
 	int rc;

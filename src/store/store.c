@@ -22,8 +22,7 @@
  *  (6) Stores open on the "huddle" VFS (vfs.c): SQLite's unix VFS, with a
  *      commit's WAL frames written in one system call.
  *  (7) WAL checkpoints run on the store's worker thread (worker.c), not
- *      inside the commit that crosses the threshold; the worker also runs
- *      callers' tickers.
+ *      inside the commit that crosses the threshold.
  *  (8) Damaged or protected storage is named, never papered over. A 0-byte
  *      or non-SQLite huddle.db is refused, never replaced: a new store is
  *      built under a private name and linked into place (store_create), so
@@ -531,8 +530,7 @@ hd_store_open(hd_store **out, const char *home, hd_err *err)
 		goto fail;
 	st->queue = hd_store__queue_open(home);
 	/* after the pragmas: the hook replaces SQLite's automatic checkpoint */
-	st->worker =
-	    hd_store__worker_new(st->home, st->path, hd_store__vfs_name());
+	st->worker = hd_store__worker_new(st->path, hd_store__vfs_name());
 	sqlite3_wal_hook(st->db, hd_store__ckpt_hook, st->worker);
 	if ((rc = store_migrate(st, err)) < 0)
 		goto fail;
@@ -825,25 +823,6 @@ hd_store_savepoint_end(hd_store *st, int keep, hd_err *err)
 	}
 	st->nsp--;
 	return hd_store_step1(st, "RELEASE hd_sp", err);
-}
-
-hd_store_worker *
-hd_store__worker_of(hd_store *st)
-{
-	return st->worker;
-}
-
-hd_store_ticker *
-hd_store_ticker_start(
-    hd_store *st, int64_t period_ms, hd_store_tick_fn fn, void *ctx)
-{
-	return hd_store__ticker_start(st->worker, period_ms, fn, ctx);
-}
-
-void
-hd_store_ticker_stop(hd_store *st, hd_store_ticker *t)
-{
-	hd_store__ticker_stop(st->worker, t);
 }
 
 const void *

@@ -191,33 +191,13 @@ void hd_store__queue_leave(hd_store_queue *q);
 
 /* The store's worker thread (worker.c): checkpoints off the writer's
  * path, handed over by the WAL hook at HD_CKPT_FRAMES (inline past
- * HD_CKPT_BEHIND), and tickers. NULL (no worker) is a valid handle: every
- * checkpoint is then inline, and tickers are refused. */
+ * HD_CKPT_BEHIND). NULL (no worker) is a valid handle: every checkpoint
+ * is then inline. */
 #define HD_CKPT_FRAMES 1000 /* SQLite's own automatic threshold */
 #define HD_CKPT_BEHIND (10 * HD_CKPT_FRAMES)
 typedef struct hd_store_worker hd_store_worker;
-hd_store_worker *hd_store__worker_new(
-    const char *home, const char *path, const char *vfs);
-void hd_store__worker_inline(hd_store_worker *w);
+hd_store_worker *hd_store__worker_new(const char *path, const char *vfs);
 void hd_store__worker_free(hd_store_worker *w);
-hd_store_worker *hd_store__worker_of(hd_store *st);
-
-/*
- * A ticker: fn(ctx, own) runs on st's worker thread every period_ms, the
- * first time one period after the start, with own an hd_store of the
- * worker's (never st: a connection is one thread's). hd_store_ticker_stop
- * waits for a tick in flight; after it returns, no tick runs again and
- * the ticker is freed. NULL when there is no worker to run it (the caller
- * does without).
- */
-typedef struct hd_store_ticker hd_store_ticker;
-typedef void (*hd_store_tick_fn)(void *ctx, hd_store *own);
-hd_store_ticker *hd_store_ticker_start(
-    hd_store *st, int64_t period_ms, hd_store_tick_fn fn, void *ctx);
-void hd_store_ticker_stop(hd_store *st, hd_store_ticker *t);
-hd_store_ticker *hd_store__ticker_start(
-    hd_store_worker *w, int64_t period_ms, hd_store_tick_fn fn, void *ctx);
-void hd_store__ticker_stop(hd_store_worker *w, hd_store_ticker *t);
 
 /*
  * Values derived from stored text, kept per connection (memo.c): a value

@@ -1,7 +1,6 @@
 /*
  * worker.c -- a store's worker thread: WAL checkpoints off the writer's
- * path, and tickers (callbacks run every period on a connection of the
- * worker's own).
+ * path.
  *
  * Why checkpoints. SQLite copies the WAL back into the database (a
  * checkpoint) from inside the COMMIT that takes the WAL past 1000 pages,
@@ -11,12 +10,6 @@
  * MCP call happens to cross the mark. Here the WAL hook hands the
  * checkpoint to the worker, which runs it on a connection of its own while
  * the writer goes on.
- *
- * Why tickers. An exchange renews its room lease every lease/3 while a
- * turn runs (engine/exchange.c). A thread of its own per exchange cost
- * about 45 us to start, an eighth of an exchange's fixed cost, for a
- * renewal that a short exchange never makes; the worker is started once
- * and serves every exchange the store runs.
  *
  *  (1) The hook replaces SQLite's automatic checkpoint, with the same
  *      threshold (HD_CKPT_FRAMES) and the same kind (PASSIVE: it never
@@ -29,20 +22,13 @@
  *      checkpoint in flight (if any) is over.
  *  (3) The worker is started on first need and lives until hd_store_close,
  *      which stops and joins it before the store's own connection closes.
- *      Its connections are its alone (a connection is never shared between
- *      threads): a raw one for checkpoints, an hd_store for tickers (whose
- *      own checkpoints stay inline, so it starts no worker of its own),
- *      each opened on first use.
- *  (4) A ticker runs first one period after it starts, then every period;
- *      hd_store__ticker_stop waits for a tick in flight, and after it
- *      returns no tick of that ticker runs, ever.
- *  (5) A forked child does not have its parent's worker: a hook, a ticker
- *      or a close in another process than the one that started it
- *      checkpoints inline, refuses the ticker, and leaves the worker's
- *      state alone.
- *  (6) HUDDLE_NO_BG_CHECKPOINT=1 keeps every checkpoint inline, as SQLite
- *      does by default; a worker that cannot be started does the same,
- *      and refuses tickers.
+ *      Its connection is its alone (a connection is never shared between
+ *      threads), opened on first use.
+ *  (4) A forked child does not have its parent's worker: a hook or a
+ *      close in another process than the one that started it checkpoints
+ *      inline and leaves the worker's state alone.
+ *  (5) HUDDLE_NO_BG_CHECKPOINT=1 keeps every checkpoint inline, as SQLite
+ *      does by default; a worker that cannot be started does the same.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -59,61 +45,39 @@
 #define HD_LOG_COMPONENT "store"
 #include <huddle/log.h>
 
-struct hd_store_ticker {
-	hd_store_tick_fn fn;
-	void *ctx;
-	int64_t period_us;
-	int64_t due_us; /* hd_mono_us() of the next tick */
-	int running;    /* a tick is in flight */
-	hd_store_ticker *next;
-};
-
 struct hd_store_worker {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_t thread;
 	int started;     /* the thread runs (in process pid) */
-	int inline_only; /* (6): checkpoints inline, no tickers */
+	int inline_only; /* (5): checkpoints inline */
 	int pending;     /* guarded by mu: a checkpoint was asked for */
 	int running;     /* guarded by mu: the thread is checkpointing */
 	int stop;        /* guarded by mu */
-	hd_store_ticker *tickers; /* guarded by mu */
-	int64_t wake_us; /* guarded by mu: when the waiting thread wakes */
 	pid_t pid;
 	int asked; /* the hook's (one thread): WAL frames at the last ask */
-	char *home;
 	char *path;
 	char *vfs; /* NULL: SQLite's default */
 };
 
 hd_store_worker *
-hd_store__worker_new(const char *home, const char *path, const char *vfs)
+hd_store__worker_new(const char *path, const char *vfs)
 {
 	hd_store_worker *w = calloc(1, sizeof(*w));
 	const char *env = getenv("HUDDLE_NO_BG_CHECKPOINT");
 
 	if (w == NULL)
 		return NULL;
-	if ((w->home = strdup(home)) == NULL ||
-	    (w->path = strdup(path)) == NULL ||
+	if ((w->path = strdup(path)) == NULL ||
 	    (vfs != NULL && (w->vfs = strdup(vfs)) == NULL)) {
-		free(w->home);
 		free(w->path);
 		free(w);
 		return NULL;
 	}
 	w->inline_only = env != NULL && strcmp(env, "1") == 0;
-	w->wake_us = 0; /* not waiting yet: it reads the list before */
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	return w;
-}
-
-void
-hd_store__worker_inline(hd_store_worker *w)
-{
-	if (w != NULL)
-		w->inline_only = 1;
 }
 
 static void
@@ -152,74 +116,17 @@ ckpt_open(const hd_store_worker *w, int *warned)
 	return NULL;
 }
 
-/* The worker's hd_store for tickers (3). */
-static hd_store *
-ticker_store(const hd_store_worker *w, int *warned)
-{
-	hd_store *st = NULL;
-	hd_err err = HD_ERR_INIT;
-
-	if (hd_store_open(&st, w->home, &err) == 0) {
-		hd_store__worker_inline(hd_store__worker_of(st));
-		return st;
-	}
-	if (!*warned)
-		hd_log_warn("worker: cannot open %s: %s", w->home, err.msg);
-	*warned = 1;
-	return NULL;
-}
-
-/* The ticker due first, or NULL; *wait_us: how long until it is. */
-static hd_store_ticker *
-ticker_due(hd_store_worker *w, int64_t now, int64_t *wait_us)
-{
-	hd_store_ticker *t, *first = NULL;
-
-	for (t = w->tickers; t != NULL; t = t->next)
-		if (first == NULL || t->due_us < first->due_us)
-			first = t;
-	*wait_us = first != NULL ? first->due_us - now : -1;
-	return first;
-}
-
-/* Wait on the worker's condition until woken or wait_us passed (< 0:
- * until woken). */
-static void
-worker_wait(hd_store_worker *w, int64_t wait_us)
-{
-	struct timespec ts;
-
-	if (wait_us < 0) {
-		w->wake_us = INT64_MAX;
-		pthread_cond_wait(&w->cv, &w->mu);
-		return;
-	}
-	w->wake_us = hd_mono_us() + wait_us;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)(wait_us / 1000000);
-	ts.tv_nsec += (long)(wait_us % 1000000) * 1000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-}
-
 static void *
 worker_main(void *arg)
 {
 	hd_store_worker *w = arg;
 	sqlite3 *db = NULL;
-	hd_store *own = NULL;
-	hd_store_ticker *t;
-	int64_t wait_us;
-	int warned = 0, twarned = 0;
+	int warned = 0;
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		if (w->stop)
 			break;
-		t = ticker_due(w, hd_mono_us(), &wait_us);
 		if (w->pending) {
 			w->pending = 0;
 			w->running = 1;
@@ -233,23 +140,9 @@ worker_main(void *arg)
 			pthread_cond_broadcast(&w->cv);
 			continue;
 		}
-		if (t == NULL || wait_us > 0) {
-			worker_wait(w, wait_us);
-			continue;
-		}
-		t->running = 1;
-		pthread_mutex_unlock(&w->mu);
-		if (own == NULL)
-			own = ticker_store(w, &twarned);
-		if (own != NULL)
-			t->fn(t->ctx, own);
-		pthread_mutex_lock(&w->mu);
-		t->running = 0;
-		t->due_us = hd_mono_us() + t->period_us;
-		pthread_cond_broadcast(&w->cv);
+		pthread_cond_wait(&w->cv, &w->mu);
 	}
 	pthread_mutex_unlock(&w->mu);
-	hd_store_close(own);
 	sqlite3_close(db);
 	return NULL;
 }
@@ -262,7 +155,7 @@ worker_start(hd_store_worker *w)
 	if (w->inline_only)
 		return 0;
 	if (w->started)
-		return w->pid == getpid(); /* (5) */
+		return w->pid == getpid(); /* (4) */
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
 		w->inline_only = 1;
 		return 0;
@@ -325,59 +218,9 @@ hd_store__ckpt_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
-hd_store_ticker *
-hd_store__ticker_start(
-    hd_store_worker *w, int64_t period_ms, hd_store_tick_fn fn, void *ctx)
-{
-	hd_store_ticker *t;
-
-	if (w == NULL || (t = calloc(1, sizeof(*t))) == NULL)
-		return NULL;
-	t->fn = fn;
-	t->ctx = ctx;
-	t->period_us = (period_ms > 0 ? period_ms : 1) * 1000;
-	t->due_us = hd_mono_us() + t->period_us;
-	pthread_mutex_lock(&w->mu);
-	if (!worker_start(w)) {
-		pthread_mutex_unlock(&w->mu);
-		free(t);
-		return NULL;
-	}
-	t->next = w->tickers;
-	w->tickers = t;
-	/* a thread that wakes by then finds it due anyway: an exchange after
-	 * another, the usual case, wakes no one (a wake is a system call and
-	 * a thread put on a core) */
-	if (t->due_us < w->wake_us)
-		pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	return t;
-}
-
-void
-hd_store__ticker_stop(hd_store_worker *w, hd_store_ticker *t)
-{
-	hd_store_ticker **p;
-
-	if (w == NULL || t == NULL)
-		return;
-	pthread_mutex_lock(&w->mu);
-	while (t->running)
-		pthread_cond_wait(&w->cv, &w->mu);
-	for (p = &w->tickers; *p != NULL; p = &(*p)->next)
-		if (*p == t) {
-			*p = t->next;
-			break;
-		}
-	pthread_mutex_unlock(&w->mu);
-	free(t);
-}
-
 void
 hd_store__worker_free(hd_store_worker *w)
 {
-	hd_store_ticker *t;
-
 	if (w == NULL)
 		return;
 	if (w->started && w->pid == getpid()) {
@@ -391,11 +234,6 @@ hd_store__worker_free(hd_store_worker *w)
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->cv);
 	}
-	while ((t = w->tickers) != NULL) { /* a ticker left running */
-		w->tickers = t->next;
-		free(t);
-	}
-	free(w->home);
 	free(w->path);
 	free(w->vfs);
 	free(w);

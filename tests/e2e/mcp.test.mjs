@@ -343,7 +343,7 @@ test('http: a bound URL ignores identity arguments', async () => {
   }
 });
 
-// Posts over HTTP are group-committed (src/http/commit.c): posts sent
+// Posts over HTTP are group-committed (src/room/batch.c): posts sent
 // together share transactions, yet each reply comes only after its own
 // post committed, and a refused post fails alone.
 test('http: concurrent posts each answer once committed; a refused one fails alone', async () => {

@@ -39,8 +39,8 @@ run_inspector "$url" --transport http --method tools/call --tool-name team_chat_
 expect_eq "$INSPECTOR_RC" 0 "inspector over http (stderr: $(cat "$T_TMP/inspector.err"))"
 expect_contains "$INSPECTOR_OUT" '"authorAgentId": "reviewer"' "inspector http result"
 
-# The piggyback over HTTP, where a post is written by the server's group
-# committer and its reply made later: mail waiting for the agent comes
+# The piggyback over HTTP, where posts are group-committed (a post may be
+# written on another request's connection): mail waiting for the agent comes
 # with the post's result, once; 8 agents at a time, each its own.
 mcp_call() { # mcp_call URL TEXT -> the JSON-RPC reply
 	curl -s -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \

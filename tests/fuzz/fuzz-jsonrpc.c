@@ -9,9 +9,7 @@
  *  (2) a reply is one line of JSON: an object with "jsonrpc": "2.0", an
  *      "id", and exactly one of "result" and "error"; an error has an
  *      integer code and a string message;
- *  (3) nothing is left pending: without a defer_post hook, team_chat_post
- *      writes at once;
- *  (4) nothing crashes or leaks (ASan and UBSan).
+ *  (3) nothing crashes or leaks (ASan and UBSan).
  * Writes go to the shared store; over a long run it grows, which costs a
  * little per input and finds what only a busy store shows.
  */
@@ -73,7 +71,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s.read_only = 1;
 	note = hd_mcp_is_notification(msg, size);
 	hd_mcp_handle(&reply, &s, msg, size);
-	check(!hd_mcp_pending(&s), "a reply was left pending", reply); /* (3) */
 	check((reply == NULL) == (note != 0),
 	    note ? "a notification got a reply" : "a request got no reply",
 	    reply); /* (1) */
@@ -98,7 +95,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(j);
 	}
 	free(reply);
-	hd_mcp_session_dispose(&s);
 	return 0;
 }
 

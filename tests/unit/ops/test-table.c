@@ -166,7 +166,6 @@ test_mcp_tools_are_the_table(void **state)
 		assert_non_null(hd_ops_find_mcp(
 		    json_string_value(json_object_get(t, "name"))));
 	json_decref(j);
-	hd_mcp_session_dispose(&s);
 	hd_mcp_server_free(srv);
 }
 
@@ -240,7 +239,6 @@ test_extra_is_a_tool(void **state)
 			       "text")),
 	    "missing required argument \"text\"");
 	json_decref(j);
-	hd_mcp_session_dispose(&s);
 	hd_mcp_server_free(srv);
 }
 

@@ -92,8 +92,8 @@ test_validate__post_refuses_the_table(void **state)
 	assert_int_equal(h, 0);
 }
 
-/* The HTTP group commit's path: each refusal fails alone, with the text
- * hd_room_post gives, and the good post between them commits. */
+/* The group commit's path (room/batch.c): each refusal fails alone, with
+ * the text hd_room_post gives, and the good post between them commits. */
 static void
 test_validate__post_many_refuses_the_table(void **state)
 {

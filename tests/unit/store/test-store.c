@@ -637,99 +637,6 @@ test_store__background_checkpoints_can_be_turned_off(void **state)
 	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
 }
 
-typedef struct tick_log {
-	hd_store *main;    /* the store the ticker was started on */
-	atomic_int ticks;  /* ticks begun */
-	atomic_int inside; /* a tick is running now */
-	atomic_int after;  /* ticks begun after the stop returned */
-	atomic_int stopped;
-	atomic_int own_ok; /* every tick had a store of its own */
-	int sleep_us;
-} tick_log;
-
-static void
-tick_count(void *ctx, hd_store *own)
-{
-	tick_log *lg = ctx;
-	hd_err err = HD_ERR_INIT;
-
-	if (atomic_load(&lg->stopped))
-		atomic_fetch_add(&lg->after, 1);
-	atomic_fetch_add(&lg->ticks, 1);
-	atomic_store(&lg->inside, 1);
-	if (own == NULL || own == lg->main ||
-	    hd_store_kv_put(own, "tick", "1", &err) != 0)
-		atomic_store(&lg->own_ok, 0);
-	hd_sleep_us(lg->sleep_us);
-	atomic_store(&lg->inside, 0);
-}
-
-/* A ticker runs on the worker, every period, with a connection of the
- * worker's own; its stop waits for a tick in flight, and no tick begins
- * after it. A second ticker on the same store needs no new thread. */
-static void
-test_store__tickers_run_on_the_worker_until_stopped(void **state)
-{
-	hd_fixture *fx = *state;
-	hd_store_ticker *t, *u;
-	tick_log lg;
-	int threads0 = thread_count(), waited;
-	char *v = NULL;
-	hd_err err = HD_ERR_INIT;
-
-	memset(&lg, 0, sizeof(lg));
-	lg.main = fx->st;
-	atomic_store(&lg.own_ok, 1);
-	lg.sleep_us = 20000;
-	assert_non_null(t = hd_store_ticker_start(fx->st, 10, tick_count, &lg));
-	for (waited = 0; waited < 500 && atomic_load(&lg.ticks) < 3; waited++)
-		hd_sleep_us(10000);
-	assert_true(atomic_load(&lg.ticks) >= 3);
-	assert_true(thread_count() >= threads0 + 1);
-	/* stopped mid-tick: the stop returns once the tick is over */
-	while (!atomic_load(&lg.inside))
-		hd_sleep_us(1000);
-	hd_store_ticker_stop(fx->st, t);
-	assert_int_equal(atomic_load(&lg.inside), 0);
-	atomic_store(&lg.stopped, 1);
-	hd_sleep_us(100000);
-	assert_int_equal(atomic_load(&lg.after), 0);
-	assert_int_equal(atomic_load(&lg.own_ok), 1);
-	assert_hd_ok(hd_store_kv_get(&v, fx->st, "tick", &err), &err);
-	assert_string_equal(v, "1");
-	free(v);
-	/* the worker serves the next one: no thread more; one started while
-	 * the worker idles with nothing to run wakes it, and ticks */
-	threads0 = thread_count();
-	hd_sleep_us(50000);
-	atomic_store(&lg.stopped, 0);
-	atomic_store(&lg.ticks, 0);
-	assert_non_null(u = hd_store_ticker_start(fx->st, 10, tick_count, &lg));
-	assert_int_equal(thread_count(), threads0);
-	for (waited = 0; waited < 500 && atomic_load(&lg.ticks) < 2; waited++)
-		hd_sleep_us(10000);
-	assert_true(atomic_load(&lg.ticks) >= 2);
-	hd_store_ticker_stop(fx->st, u);
-}
-
-/* No worker (HUDDLE_NO_BG_CHECKPOINT=1): a ticker is refused. */
-static void
-test_store__no_worker_no_ticker(void **state)
-{
-	hd_fixture *fx = *state;
-	hd_store *st = NULL;
-	hd_err err = HD_ERR_INIT;
-	tick_log lg;
-
-	memset(&lg, 0, sizeof(lg));
-	setenv("HUDDLE_NO_BG_CHECKPOINT", "1", 1);
-	assert_hd_ok(hd_store_open(&st, fx->home, &err), &err);
-	unsetenv("HUDDLE_NO_BG_CHECKPOINT");
-	assert_null(hd_store_ticker_start(st, 10, tick_count, &lg));
-	hd_store_ticker_stop(st, NULL);
-	hd_store_close(st);
-}
-
 static int memo_freed;
 
 static void
@@ -983,12 +890,6 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_store__memo_answers_only_for_the_same_text,
 		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__tickers_run_on_the_worker_until_stopped,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__no_worker_no_ticker, hd_fixture_setup,
-		    hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded,
 		    hd_fixture_setup, hd_fixture_teardown),
