@@ -40,10 +40,10 @@
  * exchange starts, so the transcript shows what started it; that post is
  * left out of section 3 (each speaker hears it once, as the stimulus).
  *
- * One exchange per room at a time, across processes: a lease row in
- * room_locks, renewed as each turn is announced (once a third of the
- * lease has passed) and by a small thread every third of the lease while
- * the exchange runs; a lock whose holder died is taken over once its
+ * One exchange per room at a time, across processes: the room lock
+ * (room_lock.h), a lease renewed as each turn is announced (once a third
+ * of the lease has passed) and by a small thread every third of the lease
+ * while the exchange runs; a lock whose holder died is taken over once its
  * lease expired, or at once when the holder ran on this host and its
  * process is gone. The same exchange run again (same team and stimulus)
  * after its process died resumes from its last committed turn: the
@@ -71,7 +71,6 @@
 #define HD_EXCHANGE_CONTINUE                                                   \
 	"Continue the team conversation: respond to the new messages above."
 #define HD_EXCHANGE_NO_RESPONSE "(no response)"
-#define HD_EXCHANGE_LOCK_HELD "an exchange is already running for this room"
 
 /* ---- speaker selection: one pure function (SPEC 8) ---- */
 
@@ -114,60 +113,6 @@ int hd_exchange_max_turns(const int64_t *requested, size_t participants);
  * <team>; keeping the first (<id>)` is logged.
  */
 int hd_exchange_normalise_leader(hd_agents *agents, const char *team);
-
-/* ---- the room lock (SPEC 8, table room_locks) ---- */
-
-typedef struct hd_room_lock {
-	char room_id[HD_ROOM_ID_MAX];
-	char holder[33]; /* random hex, this acquisition's identity */
-	int64_t pid;
-	int64_t expires_at; /* ms since the epoch */
-	char host[256];     /* where the holder runs ("": unknown) */
-	char boot_id[40];   /* in which boot ("": unknown) */
-	int64_t start;      /* its process's start time (hd_proc_start) */
-} hd_room_lock;
-
-/*
- * Take team's room lock for lease_ms. A live lease held by anyone, this
- * process included, is refused: HD_EXCHANGE_LOCK_HELD (HD_ECONFLICT),
- * unless its holder ran on this host in this boot and is gone (its pid
- * is gone, or names a process with another start time): that one is
- * taken over at once. An expired lease (its holder died or stalled) is
- * taken over; a dead holder's running process group is killed first.
- */
-int hd_room_lock_acquire(hd_room_lock *out, hd_store *st, const char *team,
-    int64_t lease_ms, hd_err *err);
-
-/* hd_room_lock_acquire, and *progress (malloc'd, or NULL) is what the
- * holder taken over last saved with hd_room_lock_progress. */
-int hd_room_lock_take(hd_room_lock *out, char **progress, hd_store *st,
-    const char *team, int64_t lease_ms, hd_err *err);
-
-/* Record (pgid > 0) or clear (0) the process group of the turn lk's
- * holder runs. HD_ECONFLICT when the lock was lost. Works inside a
- * caller's transaction. */
-int hd_room_lock_running(hd_store *st, const hd_room_lock *lk, int64_t pgid,
-    int64_t start, hd_err *err);
-
-/* Save the exchange's progress (text, or NULL) with lk's row, for a
- * successor that takes over a dead holder; saved between two turns, so
- * it also clears the running turn's process group. Works inside a
- * caller's transaction. */
-int hd_room_lock_progress(
-    hd_store *st, const hd_room_lock *lk, const char *progress, hd_err *err);
-
-/* Push the lease to now + lease_ms. `the exchange lost its room lock`
- * (HD_ECONFLICT) when another holder took it over. Works inside a
- * caller's transaction. */
-int hd_room_lock_renew(
-    hd_store *st, hd_room_lock *lk, int64_t lease_ms, hd_err *err);
-
-/* Drop the lock if lk still holds it. */
-int hd_room_lock_release(hd_store *st, const hd_room_lock *lk, hd_err *err);
-
-/* The current row for team's room: *found is 0 when there is none. */
-int hd_room_lock_get(
-    hd_room_lock *out, int *found, hd_store *st, const char *team, hd_err *err);
 
 /* ---- turn state (SPEC 8.1, kv "turn:<room>:<agent>") ---- */
 
@@ -292,7 +237,7 @@ typedef struct hd_exchange_result {
  *   (no leader and no first speakers); `unknown first speaker: ghost`;
  *   `every first speaker is in error: coder (why); reset one with ...`;
  *   `budget_paused:team`, `budget_paused:agent` (a first speaker's)
- *   (all HD_EREFUSED); then HD_EXCHANGE_LOCK_HELD (HD_ECONFLICT).
+ *   (all HD_EREFUSED); then HD_ROOM_LOCK_HELD (HD_ECONFLICT).
  * Returns 0 with *out filled whatever the end reason (dispose it even on
  * failure), or a negative code with err set when the store failed.
  */

@@ -1,8 +1,8 @@
 /*
  * exchange.c -- the exchange loop (SPEC 8): pre-checks, the room lock and
  * its renewal, speaker selection, turns, board-derived obligations, and
- * the end. Owns no table (lock.c owns room_locks, budget.c budgets,
- * session.c sessions; turn state is kv).
+ * the end. Owns no table (room/lock.c owns room_locks, team/budget.c
+ * budgets, team/session.c sessions; turn state is kv).
  *  (1) Every refusal (pre-checks, a held lock) happens before any turn
  *      runs and leaves nothing behind: no post, no event, no lock.
  *  (2) Once the lock is taken the exchange always ends through one exit
@@ -68,7 +68,7 @@
  *      who spoke, the turns taken and their speakers, the bound, the
  *      stimulus post, the speaker whose turn was just begun), and the
  *      running turn's process group is recorded there too (turn.c (8)).
- *      A setup that takes the lock over from a dead holder (lock.c (2),
+ *      A setup that takes the lock over from a dead holder (room/lock.c (2),
  *      (4): at once when it ran on this host; its turn's process group
  *      killed first) and finds progress of the same stimulus resumes it:
  *      no new stimulus post, the bookkeeping restored, the turns already

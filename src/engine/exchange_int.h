@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <huddle/exchange.h>
+#include <huddle/room_lock.h>
 
 /* One turn: what the loop hands in and what comes back. */
 typedef struct hd_exchange__turn {

@@ -1,6 +1,6 @@
 /*
  * progress.c -- an exchange's progress as of its last commit, as text
- * kept with its room lock (lock.c (4)), so that the same exchange run
+ * kept with its room lock (room/lock.c (4)), so that the same exchange run
  * again after its process died resumes where it was (exchange.c (11)).
  * Owns no table.
  *  (1) The progress is what the loop's bookkeeping holds between two

@@ -4,7 +4,7 @@
  * run inside a write transaction the loop opens (exchange.c), execute
  * (the runtime) outside any. Owns no table: the turn state lives in kv
  * under "turn:<room>:<agent>", the post in the room, lineage in sessions
- * (session.c), spend in budgets (budget.c).
+ * (team/session.c), spend in budgets (team/budget.c).
  *  (1) State missing or malformed reads as zeros, field by field, so a
  *      damaged row costs one turn of context, never the exchange. While
  *      an exchange holds the room lock it is the only writer of its
@@ -37,7 +37,7 @@
  *      lease (HD_ECONFLICT) leaves the transaction as begin found it, so
  *      the loop can still commit the previous turn's save with it.
  *  (8) While the runtime's command runs, its process group (pid and start
- *      time) is recorded with the room lock (lock.c (4)), in its own
+ *      time) is recorded with the room lock (room/lock.c (4)), in its own
  *      transaction once it started; the next step's progress clears it.
  *      A holder that died with the turn running leaves it for its
  *      successor to kill before the turn runs again.

@@ -187,9 +187,9 @@ const char *const hd_store_migrations[] = {
 	"  PRIMARY KEY (conversation_id, seq)"
 	");",
 
-	/* 6: exchanges (engine): the room lock (engine/lock.c), session
-	 * lineage (engine/session.c), budgets (engine/budget.c). A budget
-	 * row without limit_cents tracks spend only. */
+	/* 6: exchanges: the room lock (room/lock.c), session lineage
+	 * (team/session.c), budgets (team/budget.c). A budget row without
+	 * limit_cents tracks spend only. */
 	"CREATE TABLE room_locks ("
 	"  room_id TEXT PRIMARY KEY,"
 	"  holder TEXT NOT NULL,"
@@ -438,7 +438,7 @@ const char *const hd_store_migrations[] = {
 	"name = 'conversation_deliveries';"
 	"PRAGMA writable_schema = RESET;",
 
-	/* 16: crashes (issue 24). room_locks (engine/lock.c) gains who holds
+	/* 16: crashes (issue 24). room_locks (room/lock.c) gains who holds
 	 * it on which machine: the host, the boot and the holder's process
 	 * start time, so a holder on this host whose process is gone is
 	 * taken over at once; the process group of the turn it runs

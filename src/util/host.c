@@ -10,7 +10,7 @@
  *      group is someone else's); when the leader is gone, a group with
  *      its id can only hold the leader's own leftovers, since Linux never
  *      hands out a pid that is still some group's id.
- * Callers: engine/owner.c (engine liveness), engine/lock.c,
+ * Callers: engine/owner.c (engine liveness), room/lock.c,
  * engine/conv_adopt.c and conversation/queue.c (the running turn's
  * process), runtime/proc.c.
  */

@@ -12,6 +12,7 @@
 #include <huddle/board.h>
 #include <huddle/budget.h>
 #include <huddle/exchange.h>
+#include <huddle/room_lock.h>
 #include <huddle/team.h>
 
 #include "testutil.h"

@@ -1,6 +1,10 @@
 /*
  * budget.c -- spend and budgets per agent and per team (SPEC 8.2). Owns
- * table budgets; nothing else writes it.
+ * table budgets; nothing else writes it. It lives in the team module
+ * because a row is a fact about a team or one of its agents (scope,
+ * subject_id), both of which this module owns: setting a budget checks
+ * its subject here. Deciding what a tripped cap stops (a turn, an
+ * exchange) is the engines' (engine/exchange.c, turn.c, sv_turn.c).
  *  (1) Spend is an integer count of micro-cents, added in the same
  *      transaction as the turn it pays for, so it is exact and survives
  *      kill -9 exactly when the turn's post does.
@@ -9,7 +13,10 @@
  *  (3) A cap budget pauses at or over its limit (spent >= limit x 10^6);
  *      a warn budget never pauses. Crossing a limit (spend below it
  *      before a charge, at or over it after) appends budget_exceeded once.
- * Callers: exchange.c (charge, paused), the CLI (`huddle budget`).
+ * Callers: the engines (engine/exchange.c and turn.c: paused, charge with
+ * the turn's save; engine/conversation.c and sv_turn.c: charge, paused),
+ * the CLI (`huddle budget`), HTTP (route-teams.c: the spend per agent),
+ * the tests.
  */
 #include <stdlib.h>
 #include <string.h>

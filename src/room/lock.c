@@ -1,6 +1,10 @@
 /*
- * lock.c -- one exchange per room at a time, across processes (SPEC 8).
- * Owns table room_locks; nothing else writes it.
+ * lock.c -- the room lock (room_lock.h): one holder per room at a time,
+ * across processes (SPEC 8: one exchange per room). A domain module of the
+ * room: the lock is a row per room with an owner and an expiry, whoever
+ * holds it. Owns table room_locks; nothing else writes it (team.c deletes
+ * a team's row with the team; conversation/cancel_requests.c reads the
+ * holder to address a cancel request to it).
  *  (1) A lock is a lease row (room_id, holder, pid, expires_at, and where
  *      the holder runs: host, boot_id, start, its process's start time).
  *      Taking it is one BEGIN IMMEDIATE transaction that reads the row and
@@ -21,25 +25,27 @@
  *      Taking over a dead holder on this host first kills that group
  *      (hd_proc_group_kill: only while the recording still names it), so
  *      nothing the dead holder's turn started can act after the room
- *      changed hands; the progress is handed to the new holder, which
- *      may resume the exchange from it (exchange.c).
+ *      changed hands; the progress (opaque text here) is handed to the
+ *      new holder, which may resume the exchange from it
+ *      (engine/exchange.c).
  *  (3) holder is random per acquisition, so renew and release touch the
  *      row only while this acquisition still owns it: a holder that
  *      stalled and lost its lease cannot extend or delete its successor's.
- * Callers: exchange.c (acquire, renew before each turn and from its
- * renewal thread, record the running turn and the progress, release),
- * the tests.
+ * Callers: the exchange engine (engine/exchange.c: take, renew from its
+ * renewal thread, save the progress, release; engine/turn.c: renew before
+ * each turn, record the running turn), the tests.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <huddle/exchange.h>
+#include <huddle/room_lock.h>
 #include <huddle/util.h>
 
 #include <store/store.h>
 
+/* its holder is an exchange: its lines read with the exchange's */
 #define HD_LOG_COMPONENT "exchange"
 #include <huddle/log.h>
 
@@ -134,7 +140,7 @@ acquire_txn(hd_store *st, void *payload, hd_err *err)
 	here = tx->found && hd_proc_here(tx->old.host, tx->old.boot_id);
 	tx->dead = here && holder_dead(&tx->old);
 	if (tx->found && tx->old.expires_at > now && !tx->dead) /* (2) */
-		return hd_err_set(err, HD_ECONFLICT, HD_EXCHANGE_LOCK_HELD);
+		return hd_err_set(err, HD_ECONFLICT, HD_ROOM_LOCK_HELD);
 	if (here && tx->run_pid > 0 && !holder_alive(&tx->old) &&
 	    hd_proc_group_kill(tx->run_pid, tx->run_start)) /* (4) */
 		hd_log_info("%s: killed process group %lld of the dead "
