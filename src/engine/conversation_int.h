@@ -16,7 +16,7 @@
 #include <huddle/exchange.h>
 #include <huddle/runtime.h>
 
-#include <store/store.h>
+#include <huddle/store.h>
 
 /* Which engine runs a conversation: "<pid>:<process start>:<nonce>". */
 typedef struct hd_conv_owner {

@@ -95,7 +95,7 @@
 #include <huddle/room.h>
 #include <huddle/util.h>
 
-#include <store/store.h>
+#include <huddle/store.h>
 #include "exchange_int.h"
 #include "ticker.h"
 

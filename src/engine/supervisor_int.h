@@ -18,7 +18,7 @@
 #include <huddle/supervisor.h>
 #include <huddle/wake.h>
 
-#include <store/store.h>
+#include <huddle/store.h>
 #include "owner.h"
 
 /* ---- shared by wake.c and sv_turn.c ---- */

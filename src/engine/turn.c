@@ -61,7 +61,7 @@
 #include <huddle/session.h>
 #include <huddle/util.h>
 
-#include <store/store.h>
+#include <huddle/store.h>
 #include "exchange_int.h"
 
 #define HD_LOG_COMPONENT "exchange"

@@ -86,8 +86,10 @@ refused src/engine/turn.c board/board_int.h
 allowed src/store/store.c huddle/util.h
 refused src/store/store.c huddle/board.h
 refused src/util/util.c huddle/store.h
-# engines see the store's SQL; surfaces do not
-allowed src/engine/turn.c store/store.h
+# only the domain sees the store's SQL: engines and surfaces call domain
+# functions (engines group them with <huddle/store.h>'s transactions)
+refused src/engine/turn.c store/store.h
+allowed src/engine/turn.c huddle/store.h
 allowed src/engine/turn.c huddle/exchange.h
 refused src/engine/turn.c http/http.h
 allowed src/http/route.c huddle/exchange.h
@@ -174,7 +176,7 @@ expect_contains "$ERR" \
 	"src/board/probe.c:5: <engine/owner.h> is a private header of the engine layer, above this file in the domain layer" \
 	"checksrc: an engine private header from the domain"
 expect_contains "$ERR" \
-	"src/http/probe.c:1: <store/store.h> is a private header of the store layer (seen up to engine), not by this file in the surface layer" \
+	"src/http/probe.c:1: <store/store.h> is a private header of the store layer (seen up to domain), not by this file in the surface layer" \
 	"checksrc: the store's SQL from a surface"
 case "$ERR" in
 *"probe.c:2:"*) fail "checksrc flagged the allowed <huddle/board.h>: $ERR" ;;
