@@ -72,7 +72,7 @@
  *      never inferred from what an agent wrote.
  * Callers: the CLI (cmd-task.c, cmd-demo.c), MCP tools (tool-board.c), HTTP
  * routes (route-board.c), the engines' reads; hd_team_replace
- * (src/team/spawn.c) for hd_board_reassign_open; the board's other files
+ * (src/lifecycle/spawn.c) for hd_board_reassign_open; the board's other files
  * (tasks_int.h) for the write payload.
  */
 #include <assert.h>
