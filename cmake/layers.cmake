@@ -14,6 +14,8 @@
 #   HD_LAYER_<l>_DIRS        layer l's source directories (src/DIR)
 #   HD_LAYER_<l>_INCLUDE     layer l's include directory
 #   HD_HEADER_LAYER_<X.h>    the layer of include/huddle/X.h
+#   HD_DOMAIN_ORDER          the domain's directories, lowest first
+#   HD_DOMAIN_UPCALLS        DIR:FUNCTION, the upward calls let through
 #
 # Stops with a message when the table and the tree disagree: a src/
 # directory or public header in no layer, an entry naming nothing, an
@@ -23,6 +25,8 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
   ${HD_LAYER_TABLE})
 
 set(HD_LAYER_NAMES)
+set(HD_DOMAIN_ORDER)
+set(HD_DOMAIN_UPCALLS)
 set(hd_lt_dirs)
 set(hd_lt_headers)
 file(STRINGS ${HD_LAYER_TABLE} hd_lt_lines)
@@ -38,6 +42,16 @@ foreach(line IN LISTS hd_lt_lines)
   list(GET w 0 first)
   if(first STREQUAL "layers")
     list(SUBLIST w 1 -1 HD_LAYER_NAMES)
+    continue()
+  endif()
+  if(first STREQUAL "domain-order")
+    list(SUBLIST w 1 -1 HD_DOMAIN_ORDER)
+    continue()
+  endif()
+  if(first STREQUAL "domain-upcall")
+    list(SUBLIST w 1 -1 upcall)
+    list(JOIN upcall ":" upcall)
+    list(APPEND HD_DOMAIN_UPCALLS ${upcall})
     continue()
   endif()
   list(LENGTH w nw)
@@ -95,6 +109,23 @@ foreach(h IN LISTS hd_lt_tree_headers)
   if(NOT name IN_LIST hd_lt_headers)
     message(FATAL_ERROR "include/huddle/${name} is in no layer: add a line "
       "`LAYER include/huddle/${name}` to cmake/layers.txt")
+  endif()
+endforeach()
+
+# The domain's order names each domain directory exactly once.
+set(hd_lt_order_seen)
+foreach(d IN LISTS HD_DOMAIN_ORDER)
+  if(NOT "src/${d}" IN_LIST HD_LAYER_domain_DIRS OR d IN_LIST hd_lt_order_seen)
+    message(FATAL_ERROR "cmake/layers.txt: `domain-order` names ${d}, which "
+      "is no domain directory or comes twice")
+  endif()
+  list(APPEND hd_lt_order_seen ${d})
+endforeach()
+foreach(d IN LISTS HD_LAYER_domain_DIRS)
+  string(REGEX REPLACE "^src/" "" d "${d}")
+  if(NOT d IN_LIST HD_DOMAIN_ORDER)
+    message(FATAL_ERROR "src/${d} is in no place of the domain's order: add "
+      "it to the `domain-order` line of cmake/layers.txt")
   endif()
 endforeach()
 

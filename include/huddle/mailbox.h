@@ -61,7 +61,9 @@ typedef struct hd_message_spec {
 } hd_message_spec;
 
 /*
- * Send one message. The sender and the recipient must be members of
+ * Send one message (the protocol's send, src/lifecycle/send.c: the
+ * mailbox's own is below the protocol it drives). The sender and the
+ * recipient must be members of
  * spec->team. Emits message_sent. *out (when non-NULL) is the stored
  * message: hd_message_free() it. Works inside a caller's transaction.
  * Refusals, checked in this order before anything is written:

@@ -71,8 +71,9 @@
  *      rolls back the others. It is only ever asked for by a surface,
  *      never inferred from what an agent wrote.
  * Callers: the operation table's board entries (src/ops/ops-board.c: MCP,
- * REST and the CLI), cmd-task.c, cmd-demo.c, the engines' reads; hd_team_replace
- * (src/team/spawn.c) for hd_board_reassign_open; the board's other files
+ * REST and the CLI), cmd-task.c, cmd-demo.c, the engines' reads;
+ * hd_team_replace (src/lifecycle/spawn.c) for hd_board_reassign_open; the
+ * board's other files
  * (tasks_int.h) for the write payload.
  */
 #include <assert.h>

@@ -11,8 +11,8 @@
  *      hd_board_last_finished the one it finished last, the same way;
  *      hd_board_has_started only whether it holds one in_progress, one
  *      index probe whatever it holds (an owner may hold thousands).
- * Callers: hd_team_snapshot_get and hd_team_context (src/team/state.c),
- * the status rules (src/team/activity.c).
+ * Callers: hd_team_snapshot_get and hd_team_context (src/lifecycle/state.c),
+ * the status rules (src/lifecycle/activity.c).
  */
 #include <string.h>
 

@@ -23,6 +23,8 @@
 #include <huddle/mailbox.h>
 #include <huddle/room.h>
 
+#include <mailbox/mailbox_int.h>
+
 #include "board_int.h"
 
 #define HD_LOG_COMPONENT "board"
@@ -82,7 +84,7 @@ reflect_note(hd_store *st, const hd_board__change *c, hd_err *err)
 	if (hd_buf_failed(&note))
 		rc = hd_buf_error(&note, "task update", err);
 	else if ((rc = reflect_begin(st, err)) == 0) {
-		rc = hd_mailbox_send(NULL, st, &m, err);
+		rc = hd_mailbox__send(NULL, st, &m, 0, err);
 		reflect_end(st, rc);
 	}
 done:
@@ -141,7 +143,7 @@ hd_board__delegate_note(
 	m.approve = -1;
 	rc = strcmp(actor, HD_BOARD_USER) == 0
 		 ? hd_mailbox_send_system(NULL, st, &m, err)
-		 : hd_mailbox_send(NULL, st, &m, err);
+		 : hd_mailbox__send(NULL, st, &m, 0, err);
 done:
 	hd_buf_dispose(&note);
 	return rc;

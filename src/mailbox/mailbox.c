@@ -14,19 +14,21 @@
  *      waits durably until some read returns it.
  *  (4) summary is never NULL once stored: the sender's, else
  *      hd_mailbox_summary(content).
- *  (5) message_sent is emitted in the sending transaction, and a
- *      shutdown_response or idle message drives the shutdown protocol in
- *      that same transaction (src/team/shutdown.c), so the message and its effect
- *      commit together or not at all; so does the sender's last activity
- *      (hd_agent_touch; a notice from "huddle" is nobody's).
+ *  (5) message_sent is emitted in the sending transaction; so is the
+ *      sender's last activity (hd_agent_touch; a notice from "huddle" is
+ *      nobody's) and the reaction a caller hands to hd_mailbox__send_then,
+ *      so the message and its effect commit together or not at all. That
+ *      is how hd_mailbox_send (src/lifecycle/send.c) has a shutdown_response
+ *      or idle message drive the shutdown protocol: the mailbox itself
+ *      knows no protocol.
  *  (6) approve is stored only on a shutdown_response; any other type
  *      stores it unset, whatever the spec said.
- * Callers: the CLI (send, broadcast, inbox), the team's protocol code
- * (src/team/: shutdown.c, spawn.c, activity.c), the board's reflection,
- * the conversation engine and the MCP/HTTP surfaces. The mailbox calls
- * down into the team's roster (membership, hd_agent_touch) and, for (5),
- * up into src/team/shutdown.c: the one call out of the mailbox that is
- * not downward (the domain order: README.md, Architecture).
+ * Callers: the CLI (inbox, broadcast), the team's lifecycle
+ * (src/lifecycle/: send.c, shutdown.c, spawn.c, activity.c), the board's
+ * reflection (hd_mailbox__send: a task_update drives no protocol), the
+ * conversation engine and the MCP/HTTP surfaces. The mailbox calls only
+ * down: the team's roster (membership, hd_agent_touch), the room
+ * (render.c) and events (the domain order: docs/layers.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +234,7 @@ msg_view(hd_message *m, const hd_message_spec *spec, const char *from,
 struct send_ctx {
 	hd_message m; /* the view being sent */
 	int system;
+	hd_mailbox__react_fn react;
 };
 
 static int
@@ -253,7 +256,7 @@ send_txn(hd_store *st, void *payload, hd_err *err)
 		return 0;
 	if ((rc = hd_agent_touch(st, c->m.team_id, c->m.from_agent, err)) < 0)
 		return rc;
-	return hd_shutdown__on_message(st, &c->m, err);
+	return c->react != NULL ? c->react(st, &c->m, err) : 0;
 }
 
 static char *
@@ -299,8 +302,9 @@ msg_copy(hd_message **out, const hd_message *v, hd_err *err)
 }
 
 int
-hd_mailbox__send(hd_message **out, hd_store *st, const hd_message_spec *spec,
-    int system, hd_err *err)
+hd_mailbox__send_then(hd_message **out, hd_store *st,
+    const hd_message_spec *spec, int system, hd_mailbox__react_fn react,
+    hd_err *err)
 {
 	struct send_ctx c;
 	const char *type = spec->type != NULL ? spec->type : "message";
@@ -320,6 +324,7 @@ hd_mailbox__send(hd_message **out, hd_store *st, const hd_message_spec *spec,
 	msg_view(&c.m, spec, system ? HD_MAILBOX_SYSTEM : spec->from, spec->to,
 	    type, summary);
 	c.system = system;
+	c.react = react;
 	if ((rc = hd_store_write(st, send_txn, &c, err)) < 0)
 		goto done;
 	if (out != NULL)
@@ -330,10 +335,10 @@ done:
 }
 
 int
-hd_mailbox_send(
-    hd_message **out, hd_store *st, const hd_message_spec *spec, hd_err *err)
+hd_mailbox__send(hd_message **out, hd_store *st, const hd_message_spec *spec,
+    int system, hd_err *err)
 {
-	return hd_mailbox__send(out, st, spec, 0, err);
+	return hd_mailbox__send_then(out, st, spec, system, NULL, err);
 }
 
 int

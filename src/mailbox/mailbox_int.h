@@ -1,8 +1,9 @@
 /*
- * mailbox_int.h -- helpers of the mailbox module (mailbox.c) that the
- * team's protocol code in src/team/ (shutdown.c, spawn.c, activity.c)
- * also uses, and the one call the mailbox makes up into the team: the
- * shutdown protocol's reaction to a message, in the sending transaction.
+ * mailbox_int.h -- helpers of the mailbox module (mailbox.c) for the domain
+ * modules above it: the team's lifecycle in src/lifecycle/ (send.c,
+ * shutdown.c, spawn.c, activity.c) and the board's reflection. The
+ * mailbox calls none of them: a reaction to a message is handed in by
+ * its caller (hd_mailbox__send_then).
  */
 #ifndef HD_MAILBOX_INT_H
 #define HD_MAILBOX_INT_H
@@ -13,12 +14,28 @@
 
 #include <store/store.h>
 
+/* What a message just stored sets off, inside the sending transaction
+ * (after the sender's hd_agent_touch); a failure refuses the send. */
+typedef int (*hd_mailbox__react_fn)(
+    hd_store *st, const hd_message *m, hd_err *err);
+
 /*
- * hd_mailbox_send with one extra: when system is set the sender is
- * HD_MAILBOX_SYSTEM ("huddle") whatever spec->from says, it is not
- * checked for membership, and the message never drives the shutdown
- * protocol. The protocol notices (a timeout, a refusal
- * relayed to the leader) and messages from a team without a leader use it.
+ * The mailbox's send: hd_mailbox_send's checks, rows and event, then
+ * react (NULL: none) on the stored message in the same transaction. When
+ * system is set the sender is HD_MAILBOX_SYSTEM ("huddle") whatever
+ * spec->from says, it is not checked for membership, and react is not
+ * called. hd_mailbox_send (src/lifecycle/send.c) is this with the
+ * shutdown protocol's reaction.
+ */
+int hd_mailbox__send_then(hd_message **out, hd_store *st,
+    const hd_message_spec *spec, int system, hd_mailbox__react_fn react,
+    hd_err *err);
+
+/*
+ * hd_mailbox__send_then without a reaction: the message drives no
+ * protocol. For a type no protocol reacts to (the board's task_update),
+ * and, with system set, the protocol notices (a timeout, a refusal
+ * relayed to the leader) and messages from a team without a leader.
  */
 int hd_mailbox__send(hd_message **out, hd_store *st,
     const hd_message_spec *spec, int system, hd_err *err);
@@ -36,14 +53,5 @@ int hd_mailbox__check_content(const char *content, hd_err *err);
  */
 int hd_mailbox__request_sender(char **out, hd_store *st, const char *team,
     const char *to, const char *request_id, hd_err *err);
-
-/*
- * Defined in src/team/shutdown.c: the shutdown protocol's reaction to a
- * message just stored (inside the sending transaction): a shutdown_response answers the team's pending
- * request, an idle message from a member asked counts as approval. Other
- * types are ignored. `no shutdown request "x" in team dev` for a response
- * naming a request the team never had.
- */
-int hd_shutdown__on_message(hd_store *st, const hd_message *m, hd_err *err);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * render.c -- the pure renderer of mailbox.h: messages as
  * <teammate-message> blocks (SPEC 6). No database, no I/O, no clock (the
- * TEAM STATE block has its own renderer: src/team/state_render.c).
+ * TEAM STATE block has its own renderer: src/lifecycle/state_render.c).
  *  (1) Attribute values escape & < > " (&amp; &lt; &gt; &quot;), so a
  *      value can never end its attribute or its tag.
  *  (2) In content, every "<teammate-message" and "</teammate-message"

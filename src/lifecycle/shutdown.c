@@ -34,7 +34,7 @@
  *  (8) A member asked that has nothing left to do (its turn ended, its
  *      started tasks finished) approves by going idle: activity.c sends
  *      its idle message, which approves here like any other.
- * Callers: mailbox.c (hd_shutdown__on_message), state.c (expiry before a
+ * Callers: send.c (hd_shutdown__on_message), state.c (expiry before a
  * read), the CLI (team shutdown, shutdown-response, send), the MCP tools
  * (team_shutdown, send_message) and the REST shutdown route.
  */
