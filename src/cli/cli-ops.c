@@ -38,6 +38,8 @@ static size_t ngroups;
 
 static const hd_cli_render *const render_tables[] = {
     hd_cli_renders_task,
+    hd_cli_renders_chat,
+    hd_cli_renders_team,
     NULL,
 };
 
@@ -79,6 +81,10 @@ run_op(hd_cli *c)
 		return hd_cli_usage(c, "'%s' needs --as AGENT", c->path);
 	if (hd_ops_cli_args(&args, op, c->argc, c->argv, opt_cb, c, &err) < 0)
 		return hd_cli_usage(c, "%s", err.msg);
+	if (op->cli_check != NULL && op->cli_check(args, call.agent, &err) < 0) {
+		json_decref(args);
+		return hd_cli_usage(c, "%s", err.msg);
+	}
 	if (hd_cli_store(c, &st) != 0) {
 		json_decref(args);
 		return HD_EXIT_FAIL;

@@ -193,6 +193,8 @@ typedef struct hd_cli_render {
 } hd_cli_render;
 
 extern const hd_cli_render hd_cli_renders_task[];
+extern const hd_cli_render hd_cli_renders_chat[];
+extern const hd_cli_render hd_cli_renders_team[];
 
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;

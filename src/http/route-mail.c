@@ -1,6 +1,6 @@
 /*
- * route-mail.c -- mailboxes, team state, shutdown and spawning over REST
- * (SPEC 3, 6, 11). Mail is sent by an agent of the team: "from" must be
+ * route-mail.c -- mailboxes and spawning over REST (SPEC 3, 6, 11); team
+ * state and shutdown are the operation table's (src/ops/ops-team.c). Mail is sent by an agent of the team: "from" must be
  * the agent the request proves (identity.c), and may be left out when it
  * proves one. A spawn's "as" (the spawning agent) likewise; without it
  * the user spawns.
@@ -152,68 +152,6 @@ route_inbox(hd_http_req *r)
 }
 
 static int
-route_state(hd_http_req *r)
-{
-	hd_team_snapshot snap;
-	hd_shutdown *sd = NULL;
-	hd_err err = HD_ERR_INIT;
-	char *text = NULL;
-	json_t *o;
-
-	if (hd_team_snapshot_get(&snap, r->st, r->params[0], &err) < 0) {
-		hd_http_fail(r, &err);
-		return 0;
-	}
-	if (hd_team_state_render(&text, &snap, &err) < 0 ||
-	    hd_shutdown_get(&sd, r->st, r->params[0], &err) < 0)
-		hd_http_fail(r, &err);
-	else {
-		o = hd_team_snapshot_to_json(&snap);
-		json_object_set_new(o, "shutdown",
-		    sd ? hd_shutdown_to_json(sd) : json_null());
-		json_object_set_new(o, "text", json_string(text));
-		hd_http_json(r, 200, o);
-	}
-	free(text);
-	hd_shutdown_free(sd);
-	hd_team_snapshot_dispose(&snap);
-	return 0;
-}
-
-static int
-route_shutdown(hd_http_req *r)
-{
-	hd_shutdown *sd = NULL;
-	hd_err err = HD_ERR_INIT;
-	json_t *body = NULL, *t;
-	int64_t timeout_s = 0;
-
-	if (r->body_len > 0 && (body = hd_http_body_object(r)) == NULL)
-		return 0;
-	t = json_object_get(body, "timeout_s");
-	if (t != NULL && (!json_is_integer(t) || json_integer_value(t) < 1)) {
-		hd_http_error(r, 400, "\"timeout_s\" must be a positive integer");
-		goto done;
-	}
-	timeout_s = json_integer_value(t);
-	if (json_object_get(body, "reason") != NULL &&
-	    !json_is_string(json_object_get(body, "reason"))) {
-		hd_http_error(r, 400, "\"reason\" must be a string");
-		goto done;
-	}
-	if (hd_team_shutdown(&sd, r->st, r->params[0], body_str(body, "reason"),
-		timeout_s * 1000, &err) < 0)
-		hd_http_fail(r, &err);
-	else
-		hd_http_json(r, 200, json_pack("{s:o}", "shutdown",
-		    hd_shutdown_to_json(sd)));
-done:
-	hd_shutdown_free(sd);
-	json_decref(body);
-	return 0;
-}
-
-static int
 route_spawn(hd_http_req *r)
 {
 	static const char *const keys[] = {"name", "as", "role", "runtime",
@@ -270,8 +208,6 @@ done:
 const hd_route hd_routes_mail[] = {
 	{"POST", "/api/teams/:team/messages", route_send},
 	{"GET", "/api/agents/:agent/inbox", route_inbox},
-	{"GET", "/api/teams/:team/state", route_state},
-	{"POST", "/api/teams/:team/shutdown", route_shutdown},
 	{"POST", "/api/teams/:team/spawn", route_spawn},
 	{NULL, NULL, NULL},
 };
