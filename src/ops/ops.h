@@ -33,8 +33,14 @@
  *
  * Adding an operation: write its library function, add one hd_op (args,
  * spellings, handler) to the group file in src/ops/ops-<group>.c, and it
- * is a tool, a route and a command. A CLI command renders the handler's
- * JSON (cli-ops.c: a renderer by name, else the JSON itself).
+ * is a tool, a route and a command ("GROUP SUB" a subcommand, one word a
+ * command of its own). Where the surfaces answer differently, the handler
+ * answers everything any of them shows and the entry's shape[dialect]
+ * cuts each surface's answer from it (hd_ops_run applies it); a CLI
+ * command renders that JSON (cli-ops.c: a renderer by name, else the JSON
+ * itself). An argument only one surface has is declared with the others
+ * but hidden from the rest (HD_OPA_NO_MCP; rest "" not on REST; cli NULL
+ * not on the CLI).
  *
  * The table is read-only after start; hd_ops_test_add lets a unit test
  * append an entry before any surface is built (tests/unit/ops).

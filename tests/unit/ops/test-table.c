@@ -91,7 +91,7 @@ static const char *const rest_hand[] = {
     "POST /api/teams/:team/agents", "GET /api/agents/:agent",
     "DELETE /api/agents/:agent", "GET /api/team-chat",
 "GET /api/teams/:team/tasks",
-    "POST /api/teams/:team/messages", "GET /api/agents/:agent/inbox",
+    "POST /api/teams/:team/messages",
     "POST /api/teams/:team/spawn", NULL};
 
 /* Subcommands outside the table: CLI-only ones, and the ones not moved
@@ -546,6 +546,43 @@ test_cli_commands_are_the_table(void **state)
 	}
 }
 
+/* Each table entry spelled in one word is a command of `huddle --help`,
+ * listed once: not also a hand-written command of that name. */
+static void
+test_cli_words_are_the_table(void **state)
+{
+	const char *huddle = getenv("HUDDLE");
+	const hd_op *const *o;
+	char cmd[1024], line[512], name[64];
+	FILE *f;
+	int in_cmds, times, words = 0;
+
+	(void)state;
+	assert_non_null(huddle);
+	for (o = hd_ops_all(); *o != NULL; o++) {
+		if ((*o)->cli == NULL || strchr((*o)->cli, ' ') != NULL)
+			continue;
+		words++;
+		snprintf(cmd, sizeof(cmd), "'%s' --help", huddle);
+		assert_non_null(f = popen(cmd, "r"));
+		in_cmds = times = 0;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (strcmp(line, "commands:\n") == 0)
+				in_cmds = 1;
+			else if (in_cmds && strncmp(line, "  ", 2) == 0 &&
+				 sscanf(line, "%63s", name) == 1)
+				times += strcmp(name, (*o)->cli) == 0;
+			else
+				in_cmds = 0;
+		}
+		assert_int_equal(pclose(f), 0);
+		if (times != 1)
+			fail_msg("'%s' listed %d times by huddle --help",
+			    (*o)->cli, times);
+	}
+	assert_true(words > 0);
+}
+
 int
 main(void)
 {
@@ -559,6 +596,7 @@ main(void)
 		hd_fixture_setup, hd_fixture_teardown),
 	    cmocka_unit_test(test_extra_parses_as_a_command),
 	    cmocka_unit_test(test_cli_commands_are_the_table),
+	    cmocka_unit_test(test_cli_words_are_the_table),
 	};
 	int rc;
 
