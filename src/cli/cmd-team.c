@@ -1,8 +1,9 @@
 /*
  * cmd-team.c -- `huddle team create|list|show|update|rm|state|shutdown`.
- * state and shutdown are the operation table's team.state and
- * team.shutdown (src/ops/ops-team.c, made commands by cli-ops.c); what is
- * here of them is how they are shown (hd_cli_renders_team).
+ * create, state and shutdown are the operation table's team.create,
+ * team.state and team.shutdown (src/ops/ops-team.c, made commands by
+ * cli-ops.c); what is here of them is how they are shown
+ * (hd_cli_renders_team).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,30 +29,6 @@ print_agents(const hd_agents *al, const char *indent)
 	}
 	hd_table_print(t, stdout, indent);
 	hd_table_free(t);
-}
-
-static int
-cmd_team_create(hd_cli *c)
-{
-	hd_team_spec spec = {0};
-	hd_team *t = NULL;
-	hd_store *st;
-
-	spec.id = c->argv[0];
-	spec.name = hd_cli_opt_str(c, "name");
-	spec.description = hd_cli_opt_str(c, "description");
-	spec.icon = hd_cli_opt_str(c, "icon");
-	spec.color = hd_cli_opt_str(c, "color");
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (hd_team_create(&t, st, &spec, &c->err) < 0)
-		return hd_cli_fail(c);
-	if (c->json)
-		hd_cli_json(hd_team_to_json(t));
-	else
-		printf("created team %s (%s)\n", t->id, t->name);
-	hd_team_free(t);
-	return HD_EXIT_OK;
 }
 
 static int
@@ -325,18 +302,27 @@ done:
 	return rc;
 }
 
+/* team create is the table's team.create: --json the team itself. */
+static int
+render_created(hd_cli *c, const json_t *result, const json_t *args)
+{
+	const json_t *t = json_object_get(result, "team");
+
+	(void)args;
+	if (c->json)
+		hd_cli_json(json_incref((json_t *)t));
+	else
+		printf("created team %s (%s)\n",
+		    json_string_value(json_object_get(t, "id")),
+		    json_string_value(json_object_get(t, "name")));
+	return HD_EXIT_OK;
+}
+
 const hd_cli_render hd_cli_renders_team[] = {
+    {"team.create", render_created},
     {"team.state", render_state},
     {"team.shutdown", render_shutdown},
     {NULL, NULL},
-};
-
-static const hd_cli_opt team_fields[] = {
-	{"name", 0, "TEXT", "display name (default: the id)", 0},
-	{"description", 0, "TEXT", "what the team is for", 0},
-	{"icon", 0, "TEXT", "an icon (an emoji, say)", 0},
-	{"color", 0, "TEXT", "a colour for the dashboard (#4f46e5)", 0},
-	{NULL, 0, NULL, NULL, 0},
 };
 
 static const hd_cli_opt team_update_opts[] = {
@@ -380,8 +366,6 @@ static const hd_cli_opt team_rm_opts[] = {
 };
 
 static const hd_cli_cmd team_subs[] = {
-	{"create", "TEAM", "Create a team", 1, 1, team_fields, cmd_team_create,
-	    NULL, "TEAM is 1-50 lowercase letters, digits, '-' or '_'."},
 	{"list", NULL, "List teams with their agent counts", 0, 0, NULL,
 	    cmd_team_list, NULL, NULL},
 	{"show", "TEAM", "Show a team and its agents", 1, 1, NULL,

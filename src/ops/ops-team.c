@@ -1,7 +1,8 @@
 /*
  * ops-team.c -- the team's operations (ops.h): team_create, team_state,
  * teammate_spawn (which also replaces a member) and team_shutdown.
- * team_delegate is a board operation (ops-board.c). team.state and
+ * team_delegate is a board operation (ops-board.c). team.create is also
+ * POST /api/teams {id, ...} and `huddle team create`. team.state and
  * team.shutdown are also GET /api/teams/:team/state, POST
  * /api/teams/:team/shutdown and `huddle team state|shutdown` (whose
  * renderers, cmd-team.c, add what autorun holds and --wait).
@@ -29,6 +30,8 @@ tool_team_create(json_t **result, const hd_op_call *c, hd_err *err)
 	spec.id = hd_op_str(c, "team_name");
 	spec.name = hd_op_str(c, "name");
 	spec.description = hd_op_str(c, "description");
+	spec.icon = hd_op_str(c, "icon");
+	spec.color = hd_op_str(c, "color");
 	if ((rc = hd_team_create(&t, c->st, &spec, err)) < 0)
 		return rc;
 	*result = json_pack("{s:o}", "team", hd_team_to_json(t));
@@ -160,11 +163,21 @@ static const hd_op_arg shutdown_args[] = {
     ARGS_END,
 };
 
+/* a team's field: REST may send null for it; the CLI's --x */
+#define FIELD(n, mcp, help, flags)                                            \
+	{n, HD_OPT_STR, HD_OPA_NULL_OK | (flags), 0, 0, NULL, mcp, NULL,      \
+	    "--" n, 0, help, "TEXT", NULL}
+
 static const hd_op_arg create_args[] = {
     {"team_name", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL,
-	"the new team's id, e.g. docs-team", NULL, NULL, 0, NULL, NULL, NULL},
-    S("name", "display name"),
-    S("description", "what the team is for"),
+	"the new team's id, e.g. docs-team", "id", "TEAM", 0, NULL, NULL,
+	"team"},
+    FIELD("name", "display name", "display name (default: the id)", 0),
+    FIELD("description", "what the team is for", "what the team is for", 0),
+    /* the dashboard's: not MCP arguments */
+    FIELD("icon", NULL, "an icon (an emoji, say)", HD_OPA_NO_MCP),
+    FIELD("color", NULL, "a colour for the dashboard (#4f46e5)",
+	HD_OPA_NO_MCP),
     ARGS_END,
 };
 
@@ -217,6 +230,8 @@ const hd_op hd_ops_team[] = {
 	.mcp_desc =
 	    "Create a new team (an id of 1-50 lowercase letters, digits, '-' "
 	    "or '_'). Agents are added with teammate_spawn.",
-	.mcp_ids = HD_OPI_NONE},
+	.mcp_ids = HD_OPI_NONE, .method = "POST", .path = "/api/teams",
+	.status = 201, .cli = "team create", .cli_summary = "Create a team",
+	.cli_details = "TEAM is 1-50 lowercase letters, digits, '-' or '_'."},
     {.name = NULL},
 };

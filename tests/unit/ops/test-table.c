@@ -86,7 +86,7 @@ static const char *const rest_hand[] = {
     "POST /api/conversations/:id/cancel", "POST /api/team-chat/exchange",
     "POST /api/teams/:team/exchange/cancel",
     /* not in the table yet (also on the CLI or MCP) */
-    "GET /api/teams", "POST /api/teams", "GET /api/teams/:team",
+    "GET /api/teams", "GET /api/teams/:team",
     "DELETE /api/teams/:team", "GET /api/teams/:team/agents",
     "POST /api/teams/:team/agents", "GET /api/agents/:agent",
     "DELETE /api/agents/:agent", "GET /api/team-chat",
@@ -101,7 +101,7 @@ static const char *const cli_hand[] = {
     "chat tail", "team list", "team show", "team update", "team rm",
     "team pause", "team resume",
     /* not in the table yet */
-    "task create", "task list", "chat read", "team create", NULL};
+    "task create", "task list", "chat read", NULL};
 
 static int
 listed(const char *const *list, const char *s)
