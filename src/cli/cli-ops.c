@@ -2,20 +2,23 @@
  * cli-ops.c -- the CLI commands made from the operation table
  * (src/ops/ops.h). Every entry whose CLI words are "GROUP SUB" is a
  * subcommand SUB of the command GROUP, after the group's hand-written
- * ones: its positional synopsis and counts, its options (each argument
- * spelled "--x", and --as when the entry names its help) and its help
- * text all come from the entry, so main.c's dispatcher parses, checks
- * and documents it like any other command.
+ * ones, and every entry spelled in one word ("inbox") a command of its
+ * own, after the hand-written commands (hd_cli_commands): its positional
+ * synopsis and counts, its options (each argument spelled "--x", and --as
+ * when the entry names its help) and its help text all come from the
+ * entry, so main.c's dispatcher parses, checks and documents it like any
+ * other command.
  *
  * Running one (run_op): the arguments come from hd_ops_cli_args (types,
  * ids and limits checked from the table; a bad one is a usage error,
- * exit 2); an HD_OPW_AGENT operation needs --as. The actor is --as, else
+ * exit 2), then the entry's cli_check (a usage error too); an
+ * HD_OPW_AGENT operation needs --as. The actor is --as, else
  * the user; the team is the TEAM positional when the entry has one. The
  * handler's JSON is shown by the group's renderer for the entry
  * (hd_cli_render, e.g. cmd-task.c's), else printed as JSON.
  *
  * The generated tables are made once, on first use, and live as long as
- * the process. Callers: main.c (hd_cli_subs).
+ * the process. Callers: main.c (hd_cli_commands, hd_cli_subs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +41,9 @@ static size_t ngroups;
 
 static const hd_cli_render *const render_tables[] = {
     hd_cli_renders_task,
+    hd_cli_renders_chat,
+    hd_cli_renders_team,
+    hd_cli_renders_mail,
     NULL,
 };
 
@@ -79,6 +85,10 @@ run_op(hd_cli *c)
 		return hd_cli_usage(c, "'%s' needs --as AGENT", c->path);
 	if (hd_ops_cli_args(&args, op, c->argc, c->argv, opt_cb, c, &err) < 0)
 		return hd_cli_usage(c, "%s", err.msg);
+	if (op->cli_check != NULL && op->cli_check(args, call.agent, &err) < 0) {
+		json_decref(args);
+		return hd_cli_usage(c, "%s", err.msg);
+	}
 	if (hd_cli_store(c, &st) != 0) {
 		json_decref(args);
 		return HD_EXIT_FAIL;
@@ -187,4 +197,30 @@ hd_cli_subs(const hd_cli_cmd *cmd)
 	groups[ngroups].subs = subs;
 	ngroups++;
 	return subs;
+}
+
+#define COMMANDS_MAX 48
+
+const hd_cli_cmd *const *
+hd_cli_commands(const hd_cli_cmd *const *hand)
+{
+	static const hd_cli_cmd *all[COMMANDS_MAX + 1];
+	static hd_cli_cmd made[COMMANDS_MAX];
+	static const hd_cli_cmd *const *from;
+	const hd_op *const *o;
+	size_t n = 0, m = 0;
+
+	if (from == hand)
+		return all;
+	for (; hand[n] != NULL && n < COMMANDS_MAX; n++)
+		all[n] = hand[n];
+	for (o = hd_ops_all(); *o != NULL && n < COMMANDS_MAX; o++) {
+		if ((*o)->cli == NULL || strchr((*o)->cli, ' ') != NULL)
+			continue;
+		if (make_sub(&made[m], *o, (*o)->cli) == 0)
+			all[n++] = &made[m++];
+	}
+	all[n] = NULL;
+	from = hand;
+	return all;
 }

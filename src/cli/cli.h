@@ -184,6 +184,9 @@ void hd_cli_autorun_print(const json_t *state);
  * subcommands followed by each table entry spelled "<cmd> SUB"; NULL
  * when cmd has no subcommands. */
 const hd_cli_cmd *hd_cli_subs(const hd_cli_cmd *cmd);
+/* The commands: the hand-written ones (hand, NULL-terminated), then
+ * each table entry spelled in one word. */
+const hd_cli_cmd *const *hd_cli_commands(const hd_cli_cmd *const *hand);
 
 /* How a table-made command shows its operation's result (its --json
  * too); without one the result is printed as JSON. */
@@ -193,6 +196,9 @@ typedef struct hd_cli_render {
 } hd_cli_render;
 
 extern const hd_cli_render hd_cli_renders_task[];
+extern const hd_cli_render hd_cli_renders_chat[];
+extern const hd_cli_render hd_cli_renders_team[];
+extern const hd_cli_render hd_cli_renders_mail[];
 
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;
@@ -204,7 +210,6 @@ extern const hd_cli_cmd hd_cli_cmd_chat;
 extern const hd_cli_cmd hd_cli_cmd_events;
 extern const hd_cli_cmd hd_cli_cmd_send;
 extern const hd_cli_cmd hd_cli_cmd_broadcast;
-extern const hd_cli_cmd hd_cli_cmd_inbox;
 extern const hd_cli_cmd hd_cli_cmd_shutdown_response;
 extern const hd_cli_cmd hd_cli_cmd_mcp;
 extern const hd_cli_cmd hd_cli_cmd_attach;

@@ -1,6 +1,8 @@
 /*
  * cmd-chat.c -- `huddle chat post|read|tail`: the team room from the
- * command line (SPEC 5, 14).
+ * command line (SPEC 5, 14). `chat post` is the operation table's
+ * chat.post (src/ops/ops-chat.c, made a command by cli-ops.c); what is
+ * here of it is how it is shown (hd_cli_renders_chat).
  *
  * Human output is one post per line, `#<seq> <time> <author> [<kind>]:
  * <body>`, continuation lines of a multi-line body indented under it, and
@@ -76,34 +78,28 @@ wrap_post(hd_cli *c, const hd_post *p)
 	return w;
 }
 
+/* chat post is the table's chat.post (src/ops/ops-chat.c): its --json
+ * is the post, its text one line. */
 static int
-cmd_chat_post(hd_cli *c)
+render_posted(hd_cli *c, const json_t *result, const json_t *args)
 {
-	const char *as = hd_cli_opt_str(c, "as"), *kind = "user";
-	hd_post *p = NULL;
-	hd_store *st;
-	int given =
-	    (as != NULL) + hd_cli_flag(c, "system") + hd_cli_flag(c, "user");
+	const json_t *p = json_object_get(result, "post");
 
-	if (given > 1)
-		return hd_cli_usage(
-		    c, "use only one of --as, --system and --user");
-	if (as != NULL)
-		kind = "peer";
-	else if (hd_cli_flag(c, "system"))
-		kind = "system";
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (hd_room_post(&p, st, c->argv[0], kind, as, c->argv[1], &c->err) < 0)
-		return hd_cli_fail(c);
+	(void)args;
 	if (c->json)
-		hd_cli_json(hd_post_to_json(p));
+		hd_cli_json(json_incref((json_t *)p));
 	else
-		printf("posted #%lld to %s as %s\n", (long long)p->seq,
-		    p->room_id, p->author);
-	hd_post_free(p);
+		printf("posted #%lld to %s as %s\n",
+		    (long long)json_integer_value(json_object_get(p, "seq")),
+		    json_string_value(json_object_get(p, "roomId")),
+		    json_string_value(json_object_get(p, "authorAgentId")));
 	return HD_EXIT_OK;
 }
+
+const hd_cli_render hd_cli_renders_chat[] = {
+    {"chat.post", render_posted},
+    {NULL, NULL},
+};
 
 static int
 cmd_chat_read(hd_cli *c)
@@ -239,13 +235,6 @@ cmd_chat_tail(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
-static const hd_cli_opt chat_post_opts[] = {
-    {"as", 0, "AGENT", "post as this member agent (kind peer)", 0},
-    {"system", 0, NULL, "post a system line, authored huddle", 0},
-    {"user", 0, NULL, "post as the user (the default)", 0},
-    {NULL, 0, NULL, NULL, 0},
-};
-
 static const hd_cli_opt chat_read_opts[] = {
     {"since", 0, "SEQ", "posts after seq SEQ (default 0)", 0},
     {"limit", 'n', "N", "at most N posts, 1-500 (default 100)", 0},
@@ -265,9 +254,6 @@ static const hd_cli_opt chat_tail_opts[] = {
 };
 
 static const hd_cli_cmd chat_subs[] = {
-    {"post", "TEAM TEXT", "Post to a team's room", 2, 2, chat_post_opts,
-	cmd_chat_post, NULL,
-	"Without --as or --system the post is the user's (kind user)."},
     {"read", "TEAM", "Read a team's room, oldest first", 1, 1, chat_read_opts,
 	cmd_chat_read, NULL,
 	"Pass nextSeq (from --json) as --since to read on."},

@@ -1,6 +1,8 @@
 /*
- * cmd-inbox.c -- `huddle inbox TEAM --as AGENT`: take (or peek at) an
- * agent's waiting messages, oldest first. The older `huddle inbox AGENT`
+ * cmd-inbox.c -- how `huddle inbox TEAM --as AGENT` shows an agent's
+ * waiting messages, oldest first: the command is the operation table's
+ * mail.inbox (src/ops/ops-mail.c, made a command by cli-ops.c), which
+ * takes (or with --peek peeks at) them; the older `huddle inbox AGENT`
  * (no --as: the one argument is the agent) still works.
  */
 #include <stdlib.h>
@@ -23,102 +25,60 @@ print_body(const char *s)
 	}
 }
 
-static void
-print_message(const hd_message *m)
+static const char *
+str(const json_t *m, const char *key)
 {
+	return json_string_value(json_object_get(m, key));
+}
+
+static void
+print_message(const json_t *m)
+{
+	const json_t *approve = json_object_get(m, "approve");
 	char when[32];
 
-	hd_cli_time(when, sizeof(when), m->created_at);
-	printf("#%lld  %s  from %s  [%s", (long long)m->id, when, m->from_agent,
-	    m->type);
-	if (m->request_id != NULL)
-		printf(" request=%s", m->request_id);
-	if (m->approve >= 0)
-		printf(" approve=%s", m->approve ? "true" : "false");
-	if (m->reason != NULL && m->reason[0] != '\0')
-		printf(" reason=\"%s\"", m->reason);
+	hd_cli_time(when, sizeof(when),
+	    json_integer_value(json_object_get(m, "created_at")));
+	printf("#%lld  %s  from %s  [%s",
+	    (long long)json_integer_value(json_object_get(m, "id")), when,
+	    str(m, "from_agent"), str(m, "type"));
+	if (str(m, "request_id") != NULL)
+		printf(" request=%s", str(m, "request_id"));
+	if (json_is_boolean(approve))
+		printf(" approve=%s", json_is_true(approve) ? "true" : "false");
+	if (str(m, "reason") != NULL && str(m, "reason")[0] != '\0')
+		printf(" reason=\"%s\"", str(m, "reason"));
 	printf("]\n");
-	print_body(m->content);
+	print_body(str(m, "content"));
 }
 
 static int
-cmd_inbox(hd_cli *c)
+render_inbox(hd_cli *c, const json_t *result, const json_t *args)
 {
-	hd_messages l = {0};
-	hd_store *st;
-	int64_t limit = 0;
-	int peek = hd_cli_flag(c, "peek"), render = hd_cli_flag(c, "render");
-	char *text = NULL;
-	const char *agent;
-	json_t *arr, *o;
+	const json_t *msgs = json_object_get(result, "messages"), *m;
+	int render = json_is_true(json_object_get(args, "render"));
+	int peek = json_is_true(json_object_get(args, "peek"));
 	size_t i;
-	int rc;
 
-	if ((rc = hd_cli_opt_int(c, "limit", 1, HD_MAILBOX_READ_MAX, &limit)) ||
-	    (rc = hd_cli_as(c, NULL, &agent)))
-		return rc;
-	if (agent == NULL)
-		agent = c->argv[0]; /* the older `inbox AGENT` */
-	else if ((rc = hd_cli_agent_in(c, c->argv[0], agent)) != 0)
-		return rc;
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	rc = peek ? hd_mailbox_peek(&l, st, agent, (int)limit, &c->err)
-		  : hd_mailbox_read(&l, st, agent, (int)limit, &c->err);
-	if (rc < 0)
-		return hd_cli_fail(c);
-	rc = HD_EXIT_OK;
-	if (render && hd_mailbox_render(&text, &l, &c->err) < 0) {
-		rc = hd_cli_fail(c);
-		goto done;
-	}
 	if (c->json) {
-		arr = json_array();
-		for (i = 0; i < l.n; i++)
-			json_array_append_new(arr,
-			    hd_message_to_json(&l.items[i]));
-		if (render) {
-			o = json_object();
-			json_object_set_new(o, "messages", arr);
-			json_object_set_new(o, "rendered", json_string(text));
-			hd_cli_json(o);
-		} else
-			hd_cli_json(arr);
+		if (render)
+			hd_cli_json(json_pack("{s:O, s:O}", "messages", msgs,
+			    "rendered", json_object_get(result, "rendered")));
+		else
+			hd_cli_json(json_incref((json_t *)msgs));
 	} else if (render) {
-		if (l.n > 0)
-			printf("%s\n", text);
-	} else if (l.n == 0)
+		if (json_array_size(msgs) > 0)
+			printf("%s\n", str(result, "rendered"));
+	} else if (json_array_size(msgs) == 0)
 		printf("no %s messages for %s\n", peek ? "waiting" : "new",
-		    agent);
+		    str(result, "agent"));
 	else
-		for (i = 0; i < l.n; i++)
-			print_message(&l.items[i]);
-done:
-	free(text);
-	hd_messages_dispose(&l);
-	return rc;
+		json_array_foreach (msgs, i, m)
+			print_message(m);
+	return HD_EXIT_OK;
 }
 
-static const hd_cli_opt inbox_opts[] = {
-	{"as", 0, "AGENT", "the agent whose mailbox it is (required with TEAM)",
-	    0},
-	{"peek", 0, NULL, "show without marking anything delivered", 0},
-	{"render", 0, NULL,
-	    "print <teammate-message> blocks, as a runtime sees them", 0},
-	{"limit", 'n', "N", "at most N messages (default: all)", 0},
-	{NULL, 0, NULL, NULL, 0},
-};
-
-const hd_cli_cmd hd_cli_cmd_inbox = {
-	.name = "inbox",
-	.args = "TEAM",
-	.summary = "Read an agent's waiting messages, oldest first",
-	.min_args = 1,
-	.max_args = 1,
-	.opts = inbox_opts,
-	.fn = cmd_inbox,
-	.details = "Reading delivers: each message is returned by exactly one "
-		   "read. --peek does not deliver.\nThe older spelling "
-		   "`huddle inbox AGENT` (no --as) still works.\n"
-		   "Example: huddle inbox dev --as coder --peek",
+const hd_cli_render hd_cli_renders_mail[] = {
+    {"mail.inbox", render_inbox},
+    {NULL, NULL},
 };

@@ -1,5 +1,9 @@
 /*
  * cmd-team.c -- `huddle team create|list|show|update|rm|state|shutdown`.
+ * create, state and shutdown are the operation table's team.create,
+ * team.state and team.shutdown (src/ops/ops-team.c, made commands by
+ * cli-ops.c); what is here of them is how they are shown
+ * (hd_cli_renders_team).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,30 +29,6 @@ print_agents(const hd_agents *al, const char *indent)
 	}
 	hd_table_print(t, stdout, indent);
 	hd_table_free(t);
-}
-
-static int
-cmd_team_create(hd_cli *c)
-{
-	hd_team_spec spec = {0};
-	hd_team *t = NULL;
-	hd_store *st;
-
-	spec.id = c->argv[0];
-	spec.name = hd_cli_opt_str(c, "name");
-	spec.description = hd_cli_opt_str(c, "description");
-	spec.icon = hd_cli_opt_str(c, "icon");
-	spec.color = hd_cli_opt_str(c, "color");
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if (hd_team_create(&t, st, &spec, &c->err) < 0)
-		return hd_cli_fail(c);
-	if (c->json)
-		hd_cli_json(hd_team_to_json(t));
-	else
-		printf("created team %s (%s)\n", t->id, t->name);
-	hd_team_free(t);
-	return HD_EXIT_OK;
 }
 
 static int
@@ -239,76 +219,74 @@ cmd_team_rm(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
+/* team state is the table's team.state (src/ops/ops-team.c): the block,
+ * then what autorun holds; --json the snapshot with its text, autorun's
+ * settings and each agent's supervisor state (no shutdown: the block
+ * tells it). */
 static int
-cmd_team_state(hd_cli *c)
+render_state(hd_cli *c, const json_t *result, const json_t *args)
 {
-	hd_team_snapshot snap;
+	const char *team = json_string_value(json_object_get(args, "team"));
 	hd_store *st;
 	json_t *o, *sv = NULL;
-	char *text = NULL;
-	int rc = HD_EXIT_OK;
 
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_team_snapshot_get(&snap, st, c->argv[0], &c->err) < 0)
+	if (hd_supervisor_state(&sv, st, team, &c->err) < 0)
 		return hd_cli_fail(c);
-	if (hd_team_state_render(&text, &snap, &c->err) < 0) {
-		rc = hd_cli_fail(c);
-		goto done;
-	}
-	if (hd_supervisor_state(&sv, st, c->argv[0], &c->err) < 0) {
-		rc = hd_cli_fail(c);
-		goto done;
-	}
 	if (c->json) {
-		o = hd_team_snapshot_to_json(&snap);
-		json_object_set_new(o, "text", json_string(text));
+		o = json_deep_copy(result);
+		json_object_del(o, "shutdown");
+		json_object_del(o, "text");
+		json_object_set(o, "text", json_object_get(result, "text"));
 		json_object_set(o, "autorun", json_object_get(sv, "autorun"));
 		json_object_set(o, "supervisor", json_object_get(sv, "agents"));
 		hd_cli_json(o);
 	} else {
-		fputs(text, stdout);
+		fputs(json_string_value(json_object_get(result, "text")), stdout);
 		hd_cli_autorun_print(sv);
 	}
-done:
 	json_decref(sv);
-	free(text);
-	hd_team_snapshot_dispose(&snap);
-	return rc;
+	return HD_EXIT_OK;
 }
 
+/* team shutdown is the table's team.shutdown: with --wait, a pending
+ * request is waited out; an outcome other than pending or shutdown is
+ * the command failing. */
 static int
-cmd_team_shutdown(hd_cli *c)
+render_shutdown(hd_cli *c, const json_t *result, const json_t *args)
 {
+	const char *team = json_string_value(json_object_get(args, "team"));
+	const json_t *made = json_object_get(result, "shutdown");
 	hd_shutdown *s = NULL, *fin = NULL;
 	hd_store *st;
-	int64_t timeout_s = 0;
-	int rc;
+	int rc = HD_EXIT_OK;
 
-	if ((rc = hd_cli_opt_int(c, "timeout", 1,
-		 HD_SHUTDOWN_TIMEOUT_MAX_MS / 1000, &timeout_s)))
-		return rc;
+	/* the request just made, as a struct to describe: the team's latest */
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
-	if (hd_team_shutdown(&s, st, c->argv[0], hd_cli_opt_str(c, "reason"),
-		timeout_s * 1000, &c->err) < 0)
+	if (hd_shutdown_get(&s, st, team, &c->err) < 0)
 		return hd_cli_fail(c);
-	rc = HD_EXIT_OK;
-	if (hd_cli_flag(c, "wait") && strcmp(s->outcome, "pending") == 0) {
+	if (s == NULL)
+		return hd_cli_fail(c);
+	if (json_is_true(json_object_get(args, "wait")) &&
+	    strcmp(s->outcome, "pending") == 0) {
 		if (!c->json) {
 			hd_cli_shutdown_describe(stdout, s);
 			fflush(stdout);
 		}
-		if (hd_team_shutdown_wait(&fin, st, c->argv[0], s->request_id,
-			0, &c->err) < 0) {
+		if (hd_team_shutdown_wait(&fin, st, team, s->request_id, 0,
+			&c->err) < 0) {
 			rc = hd_cli_fail(c);
 			goto done;
 		}
 		hd_shutdown_free(s);
 		s = fin;
+		made = NULL;
 	}
 	if (c->json)
-		hd_cli_json(hd_shutdown_to_json(s));
+		hd_cli_json(made != NULL ? json_incref((json_t *)made)
+					 : hd_shutdown_to_json(s));
 	if (strcmp(s->outcome, "pending") == 0 ||
 	    strcmp(s->outcome, "shutdown") == 0) {
 		if (!c->json)
@@ -324,12 +302,27 @@ done:
 	return rc;
 }
 
-static const hd_cli_opt team_fields[] = {
-	{"name", 0, "TEXT", "display name (default: the id)", 0},
-	{"description", 0, "TEXT", "what the team is for", 0},
-	{"icon", 0, "TEXT", "an icon (an emoji, say)", 0},
-	{"color", 0, "TEXT", "a colour for the dashboard (#4f46e5)", 0},
-	{NULL, 0, NULL, NULL, 0},
+/* team create is the table's team.create: --json the team itself. */
+static int
+render_created(hd_cli *c, const json_t *result, const json_t *args)
+{
+	const json_t *t = json_object_get(result, "team");
+
+	(void)args;
+	if (c->json)
+		hd_cli_json(json_incref((json_t *)t));
+	else
+		printf("created team %s (%s)\n",
+		    json_string_value(json_object_get(t, "id")),
+		    json_string_value(json_object_get(t, "name")));
+	return HD_EXIT_OK;
+}
+
+const hd_cli_render hd_cli_renders_team[] = {
+    {"team.create", render_created},
+    {"team.state", render_state},
+    {"team.shutdown", render_shutdown},
+    {NULL, NULL},
 };
 
 static const hd_cli_opt team_update_opts[] = {
@@ -372,17 +365,7 @@ static const hd_cli_opt team_rm_opts[] = {
 	{NULL, 0, NULL, NULL, 0},
 };
 
-static const hd_cli_opt team_shutdown_opts[] = {
-	{"reason", 0, "TEXT", "why, sent to every member asked", 0},
-	{"wait", 'w', NULL, "wait until every member answered or time ran out",
-	    0},
-	{"timeout", 0, "S", "seconds members have to answer (default 60)", 0},
-	{NULL, 0, NULL, NULL, 0},
-};
-
 static const hd_cli_cmd team_subs[] = {
-	{"create", "TEAM", "Create a team", 1, 1, team_fields, cmd_team_create,
-	    NULL, "TEAM is 1-50 lowercase letters, digits, '-' or '_'."},
 	{"list", NULL, "List teams with their agent counts", 0, 0, NULL,
 	    cmd_team_list, NULL, NULL},
 	{"show", "TEAM", "Show a team and its agents", 1, 1, NULL,
@@ -395,24 +378,12 @@ static const hd_cli_cmd team_subs[] = {
 	    cmd_team_rm, NULL,
 	    "A team that still has tasks, posts or messages is refused unless "
 	    "--purge is given.\nThe event log is kept."},
-	{"state", "TEAM",
-	    "Show the TEAM STATE block a leader sees, and what autorun holds",
-	    1, 1, NULL, cmd_team_state, NULL,
-	    "After the block: autorun's settings and, per agent, its wake "
-	    "queue, the turn\nit is running and its last turn."},
 	{"pause", "TEAM", "Stop waking the team's agents (autorun)", 1, 1, NULL,
 	    hd_cli_team_pause, NULL,
 	    "Turns already running finish; nothing new starts until 'huddle "
 	    "team resume'."},
 	{"resume", "TEAM", "Wake the team's agents again after a pause", 1, 1,
 	    NULL, hd_cli_team_resume, NULL, NULL},
-	{"shutdown", "TEAM", "Shut a team down, asking working members first", 1,
-	    1, team_shutdown_opts, cmd_team_shutdown, NULL,
-	    "No member working: the team is shut down at once. Otherwise each "
-	    "working member\ngets a shutdown_request; the team is shut down "
-	    "when all approve, and back to\nactive when one refuses or time "
-	    "runs out. Nothing is deleted.\nMembers answer with 'huddle "
-	    "shutdown-response'."},
 	{NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
 

@@ -22,7 +22,7 @@
 
 #include "cli.h"
 
-static const hd_cli_cmd *const cmd_table[] = {
+static const hd_cli_cmd *const hand_table[] = {
 	&hd_cli_cmd_init,
 	&hd_cli_cmd_up,
 	&hd_cli_cmd_team,
@@ -32,7 +32,6 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_events,
 	&hd_cli_cmd_send,
 	&hd_cli_cmd_broadcast,
-	&hd_cli_cmd_inbox,
 	&hd_cli_cmd_ask,
 	&hd_cli_cmd_conversation,
 	&hd_cli_cmd_shutdown_response,
@@ -47,6 +46,9 @@ static const hd_cli_cmd *const cmd_table[] = {
 	&hd_cli_cmd_restore,
 	NULL,
 };
+
+/* The hand-written commands, then the operation table's (cli-ops.c). */
+#define cmd_table hd_cli_commands(hand_table)
 
 static const hd_cli_opt common_opts[] = {
 	{"home", 0, "DIR", "use DIR as HUDDLE_HOME (default: $HUDDLE_HOME, "

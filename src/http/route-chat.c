@@ -3,7 +3,9 @@
  * its compatibility shape exactly:
  *   {"roomId","posts":[{"id","roomId","teamId","authorAgentId","body",
  *    "kind","createdAt","seq"}],"nextSeq"}
- * with nextSeq the last returned seq, or sinceSeq when none.
+ * with nextSeq the last returned seq, or sinceSeq when none. A post
+ * (POST /api/teams/:team/posts) is the operation table's chat.post
+ * (src/ops/ops-chat.c), served by route-ops.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,48 +61,7 @@ route_team_chat(hd_http_req *r)
 	return 0;
 }
 
-/* POST /api/teams/:team/posts {text, as?}: a user post, or a peer post as
- * an agent of the team -- the one the request proves (identity.c), which
- * "as" may name (the dashboard posts as the user). */
-static int
-route_post(hd_http_req *r)
-{
-	hd_err err = HD_ERR_INIT;
-	hd_post *p = NULL;
-	json_t *body, *text, *as;
-	char actor[HD_HTTP_ACTOR_MAX];
-	const char *who;
-
-	if ((body = hd_http_body_object(r)) == NULL)
-		return 0;
-	text = json_object_get(body, "text");
-	as = json_object_get(body, "as");
-	if (!json_is_string(text))
-		hd_http_error(r, 400, "\"text\" (a string) is required");
-	else if (as != NULL && !json_is_string(as))
-		hd_http_error(r, 400, "\"as\" must be an agent id");
-	else if (hd_http_acting(r, json_string_value(as),
-		     actor) < 0)
-		; /* answered */
-	else {
-		/* as the user, what the body named (nothing, or "user") */
-		who = strcmp(actor, HD_HTTP_USER) == 0 ? json_string_value(as)
-						       : actor;
-		if (hd_room_post(&p, r->st, r->params[0],
-			who != NULL ? "peer" : "user", who,
-			json_string_value(text), &err) < 0)
-			hd_http_fail(r, &err);
-		else
-			hd_http_json(r, 201,
-			    json_pack("{s:o}", "post", hd_post_to_json(p)));
-	}
-	hd_post_free(p);
-	json_decref(body);
-	return 0;
-}
-
 const hd_route hd_routes_chat[] = {
 	{"GET", "/api/team-chat", route_team_chat},
-	{"POST", "/api/teams/:team/posts", route_post},
 	{NULL, NULL, NULL},
 };

@@ -1,6 +1,7 @@
 /*
- * route-mail.c -- mailboxes, team state, shutdown and spawning over REST
- * (SPEC 3, 6, 11). Mail is sent by an agent of the team: "from" must be
+ * route-mail.c -- sending mail and spawning over REST (SPEC 3, 6, 11); the
+ * inbox, team state and shutdown are the operation table's
+ * (src/ops/ops-mail.c, src/ops/ops-team.c). Mail is sent by an agent of the team: "from" must be
  * the agent the request proves (identity.c), and may be left out when it
  * proves one. A spawn's "as" (the spawning agent) likewise; without it
  * the user spawns.
@@ -118,102 +119,6 @@ done:
 }
 
 static int
-route_inbox(hd_http_req *r)
-{
-	const char *peek = hd_http_query(r, "peek");
-	const char *limit_s = hd_http_query(r, "limit");
-	hd_err err = HD_ERR_INIT;
-	hd_messages l;
-	int64_t limit = 0;
-	json_t *arr;
-	size_t i;
-	int rc;
-
-	if (limit_s != NULL && (hd_parse_i64(&limit, limit_s, "limit", &err) < 0 ||
-				   limit < 1 || limit > HD_MAILBOX_READ_MAX)) {
-		hd_http_error(r, 400, "limit must be between 1 and %d",
-		    HD_MAILBOX_READ_MAX);
-		return 0;
-	}
-	if (peek != NULL && strcmp(peek, "0") != 0)
-		rc = hd_mailbox_peek(&l, r->st, r->params[0], (int)limit, &err);
-	else
-		rc = hd_mailbox_read(&l, r->st, r->params[0], (int)limit, &err);
-	if (rc < 0) {
-		hd_http_fail(r, &err);
-		return 0;
-	}
-	arr = json_array();
-	for (i = 0; i < l.n; i++)
-		json_array_append_new(arr, hd_message_to_json(&l.items[i]));
-	hd_messages_dispose(&l);
-	hd_http_json(r, 200, json_pack("{s:o}", "messages", arr));
-	return 0;
-}
-
-static int
-route_state(hd_http_req *r)
-{
-	hd_team_snapshot snap;
-	hd_shutdown *sd = NULL;
-	hd_err err = HD_ERR_INIT;
-	char *text = NULL;
-	json_t *o;
-
-	if (hd_team_snapshot_get(&snap, r->st, r->params[0], &err) < 0) {
-		hd_http_fail(r, &err);
-		return 0;
-	}
-	if (hd_team_state_render(&text, &snap, &err) < 0 ||
-	    hd_shutdown_get(&sd, r->st, r->params[0], &err) < 0)
-		hd_http_fail(r, &err);
-	else {
-		o = hd_team_snapshot_to_json(&snap);
-		json_object_set_new(o, "shutdown",
-		    sd ? hd_shutdown_to_json(sd) : json_null());
-		json_object_set_new(o, "text", json_string(text));
-		hd_http_json(r, 200, o);
-	}
-	free(text);
-	hd_shutdown_free(sd);
-	hd_team_snapshot_dispose(&snap);
-	return 0;
-}
-
-static int
-route_shutdown(hd_http_req *r)
-{
-	hd_shutdown *sd = NULL;
-	hd_err err = HD_ERR_INIT;
-	json_t *body = NULL, *t;
-	int64_t timeout_s = 0;
-
-	if (r->body_len > 0 && (body = hd_http_body_object(r)) == NULL)
-		return 0;
-	t = json_object_get(body, "timeout_s");
-	if (t != NULL && (!json_is_integer(t) || json_integer_value(t) < 1)) {
-		hd_http_error(r, 400, "\"timeout_s\" must be a positive integer");
-		goto done;
-	}
-	timeout_s = json_integer_value(t);
-	if (json_object_get(body, "reason") != NULL &&
-	    !json_is_string(json_object_get(body, "reason"))) {
-		hd_http_error(r, 400, "\"reason\" must be a string");
-		goto done;
-	}
-	if (hd_team_shutdown(&sd, r->st, r->params[0], body_str(body, "reason"),
-		timeout_s * 1000, &err) < 0)
-		hd_http_fail(r, &err);
-	else
-		hd_http_json(r, 200, json_pack("{s:o}", "shutdown",
-		    hd_shutdown_to_json(sd)));
-done:
-	hd_shutdown_free(sd);
-	json_decref(body);
-	return 0;
-}
-
-static int
 route_spawn(hd_http_req *r)
 {
 	static const char *const keys[] = {"name", "as", "role", "runtime",
@@ -269,9 +174,6 @@ done:
 
 const hd_route hd_routes_mail[] = {
 	{"POST", "/api/teams/:team/messages", route_send},
-	{"GET", "/api/agents/:agent/inbox", route_inbox},
-	{"GET", "/api/teams/:team/state", route_state},
-	{"POST", "/api/teams/:team/shutdown", route_shutdown},
 	{"POST", "/api/teams/:team/spawn", route_spawn},
 	{NULL, NULL, NULL},
 };

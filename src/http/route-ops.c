@@ -3,7 +3,9 @@
  * (src/ops/ops.h): route.c routes an entry's method and path here, and
  * this reads the request the entry's way.
  *
- *  (1) The arguments are the JSON body (none: {}), with the path's
+ *  (1) The arguments are the JSON body (none: {}) -- for a GET, the query
+ *      string's values of the entry's REST keys, typed by the entry (an
+ *      integer parsed, a flag true unless "0") -- with the path's
  *      captures put over it under their REST keys (":id" -> "id"), checked
  *      by hd_ops_check(HD_OPS_REST): a field the entry does not name is
  *      refused (400), as is a wrong type or a value out of its limits.
@@ -18,6 +20,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <huddle/util.h>
 
 #include "http.h"
 
@@ -49,6 +53,35 @@ named_actor(hd_http_req *r, const hd_op *op, const json_t *body,
 	return 0;
 }
 
+/* A GET's arguments from its query string (1); -1 after answering. */
+static int
+query_args(hd_http_req *r, const hd_op *op, json_t *body)
+{
+	const hd_op_arg *a;
+	hd_err err = HD_ERR_INIT;
+	const char *key, *q;
+	int64_t n;
+
+	for (a = op->args; a != NULL && a->name != NULL; a++) {
+		key = a->rest == NULL ? a->name : a->rest;
+		if (key[0] == '\0' || key[0] == ':' ||
+		    (q = hd_http_query(r, key)) == NULL)
+			continue;
+		if (a->type == HD_OPT_INT) {
+			if (hd_parse_i64(&n, q, key, &err) < 0) {
+				hd_http_fail(r, &err);
+				return -1;
+			}
+			json_object_set_new(body, key, json_integer(n));
+		} else if (a->type == HD_OPT_BOOL)
+			json_object_set_new(
+			    body, key, json_boolean(strcmp(q, "0") != 0));
+		else
+			json_object_set_new(body, key, json_string(q));
+	}
+	return 0;
+}
+
 int
 hd_http_route_ops(hd_http_req *r)
 {
@@ -68,6 +101,8 @@ hd_http_route_ops(hd_http_req *r)
 		return 0;
 	if (body == NULL)
 		body = json_object();
+	if (strcmp(r->method, "GET") == 0 && query_args(r, op, body) < 0)
+		goto done;
 	ncaps = hd_ops_rest_captures(op, caps);
 	for (i = 0; i < ncaps && i < (size_t)r->nparams; i++)
 		if (caps[i] != NULL)

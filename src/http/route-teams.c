@@ -2,7 +2,8 @@
  * route-teams.c -- REST routes for teams, agents and the event log
  * (SPEC 11). Each route validates its input, calls one domain function and
  * answers JSON; errors are {"error": msg} with the status of hd_http_fail.
- * GET /api/events?team=T&task=N is one task's history, its newest
+ * POST /api/teams is the operation table's team.create
+ * (src/ops/ops-team.c). GET /api/events?team=T&task=N is one task's history, its newest
  * `limit` events (the dashboard's task drawer); GET /api/runtimes lists
  * the runtimes this build can add an agent with (hd_runtime_adapters).
  */
@@ -54,37 +55,6 @@ route_teams_list(hd_http_req *r)
 		json_array_append_new(arr, hd_team_to_json(&l.items[i]));
 	hd_teams_dispose(&l);
 	hd_http_json(r, 200, json_pack("{s:o}", "teams", arr));
-	return 0;
-}
-
-static int
-route_teams_create(hd_http_req *r)
-{
-	hd_team_spec spec = {0};
-	hd_team *t = NULL;
-	hd_err err = HD_ERR_INIT;
-	json_t *body;
-
-	if ((body = hd_http_body_object(r)) == NULL)
-		return 0;
-	if (opt_string_field(r, body, "id", &spec.id) < 0 ||
-	    opt_string_field(r, body, "name", &spec.name) < 0 ||
-	    opt_string_field(r, body, "description", &spec.description) < 0 ||
-	    opt_string_field(r, body, "icon", &spec.icon) < 0 ||
-	    opt_string_field(r, body, "color", &spec.color) < 0)
-		goto done;
-	if (spec.id == NULL) {
-		hd_http_error(r, 400, "\"id\" is required");
-		goto done;
-	}
-	if (hd_team_create(&t, r->st, &spec, &err) < 0)
-		hd_http_fail(r, &err);
-	else
-		hd_http_json(
-		    r, 201, json_pack("{s:o}", "team", hd_team_to_json(t)));
-done:
-	hd_team_free(t);
-	json_decref(body);
 	return 0;
 }
 
@@ -362,7 +332,6 @@ route_events(hd_http_req *r)
 
 const hd_route hd_routes_teams[] = {
     {"GET", "/api/teams", route_teams_list},
-    {"POST", "/api/teams", route_teams_create},
     {"GET", "/api/teams/:team", route_team_get},
     {"DELETE", "/api/teams/:team", route_team_delete},
     {"GET", "/api/teams/:team/agents", route_agents_list},

@@ -4,6 +4,12 @@
  * team_chat_subscribe {sinceSeq?, limit?}. A post is one hd_room_post,
  * from every surface: the room module commits posts made at the same time
  * on several threads together (room/batch.c).
+ *
+ * chat.post is also POST /api/teams/:team/posts and `huddle chat post`:
+ * an agent's post is kind peer; without one (REST or the CLI as the
+ * user) it is the user's, and the CLI's --system posts as huddle. Its
+ * result is the whole post, {"post": ...} (REST's answer, the CLI's
+ * --json); MCP shows {"posted": {seq, roomId, authorAgentId}}.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,20 +27,46 @@ hd_ops_chat_posted(const hd_post *p)
 	    p->author);
 }
 
+/* MCP's shape of {"post": ...}. */
+static json_t *
+mcp_posted(json_t *result)
+{
+	const json_t *p = json_object_get(result, "post");
+
+	return json_pack("{s:{s:O, s:O, s:O}}", "posted", "seq",
+	    json_object_get(p, "seq"), "roomId", json_object_get(p, "roomId"),
+	    "authorAgentId", json_object_get(p, "authorAgentId"));
+}
+
 static int
 tool_chat_post(json_t **result, const hd_op_call *c, hd_err *err)
 {
 	const char *text = hd_op_str(c, "text");
+	const char *kind = c->agent != NULL ? "peer" : "user";
 	hd_post *p = NULL;
 	int rc;
 
+	if (hd_op_bool(c, "system"))
+		kind = "system";
 	/* one library call: hd_room_post commits it with other threads'
 	 * posts (room/batch.c) */
-	if ((rc = hd_room_post(
-		 &p, c->st, c->team, "peer", c->agent, text, err)) < 0)
+	if ((rc = hd_room_post(&p, c->st, c->team, kind, c->agent, text, err)) <
+	    0)
 		return rc;
-	*result = hd_ops_chat_posted(p);
+	*result = json_pack("{s:o}", "post", hd_post_to_json(p));
 	hd_post_free(p);
+	return 0;
+}
+
+/* The CLI: at most one of --as, --system and --user. */
+static int
+cli_check_post(const json_t *args, const char *as, hd_err *err)
+{
+	if ((as != NULL) + json_is_true(json_object_get(args, "system")) +
+		json_is_true(json_object_get(args, "user")) >
+	    1)
+		return hd_err_set(err, HD_EINVAL,
+		    "use only one of --as, --system and --user");
 	return 0;
 }
 
@@ -86,10 +118,19 @@ tool_chat_subscribe(json_t **result, const hd_op_call *c, hd_err *err)
 
 #define ARGS_END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL}
 
+/* CLI-only flags: not MCP arguments, not REST fields */
+#define CLI_FLAG(n, help)                                                     \
+	{n, HD_OPT_BOOL, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "", "--" n, 0,      \
+	    help, NULL, NULL}
+
 static const hd_op_arg post_args[] = {
+    {"team", HD_OPT_STR, HD_OPA_REQUIRED | HD_OPA_NO_MCP, 0, 0, NULL, NULL,
+	":team", "TEAM", 0, NULL, NULL, "team"},
     {"text", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL,
-	"the message, 1-100000 bytes, not only whitespace", NULL, NULL, 0,
-	NULL, NULL, NULL},
+	"the message, 1-100000 bytes, not only whitespace", NULL, "TEXT", 0,
+	NULL, NULL, "text"},
+    CLI_FLAG("system", "post a system line, authored huddle"),
+    CLI_FLAG("user", "post as the user (the default)"),
     ARGS_END,
 };
 
@@ -104,16 +145,23 @@ static const hd_op_arg subscribe_args[] = {
 };
 
 const hd_op hd_ops_chat[] = {
-    {.name = "chat.post", .who = HD_OPW_AGENT,
+    {.name = "chat.post", .who = HD_OPW_MEMBER,
 	.flags = HD_OPF_WRITE | HD_OPF_NEEDS_TEAM | HD_OPF_NEEDS_AGENT |
 		 HD_OPF_OWN_COMMIT,
-	.args = post_args, .fn = tool_chat_post, .mcp = "team_chat_post",
+	.args = post_args, .fn = tool_chat_post,
+	.shape = {[HD_OPS_MCP] = mcp_posted}, .mcp = "team_chat_post",
 	.mcp_desc =
 	    "Post a message to your team's room, visible to every teammate. "
 	    "Use it to narrate progress, share findings or ask the team; "
 	    "decisions and task state belong on the board (task_* tools). "
 	    "Returns the post's sequence number.",
-	.mcp_agent_desc = "the agent posting"},
+	.mcp_agent_desc = "the agent posting", .method = "POST",
+	.path = "/api/teams/:team/posts", .status = 201, .cli = "chat post",
+	.cli_summary = "Post to a team's room",
+	.cli_details =
+	    "Without --as or --system the post is the user's (kind user).",
+	.cli_as_help = "post as this member agent (kind peer)",
+	.cli_check = cli_check_post},
     {.name = "chat.subscribe", .who = HD_OPW_MEMBER,
 	.flags = HD_OPF_NEEDS_TEAM, .args = subscribe_args,
 	.fn = tool_chat_subscribe, .mcp = "team_chat_subscribe",

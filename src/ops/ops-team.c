@@ -1,7 +1,11 @@
 /*
  * ops-team.c -- the team's operations (ops.h): team_create, team_state,
  * teammate_spawn (which also replaces a member) and team_shutdown.
- * team_delegate is a board operation (ops-board.c).
+ * team_delegate is a board operation (ops-board.c). team.create is also
+ * POST /api/teams {id, ...} and `huddle team create`. team.state and
+ * team.shutdown are also GET /api/teams/:team/state, POST
+ * /api/teams/:team/shutdown and `huddle team state|shutdown` (whose
+ * renderers, cmd-team.c, add what autorun holds and --wait).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,8 @@ tool_team_create(json_t **result, const hd_op_call *c, hd_err *err)
 	spec.id = hd_op_str(c, "team_name");
 	spec.name = hd_op_str(c, "name");
 	spec.description = hd_op_str(c, "description");
+	spec.icon = hd_op_str(c, "icon");
+	spec.color = hd_op_str(c, "color");
 	if ((rc = hd_team_create(&t, c->st, &spec, err)) < 0)
 		return rc;
 	*result = json_pack("{s:o}", "team", hd_team_to_json(t));
@@ -109,11 +115,7 @@ tool_team_shutdown(json_t **result, const hd_op_call *c, hd_err *err)
 	int64_t timeout_s;
 	int rc;
 
-	hd_op_int(c, "timeout_s", 0, &timeout_s);
-	if (timeout_s < 0 || timeout_s > HD_SHUTDOWN_TIMEOUT_MAX_MS / 1000)
-		return hd_err_set(err, HD_EINVAL,
-		    "timeout_s must be between 1 and %d",
-		    HD_SHUTDOWN_TIMEOUT_MAX_MS / 1000);
+	hd_op_int(c, "timeout_s", 0, &timeout_s); /* its range: the table's */
 	if ((rc = hd_team_shutdown(&sd, c->st, c->team,
 		 hd_op_str(c, "reason"), timeout_s * 1000, err)) < 0)
 		return rc;
@@ -125,7 +127,12 @@ tool_team_shutdown(json_t **result, const hd_op_call *c, hd_err *err)
 #define ARGS_END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL}
 #define S(n, desc) {n, HD_OPT_STR, 0, 0, 0, NULL, desc, NULL, NULL, 0, NULL, NULL, NULL}
 
-static const hd_op_arg state_args[] = {ARGS_END};
+/* the team an operation acts in: from identity over MCP */
+#define ARG_TEAM                                                              \
+	{"team", HD_OPT_STR, HD_OPA_REQUIRED | HD_OPA_NO_MCP, 0, 0, NULL,     \
+	    NULL, ":team", "TEAM", 0, NULL, NULL, "team"}
+
+static const hd_op_arg state_args[] = {ARG_TEAM, ARGS_END};
 
 static const hd_op_arg spawn_args[] = {
     {"name", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL,
@@ -144,18 +151,33 @@ static const hd_op_arg spawn_args[] = {
 };
 
 static const hd_op_arg shutdown_args[] = {
-    S("reason", NULL),
-    {"timeout_s", HD_OPT_INT, 0, 0, 0, NULL,
-	"how long members have to answer (default 60)", NULL, NULL, 0, NULL,
-	NULL, NULL},
+    ARG_TEAM,
+    {"reason", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, "--reason", 0,
+	"why, sent to every member asked", "TEXT", NULL},
+    {"timeout_s", HD_OPT_INT, 0, 1, HD_SHUTDOWN_TIMEOUT_MAX_MS / 1000, NULL,
+	"how long members have to answer (default 60)", NULL, "--timeout", 0,
+	"seconds members have to answer (default 60)", "S", NULL},
+    /* the CLI's: wait for the outcome (its renderer) */
+    {"wait", HD_OPT_BOOL, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "", "--wait", 'w',
+	"wait until every member answered or time ran out", NULL, NULL},
     ARGS_END,
 };
 
+/* a team's field: REST may send null for it; the CLI's --x */
+#define FIELD(n, mcp, help, flags)                                            \
+	{n, HD_OPT_STR, HD_OPA_NULL_OK | (flags), 0, 0, NULL, mcp, NULL,      \
+	    "--" n, 0, help, "TEXT", NULL}
+
 static const hd_op_arg create_args[] = {
     {"team_name", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL,
-	"the new team's id, e.g. docs-team", NULL, NULL, 0, NULL, NULL, NULL},
-    S("name", "display name"),
-    S("description", "what the team is for"),
+	"the new team's id, e.g. docs-team", "id", "TEAM", 0, NULL, NULL,
+	"team"},
+    FIELD("name", "display name", "display name (default: the id)", 0),
+    FIELD("description", "what the team is for", "what the team is for", 0),
+    /* the dashboard's: not MCP arguments */
+    FIELD("icon", NULL, "an icon (an emoji, say)", HD_OPA_NO_MCP),
+    FIELD("color", NULL, "a colour for the dashboard (#4f46e5)",
+	HD_OPA_NO_MCP),
     ARGS_END,
 };
 
@@ -166,7 +188,13 @@ const hd_op hd_ops_team[] = {
 	    "Read your team's state: name, status, members (leader first) with "
 	    "their status, task counts, and any shutdown in progress. Also "
 	    "returned as the TEAM STATE text block.",
-	.mcp_ids = HD_OPI_TEAM_NAME},
+	.mcp_ids = HD_OPI_TEAM_NAME, .method = "GET",
+	.path = "/api/teams/:team/state", .status = 200, .cli = "team state",
+	.cli_summary =
+	    "Show the TEAM STATE block a leader sees, and what autorun holds",
+	.cli_details =
+	    "After the block: autorun's settings and, per agent, its wake "
+	    "queue, the turn\nit is running and its last turn."},
     {.name = "team.spawn", .who = HD_OPW_MEMBER,
 	.flags = HD_OPF_WRITE | HD_OPF_NEEDS_TEAM, .args = spawn_args,
 	.fn = tool_teammate_spawn, .mcp = "teammate_spawn",
@@ -187,12 +215,23 @@ const hd_op hd_ops_team[] = {
 	    "at once; otherwise each working member gets a shutdown_request "
 	    "to approve or refuse, and a refusal or timeout returns the team "
 	    "to active. Nothing is deleted.",
-	.mcp_ids = HD_OPI_TEAM_NAME},
+	.mcp_ids = HD_OPI_TEAM_NAME, .method = "POST",
+	.path = "/api/teams/:team/shutdown", .status = 200,
+	.cli = "team shutdown",
+	.cli_summary = "Shut a team down, asking working members first",
+	.cli_details =
+	    "No member working: the team is shut down at once. Otherwise each "
+	    "working member\ngets a shutdown_request; the team is shut down "
+	    "when all approve, and back to\nactive when one refuses or time "
+	    "runs out. Nothing is deleted.\nMembers answer with 'huddle "
+	    "shutdown-response'."},
     {.name = "team.create", .flags = HD_OPF_WRITE, .args = create_args,
 	.fn = tool_team_create, .mcp = "team_create",
 	.mcp_desc =
 	    "Create a new team (an id of 1-50 lowercase letters, digits, '-' "
 	    "or '_'). Agents are added with teammate_spawn.",
-	.mcp_ids = HD_OPI_NONE},
+	.mcp_ids = HD_OPI_NONE, .method = "POST", .path = "/api/teams",
+	.status = 201, .cli = "team create", .cli_summary = "Create a team",
+	.cli_details = "TEAM is 1-50 lowercase letters, digits, '-' or '_'."},
     {.name = NULL},
 };

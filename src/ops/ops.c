@@ -599,7 +599,8 @@ cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 		}
 		return 0;
 	default:
-		*v = json_string(s);
+		/* unchecked: the library judges the text (its UTF-8 too) */
+		*v = json_string_nocheck(s);
 		return 0;
 	}
 }
@@ -645,8 +646,18 @@ hd_ops_cli_args(json_t **out, const hd_op *op, int argc, char *const argv[],
 int
 hd_ops_run(json_t **result, const hd_op *op, const hd_op_call *c, hd_err *err)
 {
+	hd_op_shape_fn shape = op->shape[c->dialect];
+	json_t *raw;
+	int rc;
+
 	*result = NULL;
-	return op->fn(result, c, err);
+	if ((rc = op->fn(result, c, err)) < 0 || *result == NULL ||
+	    shape == NULL)
+		return rc;
+	raw = *result;
+	*result = shape(raw);
+	json_decref(raw);
+	return rc;
 }
 
 const char *

@@ -33,8 +33,14 @@
  *
  * Adding an operation: write its library function, add one hd_op (args,
  * spellings, handler) to the group file in src/ops/ops-<group>.c, and it
- * is a tool, a route and a command. A CLI command renders the handler's
- * JSON (cli-ops.c: a renderer by name, else the JSON itself).
+ * is a tool, a route and a command ("GROUP SUB" a subcommand, one word a
+ * command of its own). Where the surfaces answer differently, the handler
+ * answers everything any of them shows and the entry's shape[dialect]
+ * cuts each surface's answer from it (hd_ops_run applies it); a CLI
+ * command renders that JSON (cli-ops.c: a renderer by name, else the JSON
+ * itself). An argument only one surface has is declared with the others
+ * but hidden from the rest (HD_OPA_NO_MCP; rest "" not on REST; cli NULL
+ * not on the CLI).
  *
  * The table is read-only after start; hd_ops_test_add lets a unit test
  * append an entry before any surface is built (tests/unit/ops).
@@ -135,6 +141,10 @@ typedef struct hd_op_call {
 /* *result: a new JSON object. */
 typedef int (*hd_op_fn)(json_t **result, const hd_op_call *c, hd_err *err);
 
+/* A surface's shape of a handler's result: takes result (a reference),
+ * answers the JSON that surface shows (a new reference). */
+typedef json_t *(*hd_op_shape_fn)(json_t *result);
+
 typedef struct hd_op {
 	const char *name; /* "task.claim" */
 	hd_op_who who;
@@ -164,6 +174,13 @@ typedef struct hd_op {
 	const char *cli_summary;
 	const char *cli_details;
 	const char *cli_as_help; /* --as's help; NULL: no --as */
+	/* per surface (indexed by hd_ops_dialect), how its answer is shaped
+	 * from the handler's result; NULL: the result as it is. A CLI
+	 * command's text is its renderer's (cli-ops.c), fed this shape. */
+	hd_op_shape_fn shape[3];
+	/* CLI: a check of the arguments and --as (NULL when not given) the
+	 * table cannot say; its refusal is a usage error. NULL: none. */
+	int (*cli_check)(const json_t *args, const char *as, hd_err *err);
 } hd_op;
 
 /* Every entry, NULL-name terminated, in tools/list order. */
@@ -210,7 +227,7 @@ typedef const char *(*hd_ops_opt_fn)(void *ctx, const char *name);
 int hd_ops_cli_args(json_t **out, const hd_op *op, int argc,
     char *const argv[], hd_ops_opt_fn opt, void *ctx, hd_err *err);
 
-/* Run op's handler. */
+/* Run op's handler, its result shaped for c->dialect (hd_op.shape). */
 int hd_ops_run(json_t **result, const hd_op *op, const hd_op_call *c,
     hd_err *err);
 
