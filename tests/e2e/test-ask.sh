@@ -39,7 +39,7 @@ EOF
 cat >"$T_TMP/slow.json" <<'EOF'
 {"team": "slow", "agents": [
   {"id": "lead", "leader": true, "runtime": "scripted", "runtime_config": {"default": "[@worker: do it]"}},
-  {"id": "worker", "runtime": "scripted", "runtime_config": {"default": "done it", "delay_ms": 1500}}
+  {"id": "worker", "runtime": "scripted", "runtime_config": {"default": "done it", "delay_ms": 6000}}
 ]}
 EOF
 cat >"$T_TMP/pp.json" <<'EOF'
@@ -148,7 +148,9 @@ expect_eq "$ERR" "huddle: message must not be empty" "empty message text"
 run ask dev
 expect_rc 2 "ask without a message"
 
-# Killed mid-turn: the worker is running when `huddle ask` dies.
+# Killed mid-turn: the worker is running when `huddle ask` dies. Its turn
+# lasts 6 s so that the status poll below sees it even on a loaded
+# machine (each poll is two processes).
 "$HUDDLE" ask slow "go" >"$T_TMP/ask.out" 2>"$T_TMP/ask.err" &
 ask_pid=$!
 for _ in $(seq 1 500); do
@@ -172,10 +174,11 @@ done
 url=$(sed -n 's/^huddle is running at //p' "$T_TMP/serve.out")
 expect_contains "$url" "http://127.0.0.1:" "serve prints its URL"
 
-# wait_done ID: poll GET /api/conversations/ID until it completes (bounded)
+# wait_done ID: poll GET /api/conversations/ID until it completes (bounded;
+# the slow worker's resumed turn alone takes 6 s)
 wait_done() {
 	local body
-	for _ in $(seq 1 500); do
+	for _ in $(seq 1 1500); do
 		body=$(curl -s "$url/api/conversations/$1")
 		case "$body" in *'"status":"completed"'*) break ;; esac
 		sleep 0.02
