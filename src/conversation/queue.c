@@ -249,17 +249,10 @@ hd_convstore_agent_busy(int *busy, hd_store *st, const char *agent, hd_err *err)
 int
 hd_convstore_start(hd_store *st, int64_t id, int64_t now, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversation_deliveries SET state = 'running',"
-		 " started_at = ?2 WHERE id = ?1 AND state = 'queued'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_int(s, 2, now);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversation_deliveries SET state = 'running',"
+	    " started_at = ?2 WHERE id = ?1 AND state = 'queued'",
+	    HD_INT(id), HD_INT(now));
 }
 
 int

@@ -269,6 +269,76 @@ hd_store_step_done(hd_store *st, hd_stmt *s, hd_err *err)
 	return 0;
 }
 
+void
+hd_stmt_bind_vals(hd_stmt *s, const hd_val *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int idx = (int)i + 1;
+
+		switch (v[i].kind) {
+		case HD_VAL_INT:
+			hd_stmt_bind_int(s, idx, v[i].i);
+			break;
+		case HD_VAL_TEXT:
+			hd_stmt_bind_textn(s, idx, v[i].p, (int)v[i].n);
+			break;
+		case HD_VAL_BLOB:
+			hd_stmt_bind_blob(s, idx, v[i].p, (size_t)v[i].n);
+			break;
+		case HD_VAL_NULL:
+		default:
+			hd_stmt_bind_null(s, idx);
+			break;
+		}
+	}
+}
+
+int
+hd_store_query_(hd_store *st, hd_stmt **out, hd_err *err, const char *sql,
+    const hd_val *v, size_t n)
+{
+	int rc;
+
+	if ((rc = hd_store_prepare(st, out, sql, err)) < 0)
+		return rc;
+	hd_stmt_bind_vals(*out, v, n);
+	return 0;
+}
+
+int
+hd_store_run_(hd_store *st, hd_err *err, const char *sql, const hd_val *v,
+    size_t n)
+{
+	hd_stmt *s;
+	int rc;
+
+	if ((rc = hd_store_query_(st, &s, err, sql, v, n)) < 0)
+		return rc;
+	return hd_store_step_done(st, s, err);
+}
+
+int
+hd_store_get_int_(hd_store *st, int64_t *out, hd_err *err, const char *sql,
+    const hd_val *v, size_t n)
+{
+	hd_stmt *s;
+	int rc, src;
+
+	if ((rc = hd_store_query_(st, &s, err, sql, v, n)) < 0)
+		return rc;
+	src = hd_stmt_step(s);
+	if (src == HD_ROW)
+		*out = hd_stmt_int(s, 0);
+	hd_store_reset(s);
+	if (src == HD_ROW)
+		return 1;
+	if (src == HD_DONE)
+		return 0;
+	return hd_store_sqlerr(st, src, err);
+}
+
 static int
 store_user_version(hd_store *st, int *out, hd_err *err)
 {

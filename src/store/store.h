@@ -108,6 +108,63 @@ int hd_store_txn_failure(hd_store *st, hd_err *err);
 
 
 
+/*
+ * One-call statements. A value to bind, written where the call is:
+ *
+ *	hd_store_run(st, err, "UPDATE t SET a = ?2 WHERE id = ?1",
+ *	    HD_INT(id), HD_TEXT(name));
+ *
+ * binds each value by position (the first is ?1) and runs the statement
+ * for its effect, as hd_store_step_done. hd_store_query binds the same
+ * way and hands back the statement for the caller to step and reset;
+ * hd_store_get_int reads the first column of the first row. Text and
+ * blobs are not copied (they must live until the statement is reset);
+ * HD_TEXT(NULL) and HD_BLOB(NULL, 0) bind SQL NULL. At least one value is
+ * required: a statement with none is hd_store_step1.
+ */
+typedef struct hd_val {
+	enum { HD_VAL_NULL, HD_VAL_INT, HD_VAL_TEXT, HD_VAL_BLOB } kind;
+	int64_t i;
+	const void *p;
+	int64_t n; /* text: byte length, -1 up to the NUL; blob: its size */
+} hd_val;
+
+#define HD_INT(v) ((hd_val){ .kind = HD_VAL_INT, .i = (int64_t)(v) })
+#define HD_TEXT(v) ((hd_val){ .kind = HD_VAL_TEXT, .p = (v), .n = -1 })
+#define HD_TEXTN(v, len)                                              \
+	((hd_val){ .kind = HD_VAL_TEXT, .p = (v), .n = (int64_t)(len) })
+#define HD_BLOB(v, len)                                               \
+	((hd_val){ .kind = HD_VAL_BLOB, .p = (v), .n = (int64_t)(len) })
+#define HD_NULL ((hd_val){ .kind = HD_VAL_NULL })
+/* An integer when present is true, else SQL NULL (optional columns). */
+#define HD_INT_OR_NULL(present, v)                                    \
+	((present) ? HD_INT(v) : HD_NULL)
+
+#define HD_VALS(...) (const hd_val[]){ __VA_ARGS__ }
+#define HD_NVALS(...) (sizeof(HD_VALS(__VA_ARGS__)) / sizeof(hd_val))
+
+int hd_store_run_(hd_store *st, hd_err *err, const char *sql,
+    const hd_val *v, size_t n);
+int hd_store_query_(hd_store *st, hd_stmt **out, hd_err *err,
+    const char *sql, const hd_val *v, size_t n);
+int hd_store_get_int_(hd_store *st, int64_t *out, hd_err *err,
+    const char *sql, const hd_val *v, size_t n);
+void hd_stmt_bind_vals(hd_stmt *s, const hd_val *v, size_t n);
+
+/* 0, or the database's error in err. */
+#define hd_store_run(st, err, sql, ...)                               \
+	hd_store_run_((st), (err), (sql), HD_VALS(__VA_ARGS__),       \
+	    HD_NVALS(__VA_ARGS__))
+/* 0 with *out prepared, bound and ready to step; or the error. */
+#define hd_store_query(st, out, err, sql, ...)                        \
+	hd_store_query_((st), (out), (err), (sql), HD_VALS(__VA_ARGS__), \
+	    HD_NVALS(__VA_ARGS__))
+/* 1 with *out the first row's first column (0 for SQL NULL), 0 when there
+ * is no row (*out untouched), or the error. */
+#define hd_store_get_int(st, out, err, sql, ...)                      \
+	hd_store_get_int_((st), (out), (err), (sql), HD_VALS(__VA_ARGS__), \
+	    HD_NVALS(__VA_ARGS__))
+
 /* Run a statement with no result rows, for small fixed SQL. */
 int hd_store_exec(hd_store *st, const char *sql, hd_err *err);
 

@@ -826,6 +826,67 @@ test_store__an_existing_database_keeps_its_mode(void **state)
 	assert_int_equal(sb.st_mode & 0777, 0640);
 }
 
+static void
+test_store__one_call_statements_bind_each_kind_by_position(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	hd_stmt *s;
+	int64_t n = -7;
+	size_t blen = 0;
+	const void *b;
+	static const unsigned char raw[3] = { 0, 1, 2 };
+
+	assert_hd_ok(hd_store_exec(fx->st,
+	    "CREATE TEMP TABLE one_call (id INTEGER PRIMARY KEY,"
+	    " t TEXT UNIQUE, k INTEGER, b BLOB)", &err), &err);
+	assert_hd_ok(hd_store_run(fx->st, &err,
+	    "INSERT INTO one_call (id, t, k, b) VALUES (?1, ?2, ?3, ?4)",
+	    HD_INT(1), HD_TEXT("first"), HD_NULL, HD_BLOB(raw, 3)), &err);
+	/* ?N numbering: the values are bound in order, whatever the SQL's
+	 * own order; a length cuts the text; a NULL text is SQL NULL. */
+	assert_hd_ok(hd_store_run(fx->st, &err,
+	    "INSERT INTO one_call (k, t, id) VALUES (?3, ?2, ?1)",
+	    HD_INT(2), HD_TEXTN("secondXX", 6), HD_INT_OR_NULL(1, 42)),
+	    &err);
+	assert_hd_ok(hd_store_run(fx->st, &err,
+	    "INSERT INTO one_call (id, t, k) VALUES (?1, ?2, ?3)",
+	    HD_INT(3), HD_TEXT(NULL), HD_INT_OR_NULL(0, 99)), &err);
+
+	assert_hd_ok(hd_store_query(fx->st, &s, &err,
+	    "SELECT t, k, b FROM one_call WHERE id = ?1", HD_INT(1)), &err);
+	assert_int_equal(hd_stmt_step(s), HD_ROW);
+	assert_string_equal(hd_stmt_text(s, 0), "first");
+	assert_true(hd_stmt_is_null(s, 1));
+	b = hd_stmt_blob(s, 2, &blen);
+	assert_int_equal(blen, 3);
+	assert_memory_equal(b, raw, 3);
+	assert_int_equal(hd_stmt_step(s), HD_DONE);
+	hd_store_reset(s);
+
+	assert_int_equal(hd_store_get_int(fx->st, &n, &err,
+	    "SELECT k FROM one_call WHERE t = ?1", HD_TEXT("second")), 1);
+	assert_int_equal(n, 42);
+	assert_int_equal(hd_store_get_int(fx->st, &n, &err,
+	    "SELECT count(*) FROM one_call WHERE t IS NULL AND k IS NULL"
+	    " AND id = ?1", HD_INT(3)), 1);
+	assert_int_equal(n, 1);
+	n = -7;
+	assert_int_equal(hd_store_get_int(fx->st, &n, &err,
+	    "SELECT k FROM one_call WHERE id = ?1", HD_INT(404)), 0);
+	assert_int_equal(n, -7); /* no row: untouched */
+
+	/* A failing run says what the database said and changes nothing. */
+	assert_int_equal(hd_store_run(fx->st, &err,
+	    "INSERT INTO one_call (id, t) VALUES (?1, ?2)", HD_INT(4),
+	    HD_TEXT("first")), HD_EEXISTS);
+	assert_non_null(strstr(err.msg, "UNIQUE"));
+	hd_err_clear(&err);
+	assert_int_equal(hd_store_get_int(fx->st, &n, &err,
+	    "SELECT count(*) FROM one_call WHERE id >= ?1", HD_INT(0)), 1);
+	assert_int_equal(n, 3);
+}
+
 int
 main(void)
 {
@@ -895,6 +956,9 @@ main(void)
 		    hd_fixture_setup, hd_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store__background_checkpoints_can_be_turned_off,
+		    hd_fixture_setup, hd_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store__one_call_statements_bind_each_kind_by_position,
 		    hd_fixture_setup, hd_fixture_teardown),
 	};
 	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
