@@ -73,16 +73,13 @@ claim_update(
 	hd_stmt *s;
 	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "UPDATE tasks SET status = 'claimed', owner = ?2,"
 		 " claimed_at = ?3, updated_at = ?3"
 		 " WHERE id = ?1 AND status = 'pending' AND owner IS NULL"
 		 " AND NOT " UNFINISHED_DEP("tasks") " RETURNING " TASK_COLS,
-		 err)) < 0)
+		 HD_INT(id), HD_TEXT(agent), HD_INT(hd_now_ms()))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_text(s, 2, agent);
-	hd_stmt_bind_int(s, 3, hd_now_ms());
 	return hd_board__task_step(out, st, s, err);
 }
 
@@ -151,12 +148,11 @@ open_counts(int64_t *open, const hd_agents *m, hd_store *st,
 	size_t i;
 	int rc, src;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT owner, COUNT(*) FROM tasks WHERE team_id = ?"
 		 " AND status IN ('claimed', 'in_progress') GROUP BY owner",
-		 err)) < 0)
+		 HD_TEXT(team))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, team);
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		owner = hd_stmt_text(s, 0);
 		for (i = 0; owner != NULL && i < m->n; i++)
@@ -468,7 +464,7 @@ board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 	 * The outer WHERE restates readiness anyway, so the statement is
 	 * correct on its own.
 	 */
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "UPDATE tasks SET status = 'claimed', owner = ?2,"
 		 " claimed_at = ?3, updated_at = ?3"
 		 " WHERE id = (SELECT t.id FROM tasks t WHERE t.team_id = ?1"
@@ -478,11 +474,8 @@ board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 			  " AND status = 'pending' AND owner IS NULL"
 			  " AND NOT " UNFINISHED_DEP(
 			      "tasks") " RETURNING " TASK_COLS,
-		 err)) < 0)
+		 HD_TEXT(b->team), HD_TEXT(b->agent), HD_INT(hd_now_ms()))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, b->team);
-	hd_stmt_bind_text(s, 2, b->agent);
-	hd_stmt_bind_int(s, 3, hd_now_ms());
 	if ((rc = hd_board__task_step(&b->task, st, s, err)) < 0)
 		return rc;
 	if (b->task == NULL)
