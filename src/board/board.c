@@ -163,16 +163,20 @@ hd_board__write(hd_store *st, hd_store_txn_fn fn, board_txn *b,
 	return hd_store_write(st, board_job_txn, &j, err);
 }
 
-/* After a successful write: hand the task to the caller. */
+/* A write whose answer is the task: run it (hd_board__write), hand
+ * b->task to *out (when out is not NULL) and dispose of b either way. */
 int
-hd_board__finish(hd_task **out, board_txn *b)
+hd_board__write_task(hd_task **out, hd_store *st, hd_store_txn_fn fn,
+    board_txn *b, hd_board__kind kind, hd_err *err)
 {
-	if (out != NULL) {
+	int rc = hd_board__write(st, fn, b, kind, err);
+
+	if (rc >= 0 && out != NULL) {
 		*out = b->task;
 		b->task = NULL;
 	}
 	hd_board__txn_dispose(b);
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- moving a member's open tasks ------------------------------------------

@@ -296,12 +296,8 @@ hd_board_claim(
 	b.id = id;
 	b.agent = agent;
 	b.actor = agent;
-	if ((rc = hd_board__write(
-		 st, board_claim_txn, &b, HD_BOARD__CLAIMED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_claim_txn, &b, HD_BOARD__CLAIMED, err);
 }
 
 int
@@ -321,12 +317,8 @@ hd_board_assign(hd_task **out, hd_store *st, int64_t id, const char *agent,
 	b.agent = agent;
 	b.actor = is_user(actor) ? HD_BOARD_USER : actor;
 	b.assign = 1;
-	if ((rc = hd_board__write(
-		 st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err);
 }
 
 int
@@ -349,13 +341,10 @@ hd_board_assign_auto(hd_task **out, hd_board_pick *pick, hd_store *st,
 	b.actor = is_user(actor) ? HD_BOARD_USER : actor;
 	b.assign = 1;
 	b.pick = pick;
-	if ((rc = hd_board__write(
-		 st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err)) < 0) {
-		hd_board__txn_dispose(&b);
+	if ((rc = hd_board__write_task(
+		 out, st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err)) < 0)
 		memset(pick, 0, sizeof(*pick)); /* nobody was picked */
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return rc;
 }
 
 /* Refuse a delegation to an agent that cannot take work: in error,
@@ -440,12 +429,8 @@ hd_board_delegate(hd_task **out, hd_store *st, const hd_task_spec *spec,
 	b.spec = spec;
 	b.agent = assignee;
 	b.actor = is_user(spec->created_by) ? HD_BOARD_USER : spec->created_by;
-	if ((rc = hd_board__write(st, board_delegate_txn, &b, HD_BOARD__DELEGATED,
-		 err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_delegate_txn, &b, HD_BOARD__DELEGATED, err);
 }
 
 static int
@@ -504,10 +489,6 @@ hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
 	b.team = team;
 	b.agent = agent;
 	b.actor = agent;
-	if ((rc = hd_board__write(st, board_auto_claim_txn, &b,
-		 HD_BOARD__CLAIMED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_auto_claim_txn, &b, HD_BOARD__CLAIMED, err);
 }

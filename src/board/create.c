@@ -268,10 +268,6 @@ hd_board_create(
 	memset(&b, 0, sizeof(b));
 	b.spec = spec;
 	b.actor = spec->created_by;
-	if ((rc = hd_board__write(
-		 st, hd_board__create_txn, &b, HD_BOARD__CREATED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, hd_board__create_txn, &b, HD_BOARD__CREATED, err);
 }

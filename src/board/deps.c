@@ -96,10 +96,6 @@ hd_board_link(hd_task **out, hd_store *st, int64_t id, int64_t dep,
 	b.id = id;
 	b.dep = dep;
 	b.actor = actor;
-	if ((rc = hd_board__write(
-		 st, board_link_txn, &b, HD_BOARD__LINKED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_link_txn, &b, HD_BOARD__LINKED, err);
 }

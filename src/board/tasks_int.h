@@ -155,8 +155,10 @@ void hd_board__txn_dispose(board_txn *b);
 int hd_board__write(hd_store *st, hd_store_txn_fn fn, board_txn *b,
     hd_board__kind kind, hd_err *err);
 
-/* After a successful write: hand the task to the caller. */
-int hd_board__finish(hd_task **out, board_txn *b);
+/* A write whose answer is the task: hd_board__write, then b->task to
+ * *out (when out is not NULL); b is disposed either way. */
+int hd_board__write_task(hd_task **out, hd_store *st, hd_store_txn_fn fn,
+    board_txn *b, hd_board__kind kind, hd_err *err);
 
 /* ---- create.c: also the first step of a delegation (claim.c) ------------ */
 

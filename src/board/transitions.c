@@ -285,12 +285,8 @@ board_move(hd_task **out, hd_store *st, int64_t id, const char *actor,
 	b.actor = actor;
 	b.op = op;
 	b.text = text != NULL && text[0] != '\0' ? text : NULL;
-	if ((rc = hd_board__write(
-		 st, board_move_txn, &b, board_ops[op].kind, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_move_txn, &b, board_ops[op].kind, err);
 }
 
 int
