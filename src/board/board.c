@@ -163,16 +163,20 @@ hd_board__write(hd_store *st, hd_store_txn_fn fn, board_txn *b,
 	return hd_store_write(st, board_job_txn, &j, err);
 }
 
-/* After a successful write: hand the task to the caller. */
+/* A write whose answer is the task: run it (hd_board__write), hand
+ * b->task to *out (when out is not NULL) and dispose of b either way. */
 int
-hd_board__finish(hd_task **out, board_txn *b)
+hd_board__write_task(hd_task **out, hd_store *st, hd_store_txn_fn fn,
+    board_txn *b, hd_board__kind kind, hd_err *err)
 {
-	if (out != NULL) {
+	int rc = hd_board__write(st, fn, b, kind, err);
+
+	if (rc >= 0 && out != NULL) {
 		*out = b->task;
 		b->task = NULL;
 	}
 	hd_board__txn_dispose(b);
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- moving a member's open tasks ------------------------------------------
@@ -185,25 +189,16 @@ comment_insert(hd_task_comment **out, hd_store *st, int64_t id,
     const char *author, const char *body, hd_err *err)
 {
 	hd_task_comment *c = NULL;
-	hd_stmt *s;
 	int64_t now = hd_now_ms();
-	int rc, src;
+	int rc;
 
 	if (out != NULL)
 		*out = NULL;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT INTO task_comments(task_id, author, body, created_at)"
 		 " VALUES (?, ?, ?, ?)",
-		 err)) < 0)
+		 HD_INT(id), HD_TEXT(author), HD_TEXT(body), HD_INT(now))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_text(s, 2, author);
-	hd_stmt_bind_text(s, 3, body);
-	hd_stmt_bind_int(s, 4, now);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	if (out == NULL)
 		return 0;
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
@@ -232,29 +227,11 @@ static int
 open_ids(int64_t **ids, size_t *n, hd_store *st, const char *team,
     const char *owner, hd_err *err)
 {
-	hd_stmt *s;
-	size_t cap = 0;
-	int rc, src;
-
-	*ids = NULL;
-	*n = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT id FROM tasks WHERE owner = ?1"
-		 " AND status IN ('claimed', 'in_progress') AND team_id = ?2"
-		 " ORDER BY id",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, owner);
-	hd_stmt_bind_text(s, 2, team);
-	while ((src = hd_stmt_step(s)) == HD_ROW)
-		if (hd_board__ids_push(ids, n, &cap, hd_stmt_int(s, 0)) < 0) {
-			rc = oom(err);
-			break;
-		}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	return hd_board__ids_query(ids, n, st, err,
+	    "SELECT id FROM tasks WHERE owner = ?1"
+	    " AND status IN ('claimed', 'in_progress') AND team_id = ?2"
+	    " ORDER BY id",
+	    HD_TEXT(owner), HD_TEXT(team));
 }
 
 /* Move one task (open, owned by r->from: read in this transaction) to
@@ -269,17 +246,14 @@ reassign_one(struct board_reassign *r, hd_store *st, int64_t id,
 	json_t *data;
 	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "UPDATE tasks SET owner = ?2, updated_at = ?3"
 		 " WHERE id = ?1 AND owner = ?4"
 		 " AND status IN ('claimed', 'in_progress')"
 		 " RETURNING " TASK_COLS,
-		 err)) < 0)
+		 HD_INT(id), HD_TEXT(r->to), HD_INT(hd_now_ms()),
+		 HD_TEXT(r->from))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_text(s, 2, r->to);
-	hd_stmt_bind_int(s, 3, hd_now_ms());
-	hd_stmt_bind_text(s, 4, r->from);
 	if ((rc = hd_board__task_step(&t, st, s, err)) < 0)
 		return rc;
 	/* BEGIN IMMEDIATE held since open_ids read it: it cannot have moved */

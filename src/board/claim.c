@@ -73,16 +73,13 @@ claim_update(
 	hd_stmt *s;
 	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "UPDATE tasks SET status = 'claimed', owner = ?2,"
 		 " claimed_at = ?3, updated_at = ?3"
 		 " WHERE id = ?1 AND status = 'pending' AND owner IS NULL"
 		 " AND NOT " UNFINISHED_DEP("tasks") " RETURNING " TASK_COLS,
-		 err)) < 0)
+		 HD_INT(id), HD_TEXT(agent), HD_INT(hd_now_ms()))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_text(s, 2, agent);
-	hd_stmt_bind_int(s, 3, hd_now_ms());
 	return hd_board__task_step(out, st, s, err);
 }
 
@@ -151,12 +148,11 @@ open_counts(int64_t *open, const hd_agents *m, hd_store *st,
 	size_t i;
 	int rc, src;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT owner, COUNT(*) FROM tasks WHERE team_id = ?"
 		 " AND status IN ('claimed', 'in_progress') GROUP BY owner",
-		 err)) < 0)
+		 HD_TEXT(team))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, team);
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		owner = hd_stmt_text(s, 0);
 		for (i = 0; owner != NULL && i < m->n; i++)
@@ -300,12 +296,8 @@ hd_board_claim(
 	b.id = id;
 	b.agent = agent;
 	b.actor = agent;
-	if ((rc = hd_board__write(
-		 st, board_claim_txn, &b, HD_BOARD__CLAIMED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_claim_txn, &b, HD_BOARD__CLAIMED, err);
 }
 
 int
@@ -325,12 +317,8 @@ hd_board_assign(hd_task **out, hd_store *st, int64_t id, const char *agent,
 	b.agent = agent;
 	b.actor = is_user(actor) ? HD_BOARD_USER : actor;
 	b.assign = 1;
-	if ((rc = hd_board__write(
-		 st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err);
 }
 
 int
@@ -353,13 +341,10 @@ hd_board_assign_auto(hd_task **out, hd_board_pick *pick, hd_store *st,
 	b.actor = is_user(actor) ? HD_BOARD_USER : actor;
 	b.assign = 1;
 	b.pick = pick;
-	if ((rc = hd_board__write(
-		 st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err)) < 0) {
-		hd_board__txn_dispose(&b);
+	if ((rc = hd_board__write_task(
+		 out, st, board_claim_txn, &b, HD_BOARD__ASSIGNED, err)) < 0)
 		memset(pick, 0, sizeof(*pick)); /* nobody was picked */
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return rc;
 }
 
 /* Refuse a delegation to an agent that cannot take work: in error,
@@ -444,12 +429,8 @@ hd_board_delegate(hd_task **out, hd_store *st, const hd_task_spec *spec,
 	b.spec = spec;
 	b.agent = assignee;
 	b.actor = is_user(spec->created_by) ? HD_BOARD_USER : spec->created_by;
-	if ((rc = hd_board__write(st, board_delegate_txn, &b, HD_BOARD__DELEGATED,
-		 err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_delegate_txn, &b, HD_BOARD__DELEGATED, err);
 }
 
 static int
@@ -468,7 +449,7 @@ board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 	 * The outer WHERE restates readiness anyway, so the statement is
 	 * correct on its own.
 	 */
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "UPDATE tasks SET status = 'claimed', owner = ?2,"
 		 " claimed_at = ?3, updated_at = ?3"
 		 " WHERE id = (SELECT t.id FROM tasks t WHERE t.team_id = ?1"
@@ -478,11 +459,8 @@ board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 			  " AND status = 'pending' AND owner IS NULL"
 			  " AND NOT " UNFINISHED_DEP(
 			      "tasks") " RETURNING " TASK_COLS,
-		 err)) < 0)
+		 HD_TEXT(b->team), HD_TEXT(b->agent), HD_INT(hd_now_ms()))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, b->team);
-	hd_stmt_bind_text(s, 2, b->agent);
-	hd_stmt_bind_int(s, 3, hd_now_ms());
 	if ((rc = hd_board__task_step(&b->task, st, s, err)) < 0)
 		return rc;
 	if (b->task == NULL)
@@ -511,10 +489,6 @@ hd_board_auto_claim(hd_task **out, hd_store *st, const char *team,
 	b.team = team;
 	b.agent = agent;
 	b.actor = agent;
-	if ((rc = hd_board__write(st, board_auto_claim_txn, &b,
-		 HD_BOARD__CLAIMED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_auto_claim_txn, &b, HD_BOARD__CLAIMED, err);
 }

@@ -33,12 +33,11 @@ hd_board_counts(
 	memset(out, 0, sizeof(*out));
 	if ((rc = hd_slug_check("team", team, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT status, COUNT(*) FROM tasks WHERE team_id = ?"
 		 " GROUP BY status",
-		 err)) < 0)
+		 HD_TEXT(team))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, team);
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		status = hd_stmt_text(s, 0);
 		n = hd_stmt_int(s, 1);
@@ -63,16 +62,19 @@ hd_board_counts(
 	return 0;
 }
 
-/* Hand each row of s (id, subject, status) to fn until it stops; s is
- * bound and reset here. */
+/* Hand each row of sql (id, subject, status; ?1 the owner, ?2 the team)
+ * to fn until it stops. */
 static int
-each_row(hd_store *st, hd_stmt *s, const char *team, const char *owner,
+each_task(hd_store *st, const char *sql, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err)
 {
-	int rc = 0, src;
+	hd_stmt *s;
+	int rc, src;
 
-	hd_stmt_bind_text(s, 1, owner);
-	hd_stmt_bind_text(s, 2, team);
+	if ((rc = hd_slug_check("team", team, err)) < 0 ||
+	    (rc = hd_store_query(st, &s, err, sql, HD_TEXT(owner),
+		 HD_TEXT(team))) < 0)
+		return rc;
 	while ((src = hd_stmt_step(s)) == HD_ROW && rc == 0)
 		rc = fn(ctx, hd_stmt_int(s, 0),
 		    hd_stmt_text(s, 1),
@@ -87,56 +89,38 @@ int
 hd_board_each_open(hd_store *st, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_slug_check("team", team, err)) < 0 ||
-	    (rc = hd_store_prepare(st, &s,
-		 "SELECT id, subject, status FROM tasks"
-		 " WHERE owner = ?1 AND status IN ('claimed', 'in_progress')"
-		 " AND team_id = ?2 ORDER BY id",
-		 err)) < 0)
-		return rc;
-	return each_row(st, s, team, owner, fn, ctx, err);
+	return each_task(st,
+	    "SELECT id, subject, status FROM tasks"
+	    " WHERE owner = ?1 AND status IN ('claimed', 'in_progress')"
+	    " AND team_id = ?2 ORDER BY id",
+	    team, owner, fn, ctx, err);
 }
 
 int
 hd_board_last_finished(hd_store *st, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_slug_check("team", team, err)) < 0 ||
-	    (rc = hd_store_prepare(st, &s,
-		 "SELECT id, subject, status FROM tasks"
-		 " WHERE owner = ?1 AND status IN ('completed', 'failed')"
-		 " AND team_id = ?2 ORDER BY completed_at DESC, id DESC"
-		 " LIMIT 1",
-		 err)) < 0)
-		return rc;
-	return each_row(st, s, team, owner, fn, ctx, err);
+	return each_task(st,
+	    "SELECT id, subject, status FROM tasks"
+	    " WHERE owner = ?1 AND status IN ('completed', 'failed')"
+	    " AND team_id = ?2 ORDER BY completed_at DESC, id DESC"
+	    " LIMIT 1",
+	    team, owner, fn, ctx, err);
 }
 
 int
 hd_board_has_started(
     int *yes, hd_store *st, const char *team, const char *owner, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
+	int64_t one;
+	int rc;
 
 	*yes = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_get_int(st, &one, err,
 		 "SELECT 1 FROM tasks WHERE owner = ?1 AND status = "
 		 "'in_progress' AND team_id = ?2 LIMIT 1",
-		 err)) < 0)
+		 HD_TEXT(owner), HD_TEXT(team))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, owner);
-	hd_stmt_bind_text(s, 2, team);
-	if ((src = hd_stmt_step(s)) == HD_ROW)
-		*yes = 1;
-	else if (src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	*yes = rc; /* 1: a row */
+	return 0;
 }

@@ -24,22 +24,6 @@
 /* ---- create ----------------------------------------------------------------
  */
 
-/* One integer from a statement with ?1 bound to a; the statement is
- * reset either way. */
-static int
-count_one(int64_t *out, hd_store *st, hd_stmt *s, hd_err *err)
-{
-	int src, rc = 0;
-
-	*out = 0;
-	if ((src = hd_stmt_step(s)) == HD_ROW)
-		*out = hd_stmt_int(s, 0);
-	else
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
-}
-
 /*
  * The parent rules and caps of a subtask of spec->parent_id (7): a task
  * of the same team, not completed or cancelled, with fewer open or
@@ -51,8 +35,7 @@ create_parent_check(
     hd_store *st, const hd_task_spec *spec, const hd_team *team, hd_err *err)
 {
 	hd_task *p = NULL;
-	hd_stmt *s;
-	int64_t n, depth;
+	int64_t n = 0, depth = 0;
 	int rc;
 
 	if ((rc = hd_board__task_load(&p, st, spec->parent_id, 0, err)) < 0)
@@ -69,13 +52,10 @@ create_parent_check(
 		    p->status);
 		goto done;
 	}
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_get_int(st, &n, err,
 		 "SELECT COUNT(*) FROM tasks WHERE parent_id = ?1"
 		 " AND status NOT IN ('completed', 'cancelled')",
-		 err)) < 0)
-		goto done;
-	hd_stmt_bind_int(s, 1, p->id);
-	if ((rc = count_one(&n, st, s, err)) < 0)
+		 HD_INT(p->id))) < 0)
 		goto done;
 	if (n >= team->max_children) {
 		rc = hd_err_set(err, HD_EREFUSED,
@@ -86,18 +66,16 @@ create_parent_check(
 		goto done;
 	}
 	/* the parent's depth: how many ancestors it has */
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_get_int(st, &depth, err,
 		 "WITH RECURSIVE up(id, d) AS (SELECT parent_id, 1 FROM tasks"
 		 "   WHERE id = ?1 AND parent_id IS NOT NULL"
 		 " UNION ALL SELECT t.parent_id, up.d + 1 FROM tasks t"
 		 "   JOIN up ON t.id = up.id WHERE t.parent_id IS NOT NULL"
 		 "   AND up.d <= 100)"
 		 " SELECT COALESCE(MAX(d), 0) FROM up",
-		 err)) < 0)
+		 HD_INT(p->id))) < 0)
 		goto done;
-	hd_stmt_bind_int(s, 1, p->id);
-	if ((rc = count_one(&depth, st, s, err)) < 0)
-		goto done;
+	rc = 0; /* not hd_store_get_int's 1 (a row) */
 	if (depth + 1 > team->max_task_depth)
 		rc = hd_err_set(err, HD_EREFUSED,
 		    "a subtask of task %" PRId64 " would be at depth %" PRId64
@@ -116,23 +94,18 @@ static int
 create_roots_check(
     hd_store *st, const hd_task_spec *spec, const hd_team *team, hd_err *err)
 {
-	hd_stmt *s;
-	int64_t n;
+	int64_t n = 0;
 	int rc;
 
 	if (spec->parent_id > 0 || is_user(spec->created_by))
 		return 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_get_int(st, &n, err,
 		 "SELECT COUNT(*) FROM tasks WHERE team_id = ?1"
 		 " AND created_by = ?2 AND parent_id IS NULL"
 		 " AND created_at > ?3",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, spec->team);
-	hd_stmt_bind_text(s, 2, spec->created_by);
-	hd_stmt_bind_int(
-	    s, 3, hd_now_ms() - (int64_t)team->new_roots_window_s * 1000);
-	if ((rc = count_one(&n, st, s, err)) < 0)
+		 HD_TEXT(spec->team), HD_TEXT(spec->created_by),
+		 HD_INT(hd_now_ms() -
+		     (int64_t)team->new_roots_window_s * 1000))) < 0)
 		return rc;
 	if (n >= team->max_new_roots)
 		return hd_err_set(err, HD_EREFUSED,
@@ -150,13 +123,12 @@ hd_board__create_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
 	const hd_task_spec *spec = b->spec;
-	hd_stmt *s;
 	hd_team *team = NULL;
 	json_t *deps = NULL;
 	char *meta = NULL, *dteam = NULL;
 	int64_t id, now = hd_now_ms();
 	size_t i;
-	int rc, src;
+	int rc;
 
 	if ((rc = hd_team_get(&team, st, spec->team, err)) < 0 ||
 	    (rc = hd_board__actor_member(st, spec->team, spec->created_by, err)) < 0)
@@ -184,49 +156,28 @@ hd_board__create_txn(hd_store *st, void *payload, hd_err *err)
 		rc = oom(err);
 		goto done;
 	}
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT INTO tasks(team_id, subject, description, active_form,"
 		 " priority, metadata, created_by, created_at, updated_at,"
 		 " parent_id)"
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		 err)) < 0)
+		 HD_TEXT(spec->team), HD_TEXT(spec->subject),
+		 HD_TEXT(spec->description ? spec->description : ""),
+		 HD_TEXT(spec->active_form), HD_INT(spec->priority),
+		 HD_TEXT(meta),
+		 HD_TEXT(is_user(spec->created_by) ? HD_BOARD_USER
+						   : spec->created_by),
+		 HD_INT(now), HD_INT(now),
+		 HD_INT_OR_NULL(spec->parent_id > 0, spec->parent_id))) < 0)
 		goto done;
-	hd_stmt_bind_text(s, 1, spec->team);
-	hd_stmt_bind_text(s, 2, spec->subject);
-	hd_stmt_bind_text(s, 3, spec->description ? spec->description : "");
-	hd_stmt_bind_text_copy(s, 4, spec->active_form);
-	hd_stmt_bind_int(s, 5, spec->priority);
-	hd_stmt_bind_text(s, 6, meta);
-	hd_stmt_bind_text(s, 7, is_user(spec->created_by) ? HD_BOARD_USER : spec->created_by);
-	hd_stmt_bind_int(s, 8, now);
-	hd_stmt_bind_int(s, 9, now);
-	if (spec->parent_id > 0)
-		hd_stmt_bind_int(s, 10, spec->parent_id);
-	else
-		hd_stmt_bind_null(s, 10);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
 	id = hd_store_last_id(st);
 	deps = json_array();
-	for (i = 0; i < spec->ndepends_on; i++) {
-		if ((rc = hd_store_prepare(st, &s,
+	for (i = 0; i < spec->ndepends_on; i++)
+		if ((rc = hd_store_run(st, err,
 			 "INSERT OR IGNORE INTO task_deps(task_id, depends_on)"
 			 " VALUES (?, ?)",
-			 err)) < 0)
+			 HD_INT(id), HD_INT(spec->depends_on[i]))) < 0)
 			goto done;
-		hd_stmt_bind_int(s, 1, id);
-		hd_stmt_bind_int(s, 2, spec->depends_on[i]);
-		src = hd_stmt_step(s);
-		hd_store_reset(s);
-		if (src != HD_DONE) {
-			rc = hd_store_sqlerr(st, src, err);
-			goto done;
-		}
-	}
 	if ((rc = hd_board__task_load(&b->task, st, id, 0, err)) < 0)
 		goto done;
 	for (i = 0; i < b->task->ndepends_on; i++)
@@ -317,10 +268,6 @@ hd_board_create(
 	memset(&b, 0, sizeof(b));
 	b.spec = spec;
 	b.actor = spec->created_by;
-	if ((rc = hd_board__write(
-		 st, hd_board__create_txn, &b, HD_BOARD__CREATED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, hd_board__create_txn, &b, HD_BOARD__CREATED, err);
 }

@@ -24,9 +24,9 @@ board_link_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
 	hd_task *dep = NULL;
-	hd_stmt *s;
 	char *team = NULL;
-	int rc, src, cycle = 0;
+	int64_t cycle = 0;
+	int rc;
 
 	if ((rc = hd_board__task_team(&team, st, b->id, err)) < 0)
 		goto done;
@@ -40,21 +40,12 @@ board_link_txn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = hd_board__actor_member(st, team, b->actor, err)) < 0)
 		goto done;
 	/* Does dep already (transitively) depend on id? dep == id counts. */
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_get_int(st, &cycle, err,
 		 "WITH RECURSIVE up(id) AS (SELECT ?1"
 		 " UNION SELECT d.depends_on FROM task_deps d"
 		 "   JOIN up ON d.task_id = up.id)"
 		 " SELECT EXISTS (SELECT 1 FROM up WHERE id = ?2)",
-		 err)) < 0)
-		goto done;
-	hd_stmt_bind_int(s, 1, b->dep);
-	hd_stmt_bind_int(s, 2, b->id);
-	if ((src = hd_stmt_step(s)) == HD_ROW)
-		cycle = hd_stmt_int(s, 0);
-	else
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	if (rc < 0)
+		 HD_INT(b->dep), HD_INT(b->id))) < 0)
 		goto done;
 	if (cycle) {
 		rc = hd_err_set(err, HD_EREFUSED,
@@ -63,33 +54,17 @@ board_link_txn(hd_store *st, void *payload, hd_err *err)
 		    b->id, b->dep);
 		goto done;
 	}
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT OR IGNORE INTO task_deps(task_id, depends_on)"
 		 " VALUES (?, ?)",
-		 err)) < 0)
+		 HD_INT(b->id), HD_INT(b->dep))) < 0)
 		goto done;
-	hd_stmt_bind_int(s, 1, b->id);
-	hd_stmt_bind_int(s, 2, b->dep);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
 	b->changed = hd_store_changes(st) > 0;
 	if (b->changed) {
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE tasks SET updated_at = ? WHERE id = ?", err)) <
-		    0)
+		if ((rc = hd_store_run(st, err,
+			 "UPDATE tasks SET updated_at = ? WHERE id = ?",
+			 HD_INT(hd_now_ms()), HD_INT(b->id))) < 0)
 			goto done;
-		hd_stmt_bind_int(s, 1, hd_now_ms());
-		hd_stmt_bind_int(s, 2, b->id);
-		src = hd_stmt_step(s);
-		hd_store_reset(s);
-		if (src != HD_DONE) {
-			rc = hd_store_sqlerr(st, src, err);
-			goto done;
-		}
 		hd_events_append(st, "dep_linked", team, b->id,
 		    event_agent(b->actor),
 		    json_pack("{s:I, s:s}", "depends_on", (json_int_t)b->dep,
@@ -121,10 +96,6 @@ hd_board_link(hd_task **out, hd_store *st, int64_t id, int64_t dep,
 	b.id = id;
 	b.dep = dep;
 	b.actor = actor;
-	if ((rc = hd_board__write(
-		 st, board_link_txn, &b, HD_BOARD__LINKED, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_link_txn, &b, HD_BOARD__LINKED, err);
 }

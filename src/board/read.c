@@ -108,70 +108,42 @@ task_cmp_desc(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
-/* Attach every dependency of the team's listed tasks in one query. */
+/* A row of a query over the team's tasks for the listed task t, whose
+ * capacities (width of them) are caps; -1 when out of memory. */
+typedef int (*list_attach_fn)(hd_task *t, hd_stmt *s, size_t *caps);
+
+/* A dependency: d.task_id, d.depends_on, its status. */
 static int
-list_load_deps(hd_store *st, const char *team, hd_tasks *l, hd_err *err)
+attach_dep(hd_task *t, hd_stmt *s, size_t *caps)
 {
-	hd_stmt *s;
-	size_t *capd = NULL, *capb = NULL;
-	int rc, src;
-
-	if (l->n == 0)
-		return 0;
-	if ((capd = calloc(l->n, sizeof(*capd))) == NULL ||
-	    (capb = calloc(l->n, sizeof(*capb))) == NULL) {
-		rc = oom(err);
-		goto done;
-	}
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT d.task_id, d.depends_on, p.status FROM task_deps d"
-		 " JOIN tasks t ON t.id = d.task_id"
-		 " JOIN tasks p ON p.id = d.depends_on"
-		 " WHERE t.team_id = ? ORDER BY d.task_id, d.depends_on",
-		 err)) < 0)
-		goto done;
-	hd_stmt_bind_text(s, 1, team);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		hd_task key, *t;
-
-		key.id = hd_stmt_int(s, 0);
-		t = bsearch(&key, l->items, l->n, sizeof(*t), task_cmp_desc);
-		if (t == NULL)
-			continue;
-		if (hd_board__task_add_dep(t, hd_stmt_int(s, 1),
-			hd_stmt_text(s, 2),
-			&capd[t - l->items], &capb[t - l->items]) < 0) {
-			rc = oom(err);
-			break;
-		}
-	}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-done:
-	free(capd);
-	free(capb);
-	return rc;
+	return hd_board__task_add_dep(t, hd_stmt_int(s, 1), hd_stmt_text(s, 2),
+	    &caps[0], &caps[1]);
 }
 
-/* Attach every listed task's subtasks in one query. */
+/* A subtask: parent_id, id. */
 static int
-list_load_children(hd_store *st, const char *team, hd_tasks *l, hd_err *err)
+attach_child(hd_task *t, hd_stmt *s, size_t *caps)
+{
+	return hd_board__ids_push(
+	    &t->children, &t->nchildren, &caps[0], hd_stmt_int(s, 1));
+}
+
+/* Hand each row of sql (?1 the team) to attach with the listed task its
+ * first column names: one query for all the listed tasks. */
+static int
+list_attach(hd_store *st, const char *team, hd_tasks *l, const char *sql,
+    list_attach_fn attach, size_t width, hd_err *err)
 {
 	hd_stmt *s;
-	size_t *cap = NULL;
+	size_t *caps;
 	int rc, src;
 
 	if (l->n == 0)
 		return 0;
-	if ((cap = calloc(l->n, sizeof(*cap))) == NULL)
+	if ((caps = calloc(l->n * width, sizeof(*caps))) == NULL)
 		return oom(err);
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT parent_id, id FROM tasks WHERE team_id = ?"
-		 " AND parent_id IS NOT NULL ORDER BY parent_id, id",
-		 err)) < 0)
+	if ((rc = hd_store_query(st, &s, err, sql, HD_TEXT(team))) < 0)
 		goto done;
-	hd_stmt_bind_text(s, 1, team);
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		hd_task key, *t;
 
@@ -179,8 +151,7 @@ list_load_children(hd_store *st, const char *team, hd_tasks *l, hd_err *err)
 		t = bsearch(&key, l->items, l->n, sizeof(*t), task_cmp_desc);
 		if (t == NULL)
 			continue;
-		if (hd_board__ids_push(&t->children, &t->nchildren, &cap[t - l->items],
-			hd_stmt_int(s, 1)) < 0) {
+		if (attach(t, s, &caps[(size_t)(t - l->items) * width]) < 0) {
 			rc = oom(err);
 			break;
 		}
@@ -189,7 +160,7 @@ list_load_children(hd_store *st, const char *team, hd_tasks *l, hd_err *err)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
 done:
-	free(cap);
+	free(caps);
 	return rc;
 }
 
@@ -206,7 +177,9 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = hd_team_get(&team, st, l->team, err)) < 0)
 		return rc;
 	hd_team_free(team);
-	if ((rc = hd_store_prepare(st, &s,
+	limit = f != NULL && f->limit > 0 ? f->limit : -1;
+	/* metadata filters run in C, so the limit is applied there too (?6) */
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT " TASK_COLS " FROM tasks t WHERE t.team_id = ?1"
 		 " AND (?2 IS NULL OR t.status = ?2)"
 		 " AND (?3 IS NULL OR t.owner = ?3)"
@@ -216,30 +189,22 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 			  " AND (?5 = 0 OR " UNFINISHED_DEP(
 			      "t") ")"
 				   " ORDER BY t.id DESC LIMIT ?6",
-		 err)) < 0)
+		 HD_TEXT(l->team), HD_TEXT(f ? f->status : NULL),
+		 HD_TEXT(f ? f->owner : NULL), HD_INT(f ? f->ready != 0 : 0),
+		 HD_INT(f ? f->blocked != 0 : 0),
+		 HD_INT(l->nmeta > 0 ? -1 : limit))) < 0)
 		return rc;
-	limit = f != NULL && f->limit > 0 ? f->limit : -1;
-	hd_stmt_bind_text(s, 1, l->team);
-	hd_stmt_bind_text_copy(s, 2, f ? f->status : NULL);
-	hd_stmt_bind_text_copy(s, 3, f ? f->owner : NULL);
-	hd_stmt_bind_int(s, 4, f ? f->ready != 0 : 0);
-	hd_stmt_bind_int(s, 5, f ? f->blocked != 0 : 0);
-	/* metadata filters run in C, so the limit is applied there too */
-	hd_stmt_bind_int(s, 6, l->nmeta > 0 ? -1 : limit);
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		hd_task *t;
 
 		if (limit > 0 && l->out.n == (size_t)limit)
 			break;
-		if (l->out.n == cap) {
-			cap = cap ? cap * 2 : 16;
-			t = realloc(l->out.items, cap * sizeof(*t));
-			if (t == NULL) {
-				rc = oom(err);
-				break;
-			}
-			l->out.items = t;
+		t = hd_board__grow(l->out.items, l->out.n, &cap, sizeof(*t), 16);
+		if (t == NULL) {
+			rc = oom(err);
+			break;
 		}
+		l->out.items = t;
 		t = &l->out.items[l->out.n];
 		if (hd_board__task_row(t, s) < 0) {
 			hd_board__task_dispose(t);
@@ -255,10 +220,18 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 	if (rc == 0 && src != HD_DONE && src != HD_ROW)
 		rc = hd_store_sqlerr(st, src, err);
 	hd_store_reset(s);
-	if (rc == 0)
-		rc = list_load_deps(st, l->team, &l->out, err);
-	if (rc == 0)
-		rc = list_load_children(st, l->team, &l->out, err);
+	if (rc == 0) /* every dependency of the listed tasks */
+		rc = list_attach(st, l->team, &l->out,
+		    "SELECT d.task_id, d.depends_on, p.status FROM task_deps d"
+		    " JOIN tasks t ON t.id = d.task_id"
+		    " JOIN tasks p ON p.id = d.depends_on"
+		    " WHERE t.team_id = ? ORDER BY d.task_id, d.depends_on",
+		    attach_dep, 2, err);
+	if (rc == 0) /* and their subtasks */
+		rc = list_attach(st, l->team, &l->out,
+		    "SELECT parent_id, id FROM tasks WHERE team_id = ?"
+		    " AND parent_id IS NOT NULL ORDER BY parent_id, id",
+		    attach_child, 1, err);
 	if (rc < 0)
 		hd_tasks_dispose(&l->out);
 	return rc;

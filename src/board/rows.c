@@ -3,7 +3,10 @@
  * TASK_COLS into an hd_task, with its dependencies (depends_on,
  * blocked_by), subtasks and, for a single task, its comments and
  * dependents. Read-only; every loader runs inside a transaction its
- * caller holds (tasks_int.h).
+ * caller holds (tasks_int.h). Also the small pieces the board's loops
+ * share: an array grown by doubling (hd_board__grow) and the ids a query
+ * names (hd_board__ids_query: subtasks, dependents, an owner's open
+ * tasks).
  *  (1) blocked_by is computed here from task_deps and the dependencies'
  *      statuses on every load, never stored (board.c (2)).
  *  (2) A loaded task is whole or absent: an allocation failure frees it
@@ -127,19 +130,53 @@ hd_board__task_row(hd_task *t, hd_stmt *s)
 	return 0;
 }
 
+void *
+hd_board__grow(void *v, size_t n, size_t *cap, size_t size, size_t first)
+{
+	size_t want;
+
+	if (n < *cap)
+		return v;
+	want = *cap ? *cap * 2 : first;
+	if ((v = realloc(v, want * size)) != NULL)
+		*cap = want;
+	return v;
+}
+
 int
 hd_board__ids_push(int64_t **v, size_t *n, size_t *cap, int64_t id)
 {
-	int64_t *nv;
+	int64_t *nv = hd_board__grow(*v, *n, cap, sizeof(*nv), 4);
 
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 4;
-		if ((nv = realloc(*v, *cap * sizeof(*nv))) == NULL)
-			return -1;
-		*v = nv;
-	}
+	if (nv == NULL)
+		return -1;
+	*v = nv;
 	(*v)[(*n)++] = id;
 	return 0;
+}
+
+int
+hd_board__ids_query_(int64_t **ids, size_t *n, hd_store *st, hd_err *err,
+    const char *sql, const hd_val *v, size_t nv)
+{
+	hd_stmt *s;
+	size_t cap = 0;
+	int rc, src;
+
+	free(*ids);
+	*ids = NULL;
+	*n = 0;
+	if ((rc = hd_store_query_(st, &s, err, sql, v, nv)) < 0)
+		return rc;
+	while ((src = hd_stmt_step(s)) == HD_ROW)
+		if (hd_board__ids_push(ids, n, &cap, hd_stmt_int(s, 0)) < 0) {
+			rc = oom(err);
+			break;
+		}
+	if (rc == 0 && src != HD_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
 }
 
 json_t *
@@ -170,28 +207,9 @@ hd_board__task_add_dep(
 static int
 task_load_children(hd_store *st, hd_task *t, hd_err *err)
 {
-	hd_stmt *s;
-	size_t cap = 0;
-	int rc, src;
-
-	free(t->children);
-	t->children = NULL;
-	t->nchildren = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT id FROM tasks WHERE parent_id = ? ORDER BY id", err)) <
-	    0)
-		return rc;
-	hd_stmt_bind_int(s, 1, t->id);
-	while ((src = hd_stmt_step(s)) == HD_ROW)
-		if (hd_board__ids_push(&t->children, &t->nchildren, &cap,
-			hd_stmt_int(s, 0)) < 0) {
-			rc = oom(err);
-			break;
-		}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	return hd_board__ids_query(&t->children, &t->nchildren, st, err,
+	    "SELECT id FROM tasks WHERE parent_id = ? ORDER BY id",
+	    HD_INT(t->id));
 }
 
 /* t's dependencies (depends_on, blocked_by) and subtasks (children). */
@@ -202,13 +220,12 @@ hd_board__task_load_deps(hd_store *st, hd_task *t, hd_err *err)
 	size_t capd = 0, capb = 0;
 	int rc, src;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT d.depends_on, p.status FROM task_deps d"
 		 " JOIN tasks p ON p.id = d.depends_on WHERE d.task_id = ?"
 		 " ORDER BY d.depends_on",
-		 err)) < 0)
+		 HD_INT(t->id))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, t->id);
 	while ((src = hd_stmt_step(s)) == HD_ROW)
 		if (hd_board__task_add_dep(t, hd_stmt_int(s, 0),
 			hd_stmt_text(s, 1), &capd,
@@ -229,24 +246,20 @@ task_load_comments(hd_store *st, hd_task *t, hd_err *err)
 	size_t cap = 0;
 	int rc, src;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT id, author, body, created_at FROM task_comments"
 		 " WHERE task_id = ? ORDER BY id",
-		 err)) < 0)
+		 HD_INT(t->id))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, t->id);
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		hd_task_comment *c;
+		hd_task_comment *c = hd_board__grow(
+		    t->comments, t->ncomments, &cap, sizeof(*c), 4);
 
-		if (t->ncomments == cap) {
-			cap = cap ? cap * 2 : 4;
-			c = realloc(t->comments, cap * sizeof(*c));
-			if (c == NULL) {
-				rc = oom(err);
-				break;
-			}
-			t->comments = c;
+		if (c == NULL) {
+			rc = oom(err);
+			break;
 		}
+		t->comments = c;
 		c = &t->comments[t->ncomments++];
 		c->id = hd_stmt_int(s, 0);
 		c->author = hd_store_col_dup(s, 1);
@@ -269,26 +282,10 @@ task_load_comments(hd_store *st, hd_task *t, hd_err *err)
 static int
 task_load_dependents(hd_store *st, hd_task *t, hd_err *err)
 {
-	hd_stmt *s;
-	size_t cap = 0;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT task_id FROM task_deps WHERE depends_on = ?"
-		 " ORDER BY task_id",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, t->id);
-	while ((src = hd_stmt_step(s)) == HD_ROW)
-		if (hd_board__ids_push(&t->dependents, &t->ndependents, &cap,
-			hd_stmt_int(s, 0)) < 0) {
-			rc = oom(err);
-			break;
-		}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	return hd_board__ids_query(&t->dependents, &t->ndependents, st, err,
+	    "SELECT task_id FROM task_deps WHERE depends_on = ?"
+	    " ORDER BY task_id",
+	    HD_INT(t->id));
 }
 
 /* Step a statement returning TASK_COLS once: *out is the task, or NULL
@@ -330,10 +327,9 @@ hd_board__task_load(
 	int rc;
 
 	*out = NULL;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT " TASK_COLS " FROM tasks WHERE id = ?", err)) < 0)
+	if ((rc = hd_store_query(st, &s, err,
+		 "SELECT " TASK_COLS " FROM tasks WHERE id = ?", HD_INT(id))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
 	if ((rc = hd_board__task_step(out, st, s, err)) < 0 || *out == NULL)
 		return rc;
 	if ((rc = hd_board__task_load_deps(st, *out, err)) < 0 ||
@@ -354,10 +350,9 @@ hd_board__task_team(char **team, hd_store *st, int64_t id, hd_err *err)
 	int rc, src;
 
 	*team = NULL;
-	if ((rc = hd_store_prepare(
-		 st, &s, "SELECT team_id FROM tasks WHERE id = ?", err)) < 0)
+	if ((rc = hd_store_query(st, &s, err,
+		 "SELECT team_id FROM tasks WHERE id = ?", HD_INT(id))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
 	src = hd_stmt_step(s);
 	if (src == HD_ROW) {
 		if ((*team = hd_store_col_dup(s, 0)) == NULL)

@@ -93,8 +93,24 @@ void hd_board__task_dispose(hd_task *t);
 /* Fill t from a row of TASK_COLS; -1 on allocation failure. */
 int hd_board__task_row(hd_task *t, hd_stmt *s);
 
+/* Room for one more item in the array v of n items of size bytes (*cap
+ * allocated), the capacity doubling from first: v, v moved, or NULL when
+ * out of memory (v and *cap untouched). */
+void *hd_board__grow(void *v, size_t n, size_t *cap, size_t size,
+    size_t first);
+
 /* Append id to *v (size *n, capacity *cap); -1 on allocation failure. */
 int hd_board__ids_push(int64_t **v, size_t *n, size_t *cap, int64_t id);
+
+/* *ids (freed first) gets the first column of every row of sql, bound
+ * to the values as hd_store_query binds them (*n of them, in row order):
+ * 0, or the error (out of memory, the database's) with the ids read so
+ * far left for the caller to free. */
+int hd_board__ids_query_(int64_t **ids, size_t *n, hd_store *st,
+    hd_err *err, const char *sql, const hd_val *v, size_t nv);
+#define hd_board__ids_query(ids, n, st, err, sql, ...)                        \
+	hd_board__ids_query_((ids), (n), (st), (err), (sql),                  \
+	    HD_VALS(__VA_ARGS__), HD_NVALS(__VA_ARGS__))
 
 /* A JSON array of the ids (a new reference). */
 json_t *hd_board__json_ids(const int64_t *ids, size_t n);
@@ -139,8 +155,10 @@ void hd_board__txn_dispose(board_txn *b);
 int hd_board__write(hd_store *st, hd_store_txn_fn fn, board_txn *b,
     hd_board__kind kind, hd_err *err);
 
-/* After a successful write: hand the task to the caller. */
-int hd_board__finish(hd_task **out, board_txn *b);
+/* A write whose answer is the task: hd_board__write, then b->task to
+ * *out (when out is not NULL); b is disposed either way. */
+int hd_board__write_task(hd_task **out, hd_store *st, hd_store_txn_fn fn,
+    board_txn *b, hd_board__kind kind, hd_err *err);
 
 /* ---- create.c: also the first step of a delegation (claim.c) ------------ */
 

@@ -126,15 +126,14 @@ board_unblocked(hd_store *st, board_txn *b, hd_err *err)
 	int rc, src;
 
 	hd_board__ready_dispose(b);
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT t.id, t.subject FROM task_deps d"
 		 " JOIN tasks t ON t.id = d.task_id"
 		 " WHERE d.depends_on = ?1 AND t.status = 'pending'"
 		 " AND t.owner IS NULL AND NOT " UNFINISHED_DEP("t")
 		 " ORDER BY t.id",
-		 err)) < 0)
+		 HD_INT(b->id))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, b->id);
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		if (hd_board__ids_push(&b->ready, &b->nready, &cap,
 			hd_stmt_int(s, 0)) < 0 ||
@@ -161,13 +160,12 @@ open_children(hd_store *st, int64_t id, hd_err *err)
 	size_t n = 0;
 	int rc, src;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT id FROM tasks WHERE parent_id = ?1"
 		 " AND status IN ('pending', 'claimed', 'in_progress')"
 		 " ORDER BY id",
-		 err)) < 0)
+		 HD_INT(id))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
 	while ((src = hd_stmt_step(s)) == HD_ROW)
 		hd_buf_printf(&ids, "%s#%" PRId64, n++ ? ", " : "",
 		    (int64_t)hd_stmt_int(s, 0));
@@ -191,9 +189,8 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 {
 	board_txn *b = payload;
 	hd_task *t = NULL;
-	hd_stmt *s;
 	json_t *data;
-	int from, to = board_ops[b->op].to, rc, src;
+	int from, to = board_ops[b->op].to, rc;
 
 	if ((rc = hd_board__task_load(&t, st, b->id, 0, err)) < 0)
 		goto done;
@@ -233,18 +230,9 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		goto done;
 	}
-	if ((rc = hd_store_prepare(st, &s, board_ops[b->op].sql, err)) < 0)
+	if ((rc = hd_store_run(st, err, board_ops[b->op].sql, HD_INT(b->id),
+		 HD_TEXT(t->status), HD_INT(hd_now_ms()), HD_TEXT(b->text))) < 0)
 		goto done;
-	hd_stmt_bind_int(s, 1, b->id);
-	hd_stmt_bind_text(s, 2, t->status);
-	hd_stmt_bind_int(s, 3, hd_now_ms());
-	hd_stmt_bind_text_copy(s, 4, b->text);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
 	/* BEGIN IMMEDIATE held since the read: the row cannot have moved */
 	assert(hd_store_changes(st) == 1);
 	if (b->op == OP_COMPLETE && (rc = board_unblocked(st, b, err)) < 0)
@@ -297,12 +285,8 @@ board_move(hd_task **out, hd_store *st, int64_t id, const char *actor,
 	b.actor = actor;
 	b.op = op;
 	b.text = text != NULL && text[0] != '\0' ? text : NULL;
-	if ((rc = hd_board__write(
-		 st, board_move_txn, &b, board_ops[op].kind, err)) < 0) {
-		hd_board__txn_dispose(&b);
-		return rc;
-	}
-	return hd_board__finish(out, &b);
+	return hd_board__write_task(
+	    out, st, board_move_txn, &b, board_ops[op].kind, err);
 }
 
 int
