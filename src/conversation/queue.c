@@ -24,8 +24,6 @@
  * through the engine), record.c (hd_conversation_get).
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <huddle/util.h>
 
