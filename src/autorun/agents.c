@@ -28,29 +28,32 @@ hd_autorun_agent_dispose(hd_autorun_agent *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* Columns streak, parked, parked_at, carry. */
+static void
+agent_fill(void *elem, hd_stmt *s)
+{
+	hd_autorun_agent *out = elem;
+
+	out->streak = hd_stmt_int(s, 0);
+	out->parked = hd_store_col_dup(s, 1);
+	out->parked_at = hd_stmt_int(s, 2);
+	out->carry = hd_store_col_dup(s, 3);
+}
+
 int
 hd_autorun_agent_get(
     hd_autorun_agent *out, hd_store *st, const char *agent, hd_err *err)
 {
 	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT streak, parked, parked_at, carry FROM autorun_agents"
 		 " WHERE agent_id = ?1",
-		 err)) < 0)
+		 HD_TEXT(agent))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		out->streak = hd_stmt_int(s, 0);
-		out->parked = hd_store_col_dup(s, 1);
-		out->parked_at = hd_stmt_int(s, 2);
-		out->carry = hd_store_col_dup(s, 3);
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return hd_autorun__row(NULL, out, st, s, agent_fill, err);
 }
 
 /* Make sure agent has its row (team kept current). */
@@ -58,47 +61,35 @@ int
 hd_autorun_agent_ensure(
     hd_store *st, const char *team, const char *agent, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO autorun_agents(agent_id, team_id) VALUES (?1, ?2)"
-		 " ON CONFLICT(agent_id) DO UPDATE SET team_id = "
-		 "excluded.team_id"
-		 " WHERE team_id != excluded.team_id",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_text(s, 2, team);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "INSERT INTO autorun_agents(agent_id, team_id) VALUES (?1, ?2)"
+	    " ON CONFLICT(agent_id) DO UPDATE SET team_id = "
+	    "excluded.team_id"
+	    " WHERE team_id != excluded.team_id",
+	    HD_TEXT(agent), HD_TEXT(team));
 }
 
 int
 hd_autorun_agent_park(int *changed, hd_store *st, const char *team,
     const char *agent, const char *reason, const char *by, hd_err *err)
 {
-	hd_stmt *s;
 	int rc;
 
 	*changed = 0;
 	if ((rc = hd_autorun_agent_ensure(st, team, agent, err)) < 0)
 		return rc;
-	if (reason != NULL) {
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE autorun_agents SET parked = ?2, parked_at = ?3"
-			 " WHERE agent_id = ?1 AND parked IS NULL",
-			 err)) < 0)
-			return rc;
-		hd_stmt_bind_text(s, 2, reason);
-		hd_stmt_bind_int(s, 3, hd_now_ms());
-	} else if ((rc = hd_store_prepare(st, &s,
-			"UPDATE autorun_agents SET parked = NULL,"
-			" parked_at = NULL, streak = 0"
-			" WHERE agent_id = ?1 AND parked IS NOT NULL",
-			err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+	if (reason != NULL)
+		rc = hd_store_run(st, err,
+		    "UPDATE autorun_agents SET parked = ?2, parked_at = ?3"
+		    " WHERE agent_id = ?1 AND parked IS NULL",
+		    HD_TEXT(agent), HD_TEXT(reason), HD_INT(hd_now_ms()));
+	else
+		rc = hd_store_run(st, err,
+		    "UPDATE autorun_agents SET parked = NULL,"
+		    " parked_at = NULL, streak = 0"
+		    " WHERE agent_id = ?1 AND parked IS NOT NULL",
+		    HD_TEXT(agent));
+	if (rc < 0)
 		return rc;
 	if ((*changed = hd_store_changes(st) > 0)) { /* (2) */
 		if (reason != NULL)
@@ -116,39 +107,16 @@ int
 hd_autorun_agent_streak(
     hd_store *st, const char *agent, int64_t streak, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_agents SET streak = ?2 WHERE agent_id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_int(s, 2, streak);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE autorun_agents SET streak = ?2 WHERE agent_id = ?1",
+	    HD_TEXT(agent), HD_INT(streak));
 }
 
 int
 hd_autorun_agent_carry(
     hd_store *st, const char *agent, const char *carry, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if (carry == NULL) {
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE autorun_agents SET carry = NULL"
-			 " WHERE agent_id = ?1",
-			 err)) < 0)
-			return rc;
-	} else {
-		if ((rc = hd_store_prepare(st, &s,
-			 "UPDATE autorun_agents SET carry = ?2"
-			 " WHERE agent_id = ?1",
-			 err)) < 0)
-			return rc;
-		hd_stmt_bind_text(s, 2, carry);
-	}
-	hd_stmt_bind_text(s, 1, agent);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE autorun_agents SET carry = ?2 WHERE agent_id = ?1",
+	    HD_TEXT(agent), HD_TEXT(carry)); /* NULL clears it */
 }

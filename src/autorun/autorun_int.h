@@ -21,6 +21,11 @@ int hd_autorun__oom(hd_err *err);
 int hd_autorun__collect(void **out, size_t *n, size_t size, hd_store *st,
     hd_stmt *s, void (*fill)(void *elem, hd_stmt *s), hd_err *err);
 
+/* Step s once: on a row, fill out from it. *found (when not NULL) says
+ * whether there was one; s is reset. 0, or the database's error. */
+int hd_autorun__row(int *found, void *out, hd_store *st, hd_stmt *s,
+    void (*fill)(void *elem, hd_stmt *s), hd_err *err);
+
 /* A column as JSON: its text or integer, or null for SQL NULL. */
 json_t *hd_autorun__col_text(hd_stmt *s, int i);
 json_t *hd_autorun__col_int(hd_stmt *s, int i);

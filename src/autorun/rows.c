@@ -1,8 +1,9 @@
 /*
  * rows.c -- reading rows, shared by the autorun module's tables
- * (autorun_int.h): a statement's rows into an array, a column as JSON.
- * Each leaves the statement reset, so no read snapshot stays open.
- * Callers: turns.c, wakes.c.
+ * (autorun_int.h): a statement's rows into an array, its first row into
+ * a struct, a column as JSON. Each leaves the statement reset, so no
+ * read snapshot stays open.
+ * Callers: settings.c, agents.c, turns.c, wakes.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,22 @@ hd_autorun__collect(void **out, size_t *n, size_t size, hd_store *st,
 	}
 	*out = v;
 	*n = cnt;
+	return 0;
+}
+
+int
+hd_autorun__row(int *found, void *out, hd_store *st, hd_stmt *s,
+    void (*fill)(void *elem, hd_stmt *s), hd_err *err)
+{
+	int src = hd_stmt_step(s);
+
+	if (src == HD_ROW)
+		fill(out, s);
+	hd_store_reset(s);
+	if (found != NULL)
+		*found = src == HD_ROW;
+	if (src != HD_ROW && src != HD_DONE)
+		return hd_store_sqlerr(st, src, err);
 	return 0;
 }
 

@@ -18,32 +18,33 @@
 
 #include "autorun_int.h"
 
+/* Columns autorun, autorun_paused, turns_per_hour, park_after. */
+static void
+autorun_fill(void *elem, hd_stmt *s)
+{
+	hd_autorun *out = elem;
+
+	out->on = hd_stmt_int(s, 0) != 0;
+	out->paused = hd_stmt_int(s, 1) != 0;
+	out->turns_per_hour = hd_stmt_int(s, 2);
+	out->park_after = hd_stmt_int(s, 3);
+}
+
 static int
 autorun_load(
     hd_autorun *out, int *found, hd_store *st, const char *team, hd_err *err)
 {
 	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	*found = 0;
 	memset(out, 0, sizeof(*out));
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT autorun, autorun_paused, turns_per_hour, park_after"
 		 " FROM teams WHERE id = ?1",
-		 err)) < 0)
+		 HD_TEXT(team))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, team);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		*found = 1;
-		out->on = hd_stmt_int(s, 0) != 0;
-		out->paused = hd_stmt_int(s, 1) != 0;
-		out->turns_per_hour = hd_stmt_int(s, 2);
-		out->park_after = hd_stmt_int(s, 3);
-	}
-	hd_store_reset(s);
-	if (src != HD_ROW && src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
-	return 0;
+	return hd_autorun__row(found, out, st, s, autorun_fill, err);
 }
 
 int
@@ -90,8 +91,7 @@ set_txn_fn(hd_store *st, void *payload, hd_err *err)
 	struct set_txn *t = payload;
 	const hd_autorun_spec *sp = t->spec;
 	hd_autorun was;
-	hd_stmt *s;
-	int found, rc, src;
+	int found, rc;
 
 	if ((rc = autorun_load(&was, &found, st, t->team, err)) < 0)
 		return rc;
@@ -109,22 +109,14 @@ set_txn_fn(hd_store *st, void *payload, hd_err *err)
 		t->now.park_after = sp->park_after;
 	if (memcmp(&was, &t->now, sizeof(was)) == 0)
 		return 0; /* (1) */
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "UPDATE teams SET autorun = ?2, autorun_paused = ?3,"
 		 " turns_per_hour = ?4, park_after = ?5, updated_at = ?6"
 		 " WHERE id = ?1",
-		 err)) < 0)
+		 HD_TEXT(t->team), HD_INT(t->now.on), HD_INT(t->now.paused),
+		 HD_INT(t->now.turns_per_hour), HD_INT(t->now.park_after),
+		 HD_INT(hd_now_ms()))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, t->team);
-	hd_stmt_bind_int(s, 2, t->now.on);
-	hd_stmt_bind_int(s, 3, t->now.paused);
-	hd_stmt_bind_int(s, 4, t->now.turns_per_hour);
-	hd_stmt_bind_int(s, 5, t->now.park_after);
-	hd_stmt_bind_int(s, 6, hd_now_ms());
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	hd_events_append(
 	    st, "team_autorun", t->team, 0, NULL, hd_autorun_to_json(&t->now));
 	return 0;

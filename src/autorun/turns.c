@@ -31,25 +31,16 @@ hd_autorun_turn_start(int64_t *id, hd_store *st, const char *team,
     int64_t owner_start, const char *reasons, int64_t start_seq,
     hd_err *err)
 {
-	hd_stmt *s;
 	int rc;
 
 	*id = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT INTO autorun_turns(team_id, agent_id, status, owner,"
 		 " owner_pid, owner_start, reasons, start_seq, started_at)"
 		 " VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, team);
-	hd_stmt_bind_text(s, 2, agent);
-	hd_stmt_bind_text(s, 3, owner);
-	hd_stmt_bind_int(s, 4, owner_pid);
-	hd_stmt_bind_int(s, 5, owner_start);
-	hd_stmt_bind_text(s, 6, reasons);
-	hd_stmt_bind_int(s, 7, start_seq);
-	hd_stmt_bind_int(s, 8, hd_now_ms());
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+		 HD_TEXT(team), HD_TEXT(agent), HD_TEXT(owner),
+		 HD_INT(owner_pid), HD_INT(owner_start), HD_TEXT(reasons),
+		 HD_INT(start_seq), HD_INT(hd_now_ms()))) < 0)
 		return rc;
 	*id = hd_store_last_id(st);
 	return 0;
@@ -74,24 +65,17 @@ hd_autorun_turn_running(int *found, hd_autorun_running *out, hd_store *st,
     const char *agent, hd_err *err)
 {
 	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	*found = 0;
 	memset(out, 0, sizeof(*out));
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT id, agent_id, owner, owner_pid, owner_start"
 		 " FROM autorun_turns WHERE agent_id = ?1"
 		 " AND status = 'running'",
-		 err)) < 0)
+		 HD_TEXT(agent))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		running_fill(out, s);
-		*found = 1;
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return hd_autorun__row(found, out, st, s, running_fill, err);
 }
 
 int
@@ -125,14 +109,12 @@ hd_autorun_turns_since(int64_t *count, int64_t *oldest, hd_store *st,
 
 	*count = 0;
 	*oldest = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT COUNT(*), MIN(started_at) FROM autorun_turns"
 		 " INDEXED BY autorun_turns_agent"
 		 " WHERE agent_id = ?1 AND started_at > ?2",
-		 err)) < 0)
+		 HD_TEXT(agent), HD_INT(since))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_int(s, 2, since);
 	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		*count = hd_stmt_int(s, 0);
 		*oldest = hd_stmt_int(s, 1);
@@ -146,16 +128,9 @@ int
 hd_autorun_turn_delivered(
     hd_store *st, int64_t id, const char *range, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_turns SET delivered = ?2 WHERE id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_text(s, 2, range);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE autorun_turns SET delivered = ?2 WHERE id = ?1",
+	    HD_INT(id), HD_TEXT(range));
 }
 
 /* ---- its process ------------------------------------------------------- */
@@ -164,54 +139,43 @@ int
 hd_autorun_turn_process_set(hd_store *st, int64_t id, const char *host,
     const char *boot, int64_t pid, int64_t start, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
+	return hd_store_run(st, err,
+	    "UPDATE autorun_turns SET run_host = ?2, run_boot = ?3,"
+	    " run_pid = ?4, run_start = ?5"
+	    " WHERE id = ?1 AND status = 'running'",
+	    HD_INT(id), HD_TEXT(host), HD_TEXT(boot), HD_INT(pid),
+	    HD_INT(start));
+}
 
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_turns SET run_host = ?2, run_boot = ?3,"
-		 " run_pid = ?4, run_start = ?5"
-		 " WHERE id = ?1 AND status = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_text_copy(s, 2, host);
-	hd_stmt_bind_text_copy(s, 3, boot);
-	hd_stmt_bind_int(s, 4, pid);
-	hd_stmt_bind_int(s, 5, start);
-	return hd_store_step_done(st, s, err);
+/* Columns run_host, run_boot, run_pid, run_start. */
+static void
+process_fill(void *elem, hd_stmt *s)
+{
+	hd_autorun_process *out = elem;
+	const char *host = hd_stmt_text(s, 0), *boot = hd_stmt_text(s, 1);
+
+	snprintf(out->host, sizeof(out->host), "%s", host != NULL ? host : "");
+	snprintf(out->boot, sizeof(out->boot), "%s", boot != NULL ? boot : "");
+	out->pid = hd_stmt_int(s, 2);
+	out->start = hd_stmt_int(s, 3);
 }
 
 int
 hd_autorun_turn_process(int *found, hd_autorun_process *out, hd_store *st,
     int64_t id, hd_err *err)
 {
-	const char *host, *boot;
 	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	*found = 0;
 	memset(out, 0, sizeof(*out));
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT run_host, run_boot, run_pid, run_start"
 		 " FROM autorun_turns WHERE id = ?1 AND status = 'running'"
 		 " AND run_pid IS NOT NULL",
-		 err)) < 0)
+		 HD_INT(id))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		host = hd_stmt_text(s, 0);
-		boot = hd_stmt_text(s, 1);
-		snprintf(out->host, sizeof(out->host), "%s",
-		    host != NULL ? host : "");
-		snprintf(out->boot, sizeof(out->boot), "%s",
-		    boot != NULL ? boot : "");
-		out->pid = hd_stmt_int(s, 2);
-		out->start = hd_stmt_int(s, 3);
-		*found = 1;
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return hd_autorun__row(found, out, st, s, process_fill, err);
 }
 
 /* ---- ending (2) -------------------------------------------------------- */
@@ -220,22 +184,16 @@ int
 hd_autorun_turn_end(int *ended, hd_store *st, int64_t id, const char *owner,
     const char *error, hd_err *err)
 {
-	hd_stmt *s;
 	int rc;
 
 	*ended = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "UPDATE autorun_turns SET status = ?3, finished_at = ?4,"
 		 " error = ?5 WHERE id = ?1 AND status = 'running'"
 		 " AND owner = ?2",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_text(s, 2, owner);
-	hd_stmt_bind_text(s, 3, error != NULL ? "failed" : "done");
-	hd_stmt_bind_int(s, 4, hd_now_ms());
-	hd_stmt_bind_text_copy(s, 5, error);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+		 HD_INT(id), HD_TEXT(owner),
+		 HD_TEXT(error != NULL ? "failed" : "done"),
+		 HD_INT(hd_now_ms()), HD_TEXT(error))) < 0)
 		return rc;
 	*ended = hd_store_changes(st) != 0;
 	return 0;
@@ -245,21 +203,11 @@ int
 hd_autorun_turn_progress(hd_store *st, int64_t id, int64_t progress,
     int64_t post_seq, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_turns SET progress = ?2, post_seq = ?3"
-		 " WHERE id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_int(s, 2, progress);
-	if (post_seq > 0)
-		hd_stmt_bind_int(s, 3, post_seq);
-	else
-		hd_stmt_bind_null(s, 3);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE autorun_turns SET progress = ?2, post_seq = ?3"
+	    " WHERE id = ?1",
+	    HD_INT(id), HD_INT(progress),
+	    HD_INT_OR_NULL(post_seq > 0, post_seq));
 }
 
 int
@@ -272,13 +220,11 @@ hd_autorun_turn_owned(int *found, char **team, char **agent,
 
 	*found = 0;
 	*team = *agent = *delivered = NULL;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT team_id, agent_id, delivered FROM autorun_turns"
 		 " WHERE id = ?1 AND status = 'running' AND owner IS ?2",
-		 err)) < 0)
+		 HD_INT(id), HD_TEXT(owner))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_text_copy(s, 2, owner);
 	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		*team = hd_store_col_dup(s, 0);
 		*agent = hd_store_col_dup(s, 1);
@@ -304,17 +250,10 @@ hd_autorun_turn_owned(int *found, char **team, char **agent,
 int
 hd_autorun_turn_abort(hd_store *st, int64_t id, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE autorun_turns SET status = 'aborted', finished_at = ?2"
-		 " WHERE id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE autorun_turns SET status = 'aborted', finished_at = ?2"
+	    " WHERE id = ?1",
+	    HD_INT(id), HD_INT(hd_now_ms()));
 }
 
 /* ---- as JSON ----------------------------------------------------------- */
@@ -338,26 +277,27 @@ turn_row(hd_stmt *s)
 	    hd_autorun__col_text(s, 7));
 }
 
+static void
+turn_fill(void *elem, hd_stmt *s)
+{
+	*(json_t **)elem = turn_row(s);
+}
+
 /* The first row of sql (?1 = agent) as a turn, or null. */
 static int
 one_turn(
     json_t **out, hd_store *st, const char *sql, const char *agent, hd_err *err)
 {
 	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	*out = NULL;
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
+	if ((rc = hd_store_query(st, &s, err, sql, HD_TEXT(agent))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		*out = turn_row(s);
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
+	rc = hd_autorun__row(NULL, out, st, s, turn_fill, err);
 	if (*out == NULL)
 		*out = json_null();
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return rc;
 }
 
 int

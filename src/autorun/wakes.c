@@ -37,26 +37,15 @@ hd_wake_add(int *added, hd_store *st, const char *team, const char *agent,
     const char *reason, int64_t ref, const char *key, const char *note,
     int64_t *id, hd_err *err)
 {
-	hd_stmt *s;
 	int rc;
 
 	*added = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT OR IGNORE INTO wakes(team_id, agent_id, reason, ref,"
 		 " key, note, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, team);
-	hd_stmt_bind_text(s, 2, agent);
-	hd_stmt_bind_text(s, 3, reason);
-	if (ref > 0)
-		hd_stmt_bind_int(s, 4, ref);
-	else
-		hd_stmt_bind_null(s, 4);
-	hd_stmt_bind_text(s, 5, key);
-	hd_stmt_bind_text_copy(s, 6, note);
-	hd_stmt_bind_int(s, 7, hd_now_ms());
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+		 HD_TEXT(team), HD_TEXT(agent), HD_TEXT(reason),
+		 HD_INT_OR_NULL(ref > 0, ref), HD_TEXT(key), HD_TEXT(note),
+		 HD_INT(hd_now_ms()))) < 0)
 		return rc;
 	if ((*added = hd_store_changes(st) > 0)) {
 		if (id != NULL)
@@ -70,65 +59,46 @@ hd_wake_add(int *added, hd_store *st, const char *team, const char *agent,
 	return 0;
 }
 
-/* One integer from a query with text parameters ?1 (and ?2 when b is
- * non-NULL); 0 when there is no row or it is NULL. */
-static int
-query_i64(int64_t *out, hd_store *st, const char *sql, const char *a,
-    const char *b, hd_err *err)
-{
-	hd_stmt *s;
-	int rc, src;
-
-	*out = 0;
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, a);
-	if (b != NULL)
-		hd_stmt_bind_text(s, 2, b);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		*out = hd_stmt_int(s, 0);
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
-}
-
 int
 hd_wake_seen(
     int *seen, hd_store *st, const char *agent, const char *key, hd_err *err)
 {
-	int64_t v;
+	int64_t one;
 	int rc;
 
-	rc = query_i64(&v, st,
-	    "SELECT 1 FROM wakes WHERE agent_id = ?1 AND key = ?2", agent, key,
-	    err);
-	*seen = v != 0;
-	return rc;
+	rc = hd_store_get_int(st, &one, err,
+	    "SELECT 1 FROM wakes WHERE agent_id = ?1 AND key = ?2",
+	    HD_TEXT(agent), HD_TEXT(key));
+	*seen = rc > 0;
+	return rc < 0 ? rc : 0;
 }
 
 int
 hd_wake_open_count(int64_t *n, hd_store *st, const char *agent, hd_err *err)
 {
-	return query_i64(n, st,
+	int rc;
+
+	*n = 0;
+	rc = hd_store_get_int(st, n, err,
 	    "SELECT COUNT(*) FROM wakes WHERE agent_id = ?1"
 	    " AND (status = 'queued' OR status = 'running')",
-	    agent, NULL, err);
+	    HD_TEXT(agent));
+	return rc < 0 ? rc : 0;
 }
 
 int
 hd_wake_offered(
     int *open, hd_store *st, const char *team, const char *key, hd_err *err)
 {
-	int64_t v;
+	int64_t one;
 	int rc;
 
-	rc = query_i64(&v, st,
+	rc = hd_store_get_int(st, &one, err,
 	    "SELECT 1 FROM wakes WHERE team_id = ?1 AND key = ?2"
 	    " AND (status = 'queued' OR status = 'running')",
-	    team, key, err);
-	*open = v != 0;
-	return rc;
+	    HD_TEXT(team), HD_TEXT(key));
+	*open = rc > 0;
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- reading the queue (3) --------------------------------------------- */
@@ -170,15 +140,13 @@ hd_wake_queued(hd_wake *v, size_t max, size_t *n, hd_store *st,
 	int rc, src;
 
 	*n = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT id, reason, ref, note, turn_id FROM wakes"
 		 " INDEXED BY wakes_open WHERE agent_id = ?1"
 		 " AND (status = 'queued' OR status = 'running')"
 		 " AND status = 'queued' ORDER BY id LIMIT ?2",
-		 err)) < 0)
+		 HD_TEXT(agent), HD_INT(max))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_int(s, 2, (int64_t)max);
 	while ((src = hd_stmt_step(s)) == HD_ROW && *n < max) {
 		hd_wake *w = &v[(*n)++];
 
@@ -202,14 +170,13 @@ hd_wake_queue_json(json_t **out, hd_store *st, const char *agent, hd_err *err)
 	int rc, src;
 
 	*out = json_array();
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT id, reason, ref, note, created_at, turn_id FROM wakes"
 		 " INDEXED BY wakes_open WHERE agent_id = ?1"
 		 " AND (status = 'queued' OR status = 'running')"
 		 " AND status = 'queued' ORDER BY id",
-		 err)) < 0)
+		 HD_TEXT(agent))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
 	while ((src = hd_stmt_step(s)) == HD_ROW)
 		json_array_append_new(*out,
 		    json_pack("{s:o, s:o, s:o, s:o, s:o, s:b}", "id",
@@ -225,69 +192,51 @@ hd_wake_queue_json(json_t **out, hd_store *st, const char *agent, hd_err *err)
 
 /* ---- moving wakes (2) -------------------------------------------------- */
 
-/* Run sql with integer ?1 (and ?2 when two) for its effect. */
-static int
-update_ids(hd_store *st, const char *sql, int64_t a, int two, int64_t b,
-    hd_err *err)
-{
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, a);
-	if (two)
-		hd_stmt_bind_int(s, 2, b);
-	return hd_store_step_done(st, s, err);
-}
-
 int
 hd_wake_drop(hd_store *st, int64_t id, hd_err *err)
 {
-	return update_ids(st,
+	return hd_store_run(st, err,
 	    "UPDATE wakes SET status = 'dropped' WHERE id = ?1"
 	    " AND status = 'queued'",
-	    id, 0, 0, err);
+	    HD_INT(id));
 }
 
 int
 hd_wake_drop_all(hd_store *st, const char *agent, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE wakes SET status = 'dropped'"
-		 " WHERE agent_id = ?1 AND status = 'queued'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE wakes SET status = 'dropped'"
+	    " WHERE agent_id = ?1 AND status = 'queued'",
+	    HD_TEXT(agent));
 }
 
 int
 hd_wake_run(hd_store *st, int64_t id, int64_t turn_id, hd_err *err)
 {
-	return update_ids(st,
+	return hd_store_run(st, err,
 	    "UPDATE wakes SET status = 'running', turn_id = ?2"
 	    " WHERE id = ?1 AND status = 'queued'",
-	    id, 1, turn_id, err);
+	    HD_INT(id), HD_INT(turn_id));
+}
+
+/* The wakes turn_id was running leave running, for state. */
+static int
+turn_wakes_to(hd_store *st, int64_t turn_id, const char *state, hd_err *err)
+{
+	return hd_store_run(st, err,
+	    "UPDATE wakes SET status = ?2 WHERE turn_id = ?1"
+	    " AND status = 'running'",
+	    HD_INT(turn_id), HD_TEXT(state));
 }
 
 int
 hd_wake_finish(hd_store *st, int64_t turn_id, hd_err *err)
 {
-	return update_ids(st,
-	    "UPDATE wakes SET status = 'done' WHERE turn_id = ?1"
-	    " AND status = 'running'",
-	    turn_id, 0, 0, err);
+	return turn_wakes_to(st, turn_id, "done", err);
 }
 
 int
 hd_wake_requeue(hd_store *st, int64_t turn_id, hd_err *err)
 {
-	return update_ids(st,
-	    "UPDATE wakes SET status = 'queued' WHERE turn_id = ?1"
-	    " AND status = 'running'",
-	    turn_id, 0, 0, err);
+	return turn_wakes_to(st, turn_id, "queued", err);
 }

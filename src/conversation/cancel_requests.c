@@ -23,11 +23,23 @@
 
 #include "store_int.h"
 
+/* Ask to cancel target, a kind's (1). */
+static int
+request_add(hd_store *st, const char *kind, const char *target,
+    const char *team, const char *by, hd_err *err)
+{
+	return hd_store_run(st, err,
+	    "INSERT OR IGNORE INTO cancel_requests (kind, target,"
+	    " team_id, requested_by, requested_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5)",
+	    HD_TEXT(kind), HD_TEXT(target), HD_TEXT(team), HD_TEXT(by),
+	    HD_INT(hd_now_ms()));
+}
+
 int
 hd_cancel_request_conversation(hd_convstore_head *head, hd_store *st,
     const char *id, const char *by, hd_err *err)
 {
-	hd_stmt *s;
 	int rc;
 
 	if ((rc = hd_convstore_head_get(head, st, id, err)) < 0)
@@ -35,18 +47,7 @@ hd_cancel_request_conversation(hd_convstore_head *head, hd_store *st,
 	if (strcmp(head->status, "running") != 0)
 		return hd_err_set(err, HD_ECONFLICT,
 		    "conversation %s already ended (%s)", id, head->status);
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT OR IGNORE INTO cancel_requests (kind, target,"
-		 " team_id, requested_by, requested_at)"
-		 " VALUES ('conversation', ?1, ?2, ?3, ?4)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	hd_stmt_bind_text(s, 2, head->team);
-	if (by != NULL)
-		hd_stmt_bind_text(s, 3, by);
-	hd_stmt_bind_int(s, 4, hd_now_ms());
-	return hd_store_step_done(st, s, err);
+	return request_add(st, "conversation", id, head->team, by, err);
 }
 
 int
@@ -59,13 +60,11 @@ hd_cancel_request_exchange(hd_store *st, const char *team, const char *room,
 
 	if ((rc = hd_team_exists(st, team, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT holder FROM room_locks WHERE room_id = ?1"
 		 " AND expires_at > ?2",
-		 err)) < 0)
+		 HD_TEXT(room), HD_INT(hd_now_ms()))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, room);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
 	if ((src = hd_stmt_step(s)) == HD_ROW)
 		snprintf(holder, sizeof(holder), "%s", hd_stmt_text(s, 0));
 	hd_store_reset(s);
@@ -74,18 +73,7 @@ hd_cancel_request_exchange(hd_store *st, const char *team, const char *room,
 	if (holder[0] == '\0')
 		return hd_err_set(err, HD_ECONFLICT,
 		    "no exchange is running in team %s's room", team);
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT OR IGNORE INTO cancel_requests (kind, target,"
-		 " team_id, requested_by, requested_at)"
-		 " VALUES ('exchange', ?1, ?2, ?3, ?4)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, holder);
-	hd_stmt_bind_text(s, 2, team);
-	if (by != NULL)
-		hd_stmt_bind_text(s, 3, by);
-	hd_stmt_bind_int(s, 4, hd_now_ms());
-	return hd_store_step_done(st, s, err);
+	return request_add(st, "exchange", holder, team, by, err);
 }
 
 int
@@ -95,12 +83,11 @@ hd_cancel_request_by(char **by, hd_store *st, const char *id, hd_err *err)
 	int rc;
 
 	*by = NULL;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT requested_by FROM cancel_requests"
 		 " WHERE kind = 'conversation' AND target = ?1",
-		 err)) < 0)
+		 HD_TEXT(id))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, id);
 	if (hd_stmt_step(s) == HD_ROW)
 		*by = hd_store_col_dup(s, 0);
 	hd_store_reset(s);
@@ -116,13 +103,12 @@ hd_cancel_requests_owned(char (*ids)[HD_CONVERSATION_ID_LEN + 1], size_t max,
 
 	*n = 0;
 	*more = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT c.id FROM cancel_requests r JOIN conversations c"
 		 " ON c.id = r.target WHERE r.kind = 'conversation'"
 		 " AND c.status = 'running' AND c.owner = ?1",
-		 err)) < 0)
+		 HD_TEXT(owner))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, owner);
 	while ((src = hd_stmt_step(s)) == HD_ROW && *n < max) {
 		snprintf(ids[*n], sizeof(ids[0]), "%s", hd_stmt_text(s, 0));
 		(*n)++;
@@ -136,22 +122,16 @@ int
 hd_cancel_request_exchange_held(
     int *out, hd_store *st, const char *room, int64_t now, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
+	int64_t one;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_get_int(st, &one, err,
 		 "SELECT 1 FROM room_locks l JOIN cancel_requests r"
 		 " ON r.kind = 'exchange' AND r.target = l.holder"
 		 " WHERE l.room_id = ?1 AND l.expires_at > ?2",
-		 err)) < 0)
+		 HD_TEXT(room), HD_INT(now))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, room);
-	hd_stmt_bind_int(s, 2, now);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_ROW && src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
-	*out = src == HD_ROW;
+	*out = rc;
 	return 0;
 }
 
@@ -163,14 +143,12 @@ hd_cancel_request_exchange_mine(
 	int rc;
 
 	*out = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT 1 FROM room_locks l JOIN cancel_requests r"
 		 " ON r.kind = 'exchange' AND r.target = l.holder"
 		 " WHERE l.room_id = ?1 AND l.pid = ?2",
-		 err)) < 0)
+		 HD_TEXT(room), HD_INT(pid))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, room);
-	hd_stmt_bind_int(s, 2, pid);
 	*out = hd_stmt_step(s) == HD_ROW;
 	hd_store_reset(s);
 	return 0;

@@ -22,32 +22,23 @@ int
 hd_convstore_files_add(hd_store *st, const char *conv, int64_t seq,
     const char *agent, const hd_convstore_attach *files, size_t n, hd_err *err)
 {
-	hd_stmt *s;
+	const void *bytes;
 	size_t i;
-	int rc, src;
+	int rc;
 
 	for (i = 0; i < n; i++) {
-		if ((rc = hd_store_prepare(st, &s,
+		/* an empty file is an empty blob, not NULL */
+		bytes = files[i].content != NULL ? (const void *)files[i].content
+						 : (const void *)"";
+		if ((rc = hd_store_run(st, err,
 			 "INSERT INTO conversation_files(conversation_id, seq,"
 			 " agent, name, media_type, size, content, created_at)"
 			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-			 err)) < 0)
+			 HD_TEXT(conv), HD_INT(seq), HD_TEXT(agent),
+			 HD_TEXT(files[i].name), HD_TEXT(files[i].media_type),
+			 HD_INT(files[i].size), HD_BLOB(bytes, files[i].size),
+			 HD_INT(hd_now_ms()))) < 0)
 			return rc;
-		hd_stmt_bind_text(s, 1, conv);
-		hd_stmt_bind_int(s, 2, seq);
-		hd_stmt_bind_text(s, 3, agent);
-		hd_stmt_bind_text(s, 4, files[i].name);
-		hd_stmt_bind_text(s, 5, files[i].media_type);
-		hd_stmt_bind_int(s, 6, files[i].size);
-		hd_stmt_bind_blob(s, 7,
-		    files[i].content != NULL ? (const void *)files[i].content
-					     : (const void *)"",
-		    (size_t)files[i].size);
-		hd_stmt_bind_int(s, 8, hd_now_ms());
-		src = hd_stmt_step(s);
-		hd_store_reset(s);
-		if (src != HD_DONE)
-			return hd_store_sqlerr(st, src, err);
 	}
 	return 0;
 }
@@ -73,10 +64,13 @@ hd_conversation_file_to_json(const hd_conversation_file *f)
 	    (json_int_t)f->size, "createdAt", (json_int_t)f->created_at);
 }
 
-/* Fill f from a row id, seq, agent, name, media_type, size, created_at. */
+/* Fill a file from a row id, seq, agent, name, media_type, size,
+ * created_at (-1: out of memory). */
 static int
-file_row(hd_conversation_file *f, hd_stmt *s)
+file_row(void *elem, hd_stmt *s)
 {
+	hd_conversation_file *f = elem;
+
 	f->id = hd_stmt_int(s, 0);
 	f->seq = hd_stmt_int(s, 1);
 	f->agent = hd_store_col_dup(s, 2);
@@ -94,32 +88,18 @@ file_row(hd_conversation_file *f, hd_stmt *s)
 int
 hd_convstore__files_get(hd_store *st, hd_conversation *c, hd_err *err)
 {
-	hd_conversation_file *grown;
 	hd_stmt *s;
-	int rc, src;
+	void *l = c->files;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT " FILE_COLS " FROM conversation_files"
 		 " WHERE conversation_id = ?1 ORDER BY id",
-		 err)) < 0)
+		 HD_TEXT(c->id))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, c->id);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		grown = realloc(c->files, (c->nfiles + 1) * sizeof(*grown));
-		if (grown == NULL) {
-			rc = hd_convstore__oom(err);
-			break;
-		}
-		c->files = grown;
-		memset(&c->files[c->nfiles], 0, sizeof(*grown));
-		if (file_row(&c->files[c->nfiles++], s) < 0) {
-			rc = hd_convstore__oom(err);
-			break;
-		}
-	}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
+	rc = hd_convstore__rows(
+	    &l, &c->nfiles, sizeof(*c->files), st, s, file_row, err);
+	c->files = l;
 	return rc;
 }
 
@@ -151,13 +131,11 @@ hd_conversation_file_get(hd_conversation_file **out, hd_store *st,
 	*out = NULL;
 	if ((rc = hd_convstore_status(status, sizeof(status), st, id, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT " FILE_COLS ", content FROM conversation_files"
 		 " WHERE conversation_id = ?1 AND id = ?2",
-		 err)) < 0)
+		 HD_TEXT(id), HD_INT(file_id))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	hd_stmt_bind_int(s, 2, file_id);
 	if ((src = hd_stmt_step(s)) != HD_ROW) {
 		rc = src == HD_DONE
 			 ? hd_err_set(err, HD_ENOTFOUND,

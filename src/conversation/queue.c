@@ -12,8 +12,8 @@
  *      When to make them is the engine's (src/engine/conversation.c: one
  *      running delivery per agent, checked inside its write).
  *  (2) A running delivery may record where its runtime process runs
- *      (hd_convstore_run_record); every move out of running clears it,
- *      but cancel, which ends the delivery for good.
+ *      (hd_convstore_run_record); every move out of running clears it
+ *      (RUN_CLEARED), but cancel, which ends the delivery for good.
  *  (3) The claim reads (next queued, running for an agent, supervised)
  *      are separate statements so the engine checks them in order inside
  *      one write; the next queued one skips conversations a cancel
@@ -24,8 +24,6 @@
  * through the engine), record.c (hd_conversation_get).
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <huddle/util.h>
 
@@ -34,49 +32,44 @@
 #define HD_LOG_COMPONENT "conversation"
 #include <huddle/log.h>
 
+/* Fill a delivery from a row of hd_convstore__deliveries_get. */
+static int
+delivery_fill(void *elem, hd_stmt *s)
+{
+	hd_conversation_delivery *d = elem;
+
+	d->id = hd_stmt_int(s, 0);
+	d->to_agent = hd_store_col_dup(s, 1);
+	d->from_agent = hd_store_col_dup(s, 2);
+	d->body = hd_store_col_dup(s, 3);
+	d->prompt = hd_store_col_dup(s, 4);
+	d->state = hd_store_col_dup(s, 5);
+	d->created_at = hd_stmt_int(s, 6);
+	d->started_at = hd_stmt_int(s, 7);
+	d->finished_at = hd_stmt_int(s, 8);
+	if (d->to_agent == NULL || d->body == NULL || d->prompt == NULL ||
+	    d->state == NULL)
+		return -1;
+	return 0;
+}
+
 int
 hd_convstore__deliveries_get(hd_store *st, hd_conversation *c, hd_err *err)
 {
 	hd_stmt *s;
-	hd_conversation_delivery *grown, *d;
-	int rc, src;
+	void *l = c->deliveries;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT id, to_agent, from_agent, body, prompt, state, "
 		 "created_at, started_at, finished_at "
 		 "FROM conversation_deliveries WHERE conversation_id = ?1 "
 		 "ORDER BY id",
-		 err)) < 0)
+		 HD_TEXT(c->id))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, c->id);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		grown = realloc(
-		    c->deliveries, (c->ndeliveries + 1) * sizeof(*grown));
-		if (grown == NULL) {
-			rc = hd_convstore__oom(err);
-			break;
-		}
-		c->deliveries = grown;
-		d = &c->deliveries[c->ndeliveries++];
-		memset(d, 0, sizeof(*d));
-		d->id = hd_stmt_int(s, 0);
-		d->to_agent = hd_store_col_dup(s, 1);
-		d->from_agent = hd_store_col_dup(s, 2);
-		d->body = hd_store_col_dup(s, 3);
-		d->prompt = hd_store_col_dup(s, 4);
-		d->state = hd_store_col_dup(s, 5);
-		d->created_at = hd_stmt_int(s, 6);
-		d->started_at = hd_stmt_int(s, 7);
-		d->finished_at = hd_stmt_int(s, 8);
-		if (d->to_agent == NULL || d->body == NULL ||
-		    d->prompt == NULL || d->state == NULL) {
-			rc = hd_convstore__oom(err);
-			break;
-		}
-	}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
+	rc = hd_convstore__rows(&l, &c->ndeliveries, sizeof(*c->deliveries),
+	    st, s, delivery_fill, err);
+	c->deliveries = l;
 	return rc;
 }
 
@@ -86,22 +79,13 @@ int
 hd_convstore_enqueue_user(hd_store *st, const char *conv, const char *to,
     const char *body, int64_t now, int64_t post_seq, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO conversation_deliveries(conversation_id,"
-		 " to_agent, from_agent, body, prompt, state, created_at,"
-		 " post_seq) VALUES (?1, ?2, NULL, ?3, ?3, 'queued', ?4,"
-		 " NULLIF(?5, 0))",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, conv);
-	hd_stmt_bind_text(s, 2, to);
-	hd_stmt_bind_text(s, 3, body);
-	hd_stmt_bind_int(s, 4, now);
-	hd_stmt_bind_int(s, 5, post_seq);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "INSERT INTO conversation_deliveries(conversation_id,"
+	    " to_agent, from_agent, body, prompt, state, created_at,"
+	    " post_seq) VALUES (?1, ?2, NULL, ?3, ?3, 'queued', ?4,"
+	    " NULLIF(?5, 0))",
+	    HD_TEXT(conv), HD_TEXT(to), HD_TEXT(body), HD_INT(now),
+	    HD_INT(post_seq));
 }
 
 int
@@ -109,23 +93,15 @@ hd_convstore_enqueue_mention(int64_t *id, hd_store *st, const char *conv,
     const char *to, const char *from, const char *body, const char *prompt,
     int64_t now, hd_err *err)
 {
-	hd_stmt *s;
 	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT INTO conversation_deliveries(conversation_id,"
 		 " to_agent, from_agent, body, prompt, state,"
 		 " created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'queued',"
 		 " ?6)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, conv);
-	hd_stmt_bind_text(s, 2, to);
-	hd_stmt_bind_text(s, 3, from);
-	hd_stmt_bind_text(s, 4, body);
-	hd_stmt_bind_text(s, 5, prompt);
-	hd_stmt_bind_int(s, 6, now);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+		 HD_TEXT(conv), HD_TEXT(to), HD_TEXT(from), HD_TEXT(body),
+		 HD_TEXT(prompt), HD_INT(now))) < 0)
 		return rc;
 	*id = hd_store_last_id(st);
 	return 0;
@@ -141,7 +117,7 @@ hd_convstore_next_queued(int *found, hd_convstore_claim *c, hd_store *st,
 	int rc, src;
 
 	*found = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT d.id, d.conversation_id, d.prompt, c.team_id,"
 		 " d.post_seq FROM conversation_deliveries d"
 		 " JOIN conversations c ON c.id = d.conversation_id"
@@ -150,10 +126,8 @@ hd_convstore_next_queued(int *found, hd_convstore_claim *c, hd_store *st,
 		 " AND NOT EXISTS (SELECT 1 FROM cancel_requests r"
 		 "  WHERE r.kind = 'conversation' AND r.target = c.id)"
 		 " ORDER BY d.id LIMIT 1",
-		 err)) < 0)
+		 HD_TEXT(agent), HD_TEXT(owner))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_text(s, 2, owner);
 	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		c->delivery_id = hd_stmt_int(s, 0);
 		snprintf(c->conversation_id, sizeof(c->conversation_id), "%s",
@@ -180,14 +154,13 @@ hd_convstore_running_for(int *found, hd_convstore_claim *c, hd_store *st,
 	int rc, src;
 
 	*found = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT c.id, c.owner, c.owner_pid, c.owner_start"
 		 " FROM conversation_deliveries d"
 		 " JOIN conversations c ON c.id = d.conversation_id"
 		 " WHERE d.to_agent = ?1 AND d.state = 'running' LIMIT 1",
-		 err)) < 0)
+		 HD_TEXT(agent))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
 	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		snprintf(
 		    c->blocker, sizeof(c->blocker), "%s", hd_stmt_text(s, 0));
@@ -202,49 +175,44 @@ hd_convstore_running_for(int *found, hd_convstore_claim *c, hd_store *st,
 	return 0;
 }
 
+/* *busy: whether sql (?1 = agent) has a row. */
+static int
+agent_has_row(int *busy, hd_store *st, const char *sql, const char *agent,
+    hd_err *err)
+{
+	int64_t one;
+	int rc;
+
+	*busy = 0;
+	if ((rc = hd_store_get_int(st, &one, err, sql, HD_TEXT(agent))) < 0)
+		return rc;
+	*busy = rc;
+	return 0;
+}
+
 int
 hd_convstore_supervised(int *busy, hd_store *st, const char *agent, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
-
-	*busy = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT 1 FROM autorun_turns WHERE agent_id = ?1"
-		 " AND status = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	if ((src = hd_stmt_step(s)) == HD_ROW)
-		*busy = 1;
-	hd_store_reset(s);
-	if (src != HD_ROW && src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
-	return 0;
+	return agent_has_row(busy, st,
+	    "SELECT 1 FROM autorun_turns WHERE agent_id = ?1"
+	    " AND status = 'running'",
+	    agent, err);
 }
 
 int
 hd_convstore_agent_busy(int *busy, hd_store *st, const char *agent, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
-
-	*busy = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT 1 FROM conversation_deliveries WHERE to_agent = ?1"
-		 " AND state = 'running' LIMIT 1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		*busy = 1;
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return agent_has_row(busy, st,
+	    "SELECT 1 FROM conversation_deliveries WHERE to_agent = ?1"
+	    " AND state = 'running' LIMIT 1",
+	    agent, err);
 }
 
 /* ---- moves (1) ---------------------------------------------------------- */
+
+/* What every move out of running but cancel sets (2). */
+#define RUN_CLEARED                                                            \
+	" run_host = NULL, run_boot = NULL, run_pid = NULL, run_start = NULL"
 
 int
 hd_convstore_start(hd_store *st, int64_t id, int64_t now, hd_err *err)
@@ -258,104 +226,60 @@ hd_convstore_start(hd_store *st, int64_t id, int64_t now, hd_err *err)
 int
 hd_convstore_requeue(hd_store *st, int64_t id, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversation_deliveries SET state = 'queued',"
-		 " started_at = NULL, run_host = NULL, run_boot = NULL,"
-		 " run_pid = NULL, run_start = NULL"
-		 " WHERE id = ?1 AND state = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversation_deliveries SET state = 'queued',"
+	    " started_at = NULL," RUN_CLEARED
+	    " WHERE id = ?1 AND state = 'running'",
+	    HD_INT(id));
 }
 
 int
 hd_convstore_requeue_all(hd_store *st, const char *conv, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversation_deliveries SET state = 'queued',"
-		 " started_at = NULL, run_host = NULL, run_boot = NULL,"
-		 " run_pid = NULL, run_start = NULL WHERE conversation_id = ?1"
-		 " AND state = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, conv);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversation_deliveries SET state = 'queued',"
+	    " started_at = NULL," RUN_CLEARED
+	    " WHERE conversation_id = ?1 AND state = 'running'",
+	    HD_TEXT(conv));
 }
 
 int
 hd_convstore_done(hd_store *st, int64_t id, int64_t now, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversation_deliveries SET state = 'done',"
-		 " finished_at = ?2, run_host = NULL, run_boot = NULL,"
-		 " run_pid = NULL, run_start = NULL WHERE id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_int(s, 2, now);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversation_deliveries SET state = 'done',"
+	    " finished_at = ?2," RUN_CLEARED " WHERE id = ?1",
+	    HD_INT(id), HD_INT(now));
 }
 
 int
 hd_convstore_cancel_delivery(hd_store *st, int64_t id, int64_t now, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversation_deliveries SET state = 'cancelled',"
-		 " finished_at = ?2 WHERE id = ?1 AND state = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_int(s, 2, now);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversation_deliveries SET state = 'cancelled',"
+	    " finished_at = ?2 WHERE id = ?1 AND state = 'running'",
+	    HD_INT(id), HD_INT(now));
 }
 
 int
 hd_convstore_cancel_deliveries(
     hd_store *st, const char *conv, int64_t now, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversation_deliveries SET state = 'cancelled',"
-		 " finished_at = ?2 WHERE conversation_id = ?1"
-		 " AND (state = 'queued' OR state = 'running')",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, conv);
-	hd_stmt_bind_int(s, 2, now);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversation_deliveries SET state = 'cancelled',"
+	    " finished_at = ?2 WHERE conversation_id = ?1"
+	    " AND (state = 'queued' OR state = 'running')",
+	    HD_TEXT(conv), HD_INT(now));
 }
 
 int
 hd_convstore_carry(hd_store *st, const char *conv, const char *from,
     int64_t first, int64_t post_seq, hd_err *err)
 {
-	hd_stmt *s;
-
-	if (hd_store_prepare(st, &s,
-		"UPDATE conversation_deliveries SET post_seq = ?1"
-		" WHERE id >= ?2 AND conversation_id = ?3 AND from_agent = ?4",
-		err) < 0)
-		return err->code;
-	hd_stmt_bind_int(s, 1, post_seq);
-	hd_stmt_bind_int(s, 2, first);
-	hd_stmt_bind_text(s, 3, conv);
-	hd_stmt_bind_text(s, 4, from);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversation_deliveries SET post_seq = ?1"
+	    " WHERE id >= ?2 AND conversation_id = ?3 AND from_agent = ?4",
+	    HD_INT(post_seq), HD_INT(first), HD_TEXT(conv), HD_TEXT(from));
 }
 
 /* ---- the running process (2) -------------------------------------------- */
@@ -364,21 +288,12 @@ int
 hd_convstore_run_record(hd_store *st, int64_t id, const char *host,
     const char *boot, int64_t pgid, int64_t start, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversation_deliveries SET run_host = ?2,"
-		 " run_boot = ?3, run_pid = ?4, run_start = ?5"
-		 " WHERE id = ?1 AND state = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, id);
-	hd_stmt_bind_text_copy(s, 2, host);
-	hd_stmt_bind_text_copy(s, 3, boot);
-	hd_stmt_bind_int(s, 4, pgid);
-	hd_stmt_bind_int(s, 5, start);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversation_deliveries SET run_host = ?2,"
+	    " run_boot = ?3, run_pid = ?4, run_start = ?5"
+	    " WHERE id = ?1 AND state = 'running'",
+	    HD_INT(id), HD_TEXT(host), HD_TEXT(boot), HD_INT(pgid),
+	    HD_INT(start));
 }
 
 int
@@ -387,13 +302,12 @@ hd_convstore_kill_running(hd_store *st, const char *conv, hd_err *err)
 	hd_stmt *s;
 	int rc, src;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT run_host, run_boot, run_pid, run_start, id"
 		 " FROM conversation_deliveries WHERE conversation_id = ?1"
 		 " AND state = 'running' AND run_pid IS NOT NULL",
-		 err)) < 0)
+		 HD_TEXT(conv))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, conv);
 	while ((src = hd_stmt_step(s)) == HD_ROW)
 		if (hd_proc_here(hd_stmt_text(s, 0), hd_stmt_text(s, 1)) &&
 		    hd_proc_group_kill(hd_stmt_int(s, 2), hd_stmt_int(s, 3)))
@@ -409,23 +323,24 @@ hd_convstore_kill_running(hd_store *st, const char *conv, hd_err *err)
 
 /* ---- agents ------------------------------------------------------------- */
 
-/* Run s (one text column, ?1 = conversation id) and append every value
- * to *v. */
+/* A copy of the row's one text column, into a char * of the list. */
 static int
-collect_agents(hd_store *st, hd_stmt *s, const char *conv, char ***v, size_t *n,
-    hd_err *err)
+agent_fill(void *elem, hd_stmt *s)
 {
-	int rc = 0, src;
+	char **agent = elem;
 
-	hd_stmt_bind_text(s, 1, conv);
-	while ((src = hd_stmt_step(s)) == HD_ROW)
-		if (hd_convstore__strv_push(v, n, hd_stmt_text(s, 0)) < 0) {
-			rc = hd_convstore__oom(err);
-			break;
-		}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
+	return (*agent = hd_store_col_dup(s, 0)) != NULL ? 0 : -1;
+}
+
+/* Step s (one text column) and append every value to *v. */
+static int
+collect_agents(hd_store *st, hd_stmt *s, char ***v, size_t *n, hd_err *err)
+{
+	void *l = *v;
+	int rc;
+
+	rc = hd_convstore__rows(&l, n, sizeof(**v), st, s, agent_fill, err);
+	*v = l;
 	return rc;
 }
 
@@ -436,12 +351,12 @@ hd_convstore_running_agents(
 	hd_stmt *s;
 	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT to_agent FROM conversation_deliveries"
 		 " WHERE conversation_id = ?1 AND state = 'running'",
-		 err)) < 0)
+		 HD_TEXT(conv))) < 0)
 		return rc;
-	return collect_agents(st, s, conv, v, n, err);
+	return collect_agents(st, s, v, n, err);
 }
 
 int
@@ -451,12 +366,12 @@ hd_convstore_queued_agents(
 	hd_stmt *s;
 	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT DISTINCT to_agent FROM conversation_deliveries"
 		 " WHERE conversation_id = ?1 AND state = 'queued'",
-		 err)) < 0)
+		 HD_TEXT(conv))) < 0)
 		return rc;
-	return collect_agents(st, s, conv, v, n, err);
+	return collect_agents(st, s, v, n, err);
 }
 
 int
@@ -464,24 +379,14 @@ hd_convstore_unanswered(char ***v, size_t *n, hd_store *st, const char *conv,
     int64_t except, hd_err *err)
 {
 	hd_stmt *s;
-	int rc, src;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT DISTINCT to_agent FROM conversation_deliveries"
 		 " WHERE conversation_id = ?1 AND state IN ('queued', "
 		 "'running')"
 		 " AND id != ?2",
-		 err)) < 0)
+		 HD_TEXT(conv), HD_INT(except))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, conv);
-	hd_stmt_bind_int(s, 2, except);
-	while ((src = hd_stmt_step(s)) == HD_ROW)
-		if (hd_convstore__strv_push(v, n, hd_stmt_text(s, 0)) < 0) {
-			rc = hd_convstore__oom(err);
-			break;
-		}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	return collect_agents(st, s, v, n, err);
 }

@@ -11,6 +11,10 @@
  *      (hd_convstore_disown); pid and start change with it.
  *  (3) hd_conversation_get reads the row, its replies, deliveries and
  *      files in one read transaction: one snapshot.
+ *  (4) Every list this module reads (replies, deliveries, files, agents,
+ *      other owners' conversations) grows through hd_convstore__rows: a
+ *      row that ran out of memory stays counted, so the list's own free
+ *      releases what it holds.
  * Callers: the conversation engine (src/engine/conversation.c,
  * conv_record.c, conv_engine.c, cancel.c), cancel_requests.c, and the
  * surfaces (hd_conversation_get) through conversation.h.
@@ -38,17 +42,28 @@ hd_convstore_strv_free(char **v, size_t n)
 }
 
 int
-hd_convstore__strv_push(char ***v, size_t *n, const char *s)
+hd_convstore__rows(void **list, size_t *n, size_t size, hd_store *st,
+    hd_stmt *s, int (*fill)(void *elem, hd_stmt *s), hd_err *err)
 {
-	char **grown = realloc(*v, (*n + 1) * sizeof(*grown));
+	unsigned char *grown;
+	int rc = 0, src;
 
-	if (grown == NULL)
-		return -1;
-	*v = grown;
-	if ((grown[*n] = strdup(s)) == NULL)
-		return -1;
-	(*n)++;
-	return 0;
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
+		if ((grown = realloc(*list, (*n + 1) * size)) == NULL) {
+			rc = hd_convstore__oom(err);
+			break;
+		}
+		*list = grown;
+		memset(grown + *n * size, 0, size);
+		if (fill(grown + (*n)++ * size, s) < 0) {
+			rc = hd_convstore__oom(err);
+			break;
+		}
+	}
+	if (rc == 0 && src != HD_DONE)
+		rc = hd_store_sqlerr(st, src, err);
+	hd_store_reset(s);
+	return rc;
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -101,13 +116,12 @@ get_txn_fn(hd_store *st, void *payload, hd_err *err)
 
 	hd_conversation_free(g->c);
 	g->c = NULL;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT id, team_id, origin, status, message, target, pending,"
 		 " total_messages, max_messages, created_at, completed_at,"
 		 " response FROM conversations WHERE id = ?1",
-		 err)) < 0)
+		 HD_TEXT(g->id))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, g->id);
 	src = hd_stmt_step(s);
 	if (src != HD_ROW) {
 		rc = src == HD_DONE
@@ -166,10 +180,10 @@ hd_convstore_status(
 	hd_stmt *s;
 	int rc, src;
 
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT status FROM conversations WHERE id = ?1", err)) < 0)
+	if ((rc = hd_store_query(st, &s, err,
+		 "SELECT status FROM conversations WHERE id = ?1",
+		 HD_TEXT(id))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, id);
 	src = hd_stmt_step(s);
 	if (src == HD_ROW)
 		snprintf(out, outlen, "%s", hd_stmt_text(s, 0));
@@ -190,12 +204,11 @@ hd_convstore_head_get(
 	int rc, src;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT status, team_id, owner, owner_pid, owner_start,"
 		 " total_messages, pending FROM conversations WHERE id = ?1",
-		 err)) < 0)
+		 HD_TEXT(id))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, id);
 	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		snprintf(
 		    out->status, sizeof(out->status), "%s", hd_stmt_text(s, 0));
@@ -274,67 +287,41 @@ hd_conversation_to_json(const hd_conversation *c)
 int
 hd_convstore_insert(hd_store *st, const hd_convstore_new *n, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO conversations(id, team_id, origin, status,"
-		 " pending, total_messages, created_at, message, target,"
-		 " max_messages, owner, owner_pid, owner_start)"
-		 " VALUES (?1, ?2, ?3, 'running', 1, 0, ?4, ?5, ?6, ?7, ?8, ?9,"
-		 " ?10)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, n->id);
-	hd_stmt_bind_text(s, 2, n->team);
-	hd_stmt_bind_text(s, 3, n->origin);
-	hd_stmt_bind_int(s, 4, n->created_at);
-	hd_stmt_bind_text(s, 5, n->message);
-	hd_stmt_bind_text(s, 6, n->target);
-	hd_stmt_bind_int(s, 7, n->max_messages);
-	hd_stmt_bind_text(s, 8, n->owner);
-	hd_stmt_bind_int(s, 9, n->owner_pid);
-	hd_stmt_bind_int(s, 10, n->owner_start);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "INSERT INTO conversations(id, team_id, origin, status,"
+	    " pending, total_messages, created_at, message, target,"
+	    " max_messages, owner, owner_pid, owner_start)"
+	    " VALUES (?1, ?2, ?3, 'running', 1, 0, ?4, ?5, ?6, ?7, ?8, ?9,"
+	    " ?10)",
+	    HD_TEXT(n->id), HD_TEXT(n->team), HD_TEXT(n->origin),
+	    HD_INT(n->created_at), HD_TEXT(n->message), HD_TEXT(n->target),
+	    HD_INT(n->max_messages), HD_TEXT(n->owner), HD_INT(n->owner_pid),
+	    HD_INT(n->owner_start));
 }
 
 int
 hd_convstore_set_counts(
     hd_store *st, const char *id, int64_t total, int64_t pending, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversations SET total_messages = ?2, pending = ?3"
-		 " WHERE id = ?1",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	hd_stmt_bind_int(s, 2, total);
-	hd_stmt_bind_int(s, 3, pending);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversations SET total_messages = ?2, pending = ?3"
+	    " WHERE id = ?1",
+	    HD_TEXT(id), HD_INT(total), HD_INT(pending));
 }
 
 int
 hd_convstore_complete(int *changed, hd_store *st, const char *id,
     const char *response, int64_t now, const char *owner, hd_err *err)
 {
-	hd_stmt *s;
 	int rc;
 
 	*changed = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "UPDATE conversations SET status = 'completed', response = ?2,"
 		 " completed_at = ?3 WHERE id = ?1 AND status = 'running'"
 		 " AND pending = 0 AND owner = ?4",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	hd_stmt_bind_text(s, 2, response);
-	hd_stmt_bind_int(s, 3, now);
-	hd_stmt_bind_text(s, 4, owner);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+		 HD_TEXT(id), HD_TEXT(response), HD_INT(now),
+		 HD_TEXT(owner))) < 0)
 		return rc;
 	*changed = hd_store_changes(st) != 0;
 	return 0;
@@ -344,18 +331,10 @@ int
 hd_convstore_cancelled(hd_store *st, const char *id, const char *response,
     int64_t now, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversations SET status = 'cancelled', response = ?2,"
-		 " completed_at = ?3 WHERE id = ?1 AND status = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	hd_stmt_bind_text(s, 2, response);
-	hd_stmt_bind_int(s, 3, now);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversations SET status = 'cancelled', response = ?2,"
+	    " completed_at = ?3 WHERE id = ?1 AND status = 'running'",
+	    HD_TEXT(id), HD_TEXT(response), HD_INT(now));
 }
 
 int
@@ -363,22 +342,15 @@ hd_convstore_adopt(int *changed, hd_store *st, const char *id,
     const char *old_owner, const char *owner, int64_t pid, int64_t start,
     hd_err *err)
 {
-	hd_stmt *s;
 	int rc;
 
 	*changed = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "UPDATE conversations SET owner = ?2, owner_pid = ?3,"
 		 " owner_start = ?4 WHERE id = ?1 AND status = 'running'"
 		 " AND owner IS ?5",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	hd_stmt_bind_text(s, 2, owner);
-	hd_stmt_bind_int(s, 3, pid);
-	hd_stmt_bind_int(s, 4, start);
-	hd_stmt_bind_text_copy(s, 5, old_owner);
-	if ((rc = hd_store_step_done(st, s, err)) < 0)
+		 HD_TEXT(id), HD_TEXT(owner), HD_INT(pid), HD_INT(start),
+		 HD_TEXT(old_owner))) < 0)
 		return rc;
 	*changed = hd_store_changes(st) != 0;
 	return 0;
@@ -387,16 +359,10 @@ hd_convstore_adopt(int *changed, hd_store *st, const char *id,
 int
 hd_convstore_disown(hd_store *st, const char *owner, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE conversations SET owner = NULL, owner_pid = NULL,"
-		 " owner_start = NULL WHERE owner = ?1 AND status = 'running'",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, owner);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "UPDATE conversations SET owner = NULL, owner_pid = NULL,"
+	    " owner_start = NULL WHERE owner = ?1 AND status = 'running'",
+	    HD_TEXT(owner));
 }
 
 int
@@ -406,11 +372,10 @@ hd_convstore_pending_team(int64_t *pending, char *team, size_t teamlen,
 	hd_stmt *s;
 	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT pending, team_id FROM conversations WHERE id = ?1",
-		 err)) < 0)
+		 HD_TEXT(id))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, id);
 	if (hd_stmt_step(s) == HD_ROW) {
 		*pending = hd_stmt_int(s, 0);
 		snprintf(team, teamlen, "%s", hd_stmt_text(s, 1));
@@ -437,40 +402,40 @@ struct foreign_txn {
 	size_t n;
 };
 
+/* A row id, owner (NULL when none), owner_pid, owner_start. */
+static int
+foreign_fill(void *elem, hd_stmt *s)
+{
+	hd_convstore_foreign *f = elem;
+
+	snprintf(f->id, sizeof(f->id), "%s", hd_stmt_text(s, 0));
+	f->owner = hd_store_col_dup(s, 1);
+	f->pid = hd_stmt_int(s, 2);
+	f->start = hd_stmt_int(s, 3);
+	return 0;
+}
+
 static int
 foreign_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct foreign_txn *t = payload;
-	hd_convstore_foreign *grown, *f;
 	hd_stmt *s;
-	int rc, src;
+	void *l;
+	int rc;
 
 	hd_convstore_foreign_free(t->l, t->n);
 	t->l = NULL;
 	t->n = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT id, owner, owner_pid, owner_start FROM conversations"
 		 " WHERE status = 'running' AND (owner IS NULL OR owner != ?1)"
 		 " ORDER BY created_at",
-		 err)) < 0)
+		 HD_TEXT(t->owner))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, t->owner);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if ((grown = realloc(t->l, (t->n + 1) * sizeof(*grown))) ==
-		    NULL) {
-			rc = hd_convstore__oom(err);
-			break;
-		}
-		t->l = grown;
-		f = &t->l[t->n++];
-		snprintf(f->id, sizeof(f->id), "%s", hd_stmt_text(s, 0));
-		f->owner = hd_store_col_dup(s, 1);
-		f->pid = hd_stmt_int(s, 2);
-		f->start = hd_stmt_int(s, 3);
-	}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
+	l = t->l;
+	rc = hd_convstore__rows(&l, &t->n, sizeof(*t->l), st, s, foreign_fill,
+	    err);
+	t->l = l;
 	return rc;
 }
 

@@ -14,43 +14,37 @@
 
 #include "store_int.h"
 
+/* Fill a reply from a row of hd_convstore__replies_get. */
+static int
+reply_fill(void *elem, hd_stmt *s)
+{
+	hd_conversation_reply *r = elem;
+
+	r->seq = hd_stmt_int(s, 0);
+	r->agent = hd_store_col_dup(s, 1);
+	r->body = hd_store_col_dup(s, 2);
+	r->is_error = hd_stmt_int(s, 3);
+	r->delivery_id = hd_stmt_int(s, 4);
+	r->at = hd_stmt_int(s, 5);
+	return r->agent == NULL || r->body == NULL ? -1 : 0;
+}
+
 int
 hd_convstore__replies_get(hd_store *st, hd_conversation *c, hd_err *err)
 {
 	hd_stmt *s;
-	hd_conversation_reply *grown, *r;
-	int rc, src;
+	void *l = c->replies;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT seq, agent, body, is_error, delivery_id, created_at "
 		 "FROM conversation_replies WHERE conversation_id = ?1 "
 		 "ORDER BY seq",
-		 err)) < 0)
+		 HD_TEXT(c->id))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, c->id);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		grown = realloc(c->replies, (c->nreplies + 1) * sizeof(*grown));
-		if (grown == NULL) {
-			rc = hd_convstore__oom(err);
-			break;
-		}
-		c->replies = grown;
-		r = &c->replies[c->nreplies++];
-		memset(r, 0, sizeof(*r));
-		r->seq = hd_stmt_int(s, 0);
-		r->agent = hd_store_col_dup(s, 1);
-		r->body = hd_store_col_dup(s, 2);
-		r->is_error = hd_stmt_int(s, 3);
-		r->delivery_id = hd_stmt_int(s, 4);
-		r->at = hd_stmt_int(s, 5);
-		if (r->agent == NULL || r->body == NULL) {
-			rc = hd_convstore__oom(err);
-			break;
-		}
-	}
-	if (rc == 0 && src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
+	rc = hd_convstore__rows(
+	    &l, &c->nreplies, sizeof(*c->replies), st, s, reply_fill, err);
+	c->replies = l;
 	return rc;
 }
 
@@ -63,14 +57,13 @@ hd_convstore_answerable(int *ours, int64_t *total, int64_t *max,
 	int rc, src;
 
 	*ours = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT d.state, c.owner, c.total_messages, c.max_messages,"
 		 " c.pending FROM conversation_deliveries d"
 		 " JOIN conversations c ON c.id = d.conversation_id"
 		 " WHERE d.id = ?1",
-		 err)) < 0)
+		 HD_INT(id))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, id);
 	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		state = hd_store_col_dup(s, 0);
 		by = hd_store_col_dup(s, 1);
@@ -91,21 +84,11 @@ hd_convstore_answerable(int *ours, int64_t *total, int64_t *max,
 int
 hd_convstore_reply_add(hd_store *st, const hd_convstore_reply *r, hd_err *err)
 {
-	hd_stmt *s;
-	int rc;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO conversation_replies(conversation_id, seq,"
-		 " delivery_id, agent, body, is_error, created_at)"
-		 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, r->conv);
-	hd_stmt_bind_int(s, 2, r->seq);
-	hd_stmt_bind_int(s, 3, r->delivery_id);
-	hd_stmt_bind_text(s, 4, r->agent);
-	hd_stmt_bind_text(s, 5, r->body);
-	hd_stmt_bind_int(s, 6, r->is_error);
-	hd_stmt_bind_int(s, 7, r->created_at);
-	return hd_store_step_done(st, s, err);
+	return hd_store_run(st, err,
+	    "INSERT INTO conversation_replies(conversation_id, seq,"
+	    " delivery_id, agent, body, is_error, created_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	    HD_TEXT(r->conv), HD_INT(r->seq), HD_INT(r->delivery_id),
+	    HD_TEXT(r->agent), HD_TEXT(r->body), HD_INT(r->is_error),
+	    HD_INT(r->created_at));
 }
