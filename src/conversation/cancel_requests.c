@@ -139,17 +139,16 @@ int
 hd_cancel_request_exchange_mine(
     int *out, hd_store *st, const char *room, int64_t pid, hd_err *err)
 {
-	hd_stmt *s;
+	int64_t one;
 	int rc;
 
 	*out = 0;
-	if ((rc = hd_store_query(st, &s, err,
+	if ((rc = hd_store_get_int(st, &one, err,
 		 "SELECT 1 FROM room_locks l JOIN cancel_requests r"
 		 " ON r.kind = 'exchange' AND r.target = l.holder"
 		 " WHERE l.room_id = ?1 AND l.pid = ?2",
 		 HD_TEXT(room), HD_INT(pid))) < 0)
 		return rc;
-	*out = hd_stmt_step(s) == HD_ROW;
-	hd_store_reset(s);
+	*out = rc == 1;
 	return 0;
 }

@@ -370,17 +370,19 @@ hd_convstore_pending_team(int64_t *pending, char *team, size_t teamlen,
     hd_store *st, const char *id, hd_err *err)
 {
 	hd_stmt *s;
-	int rc;
+	int rc, src;
 
 	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT pending, team_id FROM conversations WHERE id = ?1",
 		 HD_TEXT(id))) < 0)
 		return rc;
-	if (hd_stmt_step(s) == HD_ROW) {
+	if ((src = hd_stmt_step(s)) == HD_ROW) {
 		*pending = hd_stmt_int(s, 0);
 		snprintf(team, teamlen, "%s", hd_stmt_text(s, 1));
 	}
 	hd_store_reset(s);
+	if (src != HD_ROW && src != HD_DONE)
+		return hd_store_sqlerr(st, src, err);
 	return 0;
 }
 
