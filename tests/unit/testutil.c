@@ -1,5 +1,7 @@
 /*
- * testutil.c -- the per-test fixture of testutil.h.
+ * testutil.c -- the per-test fixture of testutil.h: a temporary home with
+ * an open store, and the teams a test file asks for, created through the
+ * team module as any caller would.
  */
 #include <ftw.h>
 #include <stdio.h>
@@ -64,26 +66,74 @@ hd_fixture_teardown(void **state)
 	return 0;
 }
 
-void
-hd_fixture_team(hd_fixture *fx, const char *team, ...)
+/* Team `team` with agents ids[0..n), ids[0] its leader. */
+static void
+make_team(hd_fixture *fx, const char *team, char *const *ids, size_t n)
 {
 	hd_team_spec ts = {0};
 	hd_agent_spec as;
 	hd_err err = HD_ERR_INIT;
-	const char *id;
-	va_list ap;
-	int first = 1;
+	size_t i;
 
 	ts.id = team;
 	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
-	va_start(ap, team);
-	while ((id = va_arg(ap, const char *)) != NULL) {
+	for (i = 0; i < n; i++) {
 		memset(&as, 0, sizeof(as));
-		as.id = id;
+		as.id = ids[i];
 		as.team = team;
-		as.leader = first;
-		first = 0;
+		as.leader = i == 0;
 		assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
 	}
+}
+
+void
+hd_fixture_team(hd_fixture *fx, const char *team, ...)
+{
+	char *ids[32];
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, team);
+	while ((ids[n] = va_arg(ap, char *)) != NULL)
+		assert_true(++n < 32);
 	va_end(ap);
+	make_team(fx, team, ids, n);
+}
+
+/* One team of hd_fixture_setup_teams: "id: leader member ...". */
+static void
+team_of(hd_fixture *fx, const char *desc, size_t len)
+{
+	char buf[256], *ids[32], *save = NULL, *team, *colon;
+	size_t n = 0;
+
+	assert_true(len < sizeof(buf));
+	memcpy(buf, desc, len);
+	buf[len] = '\0';
+	colon = strchr(buf, ':');
+	assert_non_null(colon);
+	*colon = '\0';
+	team = strtok_r(buf, " ", &save);
+	assert_non_null(team);
+	for (ids[n] = strtok_r(colon + 1, " ", &save); ids[n] != NULL;
+	     ids[n] = strtok_r(NULL, " ", &save))
+		assert_true(++n < 32);
+	make_team(fx, team, ids, n);
+}
+
+int
+hd_fixture_setup_teams(void **state, const char *teams)
+{
+	const char *p = teams, *end;
+
+	if (hd_fixture_setup(state) != 0)
+		return -1;
+	while (*p != '\0') {
+		end = strchr(p, ';');
+		if (end == NULL)
+			end = p + strlen(p);
+		team_of(*state, p, (size_t)(end - p));
+		p = *end == ';' ? end + 1 : end;
+	}
+	return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * testutil.h -- shared test fixture: a fresh HUDDLE_HOME in a temporary
- * directory per test, an open store, and assertions that print the
- * library's error message when a call fails.
+ * directory per test, an open store, the teams a test file works in, and
+ * assertions that print the library's error message when a call fails.
  */
 #ifndef HD_TESTUTIL_H
 #define HD_TESTUTIL_H
@@ -30,6 +30,15 @@ void hd_rm_rf(const char *path);
 /* Create team `team` with agents given as NULL-terminated ids; the first
  * is the leader. */
 void hd_fixture_team(hd_fixture *fx, const char *team, ...);
+
+/* hd_fixture_setup, then the teams `teams` describes: "dev: manager
+ * coder; ops: boss" is team dev led by manager with coder, and team ops
+ * led by boss (as hd_fixture_team, in that order). */
+int hd_fixture_setup_teams(void **state, const char *teams);
+
+/* A test run on a fresh fixture (hd_fixture_setup/_teardown). */
+#define hd_fixture_test(f)                                                    \
+	cmocka_unit_test_setup_teardown(f, hd_fixture_setup, hd_fixture_teardown)
 
 #define assert_hd_ok(call, errp)                                              \
 	do {                                                                  \

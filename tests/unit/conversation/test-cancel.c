@@ -228,14 +228,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_cancel__a_running_turn_is_stopped_and_the_replies_kept,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_cancel__with_no_engine_the_request_ends_it,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_cancel__refusals,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(
+		test_cancel__a_running_turn_is_stopped_and_the_replies_kept),
+	    hd_fixture_test(test_cancel__with_no_engine_the_request_ends_it),
+	    hd_fixture_test(test_cancel__refusals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

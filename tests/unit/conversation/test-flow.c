@@ -694,32 +694,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_flow__a_linear_chain,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_flow__a_fan_out_of_three,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_flow__backflow_to_the_leader,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__a_ping_pong_stops_at_the_loop_guard,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__a_failing_agent_still_completes, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__self_unknown_and_other_team_mentions_are_dropped,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__fifty_concurrent_conversations, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__one_agent_at_a_time_agents_in_parallel,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__refusals, hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__max_messages_from_a_team_file, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_flow__a_linear_chain),
+	    hd_fixture_test(test_flow__a_fan_out_of_three),
+	    hd_fixture_test(test_flow__backflow_to_the_leader),
+	    hd_fixture_test(test_flow__a_ping_pong_stops_at_the_loop_guard),
+	    hd_fixture_test(test_flow__a_failing_agent_still_completes),
+	    hd_fixture_test(
+		test_flow__self_unknown_and_other_team_mentions_are_dropped),
+	    hd_fixture_test(test_flow__fifty_concurrent_conversations),
+	    hd_fixture_test(test_flow__one_agent_at_a_time_agents_in_parallel),
+	    hd_fixture_test(test_flow__refusals),
+	    hd_fixture_test(test_flow__max_messages_from_a_team_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

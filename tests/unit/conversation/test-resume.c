@@ -356,18 +356,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_resume__killed_mid_turn_then_resumed, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_resume__a_blocked_worker_takes_the_dead_engines_work_over,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_resume__a_stopped_engine_puts_its_turn_back,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_resume__all_replies_in_but_not_completed, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_resume__killed_mid_turn_then_resumed),
+	    hd_fixture_test(
+		test_resume__a_blocked_worker_takes_the_dead_engines_work_over),
+	    hd_fixture_test(test_resume__a_stopped_engine_puts_its_turn_back),
+	    hd_fixture_test(test_resume__all_replies_in_but_not_completed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -215,15 +215,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_lock__another_process_is_refused, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_lock__a_killed_holder_is_taken_over_at_once,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_lock__a_turn_longer_than_the_lease_keeps_the_room,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_lock__another_process_is_refused),
+	    hd_fixture_test(test_lock__a_killed_holder_is_taken_over_at_once),
+	    hd_fixture_test(
+		test_lock__a_turn_longer_than_the_lease_keeps_the_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -863,55 +863,27 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_loop__prechecks_refuse_in_order, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__budgets_refuse_before_any_turn, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_second_exchange_in_process_is_refused,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__leader_alone_ends_no_pending_obligation,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__first_speakers_each_speak_once, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__board_obligations_run_to_max_turns, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_large_max_turns_is_clamped, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_loop__cancel_ends_cancelled,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_loop__abort_ends_between_turns,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__cap_budget_pauses_after_the_turn_that_crossed_it,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__an_obligated_speaker_over_its_cap_pauses,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__prose_creates_no_obligation, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__open_tasks_and_completions_oblige, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_claim_during_a_turn_obliges, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__status_goes_idle_working_idle_and_nothing_else,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_turn_commits_with_the_next_announcement,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_failed_begin_keeps_the_turn_that_ran,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_loop__prechecks_refuse_in_order),
+	    hd_fixture_test(test_loop__budgets_refuse_before_any_turn),
+	    hd_fixture_test(test_loop__a_second_exchange_in_process_is_refused),
+	    hd_fixture_test(test_loop__leader_alone_ends_no_pending_obligation),
+	    hd_fixture_test(test_loop__first_speakers_each_speak_once),
+	    hd_fixture_test(test_loop__board_obligations_run_to_max_turns),
+	    hd_fixture_test(test_loop__a_large_max_turns_is_clamped),
+	    hd_fixture_test(test_loop__cancel_ends_cancelled),
+	    hd_fixture_test(test_loop__abort_ends_between_turns),
+	    hd_fixture_test(
+		test_loop__cap_budget_pauses_after_the_turn_that_crossed_it),
+	    hd_fixture_test(
+		test_loop__an_obligated_speaker_over_its_cap_pauses),
+	    hd_fixture_test(test_loop__prose_creates_no_obligation),
+	    hd_fixture_test(test_loop__open_tasks_and_completions_oblige),
+	    hd_fixture_test(test_loop__a_claim_during_a_turn_obliges),
+	    hd_fixture_test(
+		test_loop__status_goes_idle_working_idle_and_nothing_else),
+	    hd_fixture_test(
+		test_loop__a_turn_commits_with_the_next_announcement),
+	    hd_fixture_test(test_loop__a_failed_begin_keeps_the_turn_that_ran),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

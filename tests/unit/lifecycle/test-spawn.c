@@ -16,10 +16,7 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: manager coder");
 }
 
 /* 1 when s is "agent:<id>:teammate:" + a lowercase v4 UUID. */

@@ -392,9 +392,7 @@ main(void)
 	    cmocka_unit_test(test_render__content_defangs_inter_session_headers),
 	    cmocka_unit_test(test_render__nothing_renders_empty),
 	    cmocka_unit_test(test_team_state__block_byte_for_byte),
-	    cmocka_unit_test_setup_teardown(
-		test_team_state__gathered_from_the_database, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_team_state__gathered_from_the_database),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

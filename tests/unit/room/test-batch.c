@@ -37,11 +37,7 @@ struct poster {
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "p0", "p1", "p2", "p3", "p4", "p5", "p6",
-	    "p7", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: p0 p1 p2 p3 p4 p5 p6 p7");
 }
 
 static int

@@ -419,32 +419,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_home__persistent_home_is_0700_at_its_path,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__mcp_config_is_rewritten_every_run, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__runtime_files_persist_untouched, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__seeds_are_copied_only_when_absent, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__bad_seed_names_are_refused, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_home__no_path_from_a_bad_name,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__ephemeral_home_is_removed_after_the_run,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__plans_without_a_directory, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__run_gives_exec_its_persistent_home, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_home__persistent_home_is_0700_at_its_path),
+	    hd_fixture_test(test_home__mcp_config_is_rewritten_every_run),
+	    hd_fixture_test(test_home__runtime_files_persist_untouched),
+	    hd_fixture_test(test_home__seeds_are_copied_only_when_absent),
+	    hd_fixture_test(test_home__bad_seed_names_are_refused),
+	    hd_fixture_test(test_home__no_path_from_a_bad_name),
+	    hd_fixture_test(test_home__ephemeral_home_is_removed_after_the_run),
+	    hd_fixture_test(test_home__plans_without_a_directory),
+	    hd_fixture_test(test_home__run_gives_exec_its_persistent_home),
 	};
 
 	umask(022);

@@ -891,75 +891,29 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_store__fresh_home_is_migrated_to_the_latest_schema,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__reopen_keeps_data_and_version, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__home_is_created_private, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__newer_schema_is_refused, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__a_zero_byte_file_is_refused_not_replaced,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__a_text_file_is_refused_not_replaced,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__an_existing_database_keeps_its_mode,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__busy_writer_elsewhere_exhausts_the_budget,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__budget_is_configurable_and_named_in_the_error,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__kv_round_trips_and_overwrites, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__status_checks_still_refuse_unknown_values,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__migrating_connection_uses_the_rewritten_checks,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__queue_admits_one_writer_at_a_time,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__queue_survives_a_holder_killed_mid_write,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__new_stores_get_2k_pages_and_old_ones_keep_theirs,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__a_forked_child_never_mints_its_parents_next_id,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__a_commit_that_cannot_be_written_fails_and_loses_nothing,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__the_wal_batching_vfs_can_be_turned_off,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__data_version_says_whether_anything_was_written,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__memo_answers_only_for_the_same_text,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__background_checkpoints_can_be_turned_off,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__one_call_statements_bind_each_kind_by_position,
-		    hd_fixture_setup, hd_fixture_teardown),
+		hd_fixture_test(test_store__fresh_home_is_migrated_to_the_latest_schema),
+		hd_fixture_test(test_store__reopen_keeps_data_and_version),
+		hd_fixture_test(test_store__home_is_created_private),
+		hd_fixture_test(test_store__newer_schema_is_refused),
+		hd_fixture_test(test_store__a_zero_byte_file_is_refused_not_replaced),
+		hd_fixture_test(test_store__a_text_file_is_refused_not_replaced),
+		hd_fixture_test(test_store__an_existing_database_keeps_its_mode),
+		hd_fixture_test(test_store__busy_writer_elsewhere_exhausts_the_budget),
+		hd_fixture_test(test_store__budget_is_configurable_and_named_in_the_error),
+		hd_fixture_test(test_store__kv_round_trips_and_overwrites),
+		hd_fixture_test(test_store__status_checks_still_refuse_unknown_values),
+		hd_fixture_test(test_store__migrating_connection_uses_the_rewritten_checks),
+		hd_fixture_test(test_store__queue_admits_one_writer_at_a_time),
+		hd_fixture_test(test_store__queue_survives_a_holder_killed_mid_write),
+		hd_fixture_test(test_store__new_stores_get_2k_pages_and_old_ones_keep_theirs),
+		hd_fixture_test(test_store__a_forked_child_never_mints_its_parents_next_id),
+		hd_fixture_test(test_store__a_commit_that_cannot_be_written_fails_and_loses_nothing),
+		hd_fixture_test(test_store__the_wal_batching_vfs_can_be_turned_off),
+		hd_fixture_test(test_store__data_version_says_whether_anything_was_written),
+		hd_fixture_test(test_store__memo_answers_only_for_the_same_text),
+		hd_fixture_test(test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded),
+		hd_fixture_test(test_store__background_checkpoints_can_be_turned_off),
+		hd_fixture_test(test_store__one_call_statements_bind_each_kind_by_position),
 	};
 	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
 }
