@@ -4,6 +4,7 @@
  * team module as any caller would.
  */
 #include <ftw.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,4 +137,32 @@ hd_fixture_setup_teams(void **state, const char *teams)
 		p = *end == ';' ? end + 1 : end;
 	}
 	return 0;
+}
+
+const char *
+hd_fixture_script(hd_fixture *fx, const char *name, const char *body)
+{
+	static char paths[8][600];
+	static int next;
+	char *p = paths[next++ % 8];
+	FILE *f;
+
+	snprintf(p, 600, "%s/%s", fx->home, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s\n", body);
+	fclose(f);
+	assert_int_equal(chmod(p, 0755), 0);
+	return p;
+}
+
+void
+hd_assert_agent_status(hd_fixture *fx, const char *agent, const char *status)
+{
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_agent_get(&a, fx->st, agent, &err), &err);
+	assert_string_equal(a->status, status);
+	hd_agent_free(a);
 }

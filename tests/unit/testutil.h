@@ -36,6 +36,15 @@ void hd_fixture_team(hd_fixture *fx, const char *team, ...);
  * led by boss (as hd_fixture_team, in that order). */
 int hd_fixture_setup_teams(void **state, const char *teams);
 
+/* Write an executable sh script running `body` as <home>/name; returns
+ * its path (static storage, one of 8 slots used in turn). */
+const char *hd_fixture_script(
+    hd_fixture *fx, const char *name, const char *body);
+
+/* Assert that agent's status (hd_agent.status) is `status`. */
+void hd_assert_agent_status(
+    hd_fixture *fx, const char *agent, const char *status);
+
 /* A test run on a fresh fixture (hd_fixture_setup/_teardown). */
 #define hd_fixture_test(f)                                                    \
 	cmocka_unit_test_setup_teardown(f, hd_fixture_setup, hd_fixture_teardown)

@@ -178,7 +178,7 @@ test_flow__a_fan_out_of_three(void **state)
 	    "Hosting the stand-up. [@coder: what did you ship?] [@reviewer: "
 	    "anything blocking?] [@tester: how are the tests?]");
 	/* the members keep the prompt their runtime received */
-	script = ct_script(fx, "member.sh",
+	script = hd_fixture_script(fx, "member.sh",
 	    "cat > \"$0.$HUDDLE_AGENT\"\necho \"ok from $HUDDLE_AGENT\"");
 	for (i = 0; i < 3; i++)
 		ct_exec(fx, "dev", members[i], 0, script);
@@ -343,7 +343,7 @@ test_flow__a_failing_agent_still_completes(void **state)
 	ct_team(fx, "dev", "Dev team");
 	ct_scripted(fx, "dev", "manager", 1,
 	    "Try it. [@coder: run it] [@codex: review it]");
-	script = ct_script(fx, "broken.sh",
+	script = hd_fixture_script(fx, "broken.sh",
 	    "cat >/dev/null\necho 'partial output'\necho 'it broke' >&2\n"
 	    "exit 3");
 	ct_exec(fx, "dev", "coder", 0, script);

@@ -196,7 +196,6 @@ test_loop__leader_alone_ends_no_pending_obligation(void **state)
 	hd_exchange_spec s;
 	hd_err err = HD_ERR_INIT;
 	hd_posts l;
-	hd_agent *a = NULL;
 	json_t *d;
 	char *text;
 	fake f;
@@ -248,9 +247,7 @@ test_loop__leader_alone_ends_no_pending_obligation(void **state)
 
 	/* working during the turn, idle after; the lock is gone */
 	assert_string_equal(f.status_during[0], "working");
-	assert_hd_ok(hd_agent_get(&a, fx->st, "manager", &err), &err);
-	assert_string_equal(a->status, "idle");
-	hd_agent_free(a);
+	hd_assert_agent_status(fx, "manager", "idle");
 	hd_room_lock lk;
 	int found = 1;
 	assert_hd_ok(hd_room_lock_get(&lk, &found, fx->st, "dev", &err), &err);
@@ -720,7 +717,6 @@ test_loop__status_goes_idle_working_idle_and_nothing_else(void **state)
 	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_err err = HD_ERR_INIT;
-	hd_agent *a = NULL;
 	const char *first[] = {"coder", "tester"};
 	fake f;
 
@@ -741,12 +737,8 @@ test_loop__status_goes_idle_working_idle_and_nothing_else(void **state)
 	hd_exchange_result_dispose(&res);
 	assert_string_equal(f.status_during[0], "working");
 	assert_string_equal(f.status_during[1], "shutdown");
-	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
-	assert_string_equal(a->status, "working");
-	hd_agent_free(a);
-	assert_hd_ok(hd_agent_get(&a, fx->st, "tester", &err), &err);
-	assert_string_equal(a->status, "shutdown");
-	hd_agent_free(a);
+	hd_assert_agent_status(fx, "coder", "working");
+	hd_assert_agent_status(fx, "tester", "shutdown");
 	fake_dispose(&f);
 }
 
@@ -820,7 +812,6 @@ test_loop__a_failed_begin_keeps_the_turn_that_ran(void **state)
 	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_room_lock lk;
-	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT;
 	const char *first[] = {"coder", "tester"};
 	int64_t head = 0;
@@ -848,12 +839,8 @@ test_loop__a_failed_begin_keeps_the_turn_that_ran(void **state)
 	assert_int_equal(count_events(fx->st, "dev", "turn_started"), 1);
 	assert_int_equal(count_events(fx->st, "dev", "error"), 1);
 	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 0);
-	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
-	assert_string_equal(a->status, "idle");
-	hd_agent_free(a);
-	assert_hd_ok(hd_agent_get(&a, fx->st, "tester", &err), &err);
-	assert_string_equal(a->status, "idle");
-	hd_agent_free(a);
+	hd_assert_agent_status(fx, "coder", "idle");
+	hd_assert_agent_status(fx, "tester", "idle");
 	assert_hd_ok(hd_room_lock_get(&lk, &found, fx->st, "dev", &err), &err);
 	assert_int_equal(found, 0);
 	fake_dispose(&f);

@@ -56,17 +56,6 @@ expect_team_status(hd_fixture *fx, const char *team, const char *status)
 	hd_team_free(t);
 }
 
-static void
-expect_agent_status(hd_fixture *fx, const char *agent, const char *status)
-{
-	hd_agent *a = NULL;
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_agent_get(&a, fx->st, agent, &err), &err);
-	assert_string_equal(a->status, status);
-	hd_agent_free(a);
-}
-
 static size_t
 inbox_count(hd_fixture *fx, const char *agent)
 {
@@ -133,8 +122,8 @@ test_shutdown__two_working_members_approve(void **state)
 	assert_string_equal(s->pending[0], "coder");
 	assert_string_equal(s->pending[1], "tester");
 	expect_team_status(fx, "dev", "shutting_down");
-	expect_agent_status(fx, "coder", "shutdown_requested");
-	expect_agent_status(fx, "writer", "idle");
+	hd_assert_agent_status(fx, "coder", "shutdown_requested");
+	hd_assert_agent_status(fx, "writer", "idle");
 	assert_int_equal(inbox_count(fx, "writer"), 0); /* not working */
 
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "coder", 0, &err), &err);
@@ -161,7 +150,7 @@ test_shutdown__two_working_members_approve(void **state)
 	assert_string_equal(after->pending[0], "tester");
 	assert_int_equal(after->napproved, 1);
 	assert_string_equal(after->approved[0], "coder");
-	expect_agent_status(fx, "coder", "shutdown");
+	hd_assert_agent_status(fx, "coder", "shutdown");
 	expect_team_status(fx, "dev", "shutting_down");
 	hd_shutdown_free(after);
 
@@ -190,7 +179,7 @@ test_shutdown__two_working_members_approve(void **state)
 	assert_true(after->finished_at > 0);
 	hd_shutdown_free(after);
 	expect_team_status(fx, "dev", "shutdown");
-	expect_agent_status(fx, "tester", "shutdown");
+	hd_assert_agent_status(fx, "tester", "shutdown");
 
 	/* the leader's mailbox holds every answer, in order */
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "manager", 0, &err), &err);
@@ -237,9 +226,9 @@ test_shutdown__a_refusal_aborts(void **state)
 	expect_team_status(fx, "dev", "active");
 	/* those still asked go back to what their work says (coder holds a
 	 * started task, tester nothing); the one who approved stays out */
-	expect_agent_status(fx, "coder", "working");
-	expect_agent_status(fx, "tester", "idle");
-	expect_agent_status(fx, "writer", "shutdown");
+	hd_assert_agent_status(fx, "coder", "working");
+	hd_assert_agent_status(fx, "tester", "idle");
+	hd_assert_agent_status(fx, "writer", "shutdown");
 
 	/* the leader holds the refusal itself, once */
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "manager", 0, &err), &err);
@@ -263,7 +252,7 @@ test_shutdown__a_refusal_aborts(void **state)
 	assert_string_equal(after->outcome, "refused");
 	hd_shutdown_free(after);
 	expect_team_status(fx, "dev", "active");
-	expect_agent_status(fx, "tester", "idle");
+	hd_assert_agent_status(fx, "tester", "idle");
 	/* an unknown request is refused */
 	assert_hd_err(hd_shutdown_respond(NULL, fx->st, "dev", "tester",
 			  "shutdown-nope", 1, NULL, &err),
@@ -346,8 +335,8 @@ test_shutdown__idle_counts_as_approval(void **state)
 	assert_int_equal(after->npending, 1);
 	assert_string_equal(after->approved[0], "coder");
 	hd_shutdown_free(after);
-	expect_agent_status(fx, "coder", "shutdown");
-	expect_agent_status(fx, "writer", "idle");
+	hd_assert_agent_status(fx, "coder", "shutdown");
+	hd_assert_agent_status(fx, "writer", "idle");
 	ms.from = "tester";
 	assert_hd_ok(hd_mailbox_send(NULL, fx->st, &ms, &err), &err);
 	assert_hd_ok(hd_shutdown_get(&after, fx->st, "dev", &err), &err);
@@ -383,8 +372,8 @@ test_shutdown__timeout_aborts(void **state)
 	assert_string_equal(fin->pending[0], "coder");
 	hd_shutdown_free(fin);
 	expect_team_status(fx, "dev", "active");
-	expect_agent_status(fx, "coder", "working");
-	expect_agent_status(fx, "tester", "shutdown");
+	hd_assert_agent_status(fx, "coder", "working");
+	hd_assert_agent_status(fx, "tester", "shutdown");
 
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "manager", 0, &err), &err);
 	assert_int_equal(l.n, 2); /* tester's approval, then the timeout */
@@ -572,7 +561,7 @@ test_shutdown__an_answer_finds_whoever_asked(void **state)
 	assert_hd_ok(hd_shutdown_answer(&m, fx->st, &ms, &err), &err);
 	assert_string_equal(m->to_agent, "tester");
 	hd_message_free(m);
-	expect_agent_status(fx, "writer", "idle");
+	hd_assert_agent_status(fx, "writer", "idle");
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "tester", 0, &err), &err);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.items[0].reason, "mid-edit");
@@ -623,7 +612,7 @@ test_shutdown__one_to_one_approval_shuts_the_member_down(void **state)
 			 "stop-coder", 1, NULL, &err),
 	    &err);
 	assert_null(s); /* no team request involved */
-	expect_agent_status(fx, "coder", "shutdown");
+	hd_assert_agent_status(fx, "coder", "shutdown");
 	expect_team_status(fx, "dev", "active");
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "manager", 0, &err), &err);
 	assert_int_equal(l.n, 1);
@@ -648,7 +637,7 @@ test_shutdown__one_to_one_approval_shuts_the_member_down(void **state)
 	ms.approve = 1;
 	assert_hd_err(hd_mailbox_send(NULL, fx->st, &ms, &err), HD_ENOTFOUND,
 	    "no shutdown request \"stop-coder\" in team dev", &err);
-	expect_agent_status(fx, "tester", "idle");
+	hd_assert_agent_status(fx, "tester", "idle");
 }
 
 static void
