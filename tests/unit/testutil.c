@@ -166,3 +166,26 @@ hd_assert_agent_status(hd_fixture *fx, const char *agent, const char *status)
 	assert_string_equal(a->status, status);
 	hd_agent_free(a);
 }
+
+void
+hd_assert_parsed(const char *input, char *got, const char *want)
+{
+	if (strcmp(got, want) != 0)
+		fail_msg("parse of [%s]\n got: %s\nwant: %s", input, got, want);
+	free(got);
+}
+
+int
+hd_thread_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Threads:", 8) == 0)
+			n = atoi(line + 8);
+	fclose(f);
+	return n;
+}

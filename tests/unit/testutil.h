@@ -45,6 +45,13 @@ const char *hd_fixture_script(
 void hd_assert_agent_status(
     hd_fixture *fx, const char *agent, const char *status);
 
+/* Assert that `got` (malloc'd; freed here), what a parse of `input` came
+ * to, is `want`; a failure shows the input, what came and what was due. */
+void hd_assert_parsed(const char *input, char *got, const char *want);
+
+/* Threads in this process, as the kernel counts them. */
+int hd_thread_count(void);
+
 /* A test run on a fresh fixture (hd_fixture_setup/_teardown). */
 #define hd_fixture_test(f)                                                    \
 	cmocka_unit_test_setup_teardown(f, hd_fixture_setup, hd_fixture_teardown)

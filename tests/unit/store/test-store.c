@@ -543,22 +543,6 @@ home_file_size(const hd_fixture *fx, const char *name)
 	return stat(path, &sb) == 0 ? sb.st_size : 0;
 }
 
-/* Threads in this process, as the kernel counts them. */
-static int
-thread_count(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	int n = -1;
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "Threads:", 8) == 0)
-			n = atoi(line + 8);
-	fclose(f);
-	return n;
-}
-
 /* Ten values of 1500 bytes in one commit: about ten WAL frames. */
 static int
 ten_values_txn(hd_store *st, void *payload, hd_err *err)
@@ -586,7 +570,7 @@ test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded(
 	hd_fixture *fx = *state;
 	hd_err err = HD_ERR_INIT;
 	off_t db0, frame = 2048 + 24;
-	int threads0 = thread_count(), round, waited;
+	int threads0 = hd_thread_count(), round, waited;
 	char *value = NULL;
 
 	db0 = home_file_size(fx, "huddle.db");
@@ -596,7 +580,7 @@ test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded(
 		assert_hd_ok(
 		    hd_store_write(fx->st, ten_values_txn, &round, &err), &err);
 	/* (a sanitizer may start a thread of its own with the first) */
-	assert_true(thread_count() >= threads0 + 1);
+	assert_true(hd_thread_count() >= threads0 + 1);
 	for (waited = 0; waited < 500 &&
 			 home_file_size(fx, "huddle.db") <= db0 + 10 * frame;
 	     waited++)
@@ -621,7 +605,7 @@ test_store__background_checkpoints_can_be_turned_off(void **state)
 	hd_fixture *fx = *state;
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
-	int threads0 = thread_count(), round;
+	int threads0 = hd_thread_count(), round;
 
 	setenv("HUDDLE_NO_BG_CHECKPOINT", "1", 1);
 	assert_hd_ok(hd_store_open(&st, fx->home, &err), &err);
@@ -629,7 +613,7 @@ test_store__background_checkpoints_can_be_turned_off(void **state)
 	for (round = 0; round < 3 * HD_CKPT_FRAMES / 10; round++)
 		assert_hd_ok(
 		    hd_store_write(st, ten_values_txn, &round, &err), &err);
-	assert_int_equal(thread_count(), threads0);
+	assert_int_equal(hd_thread_count(), threads0);
 	/* inline at SQLite's threshold: the WAL never got far past it */
 	assert_true(home_file_size(fx, "huddle.db-wal") <
 		    (off_t)(HD_CKPT_FRAMES + 100) * (2048 + 24));
