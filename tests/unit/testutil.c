@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <huddle/events.h>
 #include <huddle/team.h>
 
 #include "testutil.h"
@@ -188,4 +189,31 @@ hd_thread_count(void)
 			n = atoi(line + 8);
 	fclose(f);
 	return n;
+}
+
+size_t
+hd_count_events(hd_store *st, const char *team, const char *kind)
+{
+	hd_event_filter f = {0};
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+	size_t n;
+
+	f.team = team;
+	f.kind = kind;
+	f.limit = HD_EVENTS_LIMIT_MAX;
+	assert_hd_ok(hd_events_list(&l, st, &f, &err), &err);
+	n = l.n;
+	hd_event_list_dispose(&l);
+	return n;
+}
+
+void
+hd_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
 }

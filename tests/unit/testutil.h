@@ -49,6 +49,13 @@ void hd_assert_agent_status(
  * to, is `want`; a failure shows the input, what came and what was due. */
 void hd_assert_parsed(const char *input, char *got, const char *want);
 
+/* How many events of kind the log holds for team (NULL: any team, any
+ * kind). */
+size_t hd_count_events(hd_store *st, const char *team, const char *kind);
+
+/* Write text to path (created or truncated). */
+void hd_write_file(const char *path, const char *text);
+
 /* Threads in this process, as the kernel counts them. */
 int hd_thread_count(void);
 

@@ -40,7 +40,7 @@ assert_bound_hit(
 {
 	json_t *d;
 
-	assert_int_equal(count_events(st, "dev", "turn_bound_hit"), 1);
+	assert_int_equal(hd_count_events(st, "dev", "turn_bound_hit"), 1);
 	d = last_event_data(st, "dev", "turn_bound_hit");
 	assert_non_null(d);
 	assert_string_equal(
@@ -64,9 +64,9 @@ assert_nothing_ran(hd_fixture *fx)
 	int64_t head = -1;
 	int found = 1;
 
-	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 0);
-	assert_int_equal(count_events(fx->st, "dev", "turn_started"), 0);
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 0);
+	assert_int_equal(hd_count_events(fx->st, "dev", "speaker_selected"), 0);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_started"), 0);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 0);
 	assert_hd_ok(hd_room_head(&head, fx->st, "dev", &err), &err);
 	assert_int_equal(head, 0);
 	assert_hd_ok(hd_room_lock_get(&lk, &found, fx->st, "dev", &err), &err);
@@ -200,7 +200,7 @@ test_loop__a_second_exchange_in_process_is_refused(void **state)
 	expect_refused(fx, &s, HD_ECONFLICT,
 	    "an exchange is already running for this room");
 	assert_int_equal(f.n, 0);
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 0);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 0);
 	assert_hd_ok(hd_room_lock_release(fx->st, &lk, &err), &err);
 }
 
@@ -240,10 +240,10 @@ test_loop__leader_alone_ends_no_pending_obligation(void **state)
 	assert_bound_hit(fx->st, "no_pending_obligation", 5, 1);
 
 	/* one of each per-turn event */
-	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "turn_started"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "turn_completed"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "cost"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "speaker_selected"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_started"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_completed"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "cost"), 1);
 	d = last_event_data(fx->st, "dev", "speaker_selected");
 	assert_string_equal(
 	    json_string_value(json_object_get(d, "speaker")), "manager");
@@ -355,7 +355,7 @@ test_loop__board_obligations_run_to_max_turns(void **state)
 		    res.speakers[i], i % 2 ? "coder" : "manager");
 	hd_exchange_result_dispose(&res);
 	assert_bound_hit(fx->st, "max_turns", 4, 4);
-	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 4);
+	assert_int_equal(hd_count_events(fx->st, "dev", "speaker_selected"), 4);
 	fake_dispose(&f);
 }
 
@@ -442,7 +442,7 @@ test_loop__abort_ends_between_turns(void **state)
 	f.during = abort_during;
 	f.user = ctx;
 	expect_run(fx, &s, HD_EXCHANGE_ABORTED, 1, NULL);
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 2);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 2);
 	json_t *d = last_event_data(fx->st, "dev", "turn_bound_hit");
 	assert_string_equal(
 	    json_string_value(json_object_get(d, "reason")), "aborted");
@@ -477,7 +477,7 @@ test_loop__cap_budget_pauses_after_the_turn_that_crossed_it(void **state)
 	assert_int_equal(b->spent_microcents, 600000);
 	assert_int_equal(b->limit_cents, -1); /* tracked, no limit */
 	hd_budget_free(b);
-	assert_int_equal(count_events(fx->st, "dev", "budget_exceeded"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "budget_exceeded"), 1);
 
 	/* now it refuses to start */
 	expect_refused(fx, &s, HD_EREFUSED, "budget_paused:team");
@@ -704,10 +704,10 @@ check_step_committed(fake *f, const hd_runtime_turn *in)
 		return;
 	assert_hd_ok(hd_room_head(&head, f->st, "dev", &err), &err);
 	assert_int_equal(head, 2); /* the stimulus, the first reply */
-	assert_int_equal(count_events(f->st, "dev", "turn_completed"), 1);
-	assert_int_equal(count_events(f->st, "dev", "cost"), 1);
-	assert_int_equal(count_events(f->st, "dev", "speaker_selected"), 2);
-	assert_int_equal(count_events(f->st, "dev", "turn_started"), 2);
+	assert_int_equal(hd_count_events(f->st, "dev", "turn_completed"), 1);
+	assert_int_equal(hd_count_events(f->st, "dev", "cost"), 1);
+	assert_int_equal(hd_count_events(f->st, "dev", "speaker_selected"), 2);
+	assert_int_equal(hd_count_events(f->st, "dev", "turn_started"), 2);
 	assert_hd_ok(
 	    hd_budget_get(&b, f->st, "agent", f->agents[0], &err), &err);
 	assert_int_equal(b->spent_microcents, 500);
@@ -780,13 +780,13 @@ test_loop__a_failed_begin_keeps_the_turn_that_ran(void **state)
 	/* the first turn is in the room, paid and complete */
 	assert_hd_ok(hd_room_head(&head, fx->st, "dev", &err), &err);
 	assert_int_equal(head, 2);
-	assert_int_equal(count_events(fx->st, "dev", "turn_completed"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "cost"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_completed"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "cost"), 1);
 	/* the second left nothing, and the exchange ended on its error */
-	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "turn_started"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "error"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 0);
+	assert_int_equal(hd_count_events(fx->st, "dev", "speaker_selected"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_started"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "error"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 0);
 	hd_assert_agent_status(fx, "coder", "idle");
 	hd_assert_agent_status(fx, "tester", "idle");
 	assert_hd_ok(hd_room_lock_get(&lk, &found, fx->st, "dev", &err), &err);

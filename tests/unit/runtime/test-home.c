@@ -21,16 +21,6 @@
 static const hd_runtime_plan persistent = {HD_HOME_PERSISTENT, 0, 0, 0, 0, 1};
 static const hd_runtime_plan ephemeral = {HD_HOME_EPHEMERAL, 0, 0, 0, 0, 1};
 
-static void
-put_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static char *
 get_file(const char *path)
 {
@@ -129,7 +119,7 @@ test_home__mcp_config_is_rewritten_every_run(void **state)
 
 	/* someone (the runtime, a user) edits huddle's file: next run it is
 	 * huddle's again, with the new URL and token */
-	put_file(path, "{\"edited\": true}");
+	hd_write_file(path, "{\"edited\": true}");
 	spec_for(&s, fx, "http://127.0.0.1:9999/mcp", "tok-2");
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
 	text = get_file(path);
@@ -144,7 +134,7 @@ test_home__mcp_config_is_rewritten_every_run(void **state)
 		char outside[600];
 
 		snprintf(outside, sizeof(outside), "%s/outside.txt", fx->home);
-		put_file(outside, "precious");
+		hd_write_file(outside, "precious");
 		unlink(path);
 		assert_int_equal(symlink(outside, path), 0);
 		assert_hd_ok(
@@ -176,7 +166,7 @@ test_home__runtime_files_persist_untouched(void **state)
 	spec_for(&s, fx, "http://x/mcp", NULL);
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
 	snprintf(path, sizeof(path), "%s/memory.md", h.path);
-	put_file(path, "I remember the last turn");
+	hd_write_file(path, "I remember the last turn");
 	snprintf(sub, sizeof(sub), "%s/sessions", h.path);
 	assert_int_equal(mkdir(sub, 0755), 0);
 	hd_runtime_home_release(&h);
@@ -201,8 +191,8 @@ test_home__seeds_are_copied_only_when_absent(void **state)
 
 	snprintf(src1, sizeof(src1), "%s/seed-config.toml", fx->home);
 	snprintf(src2, sizeof(src2), "%s/seed-settings.json", fx->home);
-	put_file(src1, "model = \"v1\"\n");
-	put_file(src2, "{\"v\": 1}");
+	hd_write_file(src1, "model = \"v1\"\n");
+	hd_write_file(src2, "{\"v\": 1}");
 	seeds[0].src = src1;
 	seeds[0].name = "config.toml";
 	seeds[1].src = src2;
@@ -225,8 +215,8 @@ test_home__seeds_are_copied_only_when_absent(void **state)
 	hd_runtime_home_release(&h);
 
 	/* the runtime edits its copy, the seed changes: the edit wins */
-	put_file(dest1, "model = \"mine\"\n");
-	put_file(src1, "model = \"v2\"\n");
+	hd_write_file(dest1, "model = \"mine\"\n");
+	hd_write_file(src1, "model = \"v2\"\n");
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
 	text = get_file(dest1);
 	assert_string_equal(text, "model = \"mine\"\n");
@@ -266,7 +256,7 @@ test_home__bad_seed_names_are_refused(void **state)
 	size_t i;
 
 	snprintf(src, sizeof(src), "%s/seed", fx->home);
-	put_file(src, "x");
+	hd_write_file(src, "x");
 	spec_for(&s, fx, NULL, NULL);
 	s.seeds = &seed;
 	s.nseeds = 1;
@@ -342,11 +332,11 @@ test_home__ephemeral_home_is_removed_after_the_run(void **state)
 
 	/* the runtime fills it, with a link pointing outside */
 	snprintf(outside, sizeof(outside), "%s/keep.txt", fx->home);
-	put_file(outside, "outside");
+	hd_write_file(outside, "outside");
 	snprintf(path, sizeof(path), "%s/deep/er", h.path);
 	assert_hd_ok(hd_mkdir_p(path, 0755, &err), &err);
 	snprintf(path, sizeof(path), "%s/deep/er/file", h.path);
-	put_file(path, "x");
+	hd_write_file(path, "x");
 	snprintf(path, sizeof(path), "%s/link", h.path);
 	assert_int_equal(symlink(fx->home, path), 0);
 
