@@ -217,3 +217,16 @@ hd_write_file(const char *path, const char *text)
 	fputs(text, f);
 	fclose(f);
 }
+
+void
+hd_assert_no_agent(hd_fixture *fx, const char *id)
+{
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+	char want[128];
+
+	snprintf(want, sizeof(want), "agent \"%s\" not found", id);
+	assert_hd_err(hd_agent_get(&a, fx->st, id, &err), HD_ENOTFOUND, want,
+	    &err);
+	assert_null(a);
+}

@@ -49,6 +49,9 @@ void hd_assert_agent_status(
  * to, is `want`; a failure shows the input, what came and what was due. */
 void hd_assert_parsed(const char *input, char *got, const char *want);
 
+/* Assert that there is no agent id (hd_agent_get: not found). */
+void hd_assert_no_agent(hd_fixture *fx, const char *id);
+
 /* How many events of kind the log holds for team (NULL: any team, any
  * kind). */
 size_t hd_count_events(hd_store *st, const char *team, const char *kind);
