@@ -38,6 +38,25 @@ coder_quick(hd_fixture *fx)
 	json_decref(doc);
 }
 
+/* Make the coder quick; a new engine adopts the one conversation left
+ * running and takes id to its end. Returns that engine. */
+static hd_conversation_engine *
+resume_to_end(hd_fixture *fx, const char *id)
+{
+	hd_conversation_engine *e;
+	hd_err err = HD_ERR_INIT;
+	size_t adopted = 0;
+
+	coder_quick(fx);
+	e = ct_engine(fx, NULL);
+	assert_hd_ok(
+	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
+	assert_int_equal(adopted, 1);
+	assert_hd_ok(
+	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
+	return e;
+}
+
 /* Fork a process that starts the conversation on its own engine and
  * runs it until killed; returns its pid, id gets the conversation. */
 static pid_t
@@ -104,9 +123,7 @@ test_resume__killed_mid_turn_then_resumed(void **state)
 	hd_conversation_engine *e;
 	hd_conversation *c;
 	hd_event_list ev;
-	hd_err err = HD_ERR_INIT;
 	char id[37], *s;
-	size_t adopted = 0;
 	pid_t pid;
 	int status;
 
@@ -122,13 +139,7 @@ test_resume__killed_mid_turn_then_resumed(void **state)
 	hd_conversation_free(c);
 	hd_assert_agent_status(fx, "coder", "working");
 
-	coder_quick(fx);
-	e = ct_engine(fx, NULL);
-	assert_hd_ok(
-	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
-	assert_int_equal(adopted, 1);
-	assert_hd_ok(
-	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
+	e = resume_to_end(fx, id);
 	hd_conversation_engine_stop(e);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 
@@ -216,13 +227,7 @@ test_resume__a_stopped_engine_puts_its_turn_back(void **state)
 	assert_int_equal(c->nreplies, 2);
 	hd_conversation_free(c);
 
-	coder_quick(fx);
-	e = ct_engine(fx, NULL);
-	assert_hd_ok(
-	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
-	assert_int_equal(adopted, 1);
-	assert_hd_ok(
-	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
+	e = resume_to_end(fx, id);
 	/* nothing left to take over */
 	assert_hd_ok(
 	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
