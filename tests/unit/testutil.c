@@ -1,7 +1,10 @@
 /*
  * testutil.c -- the per-test fixture of testutil.h: a temporary home with
  * an open store, and the teams a test file asks for, created through the
- * team module as any caller would.
+ * team module as any caller would; plus the small checks and file helpers
+ * several test files share (an agent's status, a missing agent, an event
+ * count, a parse's description, a script or text file in the home). Each
+ * helper asserts through cmocka, so a failure points at the test.
  */
 #include <ftw.h>
 #include <sys/stat.h>
@@ -12,6 +15,7 @@
 
 #include <huddle/events.h>
 #include <huddle/team.h>
+#include <huddle/util.h>
 
 #include "testutil.h"
 
@@ -229,4 +233,22 @@ hd_assert_no_agent(hd_fixture *fx, const char *id)
 	assert_hd_err(hd_agent_get(&a, fx->st, id, &err), HD_ENOTFOUND, want,
 	    &err);
 	assert_null(a);
+}
+
+char *
+hd_read_text(const char *path)
+{
+	char *text = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_read_file(&text, NULL, path, 1 << 20, &err), &err);
+	return text;
+}
+
+void
+hd_set_agent_status(hd_fixture *fx, const char *agent, const char *status)
+{
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_agent_set_status(fx->st, agent, status, &err), &err);
 }

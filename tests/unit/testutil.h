@@ -1,7 +1,8 @@
 /*
  * testutil.h -- shared test fixture: a fresh HUDDLE_HOME in a temporary
- * directory per test, an open store, the teams a test file works in, and
- * assertions that print the library's error message when a call fails.
+ * directory per test, an open store, the teams a test file works in,
+ * assertions that print the library's error message when a call fails,
+ * and the small checks more than one test file makes.
  */
 #ifndef HD_TESTUTIL_H
 #define HD_TESTUTIL_H
@@ -58,6 +59,13 @@ size_t hd_count_events(hd_store *st, const char *team, const char *kind);
 
 /* Write text to path (created or truncated). */
 void hd_write_file(const char *path, const char *text);
+
+/* The text of path (up to 1 MiB), malloc'd. */
+char *hd_read_text(const char *path);
+
+/* Set agent's status by hand (hd_agent_set_status). */
+void hd_set_agent_status(
+    hd_fixture *fx, const char *agent, const char *status);
 
 /* Threads in this process, as the kernel counts them. */
 int hd_thread_count(void);

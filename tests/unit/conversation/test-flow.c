@@ -20,16 +20,6 @@
 
 #include "conv-test.h"
 
-static char *
-read_all(const char *path)
-{
-	char *text = NULL;
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_read_file(&text, NULL, path, 1 << 20, &err), &err);
-	return text;
-}
-
 static void
 test_flow__a_linear_chain(void **state)
 {
@@ -153,7 +143,7 @@ test_flow__a_linear_chain(void **state)
 	    "## coder\n\nBuilt it. [@tester: test the parser]\n\n"
 	    "## tester\n\nAll tests pass.\n",
 	    date);
-	s = read_all(path);
+	s = hd_read_text(path);
 	assert_string_equal(s, want);
 	free(s);
 	hd_conversation_free(c);
@@ -198,7 +188,7 @@ test_flow__a_fan_out_of_three(void **state)
 		    "be delivered when ready. Do not re-mention teammates who "
 		    "haven't responded yet.]",
 		    asks[i]);
-		s = read_all(path);
+		s = hd_read_text(path);
 		/* the whole prompt (prompt.h): who it is, its team context,
 		 * the room (the user's message) and the message, last; the
 		 * leader's reply that carries it is said once, as the

@@ -21,14 +21,6 @@ setup(void **state)
 	    state, "dev: manager coder tester writer");
 }
 
-static void
-set_status(hd_fixture *fx, const char *agent, const char *status)
-{
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_agent_set_status(fx->st, agent, status, &err), &err);
-}
-
 /* agent holds a task it started: working by its work, not by hand */
 static void
 hold_started(hd_fixture *fx, const char *team, const char *agent)
@@ -76,7 +68,8 @@ test_shutdown__nobody_working_shuts_down_at_once(void **state)
 	hd_shutdown *s = NULL, *again = NULL;
 	hd_err err = HD_ERR_INIT;
 
-	set_status(fx, "manager", "working"); /* the leader is never asked */
+	/* the leader is never asked */
+	hd_set_agent_status(fx, "manager", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	assert_string_equal(s->outcome, "shutdown");
 	assert_int_equal(s->npending, 0);
@@ -111,8 +104,8 @@ test_shutdown__two_working_members_approve(void **state)
 	hd_err err = HD_ERR_INIT;
 	char rid[64], text[256];
 
-	set_status(fx, "coder", "working");
-	set_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "tester", "working");
 	assert_hd_ok(
 	    hd_team_shutdown(&s, fx->st, "dev", "end of sprint", 0, &err),
 	    &err);
@@ -206,8 +199,8 @@ test_shutdown__a_refusal_aborts(void **state)
 	char text[256];
 
 	hold_started(fx, "dev", "coder");
-	set_status(fx, "tester", "working");
-	set_status(fx, "writer", "working");
+	hd_set_agent_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "writer", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	assert_int_equal(s->npending, 3);
 	assert_hd_ok(hd_shutdown_respond(NULL, fx->st, "dev", "writer",
@@ -277,7 +270,7 @@ test_shutdown__refusal_sent_elsewhere_is_relayed_to_the_leader(void **state)
 	hd_err err = HD_ERR_INIT;
 	char text[256];
 
-	set_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "coder", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	memset(&ms, 0, sizeof(ms));
 	ms.team = "dev";
@@ -322,8 +315,8 @@ test_shutdown__idle_counts_as_approval(void **state)
 	ms.approve = -1;
 	assert_hd_ok(hd_mailbox_send(NULL, fx->st, &ms, &err), &err);
 
-	set_status(fx, "coder", "working");
-	set_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "tester", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	/* an idle member that was not asked changes nothing */
 	ms.from = "writer";
@@ -355,7 +348,7 @@ test_shutdown__timeout_aborts(void **state)
 	hd_err err = HD_ERR_INIT;
 
 	hold_started(fx, "dev", "coder");
-	set_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "tester", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 50, &err), &err);
 	assert_string_equal(s->outcome, "pending");
 	assert_int_equal(s->deadline - s->requested_at, 50);
@@ -405,7 +398,7 @@ test_shutdown__reading_team_state_evaluates_the_timeout(void **state)
 	char *text = NULL;
 	int i;
 
-	set_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "coder", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 20, &err), &err);
 	/* poll the state block only; it alone must notice the deadline */
 	for (i = 0; i < 3000; i++) {
@@ -434,7 +427,7 @@ test_shutdown__wait_bound_and_cancellation(void **state)
 	hd_err err = HD_ERR_INIT;
 	char text[256];
 
-	set_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "coder", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	snprintf(text, sizeof(text),
 	    "shutdown request %s of team dev is still pending after 150 ms",
@@ -473,7 +466,7 @@ test_shutdown__team_without_leader(void **state)
 	as.team = "flat";
 	as.id = "solo";
 	assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
-	set_status(fx, "solo", "working");
+	hd_set_agent_status(fx, "solo", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "flat", NULL, 0, &err), &err);
 	assert_null(s->requested_by);
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "solo", 0, &err), &err);
@@ -510,7 +503,7 @@ test_shutdown__an_answer_finds_whoever_asked(void **state)
 	hd_err err = HD_ERR_INIT;
 	char *who = NULL;
 
-	set_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "coder", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	assert_hd_ok(hd_shutdown_requester(
 			 &who, fx->st, "dev", "coder", s->request_id, &err),

@@ -21,16 +21,6 @@
 static const hd_runtime_plan persistent = {HD_HOME_PERSISTENT, 0, 0, 0, 0, 1};
 static const hd_runtime_plan ephemeral = {HD_HOME_EPHEMERAL, 0, 0, 0, 0, 1};
 
-static char *
-get_file(const char *path)
-{
-	char *text = NULL;
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_read_file(&text, NULL, path, 1 << 20, &err), &err);
-	return text;
-}
-
 static int
 mode_of(const char *path)
 {
@@ -100,7 +90,7 @@ test_home__mcp_config_is_rewritten_every_run(void **state)
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
 	snprintf(path, sizeof(path), "%s/" HD_RUNTIME_MCP_FILE, h.path);
 	assert_int_equal(mode_of(path), 0600);
-	text = get_file(path);
+	text = hd_read_text(path);
 	assert_string_equal(text,
 	    "{\n"
 	    "  \"mcpServers\": {\n"
@@ -122,7 +112,7 @@ test_home__mcp_config_is_rewritten_every_run(void **state)
 	hd_write_file(path, "{\"edited\": true}");
 	spec_for(&s, fx, "http://127.0.0.1:9999/mcp", "tok-2");
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-	text = get_file(path);
+	text = hd_read_text(path);
 	assert_non_null(strstr(text, "\"url\": \"http://127.0.0.1:9999/mcp\""));
 	assert_non_null(strstr(text, "Bearer tok-2"));
 	assert_null(strstr(text, "edited"));
@@ -139,7 +129,7 @@ test_home__mcp_config_is_rewritten_every_run(void **state)
 		assert_int_equal(symlink(outside, path), 0);
 		assert_hd_ok(
 		    hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-		text = get_file(outside);
+		text = hd_read_text(outside);
 		assert_string_equal(text, "precious");
 		free(text);
 		assert_int_equal(mode_of(path) & 0777, 0600); /* a file now */
@@ -172,7 +162,7 @@ test_home__runtime_files_persist_untouched(void **state)
 	hd_runtime_home_release(&h);
 
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-	text = get_file(path);
+	text = hd_read_text(path);
 	assert_string_equal(text, "I remember the last turn");
 	free(text);
 	assert_int_equal(mode_of(sub), 0755); /* not huddle's to tighten */
@@ -204,10 +194,10 @@ test_home__seeds_are_copied_only_when_absent(void **state)
 	snprintf(dest1, sizeof(dest1), "%s/config.toml", h.path);
 	snprintf(dest2, sizeof(dest2), "%s/.claude/settings.json", h.path);
 	snprintf(dir, sizeof(dir), "%s/.claude", h.path);
-	text = get_file(dest1);
+	text = hd_read_text(dest1);
 	assert_string_equal(text, "model = \"v1\"\n");
 	free(text);
-	text = get_file(dest2);
+	text = hd_read_text(dest2);
 	assert_string_equal(text, "{\"v\": 1}");
 	free(text);
 	assert_int_equal(mode_of(dir), 0700);
@@ -218,7 +208,7 @@ test_home__seeds_are_copied_only_when_absent(void **state)
 	hd_write_file(dest1, "model = \"mine\"\n");
 	hd_write_file(src1, "model = \"v2\"\n");
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-	text = get_file(dest1);
+	text = hd_read_text(dest1);
 	assert_string_equal(text, "model = \"mine\"\n");
 	free(text);
 	hd_runtime_home_release(&h);
@@ -226,7 +216,7 @@ test_home__seeds_are_copied_only_when_absent(void **state)
 	/* removed by the runtime: seeded again, from the current seed */
 	unlink(dest1);
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-	text = get_file(dest1);
+	text = hd_read_text(dest1);
 	assert_string_equal(text, "model = \"v2\"\n");
 	free(text);
 	hd_runtime_home_release(&h);
@@ -345,7 +335,7 @@ test_home__ephemeral_home_is_removed_after_the_run(void **state)
 	assert_null(h.path);
 	assert_int_equal(access(copy, F_OK), -1);
 	assert_int_equal(errno, ENOENT);
-	text = get_file(outside); /* the link was removed, not followed */
+	text = hd_read_text(outside); /* the link was removed, not followed */
 	assert_string_equal(text, "outside");
 	free(text);
 	free(copy);
