@@ -1,13 +1,21 @@
 /*
- * testutil.c -- the per-test fixture of testutil.h.
+ * testutil.c -- the per-test fixture of testutil.h: a temporary home with
+ * an open store, and the teams a test file asks for, created through the
+ * team module as any caller would; plus the small checks and file helpers
+ * several test files share (an agent's status, a missing agent, an event
+ * count, a parse's description, a script or text file in the home). Each
+ * helper asserts through cmocka, so a failure points at the test.
  */
 #include <ftw.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <huddle/events.h>
 #include <huddle/team.h>
+#include <huddle/util.h>
 
 #include "testutil.h"
 
@@ -64,26 +72,183 @@ hd_fixture_teardown(void **state)
 	return 0;
 }
 
-void
-hd_fixture_team(hd_fixture *fx, const char *team, ...)
+/* Team `team` with agents ids[0..n), ids[0] its leader. */
+static void
+make_team(hd_fixture *fx, const char *team, char *const *ids, size_t n)
 {
 	hd_team_spec ts = {0};
 	hd_agent_spec as;
 	hd_err err = HD_ERR_INIT;
-	const char *id;
-	va_list ap;
-	int first = 1;
+	size_t i;
 
 	ts.id = team;
 	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
-	va_start(ap, team);
-	while ((id = va_arg(ap, const char *)) != NULL) {
+	for (i = 0; i < n; i++) {
 		memset(&as, 0, sizeof(as));
-		as.id = id;
+		as.id = ids[i];
 		as.team = team;
-		as.leader = first;
-		first = 0;
+		as.leader = i == 0;
 		assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
 	}
+}
+
+void
+hd_fixture_team(hd_fixture *fx, const char *team, ...)
+{
+	char *ids[32];
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, team);
+	while ((ids[n] = va_arg(ap, char *)) != NULL)
+		assert_true(++n < 32);
 	va_end(ap);
+	make_team(fx, team, ids, n);
+}
+
+/* One team of hd_fixture_setup_teams: "id: leader member ...". */
+static void
+team_of(hd_fixture *fx, const char *desc, size_t len)
+{
+	char buf[256], *ids[32], *save = NULL, *team, *colon;
+	size_t n = 0;
+
+	assert_true(len < sizeof(buf));
+	memcpy(buf, desc, len);
+	buf[len] = '\0';
+	colon = strchr(buf, ':');
+	assert_non_null(colon);
+	*colon = '\0';
+	team = strtok_r(buf, " ", &save);
+	assert_non_null(team);
+	for (ids[n] = strtok_r(colon + 1, " ", &save); ids[n] != NULL;
+	     ids[n] = strtok_r(NULL, " ", &save))
+		assert_true(++n < 32);
+	make_team(fx, team, ids, n);
+}
+
+int
+hd_fixture_setup_teams(void **state, const char *teams)
+{
+	const char *p = teams, *end;
+
+	if (hd_fixture_setup(state) != 0)
+		return -1;
+	while (*p != '\0') {
+		end = strchr(p, ';');
+		if (end == NULL)
+			end = p + strlen(p);
+		team_of(*state, p, (size_t)(end - p));
+		p = *end == ';' ? end + 1 : end;
+	}
+	return 0;
+}
+
+const char *
+hd_fixture_script(hd_fixture *fx, const char *name, const char *body)
+{
+	static char paths[8][600];
+	static int next;
+	char *p = paths[next++ % 8];
+	FILE *f;
+
+	snprintf(p, 600, "%s/%s", fx->home, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s\n", body);
+	fclose(f);
+	assert_int_equal(chmod(p, 0755), 0);
+	return p;
+}
+
+void
+hd_assert_agent_status(hd_fixture *fx, const char *agent, const char *status)
+{
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_agent_get(&a, fx->st, agent, &err), &err);
+	assert_string_equal(a->status, status);
+	hd_agent_free(a);
+}
+
+void
+hd_assert_parsed(const char *input, char *got, const char *want)
+{
+	if (strcmp(got, want) != 0)
+		fail_msg("parse of [%s]\n got: %s\nwant: %s", input, got, want);
+	free(got);
+}
+
+int
+hd_thread_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Threads:", 8) == 0)
+			n = atoi(line + 8);
+	fclose(f);
+	return n;
+}
+
+size_t
+hd_count_events(hd_store *st, const char *team, const char *kind)
+{
+	hd_event_filter f = {0};
+	hd_event_list l;
+	hd_err err = HD_ERR_INIT;
+	size_t n;
+
+	f.team = team;
+	f.kind = kind;
+	f.limit = HD_EVENTS_LIMIT_MAX;
+	assert_hd_ok(hd_events_list(&l, st, &f, &err), &err);
+	n = l.n;
+	hd_event_list_dispose(&l);
+	return n;
+}
+
+void
+hd_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+void
+hd_assert_no_agent(hd_fixture *fx, const char *id)
+{
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+	char want[128];
+
+	snprintf(want, sizeof(want), "agent \"%s\" not found", id);
+	assert_hd_err(hd_agent_get(&a, fx->st, id, &err), HD_ENOTFOUND, want,
+	    &err);
+	assert_null(a);
+}
+
+char *
+hd_read_text(const char *path)
+{
+	char *text = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_read_file(&text, NULL, path, 1 << 20, &err), &err);
+	return text;
+}
+
+void
+hd_set_agent_status(hd_fixture *fx, const char *agent, const char *status)
+{
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_agent_set_status(fx->st, agent, status, &err), &err);
 }

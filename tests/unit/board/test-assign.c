@@ -15,18 +15,7 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "tester", "coder", NULL);
-	return 0;
-}
-
-static void
-set_status(hd_fixture *fx, const char *agent, const char *status)
-{
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_agent_set_status(fx->st, agent, status, &err), &err);
+	return hd_fixture_setup_teams(state, "dev: manager tester coder");
 }
 
 /* Auto-assign task id as the leader; check whom and why. */
@@ -138,10 +127,10 @@ test_board_assign__busy_and_stopped_members_are_skipped(void **state)
 		as.id = others[i];
 		as.team = "dev";
 		assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
-		set_status(fx, others[i], statuses[i]);
+		hd_set_agent_status(fx, others[i], statuses[i]);
 	}
 	assert_hd_ok(hd_board_claim(NULL, fx->st, a, "tester", &err), &err);
-	set_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "coder", "working");
 	/* tester, with one open task, is the only idle member */
 	expect_pick(fx, b, "tester", "idle, 1 open task");
 }
@@ -158,8 +147,8 @@ test_board_assign__no_idle_member_is_refused_and_writes_nothing(void **state)
 	int64_t id = bt_task(fx, "dev", "Write docs", NULL, 0);
 	int64_t posts, events, now;
 
-	set_status(fx, "coder", "working");
-	set_status(fx, "tester", "error");
+	hd_set_agent_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "tester", "error");
 	assert_hd_ok(hd_room_head(&posts, fx->st, "dev", &err), &err);
 	assert_hd_ok(hd_events_head(&events, fx->st, &err), &err);
 	assert_hd_err(
@@ -191,15 +180,15 @@ test_board_assign__refusal_names_five_then_counts(void **state)
 	int64_t task = bt_task(fx, "dev", "Write docs", NULL, 0);
 	int i;
 
-	set_status(fx, "coder", "working");
-	set_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "tester", "working");
 	for (i = 1; i <= 5; i++) {
 		snprintf(id, sizeof(id), "m%d", i);
 		memset(&as, 0, sizeof(as));
 		as.id = id;
 		as.team = "dev";
 		assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
-		set_status(fx, id, "shutdown");
+		hd_set_agent_status(fx, id, "shutdown");
 	}
 	assert_hd_err(
 	    hd_board_assign_auto(NULL, NULL, fx->st, task, NULL, &err),
@@ -235,8 +224,8 @@ test_board_assign__leader_only_when_alone(void **state)
 	free(line);
 
 	id = bt_task(fx, "dev", "Write docs", NULL, 0);
-	set_status(fx, "coder", "working");
-	set_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "tester", "working");
 	assert_hd_err(hd_board_assign_auto(NULL, NULL, fx->st, id, NULL, &err),
 	    HD_EREFUSED,
 	    "no idle member in team dev to assign task 2 to (coder: working, "
@@ -264,8 +253,8 @@ test_board_assign__refusals_before_the_pick(void **state)
 	assert_hd_err(
 	    hd_board_assign_auto(NULL, NULL, fx->st, 99, "manager", &err),
 	    HD_ENOTFOUND, "task 99 not found", &err);
-	set_status(fx, "coder", "working");
-	set_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "tester", "working");
 	/* the task's own state comes before anyone's status */
 	assert_hd_err(
 	    hd_board_assign_auto(NULL, NULL, fx->st, b, "manager", &err),

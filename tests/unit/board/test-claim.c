@@ -12,12 +12,8 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", "agent-fast",
-	    "agent-slow", NULL);
-	hd_fixture_team(*state, "ops", "boss", NULL);
-	return 0;
+	return hd_fixture_setup_teams(
+	    state, "dev: manager coder agent-fast agent-slow; ops: boss");
 }
 
 static void

@@ -308,12 +308,8 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_board_contention__sixteen_claim_one_task, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_board_contention__eight_drain_ten_thousand,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_board_contention__sixteen_claim_one_task),
+	    hd_fixture_test(test_board_contention__eight_drain_ten_thousand),
 	};
 
 	if (argc == 6 && strcmp(argv[1], "claim") == 0)

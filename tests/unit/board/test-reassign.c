@@ -15,11 +15,8 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", "coder-2", NULL);
-	hd_fixture_team(*state, "ops", "sre", NULL);
-	return 0;
+	return hd_fixture_setup_teams(
+	    state, "dev: manager coder coder-2; ops: sre");
 }
 
 /* The owner of task id ("" when none), into buf. */

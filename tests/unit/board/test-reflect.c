@@ -19,10 +19,7 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", "tester", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: manager coder tester");
 }
 
 /* Every room line of team dev, oldest first, joined with "\n". */

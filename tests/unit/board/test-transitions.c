@@ -46,10 +46,7 @@ static const struct {
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", "tester", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: manager coder tester");
 }
 
 /* A new task of team dev brought to status s (owner coder when owned). */

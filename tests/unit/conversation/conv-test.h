@@ -1,8 +1,9 @@
 /*
  * conv-test.h -- helpers the conversation tests share (static inline, so
  * each test executable takes only what it uses): teams of scripted and
- * exec agents, an engine whose replies are logged, and readers for the
- * events a conversation left.
+ * exec agents (and the slow fan-out team the cancel and resume tests
+ * share), an engine whose replies are logged, and readers for the
+ * deliveries and events a conversation left.
  */
 #ifndef HD_CONV_TEST_H
 #define HD_CONV_TEST_H
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <huddle/buf.h>
 #include <huddle/conversation.h>
@@ -109,25 +111,6 @@ ct_scripted(hd_fixture *fx, const char *team, const char *id, int leader,
 	ct_agent(fx, team, id, leader, "scripted", text);
 	free(text);
 	json_decref(cfg);
-}
-
-/* Write an executable sh script into the home; returns its path
- * (static storage, one of 8 slots). */
-static inline const char *
-ct_script(hd_fixture *fx, const char *name, const char *body)
-{
-	static char paths[8][600];
-	static int next;
-	char *p = paths[next++ % 8];
-	FILE *f;
-
-	snprintf(p, 600, "%s/%s", fx->home, name);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	fprintf(f, "#!/bin/sh\n%s\n", body);
-	fclose(f);
-	assert_int_equal(chmod(p, 0755), 0);
-	return p;
 }
 
 /* An exec agent running script path. */
@@ -240,6 +223,50 @@ ct_replies(const hd_conversation *c)
 		hd_buf_printf(&b, "%s%s: %s", i ? " | " : "",
 		    c->replies[i].agent, c->replies[i].body);
 	return b.len ? hd_buf_detach(&b) : strdup("");
+}
+
+/* The team of the cancel and resume tests: the manager fans out to a
+ * coder that never finishes by itself and a quick reviewer. */
+static inline void
+ct_slow_team(hd_fixture *fx)
+{
+	ct_team(fx, "dev", "Dev team");
+	ct_scripted(fx, "dev", "manager", 1,
+	    "Fanning out. [@coder: slow job] [@reviewer: quick job]");
+	ct_agent(fx, "dev", "coder", 0, "scripted",
+	    "{\"default\": \"coded\", \"delay_ms\": 600000}");
+	ct_scripted(fx, "dev", "reviewer", 0, "reviewed");
+}
+
+/* The state of the delivery to agent in conversation c, or "". */
+static inline const char *
+ct_state_of(const hd_conversation *c, const char *agent)
+{
+	size_t i;
+
+	for (i = 0; i < c->ndeliveries; i++)
+		if (strcmp(c->deliveries[i].to_agent, agent) == 0)
+			return c->deliveries[i].state;
+	return "";
+}
+
+/* Wait (bounded) until ct_slow_team's coder runs and its reviewer has
+ * answered in conversation id. */
+static inline void
+ct_wait_coder_running(hd_fixture *fx, const char *id)
+{
+	hd_conversation *c;
+	int i, ok = 0;
+
+	for (i = 0; i < 3000 && !ok; i++) {
+		c = ct_get(fx, id);
+		ok = strcmp(ct_state_of(c, "coder"), "running") == 0 &&
+		     strcmp(ct_state_of(c, "reviewer"), "done") == 0;
+		hd_conversation_free(c);
+		if (!ok)
+			usleep(20000);
+	}
+	assert_true(ok);
 }
 
 #endif

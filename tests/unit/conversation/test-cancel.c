@@ -17,59 +17,6 @@
 
 #include "conv-test.h"
 
-/* The manager fans out to a coder that never finishes by itself and a
- * quick reviewer. */
-static void
-slow_team(hd_fixture *fx)
-{
-	ct_team(fx, "dev", "Dev team");
-	ct_scripted(fx, "dev", "manager", 1,
-	    "Fanning out. [@coder: slow job] [@reviewer: quick job]");
-	ct_agent(fx, "dev", "coder", 0, "scripted",
-	    "{\"default\": \"coded\", \"delay_ms\": 600000}");
-	ct_scripted(fx, "dev", "reviewer", 0, "reviewed");
-}
-
-static const char *
-state_of(const hd_conversation *c, const char *agent)
-{
-	size_t i;
-
-	for (i = 0; i < c->ndeliveries; i++)
-		if (strcmp(c->deliveries[i].to_agent, agent) == 0)
-			return c->deliveries[i].state;
-	return "";
-}
-
-/* Wait (bounded) until the coder runs and the reviewer has answered. */
-static void
-wait_coder_running(hd_fixture *fx, const char *id)
-{
-	hd_conversation *c;
-	int i, ok = 0;
-
-	for (i = 0; i < 3000 && !ok; i++) {
-		c = ct_get(fx, id);
-		ok = strcmp(state_of(c, "coder"), "running") == 0 &&
-		     strcmp(state_of(c, "reviewer"), "done") == 0;
-		hd_conversation_free(c);
-		if (!ok)
-			usleep(20000);
-	}
-	assert_true(ok);
-}
-
-static void
-assert_status(hd_fixture *fx, const char *agent, const char *status)
-{
-	hd_agent *a = NULL;
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_agent_get(&a, fx->st, agent, &err), &err);
-	assert_string_equal(a->status, status);
-	hd_agent_free(a);
-}
-
 static void
 start(hd_fixture *fx, hd_conversation_engine *e, char id[37])
 {
@@ -90,11 +37,11 @@ test_cancel__a_running_turn_is_stopped_and_the_replies_kept(void **state)
 	char id[37], id2[37], path[4096];
 	int ended = -1;
 
-	slow_team(fx);
+	ct_slow_team(fx);
 	e = ct_engine(fx, NULL);
 	start(fx, e, id);
-	wait_coder_running(fx, id);
-	assert_status(fx, "coder", "working");
+	ct_wait_coder_running(fx, id);
+	hd_assert_agent_status(fx, "coder", "working");
 	assert_hd_ok(hd_conversation_cancel(&ended, fx->st, id, NULL, &err),
 	    &err);
 	assert_int_equal(ended, 0); /* its engine ends it */
@@ -105,7 +52,7 @@ test_cancel__a_running_turn_is_stopped_and_the_replies_kept(void **state)
 	assert_string_equal(c->status, "cancelled");
 	assert_true(c->completed_at > 0);
 	assert_int_equal(c->nreplies, 2); /* the manager's, the reviewer's */
-	assert_string_equal(state_of(c, "coder"), "cancelled");
+	assert_string_equal(ct_state_of(c, "coder"), "cancelled");
 	assert_non_null(c->response);
 	assert_non_null(strstr(c->response, "@reviewer: reviewed"));
 	assert_hd_ok(hd_conversation_transcript_path(
@@ -113,7 +60,7 @@ test_cancel__a_running_turn_is_stopped_and_the_replies_kept(void **state)
 	    &err);
 	assert_int_equal(access(path, R_OK), 0);
 	hd_conversation_free(c);
-	assert_status(fx, "coder", "idle"); /* not error */
+	hd_assert_agent_status(fx, "coder", "idle"); /* not error */
 
 	l = ct_events(fx, "conversation_cancelled", id);
 	assert_int_equal(l.n, 1);
@@ -163,14 +110,14 @@ test_cancel__with_no_engine_the_request_ends_it(void **state)
 	char id[37];
 	int ended = -1;
 
-	slow_team(fx);
+	ct_slow_team(fx);
 	e = ct_engine(fx, NULL);
 	start(fx, e, id);
-	wait_coder_running(fx, id);
+	ct_wait_coder_running(fx, id);
 	hd_conversation_engine_stop(e); /* the turn is put back, released */
 	c = ct_get(fx, id);
 	assert_string_equal(c->status, "running");
-	assert_string_equal(state_of(c, "coder"), "queued");
+	assert_string_equal(ct_state_of(c, "coder"), "queued");
 	hd_conversation_free(c);
 
 	assert_hd_ok(
@@ -178,9 +125,9 @@ test_cancel__with_no_engine_the_request_ends_it(void **state)
 	assert_int_equal(ended, 1);
 	c = ct_get(fx, id);
 	assert_string_equal(c->status, "cancelled");
-	assert_string_equal(state_of(c, "coder"), "cancelled");
+	assert_string_equal(ct_state_of(c, "coder"), "cancelled");
 	hd_conversation_free(c);
-	assert_status(fx, "coder", "idle");
+	hd_assert_agent_status(fx, "coder", "idle");
 	l = ct_events(fx, "conversation_cancelled", id);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(
@@ -208,7 +155,7 @@ test_cancel__refusals(void **state)
 	hd_err err = HD_ERR_INIT;
 	char room[HD_ROOM_ID_MAX];
 
-	slow_team(fx);
+	ct_slow_team(fx);
 	assert_int_equal(
 	    hd_conversation_cancel(NULL, fx->st, "nosuch", NULL, &err),
 	    HD_ENOTFOUND);
@@ -228,14 +175,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_cancel__a_running_turn_is_stopped_and_the_replies_kept,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_cancel__with_no_engine_the_request_ends_it,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_cancel__refusals,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(
+		test_cancel__a_running_turn_is_stopped_and_the_replies_kept),
+	    hd_fixture_test(test_cancel__with_no_engine_the_request_ends_it),
+	    hd_fixture_test(test_cancel__refusals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

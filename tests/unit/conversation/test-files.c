@@ -138,12 +138,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_files__attached_with_the_reply_and_capped,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_files__a_long_answer_is_cut_and_attached_whole,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_files__attached_with_the_reply_and_capped),
+	    hd_fixture_test(
+		test_files__a_long_answer_is_cut_and_attached_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,16 +20,6 @@
 
 #include "conv-test.h"
 
-static char *
-read_all(const char *path)
-{
-	char *text = NULL;
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_read_file(&text, NULL, path, 1 << 20, &err), &err);
-	return text;
-}
-
 static void
 test_flow__a_linear_chain(void **state)
 {
@@ -153,7 +143,7 @@ test_flow__a_linear_chain(void **state)
 	    "## coder\n\nBuilt it. [@tester: test the parser]\n\n"
 	    "## tester\n\nAll tests pass.\n",
 	    date);
-	s = read_all(path);
+	s = hd_read_text(path);
 	assert_string_equal(s, want);
 	free(s);
 	hd_conversation_free(c);
@@ -178,7 +168,7 @@ test_flow__a_fan_out_of_three(void **state)
 	    "Hosting the stand-up. [@coder: what did you ship?] [@reviewer: "
 	    "anything blocking?] [@tester: how are the tests?]");
 	/* the members keep the prompt their runtime received */
-	script = ct_script(fx, "member.sh",
+	script = hd_fixture_script(fx, "member.sh",
 	    "cat > \"$0.$HUDDLE_AGENT\"\necho \"ok from $HUDDLE_AGENT\"");
 	for (i = 0; i < 3; i++)
 		ct_exec(fx, "dev", members[i], 0, script);
@@ -198,7 +188,7 @@ test_flow__a_fan_out_of_three(void **state)
 		    "be delivered when ready. Do not re-mention teammates who "
 		    "haven't responded yet.]",
 		    asks[i]);
-		s = read_all(path);
+		s = hd_read_text(path);
 		/* the whole prompt (prompt.h): who it is, its team context,
 		 * the room (the user's message) and the message, last; the
 		 * leader's reply that carries it is said once, as the
@@ -343,7 +333,7 @@ test_flow__a_failing_agent_still_completes(void **state)
 	ct_team(fx, "dev", "Dev team");
 	ct_scripted(fx, "dev", "manager", 1,
 	    "Try it. [@coder: run it] [@codex: review it]");
-	script = ct_script(fx, "broken.sh",
+	script = hd_fixture_script(fx, "broken.sh",
 	    "cat >/dev/null\necho 'partial output'\necho 'it broke' >&2\n"
 	    "exit 3");
 	ct_exec(fx, "dev", "coder", 0, script);
@@ -694,32 +684,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_flow__a_linear_chain,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_flow__a_fan_out_of_three,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_flow__backflow_to_the_leader,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__a_ping_pong_stops_at_the_loop_guard,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__a_failing_agent_still_completes, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__self_unknown_and_other_team_mentions_are_dropped,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__fifty_concurrent_conversations, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__one_agent_at_a_time_agents_in_parallel,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__refusals, hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_flow__max_messages_from_a_team_file, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_flow__a_linear_chain),
+	    hd_fixture_test(test_flow__a_fan_out_of_three),
+	    hd_fixture_test(test_flow__backflow_to_the_leader),
+	    hd_fixture_test(test_flow__a_ping_pong_stops_at_the_loop_guard),
+	    hd_fixture_test(test_flow__a_failing_agent_still_completes),
+	    hd_fixture_test(
+		test_flow__self_unknown_and_other_team_mentions_are_dropped),
+	    hd_fixture_test(test_flow__fifty_concurrent_conversations),
+	    hd_fixture_test(test_flow__one_agent_at_a_time_agents_in_parallel),
+	    hd_fixture_test(test_flow__refusals),
+	    hd_fixture_test(test_flow__max_messages_from_a_team_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

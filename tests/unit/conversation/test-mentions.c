@@ -45,15 +45,8 @@ describe(const char *text)
 	return hd_buf_detach(&b);
 }
 
-static void
-expect_parse(const char *text, const char *want)
-{
-	char *got = describe(text);
-
-	if (strcmp(got, want) != 0)
-		fail_msg("parse of [%s]\n got: %s\nwant: %s", text, got, want);
-	free(got);
-}
+/* Parse text (a literal): its description must be want. */
+#define expect_parse(text, want) hd_assert_parsed(text, describe(text), want)
 
 static void
 test_mentions__the_issue_table(void **state)

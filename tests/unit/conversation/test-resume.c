@@ -21,18 +21,6 @@
 #include "conv-test.h"
 #include "store/store.h"
 
-/* The team: the manager fans out to a slow coder and a quick reviewer. */
-static void
-slow_team(hd_fixture *fx)
-{
-	ct_team(fx, "dev", "Dev team");
-	ct_scripted(fx, "dev", "manager", 1,
-	    "Fanning out. [@coder: slow job] [@reviewer: quick job]");
-	ct_agent(fx, "dev", "coder", 0, "scripted",
-	    "{\"default\": \"coded\", \"delay_ms\": 600000}");
-	ct_scripted(fx, "dev", "reviewer", 0, "reviewed");
-}
-
 /* Make the coder quick (so the resumed turn ends at once). */
 static void
 coder_quick(hd_fixture *fx)
@@ -50,34 +38,23 @@ coder_quick(hd_fixture *fx)
 	json_decref(doc);
 }
 
-/* The state of the delivery to agent in conversation c, or "". */
-static const char *
-state_of(const hd_conversation *c, const char *agent)
+/* Make the coder quick; a new engine adopts the one conversation left
+ * running and takes id to its end. Returns that engine. */
+static hd_conversation_engine *
+resume_to_end(hd_fixture *fx, const char *id)
 {
-	size_t i;
+	hd_conversation_engine *e;
+	hd_err err = HD_ERR_INIT;
+	size_t adopted = 0;
 
-	for (i = 0; i < c->ndeliveries; i++)
-		if (strcmp(c->deliveries[i].to_agent, agent) == 0)
-			return c->deliveries[i].state;
-	return "";
-}
-
-/* Wait (bounded) until the coder runs and the reviewer has answered. */
-static void
-wait_coder_running(hd_fixture *fx, const char *id)
-{
-	hd_conversation *c;
-	int i, ok = 0;
-
-	for (i = 0; i < 3000 && !ok; i++) {
-		c = ct_get(fx, id);
-		ok = strcmp(state_of(c, "coder"), "running") == 0 &&
-		     strcmp(state_of(c, "reviewer"), "done") == 0;
-		hd_conversation_free(c);
-		if (!ok)
-			usleep(20000);
-	}
-	assert_true(ok);
+	coder_quick(fx);
+	e = ct_engine(fx, NULL);
+	assert_hd_ok(
+	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
+	assert_int_equal(adopted, 1);
+	assert_hd_ok(
+	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
+	return e;
 }
 
 /* Fork a process that starts the conversation on its own engine and
@@ -146,16 +123,13 @@ test_resume__killed_mid_turn_then_resumed(void **state)
 	hd_conversation_engine *e;
 	hd_conversation *c;
 	hd_event_list ev;
-	hd_agent *a = NULL;
-	hd_err err = HD_ERR_INIT;
 	char id[37], *s;
-	size_t adopted = 0;
 	pid_t pid;
 	int status;
 
-	slow_team(fx);
+	ct_slow_team(fx);
 	pid = fork_engine(fx, "fan out", id);
-	wait_coder_running(fx, id);
+	ct_wait_coder_running(fx, id);
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	/* not reaped yet: a zombie is as dead as a gone process */
 	usleep(100000);
@@ -163,17 +137,9 @@ test_resume__killed_mid_turn_then_resumed(void **state)
 	assert_string_equal(c->status, "running");
 	assert_int_equal(c->pending, 1);
 	hd_conversation_free(c);
-	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
-	assert_string_equal(a->status, "working");
-	hd_agent_free(a);
+	hd_assert_agent_status(fx, "coder", "working");
 
-	coder_quick(fx);
-	e = ct_engine(fx, NULL);
-	assert_hd_ok(
-	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
-	assert_int_equal(adopted, 1);
-	assert_hd_ok(
-	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
+	e = resume_to_end(fx, id);
 	hd_conversation_engine_stop(e);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 
@@ -193,9 +159,7 @@ test_resume__killed_mid_turn_then_resumed(void **state)
 	    json_integer_value(json_object_get(ev.items[0].data, "requeued")),
 	    1);
 	hd_event_list_dispose(&ev);
-	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
-	assert_string_equal(a->status, "idle");
-	hd_agent_free(a);
+	hd_assert_agent_status(fx, "coder", "idle");
 }
 
 static void
@@ -209,12 +173,12 @@ test_resume__a_blocked_worker_takes_the_dead_engines_work_over(void **state)
 	pid_t pid;
 	int status;
 
-	slow_team(fx);
+	ct_slow_team(fx);
 	/* fork before this process has threads of its own: a child forked
 	 * while a thread holds an allocator lock (ASan's, libc's) would wait
 	 * on it forever */
 	pid = fork_engine(fx, "fan out", id);
-	wait_coder_running(fx, id);
+	ct_wait_coder_running(fx, id);
 	e = ct_engine(fx, NULL); /* alive before the other process dies */
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -247,7 +211,7 @@ test_resume__a_stopped_engine_puts_its_turn_back(void **state)
 	char id[37];
 	size_t adopted = 0;
 
-	slow_team(fx);
+	ct_slow_team(fx);
 	e = ct_engine(fx, NULL);
 	{
 		hd_conversation_spec spec = {"dev", "fan out", "test"};
@@ -255,21 +219,15 @@ test_resume__a_stopped_engine_puts_its_turn_back(void **state)
 		assert_hd_ok(
 		    hd_conversation_start(id, e, fx->st, &spec, &err), &err);
 	}
-	wait_coder_running(fx, id);
+	ct_wait_coder_running(fx, id);
 	hd_conversation_engine_stop(e); /* aborts the coder's turn */
 	c = ct_get(fx, id);
 	assert_string_equal(c->status, "running");
-	assert_string_equal(state_of(c, "coder"), "queued");
+	assert_string_equal(ct_state_of(c, "coder"), "queued");
 	assert_int_equal(c->nreplies, 2);
 	hd_conversation_free(c);
 
-	coder_quick(fx);
-	e = ct_engine(fx, NULL);
-	assert_hd_ok(
-	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
-	assert_int_equal(adopted, 1);
-	assert_hd_ok(
-	    hd_conversation_wait(e, fx->st, id, CT_WAIT_MS, &err), &err);
+	e = resume_to_end(fx, id);
 	/* nothing left to take over */
 	assert_hd_ok(
 	    hd_conversation_resume_all(&adopted, e, fx->st, &err), &err);
@@ -356,18 +314,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_resume__killed_mid_turn_then_resumed, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_resume__a_blocked_worker_takes_the_dead_engines_work_over,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_resume__a_stopped_engine_puts_its_turn_back,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_resume__all_replies_in_but_not_completed, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_resume__killed_mid_turn_then_resumed),
+	    hd_fixture_test(
+		test_resume__a_blocked_worker_takes_the_dead_engines_work_over),
+	    hd_fixture_test(test_resume__a_stopped_engine_puts_its_turn_back),
+	    hd_fixture_test(test_resume__all_replies_in_but_not_completed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

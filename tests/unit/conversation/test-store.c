@@ -238,14 +238,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_store__moves_name_the_state_they_leave, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_store__adopt_is_compare_and_set, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_store__cancel_requests,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_store__moves_name_the_state_they_leave),
+	    hd_fixture_test(test_store__adopt_is_compare_and_set),
+	    hd_fixture_test(test_store__cancel_requests),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

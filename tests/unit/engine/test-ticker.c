@@ -52,22 +52,6 @@ log_init(tick_log *lg, hd_fixture *fx, const char *key, int sleep_us)
 	atomic_store(&lg->own_ok, 1);
 }
 
-/* Threads in this process, as the kernel counts them. */
-static int
-thread_count(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	int n = -1;
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "Threads:", 8) == 0)
-			n = atoi(line + 8);
-	fclose(f);
-	return n;
-}
-
 /* Wait up to 5 s for at least n ticks. */
 static void
 wait_ticks(tick_log *lg, int n)
@@ -100,13 +84,13 @@ test_ticker__ticks_on_its_thread_until_stopped(void **state)
 	hd_fixture *fx = *state;
 	hd_ticker *t, *u;
 	tick_log lg;
-	int threads0 = thread_count();
+	int threads0 = hd_thread_count();
 
 	log_init(&lg, fx, "tick", 20000);
 	assert_non_null(
 	    t = hd_ticker_start(fx->home, 10, tick_count, &lg));
 	wait_ticks(&lg, 3);
-	assert_true(thread_count() >= threads0 + 1);
+	assert_true(hd_thread_count() >= threads0 + 1);
 	/* stopped mid-tick: the stop returns once the tick is over */
 	while (!atomic_load(&lg.inside))
 		hd_sleep_us(1000);
@@ -118,13 +102,13 @@ test_ticker__ticks_on_its_thread_until_stopped(void **state)
 	assert_int_equal(atomic_load(&lg.own_ok), 1);
 	assert_kv(fx, "tick");
 	/* the same thread serves the next one */
-	threads0 = thread_count();
+	threads0 = hd_thread_count();
 	hd_sleep_us(50000);
 	atomic_store(&lg.stopped, 0);
 	atomic_store(&lg.ticks, 0);
 	assert_non_null(
 	    u = hd_ticker_start(fx->home, 10, tick_count, &lg));
-	assert_true(thread_count() <= threads0);
+	assert_true(hd_thread_count() <= threads0);
 	wait_ticks(&lg, 2);
 	hd_ticker_stop(u);
 	hd_ticker_stop(NULL); /* NULL-safe */
@@ -137,7 +121,7 @@ test_ticker__tickers_of_one_home_share_the_thread(void **state)
 	hd_fixture *fx = *state;
 	hd_ticker *a, *b;
 	tick_log la, lb;
-	int threads0 = thread_count(), seen;
+	int threads0 = hd_thread_count(), seen;
 
 	log_init(&la, fx, "tick-a", 0);
 	log_init(&lb, fx, "tick-b", 0);
@@ -146,7 +130,7 @@ test_ticker__tickers_of_one_home_share_the_thread(void **state)
 	wait_ticks(&la, 3);
 	wait_ticks(&lb, 3);
 	/* one thread (and whatever its connection's store starts) */
-	assert_true(thread_count() <= threads0 + 2);
+	assert_true(hd_thread_count() <= threads0 + 2);
 	hd_ticker_stop(a);
 	atomic_store(&la.stopped, 1);
 	seen = atomic_load(&lb.ticks);
@@ -167,16 +151,17 @@ test_ticker__an_idle_thread_ends_and_a_new_one_starts(void **state)
 	hd_fixture *fx = *state;
 	hd_ticker *t;
 	tick_log lg;
-	int threads0 = thread_count(), waited;
+	int threads0 = hd_thread_count(), waited;
 
 	log_init(&lg, fx, "tick", 0);
 	assert_non_null(t = hd_ticker_start(fx->home, 10, tick_count, &lg));
 	wait_ticks(&lg, 1);
-	assert_true(thread_count() > threads0);
+	assert_true(hd_thread_count() > threads0);
 	hd_ticker_stop(t);
-	for (waited = 0; waited < 300 && thread_count() > threads0; waited++)
+	for (waited = 0; waited < 300 && hd_thread_count() > threads0;
+	     waited++)
 		hd_sleep_us(100000);
-	assert_int_equal(thread_count(), threads0);
+	assert_int_equal(hd_thread_count(), threads0);
 	atomic_store(&lg.ticks, 0);
 	assert_non_null(t = hd_ticker_start(fx->home, 10, tick_count, &lg));
 	wait_ticks(&lg, 2);

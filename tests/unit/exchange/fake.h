@@ -140,25 +140,6 @@ fake_run(
 	return 0;
 }
 
-/* How many events of kind the log holds for team. */
-static inline size_t
-count_events(hd_store *st, const char *team, const char *kind)
-{
-	hd_event_filter f = {0};
-	hd_event_list l;
-	hd_err err = HD_ERR_INIT;
-	size_t n;
-
-	f.team = team;
-	f.kind = kind;
-	f.limit = HD_EVENTS_LIMIT_MAX;
-	if (hd_events_list(&l, st, &f, &err) != 0)
-		return (size_t)-1;
-	n = l.n;
-	hd_event_list_dispose(&l);
-	return n;
-}
-
 /* The data of the last event of kind for team (a new reference). */
 static inline json_t *
 last_event_data(hd_store *st, const char *team, const char *kind)

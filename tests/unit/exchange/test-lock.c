@@ -136,7 +136,7 @@ test_lock__another_process_is_refused(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 	/* the holder released it on the way out */
 	assert_hd_ok(try_exchange(fx, &err), &err);
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 2);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 2);
 }
 
 static void
@@ -171,7 +171,7 @@ test_lock__a_killed_holder_is_taken_over_at_once(void **state)
 	assert_hd_ok(hd_room_lock_get(&row, &found, fx->st, "dev", &err), &err);
 	assert_int_equal(found, 0);
 	/* the dead holder's exchange never reached its end */
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 1);
 }
 
 static void
@@ -195,7 +195,7 @@ test_lock__a_turn_longer_than_the_lease_keeps_the_room(void **state)
 			 * turn_bound_hit event: taking the room before that
 			 * event exists is taking it from a running exchange;
 			 * after it, the holder is merely not gone yet */
-			if (count_events(fx->st, "dev", "turn_bound_hit") == 0)
+			if (hd_count_events(fx->st, "dev", "turn_bound_hit") == 0)
 				taken++;
 			hd_room_lock_release(fx->st, &lk, &err);
 		} else {
@@ -215,15 +215,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_lock__another_process_is_refused, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_lock__a_killed_holder_is_taken_over_at_once,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_lock__a_turn_longer_than_the_lease_keeps_the_room,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_lock__another_process_is_refused),
+	    hd_fixture_test(test_lock__a_killed_holder_is_taken_over_at_once),
+	    hd_fixture_test(
+		test_lock__a_turn_longer_than_the_lease_keeps_the_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

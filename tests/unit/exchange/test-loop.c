@@ -11,6 +11,7 @@
 #include <huddle/activity.h>
 #include <huddle/board.h>
 #include <huddle/budget.h>
+#include <huddle/buf.h>
 #include <huddle/exchange.h>
 #include <huddle/room_lock.h>
 #include <huddle/team.h>
@@ -39,7 +40,7 @@ assert_bound_hit(
 {
 	json_t *d;
 
-	assert_int_equal(count_events(st, "dev", "turn_bound_hit"), 1);
+	assert_int_equal(hd_count_events(st, "dev", "turn_bound_hit"), 1);
 	d = last_event_data(st, "dev", "turn_bound_hit");
 	assert_non_null(d);
 	assert_string_equal(
@@ -63,13 +64,48 @@ assert_nothing_ran(hd_fixture *fx)
 	int64_t head = -1;
 	int found = 1;
 
-	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 0);
-	assert_int_equal(count_events(fx->st, "dev", "turn_started"), 0);
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 0);
+	assert_int_equal(hd_count_events(fx->st, "dev", "speaker_selected"), 0);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_started"), 0);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 0);
 	assert_hd_ok(hd_room_head(&head, fx->st, "dev", &err), &err);
 	assert_int_equal(head, 0);
 	assert_hd_ok(hd_room_lock_get(&lk, &found, fx->st, "dev", &err), &err);
 	assert_int_equal(found, 0);
+}
+
+/* Run the exchange of s: it must succeed and end `ended` after `turns`
+ * turns, taken in order by `speakers` ("manager,coder"; NULL: not
+ * checked). */
+static void
+expect_run(hd_fixture *fx, const hd_exchange_spec *s, hd_exchange_end ended,
+    int turns, const char *speakers)
+{
+	hd_exchange_result res;
+	hd_err err = HD_ERR_INIT;
+	hd_buf b = HD_BUF_INIT(0);
+	size_t i;
+
+	assert_hd_ok(hd_exchange_run(&res, fx->st, s, &err), &err);
+	assert_int_equal(res.ended, ended);
+	assert_int_equal(res.turns_taken, turns);
+	for (i = 0; speakers != NULL && i < res.nspeakers; i++)
+		hd_buf_printf(&b, "%s%s", i ? "," : "", res.speakers[i]);
+	if (speakers != NULL)
+		assert_string_equal(hd_buf_cstr(&b), speakers);
+	hd_buf_dispose(&b);
+	hd_exchange_result_dispose(&res);
+}
+
+/* The exchange of s is refused before it starts: code, msg. */
+static void
+expect_refused(hd_fixture *fx, const hd_exchange_spec *s, int code,
+    const char *msg)
+{
+	hd_exchange_result res;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_err(hd_exchange_run(&res, fx->st, s, &err), code, msg, &err);
+	hd_exchange_result_dispose(&res);
 }
 
 /* ---- pre-checks ---- */
@@ -79,7 +115,6 @@ test_loop__prechecks_refuse_in_order(void **state)
 {
 	hd_fixture *fx = *state;
 	hd_team_spec ts = {0};
-	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_err err = HD_ERR_INIT;
 	fake f;
@@ -87,18 +122,14 @@ test_loop__prechecks_refuse_in_order(void **state)
 
 	fake_init(&f, fx->st);
 	s = spec_for("ghost", "hello", &f);
-	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_ENOTFOUND,
-	    "team \"ghost\" not found", &err);
-	hd_exchange_result_dispose(&res);
+	expect_refused(fx, &s, HD_ENOTFOUND, "team \"ghost\" not found");
 
 	ts.id = "dev";
 	assert_hd_ok(hd_team_create(NULL, fx->st, &ts, &err), &err);
 	s = spec_for("dev", "hello", &f);
 	s.first_speakers = ghost; /* agents are checked before speakers */
 	s.nfirst = 2;
-	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_EREFUSED,
-	    "team dev has no agents", &err);
-	hd_exchange_result_dispose(&res);
+	expect_refused(fx, &s, HD_EREFUSED, "team dev has no agents");
 
 	hd_agent_spec as = {0};
 	as.id = "coder";
@@ -106,15 +137,12 @@ test_loop__prechecks_refuse_in_order(void **state)
 	assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
 	s.first_speakers = NULL;
 	s.nfirst = 0;
-	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_EREFUSED,
-	    "team dev has no leader to speak first", &err);
-	hd_exchange_result_dispose(&res);
+	expect_refused(
+	    fx, &s, HD_EREFUSED, "team dev has no leader to speak first");
 
 	s.first_speakers = ghost;
 	s.nfirst = 2;
-	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_EREFUSED,
-	    "unknown first speaker: ghost", &err);
-	hd_exchange_result_dispose(&res);
+	expect_refused(fx, &s, HD_EREFUSED, "unknown first speaker: ghost");
 	assert_int_equal(f.n, 0);
 	assert_nothing_ran(fx);
 }
@@ -123,7 +151,6 @@ static void
 test_loop__budgets_refuse_before_any_turn(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_err err = HD_ERR_INIT;
 	fake f;
@@ -137,9 +164,7 @@ test_loop__budgets_refuse_before_any_turn(void **state)
 	assert_hd_ok(
 	    hd_budget_set(NULL, fx->st, "agent", "manager", 0, "cap", &err),
 	    &err);
-	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_EREFUSED,
-	    "budget_paused:agent", &err);
-	hd_exchange_result_dispose(&res);
+	expect_refused(fx, &s, HD_EREFUSED, "budget_paused:agent");
 
 	/* only the first speakers' agent budgets count at the start */
 	s.first_speakers = first;
@@ -147,19 +172,14 @@ test_loop__budgets_refuse_before_any_turn(void **state)
 	assert_hd_ok(
 	    hd_budget_set(NULL, fx->st, "team", "dev", 0, "cap", &err), &err);
 	/* the team's is checked before any agent's */
-	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_EREFUSED,
-	    "budget_paused:team", &err);
-	hd_exchange_result_dispose(&res);
+	expect_refused(fx, &s, HD_EREFUSED, "budget_paused:team");
 	assert_int_equal(f.n, 0);
 	assert_nothing_ran(fx);
 
 	/* warn never pauses */
 	assert_hd_ok(
 	    hd_budget_set(NULL, fx->st, "team", "dev", 0, "warn", &err), &err);
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.turns_taken, 1);
-	assert_string_equal(res.speakers[0], "coder");
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_NO_PENDING, 1, "coder");
 	fake_dispose(&f);
 }
 
@@ -168,7 +188,6 @@ test_loop__a_second_exchange_in_process_is_refused(void **state)
 {
 	hd_fixture *fx = *state;
 	hd_room_lock lk;
-	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_err err = HD_ERR_INIT;
 	fake f;
@@ -178,11 +197,10 @@ test_loop__a_second_exchange_in_process_is_refused(void **state)
 	    hd_room_lock_acquire(&lk, fx->st, "dev", 60000, &err), &err);
 	fake_init(&f, fx->st);
 	s = spec_for("dev", "hello", &f);
-	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_ECONFLICT,
-	    "an exchange is already running for this room", &err);
-	hd_exchange_result_dispose(&res);
+	expect_refused(fx, &s, HD_ECONFLICT,
+	    "an exchange is already running for this room");
 	assert_int_equal(f.n, 0);
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 0);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 0);
 	assert_hd_ok(hd_room_lock_release(fx->st, &lk, &err), &err);
 }
 
@@ -196,7 +214,6 @@ test_loop__leader_alone_ends_no_pending_obligation(void **state)
 	hd_exchange_spec s;
 	hd_err err = HD_ERR_INIT;
 	hd_posts l;
-	hd_agent *a = NULL;
 	json_t *d;
 	char *text;
 	fake f;
@@ -223,10 +240,10 @@ test_loop__leader_alone_ends_no_pending_obligation(void **state)
 	assert_bound_hit(fx->st, "no_pending_obligation", 5, 1);
 
 	/* one of each per-turn event */
-	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "turn_started"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "turn_completed"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "cost"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "speaker_selected"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_started"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_completed"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "cost"), 1);
 	d = last_event_data(fx->st, "dev", "speaker_selected");
 	assert_string_equal(
 	    json_string_value(json_object_get(d, "speaker")), "manager");
@@ -248,9 +265,7 @@ test_loop__leader_alone_ends_no_pending_obligation(void **state)
 
 	/* working during the turn, idle after; the lock is gone */
 	assert_string_equal(f.status_during[0], "working");
-	assert_hd_ok(hd_agent_get(&a, fx->st, "manager", &err), &err);
-	assert_string_equal(a->status, "idle");
-	hd_agent_free(a);
+	hd_assert_agent_status(fx, "manager", "idle");
 	hd_room_lock lk;
 	int found = 1;
 	assert_hd_ok(hd_room_lock_get(&lk, &found, fx->st, "dev", &err), &err);
@@ -262,9 +277,7 @@ static void
 test_loop__first_speakers_each_speak_once(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_exchange_result res;
 	hd_exchange_spec s;
-	hd_err err = HD_ERR_INIT;
 	fake f;
 	const char *first[] = {"tester", "coder"};
 
@@ -273,13 +286,8 @@ test_loop__first_speakers_each_speak_once(void **state)
 	s = spec_for("dev", "Go.", &f);
 	s.first_speakers = first;
 	s.nfirst = 2;
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.ended, HD_EXCHANGE_NO_PENDING);
-	assert_int_equal(res.turns_taken, 2);
 	/* round-robin: equal turns, so by id */
-	assert_string_equal(res.speakers[0], "coder");
-	assert_string_equal(res.speakers[1], "tester");
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_NO_PENDING, 2, "coder,tester");
 	assert_bound_hit(fx->st, "no_pending_obligation", 5, 2);
 	fake_dispose(&f);
 }
@@ -313,6 +321,18 @@ ping_pong(fake *f, const hd_runtime_turn *in)
 	hd_task_free(t);
 }
 
+/* Team dev (manager, coder) whose fake runtime plays ping_pong; the spec
+ * of an exchange on stimulus. */
+static hd_exchange_spec
+ping_pong_team(hd_fixture *fx, fake *f, int64_t *last, const char *stimulus)
+{
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	fake_init(f, fx->st);
+	f->during = ping_pong;
+	f->user = last;
+	return spec_for("dev", stimulus, f);
+}
+
 static void
 test_loop__board_obligations_run_to_max_turns(void **state)
 {
@@ -324,11 +344,7 @@ test_loop__board_obligations_run_to_max_turns(void **state)
 	fake f;
 	size_t i;
 
-	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
-	fake_init(&f, fx->st);
-	f.during = ping_pong;
-	f.user = &last;
-	s = spec_for("dev", "Work through the backlog.", &f);
+	s = ping_pong_team(fx, &f, &last, "Work through the backlog.");
 	s.max_turns = &four;
 	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
 	assert_int_equal(res.ended, HD_EXCHANGE_MAX_TURNS);
@@ -339,7 +355,7 @@ test_loop__board_obligations_run_to_max_turns(void **state)
 		    res.speakers[i], i % 2 ? "coder" : "manager");
 	hd_exchange_result_dispose(&res);
 	assert_bound_hit(fx->st, "max_turns", 4, 4);
-	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 4);
+	assert_int_equal(hd_count_events(fx->st, "dev", "speaker_selected"), 4);
 	fake_dispose(&f);
 }
 
@@ -353,11 +369,7 @@ test_loop__a_large_max_turns_is_clamped(void **state)
 	int64_t last = 0, many = 1000, zero = 0;
 	fake f;
 
-	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
-	fake_init(&f, fx->st);
-	f.during = ping_pong;
-	f.user = &last;
-	s = spec_for("dev", "Go.", &f);
+	s = ping_pong_team(fx, &f, &last, "Go.");
 	s.max_turns = &many; /* 2 participants: at most 10 */
 	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
 	assert_int_equal(res.ended, HD_EXCHANGE_MAX_TURNS);
@@ -390,25 +402,18 @@ static void
 test_loop__cancel_ends_cancelled(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_exchange_result res;
 	hd_exchange_spec s;
-	hd_err err = HD_ERR_INIT;
 	atomic_int cancel;
 	int64_t last = 0;
 	void *ctx[2] = {&last, &cancel};
 	fake f;
 
-	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
-	fake_init(&f, fx->st);
 	atomic_init(&cancel, 0);
-	s = spec_for("dev", "Go.", &f);
+	s = ping_pong_team(fx, &f, &last, "Go.");
 	s.cancel = &cancel;
 	f.during = abort_during;
 	f.user = ctx;
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.ended, HD_EXCHANGE_CANCELLED);
-	assert_int_equal(res.turns_taken, 1);
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_CANCELLED, 1, NULL);
 	assert_bound_hit(fx->st, "cancelled", 5, 1);
 	fake_dispose(&f);
 }
@@ -417,24 +422,17 @@ static void
 test_loop__abort_ends_between_turns(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_exchange_result res;
 	hd_exchange_spec s;
-	hd_err err = HD_ERR_INIT;
 	atomic_int stop;
 	int64_t last = 0;
 	void *ctx[2] = {&last, &stop};
 	fake f;
 
-	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
-	fake_init(&f, fx->st);
 	atomic_init(&stop, 1);
-	s = spec_for("dev", "Go.", &f);
+	s = ping_pong_team(fx, &f, &last, "Go.");
 	s.abort = &stop;
 	/* the caller is already gone: no turn at all */
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.ended, HD_EXCHANGE_ABORTED);
-	assert_int_equal(res.turns_taken, 0);
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_ABORTED, 0, NULL);
 	assert_bound_hit(fx->st, "aborted", 5, 0);
 	assert_int_equal(f.n, 0);
 
@@ -443,11 +441,8 @@ test_loop__abort_ends_between_turns(void **state)
 	atomic_store(&stop, 0);
 	f.during = abort_during;
 	f.user = ctx;
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.ended, HD_EXCHANGE_ABORTED);
-	assert_int_equal(res.turns_taken, 1);
-	hd_exchange_result_dispose(&res);
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 2);
+	expect_run(fx, &s, HD_EXCHANGE_ABORTED, 1, NULL);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 2);
 	json_t *d = last_event_data(fx->st, "dev", "turn_bound_hit");
 	assert_string_equal(
 	    json_string_value(json_object_get(d, "reason")), "aborted");
@@ -459,28 +454,20 @@ static void
 test_loop__cap_budget_pauses_after_the_turn_that_crossed_it(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_err err = HD_ERR_INIT;
 	hd_budget *b = NULL;
 	int64_t last = 0, ten = 10;
 	fake f;
 
-	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
-	fake_init(&f, fx->st);
-	f.during = ping_pong;
-	f.user = &last;
+	s = ping_pong_team(fx, &f, &last, "Go.");
+	s.max_turns = &ten;
 	/* each turn reports 0.6 cents; the team's cap is 1 cent: the second
 	 * turn crosses it */
 	fake_rule_add(&f, NULL, NULL, NULL, NULL, 600000);
 	assert_hd_ok(
 	    hd_budget_set(NULL, fx->st, "team", "dev", 1, "cap", &err), &err);
-	s = spec_for("dev", "Go.", &f);
-	s.max_turns = &ten;
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.ended, HD_EXCHANGE_BUDGET_PAUSED);
-	assert_int_equal(res.turns_taken, 2);
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_BUDGET_PAUSED, 2, NULL);
 	assert_bound_hit(fx->st, "budget_paused", 10, 2);
 	assert_hd_ok(hd_budget_get(&b, fx->st, "team", "dev", &err), &err);
 	assert_int_equal(b->spent_microcents, 1200000);
@@ -490,20 +477,15 @@ test_loop__cap_budget_pauses_after_the_turn_that_crossed_it(void **state)
 	assert_int_equal(b->spent_microcents, 600000);
 	assert_int_equal(b->limit_cents, -1); /* tracked, no limit */
 	hd_budget_free(b);
-	assert_int_equal(count_events(fx->st, "dev", "budget_exceeded"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "budget_exceeded"), 1);
 
 	/* now it refuses to start */
-	assert_hd_err(hd_exchange_run(&res, fx->st, &s, &err), HD_EREFUSED,
-	    "budget_paused:team", &err);
-	hd_exchange_result_dispose(&res);
+	expect_refused(fx, &s, HD_EREFUSED, "budget_paused:team");
 
 	/* the same limit as warn runs to the turn bound */
 	assert_hd_ok(
 	    hd_budget_set(NULL, fx->st, "team", "dev", 1, "warn", &err), &err);
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.ended, HD_EXCHANGE_MAX_TURNS);
-	assert_int_equal(res.turns_taken, 10);
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_MAX_TURNS, 10, NULL);
 	fake_dispose(&f);
 }
 
@@ -511,26 +493,17 @@ static void
 test_loop__an_obligated_speaker_over_its_cap_pauses(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_err err = HD_ERR_INIT;
 	int64_t last = 0;
 	fake f;
 
-	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
-	fake_init(&f, fx->st);
-	f.during = ping_pong;
-	f.user = &last;
+	s = ping_pong_team(fx, &f, &last, "Go.");
 	/* coder is owed a turn after the leader's, but its cap is spent */
 	assert_hd_ok(
 	    hd_budget_set(NULL, fx->st, "agent", "coder", 0, "cap", &err),
 	    &err);
-	s = spec_for("dev", "Go.", &f);
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.ended, HD_EXCHANGE_BUDGET_PAUSED);
-	assert_int_equal(res.turns_taken, 1);
-	assert_string_equal(res.speakers[0], "manager");
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_BUDGET_PAUSED, 1, "manager");
 	assert_int_equal(f.n, 1);
 	assert_bound_hit(fx->st, "budget_paused", 5, 1);
 	fake_dispose(&f);
@@ -542,9 +515,7 @@ static void
 test_loop__prose_creates_no_obligation(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_exchange_result res;
 	hd_exchange_spec s;
-	hd_err err = HD_ERR_INIT;
 	fake f;
 
 	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
@@ -553,10 +524,7 @@ test_loop__prose_creates_no_obligation(void **state)
 	    "[@coder: please fix the bug] coder, you owe me a turn!", NULL,
 	    NULL, 0);
 	s = spec_for("dev", "Go.", &f);
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.ended, HD_EXCHANGE_NO_PENDING);
-	assert_int_equal(res.turns_taken, 1);
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_NO_PENDING, 1, NULL);
 	fake_dispose(&f);
 }
 
@@ -564,7 +532,6 @@ static void
 test_loop__open_tasks_and_completions_oblige(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_task_spec ts = {0};
 	hd_task *t = NULL;
@@ -596,21 +563,13 @@ test_loop__open_tasks_and_completions_oblige(void **state)
 
 	fake_init(&f, fx->st);
 	s = spec_for("dev", "Stand-up.", &f);
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
 	/* manager first; then coder and tester (by id), who never spoke and
 	 * own open tasks; the leader had spoken after nothing completed */
-	assert_int_equal(res.ended, HD_EXCHANGE_NO_PENDING);
-	assert_int_equal(res.turns_taken, 3);
-	assert_string_equal(res.speakers[0], "manager");
-	assert_string_equal(res.speakers[1], "coder");
-	assert_string_equal(res.speakers[2], "tester");
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_NO_PENDING, 3, "manager,coder,tester");
 
 	/* A second exchange: they have spoken since their tasks were
 	 * assigned, so nobody owes anything until the board moves. */
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.turns_taken, 1);
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_NO_PENDING, 1, NULL);
 
 	/* tester completes its task between exchanges: the leader owes a
 	 * turn after the first speaker's */
@@ -620,11 +579,7 @@ test_loop__open_tasks_and_completions_oblige(void **state)
 	hd_task_free(t);
 	s.first_speakers = first;
 	s.nfirst = 1;
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.turns_taken, 2);
-	assert_string_equal(res.speakers[0], "reviewer");
-	assert_string_equal(res.speakers[1], "manager");
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_NO_PENDING, 2, "reviewer,manager");
 	fake_dispose(&f);
 }
 
@@ -674,9 +629,7 @@ static void
 test_loop__a_claim_during_a_turn_obliges(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_exchange_result res;
 	hd_exchange_spec s;
-	hd_err err = HD_ERR_INIT;
 	const char *first[] = {"coder", "reviewer"};
 	int other;
 	fake f;
@@ -691,13 +644,8 @@ test_loop__a_claim_during_a_turn_obliges(void **state)
 		s.nfirst = 2;
 		if (other == 2)
 			s.on_turn = on_turn_noop;
-		assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-		assert_int_equal(res.turns_taken, 3);
-		assert_string_equal(res.speakers[0], "coder");
-		assert_string_equal(res.speakers[1], "reviewer");
-		assert_string_equal(res.speakers[2], "coder");
-		assert_int_equal(res.ended, HD_EXCHANGE_NO_PENDING);
-		hd_exchange_result_dispose(&res);
+		expect_run(fx, &s, HD_EXCHANGE_NO_PENDING, 3,
+		    "coder,reviewer,coder");
 		fake_dispose(&f);
 	}
 	/* and with nothing written by anyone, no one owes a turn: the
@@ -706,10 +654,7 @@ test_loop__a_claim_during_a_turn_obliges(void **state)
 	s = spec_for("dev", "Anything else?", &f);
 	s.first_speakers = first;
 	s.nfirst = 2;
-	assert_hd_ok(hd_exchange_run(&res, fx->st, &s, &err), &err);
-	assert_int_equal(res.turns_taken, 2);
-	assert_int_equal(res.ended, HD_EXCHANGE_NO_PENDING);
-	hd_exchange_result_dispose(&res);
+	expect_run(fx, &s, HD_EXCHANGE_NO_PENDING, 2, NULL);
 	fake_dispose(&f);
 }
 
@@ -720,7 +665,6 @@ test_loop__status_goes_idle_working_idle_and_nothing_else(void **state)
 	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_err err = HD_ERR_INIT;
-	hd_agent *a = NULL;
 	const char *first[] = {"coder", "tester"};
 	fake f;
 
@@ -741,12 +685,8 @@ test_loop__status_goes_idle_working_idle_and_nothing_else(void **state)
 	hd_exchange_result_dispose(&res);
 	assert_string_equal(f.status_during[0], "working");
 	assert_string_equal(f.status_during[1], "shutdown");
-	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
-	assert_string_equal(a->status, "working");
-	hd_agent_free(a);
-	assert_hd_ok(hd_agent_get(&a, fx->st, "tester", &err), &err);
-	assert_string_equal(a->status, "shutdown");
-	hd_agent_free(a);
+	hd_assert_agent_status(fx, "coder", "working");
+	hd_assert_agent_status(fx, "tester", "shutdown");
 	fake_dispose(&f);
 }
 
@@ -764,10 +704,10 @@ check_step_committed(fake *f, const hd_runtime_turn *in)
 		return;
 	assert_hd_ok(hd_room_head(&head, f->st, "dev", &err), &err);
 	assert_int_equal(head, 2); /* the stimulus, the first reply */
-	assert_int_equal(count_events(f->st, "dev", "turn_completed"), 1);
-	assert_int_equal(count_events(f->st, "dev", "cost"), 1);
-	assert_int_equal(count_events(f->st, "dev", "speaker_selected"), 2);
-	assert_int_equal(count_events(f->st, "dev", "turn_started"), 2);
+	assert_int_equal(hd_count_events(f->st, "dev", "turn_completed"), 1);
+	assert_int_equal(hd_count_events(f->st, "dev", "cost"), 1);
+	assert_int_equal(hd_count_events(f->st, "dev", "speaker_selected"), 2);
+	assert_int_equal(hd_count_events(f->st, "dev", "turn_started"), 2);
 	assert_hd_ok(
 	    hd_budget_get(&b, f->st, "agent", f->agents[0], &err), &err);
 	assert_int_equal(b->spent_microcents, 500);
@@ -820,7 +760,6 @@ test_loop__a_failed_begin_keeps_the_turn_that_ran(void **state)
 	hd_exchange_result res;
 	hd_exchange_spec s;
 	hd_room_lock lk;
-	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT;
 	const char *first[] = {"coder", "tester"};
 	int64_t head = 0;
@@ -841,19 +780,15 @@ test_loop__a_failed_begin_keeps_the_turn_that_ran(void **state)
 	/* the first turn is in the room, paid and complete */
 	assert_hd_ok(hd_room_head(&head, fx->st, "dev", &err), &err);
 	assert_int_equal(head, 2);
-	assert_int_equal(count_events(fx->st, "dev", "turn_completed"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "cost"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_completed"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "cost"), 1);
 	/* the second left nothing, and the exchange ended on its error */
-	assert_int_equal(count_events(fx->st, "dev", "speaker_selected"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "turn_started"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "error"), 1);
-	assert_int_equal(count_events(fx->st, "dev", "turn_bound_hit"), 0);
-	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
-	assert_string_equal(a->status, "idle");
-	hd_agent_free(a);
-	assert_hd_ok(hd_agent_get(&a, fx->st, "tester", &err), &err);
-	assert_string_equal(a->status, "idle");
-	hd_agent_free(a);
+	assert_int_equal(hd_count_events(fx->st, "dev", "speaker_selected"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_started"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "error"), 1);
+	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 0);
+	hd_assert_agent_status(fx, "coder", "idle");
+	hd_assert_agent_status(fx, "tester", "idle");
 	assert_hd_ok(hd_room_lock_get(&lk, &found, fx->st, "dev", &err), &err);
 	assert_int_equal(found, 0);
 	fake_dispose(&f);
@@ -863,55 +798,27 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_loop__prechecks_refuse_in_order, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__budgets_refuse_before_any_turn, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_second_exchange_in_process_is_refused,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__leader_alone_ends_no_pending_obligation,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__first_speakers_each_speak_once, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__board_obligations_run_to_max_turns, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_large_max_turns_is_clamped, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_loop__cancel_ends_cancelled,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_loop__abort_ends_between_turns,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__cap_budget_pauses_after_the_turn_that_crossed_it,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__an_obligated_speaker_over_its_cap_pauses,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__prose_creates_no_obligation, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__open_tasks_and_completions_oblige, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_claim_during_a_turn_obliges, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__status_goes_idle_working_idle_and_nothing_else,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_turn_commits_with_the_next_announcement,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_loop__a_failed_begin_keeps_the_turn_that_ran,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_loop__prechecks_refuse_in_order),
+	    hd_fixture_test(test_loop__budgets_refuse_before_any_turn),
+	    hd_fixture_test(test_loop__a_second_exchange_in_process_is_refused),
+	    hd_fixture_test(test_loop__leader_alone_ends_no_pending_obligation),
+	    hd_fixture_test(test_loop__first_speakers_each_speak_once),
+	    hd_fixture_test(test_loop__board_obligations_run_to_max_turns),
+	    hd_fixture_test(test_loop__a_large_max_turns_is_clamped),
+	    hd_fixture_test(test_loop__cancel_ends_cancelled),
+	    hd_fixture_test(test_loop__abort_ends_between_turns),
+	    hd_fixture_test(
+		test_loop__cap_budget_pauses_after_the_turn_that_crossed_it),
+	    hd_fixture_test(
+		test_loop__an_obligated_speaker_over_its_cap_pauses),
+	    hd_fixture_test(test_loop__prose_creates_no_obligation),
+	    hd_fixture_test(test_loop__open_tasks_and_completions_oblige),
+	    hd_fixture_test(test_loop__a_claim_during_a_turn_obliges),
+	    hd_fixture_test(
+		test_loop__status_goes_idle_working_idle_and_nothing_else),
+	    hd_fixture_test(
+		test_loop__a_turn_commits_with_the_next_announcement),
+	    hd_fixture_test(test_loop__a_failed_begin_keeps_the_turn_that_ran),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -829,35 +829,19 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_turn__prompts_exact_for_leader_and_member,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_turn__a_busy_room_is_caught_up_within_the_budget,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_turn__posts_during_a_turn_are_delivered_next_time,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_turn__resume_only_on_the_same_runtime, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_turn__malformed_state_reads_as_zeros, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_turn__what_is_posted,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_turn__real_runtimes_error_and_reply, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_turn__state_and_cost_are_stored_as_jansson_prints_them,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_turn__turn_events_read_as_jansson_prints_them,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_turn__kept_parses_read_as_the_stored_text,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_turn__prompts_exact_for_leader_and_member),
+	    hd_fixture_test(
+		test_turn__a_busy_room_is_caught_up_within_the_budget),
+	    hd_fixture_test(
+		test_turn__posts_during_a_turn_are_delivered_next_time),
+	    hd_fixture_test(test_turn__resume_only_on_the_same_runtime),
+	    hd_fixture_test(test_turn__malformed_state_reads_as_zeros),
+	    hd_fixture_test(test_turn__what_is_posted),
+	    hd_fixture_test(test_turn__real_runtimes_error_and_reply),
+	    hd_fixture_test(
+		test_turn__state_and_cost_are_stored_as_jansson_prints_them),
+	    hd_fixture_test(test_turn__turn_events_read_as_jansson_prints_them),
+	    hd_fixture_test(test_turn__kept_parses_read_as_the_stored_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

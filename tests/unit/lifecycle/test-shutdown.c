@@ -17,19 +17,8 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(
-	    *state, "dev", "manager", "coder", "tester", "writer", NULL);
-	return 0;
-}
-
-static void
-set_status(hd_fixture *fx, const char *agent, const char *status)
-{
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_agent_set_status(fx->st, agent, status, &err), &err);
+	return hd_fixture_setup_teams(
+	    state, "dev: manager coder tester writer");
 }
 
 /* agent holds a task it started: working by its work, not by hand */
@@ -59,17 +48,6 @@ expect_team_status(hd_fixture *fx, const char *team, const char *status)
 	hd_team_free(t);
 }
 
-static void
-expect_agent_status(hd_fixture *fx, const char *agent, const char *status)
-{
-	hd_agent *a = NULL;
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_agent_get(&a, fx->st, agent, &err), &err);
-	assert_string_equal(a->status, status);
-	hd_agent_free(a);
-}
-
 static size_t
 inbox_count(hd_fixture *fx, const char *agent)
 {
@@ -90,7 +68,8 @@ test_shutdown__nobody_working_shuts_down_at_once(void **state)
 	hd_shutdown *s = NULL, *again = NULL;
 	hd_err err = HD_ERR_INIT;
 
-	set_status(fx, "manager", "working"); /* the leader is never asked */
+	/* the leader is never asked */
+	hd_set_agent_status(fx, "manager", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	assert_string_equal(s->outcome, "shutdown");
 	assert_int_equal(s->npending, 0);
@@ -125,8 +104,8 @@ test_shutdown__two_working_members_approve(void **state)
 	hd_err err = HD_ERR_INIT;
 	char rid[64], text[256];
 
-	set_status(fx, "coder", "working");
-	set_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "tester", "working");
 	assert_hd_ok(
 	    hd_team_shutdown(&s, fx->st, "dev", "end of sprint", 0, &err),
 	    &err);
@@ -136,8 +115,8 @@ test_shutdown__two_working_members_approve(void **state)
 	assert_string_equal(s->pending[0], "coder");
 	assert_string_equal(s->pending[1], "tester");
 	expect_team_status(fx, "dev", "shutting_down");
-	expect_agent_status(fx, "coder", "shutdown_requested");
-	expect_agent_status(fx, "writer", "idle");
+	hd_assert_agent_status(fx, "coder", "shutdown_requested");
+	hd_assert_agent_status(fx, "writer", "idle");
 	assert_int_equal(inbox_count(fx, "writer"), 0); /* not working */
 
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "coder", 0, &err), &err);
@@ -164,7 +143,7 @@ test_shutdown__two_working_members_approve(void **state)
 	assert_string_equal(after->pending[0], "tester");
 	assert_int_equal(after->napproved, 1);
 	assert_string_equal(after->approved[0], "coder");
-	expect_agent_status(fx, "coder", "shutdown");
+	hd_assert_agent_status(fx, "coder", "shutdown");
 	expect_team_status(fx, "dev", "shutting_down");
 	hd_shutdown_free(after);
 
@@ -193,7 +172,7 @@ test_shutdown__two_working_members_approve(void **state)
 	assert_true(after->finished_at > 0);
 	hd_shutdown_free(after);
 	expect_team_status(fx, "dev", "shutdown");
-	expect_agent_status(fx, "tester", "shutdown");
+	hd_assert_agent_status(fx, "tester", "shutdown");
 
 	/* the leader's mailbox holds every answer, in order */
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "manager", 0, &err), &err);
@@ -220,8 +199,8 @@ test_shutdown__a_refusal_aborts(void **state)
 	char text[256];
 
 	hold_started(fx, "dev", "coder");
-	set_status(fx, "tester", "working");
-	set_status(fx, "writer", "working");
+	hd_set_agent_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "writer", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	assert_int_equal(s->npending, 3);
 	assert_hd_ok(hd_shutdown_respond(NULL, fx->st, "dev", "writer",
@@ -240,9 +219,9 @@ test_shutdown__a_refusal_aborts(void **state)
 	expect_team_status(fx, "dev", "active");
 	/* those still asked go back to what their work says (coder holds a
 	 * started task, tester nothing); the one who approved stays out */
-	expect_agent_status(fx, "coder", "working");
-	expect_agent_status(fx, "tester", "idle");
-	expect_agent_status(fx, "writer", "shutdown");
+	hd_assert_agent_status(fx, "coder", "working");
+	hd_assert_agent_status(fx, "tester", "idle");
+	hd_assert_agent_status(fx, "writer", "shutdown");
 
 	/* the leader holds the refusal itself, once */
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "manager", 0, &err), &err);
@@ -266,7 +245,7 @@ test_shutdown__a_refusal_aborts(void **state)
 	assert_string_equal(after->outcome, "refused");
 	hd_shutdown_free(after);
 	expect_team_status(fx, "dev", "active");
-	expect_agent_status(fx, "tester", "idle");
+	hd_assert_agent_status(fx, "tester", "idle");
 	/* an unknown request is refused */
 	assert_hd_err(hd_shutdown_respond(NULL, fx->st, "dev", "tester",
 			  "shutdown-nope", 1, NULL, &err),
@@ -291,7 +270,7 @@ test_shutdown__refusal_sent_elsewhere_is_relayed_to_the_leader(void **state)
 	hd_err err = HD_ERR_INIT;
 	char text[256];
 
-	set_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "coder", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	memset(&ms, 0, sizeof(ms));
 	ms.team = "dev";
@@ -336,8 +315,8 @@ test_shutdown__idle_counts_as_approval(void **state)
 	ms.approve = -1;
 	assert_hd_ok(hd_mailbox_send(NULL, fx->st, &ms, &err), &err);
 
-	set_status(fx, "coder", "working");
-	set_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "tester", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	/* an idle member that was not asked changes nothing */
 	ms.from = "writer";
@@ -349,8 +328,8 @@ test_shutdown__idle_counts_as_approval(void **state)
 	assert_int_equal(after->npending, 1);
 	assert_string_equal(after->approved[0], "coder");
 	hd_shutdown_free(after);
-	expect_agent_status(fx, "coder", "shutdown");
-	expect_agent_status(fx, "writer", "idle");
+	hd_assert_agent_status(fx, "coder", "shutdown");
+	hd_assert_agent_status(fx, "writer", "idle");
 	ms.from = "tester";
 	assert_hd_ok(hd_mailbox_send(NULL, fx->st, &ms, &err), &err);
 	assert_hd_ok(hd_shutdown_get(&after, fx->st, "dev", &err), &err);
@@ -369,7 +348,7 @@ test_shutdown__timeout_aborts(void **state)
 	hd_err err = HD_ERR_INIT;
 
 	hold_started(fx, "dev", "coder");
-	set_status(fx, "tester", "working");
+	hd_set_agent_status(fx, "tester", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 50, &err), &err);
 	assert_string_equal(s->outcome, "pending");
 	assert_int_equal(s->deadline - s->requested_at, 50);
@@ -386,8 +365,8 @@ test_shutdown__timeout_aborts(void **state)
 	assert_string_equal(fin->pending[0], "coder");
 	hd_shutdown_free(fin);
 	expect_team_status(fx, "dev", "active");
-	expect_agent_status(fx, "coder", "working");
-	expect_agent_status(fx, "tester", "shutdown");
+	hd_assert_agent_status(fx, "coder", "working");
+	hd_assert_agent_status(fx, "tester", "shutdown");
 
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "manager", 0, &err), &err);
 	assert_int_equal(l.n, 2); /* tester's approval, then the timeout */
@@ -419,7 +398,7 @@ test_shutdown__reading_team_state_evaluates_the_timeout(void **state)
 	char *text = NULL;
 	int i;
 
-	set_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "coder", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 20, &err), &err);
 	/* poll the state block only; it alone must notice the deadline */
 	for (i = 0; i < 3000; i++) {
@@ -448,7 +427,7 @@ test_shutdown__wait_bound_and_cancellation(void **state)
 	hd_err err = HD_ERR_INIT;
 	char text[256];
 
-	set_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "coder", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	snprintf(text, sizeof(text),
 	    "shutdown request %s of team dev is still pending after 150 ms",
@@ -487,7 +466,7 @@ test_shutdown__team_without_leader(void **state)
 	as.team = "flat";
 	as.id = "solo";
 	assert_hd_ok(hd_agent_add(NULL, fx->st, &as, &err), &err);
-	set_status(fx, "solo", "working");
+	hd_set_agent_status(fx, "solo", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "flat", NULL, 0, &err), &err);
 	assert_null(s->requested_by);
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "solo", 0, &err), &err);
@@ -524,7 +503,7 @@ test_shutdown__an_answer_finds_whoever_asked(void **state)
 	hd_err err = HD_ERR_INIT;
 	char *who = NULL;
 
-	set_status(fx, "coder", "working");
+	hd_set_agent_status(fx, "coder", "working");
 	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 0, &err), &err);
 	assert_hd_ok(hd_shutdown_requester(
 			 &who, fx->st, "dev", "coder", s->request_id, &err),
@@ -575,7 +554,7 @@ test_shutdown__an_answer_finds_whoever_asked(void **state)
 	assert_hd_ok(hd_shutdown_answer(&m, fx->st, &ms, &err), &err);
 	assert_string_equal(m->to_agent, "tester");
 	hd_message_free(m);
-	expect_agent_status(fx, "writer", "idle");
+	hd_assert_agent_status(fx, "writer", "idle");
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "tester", 0, &err), &err);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.items[0].reason, "mid-edit");
@@ -626,7 +605,7 @@ test_shutdown__one_to_one_approval_shuts_the_member_down(void **state)
 			 "stop-coder", 1, NULL, &err),
 	    &err);
 	assert_null(s); /* no team request involved */
-	expect_agent_status(fx, "coder", "shutdown");
+	hd_assert_agent_status(fx, "coder", "shutdown");
 	expect_team_status(fx, "dev", "active");
 	assert_hd_ok(hd_mailbox_read(&l, fx->st, "manager", 0, &err), &err);
 	assert_int_equal(l.n, 1);
@@ -651,7 +630,7 @@ test_shutdown__one_to_one_approval_shuts_the_member_down(void **state)
 	ms.approve = 1;
 	assert_hd_err(hd_mailbox_send(NULL, fx->st, &ms, &err), HD_ENOTFOUND,
 	    "no shutdown request \"stop-coder\" in team dev", &err);
-	expect_agent_status(fx, "tester", "idle");
+	hd_assert_agent_status(fx, "tester", "idle");
 }
 
 static void

@@ -16,10 +16,19 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: manager coder");
+}
+
+/* Spawning s is refused with code and msg, and hands back no agent. */
+static void
+expect_refused(
+    hd_fixture *fx, const hd_spawn_spec *s, int code, const char *msg)
+{
+	hd_agent *a = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_err(hd_team_spawn(&a, fx->st, s, &err), code, msg, &err);
+	assert_null(a);
 }
 
 /* 1 when s is "agent:<id>:teammate:" + a lowercase v4 UUID. */
@@ -142,48 +151,41 @@ test_spawn__refusals(void **state)
 {
 	hd_fixture *fx = *state;
 	hd_spawn_spec s = {0};
-	hd_agent *a = NULL;
 	hd_err err = HD_ERR_INIT;
 
 	s.team = "ghost";
 	s.id = "x";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_ENOTFOUND,
-	    "team \"ghost\" not found", &err);
-	assert_null(a);
+	expect_refused(fx, &s, HD_ENOTFOUND, "team \"ghost\" not found");
 
 	s.team = "dev";
 	s.id = "coder";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EEXISTS,
-	    "agent \"coder\" already exists in team dev", &err);
+	expect_refused(
+	    fx, &s, HD_EEXISTS, "agent \"coder\" already exists in team dev");
 
 	s.id = "newbie";
 	s.caller = "stranger";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EREFUSED,
-	    "no member \"stranger\" in team dev", &err);
+	expect_refused(
+	    fx, &s, HD_EREFUSED, "no member \"stranger\" in team dev");
 	s.caller = NULL;
 	s.task = "";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
-	    "message must not be empty", &err);
+	expect_refused(fx, &s, HD_EINVAL, "message must not be empty");
 	s.task = NULL;
 	s.id = "Bad";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
+	expect_refused(fx, &s, HD_EINVAL,
 	    "invalid agent name \"Bad\": use 1-50 lowercase letters, digits, "
-	    "'-' or '_'",
-	    &err);
+	    "'-' or '_'");
 	/* nothing was added by the refusals */
-	assert_hd_err(hd_agent_get(&a, fx->st, "newbie", &err), HD_ENOTFOUND,
-	    "agent \"newbie\" not found", &err);
+	hd_assert_no_agent(fx, "newbie");
 
 	assert_hd_ok(hd_team_set_status(fx->st, "dev", "shutdown", &err), &err);
 	s.id = "late";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EREFUSED,
-	    "team \"dev\" is not active (status: shutdown)", &err);
+	expect_refused(fx, &s, HD_EREFUSED,
+	    "team \"dev\" is not active (status: shutdown)");
 	assert_hd_ok(
 	    hd_team_set_status(fx->st, "dev", "shutting_down", &err), &err);
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EREFUSED,
-	    "team \"dev\" is not active (status: shutting_down)", &err);
-	assert_hd_err(hd_agent_get(&a, fx->st, "late", &err), HD_ENOTFOUND,
-	    "agent \"late\" not found", &err);
+	expect_refused(fx, &s, HD_EREFUSED,
+	    "team \"dev\" is not active (status: shutting_down)");
+	hd_assert_no_agent(fx, "late");
 }
 
 /* Spawn id into dev as caller; the new agent's depth. */
@@ -234,14 +236,11 @@ test_spawn__depth_is_the_spawners_plus_one_up_to_the_limit(void **state)
 	s.id = "r3";
 	s.caller = "r2";
 	s.task = "dig deeper";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EREFUSED,
+	expect_refused(fx, &s, HD_EREFUSED,
 	    "cannot spawn: depth 3 would exceed team dev's spawn depth limit "
-	    "of 2 (r2 is at depth 2)",
-	    &err);
-	assert_null(a);
+	    "of 2 (r2 is at depth 2)");
 	/* refused before any write: no agent, no message */
-	assert_hd_err(hd_agent_get(&a, fx->st, "r3", &err), HD_ENOTFOUND,
-	    "agent \"r3\" not found", &err);
+	hd_assert_no_agent(fx, "r3");
 	assert_hd_ok(hd_mailbox_peek(&l, fx->st, "r2", 0, &err), &err);
 	assert_int_equal(l.n, 1); /* its own first message only */
 	hd_messages_dispose(&l);
@@ -299,24 +298,21 @@ test_spawn__runtime_config_and_model_are_checked_and_stored(void **state)
 	/* refusals, as huddle agent add refuses them, and nothing added */
 	s.id = "nope";
 	s.runtime = "scripted";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
-	    "runtime_config: unknown key \"model\" for runtime scripted", &err);
+	expect_refused(fx, &s, HD_EINVAL,
+	    "runtime_config: unknown key \"model\" for runtime scripted");
 	s.runtime = "claude-code";
 	s.model = "";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
-	    "model must not be empty", &err);
+	expect_refused(fx, &s, HD_EINVAL, "model must not be empty");
 	s.model = "sonnet";
 	s.runtime_config = bad;
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
-	    "runtime_config must be a JSON object", &err);
+	expect_refused(
+	    fx, &s, HD_EINVAL, "runtime_config must be a JSON object");
 	s.runtime_config = NULL;
 	s.runtime = "teleport";
-	assert_hd_err(hd_team_spawn(&a, fx->st, &s, &err), HD_EINVAL,
+	expect_refused(fx, &s, HD_EINVAL,
 	    "runtime \"teleport\" is not available in this build: use "
-	    "scripted, exec, claude-code or codex",
-	    &err);
-	assert_hd_err(hd_agent_get(&a, fx->st, "nope", &err), HD_ENOTFOUND,
-	    "agent \"nope\" not found", &err);
+	    "scripted, exec, claude-code or codex");
+	hd_assert_no_agent(fx, "nope");
 	json_decref(cfg);
 	json_decref(bad);
 }

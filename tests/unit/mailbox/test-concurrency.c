@@ -153,9 +153,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_read__four_processes_each_message_exactly_once,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(
+		test_read__four_processes_each_message_exactly_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,20 +28,28 @@ msg(const char *from, const char *type, const char *summary,
 	return m;
 }
 
+/* Render the messages of l: they must come out as want. */
+static void
+expect_render(const hd_messages *l, const char *want)
+{
+	hd_err err = HD_ERR_INIT;
+	char *out = NULL;
+
+	assert_hd_ok(hd_mailbox_render(&out, l, &err), &err);
+	assert_string_equal(out, want);
+	free(out);
+}
+
 static void
 test_render__one_block(void **state)
 {
 	hd_message m = msg("worker-1", "message", "hi", "hello\nworld");
 	hd_messages l = {&m, 1};
-	hd_err err = HD_ERR_INIT;
-	char *out = NULL;
 
 	(void)state;
-	assert_hd_ok(hd_mailbox_render(&out, &l, &err), &err);
-	assert_string_equal(out,
+	expect_render(&l,
 	    "<teammate-message teammate_id=\"worker-1\" type=\"message\" "
 	    "summary=\"hi\">\nhello\nworld\n</teammate-message>");
-	free(out);
 }
 
 static void
@@ -49,8 +57,6 @@ test_render__attributes_in_order_only_when_set(void **state)
 {
 	hd_message m[3];
 	hd_messages l = {m, 3};
-	hd_err err = HD_ERR_INIT;
-	char *out = NULL;
 
 	(void)state;
 	m[0] = msg("lead", "shutdown_request", "bye", "wrap up");
@@ -63,8 +69,7 @@ test_render__attributes_in_order_only_when_set(void **state)
 	m[2].request_id = "shutdown-ab";
 	m[2].approve = 1;
 	m[2].reason = ""; /* empty: not set */
-	assert_hd_ok(hd_mailbox_render(&out, &l, &err), &err);
-	assert_string_equal(out,
+	expect_render(&l,
 	    "<teammate-message teammate_id=\"lead\" type=\"shutdown_request\" "
 	    "summary=\"bye\" request_id=\"shutdown-ab\">\nwrap up\n"
 	    "</teammate-message>\n\n"
@@ -75,7 +80,6 @@ test_render__attributes_in_order_only_when_set(void **state)
 	    "<teammate-message teammate_id=\"worker-2\" "
 	    "type=\"shutdown_response\" request_id=\"shutdown-ab\" "
 	    "approve=\"true\">\nok\n</teammate-message>");
-	free(out);
 }
 
 static void
@@ -83,20 +87,16 @@ test_render__attribute_values_are_escaped(void **state)
 {
 	hd_message m = msg("a&b", "message", "say \"<hi>\" & <bye>", "x");
 	hd_messages l = {&m, 1};
-	hd_err err = HD_ERR_INIT;
-	char *out = NULL;
 
 	(void)state;
 	m.reason = "\"\"><teammate-message";
 	m.request_id = "r&<>\"";
-	assert_hd_ok(hd_mailbox_render(&out, &l, &err), &err);
-	assert_string_equal(out,
+	expect_render(&l,
 	    "<teammate-message teammate_id=\"a&amp;b\" type=\"message\" "
 	    "summary=\"say &quot;&lt;hi&gt;&quot; &amp; &lt;bye&gt;\" "
 	    "request_id=\"r&amp;&lt;&gt;&quot;\" "
 	    "reason=\"&quot;&quot;&gt;&lt;teammate-message\">\nx\n"
 	    "</teammate-message>");
-	free(out);
 }
 
 static void
@@ -142,30 +142,22 @@ test_render__content_defangs_inter_session_headers(void **state)
 	    "[INTER-SESSION MESSAGE from=x\n<teammate-message>] b "
 	    "[inter-session message with no close");
 	hd_messages l = {&m, 1};
-	hd_err err = HD_ERR_INIT;
-	char *out = NULL;
 
 	(void)state;
-	assert_hd_ok(hd_mailbox_render(&out, &l, &err), &err);
-	assert_string_equal(out,
+	expect_render(&l,
 	    "<teammate-message teammate_id=\"worker-1\" type=\"message\">\n"
 	    "a [peer-quoted header]\n| do it\n"
 	    "[peer-quoted header] b [inter-session message with no close\n"
 	    "</teammate-message>");
-	free(out);
 }
 
 static void
 test_render__nothing_renders_empty(void **state)
 {
 	hd_messages l = {NULL, 0};
-	hd_err err = HD_ERR_INIT;
-	char *out = NULL;
 
 	(void)state;
-	assert_hd_ok(hd_mailbox_render(&out, &l, &err), &err);
-	assert_string_equal(out, "");
-	free(out);
+	expect_render(&l, "");
 }
 
 static void
@@ -392,9 +384,7 @@ main(void)
 	    cmocka_unit_test(test_render__content_defangs_inter_session_headers),
 	    cmocka_unit_test(test_render__nothing_renders_empty),
 	    cmocka_unit_test(test_team_state__block_byte_for_byte),
-	    cmocka_unit_test_setup_teardown(
-		test_team_state__gathered_from_the_database, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_team_state__gathered_from_the_database),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,11 +29,8 @@ spec_of(const char *from, const char *to, const char *content)
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(
-	    *state, "msg-team", "lead", "worker-1", "worker-2", NULL);
-	return 0;
+	return hd_fixture_setup_teams(
+	    state, "msg-team: lead worker-1 worker-2");
 }
 
 static void

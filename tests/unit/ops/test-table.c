@@ -585,13 +585,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_mcp_tools_are_the_table,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_extra_is_a_tool,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_mcp_tools_are_the_table),
+	    hd_fixture_test(test_extra_is_a_tool),
 	    cmocka_unit_test(test_rest_routes_are_the_table),
-	    cmocka_unit_test_setup_teardown(test_extra_answers_rest,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_extra_answers_rest),
 	    cmocka_unit_test(test_extra_parses_as_a_command),
 	    cmocka_unit_test(test_cli_commands_are_the_table),
 	    cmocka_unit_test(test_cli_words_are_the_table),

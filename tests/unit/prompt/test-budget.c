@@ -21,10 +21,7 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", "tester", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: manager coder tester");
 }
 
 /* coder's prompt after since; room_chars and post_chars 0: the defaults. */

@@ -212,11 +212,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_prompt__the_table, hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_prompt__a_missing_team_fails_cleanly, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_prompt__the_table),
+	    hd_fixture_test(test_prompt__a_missing_team_fails_cleanly),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,11 +37,7 @@ struct poster {
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "p0", "p1", "p2", "p3", "p4", "p5", "p6",
-	    "p7", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: p0 p1 p2 p3 p4 p5 p6 p7");
 }
 
 static int
@@ -114,22 +110,6 @@ run_posters(hd_fixture *fx, struct poster *ps, int nposts, int fail_every,
 		assert_int_equal(ps[i].setup_rc, 0);
 }
 
-static size_t
-count_events(hd_fixture *fx)
-{
-	hd_event_filter f = {0};
-	hd_event_list l;
-	hd_err err = HD_ERR_INIT;
-	size_t n;
-
-	f.kind = "team_chat_post";
-	f.limit = HD_EVENTS_LIMIT_MAX;
-	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
-	n = l.n;
-	hd_event_list_dispose(&l);
-	return n;
-}
-
 /* The room holds exactly the posts that succeeded, seq 1..n without a
  * gap, each the post its poster was answered with. */
 static void
@@ -169,7 +149,7 @@ check_room(hd_fixture *fx, struct poster *ps, int nposts, size_t want)
 		hd_posts_dispose(&l);
 	} while (k > 0);
 	assert_int_equal(seen, want);
-	assert_int_equal(count_events(fx), want);
+	assert_int_equal(hd_count_events(fx->st, NULL, "team_chat_post"), want);
 }
 
 static void
@@ -301,7 +281,7 @@ test_batch__a_post_inside_a_transaction_goes_with_it(void **state)
 	    HD_ECONFLICT, "changed my mind", &err);
 	assert_hd_ok(hd_room_head(&h, fx->st, "dev", &err), &err);
 	assert_int_equal(h, 0);
-	assert_int_equal(count_events(fx), 0);
+	assert_int_equal(hd_count_events(fx->st, NULL, "team_chat_post"), 0);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, hd_fixture_teardown)

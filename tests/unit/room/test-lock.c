@@ -216,12 +216,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_lock__lease_refuses_renews_and_is_taken_over,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_lock__who_is_taken_over_and_when, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_lock__lease_refuses_renews_and_is_taken_over),
+	    hd_fixture_test(test_lock__who_is_taken_over_and_when),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

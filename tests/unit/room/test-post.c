@@ -13,11 +13,7 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", NULL);
-	hd_fixture_team(*state, "ops", "opsbot", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: manager coder; ops: opsbot");
 }
 
 static int64_t
@@ -28,22 +24,6 @@ head(hd_fixture *fx, const char *team)
 
 	assert_hd_ok(hd_room_head(&h, fx->st, team, &err), &err);
 	return h;
-}
-
-static size_t
-count_events(hd_fixture *fx, const char *kind)
-{
-	hd_event_filter f = {0};
-	hd_event_list l;
-	hd_err err = HD_ERR_INIT;
-	size_t n;
-
-	f.kind = kind;
-	f.limit = HD_EVENTS_LIMIT_MAX;
-	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
-	n = l.n;
-	hd_event_list_dispose(&l);
-	return n;
 }
 
 static void
@@ -178,7 +158,7 @@ test_post__refusals_have_exact_texts(void **state)
 	assert_null(p);
 	/* nothing was written by any refusal */
 	assert_int_equal(head(fx, "dev"), 0);
-	assert_int_equal(count_events(fx, "team_chat_post"), 0);
+	assert_int_equal(hd_count_events(fx->st, NULL, "team_chat_post"), 0);
 }
 
 static void

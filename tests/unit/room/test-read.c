@@ -14,11 +14,7 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", NULL);
-	hd_fixture_team(*state, "ops", "opsbot", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: manager coder; ops: opsbot");
 }
 
 /* Post one line per author, in order: "manager coder coder ..." */
@@ -62,6 +58,23 @@ seqs(const hd_posts *l)
 		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%lld",
 		    i ? " " : "", (long long)l->items[i].seq);
 	return out;
+}
+
+/* coder subscribes to dev after since (limit 0: the default): the page
+ * holds the posts `want` ("1 3"; "" for none), and its next_seq is next. */
+static void
+expect_page(hd_fixture *fx, int64_t since, int limit, const char *want,
+    int64_t next)
+{
+	hd_err err = HD_ERR_INIT;
+	hd_posts l;
+
+	assert_hd_ok(
+	    hd_room_subscribe(&l, fx->st, "dev", "coder", since, limit, &err),
+	    &err);
+	assert_string_equal(seqs(&l), want);
+	assert_int_equal(l.next_seq, next);
+	hd_posts_dispose(&l);
 }
 
 static void
@@ -321,118 +334,59 @@ static void
 test_subscribe__echo_guard_hides_own_posts_only(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_err err = HD_ERR_INIT;
-	hd_posts l;
 
 	post_as(fx, "dev", "manager coder user huddle coder manager");
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 0, &err), &err);
-	assert_string_equal(seqs(&l), "1 3 4 6");
-	assert_int_equal(l.next_seq, 6);
-	hd_posts_dispose(&l);
+	expect_page(fx, 0, 0, "1 3 4 6", 6);
 }
 
 static void
 test_subscribe__own_posts_newest_move_the_cursor_to_the_head(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_err err = HD_ERR_INIT;
-	hd_posts l;
 
 	post_as(fx, "dev", "manager coder coder");
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 0, &err), &err);
-	assert_string_equal(seqs(&l), "1");
-	assert_int_equal(
-	    l.next_seq, 3); /* not 1: the subscriber never stalls */
-	hd_posts_dispose(&l);
+	expect_page(fx, 0, 0, "1", 3); /* not 1: the subscriber never stalls */
 	/* nothing new for coder: still the head */
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 3, 0, &err), &err);
-	assert_int_equal(l.n, 0);
-	assert_int_equal(l.next_seq, 3);
-	hd_posts_dispose(&l);
+	expect_page(fx, 3, 0, "", 3);
 	/* a room of only own posts */
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 1, 0, &err), &err);
-	assert_int_equal(l.n, 0);
-	assert_int_equal(l.next_seq, 3);
-	hd_posts_dispose(&l);
+	expect_page(fx, 1, 0, "", 3);
 }
 
 static void
 test_subscribe__page_cut_by_limit_stops_at_last_delivered(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_err err = HD_ERR_INIT;
-	hd_posts l;
 
 	post_as(fx, "dev", "manager manager manager manager manager coder");
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 2, &err), &err);
-	assert_string_equal(seqs(&l), "1 2");
-	assert_int_equal(l.next_seq, 2);
-	hd_posts_dispose(&l);
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 2, 2, &err), &err);
-	assert_string_equal(seqs(&l), "3 4");
-	assert_int_equal(l.next_seq, 4);
-	hd_posts_dispose(&l);
+	expect_page(fx, 0, 2, "1 2", 2);
+	expect_page(fx, 2, 2, "3 4", 4);
 	/* one other post left, then only coder's own: the head */
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 4, 2, &err), &err);
-	assert_string_equal(seqs(&l), "5");
-	assert_int_equal(l.next_seq, 6);
-	hd_posts_dispose(&l);
+	expect_page(fx, 4, 2, "5", 6);
 }
 
 static void
 test_subscribe__full_page_without_more_is_not_cut(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_err err = HD_ERR_INIT;
-	hd_posts l;
 
 	/* exactly `limit` posts by others, then own posts: nothing was left
 	 * out, so the cursor goes to the head */
 	post_as(fx, "dev", "manager manager coder coder");
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 2, &err), &err);
-	assert_string_equal(seqs(&l), "1 2");
-	assert_int_equal(l.next_seq, 4);
-	hd_posts_dispose(&l);
+	expect_page(fx, 0, 2, "1 2", 4);
 	/* own posts between others, cut by the limit: the last delivered */
 	post_as(fx, "dev", "manager coder manager");
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 3, &err), &err);
-	assert_string_equal(seqs(&l), "1 2 5");
-	assert_int_equal(l.next_seq, 5);
-	hd_posts_dispose(&l);
+	expect_page(fx, 0, 3, "1 2 5", 5);
 }
 
 static void
 test_subscribe__empty_room_and_cursor_never_goes_back(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_err err = HD_ERR_INIT;
-	hd_posts l;
 
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 0, 0, &err), &err);
-	assert_int_equal(l.n, 0);
-	assert_int_equal(l.next_seq, 0);
-	hd_posts_dispose(&l);
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 7, 0, &err), &err);
-	assert_int_equal(l.n, 0);
-	assert_int_equal(l.next_seq, 7); /* never below since_seq */
-	hd_posts_dispose(&l);
+	expect_page(fx, 0, 0, "", 0);
+	expect_page(fx, 7, 0, "", 7); /* never below since_seq */
 	post_as(fx, "dev", "manager coder");
-	assert_hd_ok(
-	    hd_room_subscribe(&l, fx->st, "dev", "coder", 10, 0, &err), &err);
-	assert_int_equal(l.n, 0);
-	assert_int_equal(l.next_seq, 10); /* head 2 is below the cursor */
-	hd_posts_dispose(&l);
+	expect_page(fx, 10, 0, "", 10); /* head 2 is below the cursor */
 }
 
 static void

@@ -46,11 +46,7 @@ static const bad_post bad_posts[] = {
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", NULL);
-	hd_fixture_team(*state, "ops", "sre", NULL);
-	return 0;
+	return hd_fixture_setup_teams(state, "dev: manager coder; ops: sre");
 }
 
 /* The row's body; TOO_LONG becomes a fresh body one byte over the limit. */

@@ -193,6 +193,28 @@ case_run(turn_case *c, int exit_code, const char *tail)
 	return c->rc;
 }
 
+/* A new case fed `lines` (NULL-terminated), run to exit_code and tail;
+ * case_run's answer. */
+static int
+case_feed_lines(turn_case *c, const char *const *lines, int exit_code,
+    const char *tail)
+{
+	case_init(c);
+	case_lines(c, lines);
+	return case_run(c, exit_code, tail);
+}
+
+/* A new case fed the captured sample `name`, run to exit_code and tail;
+ * case_run's answer. */
+static int
+case_feed_sample(
+    turn_case *c, const char *name, int exit_code, const char *tail)
+{
+	case_init(c);
+	case_sample(c, name);
+	return case_run(c, exit_code, tail);
+}
+
 static void
 case_dispose(turn_case *c)
 {

@@ -145,9 +145,7 @@ test_claude__api_error_400(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_sample(&c, "claude-error-400.jsonl");
-	case_run(&c, 1, "");
+	case_feed_sample(&c, "claude-error-400.jsonl", 1, "");
 	assert_string_equal(rec_kinds(&c.t.r), "cost,error,done");
 	assert_error(&c, "claude-code: API error 400: bad thing");
 	assert_string_equal(
@@ -168,9 +166,7 @@ test_claude__api_error_529_after_a_retry(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_sample(&c, "claude-error-529-retry.jsonl");
-	case_run(&c, 1, "");
+	case_feed_sample(&c, "claude-error-529-retry.jsonl", 1, "");
 	assert_string_equal(rec_kinds(&c.t.r), "status,cost,error,done");
 	assert_string_equal(ev_text(&c, 0),
 	    "claude-code: API error 529 (overloaded); retrying in 0.572 s "
@@ -200,9 +196,7 @@ test_claude__error_without_a_status(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	case_run(&c, 1, "some stderr");
+	case_feed_lines(&c, lines, 1, "some stderr");
 	assert_string_equal(rec_kinds(&c.t.r), "error,cost,done");
 	assert_error(
 	    &c, "claude-code: Not logged in \xc2\xb7 Please run /login");
@@ -232,9 +226,7 @@ test_claude__long_error_text_is_cut(void **state)
 	    line + len, sizeof(line) - len, "\xc3\xa9yyyy\\nsecond line\"}");
 	snprintf(want, sizeof(want), "claude-code: API error 500:  %.*s...",
 	    298, line + len - 298);
-	case_init(&c);
-	case_lines(&c, lines);
-	case_run(&c, 1, "");
+	case_feed_lines(&c, lines, 1, "");
 	assert_string_equal(rec_kinds(&c.t.r), "cost,error,done");
 	assert_error(&c, want);
 	assert_cost(&c, 50000000, 0, 0);
@@ -272,9 +264,7 @@ test_claude__permission_denials_warn(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_lines(&c, lines, 0, ""), 0);
 	assert_string_equal(rec_kinds(&c.t.r),
 	    "tool_call,tool_result,text_delta,status,cost,done");
 	assert_tool(&c, 0, HD_RT_TOOL_CALL, "mcp__huddle__task_claim", "t1",
@@ -312,9 +302,7 @@ test_claude__many_denials_are_counted(void **state)
 		len += (size_t)snprintf(line + len, sizeof(line) - len,
 		    "%s{\"tool_name\":\"t%d\"}", i ? "," : "", i);
 	snprintf(line + len, sizeof(line) - len, ",{\"tool_use_id\":\"x\"}]}");
-	case_init(&c);
-	case_lines(&c, lines);
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_lines(&c, lines, 0, ""), 0);
 	assert_string_equal(rec_kinds(&c.t.r), "status,cost,done");
 	assert_string_equal(ev_text(&c, 0),
 	    "claude-code: permission denied for t0, t1, t2, t3, t4, t5, t6, t7 "
@@ -385,9 +373,7 @@ test_claude__mcp_server_failed_and_bare_retry(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_lines(&c, lines, 0, ""), 0);
 	assert_string_equal(
 	    rec_kinds(&c.t.r), "status,status,status,text_delta,cost,done");
 	assert_string_equal(
@@ -430,9 +416,7 @@ test_claude__text_deltas_and_the_last_result(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_lines(&c, lines, 0, ""), 0);
 	assert_string_equal(rec_kinds(&c.t.r),
 	    "text_delta,text_delta,text_delta,text_delta,cost,done");
 	assert_string_equal(hd_buf_cstr(&c.t.r.reply), "one\n\ntwothree");
@@ -466,9 +450,7 @@ test_claude__tool_results_are_paired_by_id(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_lines(&c, lines, 0, ""), 0);
 	assert_int_equal(c.f.rcs[2], 0);
 	assert_string_equal(rec_kinds(&c.t.r),
 	    "tool_call,tool_call,tool_result,tool_result,tool_result,cost,"
@@ -585,18 +567,15 @@ test_claude__no_result_and_a_nonzero_exit(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	case_run(&c, 1, "Error: No conversation found\nwith session ID: x");
+	case_feed_lines(
+	    &c, lines, 1, "Error: No conversation found\nwith session ID: x");
 	assert_string_equal(rec_kinds(&c.t.r), "error,cost,done");
 	assert_error(&c, "claude-code: exit status 1: Error: No conversation "
 			 "found with session ID: x");
 	assert_int_equal(c.res.cost.estimated, 1);
 	case_dispose(&c);
 
-	case_init(&c);
-	case_lines(&c, lines);
-	case_run(&c, -1, "");
+	case_feed_lines(&c, lines, -1, "");
 	assert_string_equal(rec_kinds(&c.t.r), "error,cost,done");
 	assert_error(&c, "claude-code: killed");
 	case_dispose(&c);
@@ -615,9 +594,7 @@ test_claude__no_result_and_exit_zero(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	case_run(&c, 0, "");
+	case_feed_lines(&c, lines, 0, "");
 	assert_string_equal(rec_kinds(&c.t.r), "text_delta,error,cost,done");
 	assert_error(&c, "claude-code: the stream ended without a result line");
 	assert_string_equal(c.res.text, "half an answer");
@@ -632,9 +609,7 @@ test_claude__nonzero_exit_after_a_good_result(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_sample(&c, "claude-2.1.197-stream-json.jsonl");
-	case_run(&c, 2, "");
+	case_feed_sample(&c, "claude-2.1.197-stream-json.jsonl", 2, "");
 	assert_string_equal(rec_kinds(&c.t.r),
 	    "tool_call,tool_result,text_delta,cost,error,done");
 	assert_error(&c, "claude-code: exit status 2");
@@ -676,9 +651,7 @@ test_claude__turn_limit_is_max_turns(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	assert_int_equal(case_run(&c, 1, ""), 0);
+	assert_int_equal(case_feed_lines(&c, lines, 1, ""), 0);
 	assert_string_equal(rec_kinds(&c.t.r), "text_delta,cost,status,done");
 	assert_string_equal(ev_text(&c, 2),
 	    "claude-code: stopped at the turn limit after 3 turns");

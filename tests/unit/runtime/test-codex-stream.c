@@ -75,6 +75,8 @@ assert_error(turn_case *c, const char *msg)
 	assert_null(c->res.native_session_id);
 }
 
+#define SAMPLE "codex-0.169.0-exec-json.jsonl"
+#define RESUME_SAMPLE "codex-0.169.0-exec-resume-json.jsonl"
 #define THREAD "01a2029d-5b85-76f3-aea7-703cc23b05f9"
 #define WARNING                                                                \
 	"codex: Model metadata for `fake-model` not found. Defaulting to "     \
@@ -94,9 +96,7 @@ test_codex__sample_turn(void **state)
 	size_t i;
 
 	(void)state;
-	case_init(&c);
-	case_sample(&c, "codex-0.169.0-exec-json.jsonl");
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_sample(&c, SAMPLE, 0, ""), 0);
 	assert_string_equal(rec_kinds(&c.t.r),
 	    "status,tool_call,tool_result,text_delta,cost,done");
 	assert_string_equal(ev_text(&c, 0), WARNING);
@@ -130,9 +130,7 @@ test_codex__a_resumed_thread_is_charged_its_new_tokens(void **state)
 	(void)state;
 	base.input = 200;
 	base.output = 40;
-	case_init(&c);
-	case_sample(&c, "codex-0.169.0-exec-resume-json.jsonl");
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_sample(&c, RESUME_SAMPLE, 0, ""), 0);
 	assert_cost(&c, 200 * 125 + 40 * 1000, 200, 40);
 	assert_int_equal(after.input, 400);
 	assert_int_equal(after.output, 80);
@@ -140,18 +138,14 @@ test_codex__a_resumed_thread_is_charged_its_new_tokens(void **state)
 
 	/* no totals known: all of it */
 	memset(&base, 0, sizeof(base));
-	case_init(&c);
-	case_sample(&c, "codex-0.169.0-exec-resume-json.jsonl");
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_sample(&c, RESUME_SAMPLE, 0, ""), 0);
 	assert_cost(&c, 400 * 125 + 80 * 1000, 400, 80);
 	case_dispose(&c);
 
 	/* totals below what we knew: the count started over, all of it */
 	base.input = 1000;
 	base.output = 500;
-	case_init(&c);
-	case_sample(&c, "codex-0.169.0-exec-resume-json.jsonl");
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_sample(&c, RESUME_SAMPLE, 0, ""), 0);
 	assert_cost(&c, 400 * 125 + 80 * 1000, 400, 80);
 	assert_int_equal(after.input, 400);
 	case_dispose(&c);
@@ -171,9 +165,7 @@ test_codex__cached_tokens_are_priced_as_cached(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_lines(&c, lines, 0, ""), 0);
 	/* 400 uncached at 1.25, 600 cached at 0.125, 10 out at 10 */
 	assert_cost(&c, 400 * 125 + 600 * 12 + 600 / 2 + 10 * 1000, 1000, 10);
 	assert_int_equal(after.cached, 600);
@@ -186,9 +178,7 @@ test_codex__api_error_400(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_sample(&c, "codex-error-400.jsonl");
-	assert_true(case_run(&c, 1, "") < 0);
+	assert_true(case_feed_sample(&c, "codex-error-400.jsonl", 1, "") < 0);
 	/* the provider's JSON body says its own message; no tokens: the
 	 * driver's estimate */
 	assert_string_equal(rec_kinds(&c.t.r), "status,error,cost,done");
@@ -203,9 +193,7 @@ test_codex__api_error_500(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_sample(&c, "codex-error-500.jsonl");
-	assert_true(case_run(&c, 1, "") < 0);
+	assert_true(case_feed_sample(&c, "codex-error-500.jsonl", 1, "") < 0);
 	assert_error(&c, "codex: We\xe2\x80\x99re currently experiencing high "
 			 "demand, which may cause temporary errors.");
 	case_dispose(&c);
@@ -225,9 +213,9 @@ test_codex__garbage_lines_are_counted(void **state)
 
 	(void)state;
 	case_init(&clean);
-	case_sample(&clean, "codex-0.169.0-exec-json.jsonl");
+	case_sample(&clean, SAMPLE);
 	case_init(&c);
-	case_sample(&c, "codex-0.169.0-exec-json.jsonl");
+	case_sample(&c, SAMPLE);
 	/* the junk goes first: a usage line without numbers counts as 0 */
 	memmove(c.f.lines + 7, c.f.lines, c.f.n * sizeof(c.f.lines[0]));
 	memmove(c.f.lens + 7, c.f.lens, c.f.n * sizeof(c.f.lens[0]));
@@ -257,7 +245,7 @@ test_codex__a_truncated_last_line(void **state)
 
 	(void)state;
 	case_init(&c);
-	case_sample(&c, "codex-0.169.0-exec-json.jsonl");
+	case_sample(&c, SAMPLE);
 	c.f.lens[c.f.n - 1] -= 30; /* turn.completed, cut */
 	assert_true(case_run(&c, 0, "") < 0);
 	assert_int_equal(c.f.rcs[c.f.n - 1], -1);
@@ -284,16 +272,12 @@ test_codex__a_nonzero_exit_says_why(void **state)
 	assert_error(&c, "codex: exit status 2: config.toml: bad  key");
 	case_dispose(&c);
 
-	case_init(&c);
-	case_lines(&c, lines);
-	assert_true(case_run(&c, -1, "") < 0);
+	assert_true(case_feed_lines(&c, lines, -1, "") < 0);
 	assert_error(&c, "codex: killed");
 	case_dispose(&c);
 
 	/* a good stream, then a nonzero exit: still a failure, still paid */
-	case_init(&c);
-	case_sample(&c, "codex-0.169.0-exec-json.jsonl");
-	assert_true(case_run(&c, 3, "") < 0);
+	assert_true(case_feed_sample(&c, SAMPLE, 3, "") < 0);
 	assert_error(&c, "codex: exit status 3");
 	assert_cost(&c, 200 * 125 + 40 * 1000, 200, 40);
 	case_dispose(&c);
@@ -338,9 +322,7 @@ test_codex__calls_and_messages(void **state)
 	turn_case c;
 
 	(void)state;
-	case_init(&c);
-	case_lines(&c, lines);
-	assert_int_equal(case_run(&c, 0, ""), 0);
+	assert_int_equal(case_feed_lines(&c, lines, 0, ""), 0);
 	assert_string_equal(rec_kinds(&c.t.r),
 	    "tool_call,tool_result,text_delta,text_delta,text_delta,cost,done");
 	assert_tool(&c, 0, HD_RT_TOOL_CALL, "task_claim", "item_1",

@@ -170,9 +170,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_config__the_table),
-	    cmocka_unit_test_setup_teardown(
-		test_config__the_domain_refuses_through_it, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_config__the_domain_refuses_through_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,22 +27,11 @@
 
 #include "rec.h"
 
-/* Write an executable script into the fixture home; returns its path. */
+/* An executable script in the fixture home (hd_fixture_script). */
 static const char *
 script(hd_fixture *fx, const char *name, const char *body)
 {
-	static char path[4][600];
-	static int next;
-	char *p = path[next++ % 4];
-	FILE *f;
-
-	snprintf(p, 600, "%s/%s", fx->home, name);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	fprintf(f, "#!/bin/sh\n%s\n", body);
-	fclose(f);
-	assert_int_equal(chmod(p, 0755), 0);
-	return p;
+	return hd_fixture_script(fx, name, body);
 }
 
 /* runtime_config {"command": [path], ...extra} */

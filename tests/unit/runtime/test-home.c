@@ -21,26 +21,6 @@
 static const hd_runtime_plan persistent = {HD_HOME_PERSISTENT, 0, 0, 0, 0, 1};
 static const hd_runtime_plan ephemeral = {HD_HOME_EPHEMERAL, 0, 0, 0, 0, 1};
 
-static void
-put_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static char *
-get_file(const char *path)
-{
-	char *text = NULL;
-	hd_err err = HD_ERR_INIT;
-
-	assert_hd_ok(hd_read_file(&text, NULL, path, 1 << 20, &err), &err);
-	return text;
-}
-
 static int
 mode_of(const char *path)
 {
@@ -110,7 +90,7 @@ test_home__mcp_config_is_rewritten_every_run(void **state)
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
 	snprintf(path, sizeof(path), "%s/" HD_RUNTIME_MCP_FILE, h.path);
 	assert_int_equal(mode_of(path), 0600);
-	text = get_file(path);
+	text = hd_read_text(path);
 	assert_string_equal(text,
 	    "{\n"
 	    "  \"mcpServers\": {\n"
@@ -129,10 +109,10 @@ test_home__mcp_config_is_rewritten_every_run(void **state)
 
 	/* someone (the runtime, a user) edits huddle's file: next run it is
 	 * huddle's again, with the new URL and token */
-	put_file(path, "{\"edited\": true}");
+	hd_write_file(path, "{\"edited\": true}");
 	spec_for(&s, fx, "http://127.0.0.1:9999/mcp", "tok-2");
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-	text = get_file(path);
+	text = hd_read_text(path);
 	assert_non_null(strstr(text, "\"url\": \"http://127.0.0.1:9999/mcp\""));
 	assert_non_null(strstr(text, "Bearer tok-2"));
 	assert_null(strstr(text, "edited"));
@@ -144,12 +124,12 @@ test_home__mcp_config_is_rewritten_every_run(void **state)
 		char outside[600];
 
 		snprintf(outside, sizeof(outside), "%s/outside.txt", fx->home);
-		put_file(outside, "precious");
+		hd_write_file(outside, "precious");
 		unlink(path);
 		assert_int_equal(symlink(outside, path), 0);
 		assert_hd_ok(
 		    hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-		text = get_file(outside);
+		text = hd_read_text(outside);
 		assert_string_equal(text, "precious");
 		free(text);
 		assert_int_equal(mode_of(path) & 0777, 0600); /* a file now */
@@ -176,13 +156,13 @@ test_home__runtime_files_persist_untouched(void **state)
 	spec_for(&s, fx, "http://x/mcp", NULL);
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
 	snprintf(path, sizeof(path), "%s/memory.md", h.path);
-	put_file(path, "I remember the last turn");
+	hd_write_file(path, "I remember the last turn");
 	snprintf(sub, sizeof(sub), "%s/sessions", h.path);
 	assert_int_equal(mkdir(sub, 0755), 0);
 	hd_runtime_home_release(&h);
 
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-	text = get_file(path);
+	text = hd_read_text(path);
 	assert_string_equal(text, "I remember the last turn");
 	free(text);
 	assert_int_equal(mode_of(sub), 0755); /* not huddle's to tighten */
@@ -201,8 +181,8 @@ test_home__seeds_are_copied_only_when_absent(void **state)
 
 	snprintf(src1, sizeof(src1), "%s/seed-config.toml", fx->home);
 	snprintf(src2, sizeof(src2), "%s/seed-settings.json", fx->home);
-	put_file(src1, "model = \"v1\"\n");
-	put_file(src2, "{\"v\": 1}");
+	hd_write_file(src1, "model = \"v1\"\n");
+	hd_write_file(src2, "{\"v\": 1}");
 	seeds[0].src = src1;
 	seeds[0].name = "config.toml";
 	seeds[1].src = src2;
@@ -214,10 +194,10 @@ test_home__seeds_are_copied_only_when_absent(void **state)
 	snprintf(dest1, sizeof(dest1), "%s/config.toml", h.path);
 	snprintf(dest2, sizeof(dest2), "%s/.claude/settings.json", h.path);
 	snprintf(dir, sizeof(dir), "%s/.claude", h.path);
-	text = get_file(dest1);
+	text = hd_read_text(dest1);
 	assert_string_equal(text, "model = \"v1\"\n");
 	free(text);
-	text = get_file(dest2);
+	text = hd_read_text(dest2);
 	assert_string_equal(text, "{\"v\": 1}");
 	free(text);
 	assert_int_equal(mode_of(dir), 0700);
@@ -225,10 +205,10 @@ test_home__seeds_are_copied_only_when_absent(void **state)
 	hd_runtime_home_release(&h);
 
 	/* the runtime edits its copy, the seed changes: the edit wins */
-	put_file(dest1, "model = \"mine\"\n");
-	put_file(src1, "model = \"v2\"\n");
+	hd_write_file(dest1, "model = \"mine\"\n");
+	hd_write_file(src1, "model = \"v2\"\n");
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-	text = get_file(dest1);
+	text = hd_read_text(dest1);
 	assert_string_equal(text, "model = \"mine\"\n");
 	free(text);
 	hd_runtime_home_release(&h);
@@ -236,7 +216,7 @@ test_home__seeds_are_copied_only_when_absent(void **state)
 	/* removed by the runtime: seeded again, from the current seed */
 	unlink(dest1);
 	assert_hd_ok(hd_runtime_home_prepare(&h, &persistent, &s, &err), &err);
-	text = get_file(dest1);
+	text = hd_read_text(dest1);
 	assert_string_equal(text, "model = \"v2\"\n");
 	free(text);
 	hd_runtime_home_release(&h);
@@ -266,7 +246,7 @@ test_home__bad_seed_names_are_refused(void **state)
 	size_t i;
 
 	snprintf(src, sizeof(src), "%s/seed", fx->home);
-	put_file(src, "x");
+	hd_write_file(src, "x");
 	spec_for(&s, fx, NULL, NULL);
 	s.seeds = &seed;
 	s.nseeds = 1;
@@ -342,11 +322,11 @@ test_home__ephemeral_home_is_removed_after_the_run(void **state)
 
 	/* the runtime fills it, with a link pointing outside */
 	snprintf(outside, sizeof(outside), "%s/keep.txt", fx->home);
-	put_file(outside, "outside");
+	hd_write_file(outside, "outside");
 	snprintf(path, sizeof(path), "%s/deep/er", h.path);
 	assert_hd_ok(hd_mkdir_p(path, 0755, &err), &err);
 	snprintf(path, sizeof(path), "%s/deep/er/file", h.path);
-	put_file(path, "x");
+	hd_write_file(path, "x");
 	snprintf(path, sizeof(path), "%s/link", h.path);
 	assert_int_equal(symlink(fx->home, path), 0);
 
@@ -355,7 +335,7 @@ test_home__ephemeral_home_is_removed_after_the_run(void **state)
 	assert_null(h.path);
 	assert_int_equal(access(copy, F_OK), -1);
 	assert_int_equal(errno, ENOENT);
-	text = get_file(outside); /* the link was removed, not followed */
+	text = hd_read_text(outside); /* the link was removed, not followed */
 	assert_string_equal(text, "outside");
 	free(text);
 	free(copy);
@@ -419,32 +399,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(
-		test_home__persistent_home_is_0700_at_its_path,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__mcp_config_is_rewritten_every_run, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__runtime_files_persist_untouched, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__seeds_are_copied_only_when_absent, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__bad_seed_names_are_refused, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_home__no_path_from_a_bad_name,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__ephemeral_home_is_removed_after_the_run,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__plans_without_a_directory, hd_fixture_setup,
-		hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_home__run_gives_exec_its_persistent_home, hd_fixture_setup,
-		hd_fixture_teardown),
+	    hd_fixture_test(test_home__persistent_home_is_0700_at_its_path),
+	    hd_fixture_test(test_home__mcp_config_is_rewritten_every_run),
+	    hd_fixture_test(test_home__runtime_files_persist_untouched),
+	    hd_fixture_test(test_home__seeds_are_copied_only_when_absent),
+	    hd_fixture_test(test_home__bad_seed_names_are_refused),
+	    hd_fixture_test(test_home__no_path_from_a_bad_name),
+	    hd_fixture_test(test_home__ephemeral_home_is_removed_after_the_run),
+	    hd_fixture_test(test_home__plans_without_a_directory),
+	    hd_fixture_test(test_home__run_gives_exec_its_persistent_home),
 	};
 
 	umask(022);

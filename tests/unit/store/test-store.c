@@ -543,22 +543,6 @@ home_file_size(const hd_fixture *fx, const char *name)
 	return stat(path, &sb) == 0 ? sb.st_size : 0;
 }
 
-/* Threads in this process, as the kernel counts them. */
-static int
-thread_count(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	int n = -1;
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "Threads:", 8) == 0)
-			n = atoi(line + 8);
-	fclose(f);
-	return n;
-}
-
 /* Ten values of 1500 bytes in one commit: about ten WAL frames. */
 static int
 ten_values_txn(hd_store *st, void *payload, hd_err *err)
@@ -586,7 +570,7 @@ test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded(
 	hd_fixture *fx = *state;
 	hd_err err = HD_ERR_INIT;
 	off_t db0, frame = 2048 + 24;
-	int threads0 = thread_count(), round, waited;
+	int threads0 = hd_thread_count(), round, waited;
 	char *value = NULL;
 
 	db0 = home_file_size(fx, "huddle.db");
@@ -596,7 +580,7 @@ test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded(
 		assert_hd_ok(
 		    hd_store_write(fx->st, ten_values_txn, &round, &err), &err);
 	/* (a sanitizer may start a thread of its own with the first) */
-	assert_true(thread_count() >= threads0 + 1);
+	assert_true(hd_thread_count() >= threads0 + 1);
 	for (waited = 0; waited < 500 &&
 			 home_file_size(fx, "huddle.db") <= db0 + 10 * frame;
 	     waited++)
@@ -621,7 +605,7 @@ test_store__background_checkpoints_can_be_turned_off(void **state)
 	hd_fixture *fx = *state;
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
-	int threads0 = thread_count(), round;
+	int threads0 = hd_thread_count(), round;
 
 	setenv("HUDDLE_NO_BG_CHECKPOINT", "1", 1);
 	assert_hd_ok(hd_store_open(&st, fx->home, &err), &err);
@@ -629,7 +613,7 @@ test_store__background_checkpoints_can_be_turned_off(void **state)
 	for (round = 0; round < 3 * HD_CKPT_FRAMES / 10; round++)
 		assert_hd_ok(
 		    hd_store_write(st, ten_values_txn, &round, &err), &err);
-	assert_int_equal(thread_count(), threads0);
+	assert_int_equal(hd_thread_count(), threads0);
 	/* inline at SQLite's threshold: the WAL never got far past it */
 	assert_true(home_file_size(fx, "huddle.db-wal") <
 		    (off_t)(HD_CKPT_FRAMES + 100) * (2048 + 24));
@@ -891,75 +875,29 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_store__fresh_home_is_migrated_to_the_latest_schema,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__reopen_keeps_data_and_version, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__home_is_created_private, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__newer_schema_is_refused, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__a_zero_byte_file_is_refused_not_replaced,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__a_text_file_is_refused_not_replaced,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__an_existing_database_keeps_its_mode,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__busy_writer_elsewhere_exhausts_the_budget,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__budget_is_configurable_and_named_in_the_error,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__kv_round_trips_and_overwrites, hd_fixture_setup,
-		    hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__status_checks_still_refuse_unknown_values,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__migrating_connection_uses_the_rewritten_checks,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__queue_admits_one_writer_at_a_time,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__queue_survives_a_holder_killed_mid_write,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__new_stores_get_2k_pages_and_old_ones_keep_theirs,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__a_forked_child_never_mints_its_parents_next_id,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__a_commit_that_cannot_be_written_fails_and_loses_nothing,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__the_wal_batching_vfs_can_be_turned_off,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__data_version_says_whether_anything_was_written,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__memo_answers_only_for_the_same_text,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__background_checkpoints_can_be_turned_off,
-		    hd_fixture_setup, hd_fixture_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_store__one_call_statements_bind_each_kind_by_position,
-		    hd_fixture_setup, hd_fixture_teardown),
+		hd_fixture_test(test_store__fresh_home_is_migrated_to_the_latest_schema),
+		hd_fixture_test(test_store__reopen_keeps_data_and_version),
+		hd_fixture_test(test_store__home_is_created_private),
+		hd_fixture_test(test_store__newer_schema_is_refused),
+		hd_fixture_test(test_store__a_zero_byte_file_is_refused_not_replaced),
+		hd_fixture_test(test_store__a_text_file_is_refused_not_replaced),
+		hd_fixture_test(test_store__an_existing_database_keeps_its_mode),
+		hd_fixture_test(test_store__busy_writer_elsewhere_exhausts_the_budget),
+		hd_fixture_test(test_store__budget_is_configurable_and_named_in_the_error),
+		hd_fixture_test(test_store__kv_round_trips_and_overwrites),
+		hd_fixture_test(test_store__status_checks_still_refuse_unknown_values),
+		hd_fixture_test(test_store__migrating_connection_uses_the_rewritten_checks),
+		hd_fixture_test(test_store__queue_admits_one_writer_at_a_time),
+		hd_fixture_test(test_store__queue_survives_a_holder_killed_mid_write),
+		hd_fixture_test(test_store__new_stores_get_2k_pages_and_old_ones_keep_theirs),
+		hd_fixture_test(test_store__a_forked_child_never_mints_its_parents_next_id),
+		hd_fixture_test(test_store__a_commit_that_cannot_be_written_fails_and_loses_nothing),
+		hd_fixture_test(test_store__the_wal_batching_vfs_can_be_turned_off),
+		hd_fixture_test(test_store__data_version_says_whether_anything_was_written),
+		hd_fixture_test(test_store__memo_answers_only_for_the_same_text),
+		hd_fixture_test(test_store__checkpoints_run_off_the_writer_and_the_wal_stays_bounded),
+		hd_fixture_test(test_store__background_checkpoints_can_be_turned_off),
+		hd_fixture_test(test_store__one_call_statements_bind_each_kind_by_position),
 	};
 	return cmocka_run_group_tests_name("unit/store", tests, NULL, NULL);
 }

@@ -25,16 +25,6 @@ static const char *const dev_file =
     "  {\"id\": \"tester\", \"role\": \"tester\"}\n"
     " ]}\n";
 
-static void
-write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static int64_t
 event_count(hd_fixture *fx)
 {
@@ -57,7 +47,7 @@ test_apply__creates_then_changes_nothing_the_second_time(void **state)
 	int64_t events;
 
 	snprintf(path, sizeof(path), "%s/dev.json", fx->home);
-	write_file(path, dev_file);
+	hd_write_file(path, dev_file);
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), &err);
 	assert_true(r.changed);
 	assert_string_equal(
@@ -104,14 +94,14 @@ test_apply__an_edited_field_is_updated(void **state)
 	hd_err err = HD_ERR_INIT;
 
 	snprintf(path, sizeof(path), "%s/dev.json", fx->home);
-	write_file(path, dev_file);
+	hd_write_file(path, dev_file);
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), &err);
 	hd_apply_report_dispose(&r);
 
 	edited = strdup(dev_file);
 	p = strstr(edited, "\"tester\"}");
 	memcpy(p, "\"auditr\"}", 9); /* role tester -> auditr */
-	write_file(path, edited);
+	hd_write_file(path, edited);
 	free(edited);
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), &err);
 	assert_true(r.changed);
@@ -126,7 +116,7 @@ test_apply__an_edited_field_is_updated(void **state)
 	assert_string_equal(a->role, "auditr");
 	hd_agent_free(a);
 
-	write_file(path, "{\"team\": \"dev\", \"name\": \"Renamed\"}");
+	hd_write_file(path, "{\"team\": \"dev\", \"name\": \"Renamed\"}");
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), &err);
 	assert_string_equal(
 	    json_string_value(json_object_get(r.json, "action")), "updated");
@@ -148,7 +138,7 @@ test_apply__max_spawn_depth_is_a_team_key(void **state)
 	int64_t events;
 
 	snprintf(path, sizeof(path), "%s/dev.json", fx->home);
-	write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": 2}");
+	hd_write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": 2}");
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
 	hd_apply_report_dispose(&r);
 	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
@@ -161,26 +151,26 @@ test_apply__max_spawn_depth_is_a_team_key(void **state)
 	assert_false(r.changed);
 	hd_apply_report_dispose(&r);
 	assert_int_equal(event_count(fx), events);
-	write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": 7}");
+	hd_write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": 7}");
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
 	assert_true(r.changed);
 	assert_string_equal(
 	    json_string_value(json_object_get(r.json, "action")), "updated");
 	hd_apply_report_dispose(&r);
 	/* absent: whatever is set stays */
-	write_file(path, "{\"team\": \"dev\", \"name\": \"Dev\"}");
+	hd_write_file(path, "{\"team\": \"dev\", \"name\": \"Dev\"}");
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
 	hd_apply_report_dispose(&r);
 	assert_hd_ok(hd_team_get(&t, fx->st, "dev", &err), &err);
 	assert_int_equal(t->max_spawn_depth, 7);
 	hd_team_free(t);
 
-	write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": 0}");
+	hd_write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": 0}");
 	snprintf(want, sizeof(want),
 	    "%s: max_spawn_depth must be an integer from 1 to 100", path);
 	assert_hd_err(hd_team_apply_file(&r, fx->st, path, NULL, &err),
 	    HD_EINVAL, want, &err);
-	write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": \"3\"}");
+	hd_write_file(path, "{\"team\": \"dev\", \"max_spawn_depth\": \"3\"}");
 	assert_hd_err(hd_team_apply_file(&r, fx->st, path, NULL, &err),
 	    HD_EINVAL, want, &err);
 }
@@ -196,7 +186,7 @@ test_apply__board_caps_are_team_keys(void **state)
 	hd_err err = HD_ERR_INIT;
 
 	snprintf(path, sizeof(path), "%s/dev.json", fx->home);
-	write_file(path, "{\"team\": \"dev\", \"max_children\": 5, "
+	hd_write_file(path, "{\"team\": \"dev\", \"max_children\": 5, "
 			 "\"max_task_depth\": 3, \"max_new_roots\": 7, "
 			 "\"new_roots_window_s\": 120}");
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
@@ -204,7 +194,7 @@ test_apply__board_caps_are_team_keys(void **state)
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
 	assert_false(r.changed);
 	hd_apply_report_dispose(&r);
-	write_file(path, "{\"team\": \"dev\", \"max_children\": 6}");
+	hd_write_file(path, "{\"team\": \"dev\", \"max_children\": 6}");
 	assert_hd_ok(hd_team_apply_file(&r, fx->st, path, NULL, &err), &err);
 	assert_true(r.changed);
 	hd_apply_report_dispose(&r);
@@ -215,12 +205,13 @@ test_apply__board_caps_are_team_keys(void **state)
 	assert_int_equal(t->new_roots_window_s, 120);
 	hd_team_free(t);
 
-	write_file(path, "{\"team\": \"dev\", \"max_task_depth\": 0}");
+	hd_write_file(path, "{\"team\": \"dev\", \"max_task_depth\": 0}");
 	snprintf(want, sizeof(want),
 	    "%s: max_task_depth must be an integer from 1 to 20", path);
 	assert_hd_err(hd_team_apply_file(&r, fx->st, path, NULL, &err),
 	    HD_EINVAL, want, &err);
-	write_file(path, "{\"team\": \"dev\", \"new_roots_window_s\": \"9\"}");
+	hd_write_file(
+	    path, "{\"team\": \"dev\", \"new_roots_window_s\": \"9\"}");
 	snprintf(want, sizeof(want),
 	    "%s: new_roots_window_s must be an integer from 1 to 86400", path);
 	assert_hd_err(hd_team_apply_file(&r, fx->st, path, NULL, &err),
@@ -264,7 +255,7 @@ expect_refused(hd_fixture *fx, const char *text, const char *want)
 	int64_t before = event_count(fx);
 
 	snprintf(path, sizeof(path), "%s/team.json", fx->home);
-	write_file(path, text);
+	hd_write_file(path, text);
 	assert_int_not_equal(hd_team_apply_file(&r, fx->st, path, hd_runtime_check_config, &err), 0);
 	if (strncmp(want, "%s", 2) == 0) {
 		char full[1024];
@@ -357,7 +348,7 @@ test_apply__concurrent_processes_agree(void **state)
 	hd_err err = HD_ERR_INIT;
 
 	snprintf(path, sizeof(path), "%s/dev.json", fx->home);
-	write_file(path, dev_file);
+	hd_write_file(path, dev_file);
 	for (i = 0; i < 4; i++) {
 		pids[i] = fork();
 		assert_true(pids[i] >= 0);

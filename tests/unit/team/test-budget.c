@@ -155,10 +155,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_budget__set_and_its_refusals,
-		hd_fixture_setup, hd_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_budget__spend_cap_and_warn,
-		hd_fixture_setup, hd_fixture_teardown),
+	    hd_fixture_test(test_budget__set_and_its_refusals),
+	    hd_fixture_test(test_budget__spend_cap_and_warn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

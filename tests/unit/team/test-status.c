@@ -13,25 +13,7 @@
 static int
 setup(void **state)
 {
-	if (hd_fixture_setup(state) != 0)
-		return -1;
-	hd_fixture_team(*state, "dev", "manager", "coder", NULL);
-	return 0;
-}
-
-static size_t
-count_events(hd_fixture *fx, const char *kind)
-{
-	hd_event_filter f = {0};
-	hd_event_list l = {0};
-	hd_err err = HD_ERR_INIT;
-	size_t n;
-
-	f.kind = kind;
-	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
-	n = l.n;
-	hd_event_list_dispose(&l);
-	return n;
+	return hd_fixture_setup_teams(state, "dev: manager coder");
 }
 
 static void
@@ -52,7 +34,7 @@ test_status__agent(void **state)
 	/* the same status again: no change, no event */
 	assert_hd_ok(
 	    hd_agent_set_status(fx->st, "coder", "working", &err), &err);
-	assert_int_equal(count_events(fx, "agent_status"), 1);
+	assert_int_equal(hd_count_events(fx->st, NULL, "agent_status"), 1);
 	f.kind = "agent_status";
 	assert_hd_ok(hd_events_list(&l, fx->st, &f, &err), &err);
 	assert_string_equal(l.items[0].agent_id, "coder");
@@ -89,7 +71,7 @@ test_status__agent_if(void **state)
 			 "working", &changed, &err),
 	    &err);
 	assert_int_equal(changed, 1);
-	assert_int_equal(count_events(fx, "agent_status"), 1);
+	assert_int_equal(hd_count_events(fx->st, NULL, "agent_status"), 1);
 	/* not in `from`: left alone, no event, no error */
 	assert_hd_ok(hd_agent_set_status_if(fx->st, NULL, "coder", "idle",
 			 "working", &changed, &err),
@@ -104,7 +86,7 @@ test_status__agent_if(void **state)
 	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
 	assert_string_equal(a->status, "shutdown");
 	hd_agent_free(a);
-	assert_int_equal(count_events(fx, "agent_status"), 2);
+	assert_int_equal(hd_count_events(fx->st, NULL, "agent_status"), 2);
 	assert_hd_ok(hd_agent_set_status_if(fx->st, NULL, "ghost", "idle",
 			 "working", &changed, &err),
 	    &err);
@@ -158,7 +140,7 @@ test_status__agent_with_a_reason(void **state)
 	assert_hd_ok(hd_agent_set_status_reason(
 			 fx->st, "coder", "error", "exit status 2", &err),
 	    &err);
-	assert_int_equal(count_events(fx, "agent_status"), 1);
+	assert_int_equal(hd_count_events(fx->st, NULL, "agent_status"), 1);
 	assert_hd_ok(hd_agent_get(&a, fx->st, "coder", &err), &err);
 	assert_string_equal(a->status_reason, "exit status 2");
 	hd_agent_free(a);
@@ -197,7 +179,7 @@ test_status__team(void **state)
 	hd_team_free(t);
 	assert_hd_ok(
 	    hd_team_set_status(fx->st, "dev", "shutting_down", &err), &err);
-	assert_int_equal(count_events(fx, "team_status"), 1);
+	assert_int_equal(hd_count_events(fx->st, NULL, "team_status"), 1);
 	assert_hd_err(hd_team_set_status(fx->st, "dev", "paused", &err),
 	    HD_EINVAL,
 	    "invalid team status \"paused\": use active, shutting_down or "

@@ -342,8 +342,7 @@ test_agent__an_agent_is_in_one_team(void **state)
 	assert_string_equal(a->status, "idle");
 	assert_false(a->is_leader);
 	hd_agent_free(a);
-	assert_hd_err(hd_agent_get(&a, fx->st, "nobody", &err), HD_ENOTFOUND,
-	    "agent \"nobody\" not found", &err);
+	hd_assert_no_agent(fx, "nobody");
 }
 
 static void
@@ -565,7 +564,6 @@ test_team__rm_refuses_a_team_with_posts_unless_purged(void **state)
 {
 	hd_fixture *fx = *state;
 	hd_team *t = NULL;
-	hd_agent *a = NULL;
 	hd_event_list ev;
 	hd_event_filter f = {.kind = "team_removed"};
 	hd_err err = HD_ERR_INIT;
@@ -582,8 +580,7 @@ test_team__rm_refuses_a_team_with_posts_unless_purged(void **state)
 	assert_hd_ok(hd_team_remove(fx->st, "dev", 1, &err), &err);
 	assert_hd_err(hd_team_get(&t, fx->st, "dev", &err), HD_ENOTFOUND,
 	    "team \"dev\" not found", &err);
-	assert_hd_err(hd_agent_get(&a, fx->st, "coder", &err), HD_ENOTFOUND,
-	    "agent \"coder\" not found", &err);
+	hd_assert_no_agent(fx, "coder");
 	/* The other team's posts are untouched. */
 	assert_hd_err(hd_team_remove(fx->st, "ops", 0, &err), HD_EREFUSED,
 	    "team ops still has 1 post; pass --purge to delete them too", &err);
