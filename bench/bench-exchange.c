@@ -28,7 +28,6 @@
  *
  * usage: bench_exchange [EXCHANGES] [AGENTS]   (default 50 and 8)
  */
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,15 +49,6 @@ typedef struct timed {
 	int64_t *gaps;    /* engine time between two turns of an exchange */
 	long ngaps;
 } timed;
-
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 timed_run(
@@ -193,7 +183,8 @@ round_once(long exchanges, int agents, double *alone_us, double *p50_us)
 	free(first);
 	json_decref(cfg);
 	hd_store_close(st);
-	nftw(home, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (bench_rm_rf(home) != 0)
+		fprintf(stderr, "bench_exchange: could not remove %s\n", home);
 	return (double)(total - t.us) / (double)n;
 }
 
