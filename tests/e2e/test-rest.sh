@@ -148,8 +148,8 @@ req_is 404 '{"error":"no shutdown request \"stop-x\" in team dev"}' "an answer t
 req_is 201 "" "spawn" POST /api/teams/dev/spawn '{"name": "scout", "as": "coder", "runtime": "codex", "runtime_config": {"workdir": "/src"}, "model": "gpt-5"}' "${CODER[@]}"
 expect_eq "$(json_get "$BODY" 'j["agent"]["runtime_config"]["model"]+" "+str(j["agent"]["spawn_depth"])')" \
 	"gpt-5 1" "spawn: model and depth"
-req_is 400 '{"error":"unknown field \"modle\": use name, as, task, role, runtime, runtime_config, model or replaces"}' \ POST /api/teams/dev/spawn '{"name": "scout2", "modle": "gpt-5"}'
-	"spawn: a misspelt field is refused"
+req_is 400 '{"error":"unknown field \"modle\": use name, as, task, role, runtime, runtime_config, model or replaces"}' \
+	"spawn: a misspelt field is refused" POST /api/teams/dev/spawn '{"name": "scout2", "modle": "gpt-5"}'
 req_is 404 "" "spawn: nothing written" GET /api/agents/scout2
 
 # --- who a write acts as: the user, unless the request proves an agent
