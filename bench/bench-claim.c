@@ -34,18 +34,13 @@
 #include <huddle/team.h>
 #include <huddle/util.h>
 
+#include "bench.h"
+
 #include "store/sqlite.h"
 
 enum { MODE_BOARD, MODE_RAW };
 
 static int ntasks = 10000, nprocs = 8, nrounds = 3;
-
-static void
-die(const char *what, const hd_err *err)
-{
-	fprintf(stderr, "bench-claim: %s: %s\n", what, err ? err->msg : "");
-	exit(1);
-}
 
 static int
 make_tasks_txn(hd_store *st, void *payload, hd_err *err)
@@ -66,34 +61,16 @@ make_tasks_txn(hd_store *st, void *payload, hd_err *err)
 	return 0;
 }
 
-/* A fresh home with team "bench", agents w0..w(P-1) and T ready tasks.
- * The store is closed again before any fork. */
+/* A fresh home with team "bench", agents w0..w(P-1) (w0 its leader) and
+ * T ready tasks. The store is closed again before any fork. */
 static void
 setup_home(const char *home)
 {
-	hd_store *st = NULL;
+	hd_store *st = bench_team_home(home, "bench", "w", nprocs, 1);
 	hd_err err = HD_ERR_INIT;
-	hd_team_spec ts = {0};
-	hd_agent_spec as;
-	char id[16];
-	int i;
 
-	if (hd_store_open(&st, home, &err) < 0)
-		die("open", &err);
-	ts.id = "bench";
-	if (hd_team_create(NULL, st, &ts, &err) < 0)
-		die("team", &err);
-	for (i = 0; i < nprocs; i++) {
-		snprintf(id, sizeof(id), "w%d", i);
-		memset(&as, 0, sizeof(as));
-		as.id = id;
-		as.team = "bench";
-		as.leader = i == 0;
-		if (hd_agent_add(NULL, st, &as, &err) < 0)
-			die("agent", &err);
-	}
 	if (hd_store_write(st, make_tasks_txn, NULL, &err) < 0)
-		die("tasks", &err);
+		bench_die("tasks", &err);
 	hd_store_close(st);
 }
 
@@ -123,9 +100,9 @@ raw_claim(hd_store *st, const char *agent)
 		if (src == SQLITE_BUSY)
 			continue; /* the busy handler gave up: try again */
 		if (src != SQLITE_OK)
-			die("begin", NULL);
+			bench_die("begin", NULL);
 		if (hd_store_prepare(st, &hs, sql, &err) < 0)
-			die("prepare", &err);
+			bench_die("prepare", &err);
 		s = hd_stmt_sqlite(hs); /* the baseline calls SQLite itself */
 		sqlite3_bind_text(s, 1, "bench", -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, agent, -1, SQLITE_STATIC);
@@ -136,7 +113,7 @@ raw_claim(hd_store *st, const char *agent)
 			src = sqlite3_step(s);
 		sqlite3_reset(s);
 		if (src != SQLITE_DONE)
-			die(sqlite3_errmsg(db), NULL);
+			bench_die(sqlite3_errmsg(db), NULL);
 		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
 			return id;
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -157,7 +134,7 @@ worker(const char *home, int mode, int idx, int barrier, int *claims)
 
 	snprintf(agent, sizeof(agent), "w%d", idx);
 	if (hd_store_open(&st, home, &err) < 0)
-		die("worker open", &err);
+		bench_die("worker open", &err);
 	hd_store_set_busy_budget(st, 60000);
 	while (read(barrier, &c, 1) < 0 && errno == EINTR)
 		;
@@ -170,7 +147,7 @@ worker(const char *home, int mode, int idx, int barrier, int *claims)
 			if (rc == HD_ENOTFOUND)
 				break;
 			if (rc < 0)
-				die("auto-claim", &err);
+				bench_die("auto-claim", &err);
 			id = t->id;
 			hd_task_free(t);
 			t = NULL;
@@ -196,10 +173,10 @@ verify(const char *home, const int *claims, const char *label)
 		missed += claims[i] == 0;
 	}
 	if (hd_store_open(&st, home, &err) < 0)
-		die("verify open", &err);
+		bench_die("verify open", &err);
 	f.status = "pending";
 	if (hd_board_list(&l, st, "bench", &f, &err) < 0)
-		die("verify list", &err);
+		bench_die("verify list", &err);
 	if (doubles || missed || l.n != 0) {
 		fprintf(stderr,
 		    "bench-claim: %s: %d double claims, %d missed, "
@@ -228,10 +205,10 @@ round_once(int mode, int r)
 	claims = mmap(NULL, sizeof(int) * (size_t)(ntasks + 1),
 	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (claims == MAP_FAILED || pipe(barrier) < 0)
-		die("mmap/pipe", NULL);
+		bench_die("mmap/pipe", NULL);
 	for (i = 0; i < nprocs; i++) {
 		if ((pids[i] = fork()) < 0)
-			die("fork", NULL);
+			bench_die("fork", NULL);
 		if (pids[i] == 0) {
 			close(barrier[1]);
 			worker(home, mode, i, barrier[0], claims);
@@ -244,18 +221,12 @@ round_once(int mode, int r)
 	for (i = 0; i < nprocs; i++)
 		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0)
-			die("a worker failed", NULL);
+			bench_die("a worker failed", NULL);
 	t1 = hd_mono_us();
 	verify(home, claims, labels[mode]);
 	munmap(claims, sizeof(int) * (size_t)(ntasks + 1));
-	{
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-		if (system(cmd) != 0)
-			fprintf(
-			    stderr, "bench-claim: could not remove %s\n", home);
-	}
+	if (bench_rm_rf(home) != 0)
+		fprintf(stderr, "bench-claim: could not remove %s\n", home);
 	return (double)ntasks * 1e6 / (double)(t1 - t0);
 }
 

@@ -368,7 +368,7 @@ report(const char *name, const char *what, int64_t *at, int64_t *base, int n)
 int
 main(int argc, char **argv)
 {
-	char home[] = "/tmp/huddle-bench-XXXXXX", cmd[600], what[200];
+	char home[] = "/tmp/huddle-bench-XXXXXX", what[200];
 	const char *bin = getenv("HUDDLE_BIN") ? getenv("HUDDLE_BIN") : "./huddle";
 	int n = argc > 1 ? atoi(argv[1]) : 400, *fds;
 	int64_t *lat[6]; /* baseline, attack, attack + fan-out; rest, mcp */
@@ -466,10 +466,8 @@ main(int argc, char **argv)
 	curl_slist_free_all(g.hdrs);
 	for (i = 0; i < 6; i++)
 		free(lat[i]);
-	kill(bench_server_pid, SIGTERM);
-	waitpid(bench_server_pid, NULL, 0);
+	bench_stop_server();
 	hd_store_close(st);
 	curl_global_cleanup();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-	return system(cmd) == 0 ? 0 : 1;
+	return bench_rm_rf(home) == 0 ? 0 : 1;
 }

@@ -24,15 +24,11 @@
  * usage: bench_conversation [SCRIPTED_CONVERSATIONS] [EXEC_CONVERSATIONS]
  *        (default 400 and 150)
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <huddle/conversation.h>
@@ -40,9 +36,8 @@
 #include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "store/sqlite.h"
-
-extern char **environ;
+#include "bench-raw.h"
+#include "bench.h"
 
 #define ROUNDS 3
 #define AGENTS 4
@@ -52,19 +47,9 @@ static const char *prompt = "[Message from teammate @lead]:\nGo.\n\n------\n\n"
 			    "Directed to you:\npart one";
 
 static void
-die(const char *what, const hd_err *err)
-{
-	fprintf(stderr, "bench: %s: %s\n", what, err ? err->msg : "");
-	exit(1);
-}
-
-static void
 rm_home(const char *dir)
 {
-	char cmd[700];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
+	if (bench_rm_rf(dir) != 0)
 		fprintf(stderr, "bench: could not remove %s\n", dir);
 }
 
@@ -83,12 +68,12 @@ setup(char *dir, size_t dirlen, const char *runtime, const char *lead_cfg,
 
 	snprintf(dir, dirlen, "/tmp/huddle-bench-conv-XXXXXX");
 	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", NULL);
+		bench_die("mkdtemp", NULL);
 	if (hd_store_open(&st, dir, &err) < 0)
-		die("open", &err);
+		bench_die("open", &err);
 	ts.id = "bench";
 	if (hd_team_create(NULL, st, &ts, &err) < 0)
-		die("team", &err);
+		bench_die("team", &err);
 	for (i = 0; i < AGENTS; i++) {
 		memset(&as, 0, sizeof(as));
 		as.id = ids[i];
@@ -98,7 +83,7 @@ setup(char *dir, size_t dirlen, const char *runtime, const char *lead_cfg,
 		cfg = json_loads(i == 0 ? lead_cfg : member_cfg, 0, NULL);
 		as.runtime_config = cfg;
 		if (cfg == NULL || hd_agent_add(NULL, st, &as, &err) < 0)
-			die("agent", &err);
+			bench_die("agent", &err);
 		json_decref(cfg);
 	}
 	return st;
@@ -120,23 +105,23 @@ run_conversations(hd_store *st, const char *home, long n)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.home = home;
 	if (ids == NULL || hd_conversation_engine_start(&e, &cfg, &err) < 0)
-		die("engine", &err);
+		bench_die("engine", &err);
 	t0 = hd_mono_us();
 	for (i = 0; i < n; i++)
 		if (hd_conversation_start(ids[i], e, st, &spec, &err) < 0)
-			die("start", &err);
+			bench_die("start", &err);
 	for (i = 0; i < n; i++)
 		if (hd_conversation_wait(e, st, ids[i], 600000, &err) < 0)
-			die("wait", &err);
+			bench_die("wait", &err);
 	t = hd_mono_us() - t0;
 	hd_conversation_engine_stop(e);
 	/* a sanity check: every conversation has its 4 replies */
 	for (i = 0; i < n; i++) {
 		if (hd_conversation_get(&c, st, ids[i], &err) < 0)
-			die("get", &err);
+			bench_die("get", &err);
 		if (c->nreplies != AGENTS ||
 		    strcmp(c->status, "completed") != 0)
-			die("a conversation without its 4 replies", NULL);
+			bench_die("a conversation without its 4 replies", NULL);
 		hd_conversation_free(c);
 	}
 	free(ids);
@@ -155,26 +140,19 @@ raw_commits(long n)
 
 	snprintf(dir, sizeof(dir), "/tmp/huddle-bench-raw-XXXXXX");
 	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", NULL);
+		bench_die("mkdtemp", NULL);
 	snprintf(path, sizeof(path), "%s/raw.db", dir);
-	if (sqlite3_open(path, &db) != SQLITE_OK ||
-	    sqlite3_exec(db,
-		"PRAGMA page_size=2048; PRAGMA journal_mode=WAL;"
-		"PRAGMA synchronous=NORMAL;"
-		"PRAGMA foreign_keys=ON; PRAGMA busy_timeout=2000;"
-		"CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL,"
-		" at INTEGER NOT NULL);",
-		NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO t(body, at) VALUES (?, ?)", -1,
-		&s, NULL) != SQLITE_OK)
-		die("raw sqlite", NULL);
+	db = bench_raw_open(path,
+	    "CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL,"
+	    " at INTEGER NOT NULL);",
+	    "INSERT INTO t(body, at) VALUES (?, ?)", &s);
 	t0 = hd_mono_us();
 	for (i = 0; i < n; i++) {
 		sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 		sqlite3_bind_text(s, 1, "done", -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, hd_now_ms());
 		if (sqlite3_step(s) != SQLITE_DONE)
-			die("raw insert", NULL);
+			bench_die("raw insert", NULL);
 		sqlite3_reset(s);
 		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	}
@@ -208,40 +186,6 @@ bench_scripted(long n, double *base_rate)
 	return (double)(per * ROUNDS) / ((double)lib / 1e6);
 }
 
-/* One raw invocation: spawn the script with pipes, feed, read to EOF,
- * reap. */
-static void
-raw_turn(const char *path)
-{
-	char *argv[] = {(char *)path, NULL};
-	posix_spawn_file_actions_t fa;
-	int inp[2], outp[2];
-	char buf[4096];
-	pid_t pid;
-	ssize_t n;
-	int status;
-
-	if (pipe2(inp, O_CLOEXEC) != 0 || pipe2(outp, O_CLOEXEC) != 0)
-		die("pipe", NULL);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, inp[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-	if (posix_spawn(&pid, path, &fa, NULL, argv, environ) != 0)
-		die("posix_spawn", NULL);
-	posix_spawn_file_actions_destroy(&fa);
-	close(inp[0]);
-	close(outp[1]);
-	if (write(inp[1], prompt, strlen(prompt)) < 0)
-		die("write", NULL);
-	close(inp[1]);
-	while ((n = read(outp[0], buf, sizeof(buf))) > 0 ||
-	       (n < 0 && errno == EINTR))
-		;
-	close(outp[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-}
-
 struct spawner {
 	pthread_t th;
 	const char *path;
@@ -255,7 +199,7 @@ spawner_main(void *arg)
 	long i;
 
 	for (i = 0; i < s->n; i++)
-		raw_turn(s->path);
+		bench_raw_turn(s->path, prompt);
 	return NULL;
 }
 
@@ -271,7 +215,7 @@ raw_parallel(const char *path, long n)
 		sp[k].path = path;
 		sp[k].n = n / AGENTS;
 		if (pthread_create(&sp[k].th, NULL, spawner_main, &sp[k]) != 0)
-			die("pthread_create", NULL);
+			bench_die("pthread_create", NULL);
 	}
 	for (k = 0; k < AGENTS; k++)
 		pthread_join(sp[k].th, NULL);
@@ -290,15 +234,15 @@ bench_exec(long n, double *raw_rate, double *par_rate)
 
 	snprintf(dir, sizeof(dir), "/tmp/huddle-bench-scripts-XXXXXX");
 	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", NULL);
+		bench_die("mkdtemp", NULL);
 	snprintf(lead, sizeof(lead), "%s/lead.sh", dir);
 	snprintf(member, sizeof(member), "%s/member.sh", dir);
 	if ((f = fopen(lead, "w")) == NULL)
-		die("script", NULL);
+		bench_die("script", NULL);
 	fputs("#!/bin/sh\ncat >/dev/null\necho '" LEAD_REPLY "'\n", f);
 	fclose(f);
 	if ((f = fopen(member, "w")) == NULL)
-		die("script", NULL);
+		bench_die("script", NULL);
 	fputs("#!/bin/sh\ncat >/dev/null\necho done\n", f);
 	fclose(f);
 	chmod(lead, 0755);
@@ -308,13 +252,13 @@ bench_exec(long n, double *raw_rate, double *par_rate)
 	    cfg_member, sizeof(cfg_member), "{\"command\": [\"%s\"]}", member);
 
 	for (i = 0; i < 10; i++) /* warm the page cache and the shell */
-		raw_turn(member);
+		bench_raw_turn(member, prompt);
 	for (round = 0; round < ROUNDS; round++) {
 		char home[64];
 
 		t0 = hd_mono_us();
 		for (i = 0; i < per * AGENTS; i++)
-			raw_turn(member);
+			bench_raw_turn(member, prompt);
 		seq += hd_mono_us() - t0;
 		par += raw_parallel(member, per * AGENTS);
 		st = setup(home, sizeof(home), "exec", cfg_lead, cfg_member);

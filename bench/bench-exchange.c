@@ -28,7 +28,6 @@
  *
  * usage: bench_exchange [EXCHANGES] [AGENTS]   (default 50 and 8)
  */
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +36,8 @@
 #include <huddle/log.h>
 #include <huddle/team.h>
 #include <huddle/util.h>
+
+#include "bench.h"
 
 #define ROUNDS 5
 
@@ -48,22 +49,6 @@ typedef struct timed {
 	int64_t *gaps;    /* engine time between two turns of an exchange */
 	long ngaps;
 } timed;
-
-static void
-die(const char *what, const hd_err *err)
-{
-	fprintf(stderr, "bench: %s: %s\n", what, err ? err->msg : "");
-	exit(1);
-}
-
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 timed_run(
@@ -87,14 +72,6 @@ static int
 cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -127,10 +104,10 @@ round_once(long exchanges, int agents, double *alone_us, double *p50_us)
 	snprintf(
 	    home, sizeof(home), "%s/huddle-bench-XXXXXX", tmp ? tmp : "/tmp");
 	if (mkdtemp(home) == NULL || hd_store_open(&st, home, &err) != 0)
-		die("home", &err);
+		bench_die("home", &err);
 	ts.id = "bench";
 	if (hd_team_create(NULL, st, &ts, &err) != 0)
-		die("team", &err);
+		bench_die("team", &err);
 	cfg =
 	    json_loads("{\"rules\": [{\"when\": \"deploy\", \"reply\": "
 		       "\"Deploying now.\"}, {\"when\": \"status\", \"reply\": "
@@ -146,7 +123,7 @@ round_once(long exchanges, int agents, double *alone_us, double *p50_us)
 		as.runtime_config = cfg;
 		as.leader = k == 0;
 		if (hd_agent_add(&a, st, &as, &err) != 0)
-			die("agent", &err);
+			bench_die("agent", &err);
 		first[k] = strdup(a->id);
 		hd_agent_free(a);
 	}
@@ -161,30 +138,31 @@ round_once(long exchanges, int agents, double *alone_us, double *p50_us)
 	spec.runner_ctx = &t;
 	if ((t.gaps = calloc((size_t)(exchanges * agents), sizeof(*t.gaps))) ==
 	    NULL)
-		die("oom", NULL);
+		bench_die("oom", NULL);
 	t0 = hd_mono_us();
 	for (e = 0; e < exchanges; e++) {
 		t.last_end = 0;
 		if (hd_exchange_run(&res, st, &spec, &err) != 0)
-			die("exchange", &err);
+			bench_die("exchange", &err);
 		if (res.turns_taken != agents)
-			die("exchange took the wrong number of turns", NULL);
+			bench_die(
+			    "exchange took the wrong number of turns", NULL);
 		hd_exchange_result_dispose(&res);
 	}
 	total = hd_mono_us() - t0;
-	qsort(t.gaps, (size_t)t.ngaps, sizeof(*t.gaps), cmp_i64);
+	qsort(t.gaps, (size_t)t.ngaps, sizeof(*t.gaps), bench_cmp_i64);
 	*p50_us = t.ngaps > 0 ? (double)t.gaps[t.ngaps / 2] : 0;
 	free(t.gaps);
 
 	/* the scripted turn alone: same agent, a prompt of the mean size */
 	n = t.turns;
 	if ((prompt = malloc(t.prompt_bytes / (size_t)n + 1)) == NULL)
-		die("oom", NULL);
+		bench_die("oom", NULL);
 	for (i = 0; i < (long)(t.prompt_bytes / (size_t)n); i++)
 		prompt[i] = "status report "[i % 14];
 	prompt[i] = '\0';
 	if (hd_agent_get(&a, st, first[0], &err) != 0)
-		die("agent", &err);
+		bench_die("agent", &err);
 	memset(&turn, 0, sizeof(turn));
 	turn.agent = a;
 	turn.team = "bench";
@@ -193,7 +171,7 @@ round_once(long exchanges, int agents, double *alone_us, double *p50_us)
 	t0 = hd_mono_us();
 	for (i = 0; i < n; i++) {
 		if (hd_runtime_run(&rr, &turn, NULL, NULL, &err) != 0)
-			die("scripted turn", &err);
+			bench_die("scripted turn", &err);
 		hd_runtime_result_dispose(&rr);
 	}
 	*alone_us = (double)(hd_mono_us() - t0) / (double)n;
@@ -205,7 +183,8 @@ round_once(long exchanges, int agents, double *alone_us, double *p50_us)
 	free(first);
 	json_decref(cfg);
 	hd_store_close(st);
-	nftw(home, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (bench_rm_rf(home) != 0)
+		fprintf(stderr, "bench_exchange: could not remove %s\n", home);
 	return (double)(total - t.us) / (double)n;
 }
 

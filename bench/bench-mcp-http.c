@@ -235,7 +235,7 @@ open_followers(int port)
 int
 main(int argc, char **argv)
 {
-	char home[] = "/tmp/huddle-bench-XXXXXX", cmd[600];
+	char home[] = "/tmp/huddle-bench-XXXXXX";
 	const char *bin = getenv("HUDDLE_BIN") ? getenv("HUDDLE_BIN") : "./huddle";
 	int total = argc > 1 ? atoi(argv[1]) : 20000, port, i, *fds;
 	int64_t *lat;
@@ -292,10 +292,8 @@ main(int argc, char **argv)
 		close(fds[i]);
 	free(fds);
 	free(lat);
-	kill(bench_server_pid, SIGTERM);
-	waitpid(bench_server_pid, NULL, 0);
+	bench_stop_server();
 	hd_store_close(st);
 	curl_global_cleanup();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-	return system(cmd) == 0 ? 0 : 1;
+	return bench_rm_rf(home) == 0 ? 0 : 1;
 }

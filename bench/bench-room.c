@@ -40,6 +40,7 @@
 #include <huddle/team.h>
 
 #include "bench-raw.h"
+#include "bench.h"
 
 #include "store/sqlite.h"
 
@@ -55,13 +56,6 @@ now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void
-die(const char *what, const hd_err *err)
-{
-	fprintf(stderr, "bench_room: %s: %s\n", what, err ? err->msg : "");
-	exit(1);
-}
-
 static char *
 fresh_home(void)
 {
@@ -69,10 +63,10 @@ fresh_home(void)
 	char *dir = malloc(256);
 
 	if (dir == NULL)
-		die("out of memory", NULL);
+		bench_die("out of memory", NULL);
 	snprintf(dir, 256, "%s/huddle-bench-XXXXXX", tmp ? tmp : "/tmp");
 	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", NULL);
+		bench_die("mkdtemp", NULL);
 	return dir;
 }
 
@@ -96,27 +90,7 @@ rm_home(const char *home)
 static void
 setup_home(const char *home)
 {
-	hd_store *st = NULL;
-	hd_err err = HD_ERR_INIT;
-	hd_team_spec ts = {0};
-	hd_agent_spec as;
-	char id[8];
-	int i;
-
-	if (hd_store_open(&st, home, &err) < 0)
-		die("open", &err);
-	ts.id = "b";
-	if (hd_team_create(NULL, st, &ts, &err) < 0)
-		die("team", &err);
-	for (i = 0; i < MAX_PROCS; i++) {
-		memset(&as, 0, sizeof(as));
-		snprintf(id, sizeof(id), "a%d", i);
-		as.id = id;
-		as.team = "b";
-		if (hd_agent_add(NULL, st, &as, &err) < 0)
-			die("agent", &err);
-	}
-	hd_store_close(st);
+	hd_store_close(bench_team_home(home, "b", "a", MAX_PROCS, 0));
 }
 
 /* --- the two posters ---------------------------------------------------- */
@@ -132,7 +106,7 @@ post_huddle(hd_store *st, int who, int n)
 	for (i = 0; i < n; i++) {
 		snprintf(body, sizeof(body), "post %d from %s", i, author);
 		if (hd_room_post(NULL, st, "b", "peer", author, body, &err) < 0)
-			die("hd_room_post", &err);
+			bench_die("hd_room_post", &err);
 	}
 }
 
@@ -194,7 +168,7 @@ post_raw(hd_store *st, int who, int n, int with_event)
 			;
 		sqlite3_bind_text(max, 1, "team:b", -1, SQLITE_STATIC);
 		if (sqlite3_step(max) != SQLITE_ROW)
-			die("raw max", NULL);
+			bench_die("raw max", NULL);
 		seq = sqlite3_column_int64(max, 0);
 		sqlite3_reset(max);
 		sqlite3_bind_text(ins, 1, id, -1, SQLITE_STATIC);
@@ -246,14 +220,14 @@ post_round(int side, int procs, int total)
 
 	setup_home(home);
 	if (pipe(go) < 0)
-		die("pipe", NULL);
+		bench_die("pipe", NULL);
 	for (i = 0; i < procs; i++) {
 		if ((pids[i] = fork()) < 0)
-			die("fork", NULL);
+			bench_die("fork", NULL);
 		if (pids[i] == 0) {
 			close(go[1]);
 			if (hd_store_open(&st, home, &err) < 0)
-				die("open", &err);
+				bench_die("open", &err);
 			hd_store_set_busy_budget(st, BUSY_MS);
 			if (read(go[0], &c, 1) < 0) /* the start line */
 				_exit(1);
@@ -272,7 +246,7 @@ post_round(int side, int procs, int total)
 	for (i = 0; i < procs; i++)
 		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0)
-			die("a poster failed", NULL);
+			bench_die("a poster failed", NULL);
 	t1 = now_ns();
 	rm_home(home);
 	free(home);
@@ -302,14 +276,6 @@ bench_post(const char *name, int procs, int total, int rounds)
 }
 
 /* --- follow latency ----------------------------------------------------- */
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int64_t
 pct(const int64_t *sorted, int n, double p)
@@ -342,7 +308,7 @@ latency_follow(int n, int64_t *lat)
 	commit = mmap(NULL, sizeof(int64_t) * 2 * ((size_t)n + 1),
 	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (commit == MAP_FAILED || pipe(acks) < 0)
-		die("mmap/pipe", NULL);
+		bench_die("mmap/pipe", NULL);
 	wake = commit + n + 1;
 	if ((pid = fork()) == 0) { /* the follower */
 		hd_posts l;
@@ -351,16 +317,16 @@ latency_follow(int n, int64_t *lat)
 
 		close(acks[0]);
 		if (hd_store_open(&st, home, &err) < 0)
-			die("open", &err);
+			bench_die("open", &err);
 		if (write(acks[1], &c, 1) < 0) /* ready */
 			_exit(1);
 		while (since < n) {
 			if (hd_room_follow(
 				&l, st, "b", since, 500, 10000, &err) < 0)
-				die("follow", &err);
+				bench_die("follow", &err);
 			t = now_ns();
 			if (l.n == 0)
-				die("follow timed out", NULL);
+				bench_die("follow timed out", NULL);
 			for (j = 0; j < l.n; j++)
 				wake[l.items[j].seq] = t;
 			since = l.next_seq;
@@ -372,22 +338,22 @@ latency_follow(int n, int64_t *lat)
 	}
 	close(acks[1]);
 	if (hd_store_open(&st, home, &err) < 0)
-		die("open", &err);
+		bench_die("open", &err);
 	if (read(acks[0], &c, 1) != 1)
-		die("follower did not start", NULL);
+		bench_die("follower did not start", NULL);
 	usleep(50000);
 	for (i = 0; i < n; i++) {
 		pace();
 		if (hd_room_post(&p, st, "b", "peer", "a0", "ping", &err) < 0)
-			die("post", &err);
+			bench_die("post", &err);
 		commit[p->seq] = now_ns();
 		hd_post_free(p);
 		if (read(acks[0], &c, 1) != 1)
-			die("follower died", NULL);
+			bench_die("follower died", NULL);
 	}
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0)
-		die("follower failed", NULL);
+		bench_die("follower failed", NULL);
 	for (i = 1; i <= n;
 	     i++) /* a follower may see it before COMMIT returns */
 		lat[i - 1] = wake[i] > commit[i] ? wake[i] - commit[i] : 0;
@@ -406,7 +372,7 @@ latency_pipe(int n, int64_t *lat)
 	pid_t pid;
 
 	if (pipe(to) < 0 || pipe(back) < 0)
-		die("pipe", NULL);
+		bench_die("pipe", NULL);
 	if ((pid = fork()) == 0) {
 		close(to[1]);
 		close(back[0]);
@@ -425,7 +391,7 @@ latency_pipe(int n, int64_t *lat)
 		if (write(to[1], &t, sizeof(t)) != (ssize_t)sizeof(t) ||
 		    read(back[0], &lat[i], sizeof(lat[i])) !=
 			(ssize_t)sizeof(lat[i]))
-			die("pipe wake", NULL);
+			bench_die("pipe wake", NULL);
 	}
 	close(to[1]);
 	waitpid(pid, &status, 0);
@@ -439,11 +405,11 @@ bench_latency(int n)
 	double p50, p99, b50, b99;
 
 	if (ours == NULL || base == NULL)
-		die("out of memory", NULL);
+		bench_die("out of memory", NULL);
 	latency_follow(n, ours);
 	latency_pipe(n, base);
-	qsort(ours, (size_t)n, sizeof(int64_t), cmp_i64);
-	qsort(base, (size_t)n, sizeof(int64_t), cmp_i64);
+	qsort(ours, (size_t)n, sizeof(int64_t), bench_cmp_i64);
+	qsort(base, (size_t)n, sizeof(int64_t), bench_cmp_i64);
 	p50 = (double)pct(ours, n, 0.50) / 1000;
 	p99 = (double)pct(ours, n, 0.99) / 1000;
 	b50 = (double)pct(base, n, 0.50) / 1000;

@@ -15,31 +15,20 @@
  * usage: bench_runtime [SCRIPTED_TURNS] [EXEC_TURNS]
  *        (default 200000 and 400)
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <huddle/runtime.h>
 #include <huddle/util.h>
 
-extern char **environ;
+#include "bench.h"
 
 #define ROUNDS 4
 
 static const char *prompt = "status report, please: what is left?";
-
-static void
-die(const char *what, const hd_err *err)
-{
-	fprintf(stderr, "bench: %s: %s\n", what, err ? err->msg : "");
-	exit(1);
-}
 
 static double
 bench_scripted(long n, double *bare_us)
@@ -70,12 +59,12 @@ bench_scripted(long n, double *bare_us)
 	t.agent = &a;
 	t.prompt = prompt;
 	if (hd_runtime_find(&rt, "scripted", &err) != 0)
-		die("find", &err);
+		bench_die("find", &err);
 
 	t0 = hd_mono_us();
 	for (i = 0; i < n; i++) {
 		if (hd_runtime_run_turn(&res, rt, &t, NULL, NULL, &err) != 0)
-			die("scripted turn", &err);
+			bench_die("scripted turn", &err);
 		sink += res.cost.microcents;
 		hd_runtime_result_dispose(&res);
 	}
@@ -106,39 +95,6 @@ bench_scripted(long n, double *bare_us)
 	return (double)lib / (double)n;
 }
 
-/* One raw turn: spawn the script with pipes, feed, read to EOF, reap. */
-static void
-raw_turn(const char *path)
-{
-	char *argv[] = {(char *)path, NULL};
-	posix_spawn_file_actions_t fa;
-	int inp[2], outp[2];
-	char buf[4096];
-	pid_t pid;
-	ssize_t n;
-	int status;
-
-	if (pipe2(inp, O_CLOEXEC) != 0 || pipe2(outp, O_CLOEXEC) != 0)
-		die("pipe", NULL);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, inp[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-	if (posix_spawn(&pid, path, &fa, NULL, argv, environ) != 0)
-		die("posix_spawn", NULL);
-	posix_spawn_file_actions_destroy(&fa);
-	close(inp[0]);
-	close(outp[1]);
-	if (write(inp[1], prompt, strlen(prompt)) < 0)
-		die("write", NULL);
-	close(inp[1]);
-	while ((n = read(outp[0], buf, sizeof(buf))) > 0 ||
-	       (n < 0 && errno == EINTR))
-		;
-	close(outp[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-}
-
 static double
 bench_exec(long n, const char *dir, double *raw_rate)
 {
@@ -155,7 +111,7 @@ bench_exec(long n, const char *dir, double *raw_rate)
 
 	snprintf(path, sizeof(path), "%s/agent.sh", dir);
 	if ((f = fopen(path, "w")) == NULL)
-		die("script", NULL);
+		bench_die("script", NULL);
 	fputs("#!/bin/sh\ncat\n", f);
 	fclose(f);
 	chmod(path, 0755);
@@ -169,20 +125,20 @@ bench_exec(long n, const char *dir, double *raw_rate)
 	t.agent = &a;
 	t.prompt = prompt;
 	if (hd_runtime_find(&rt, "exec", &err) != 0)
-		die("find", &err);
+		bench_die("find", &err);
 
 	for (i = 0; i < 10; i++) /* warm the page cache and the shell */
-		raw_turn(path);
+		bench_raw_turn(path, prompt);
 	for (round = 0; round < ROUNDS; round++) {
 		t0 = hd_mono_us();
 		for (i = 0; i < per; i++)
-			raw_turn(path);
+			bench_raw_turn(path, prompt);
 		raw += hd_mono_us() - t0;
 		t0 = hd_mono_us();
 		for (i = 0; i < per; i++) {
 			if (hd_runtime_run_turn(
 				&res, rt, &t, NULL, NULL, &err) != 0)
-				die("exec turn", &err);
+				bench_die("exec turn", &err);
 			if (strcmp(res.text, prompt) != 0) {
 				fprintf(stderr, "bench: wrong reply\n");
 				exit(1);
@@ -211,7 +167,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", NULL);
+		bench_die("mkdtemp", NULL);
 
 	lib = bench_scripted(nscripted, &base);
 	printf("runtime_scripted: %.2f us/turn | baseline %.3f us/turn | "

@@ -1,7 +1,8 @@
 /*
  * bench-server.h -- what the HTTP benchmarks share: a `huddle serve` of
  * their own (on a free port, its home given), its resident memory, the
- * sort of latencies and a curl sink for bodies nobody reads.
+ * stopping it, and a curl sink for bodies nobody reads (the sort of
+ * latencies is bench.h's bench_cmp_i64).
  * Callers: bench-mcp-http.c, bench-conn.c.
  */
 #ifndef HD_BENCH_SERVER_H
@@ -9,10 +10,14 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "bench.h"
 
 /* the server bench_start_server started, for kill and rss */
 static pid_t bench_server_pid;
@@ -75,13 +80,12 @@ bench_rss_kb(pid_t pid)
 	return kb;
 }
 
-/* qsort order for int64_t latencies */
-static inline int
-bench_cmp_i64(const void *a, const void *b)
+/* SIGTERM to the server, then wait for it to end. */
+static inline void
+bench_stop_server(void)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
+	kill(bench_server_pid, SIGTERM);
+	waitpid(bench_server_pid, NULL, 0);
 }
 
 /* a CURLOPT_WRITEFUNCTION that drops the body */

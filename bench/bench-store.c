@@ -17,7 +17,8 @@
 
 #include <huddle/util.h>
 
-#include "store/sqlite.h"
+#include "bench-raw.h"
+#include "bench.h"
 
 struct put {
 	const char *key;
@@ -68,22 +69,13 @@ run_raw(const char *home, int n)
 	int i;
 
 	snprintf(path, sizeof(path), "%s/raw.db", home);
-	if (sqlite3_open(path, &db) != SQLITE_OK ||
-	    sqlite3_exec(db,
-		"PRAGMA page_size=2048; PRAGMA journal_mode=WAL;"
-		"PRAGMA synchronous=NORMAL;"
-		"PRAGMA foreign_keys=ON; PRAGMA busy_timeout=2000;"
-		"CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY,"
-		" value TEXT NOT NULL, updated_at INTEGER NOT NULL);",
-		NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-		"INSERT INTO kv(key, value, updated_at) VALUES (?, ?, ?) "
-		"ON CONFLICT(key) DO UPDATE SET value=excluded.value, "
-		"updated_at=excluded.updated_at",
-		-1, &s, NULL) != SQLITE_OK) {
-		fprintf(stderr, "bench: raw: %s\n", sqlite3_errmsg(db));
-		exit(1);
-	}
+	db = bench_raw_open(path,
+	    "CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY,"
+	    " value TEXT NOT NULL, updated_at INTEGER NOT NULL);",
+	    "INSERT INTO kv(key, value, updated_at) VALUES (?, ?, ?) "
+	    "ON CONFLICT(key) DO UPDATE SET value=excluded.value, "
+	    "updated_at=excluded.updated_at",
+	    &s);
 	t0 = hd_mono_us();
 	for (i = 0; i < n; i++) {
 		snprintf(value, sizeof(value), "%d", i);
@@ -110,7 +102,6 @@ main(int argc, char **argv)
 	char home[] = "/tmp/huddle-bench-XXXXXX";
 	int n = argc > 1 ? atoi(argv[1]) : 20000;
 	double lib, raw;
-	char cmd[600];
 
 	if (n <= 0 || mkdtemp(home) == NULL)
 		return 2;
@@ -122,6 +113,5 @@ main(int argc, char **argv)
 	printf("store_write: %.0f commits/s | baseline raw sqlite %.0f "
 	       "commits/s | ratio %.2fx\n",
 	    lib, raw, lib / raw);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-	return system(cmd) == 0 ? 0 : 1;
+	return bench_rm_rf(home) == 0 ? 0 : 1;
 }

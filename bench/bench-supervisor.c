@@ -39,22 +39,15 @@
 #include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "store/store.h"
+#include "bench.h"
 
-extern char **environ;
+#include "store/store.h"
 
 #define AGENTS_MAX 64
 #define IDLE_S 3
 #define SCRIPT                                                                 \
 	"date +%s%N >> \"$BENCH_STAMPS/$HUDDLE_AGENT\"; cat >/dev/null; "      \
 	"echo ok"
-
-static void
-die(const char *what, const hd_err *err)
-{
-	fprintf(stderr, "bench: %s: %s\n", what, err ? err->msg : "");
-	exit(1);
-}
 
 static int64_t
 now_ns(void)
@@ -65,20 +58,12 @@ now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static double
 pctl_ms(int64_t *v, size_t n, double p)
 {
 	size_t i = (size_t)(p * (double)(n - 1) + 0.5);
 
-	qsort(v, n, sizeof(*v), cmp_i64);
+	qsort(v, n, sizeof(*v), bench_cmp_i64);
 	return (double)v[i] / 1e6;
 }
 
@@ -133,7 +118,7 @@ main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 10;
 	int AGENTS = argc > 2 ? atoi(argv[2]) : 20;
 	char dir[] = "/tmp/huddle-bench-sv-XXXXXX", stamps[600], path[700];
-	char id[16], cmd[700];
+	char id[16];
 	hd_team_spec ts = {0};
 	hd_agent_spec as;
 	hd_autorun_spec ar = HD_AUTORUN_SPEC_INIT;
@@ -154,15 +139,15 @@ main(int argc, char **argv)
 	if (AGENTS < 2 || AGENTS > AGENTS_MAX)
 		AGENTS = 20;
 	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", NULL);
+		bench_die("mkdtemp", NULL);
 	snprintf(stamps, sizeof(stamps), "%s/stamps", dir);
 	mkdir(stamps, 0700);
 	setenv("BENCH_STAMPS", stamps, 1);
 	if (hd_store_open(&st, dir, &err) < 0)
-		die("open", &err);
+		bench_die("open", &err);
 	ts.id = "bench";
 	if (hd_team_create(NULL, st, &ts, &err) < 0)
-		die("team", &err);
+		bench_die("team", &err);
 	config = json_pack("{s:[s,s,s]}", "command", "/bin/sh", "-c", SCRIPT);
 	for (i = 0; i < AGENTS; i++) {
 		snprintf(id, sizeof(id), "a%02d", i);
@@ -173,22 +158,22 @@ main(int argc, char **argv)
 		as.runtime_config = config;
 		as.leader = i == 0;
 		if (hd_agent_add(NULL, st, &as, &err) < 0)
-			die("agent", &err);
+			bench_die("agent", &err);
 	}
 	json_decref(config);
 	ar.on = 1;
 	ar.turns_per_hour = HD_AUTORUN_TURNS_PER_HOUR_MAX;
 	ar.park_after = HD_AUTORUN_PARK_AFTER_MAX;
 	if (hd_autorun_set(NULL, st, "bench", &ar, &err) < 0)
-		die("autorun", &err);
+		bench_die("autorun", &err);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.home = dir;
 	if (hd_supervisor_start(&sv, &cfg, &err) < 0)
-		die("supervisor", &err);
+		bench_die("supervisor", &err);
 	lat = calloc((size_t)rounds * AGENTS, sizeof(*lat));
 	base = calloc((size_t)rounds * AGENTS, sizeof(*base));
 	if (lat == NULL || base == NULL)
-		die("out of memory", NULL);
+		bench_die("out of memory", NULL);
 
 	for (r = 0; r < rounds; r++) {
 		/* the supervisor: one message each, then wait for all turns */
@@ -201,18 +186,19 @@ main(int argc, char **argv)
 			ms.content = "run the job";
 			t0[i] = now_ns();
 			if (hd_mailbox_send(NULL, st, &ms, &err) < 0)
-				die("send", &err);
+				bench_die("send", &err);
 		}
 		deadline = hd_mono_ms() + 60000;
 		while (turns_done(st) < (int64_t)(r + 1) * AGENTS) {
 			if (hd_mono_ms() > deadline)
-				die("turns did not finish within 60 s", NULL);
+				bench_die(
+				    "turns did not finish within 60 s", NULL);
 			hd_sleep_us(2000);
 		}
 		for (i = 0; i < AGENTS; i++) {
 			snprintf(path, sizeof(path), "%s/a%02d", stamps, i);
 			if ((stamp = stamp_at(path, r + 1)) == 0)
-				die("a turn left no stamp", NULL);
+				bench_die("a turn left no stamp", NULL);
 			lat[nlat++] = stamp - t0[i];
 		}
 		/* the baseline: the same command spawned directly, all the
@@ -233,7 +219,7 @@ main(int argc, char **argv)
 			    &pids[i], "/bin/sh", &fa, NULL, args, environ);
 			posix_spawn_file_actions_destroy(&fa);
 			if (rc != 0)
-				die("posix_spawn", NULL);
+				bench_die("posix_spawn", NULL);
 		}
 		for (i = 0; i < AGENTS; i++) {
 			int status;
@@ -241,7 +227,7 @@ main(int argc, char **argv)
 			waitpid(pids[i], &status, 0);
 			snprintf(path, sizeof(path), "%s/b%02d", stamps, i);
 			if ((stamp = stamp_at(path, r + 1)) == 0)
-				die("a spawn left no stamp", NULL);
+				bench_die("a spawn left no stamp", NULL);
 			base[nbase++] = stamp - t0[i];
 		}
 	}
@@ -255,7 +241,7 @@ main(int argc, char **argv)
 	c1 = cpu_s();
 	ar.on = 0;
 	if (hd_autorun_set(NULL, st, "bench", &ar, &err) < 0)
-		die("autorun off", &err);
+		bench_die("autorun off", &err);
 	hd_sleep_us(1000000);
 	c2 = cpu_s();
 	hd_sleep_us(IDLE_S * 1000000);
@@ -286,8 +272,7 @@ main(int argc, char **argv)
 	hd_store_close(st);
 	free(lat);
 	free(base);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
+	if (bench_rm_rf(dir) != 0)
 		fprintf(stderr, "bench: could not remove %s\n", dir);
 	return 0;
 }

@@ -8,38 +8,15 @@
 // phone's. The tests run in order and share one page.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
-import {chromium} from 'playwright-core';
+import {BASE, DESKTOP, PHONE, PORT, SHOTS, api, numberedShots, onConsoleError, openBrowser} from './browser.mjs';
 
-const PORT = Number(process.env.HUDDLE_PORT);
-const BASE = `http://127.0.0.1:${PORT}`;
-const SHOTS = process.env.HUDDLE_SHOTS;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 // A bound on waits so a broken page fails instead of hanging; never a
 // measure of speed.
 const LIVE = 15000;
 const TEAM = 'board';
-const DESKTOP = {width: 1440, height: 900};
-const PHONE = {width: 390, height: 844};
 
 assert.ok(PORT && SHOTS, 'run me through test-dashboard-board.sh');
-
-async function api(method, p, body) {
-  const res = await fetch(BASE + p, {
-    method,
-    headers: body === undefined ? {} : {'Content-Type': 'application/json'},
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch (e) { /* not JSON */ }
-  return {status: res.status, text, json};
-}
 
 async function task(id) {
   const r = await api('GET', `/api/tasks/${id}`);
@@ -53,16 +30,10 @@ async function newTask(subject, extra) {
   return r.json.task.id;
 }
 
-let ctx;
 let page;
-let userDir;
-let shotN = 0;
+let closeBrowser;
 const consoleErrors = [];
-
-async function shot(name) {
-  shotN++;
-  await page.screenshot({path: path.join(SHOTS, `${String(shotN).padStart(2, '0')}-${name}.png`)});
-}
+const shot = numberedShots(() => page);
 
 // The browser reports each refused request as a console error naming its
 // status; those are expected exactly where a refusal is the point, and
@@ -106,26 +77,11 @@ async function until(id, pred, what) {
 }
 
 before(async () => {
-  userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'huddle-chromium-'));
-  ctx = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-    viewport: DESKTOP,
-    colorScheme: 'light',
-  });
-  page = ctx.pages()[0] || await ctx.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push({text: m.text(), url: m.location().url || ''});
-  });
-  page.on('pageerror', (e) => consoleErrors.push({text: `uncaught: ${e.message}`, url: ''}));
+  ({page, close: closeBrowser} = await openBrowser(DESKTOP));
+  onConsoleError(page, (text, url) => consoleErrors.push({text, url}));
 });
 
-after(async () => {
-  if (ctx) await ctx.close();
-  if (userDir) fs.rmSync(userDir, {recursive: true, force: true});
-});
+after(() => closeBrowser?.());
 
 test('the new scripts are served and never build markup from strings', async () => {
   for (const f of ['board.js', 'forms.js']) {

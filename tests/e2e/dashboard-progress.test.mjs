@@ -13,16 +13,11 @@ import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {setTimeout as sleep} from 'node:timers/promises';
 
-import {chromium} from 'playwright-core';
+import {BASE, PORT, SHOTS, api, onConsoleError, openBrowser} from './browser.mjs';
 
-const PORT = Number(process.env.HUDDLE_PORT);
-const BASE = `http://127.0.0.1:${PORT}`;
-const SHOTS = process.env.HUDDLE_SHOTS;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PGIDS = path.join(process.env.AGENT_LOG || '', 'prog-coder.pgid');
 // Bounds on waits so a broken page fails instead of hanging; never a
 // measure of speed.
@@ -31,20 +26,6 @@ const SLOW = 120000;
 const AGENT = 'prog-coder';
 
 assert.ok(PORT && SHOTS && process.env.AGENT_LOG, 'run me through test-dashboard-progress.sh');
-
-async function api(method, p, body) {
-  const res = await fetch(BASE + p, {
-    method,
-    headers: body === undefined ? {} : {'Content-Type': 'application/json'},
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch (e) { /* not JSON */ }
-  return {status: res.status, text, json};
-}
 
 // The turns the slow agent began so far (one process group each).
 function turnsBegun() {
@@ -75,25 +56,28 @@ async function until(what, fn, ms = LIVE) {
 }
 
 let ctx;
-let userDir;
+let closeBrowser;
 const consoleErrors = [];
 
 before(async () => {
-  userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'huddle-chromium-'));
-  ctx = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-    viewport: {width: 1440, height: 900},
-    colorScheme: 'light',
-  });
+  ({ctx, close: closeBrowser} = await openBrowser());
 });
 
-after(async () => {
-  if (ctx) await ctx.close();
-  if (userDir) fs.rmSync(userDir, {recursive: true, force: true});
-});
+after(() => closeBrowser?.());
+
+// A new page at w x h on team prog, live, with the slow agent's card shown;
+// mark is where its console errors begin.
+async function openProg(w, h) {
+  const page = await ctx.newPage();
+  await page.setViewportSize({width: w, height: h});
+  const mark = consoleErrors.length;
+  onConsoleError(page, (text) => consoleErrors.push(text));
+  await page.goto(BASE + '/teams/prog');
+  await page.locator('#conn[data-state="live"]').waitFor({timeout: LIVE});
+  const cardOf = page.locator(`#agents .agent[data-agent="${AGENT}"]`);
+  await cardOf.waitFor({timeout: LIVE});
+  return {page, mark, cardOf};
+}
 
 test('progress.js is served and builds no markup from strings', async () => {
   const r = await api('GET', '/assets/progress.js');
@@ -116,17 +100,7 @@ test('cancel over REST: unknown and ended work is refused clearly', async () => 
 
 for (const [w, h] of [[1440, 900], [390, 844]]) {
   test(`${w}x${h}: a working agent shows its elapsed time; Cancel ends a running conversation`, {timeout: SLOW}, async () => {
-    const page = await ctx.newPage();
-    await page.setViewportSize({width: w, height: h});
-    const mark = consoleErrors.length;
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push(`uncaught: ${e.message}`));
-    await page.goto(BASE + '/teams/prog');
-    await page.locator('#conn[data-state="live"]').waitFor({timeout: LIVE});
-    const cardOf = page.locator(`#agents .agent[data-agent="${AGENT}"]`);
-    await cardOf.waitFor({timeout: LIVE});
+    const {page, mark, cardOf} = await openProg(w, h);
     assert.equal(await cardOf.locator('.working-time').count(), 0, 'idle: no working indicator');
 
     const begun = turnsBegun().length;
@@ -173,17 +147,7 @@ for (const [w, h] of [[1440, 900], [390, 844]]) {
   });
 
   test(`${w}x${h}: Cancel ends a running exchange`, {timeout: SLOW}, async () => {
-    const page = await ctx.newPage();
-    await page.setViewportSize({width: w, height: h});
-    const mark = consoleErrors.length;
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push(`uncaught: ${e.message}`));
-    await page.goto(BASE + '/teams/prog');
-    await page.locator('#conn[data-state="live"]').waitFor({timeout: LIVE});
-    const cardOf = page.locator(`#agents .agent[data-agent="${AGENT}"]`);
-    await cardOf.waitFor({timeout: LIVE});
+    const {page, mark, cardOf} = await openProg(w, h);
     assert.equal(await page.locator('#exchange-cancel').isVisible(), false, 'no Cancel before it runs');
 
     const begun = turnsBegun().length;

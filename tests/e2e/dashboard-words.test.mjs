@@ -9,17 +9,12 @@ import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
-import {chromium} from 'playwright-core';
+import {BASE, DESKTOP, PHONE, PORT, SHOTS, api, onConsoleError, openBrowser} from './browser.mjs';
 
 const HUDDLE = process.env.HUDDLE;
 const HUDDLE_SRC = process.env.HUDDLE_SRC;
-const PORT = Number(process.env.HUDDLE_PORT);
-const BASE = `http://127.0.0.1:${PORT}`;
-const SHOTS = process.env.HUDDLE_SHOTS;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 // Bounds on waits so a broken page fails instead of hanging; never a
 // measure of speed.
 const LIVE = 10000;
@@ -50,18 +45,8 @@ function cli(...args) {
   return execFileSync(HUDDLE, args, {encoding: 'utf8'});
 }
 
-async function api(method, p, body) {
-  const res = await fetch(BASE + p, {
-    method,
-    headers: body === undefined ? {} : {'Content-Type': 'application/json'},
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return {status: res.status, json: await res.json()};
-}
-
-let ctx;
 let page;
-let userDir;
+let closeBrowser;
 const consoleErrors = [];
 
 async function shot(name) {
@@ -69,26 +54,11 @@ async function shot(name) {
 }
 
 before(async () => {
-  userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'huddle-chromium-'));
-  ctx = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-    viewport: {width: 1440, height: 900},
-    colorScheme: 'light',
-  });
-  page = ctx.pages()[0] || await ctx.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`uncaught: ${e.message}`));
+  ({page, close: closeBrowser} = await openBrowser());
+  onConsoleError(page, (text) => consoleErrors.push(text));
 });
 
-after(async () => {
-  if (ctx) await ctx.close();
-  if (userDir) fs.rmSync(userDir, {recursive: true, force: true});
-});
+after(() => closeBrowser?.());
 
 async function open(team) {
   await page.goto(`${BASE}/teams/${team}`);
@@ -113,7 +83,7 @@ async function noNullOnScreen(what) {
   assert.doesNotMatch(text, /\bundefined\b/i, `${what}: "undefined" on screen:\n${text}`);
 }
 
-for (const [label, viewport] of [['wide', {width: 1440, height: 900}], ['narrow', {width: 390, height: 844}]]) {
+for (const [label, viewport] of [['wide', DESKTOP], ['narrow', PHONE]]) {
   test(`${label}: a reply's Markdown is rendered, its mention a chip, the answer shown once`, {timeout: SLOW}, async () => {
     await page.setViewportSize(viewport);
     const mark = consoleErrors.length;

@@ -13,15 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import {setTimeout as sleep} from 'node:timers/promises';
 
-import {chromium} from 'playwright-core';
+import {BASE, PORT, SHOTS, api, numberedShots, onConsoleError, openBrowser} from './browser.mjs';
 
 const HUDDLE = process.env.HUDDLE;
-const PORT = Number(process.env.HUDDLE_PORT);
-const BASE = `http://127.0.0.1:${PORT}`;
-const SHOTS = process.env.HUDDLE_SHOTS;
 const PIDFILE = process.env.HUDDLE_SERVER_PID_FILE;
 const SERVE_LOG = process.env.HUDDLE_SERVE_LOG;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 // Bounds on waits so a broken page fails instead of hanging; never a
 // measure of speed (except the room's 1 s, which is the stated behaviour).
 const LIVE = 10000;
@@ -31,20 +27,6 @@ assert.ok(HUDDLE && PORT && SHOTS && PIDFILE, 'run me through test-dashboard.sh'
 
 function cli(...args) {
   return execFileSync(HUDDLE, args, {encoding: 'utf8'});
-}
-
-async function api(method, p, body) {
-  const res = await fetch(BASE + p, {
-    method,
-    headers: body === undefined ? {} : {'Content-Type': 'application/json'},
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch (e) { /* not JSON */ }
-  return {status: res.status, headers: res.headers, text, json};
 }
 
 // The conversation and exchange engines are built on other branches: their
@@ -58,14 +40,9 @@ const hasExchanges = await routeExists('/api/team-chat/exchange');
 
 let ctx;
 let page;
-let userDir;
-let shotN = 0;
+let closeBrowser;
 const consoleErrors = [];
-
-async function shot(name) {
-  shotN++;
-  await page.screenshot({path: path.join(SHOTS, `${String(shotN).padStart(2, '0')}-${name}.png`)});
-}
+const shot = numberedShots(() => page);
 
 // Console errors since mark, less those the test expects.
 function errorsSince(mark, allowed) {
@@ -76,26 +53,11 @@ const room = (text) => page.locator('#room-log .post', {hasText: text});
 const card = (status, id) => page.locator(`#col-${status} .card[data-task-id="${id}"]`);
 
 before(async () => {
-  userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'huddle-chromium-'));
-  ctx = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-    viewport: {width: 1440, height: 900},
-    colorScheme: 'light',
-  });
-  page = ctx.pages()[0] || await ctx.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`uncaught: ${e.message}`));
+  ({ctx, page, close: closeBrowser} = await openBrowser());
+  onConsoleError(page, (text) => consoleErrors.push(text));
 });
 
-after(async () => {
-  if (ctx) await ctx.close();
-  if (userDir) fs.rmSync(userDir, {recursive: true, force: true});
-});
+after(() => closeBrowser?.());
 
 test('the page, its script and style are served with their types and cache headers', async () => {
   const page0 = await api('GET', '/');

@@ -19,6 +19,21 @@ run() {
 	ERR=$(cat "$T_TMP/stderr")
 }
 
+# run_says RC TEXT DESCRIPTION CMD...: run CMD, wanting exit code RC and
+# exactly TEXT on stdout (RC 0) or on stderr (any other RC): the two checks
+# of a success that prints one thing or a refusal with its message.
+run_says() {
+	local rc=$1 text=$2 what=$3
+	shift 3
+	run "$@"
+	expect_rc "$rc" "$what"
+	if [ "$rc" -eq 0 ]; then
+		expect_eq "$OUT" "$text" "$what: output"
+	else
+		expect_eq "$ERR" "$text" "$what: message"
+	fi
+}
+
 pass() { T_PASSES=$((T_PASSES + 1)); }
 fail() {
 	T_FAILS=$((T_FAILS + 1))
@@ -44,6 +59,14 @@ expect_contains() {
 	*) fail "$3: [$1] does not contain [$2]" ;;
 	esac
 }
+# expect_curl WANT DESCRIPTION CURL_ARGS...: curl -s CURL_ARGS, wanting
+# "STATUS BODY" to be exactly WANT.
+expect_curl() {
+	local want=$1 what=$2 code
+	shift 2
+	code=$(curl -s -o "$T_TMP/curl.body" -w '%{http_code}' "$@")
+	expect_eq "$code $(cat "$T_TMP/curl.body")" "$want" "$what"
+}
 # json_get JSON EXPR: evaluate a Python expression on the parsed JSON `j`.
 json_get() {
 	python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
@@ -55,6 +78,53 @@ expect_json() {
 	else
 		fail "$2: not JSON: $1"
 	fi
+}
+
+# wait_for SECONDS CONDITION...: poll (0.1 s) until the command succeeds.
+wait_for() {
+	local n=$(($1 * 10))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+# serve_bg [ARGS...]: `huddle serve --port 0 ARGS...` in the background
+# (stdout in $T_TMP/serve.out, stderr in $T_TMP/serve.err), once it says
+# it is running (bounded: 5 s); sets serve_pid, url (http://127.0.0.1:N)
+# and port. The caller stops it. Environment for the server goes before
+# the call: HUDDLE_LOG=info serve_bg.
+serve_bg() {
+	"$HUDDLE" serve --port 0 "$@" >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
+	serve_pid=$!
+	for _ in $(seq 1 250); do
+		grep -q "huddle is running at" "$T_TMP/serve.out" && break
+		sleep 0.02
+	done
+	url=$(sed -n 's/^huddle is running at //p' "$T_TMP/serve.out")
+	port=${url##*:}
+	[ -n "$url" ] || fail "huddle serve did not start: $(cat "$T_TMP/serve.err")"
+}
+
+# slow_team TEAM SECONDS: apply team TEAM: its leader, TEAM-coder, is
+# tests/e2e/agents/slow-agent.sh taking SECONDS a turn and logging (its
+# process groups in TEAM-coder.pgid) to $T_TMP/log/TEAM; TEAM-reviewer
+# is a scripted member.
+slow_team() {
+	mkdir -p "$T_TMP/log/$1"
+	cat >"$T_TMP/$1.json" <<EOF
+{"team": "$1", "agents": [
+  {"id": "$1-coder", "leader": true, "runtime": "exec", "runtime_config": {
+    "command": ["$HUDDLE_SRC/tests/e2e/agents/slow-agent.sh"],
+    "env": {"AGENT_LOG": "$T_TMP/log/$1", "AGENT_SLEEP": "$2"}}},
+  {"id": "$1-reviewer", "runtime": "scripted", "runtime_config": {"default": "ok"}}
+]}
+EOF
+	run up "$T_TMP/$1.json"
+	expect_rc 0 "up $1"
 }
 
 # finish: print the summary line and exit non-zero on any failure.

@@ -165,13 +165,7 @@ conv=$(sed -n 's/^note: conversation //p' "$T_TMP/ask.err")
 expect_eq "$(cat "$T_TMP/ask.out")" "@lead: → @worker: do it" "only the lead answered before the kill"
 
 # `huddle serve` resumes it, and serves the REST routes.
-"$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
-serve_pid=$!
-for _ in $(seq 1 250); do
-	grep -q "huddle is running at" "$T_TMP/serve.out" && break
-	sleep 0.02
-done
-url=$(sed -n 's/^huddle is running at //p' "$T_TMP/serve.out")
+serve_bg
 expect_contains "$url" "http://127.0.0.1:" "serve prints its URL"
 
 # wait_done ID: poll GET /api/conversations/ID until it completes (bounded;
@@ -234,14 +228,10 @@ expect_eq "$(grep -c "\"conversation_id\":\"$id\"" "$T_TMP/sse.txt")" "6" "SSE: 
 expect_eq "$(grep -A1 '^event: cost' "$T_TMP/sse.txt" | grep -c "\"conversation_id\":\"$id\".*\"estimated\":true")" "2" "SSE: each scripted reply's cost is an estimate on the conversation"
 
 # Refusals over REST.
-code=$(curl -s -o "$T_TMP/r.json" -w '%{http_code}' "$url/api/conversations/nope")
-expect_eq "$code $(cat "$T_TMP/r.json")" '404 {"error":"conversation \"nope\" not found"}' "GET unknown conversation"
-code=$(curl -s -o "$T_TMP/r.json" -w '%{http_code}' -X POST -d '{"message": "hi"}' "$url/api/teams/ghost/chat")
-expect_eq "$code $(cat "$T_TMP/r.json")" '404 {"error":"team \"ghost\" not found"}' "POST to an unknown team"
-code=$(curl -s -o "$T_TMP/r.json" -w '%{http_code}' -X POST -d '{"text": "hi"}' "$url/api/teams/dev/chat")
-expect_eq "$code $(cat "$T_TMP/r.json")" '400 {"error":"\"message\" (a string) is required"}' "POST without a message"
-code=$(curl -s -o "$T_TMP/r.json" -w '%{http_code}' -X POST -d '{"message": ""}' "$url/api/teams/dev/chat")
-expect_eq "$code $(cat "$T_TMP/r.json")" '400 {"error":"message must not be empty"}' "POST an empty message"
+expect_curl '404 {"error":"conversation \"nope\" not found"}' "GET unknown conversation" "$url/api/conversations/nope"
+expect_curl '404 {"error":"team \"ghost\" not found"}' "POST to an unknown team" -X POST -d '{"message": "hi"}' "$url/api/teams/ghost/chat"
+expect_curl '400 {"error":"\"message\" (a string) is required"}' "POST without a message" -X POST -d '{"text": "hi"}' "$url/api/teams/dev/chat"
+expect_curl '400 {"error":"message must not be empty"}' "POST an empty message" -X POST -d '{"message": ""}' "$url/api/teams/dev/chat"
 
 kill -INT "$serve_pid"
 wait "$serve_pid"

@@ -29,17 +29,6 @@ team_up() {
 	run up "$T_TMP/$team.json"
 	expect_rc 0 "up $team"
 }
-# wait_for SECONDS CONDITION...: poll (0.1 s) until the command succeeds.
-wait_for() {
-	local n=$(($1 * 10))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
 task_status() { "$HUDDLE" task show "$1" --json | python3 -c 'import json,sys; t=json.load(sys.stdin); print(t["status"], t["owner"])'; }
 is_status() { [ "$(task_status "$1")" = "$2" ]; }
 agent_status() { "$HUDDLE" agent show "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])'; }

@@ -21,17 +21,6 @@ agent_json() {
 	printf '{"id":"%s","runtime":"exec","runtime_config":{"command":["%s"],"env":{"CRASH_DIR":"%s","CRASH_MODE":"%s","CRASH_SLEEP":"%s","CRASH_REPLY":"%s"}}}' \
 		"$1" "$AGENT" "$CRASH_DIR" "$2" "$3" "${4:-}"
 }
-# wait_for SECONDS CONDITION...: poll (0.1 s) until the command succeeds.
-wait_for() {
-	local n=$(($1 * 10))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
 # kill_when_started AGENT: once AGENT's held turn waits, kill -9 huddle.
 kill_when_started() {
 	if wait_for 120 test -e "$CRASH_DIR/started.$1"; then pass; else

@@ -9,21 +9,11 @@
 . "$(dirname "$0")/lib-browser.sh"
 browser_require dashboard-progress
 
-mkdir -p "$T_TMP/log"
-cat >"$T_TMP/prog.json" <<EOF
-{"team": "prog", "agents": [
-  {"id": "prog-coder", "leader": true, "runtime": "exec", "runtime_config": {
-    "command": ["$HUDDLE_SRC/tests/e2e/agents/slow-agent.sh"],
-    "env": {"AGENT_LOG": "$T_TMP/log", "AGENT_SLEEP": "120"}}},
-  {"id": "prog-reviewer", "runtime": "scripted", "runtime_config": {"default": "ok"}}
-]}
-EOF
 run init
 expect_rc 0 "init"
-run up "$T_TMP/prog.json"
-expect_rc 0 "apply the team"
+slow_team prog 120
 
 browser_serve
-export AGENT_LOG=$T_TMP/log
+export AGENT_LOG=$T_TMP/log/prog
 browser_run dashboard-progress dashboard-progress.test.mjs
 finish

@@ -29,10 +29,7 @@ run_inspector "$HUDDLE" --home "$HUDDLE_HOME" mcp --team dev --agent tester \
 expect_eq "$INSPECTOR_RC" 0 "inspector over stdio (stderr: $(cat "$T_TMP/inspector.err"))"
 expect_contains "$INSPECTOR_OUT" '"authorAgentId": "tester"' "inspector stdio result"
 
-"$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
-srv=$!
-for _ in $(seq 100); do grep -q "running at" "$T_TMP/serve.out" && break; sleep 0.05; done
-port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T_TMP/serve.out")
+serve_bg
 url=$("$HUDDLE" attach reviewer --format json --port "$port" | python3 -c 'import json,sys; print(json.load(sys.stdin)["url"])')
 run_inspector "$url" --transport http --method tools/call --tool-name team_chat_post \
 	--tool-arg "text=from the inspector over http"
@@ -66,8 +63,8 @@ for a in $agents; do
 	got=$(grep -o "note for [a-z0-9]*" "$T_TMP/mcp-$a.json" | sort | uniq -c | tr -s ' ')
 	expect_eq "$got" " 2 note for $a" "$a's note came with one post's result (summary and content), once, and no one else's"
 done
-kill -TERM "$srv"
-wait "$srv"
+kill -TERM "$serve_pid"
+wait "$serve_pid"
 expect_eq "$?" 0 "serve exits 0 on SIGTERM"
 
 run chat read dev --json --limit 500

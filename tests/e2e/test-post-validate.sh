@@ -33,11 +33,8 @@ for i in "${!names[@]}"; do
 done
 
 # --- REST
-"$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
-srv=$!
-for _ in $(seq 100); do grep -q "running at" "$T_TMP/serve.out" && break; sleep 0.05; done
-port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T_TMP/serve.out")
-B="http://127.0.0.1:$port"
+serve_bg
+B=$url
 
 # rest_post PATH JSON AGENT: sets CODE and BODY; the request proves AGENT
 # (its attach sig as the REST credential), as only an agent may post as
@@ -75,6 +72,6 @@ expect_eq "$RC:$ERR" "1:huddle: task subject must not be empty" "cli: blank subj
 rest_post /api/teams/dev/tasks '{"subject": "   "}' coder
 expect_eq "$CODE:$(json_get "$BODY" 'j["error"]')" "400:task subject must not be empty" "rest: blank subject"
 
-kill -TERM "$srv"
-wait "$srv"
+kill -TERM "$serve_pid"
+wait "$serve_pid"
 finish

@@ -14,30 +14,13 @@ if ! command -v script >/dev/null 2>&1; then
 	echo "$T_NAME: skipped: needs script(1) from util-linux"
 	exit 77
 fi
-AGENT=$HUDDLE_SRC/tests/e2e/agents/slow-agent.sh
-mkdir -p "$T_TMP/log"
-# team(TEAM, SECONDS): a leader, TEAM-coder, that takes SECONDS per turn,
-# and a scripted member.
-team() {
-	cat >"$T_TMP/$1.json" <<EOF
-{"team": "$1", "agents": [
-  {"id": "$1-coder", "leader": true, "runtime": "exec", "runtime_config": {
-    "command": ["$AGENT"],
-    "env": {"AGENT_LOG": "$T_TMP/log/$1", "AGENT_SLEEP": "$2"}}},
-  {"id": "$1-reviewer", "runtime": "scripted", "runtime_config": {"default": "ok"}}
-]}
-EOF
-	mkdir -p "$T_TMP/log/$1"
-	run up "$T_TMP/$1.json"
-	expect_rc 0 "up $1"
-}
 run init
 expect_rc 0 "init"
-team short 3
-team slow 60
-team ex 60
-team ex2 60
-team rc 60
+slow_team short 3
+slow_team slow 60
+slow_team ex 60
+slow_team ex2 60
+slow_team rc 60
 
 # field AGENT EXPR: a field of `agent show --json`
 field() {

@@ -131,13 +131,7 @@ run conversation files "$long_conv" --save "$T_TMP/long"
 expect_eq "$(cat "$T_TMP/long/answer-1.md")" "$full" "answer-1.md is the whole answer"
 
 # Over REST: the list and the bytes.
-"$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
-serve_pid=$!
-for _ in $(seq 1 250); do
-	grep -q "huddle is running at" "$T_TMP/serve.out" && break
-	sleep 0.02
-done
-url=$(sed -n 's/^huddle is running at //p' "$T_TMP/serve.out")
+serve_bg
 list=$(curl -s "$url/api/conversations/$file_conv/files")
 expect_eq "$(json_get "$list" '(j["conversationId"], [(f["id"], f["seq"], f["agent"], f["name"], f["mediaType"], f["size"]) for f in j["files"]])')" \
 	"('$file_conv', [(1, 1, 'coder', 'report.txt', 'text/plain', 30), (2, 1, 'coder', 'data.json', 'application/json', 14)])" "GET files"
@@ -155,12 +149,9 @@ code=$(curl -s -o "$T_TMP/got.json" -w '%{http_code}' "$url/api/conversations/$f
 cmp -s "$T_TMP/got.json" "$work/sub/data.json"
 RC=$?
 expect_rc 0 "the second file's bytes match"
-code=$(curl -s -o "$T_TMP/r.json" -w '%{http_code}' "$url/api/conversations/$file_conv/files/3")
-expect_eq "$code $(cat "$T_TMP/r.json")" "404 {\"error\":\"file 3 not found in conversation $file_conv\"}" "a file of another conversation"
-code=$(curl -s -o "$T_TMP/r.json" -w '%{http_code}' "$url/api/conversations/$file_conv/files/x")
-expect_eq "$code $(cat "$T_TMP/r.json")" '400 {"error":"file id must be a positive integer"}' "a bad file id"
-code=$(curl -s -o "$T_TMP/r.json" -w '%{http_code}' "$url/api/conversations/nope/files")
-expect_eq "$code $(cat "$T_TMP/r.json")" '404 {"error":"conversation \"nope\" not found"}' "files of an unknown conversation"
+expect_curl "404 {\"error\":\"file 3 not found in conversation $file_conv\"}" "a file of another conversation" "$url/api/conversations/$file_conv/files/3"
+expect_curl '400 {"error":"file id must be a positive integer"}' "a bad file id" "$url/api/conversations/$file_conv/files/x"
+expect_curl '404 {"error":"conversation \"nope\" not found"}' "files of an unknown conversation" "$url/api/conversations/nope/files"
 kill -INT "$serve_pid"
 wait "$serve_pid"
 RC=$?

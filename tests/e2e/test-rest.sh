@@ -5,11 +5,8 @@
 # while the server keeps serving everyone else.
 . "$(dirname "$0")/lib.sh"
 "$HUDDLE" up "$HUDDLE_SRC/examples/dev-team.json" >/dev/null
-HUDDLE_LOG=info "$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
-srv=$!
-for _ in $(seq 100); do grep -q "running at" "$T_TMP/serve.out" && break; sleep 0.05; done
-port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T_TMP/serve.out")
-B="http://127.0.0.1:$port"
+HUDDLE_LOG=info serve_bg
+B=$url
 expect_eq "$(cat "$T_TMP/serve.out")" "huddle is running at http://127.0.0.1:$port" "startup line"
 
 # req METHOD PATH [BODY] [extra curl args...]: sets CODE, BODY, CTYPE
@@ -30,6 +27,14 @@ expect_http() { # CODE BODY DESCRIPTION
 	expect_eq "$CODE" "$1" "$3 (status; body $BODY)"
 	[ -z "$2" ] || expect_eq "$BODY" "$2" "$3 (body)"
 }
+# req_is CODE BODY DESCRIPTION METHOD PATH [BODY] [extra curl args...]:
+# req, then expect_http (CODE, BODY and CTYPE stay set)
+req_is() {
+	local code=$1 body=$2 what=$3
+	shift 3
+	req "$@"
+	expect_http "$code" "$body" "$what"
+}
 # sig_of AGENT: the sig of its attach URL, which is also its REST
 # credential (Huddle-Signature)
 sig_of() {
@@ -45,41 +50,28 @@ as_agent dev manager && MANAGER=("${AS[@]}")
 as_agent dev reviewer && REVIEWER=("${AS[@]}")
 
 # --- teams and agents
-req GET /api/teams
-expect_http 200 "" "list teams"
+req_is 200 "" "list teams" GET /api/teams
 expect_eq "$CTYPE" "application/json" "JSON content type"
 expect_eq "$(json_get "$BODY" '[t["id"] for t in j["teams"]]')" "['dev']" "teams listed"
-req POST /api/teams '{"id": "qa", "name": "QA"}'
-expect_http 201 "" "create team"
+req_is 201 "" "create team" POST /api/teams '{"id": "qa", "name": "QA"}'
 expect_eq "$(json_get "$BODY" 'j["team"]["name"]')" "QA" "created team"
-req POST /api/teams '{"id": "qa"}'
-expect_http 409 '{"error":"team \"qa\" already exists"}' "duplicate team"
-req POST /api/teams '{"id": "Bad!"}'
-expect_http 400 "{\"error\":\"invalid team name \\\"Bad!\\\": use 1-50 lowercase letters, digits, '-' or '_'\"}" "bad team name"
-req POST /api/teams '{"id": 5}'
-expect_http 400 '{"error":"\"id\" must be a string"}' "wrong type"
-req POST /api/teams '[1, 2]'
-expect_http 400 '{"error":"body must be a JSON object"}' "array body"
-req POST /api/teams '{"id": "x",'
-expect_http 400 '{"error":"body is not valid JSON: string or '"'"'}'"'"' expected near end of file (line 1, column 11)"}' "malformed JSON"
-req GET /api/teams/ghost
-expect_http 404 '{"error":"team \"ghost\" not found"}' "missing team"
-req POST /api/teams/qa/agents '{"id": "auditor", "role": "audit", "leader": true}'
-expect_http 201 "" "add agent"
+req_is 409 '{"error":"team \"qa\" already exists"}' "duplicate team" POST /api/teams '{"id": "qa"}'
+req_is 400 "{\"error\":\"invalid team name \\\"Bad!\\\": use 1-50 lowercase letters, digits, '-' or '_'\"}" "bad team name" POST /api/teams '{"id": "Bad!"}'
+req_is 400 '{"error":"\"id\" must be a string"}' "wrong type" POST /api/teams '{"id": 5}'
+req_is 400 '{"error":"body must be a JSON object"}' "array body" POST /api/teams '[1, 2]'
+req_is 400 '{"error":"body is not valid JSON: string or '"'"'}'"'"' expected near end of file (line 1, column 11)"}' "malformed JSON" POST /api/teams '{"id": "x",'
+req_is 404 '{"error":"team \"ghost\" not found"}' "missing team" GET /api/teams/ghost
+req_is 201 "" "add agent" POST /api/teams/qa/agents '{"id": "auditor", "role": "audit", "leader": true}'
 req GET /api/teams/qa
 expect_eq "$(json_get "$BODY" 'j["team"]["leader_agent_id"]')" "auditor" "leader set"
-req POST /api/teams/qa/agents '{"id": "x", "runtime": "gpt"}'
-expect_http 400 '{"error":"runtime \"gpt\" is not available in this build: use scripted, exec, claude-code or codex"}' "unknown runtime refused"
+req_is 400 '{"error":"runtime \"gpt\" is not available in this build: use scripted, exec, claude-code or codex"}' "unknown runtime refused" POST /api/teams/qa/agents '{"id": "x", "runtime": "gpt"}'
 req GET /api/agents/auditor
 expect_eq "$(json_get "$BODY" 'j["agent"]["team_id"]')" "qa" "get agent"
 
 # --- the room: the compatibility shape of GET /api/team-chat
-req GET "/api/team-chat"
-expect_http 400 '{"error":"teamId or roomId is required"}' "team-chat needs a team"
-req GET "/api/team-chat?teamId=dev"
-expect_http 200 '{"roomId":"team:dev","posts":[],"nextSeq":0}' "empty room"
-req POST /api/teams/dev/posts '{"text": "hello from the user"}'
-expect_http 201 "" "user post"
+req_is 400 '{"error":"teamId or roomId is required"}' "team-chat needs a team" GET "/api/team-chat"
+req_is 200 '{"roomId":"team:dev","posts":[],"nextSeq":0}' "empty room" GET "/api/team-chat?teamId=dev"
+req_is 201 "" "user post" POST /api/teams/dev/posts '{"text": "hello from the user"}'
 "$HUDDLE" chat post dev "from the cli" --as coder >/dev/null
 req GET "/api/team-chat?teamId=dev&sinceSeq=0&limit=10"
 expect_eq "$(json_get "$BODY" 'sorted(j.keys())')" "['nextSeq', 'posts', 'roomId']" "team-chat keys"
@@ -88,89 +80,60 @@ expect_eq "$(json_get "$BODY" '[(p["seq"], p["authorAgentId"], p["kind"]) for p 
 expect_eq "$(json_get "$BODY" 'j["nextSeq"]')" 2 "nextSeq is the last seq"
 req GET "/api/team-chat?roomId=team:dev&sinceSeq=2"
 expect_eq "$(json_get "$BODY" '(j["posts"], j["nextSeq"])')" "([], 2)" "nextSeq stays at sinceSeq when nothing is new"
-req GET "/api/team-chat?teamId=dev&limit=501"
-expect_http 400 '{"error":"limit must be between 1 and 500"}' "limit bound"
-req GET "/api/team-chat?teamId=dev&sinceSeq=abc"
-expect_http 400 '{"error":"sinceSeq must be an integer, not \"abc\""}' "bad sinceSeq"
-req POST /api/teams/dev/posts '{"text": ""}'
-expect_http 400 "" "empty post"
-req POST /api/teams/dev/posts "$(printf '{"text": "bad \xff utf8"}')"
-expect_http 400 "" "invalid UTF-8 in JSON is refused"
+req_is 400 '{"error":"limit must be between 1 and 500"}' "limit bound" GET "/api/team-chat?teamId=dev&limit=501"
+req_is 400 '{"error":"sinceSeq must be an integer, not \"abc\""}' "bad sinceSeq" GET "/api/team-chat?teamId=dev&sinceSeq=abc"
+req_is 400 "" "empty post" POST /api/teams/dev/posts '{"text": ""}'
+req_is 400 "" "invalid UTF-8 in JSON is refused" POST /api/teams/dev/posts "$(printf '{"text": "bad \xff utf8"}')"
 
 # --- the board
-req POST /api/teams/dev/tasks '{"subject": "Write docs", "priority": 2}'
-expect_http 201 "" "create task"
+req_is 201 "" "create task" POST /api/teams/dev/tasks '{"subject": "Write docs", "priority": 2}'
 tid=$(json_get "$BODY" 'j["task"]["id"]')
 req POST /api/teams/dev/tasks '{"subject": "Ship", "depends_on": ['"$tid"']}'
 tid2=$(json_get "$BODY" 'j["task"]["id"]')
 expect_eq "$(json_get "$BODY" 'j["task"]["blocked_by"]')" "[$tid]" "blocked_by"
-req POST /api/teams/dev/tasks '{"subject": 7}'
-expect_http 400 '{"error":"\"subject\" must be a string"}' "subject type"
-req POST /api/teams/dev/tasks '{"subject": "x", "depends_on": [999]}'
-expect_http 404 '{"error":"unknown dependency: task 999"}' "unknown dependency"
-req POST "/api/tasks/$tid2/claim" '{"agent": "coder"}' "${CODER[@]}"
-expect_http 422 "{\"error\":\"task $tid2 is blocked by $tid\"}" "blocked claim"
-req POST "/api/tasks/$tid/claim" '{"agent": "coder"}' "${CODER[@]}"
-expect_http 200 "" "claim"
-req POST "/api/tasks/$tid/claim" '{"agent": "tester"}' "${TESTER[@]}"
-expect_http 409 "{\"error\":\"task $tid is already claimed by coder\"}" "lost claim"
-req POST "/api/tasks/$tid/start" '{"as": "tester"}' "${TESTER[@]}"
-expect_http 422 "{\"error\":\"task $tid is owned by coder, not tester\"}" "wrong owner"
-req POST "/api/tasks/$tid/complete" '{"as": "coder", "result": "done"}' "${CODER[@]}"
-expect_http 200 "" "complete"
+req_is 400 '{"error":"\"subject\" must be a string"}' "subject type" POST /api/teams/dev/tasks '{"subject": 7}'
+req_is 404 '{"error":"unknown dependency: task 999"}' "unknown dependency" POST /api/teams/dev/tasks '{"subject": "x", "depends_on": [999]}'
+req_is 422 "{\"error\":\"task $tid2 is blocked by $tid\"}" "blocked claim" POST "/api/tasks/$tid2/claim" '{"agent": "coder"}' "${CODER[@]}"
+req_is 200 "" "claim" POST "/api/tasks/$tid/claim" '{"agent": "coder"}' "${CODER[@]}"
+req_is 409 "{\"error\":\"task $tid is already claimed by coder\"}" "lost claim" POST "/api/tasks/$tid/claim" '{"agent": "tester"}' "${TESTER[@]}"
+req_is 422 "{\"error\":\"task $tid is owned by coder, not tester\"}" "wrong owner" POST "/api/tasks/$tid/start" '{"as": "tester"}' "${TESTER[@]}"
+req_is 200 "" "complete" POST "/api/tasks/$tid/complete" '{"as": "coder", "result": "done"}' "${CODER[@]}"
 expect_eq "$(json_get "$BODY" 'j["task"]["unblocked"]')" "[$tid2]" "complete names what it made ready"
 req GET "/api/tasks/$tid2"
 expect_eq "$(json_get "$BODY" 'j["task"]["blocked_by"]')" "[]" "unblocked"
-req POST "/api/tasks/$tid2/assign" '{"agent": "coder", "auto": true}'
-expect_http 400 '{"error":"pass \"agent\" or \"auto\", not both"}' "assign: agent and auto"
-req POST "/api/tasks/$tid2/assign" '{"as": "manager"}' "${MANAGER[@]}"
-expect_http 400 '{"error":"\"agent\" or \"auto\": true is required"}' "assign: neither agent nor auto"
-req POST "/api/tasks/$tid2/assign" '{"auto": "yes"}'
-expect_http 400 '{"error":"\"auto\" must be a boolean"}' "assign: auto is a boolean"
-req POST "/api/tasks/$tid2/assign" '{"auto": true, "as": "manager"}' "${MANAGER[@]}"
-expect_http 200 "" "assign auto"
+req_is 400 '{"error":"pass \"agent\" or \"auto\", not both"}' "assign: agent and auto" POST "/api/tasks/$tid2/assign" '{"agent": "coder", "auto": true}'
+req_is 400 '{"error":"\"agent\" or \"auto\": true is required"}' "assign: neither agent nor auto" POST "/api/tasks/$tid2/assign" '{"as": "manager"}' "${MANAGER[@]}"
+req_is 400 '{"error":"\"auto\" must be a boolean"}' "assign: auto is a boolean" POST "/api/tasks/$tid2/assign" '{"auto": "yes"}'
+req_is 200 "" "assign auto" POST "/api/tasks/$tid2/assign" '{"auto": true, "as": "manager"}' "${MANAGER[@]}"
 expect_eq "$(json_get "$BODY" '(j["task"]["owner"], j["assignee"], j["picked_because"])')" \
 	"('coder', 'coder', 'idle, 0 open tasks, lowest id of 3 tied')" "assign auto picks and says why"
 
 # delegate: one act; a subtask by parent_id
-req POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Review the lexer", "description": "focus on errors", "as": "manager"}' "${MANAGER[@]}"
-expect_http 201 "" "delegate"
+req_is 201 "" "delegate" POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Review the lexer", "description": "focus on errors", "as": "manager"}' "${MANAGER[@]}"
 did=$(json_get "$BODY" 'j["task"]["id"]')
 expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["owner"])')" "('claimed', 'reviewer')" "delegate: claimed for the assignee"
 expect_eq "$("$HUDDLE" --json inbox reviewer | python3 -c 'import json,sys; print([m["content"] for m in json.load(sys.stdin)][-1])')" \
 	"You were delegated task #$did \"Review the lexer\" by manager: focus on errors" "delegate: the assignee's message"
-req POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Nope", "as": "coder"}' "${CODER[@]}"
-expect_http 422 '{"error":"only the team leader or a user may delegate, not coder"}' "delegate by a member"
-req POST /api/teams/dev/delegate '{"subject": "Nope"}'
-expect_http 400 '{"error":"\"to\" is required"}' "delegate without to"
-req POST /api/teams/dev/tasks "{\"subject\": \"Lexer errors\", \"parent_id\": $did}"
-expect_http 201 "" "create a subtask"
+req_is 422 '{"error":"only the team leader or a user may delegate, not coder"}' "delegate by a member" POST /api/teams/dev/delegate '{"to": "reviewer", "subject": "Nope", "as": "coder"}' "${CODER[@]}"
+req_is 400 '{"error":"\"to\" is required"}' "delegate without to" POST /api/teams/dev/delegate '{"subject": "Nope"}'
+req_is 201 "" "create a subtask" POST /api/teams/dev/tasks "{\"subject\": \"Lexer errors\", \"parent_id\": $did}"
 expect_eq "$(json_get "$BODY" 'j["task"]["parent_id"]')" "$did" "subtask parent_id"
-req POST /api/teams/dev/tasks '{"subject": "Bad", "parent_id": "x"}'
-expect_http 400 '{"error":"\"parent_id\" must be an integer"}' "parent_id is an integer"
-req POST "/api/tasks/$did/complete" '{"as": "reviewer"}' "${REVIEWER[@]}"
-expect_http 422 "" "a parent waits for its subtasks"
+req_is 400 '{"error":"\"parent_id\" must be an integer"}' "parent_id is an integer" POST /api/teams/dev/tasks '{"subject": "Bad", "parent_id": "x"}'
+req_is 422 "" "a parent waits for its subtasks" POST "/api/tasks/$did/complete" '{"as": "reviewer"}' "${REVIEWER[@]}"
 expect_contains "$BODY" "cannot complete: its subtask #" "the refusal names the subtask"
 
-req POST "/api/tasks/$tid2/fail" '{"as": "coder", "reason": "disk full"}' "${CODER[@]}"
-expect_http 200 "" "fail with a reason"
+req_is 200 "" "fail with a reason" POST "/api/tasks/$tid2/fail" '{"as": "coder", "reason": "disk full"}' "${CODER[@]}"
 expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["reason"])')" "('failed', 'disk full')" "the reason is kept"
-req POST "/api/tasks/$tid2/retry" '{"reason": 5}'
-expect_http 400 '{"error":"\"reason\" must be a string"}' "reason is a string"
+req_is 400 '{"error":"\"reason\" must be a string"}' "reason is a string" POST "/api/tasks/$tid2/retry" '{"reason": 5}'
 req GET "/api/teams/dev/tasks?status=completed"
 expect_eq "$(json_get "$BODY" '[t["subject"] for t in j["tasks"]]')" "['Write docs']" "filter by status"
-req POST "/api/tasks/abc/claim" '{"agent": "coder"}'
-expect_http 400 '{"error":"task id must be a positive integer, not \"abc\""}' "bad task id"
-req POST "/api/tasks/$tid/explode" '{}'
-expect_http 404 "" "unknown task action"
-req GET "/api/tasks/424242"
-expect_http 404 '{"error":"task 424242 not found"}' "missing task"
+req_is 400 '{"error":"task id must be a positive integer, not \"abc\""}' "bad task id" POST "/api/tasks/abc/claim" '{"agent": "coder"}'
+req_is 404 "" "unknown task action" POST "/api/tasks/$tid/explode" '{}'
+req_is 404 '{"error":"task 424242 not found"}' "missing task" GET "/api/tasks/424242"
 
 # --- mailboxes, state
-req POST /api/teams/dev/messages '{"from": "manager", "to": "coder", "content": "please review"}' "${MANAGER[@]}"
-expect_http 201 "" "send"
-req POST /api/teams/dev/messages '{"from": "manager", "to": "wrker-1", "content": "x"}' "${MANAGER[@]}"
-expect_http 422 '{"error":"no member \"wrker-1\" in team dev"}' "phantom inbox"
+req_is 201 "" "send" POST /api/teams/dev/messages '{"from": "manager", "to": "coder", "content": "please review"}' "${MANAGER[@]}"
+req_is 422 '{"error":"no member \"wrker-1\" in team dev"}' "phantom inbox" POST /api/teams/dev/messages '{"from": "manager", "to": "wrker-1", "content": "x"}' "${MANAGER[@]}"
 req GET "/api/agents/coder/inbox?peek=1"
 expect_eq "$(json_get "$BODY" '[m["content"] for m in j["messages"]]')" "['please review']" "peek"
 req GET "/api/agents/coder/inbox"
@@ -178,122 +141,83 @@ req GET "/api/agents/coder/inbox"
 expect_eq "$(json_get "$BODY" 'j["messages"]')" "[]" "read once"
 req GET /api/teams/dev/state
 expect_contains "$(json_get "$BODY" 'j["text"]')" "=== TEAM STATE ===" "team state text"
-req POST /api/teams/dev/messages '{"from": "manager", "to": "tester", "type": "shutdown_request", "request_id": "stop-t", "content": "stop"}' "${MANAGER[@]}"
-expect_http 201 "" "a shutdown_request one to one"
-req POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-t", "approve": false, "reason": "busy", "content": "not now"}' "${TESTER[@]}"
-expect_http 201 "" "an answer without \"to\""
+req_is 201 "" "a shutdown_request one to one" POST /api/teams/dev/messages '{"from": "manager", "to": "tester", "type": "shutdown_request", "request_id": "stop-t", "content": "stop"}' "${MANAGER[@]}"
+req_is 201 "" "an answer without \"to\"" POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-t", "approve": false, "reason": "busy", "content": "not now"}' "${TESTER[@]}"
 expect_eq "$(json_get "$BODY" 'j["message"]["to_agent"]')" "manager" "the answer went to whoever asked"
-req POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-x", "approve": true, "content": "ok"}' "${TESTER[@]}"
-expect_http 404 '{"error":"no shutdown request \"stop-x\" in team dev"}' "an answer to no request"
-req POST /api/teams/dev/spawn '{"name": "scout", "as": "coder", "runtime": "codex", "runtime_config": {"workdir": "/src"}, "model": "gpt-5"}' "${CODER[@]}"
-expect_http 201 "" "spawn"
+req_is 404 '{"error":"no shutdown request \"stop-x\" in team dev"}' "an answer to no request" POST /api/teams/dev/messages '{"from": "tester", "type": "shutdown_response", "request_id": "stop-x", "approve": true, "content": "ok"}' "${TESTER[@]}"
+req_is 201 "" "spawn" POST /api/teams/dev/spawn '{"name": "scout", "as": "coder", "runtime": "codex", "runtime_config": {"workdir": "/src"}, "model": "gpt-5"}' "${CODER[@]}"
 expect_eq "$(json_get "$BODY" 'j["agent"]["runtime_config"]["model"]+" "+str(j["agent"]["spawn_depth"])')" \
 	"gpt-5 1" "spawn: model and depth"
-req POST /api/teams/dev/spawn '{"name": "scout2", "modle": "gpt-5"}'
-expect_http 400 '{"error":"unknown field \"modle\": use name, as, task, role, runtime, runtime_config, model or replaces"}' \
-	"spawn: a misspelt field is refused"
-req GET /api/agents/scout2
-expect_http 404 "" "spawn: nothing written"
+req_is 400 '{"error":"unknown field \"modle\": use name, as, task, role, runtime, runtime_config, model or replaces"}' \
+	"spawn: a misspelt field is refused" POST /api/teams/dev/spawn '{"name": "scout2", "modle": "gpt-5"}'
+req_is 404 "" "spawn: nothing written" GET /api/agents/scout2
 
 # --- who a write acts as: the user, unless the request proves an agent
 # (Huddle-Agent + Huddle-Signature, the agent's attach sig)
 imp='{"error":"acting as \"manager\" needs its credential: send Huddle-Agent: TEAM/AGENT and Huddle-Signature: <its attach sig>, or name no agent to act as the user"}'
-req POST /api/teams/dev/tasks '{"subject": "Identity checks"}'
-expect_http 201 "" "the user creates a task without proof"
+req_is 201 "" "the user creates a task without proof" POST /api/teams/dev/tasks '{"subject": "Identity checks"}'
 tid3=$(json_get "$BODY" 'j["task"]["id"]')
 expect_eq "$(json_get "$BODY" 'j["task"]["created_by"]')" "user" "a task made without proof is the user's"
-req POST /api/teams/dev/posts '{"text": "forged", "as": "manager"}'
-expect_http 403 "$imp" "impersonation refused: room post"
-req POST /api/teams/dev/messages '{"from": "manager", "to": "coder", "content": "forged"}'
-expect_http 403 "$imp" "impersonation refused: mail"
-req POST /api/teams/dev/messages '{"from": "manager", "type": "broadcast", "content": "forged"}'
-expect_http 403 "$imp" "impersonation refused: broadcast"
-req POST /api/teams/dev/messages '{"from": "manager", "type": "shutdown_response", "request_id": "stop-t", "approve": true, "content": "forged"}'
-expect_http 403 "$imp" "impersonation refused: shutdown response"
-req POST /api/teams/dev/tasks '{"subject": "forged", "as": "manager"}'
-expect_http 403 "$imp" "impersonation refused: task create"
-req POST /api/teams/dev/delegate '{"to": "coder", "subject": "forged", "as": "manager"}'
-expect_http 403 "$imp" "impersonation refused: delegate"
-req POST /api/teams/dev/spawn '{"name": "forged", "as": "manager"}'
-expect_http 403 "$imp" "impersonation refused: spawn"
-req POST /api/teams/dev/auto-claim '{"agent": "manager"}'
-expect_http 403 "$imp" "impersonation refused: auto-claim"
-req POST "/api/tasks/$tid3/claim" '{"agent": "manager"}'
-expect_http 403 "$imp" "impersonation refused: claim by agent"
+req_is 403 "$imp" "impersonation refused: room post" POST /api/teams/dev/posts '{"text": "forged", "as": "manager"}'
+req_is 403 "$imp" "impersonation refused: mail" POST /api/teams/dev/messages '{"from": "manager", "to": "coder", "content": "forged"}'
+req_is 403 "$imp" "impersonation refused: broadcast" POST /api/teams/dev/messages '{"from": "manager", "type": "broadcast", "content": "forged"}'
+req_is 403 "$imp" "impersonation refused: shutdown response" POST /api/teams/dev/messages '{"from": "manager", "type": "shutdown_response", "request_id": "stop-t", "approve": true, "content": "forged"}'
+req_is 403 "$imp" "impersonation refused: task create" POST /api/teams/dev/tasks '{"subject": "forged", "as": "manager"}'
+req_is 403 "$imp" "impersonation refused: delegate" POST /api/teams/dev/delegate '{"to": "coder", "subject": "forged", "as": "manager"}'
+req_is 403 "$imp" "impersonation refused: spawn" POST /api/teams/dev/spawn '{"name": "forged", "as": "manager"}'
+req_is 403 "$imp" "impersonation refused: auto-claim" POST /api/teams/dev/auto-claim '{"agent": "manager"}'
+req_is 403 "$imp" "impersonation refused: claim by agent" POST "/api/tasks/$tid3/claim" '{"agent": "manager"}'
 for act in claim start complete fail release cancel retry; do
 	req POST "/api/tasks/$tid3/$act" '{"as": "manager", "reason": "r"}'
 	expect_http 403 "$imp" "impersonation refused: $act"
 done
-req POST "/api/tasks/$tid3/assign" '{"agent": "coder", "as": "manager"}'
-expect_http 403 "$imp" "impersonation refused: assign"
-req POST "/api/tasks/$tid3/link" "{\"depends_on\": $tid, \"as\": \"manager\"}"
-expect_http 403 "$imp" "impersonation refused: link"
-req POST "/api/tasks/$tid3/comment" '{"body": "forged", "as": "manager"}'
-expect_http 403 "$imp" "impersonation refused: comment"
+req_is 403 "$imp" "impersonation refused: assign" POST "/api/tasks/$tid3/assign" '{"agent": "coder", "as": "manager"}'
+req_is 403 "$imp" "impersonation refused: link" POST "/api/tasks/$tid3/link" "{\"depends_on\": $tid, \"as\": \"manager\"}"
+req_is 403 "$imp" "impersonation refused: comment" POST "/api/tasks/$tid3/comment" '{"body": "forged", "as": "manager"}'
 req GET "/api/tasks/$tid3"
 expect_eq "$(json_get "$BODY" '(j["task"]["status"], j["task"]["owner"], j["task"]["blocked_by"])')" "('pending', None, [])" "refused writes changed no task"
 expect_eq "$("$HUDDLE" --json inbox coder --peek | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 0 "refused writes sent no mail"
 expect_eq "$("$HUDDLE" --json chat read dev | json_get "$(cat)" '[p["body"] for p in j["posts"] if p["body"] == "forged"]')" "[]" "refused writes posted nothing"
-req GET /api/agents/forged
-expect_http 404 "" "refused writes spawned nobody"
+req_is 404 "" "refused writes spawned nobody" GET /api/agents/forged
 
 # naming another agent than the proven one; a forged or partial proof
-req POST /api/teams/dev/posts '{"text": "forged", "as": "manager"}' "${CODER[@]}"
-expect_http 403 '{"error":"the credential is dev/coder'"'"'s: it cannot act as \"manager\""}' "coder's credential cannot post as manager"
-req POST /api/teams/dev/messages '{"from": "manager", "to": "tester", "content": "forged"}' "${CODER[@]}"
-expect_http 403 '{"error":"the credential is dev/coder'"'"'s: it cannot act as \"manager\""}' "coder's credential cannot mail as manager"
+req_is 403 '{"error":"the credential is dev/coder'"'"'s: it cannot act as \"manager\""}' "coder's credential cannot post as manager" POST /api/teams/dev/posts '{"text": "forged", "as": "manager"}' "${CODER[@]}"
+req_is 403 '{"error":"the credential is dev/coder'"'"'s: it cannot act as \"manager\""}' "coder's credential cannot mail as manager" POST /api/teams/dev/messages '{"from": "manager", "to": "tester", "content": "forged"}' "${CODER[@]}"
 req POST "/api/tasks/$tid3/claim" '{"agent": "manager"}' "${CODER[@]}"
 expect_eq "$CODE" 403 "coder's credential cannot claim for manager"
-req POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: dev/manager" -H "Huddle-Signature: $(sig_of coder)"
-expect_http 403 '{"error":"Huddle-Signature is not the signature of dev/manager"}' "another agent's sig is refused"
-req POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: dev/manager" -H "Huddle-Signature: $(head -c 64 /dev/zero | tr '\0' 0)"
-expect_http 403 '{"error":"Huddle-Signature is not the signature of dev/manager"}' "a forged sig is refused, even naming nobody"
-req POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: dev/manager"
-expect_http 403 '{"error":"Huddle-Agent and Huddle-Signature go together: send both, or neither to act as the user"}' "half a credential is refused"
-req POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: manager" -H "Huddle-Signature: $(sig_of manager)"
-expect_http 403 '{"error":"Huddle-Agent must be TEAM/AGENT"}' "Huddle-Agent without a team"
+req_is 403 '{"error":"Huddle-Signature is not the signature of dev/manager"}' "another agent's sig is refused" POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: dev/manager" -H "Huddle-Signature: $(sig_of coder)"
+req_is 403 '{"error":"Huddle-Signature is not the signature of dev/manager"}' "a forged sig is refused, even naming nobody" POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: dev/manager" -H "Huddle-Signature: $(head -c 64 /dev/zero | tr '\0' 0)"
+req_is 403 '{"error":"Huddle-Agent and Huddle-Signature go together: send both, or neither to act as the user"}' "half a credential is refused" POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: dev/manager"
+req_is 403 '{"error":"Huddle-Agent must be TEAM/AGENT"}' "Huddle-Agent without a team" POST /api/teams/dev/posts '{"text": "forged"}' -H "Huddle-Agent: manager" -H "Huddle-Signature: $(sig_of manager)"
 expect_eq "$("$HUDDLE" --json chat read dev | json_get "$(cat)" '[p["body"] for p in j["posts"] if p["body"] == "forged"]')" "[]" "refused proofs posted nothing"
 
 # a valid credential: acts as its agent, named or not; the user still acts
-req POST /api/teams/dev/posts '{"text": "signed post"}' "${MANAGER[@]}"
-expect_http 201 "" "a proven agent posts"
+req_is 201 "" "a proven agent posts" POST /api/teams/dev/posts '{"text": "signed post"}' "${MANAGER[@]}"
 expect_eq "$(json_get "$BODY" '(j["post"]["authorAgentId"], j["post"]["kind"])')" "('manager', 'peer')" "the post is the proven agent's"
-req POST /api/teams/dev/posts '{"text": "signed post 2", "as": "manager"}' "${MANAGER[@]}"
-expect_http 201 "" "a proven agent may name itself"
-req POST /api/teams/dev/messages '{"to": "coder", "content": "signed mail"}' "${MANAGER[@]}"
-expect_http 201 "" "proven mail needs no from"
+req_is 201 "" "a proven agent may name itself" POST /api/teams/dev/posts '{"text": "signed post 2", "as": "manager"}' "${MANAGER[@]}"
+req_is 201 "" "proven mail needs no from" POST /api/teams/dev/messages '{"to": "coder", "content": "signed mail"}' "${MANAGER[@]}"
 expect_eq "$(json_get "$BODY" 'j["message"]["from_agent"]')" "manager" "the mail is the proven agent's"
-req POST "/api/tasks/$tid3/claim" '{}' "${CODER[@]}"
-expect_http 200 "" "a proven agent claims"
+req_is 200 "" "a proven agent claims" POST "/api/tasks/$tid3/claim" '{}' "${CODER[@]}"
 expect_eq "$(json_get "$BODY" 'j["task"]["owner"]')" "coder" "the claimer is the proven agent"
-req POST "/api/tasks/$tid3/claim" '{}'
-expect_http 400 '{"error":"\"agent\" is required: an agent claims (the user assigns)"}' "the user does not claim"
-req POST "/api/tasks/$tid3/release" '{}'
-expect_http 200 "" "the user releases without proof"
-req POST "/api/tasks/$tid3/assign" '{"agent": "tester"}'
-expect_http 200 "" "the user assigns without proof"
+req_is 400 '{"error":"\"agent\" is required: an agent claims (the user assigns)"}' "the user does not claim" POST "/api/tasks/$tid3/claim" '{}'
+req_is 200 "" "the user releases without proof" POST "/api/tasks/$tid3/release" '{}'
+req_is 200 "" "the user assigns without proof" POST "/api/tasks/$tid3/assign" '{"agent": "tester"}'
 expect_eq "$(json_get "$BODY" 'j["task"]["owner"]')" "tester" "assigned by the user"
-req POST /api/teams/dev/posts '{"text": "plain user post"}'
-expect_http 201 "" "the user posts without proof"
+req_is 201 "" "the user posts without proof" POST /api/teams/dev/posts '{"text": "plain user post"}'
 expect_eq "$(json_get "$BODY" '(j["post"]["authorAgentId"], j["post"]["kind"])')" "('user', 'user')" "the post is the user's"
-req POST /api/teams/dev/tasks '{"subject": "by name", "as": "user"}'
-expect_http 201 "" "naming user needs no proof"
+req_is 201 "" "naming user needs no proof" POST /api/teams/dev/tasks '{"subject": "by name", "as": "user"}'
 # an agent removed and added again elsewhere keeps no old credential
 req POST /api/teams/dev/agents '{"id": "temp"}'
 as_agent dev temp && TEMP=("${AS[@]}")
 "$HUDDLE" agent rm temp >/dev/null
 req POST /api/teams/qa/agents '{"id": "temp"}'
-req POST /api/teams/qa/posts '{"text": "stale"}' "${TEMP[@]}"
-expect_http 403 '{"error":"the credential is not valid: agent temp is no longer in team dev"}' "a stale credential is refused"
+req_is 403 '{"error":"the credential is not valid: agent temp is no longer in team dev"}' "a stale credential is refused" POST /api/teams/qa/posts '{"text": "stale"}' "${TEMP[@]}"
 
 # --- /mcp transport rules
-req POST /mcp '{"jsonrpc":"2.0","id":1,"method":"ping"}'
-expect_http 200 '{"jsonrpc":"2.0","id":1,"result":{}}' "mcp ping"
-req POST /mcp '{"jsonrpc":"2.0","method":"notifications/initialized"}'
-expect_http 202 "" "notification"
+req_is 200 '{"jsonrpc":"2.0","id":1,"result":{}}' "mcp ping" POST /mcp '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+req_is 202 "" "notification" POST /mcp '{"jsonrpc":"2.0","method":"notifications/initialized"}'
 expect_eq "$BODY" "" "notification has an empty body"
-req POST /mcp '{"jsonrpc":"2.0","id":1,'
-expect_http 200 '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}' "mcp parse error"
+req_is 200 '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}' "mcp parse error" POST /mcp '{"jsonrpc":"2.0","id":1,'
 req GET /mcp
 expect_contains "$(cat "$T_TMP/headers")" "Allow: POST" "405 names the allowed method"
 expect_eq "$CODE" 405 "GET /mcp"
@@ -318,10 +242,8 @@ expect_eq "$(cat "$T_TMP/body")" '{"error":"request body over the limit of 20971
 # chunked, so the size is only known while reading
 curl -s -o /dev/null -w '%{http_code}' -X POST "$B/api/teams" -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary @"$T_TMP/big" >"$T_TMP/c"
 expect_eq "$(cat "$T_TMP/c")" 413 "3 MiB chunked body"
-req GET /api/nothing-here
-expect_http 404 '{"error":"no such route"}' "unknown route"
-req GET "/api/teams/%2e%2e%2fetc"
-expect_http 404 '{"error":"no such route"}' "../ in a path parameter matches no route"
+req_is 404 '{"error":"no such route"}' "unknown route" GET /api/nothing-here
+req_is 404 '{"error":"no such route"}' "../ in a path parameter matches no route" GET "/api/teams/%2e%2e%2fetc"
 req GET "/api/teams/dev%00x"
 expect_eq "$CODE" 400 "NUL in a path parameter"
 req GET "/api/team-chat?teamId=dev%00x"
@@ -330,10 +252,8 @@ req GET "/api/team-chat?teamId=$(head -c 5000 /dev/zero | tr '\0' a)"
 expect_eq "$CODE" 400 "overlong query value"
 req GET "/api/events?team=..%2F..%2Fx"
 expect_eq "$CODE" 400 "../ in a query value"
-req GET "/api/teams/%ff%fe"
-expect_http 400 '{"error":"the path is not valid UTF-8 once percent-decoded: %XX escapes must spell UTF-8 text"}' "a path that is not UTF-8 once decoded"
-req GET "/api/team-chat?teamId=%ff%fe"
-expect_http 400 "{\"error\":\"invalid team name \\\"??\\\": use 1-50 lowercase letters, digits, '-' or '_'\"}" "a query value that is not UTF-8 gets a JSON error"
+req_is 400 '{"error":"the path is not valid UTF-8 once percent-decoded: %XX escapes must spell UTF-8 text"}' "a path that is not UTF-8 once decoded" GET "/api/teams/%ff%fe"
+req_is 400 "{\"error\":\"invalid team name \\\"??\\\": use 1-50 lowercase letters, digits, '-' or '_'\"}" "a query value that is not UTF-8 gets a JSON error" GET "/api/team-chat?teamId=%ff%fe"
 curl -s -o /dev/null -w '%{http_code}' "$B/api/teams" -H "X-Long: $(head -c 20000 /dev/zero | tr '\0' a)" >"$T_TMP/c"
 case "$(cat "$T_TMP/c")" in 200 | 413 | 431) pass ;; *) fail "overlong header: $(cat "$T_TMP/c")" ;; esac
 
@@ -383,15 +303,14 @@ head_seq=$(printf '%s' "$note" | sed -n 's/^: last-event-id 999999999 is beyond 
 expect_eq "$([ -n "$head_seq" ] && echo ok)" ok "a future Last-Event-ID gets a comment naming the head ($note)"
 new_id=$(grep '^id: ' "$T_TMP/sse4" | tail -1 | cut -d' ' -f2)
 expect_eq "$([ -n "$new_id" ] && [ "$new_id" -gt "${head_seq:-0}" ] && echo ok)" ok "and the stream goes on from the head (id $new_id)"
-req GET "/api/events?stream=1" "" -H 'Last-Event-ID: -3'
-expect_http 400 '{"error":"Last-Event-ID must be an event id (0 or more), not \"-3\""}' "a negative Last-Event-ID"
+req_is 400 '{"error":"Last-Event-ID must be an event id (0 or more), not \"-3\""}' "a negative Last-Event-ID" GET "/api/events?stream=1" "" -H 'Last-Event-ID: -3'
 
 # --- graceful shutdown: an open stream gets a final event, exit 0
 curl -sN -H 'Accept: text/event-stream' "$B/api/events" >"$T_TMP/sse3" &
 c3=$!
 sleep 0.3
-kill -TERM "$srv"
-wait "$srv"
+kill -TERM "$serve_pid"
+wait "$serve_pid"
 expect_eq "$?" 0 "serve exits 0"
 wait "$c3" 2>/dev/null
 expect_contains "$(cat "$T_TMP/sse3")" "event: shutdown" "followers get a final event"

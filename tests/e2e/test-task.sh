@@ -12,9 +12,7 @@ run team create ops; expect_rc 0 "team create ops"
 run agent add ops boss; expect_rc 0 "add boss"
 
 # create
-run task create dev "Write docs" --description "All of them" --meta area=docs --as coder
-expect_rc 0 "create"
-expect_eq "$OUT" 'created task #1 "Write docs" in team dev' "create output"
+run_says 0 'created task #1 "Write docs" in team dev' "create" task create dev "Write docs" --description "All of them" --meta area=docs --as coder
 run --json task create dev "Ship" --depends-on 1 --priority 3 --meta area=release
 expect_rc 0 "create --json"
 expect_json "$OUT" "create --json parses"
@@ -22,15 +20,9 @@ expect_eq "$(json_get "$OUT" 'j["depends_on"]')" "[1]" "depends_on"
 expect_eq "$(json_get "$OUT" 'j["blocked_by"]')" "[1]" "blocked_by"
 expect_eq "$(json_get "$OUT" 'j["priority"]')" "3" "priority"
 expect_eq "$(json_get "$OUT" 'j["created_by"]')" "user" "created_by"
-run task create dev "Ghost dep" --depends-on 9
-expect_rc 1 "unknown dependency"
-expect_eq "$ERR" "huddle: unknown dependency: task 9" "unknown dependency text"
-run task create dev ""
-expect_rc 1 "empty subject"
-expect_eq "$ERR" "huddle: task subject must not be empty" "empty subject text"
-run task create dev "$(printf 'x%.0s' $(seq 201))"
-expect_rc 1 "long subject"
-expect_eq "$ERR" "huddle: task subject is 201 characters; the limit is 200" "long subject text"
+run_says 1 "huddle: unknown dependency: task 9" "unknown dependency" task create dev "Ghost dep" --depends-on 9
+run_says 1 "huddle: task subject must not be empty" "empty subject" task create dev ""
+run_says 1 "huddle: task subject is 201 characters; the limit is 200" "long subject" task create dev "$(printf 'x%.0s' $(seq 201))"
 run task create dev "Bad" --depends-on 1,x
 expect_rc 2 "bad --depends-on"
 expect_contains "$ERR" 'huddle: --depends-on must be an integer, not "x"' "bad --depends-on text"
@@ -38,9 +30,7 @@ run task create dev "Bad" --meta novalue
 expect_rc 2 "bad --meta"
 run task create dev
 expect_rc 2 "missing subject"
-run task create ghost "X"
-expect_rc 1 "unknown team"
-expect_eq "$ERR" 'huddle: team "ghost" not found' "unknown team text"
+run_says 1 'huddle: team "ghost" not found' "unknown team" task create ghost "X"
 
 # list
 run task list dev
@@ -57,91 +47,55 @@ run --json task list dev --meta area=release
 expect_eq "$(json_get "$OUT" '[t["id"] for t in j]')" "[2]" "--meta"
 run --json task list dev --limit 1
 expect_eq "$(json_get "$OUT" '[t["id"] for t in j]')" "[2]" "--limit"
-run task list dev --status done
-expect_rc 1 "bad status"
-expect_eq "$ERR" 'huddle: unknown task status "done": use pending, claimed, in_progress, completed, failed or cancelled' "bad status text"
+run_says 1 'huddle: unknown task status "done": use pending, claimed, in_progress, completed, failed or cancelled' "bad status" task list dev --status done
 run task list dev --limit zero
 expect_rc 2 "bad --limit"
 run task list
 expect_rc 2 "list without team"
 
 # claim: blocked, success, lost
-run task claim 2 --as coder
-expect_rc 1 "claim blocked"
-expect_eq "$ERR" "huddle: task 2 is blocked by 1" "blocked text"
+run_says 1 "huddle: task 2 is blocked by 1" "claim blocked" task claim 2 --as coder
 run task claim 1
 expect_rc 2 "claim without --as"
-run task claim 1 --as boss
-expect_rc 1 "claim by non-member"
-expect_eq "$ERR" 'huddle: no member "boss" in team dev' "non-member text"
-run task claim 1 --as coder
-expect_rc 0 "claim"
-expect_eq "$OUT" 'task #1 "Write docs" claimed by coder' "claim output"
-run task claim 1 --as tester
-expect_rc 1 "claim lost"
-expect_eq "$ERR" "huddle: task 1 is already claimed by coder" "lost text"
-run task claim 99 --as tester
-expect_rc 1 "claim missing"
-expect_eq "$ERR" "huddle: task 99 not found" "missing text"
+run_says 1 'huddle: no member "boss" in team dev' "claim by non-member" task claim 1 --as boss
+run_says 0 'task #1 "Write docs" claimed by coder' "claim" task claim 1 --as coder
+run_says 1 "huddle: task 1 is already claimed by coder" "claim lost" task claim 1 --as tester
+run_says 1 "huddle: task 99 not found" "claim missing" task claim 99 --as tester
 
 # owner rule and transitions
-run task start 1 --as tester
-expect_rc 1 "start by non-owner"
-expect_eq "$ERR" "huddle: task 1 is owned by coder, not tester" "owner text"
-run task start 1 --as coder
-expect_rc 0 "start"
-expect_eq "$OUT" 'task #1 "Write docs" is now in_progress' "start output"
-run task start 1 --as coder
-expect_rc 1 "start twice"
-expect_eq "$ERR" "huddle: task 1 cannot go from in_progress to in_progress" "transition text"
+run_says 1 "huddle: task 1 is owned by coder, not tester" "start by non-owner" task start 1 --as tester
+run_says 0 'task #1 "Write docs" is now in_progress' "start" task start 1 --as coder
+run_says 1 "huddle: task 1 cannot go from in_progress to in_progress" "start twice" task start 1 --as coder
 run --json task complete 1 --as coder --result "Wrote them all"
 expect_rc 0 "complete"
 expect_json "$OUT" "complete --json parses"
 expect_eq "$(json_get "$OUT" 'j["status"]')" "completed" "completed status"
 expect_eq "$(json_get "$OUT" 'j["result"]')" "Wrote them all" "result"
 expect_eq "$(json_get "$OUT" 'j["unblocked"]')" "[2]" "complete --json: what it made ready"
-run task start 1
-expect_rc 1 "completed cannot start"
-expect_eq "$ERR" "huddle: task 1 cannot go from completed to in_progress" "completed text"
+run_says 1 "huddle: task 1 cannot go from completed to in_progress" "completed cannot start" task start 1
 run task show x
 expect_rc 2 "show bad id"
 run task show 0
 expect_rc 2 "show zero id"
 
 # auto-claim, fail, retry, release, cancel, assign
-run task auto-claim dev --as tester
-expect_rc 0 "auto-claim"
-expect_eq "$OUT" 'task #2 "Ship" claimed by tester' "auto-claim output"
-run task auto-claim dev --as tester
-expect_rc 1 "auto-claim none"
-expect_eq "$ERR" "huddle: no ready task in team dev" "none text"
+run_says 0 'task #2 "Ship" claimed by tester' "auto-claim" task auto-claim dev --as tester
+run_says 1 "huddle: no ready task in team dev" "auto-claim none" task auto-claim dev --as tester
 run task fail 2 --as tester --reason "disk full"
 expect_rc 0 "fail"
 run --json task show 2
 expect_eq "$(json_get "$OUT" 'j["reason"]')" "disk full" "reason"
-run task retry 2 --as manager
-expect_rc 0 "retry"
-expect_eq "$OUT" 'task #2 "Ship" is now pending' "retry output"
-run task assign 2 tester --as coder
-expect_rc 1 "assign by member"
-expect_eq "$ERR" "huddle: only the team leader or a user may assign task 2, not coder" "assign text"
-run task assign 2 tester --as manager
-expect_rc 0 "assign"
-expect_eq "$OUT" 'task #2 "Ship" assigned to tester' "assign output"
+run_says 0 'task #2 "Ship" is now pending' "retry" task retry 2 --as manager
+run_says 1 "huddle: only the team leader or a user may assign task 2, not coder" "assign by member" task assign 2 tester --as coder
+run_says 0 'task #2 "Ship" assigned to tester' "assign" task assign 2 tester --as manager
 run task release 2 --as tester
 expect_rc 0 "release"
-run task cancel 2
-expect_rc 0 "cancel"
-expect_eq "$OUT" 'task #2 "Ship" is now cancelled' "cancel output"
+run_says 0 'task #2 "Ship" is now cancelled' "cancel" task cancel 2
 
 # link and comment
 run task create dev "A"; run task create dev "B"
-run task link 4 --depends-on 3
-expect_rc 0 "link"
-expect_eq "$OUT" 'task #4 "B" depends on #3' "link output"
-run task link 3 --depends-on 4
-expect_rc 1 "cycle"
-expect_eq "$ERR" "huddle: linking task 3 to task 4 would create a circular dependency" "cycle text"
+run_says 0 'task #4 "B" depends on #3' "link" task link 4 --depends-on 3
+run_says 1 "huddle: linking task 3 to task 4 would create a circular dependency" "cycle" task link 3 --depends-on 4
 run task link 3
 expect_rc 2 "link without --depends-on"
 run task comment 3 "looks good" --as tester
@@ -174,9 +128,7 @@ E=$(new_task "Announce" --depends-on "$A,$C"); F=$(new_task "Hotfix")
 run task claim "$F" --as dev2; expect_rc 0 "claim F"
 run task link "$F" --depends-on "$A" --as lead; expect_rc 0 "link F to A"
 run task claim "$A" --as dev1; expect_rc 0 "claim A"
-run task complete "$A" --as dev1 --result "built it"
-expect_rc 0 "complete A"
-expect_eq "$OUT" "task #$A \"Build\" is now completed; now ready: #$B, #$D" "complete says what it made ready"
+run_says 0 "task #$A \"Build\" is now completed; now ready: #$B, #$D" "complete A" task complete "$A" --as dev1 --result "built it"
 run --json chat read rel --limit 500
 expect_eq "$(json_get "$OUT" 'j["posts"][-1]["body"]')" \
 	"Task #$A \"Build\" completed by dev1; now ready: #$B \"Deploy\", #$D \"Docs\"." "room line names what became ready"
@@ -194,9 +146,7 @@ expect_eq "$(json_get "$OUT" 'j["posts"][-1]["body"]')" "Task #$F \"Hotfix\" com
 # assign --auto: the idle member with the fewest open tasks, ties to the
 # lowest id; never one working, in error or shut down; nothing written
 # when nobody is idle. dev1 and dev2 have no open task now.
-run task assign "$B" --auto --as lead
-expect_rc 0 "assign --auto"
-expect_eq "$OUT" "task #$B \"Deploy\" assigned to dev1 (auto: idle, 0 open tasks, lowest id of 2 tied)" "auto: a tie goes to the lowest id"
+run_says 0 "task #$B \"Deploy\" assigned to dev1 (auto: idle, 0 open tasks, lowest id of 2 tied)" "assign --auto" task assign "$B" --auto --as lead
 run --json task assign "$D" --auto --as lead
 expect_rc 0 "assign --auto --json"
 expect_json "$OUT" "assign --auto --json parses"
@@ -213,24 +163,18 @@ expect_eq "$OUT" "task #$G \"Polish\" assigned to dev2 (auto: idle, 1 open task)
 run agent set-status dev1 working; run agent set-status dev2 working
 H=$(new_task "Release notes")
 run --json chat read rel --limit 500; posts_before=$(json_get "$OUT" 'len(j["posts"])')
-run task assign "$H" --auto --as lead
-expect_rc 1 "auto with nobody idle"
-expect_eq "$ERR" "huddle: no idle member in team rel to assign task $H to (dev0: shutdown, dev1: working, dev2: working, dev3: error)" "no idle member text"
+run_says 1 "huddle: no idle member in team rel to assign task $H to (dev0: shutdown, dev1: working, dev2: working, dev3: error)" "auto with nobody idle" task assign "$H" --auto --as lead
 run --json task show "$H"
 expect_eq "$(json_get "$OUT" '(j["status"], j["owner"])')" "('pending', None)" "a refused auto-assign writes nothing"
 run --json chat read rel --limit 500
 expect_eq "$(json_get "$OUT" 'len(j["posts"])')" "$posts_before" "a refused auto-assign posts nothing"
-run task assign "$H" --auto --as dev1
-expect_rc 1 "auto by a member"
-expect_eq "$ERR" "huddle: only the team leader or a user may assign task $H, not dev1" "auto by a member text"
+run_says 1 "huddle: only the team leader or a user may assign task $H, not dev1" "auto by a member" task assign "$H" --auto --as dev1
 run task assign "$H"
 expect_rc 2 "assign without AGENT or --auto"
 expect_eq "$(echo "$ERR" | head -1)" "huddle: 'task assign' needs AGENT or --auto" "assign usage text"
 run task assign "$H" dev1 --auto
 expect_rc 2 "assign with AGENT and --auto"
-run task assign "$H" dev3 --as lead
-expect_rc 0 "explicit assign still works"
-expect_eq "$OUT" "task #$H \"Release notes\" assigned to dev3" "explicit assign output"
+run_says 0 "task #$H \"Release notes\" assigned to dev3" "explicit assign still works" task assign "$H" dev3 --as lead
 
 # delegate: one act (task, owner, message); a refusal writes nothing
 run team create sub; run agent add sub sl --leader; run agent add sub sw1
@@ -258,20 +202,12 @@ sub_state() { # tasks, posts and sw2's waiting messages in team sub
 	    "$("$HUDDLE" --json agent show sw2 | python3 -c 'import json,sys; print(json.load(sys.stdin).get("status"))')"
 }
 before=$(sub_state)
-run task delegate sub --to sw2 "Nope" --as sw1
-expect_rc 1 "delegate by a member"
-expect_eq "$ERR" "huddle: only the team leader or a user may delegate, not sw1" "delegate by a member text"
-run task delegate sub --to boss "Nope" --as sl
-expect_rc 1 "delegate outside the team"
-expect_eq "$ERR" 'huddle: no member "boss" in team sub' "delegate outside the team text"
+run_says 1 "huddle: only the team leader or a user may delegate, not sw1" "delegate by a member" task delegate sub --to sw2 "Nope" --as sw1
+run_says 1 'huddle: no member "boss" in team sub' "delegate outside the team" task delegate sub --to boss "Nope" --as sl
 run agent set-status sw2 error
-run task delegate sub --to sw2 "Nope" --as sl
-expect_rc 1 "delegate to a member in error"
-expect_eq "$ERR" "huddle: cannot delegate to sw2: it is in error" "delegate to error text"
+run_says 1 "huddle: cannot delegate to sw2: it is in error" "delegate to a member in error" task delegate sub --to sw2 "Nope" --as sl
 run agent set-status sw3 shutdown
-run task delegate sub --to sw3 "Nope"
-expect_rc 1 "delegate to a member shut down"
-expect_eq "$ERR" "huddle: cannot delegate to sw3: it is in shutdown" "delegate to shutdown text"
+run_says 1 "huddle: cannot delegate to sw3: it is in shutdown" "delegate to a member shut down" task delegate sub --to sw3 "Nope"
 run agent set-status sw2 idle
 expect_eq "$(sub_state)" "$before" "refused delegations wrote nothing"
 run --json inbox sw2
@@ -295,9 +231,7 @@ expect_rc 0 "list --tree"
 expect_eq "$OUT" "#$P [claimed] Fix the parser (sw1)
   ↳ #$C1 [pending] Parser: lexer
   ↳ #$C2 [claimed] Parser: grammar (sw2)" "list --tree output"
-run task complete "$P" --as sw1
-expect_rc 1 "parent with open subtasks"
-expect_eq "$ERR" "huddle: task $P cannot complete: its subtasks #$C1, #$C2 are still open" "parent completion text"
+run_says 1 "huddle: task $P cannot complete: its subtasks #$C1, #$C2 are still open" "parent with open subtasks" task complete "$P" --as sw1
 run team update sub --max-children 2 --max-task-depth 1 --max-new-roots 1 --new-roots-window 60
 expect_rc 0 "team update caps"
 run --json team show sub
@@ -305,17 +239,11 @@ expect_eq "$(json_get "$OUT" '(j["max_children"], j["max_task_depth"], j["max_ne
 	"(2, 1, 1, 60)" "team show --json: the caps"
 run team show sub
 expect_contains "$OUT" "subtasks:     at most 2 per task, nested at most 1 deep" "team show: subtask caps"
-run task create sub "Parser: third" --parent "$P" --as sw1
-expect_rc 1 "children cap"
-expect_eq "$ERR" "huddle: task $P already has 2 subtasks (the team's max_children); finish or cancel some, or raise it with huddle team update sub --max-children N" "children cap text"
-run task create sub "Too deep" --parent "$C1"
-expect_rc 1 "depth cap"
-expect_eq "$ERR" "huddle: a subtask of task $C1 would be at depth 2, deeper than the team's max_task_depth 1 (a root task is at depth 0); add it under a shallower task, or raise it with huddle team update sub --max-task-depth N" "depth cap text"
+run_says 1 "huddle: task $P already has 2 subtasks (the team's max_children); finish or cancel some, or raise it with huddle team update sub --max-children N" "children cap" task create sub "Parser: third" --parent "$P" --as sw1
+run_says 1 "huddle: a subtask of task $C1 would be at depth 2, deeper than the team's max_task_depth 1 (a root task is at depth 0); add it under a shallower task, or raise it with huddle team update sub --max-task-depth N" "depth cap" task create sub "Too deep" --parent "$C1"
 run task create sub "Root one" --as sw2
 expect_rc 0 "first root in the window"
-run task create sub "Root two" --as sw2
-expect_rc 1 "roots cap"
-expect_eq "$ERR" "huddle: sw2 already created 1 root task in the last 60 s (the team's max_new_roots); make this a subtask of one of them, wait, or raise it with huddle team update sub --max-new-roots N" "roots cap text"
+run_says 1 "huddle: sw2 already created 1 root task in the last 60 s (the team's max_new_roots); make this a subtask of one of them, wait, or raise it with huddle team update sub --max-new-roots N" "roots cap" task create sub "Root two" --as sw2
 run task create sub "Root by a user"
 expect_rc 0 "a user is not capped"
 run team update sub --max-children 0

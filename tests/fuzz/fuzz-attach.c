@@ -32,15 +32,6 @@
 static unsigned char key[HD_ATTACH_KEY_LEN];
 static int have_key;
 
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz-attach: violated: %s\n", what);
-		abort();
-	}
-}
-
 /* (1): what verification must say for (team, agent, sig). */
 static void
 check_verify(const char *team, const char *agent, const char *sig)

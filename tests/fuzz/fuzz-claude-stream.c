@@ -89,19 +89,7 @@ const char *const hd_fuzz_seeds[] = {
 };
 
 const char *const hd_fuzz_tokens[] = {
-    "\n",
-    "\r\n",
-    "{",
-    "}",
-    "[",
-    "]",
-    ",",
-    "\"",
-    "\\u0000",
-    "\\u0001",
-    "\\n",
-    "\xe2\x80\x94",
-    "\xff",
+    STREAM_FUZZ_JSON_TOKENS,
     "{\"type\":\"assistant\",\"message\":{\"content\":[",
     "{\"type\":\"text\",\"text\":\"hi\"}",
     "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"x\",\"input\":{}}",

@@ -21,15 +21,6 @@
 
 #define HEADER_START "[Inter-session message"
 
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz-envelope: violated: %s\n", what);
-		abort();
-	}
-}
-
 /* (3): no opener with a later ']' in s[0..n). */
 static int
 no_live_header(const char *s, size_t n)

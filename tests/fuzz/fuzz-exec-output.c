@@ -23,19 +23,11 @@
 
 #include "fuzz.h"
 #include "runtime/runtime_int.h"
+#include "turn-fuzz.h"
 
 static const uint8_t *out_data;
 static size_t out_size;
 static uint8_t cut;
-
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz-exec-output: violated: %s\n", what);
-		abort();
-	}
-}
 
 struct seen {
 	hd_buf text;
@@ -66,10 +58,7 @@ feed_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	memset(&rs, 0, sizeof(rs));
 	rs.em = em;
 	while (off < out_size) {
-		n = step % 16 + 1;
-		step = step * 5 + 3;
-		if (n > out_size - off)
-			n = out_size - off;
+		n = fuzz_piece(&step, out_size - off);
 		hd_exec__reply_out(&rs, (const char *)out_data + off, n);
 		off += n;
 	}
@@ -77,25 +66,13 @@ feed_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	return 0;
 }
 
-static void
-feed_caps(hd_runtime_caps *out)
-{
-	memset(out, 0, sizeof(*out));
-}
-
-static const hd_runtime_adapter feed_adapter = {
-    .name = "fuzz",
-    .label = "exec output (fuzz)",
-    .capabilities = feed_caps,
-    .run = feed_run,
-};
+static const hd_runtime_adapter feed_adapter =
+    TURN_FUZZ_ADAPTER("exec output (fuzz)", feed_run);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	hd_runtime_result res;
-	hd_runtime_turn turn;
-	hd_agent agent;
 	hd_err err = HD_ERR_INIT;
 	struct seen s;
 
@@ -109,15 +86,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	out_size = size;
 	memset(&s, 0, sizeof(s));
 	s.utf8 = hd_utf8_ok((const char *)data, size);
-	memset(&agent, 0, sizeof(agent));
-	agent.id = (char *)"coder";
-	agent.team_id = (char *)"dev";
-	agent.runtime = (char *)"fuzz";
-	memset(&turn, 0, sizeof(turn));
-	turn.agent = &agent;
-	turn.prompt = "fuzz";
-	check(hd_runtime_run_turn(&res, &feed_adapter, &turn, sink, &s, &err) ==
-		  0,
+	check(turn_fuzz_run(&res, &feed_adapter, sink, &s, &err) == 0,
 	    "the turn failed");
 	check(!hd_buf_failed(&s.text), "out of memory");
 	check(s.text.len == size &&

@@ -22,15 +22,6 @@
 
 #include "fuzz.h"
 
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz-last-event-id: violated: %s\n", what);
-		abort();
-	}
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -28,15 +28,6 @@ struct got {
 	size_t lines; /* lines handed over */
 };
 
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz-lines: violated: %s\n", what);
-		abort();
-	}
-}
-
 /* Compare each line handed over with the reference's next one. */
 static void
 on_line(void *ctx, const char *line, size_t len, int cut)
@@ -80,10 +71,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hd_lines_init(&l, g.max, on_line, &g);
 	step = first;
 	while (off < size) { /* (3) */
-		n = step % 16 + 1;
-		step = step * 5 + 3;
-		if (n > size - off)
-			n = size - off;
+		n = fuzz_piece(&step, size - off);
 		hd_lines_feed(&l, (const char *)data + off, n);
 		off += n;
 	}

@@ -22,15 +22,6 @@
 
 #include "fuzz.h"
 
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz-mentions: violated: %s\n", what);
-		abort();
-	}
-}
-
 static int
 is_ws(char c)
 {

@@ -26,15 +26,6 @@
 
 #include "fuzz.h"
 
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz-rest-route: violated: %s\n", what);
-		abort();
-	}
-}
-
 /* (1) */
 static void
 unescape(char *s)

@@ -11,6 +11,8 @@
  *  (4) error and status messages hold no control characters and start
  *      with the runtime's prefix;
  *  (5) nothing crashes or leaks (ASan and UBSan check the replay).
+ * The turn and its adapter are turn-fuzz.h's; STREAM_FUZZ_JSON_TOKENS are
+ * the pieces of JSON lines every stream target's replay glues together.
  * Header-only; one target includes it once.
  */
 #ifndef HD_STREAM_FUZZ_H
@@ -24,6 +26,12 @@
 
 #include "fuzz.h"
 #include "runtime/runtime_int.h"
+#include "turn-fuzz.h"
+
+/* The bytes JSON lines are made of, ahead of a target's own tokens. */
+#define STREAM_FUZZ_JSON_TOKENS                                                \
+	"\n", "\r\n", "{", "}", "[", "]", ",", "\"", "\\u0000", "\\u0001",     \
+	    "\\n", "\xe2\x80\x94", "\xff"
 
 /* The parser under fuzzing, behind four calls; open gets the first input
  * byte (it may pick the parser's settings from it). */
@@ -52,15 +60,6 @@ typedef struct seen {
 } seen;
 
 static const input *cur;
-
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz stream: violated: %s\n", what);
-		abort();
-	}
-}
 
 static int
 clean_line(const char *s, size_t len)
@@ -131,18 +130,8 @@ feed_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	return 0;
 }
 
-static void
-feed_caps(hd_runtime_caps *out)
-{
-	memset(out, 0, sizeof(*out));
-}
-
-static const hd_runtime_adapter feed_adapter = {
-    .name = "fuzz",
-    .label = "stream (fuzz)",
-    .capabilities = feed_caps,
-    .run = feed_run,
-};
+static const hd_runtime_adapter feed_adapter =
+    TURN_FUZZ_ADAPTER("stream (fuzz)", feed_run);
 
 /* One input: the first byte picks the exit status (0, 1, 2 or -1,
  * killed) and the stderr tail (and whatever open makes of it); the rest
@@ -155,8 +144,6 @@ stream_fuzz_one(const stream_fuzz *f, const uint8_t *data, size_t size)
 	    "Error: boom\n\tat x\x01y\nWARNING: proceeding, even though x\n",
 	    "\xe2\x80\x94 tail"};
 	hd_runtime_result res;
-	hd_runtime_turn turn;
-	hd_agent agent;
 	hd_err err = HD_ERR_INIT;
 	input in;
 	seen s;
@@ -175,15 +162,8 @@ stream_fuzz_one(const stream_fuzz *f, const uint8_t *data, size_t size)
 		in.tail = "";
 	in.data = data;
 	in.size = size;
-	memset(&agent, 0, sizeof(agent));
-	agent.id = (char *)"coder";
-	agent.team_id = (char *)"dev";
-	agent.runtime = (char *)"fuzz";
-	memset(&turn, 0, sizeof(turn));
-	turn.agent = &agent;
-	turn.prompt = "fuzz";
 	cur = &in;
-	rc = hd_runtime_run_turn(&res, &feed_adapter, &turn, sink, &s, &err);
+	rc = turn_fuzz_run(&res, &feed_adapter, sink, &s, &err);
 	cur = NULL;
 
 	/* (1) */
