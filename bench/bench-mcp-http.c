@@ -3,10 +3,11 @@
  *
  * mcp_http: 8 concurrent clients (curl multi, HTTP keep-alive, one bound
  * attach URL each) post to one room through a real `huddle serve`; we
- * report posts/s and p50/p99 latency, against raw SQLite doing the same
- * room insert per commit (BEGIN IMMEDIATE, MAX(seq)+1, INSERT with a random
- * UUID id, COMMIT; the schema and pragmas of a huddle store) from one
- * process in the same run.
+ * report posts/s and p50/p99 latency, against the same server answering
+ * MCP `ping` on the same connections (the request, parse, bind and reply
+ * a post pays too, without its write), measured before and after the
+ * posts in the same run and averaged. The ratio is what the durable post
+ * costs over the bare round trip.
  * mcp_memory: the server's resident memory at idle, and with 1,000 open
  * SSE followers on /api/events.
  *
@@ -28,9 +29,7 @@
 #include <huddle/attach.h>
 #include <huddle/team.h>
 
-#include "bench-raw.h"
 
-#include "store/sqlite.h"
 
 #include "bench-server.h"
 
@@ -44,48 +43,78 @@ struct client {
 	int64_t started;
 };
 
-static double
-run_http(int port, hd_store *st, int total, int64_t *lat)
-{
-	static const char body[] =
-	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
-	    "{\"name\":\"team_chat_post\",\"arguments\":{\"text\":\"benchmark "
-	    "post from a bound agent\"}}}";
+struct clients {
 	struct client c[CLIENTS];
-	struct curl_slist *hdrs = NULL;
-	CURLM *m = curl_multi_init();
-	int sent = 0, done = 0, running, i;
-	int64_t t0;
-	hd_err err = HD_ERR_INIT;
+	struct curl_slist *hdrs;
+	CURLM *m;
+};
 
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	hdrs = curl_slist_append(hdrs, "Accept: application/json, "
-				       "text/event-stream");
+static const char post_body[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+    "{\"name\":\"team_chat_post\",\"arguments\":{\"text\":\"benchmark "
+    "post from a bound agent\"}}}";
+static const char ping_body[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+
+/* One keep-alive handle per agent a0..a7, each on its own attach URL:
+ * every run below reuses the same handles, so the same connections. */
+static void
+clients_open(struct clients *cs, int port, hd_store *st)
+{
+	hd_err err = HD_ERR_INIT;
+	int i;
+
+	cs->m = curl_multi_init();
+	cs->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	cs->hdrs = curl_slist_append(cs->hdrs, "Accept: application/json, "
+					       "text/event-stream");
 	for (i = 0; i < CLIENTS; i++) {
+		struct client *c = &cs->c[i];
 		char agent[16], *url = NULL;
 
 		snprintf(agent, sizeof(agent), "a%d", i);
-		if (hd_attach_url(&url, st, "127.0.0.1", port, agent, &err) != 0) {
-			fprintf(stderr, "bench: %s\n", err.msg);
-			exit(1);
-		}
-		snprintf(c[i].url, sizeof(c[i].url), "%s", url);
+		if (hd_attach_url(&url, st, "127.0.0.1", port, agent, &err) != 0)
+			bench_die("attach url", &err);
+		snprintf(c->url, sizeof(c->url), "%s", url);
 		free(url);
-		c[i].h = curl_easy_init();
-		curl_easy_setopt(c[i].h, CURLOPT_URL, c[i].url);
-		curl_easy_setopt(c[i].h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c[i].h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(c[i].h, CURLOPT_WRITEFUNCTION, bench_discard);
-		curl_easy_setopt(c[i].h, CURLOPT_PRIVATE, &c[i]);
-		curl_easy_setopt(c[i].h, CURLOPT_TCP_NODELAY, 1L);
+		c->h = curl_easy_init();
+		curl_easy_setopt(c->h, CURLOPT_URL, c->url);
+		curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, cs->hdrs);
+		curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, bench_discard);
+		curl_easy_setopt(c->h, CURLOPT_PRIVATE, c);
+		curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L);
 		/* SIGPIPE is ignored already: spare curl two sigaction calls
 		 * per transfer, CPU the server would otherwise not get */
-		curl_easy_setopt(c[i].h, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
 	}
+}
+
+static void
+clients_close(struct clients *cs)
+{
+	int i;
+
+	for (i = 0; i < CLIENTS; i++)
+		curl_easy_cleanup(cs->c[i].h);
+	curl_slist_free_all(cs->hdrs);
+	curl_multi_cleanup(cs->m);
+}
+
+/* total requests of body, CLIENTS at a time; requests/s, and each one's
+ * latency in lat (NULL: not kept). */
+static double
+run_http(struct clients *cs, const char *body, int total, int64_t *lat)
+{
+	CURLM *m = cs->m;
+	int sent = 0, done = 0, running, i;
+	int64_t t0;
+
+	for (i = 0; i < CLIENTS; i++)
+		curl_easy_setopt(cs->c[i].h, CURLOPT_POSTFIELDS, body);
 	t0 = hd_mono_us();
 	for (i = 0; i < CLIENTS && sent < total; i++, sent++) {
-		c[i].started = hd_mono_us();
-		curl_multi_add_handle(m, c[i].h);
+		cs->c[i].started = hd_mono_us();
+		curl_multi_add_handle(m, cs->c[i].h);
 	}
 	while (done < total) {
 		CURLMsg *msg;
@@ -107,7 +136,9 @@ run_http(int port, hd_store *st, int total, int64_t *lat)
 				    msg->data.result, code);
 				exit(1);
 			}
-			lat[done++] = hd_mono_us() - cl->started;
+			if (lat != NULL)
+				lat[done] = hd_mono_us() - cl->started;
+			done++;
 			curl_multi_remove_handle(m, cl->h);
 			if (sent < total) {
 				sent++;
@@ -119,86 +150,7 @@ run_http(int port, hd_store *st, int total, int64_t *lat)
 			curl_multi_poll(m, NULL, 0, 100, NULL);
 	}
 	t0 = hd_mono_us() - t0;
-	for (i = 0; i < CLIENTS; i++)
-		curl_easy_cleanup(c[i].h);
-	curl_slist_free_all(hdrs);
-	curl_multi_cleanup(m);
 	return total / (t0 / 1e6);
-}
-
-static void
-raw_step(sqlite3 *db, sqlite3_stmt *s, int want)
-{
-	if (sqlite3_step(s) != want) {
-		fprintf(stderr, "bench: raw: %s\n", sqlite3_errmsg(db));
-		exit(1);
-	}
-}
-
-/* Raw SQLite doing the same post, one commit each, from one connection:
- * on a store of its own under dir (so the schema comes from the same
- * migrations and the pragmas from the same open), BEGIN IMMEDIATE,
- * SELECT MAX(seq)+1, INSERT with a random UUID id, COMMIT. */
-static double
-run_raw(const char *dir, int n)
-{
-	char path[512];
-	unsigned char pool[BENCH_RAW_POOL];
-	size_t used = sizeof(pool);
-	hd_store *rst = NULL;
-	hd_err err = HD_ERR_INIT;
-	sqlite3 *db;
-	sqlite3_stmt *begin, *max, *ins, *commit;
-	int64_t t0, seq;
-	int i;
-
-	snprintf(path, sizeof(path), "%s/raw", dir);
-	if (hd_store_open(&rst, path, &err) != 0) {
-		fprintf(stderr, "bench: raw: %s\n", err.msg);
-		exit(1);
-	}
-	db = hd_store_db(rst);
-	if (sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, NULL) ||
-	    sqlite3_prepare_v2(db,
-		"SELECT COALESCE(MAX(seq), 0) + 1 FROM team_chat"
-		" WHERE room_id = 'team:dev'",
-		-1, &max, NULL) ||
-	    sqlite3_prepare_v2(db,
-		"INSERT INTO team_chat(id, room_id, team_id, author_agent_id,"
-		" body, kind, created_at, seq) VALUES (?, 'team:dev', 'dev',"
-		" 'a0', ?, 'peer', ?, ?)",
-		-1, &ins, NULL) ||
-	    sqlite3_prepare_v2(db, "COMMIT", -1, &commit, NULL)) {
-		fprintf(stderr, "bench: raw: %s\n", sqlite3_errmsg(db));
-		exit(1);
-	}
-	t0 = hd_mono_us();
-	for (i = 0; i < n; i++) {
-		char id[37];
-
-		bench_raw_uuid(id, pool, &used);
-		raw_step(db, begin, SQLITE_DONE);
-		raw_step(db, max, SQLITE_ROW);
-		seq = sqlite3_column_int64(max, 0);
-		sqlite3_reset(max);
-		sqlite3_bind_text(ins, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(ins, 2, "benchmark post from a bound agent",
-		    -1, SQLITE_STATIC);
-		sqlite3_bind_int64(ins, 3, hd_now_ms());
-		sqlite3_bind_int64(ins, 4, seq);
-		raw_step(db, ins, SQLITE_DONE);
-		raw_step(db, commit, SQLITE_DONE);
-		sqlite3_reset(begin);
-		sqlite3_reset(ins);
-		sqlite3_reset(commit);
-	}
-	t0 = hd_mono_us() - t0;
-	sqlite3_finalize(begin);
-	sqlite3_finalize(max);
-	sqlite3_finalize(ins);
-	sqlite3_finalize(commit);
-	hd_store_close(rst);
-	return n / (t0 / 1e6);
 }
 
 /* Open FOLLOWERS SSE connections; return the sockets (still open). */
@@ -242,7 +194,8 @@ main(int argc, char **argv)
 	hd_store *st = NULL;
 	hd_team_spec ts = {.id = "dev"};
 	hd_err err = HD_ERR_INIT;
-	double http, raw;
+	struct clients cs;
+	double http, ping;
 	long idle, loaded;
 
 	if (total < 100 || mkdtemp(home) == NULL)
@@ -272,17 +225,19 @@ main(int argc, char **argv)
 		return 1;
 	}
 	lat = calloc((size_t)total, sizeof(*lat));
-	raw = run_raw(home, total / 2);
-	run_http(port, st, total / 10, lat); /* warm up */
+	clients_open(&cs, port, st);
+	run_http(&cs, post_body, total / 10, NULL); /* warm up */
 	idle = bench_rss_kb(bench_server_pid);
-	http = run_http(port, st, total, lat);
-	raw = (raw + run_raw(home, total / 2)) / 2;
+	ping = run_http(&cs, ping_body, total, NULL);
+	http = run_http(&cs, post_body, total, lat);
+	ping = (ping + run_http(&cs, ping_body, total, NULL)) / 2;
+	clients_close(&cs);
 	qsort(lat, (size_t)total, sizeof(*lat), bench_cmp_i64);
 	printf("mcp_http: %.0f posts/s (8 clients, p50 %.2f ms, p99 %.2f ms) | "
-	       "baseline raw sqlite %.0f posts/s (1 process, per commit) | "
-	       "ratio %.2fx\n",
-	    http, lat[total / 2] / 1000.0, lat[total * 99 / 100] / 1000.0, raw,
-	    http / raw);
+	       "baseline ping %.0f requests/s (same server, same 8 "
+	       "connections) | ratio %.2fx\n",
+	    http, lat[total / 2] / 1000.0, lat[total * 99 / 100] / 1000.0, ping,
+	    http / ping);
 	fds = open_followers(port);
 	hd_sleep_us(300000);
 	loaded = bench_rss_kb(bench_server_pid);
