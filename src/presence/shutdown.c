@@ -738,6 +738,34 @@ hd_shutdown__get(hd_shutdown **out, hd_store *st, const hd_work *w,
 	return sd_load(out, st, team, err);
 }
 
+/* An answer names the request it answers. */
+static int
+request_id_check(const char *request_id, hd_err *err)
+{
+	if (request_id == NULL || request_id[0] == '\0')
+		return hd_err_set(
+		    err, HD_EINVAL, "shutdown_response needs a request_id");
+	return 0;
+}
+
+/* ... and approves (1) or refuses (0) it, a refusal with a reason. */
+static int
+verdict_check(
+    const char *request_id, int approve, const char *reason, hd_err *err)
+{
+	int rc;
+
+	if ((rc = request_id_check(request_id, err)) < 0)
+		return rc;
+	if (approve != 0 && approve != 1)
+		return hd_err_set(err, HD_EINVAL,
+		    "shutdown_response needs approve (true or false)");
+	if (!approve && (reason == NULL || reason[0] == '\0'))
+		return hd_err_set(
+		    err, HD_EINVAL, "a refused shutdown needs a reason");
+	return 0;
+}
+
 /* Who asked request_id of agent in team, inside a transaction: *team_req
  * says it is the team's request (whose asker may be nobody). */
 static int
@@ -793,11 +821,9 @@ hd_shutdown_requester(char **out, hd_store *st, const char *team,
 
 	*out = NULL;
 	if ((rc = hd_slug_check("team", team, err)) < 0 ||
-	    (rc = hd_slug_check("agent", agent, err)) < 0)
+	    (rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (rc = request_id_check(request_id, err)) < 0)
 		return rc;
-	if (request_id == NULL || request_id[0] == '\0')
-		return hd_err_set(
-		    err, HD_EINVAL, "shutdown_response needs a request_id");
 	if ((rc = hd_store_read(st, requester_txn, &c, err)) < 0) {
 		free(c.out);
 		return rc;
@@ -880,17 +906,10 @@ hd_shutdown__answer(hd_message **out, hd_store *st, const hd_work *w,
 		    "a shutdown_response needs a team and a sender");
 	if ((rc = hd_slug_check("team", spec->team, err)) < 0 ||
 	    (rc = hd_slug_check("agent", spec->from, err)) < 0 ||
-	    (rc = hd_mailbox__check_content(spec->content, err)) < 0)
+	    (rc = hd_mailbox__check_content(spec->content, err)) < 0 ||
+	    (rc = verdict_check(
+		 spec->request_id, spec->approve, spec->reason, err)) < 0)
 		return rc;
-	if (spec->request_id == NULL || spec->request_id[0] == '\0')
-		return hd_err_set(
-		    err, HD_EINVAL, "shutdown_response needs a request_id");
-	if (spec->approve != 0 && spec->approve != 1)
-		return hd_err_set(err, HD_EINVAL,
-		    "shutdown_response needs approve (true or false)");
-	if (!spec->approve && (spec->reason == NULL || spec->reason[0] == '\0'))
-		return hd_err_set(
-		    err, HD_EINVAL, "a refused shutdown needs a reason");
 	if ((rc = hd_store_write(st, answer_txn, &c, err)) < 0) {
 		hd_message_free(c.out);
 		return rc;
@@ -915,17 +934,9 @@ hd_shutdown__respond(hd_shutdown **out, hd_store *st, const hd_work *w,
 	if (out != NULL)
 		*out = NULL;
 	if ((rc = hd_slug_check("team", team, err)) < 0 ||
-	    (rc = hd_slug_check("agent", agent, err)) < 0)
+	    (rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (rc = verdict_check(request_id, approve, reason, err)) < 0)
 		return rc;
-	if (request_id == NULL || request_id[0] == '\0')
-		return hd_err_set(
-		    err, HD_EINVAL, "shutdown_response needs a request_id");
-	if (approve != 0 && approve != 1)
-		return hd_err_set(err, HD_EINVAL,
-		    "shutdown_response needs approve (true or false)");
-	if (!approve && (reason == NULL || reason[0] == '\0'))
-		return hd_err_set(
-		    err, HD_EINVAL, "a refused shutdown needs a reason");
 	if ((rc = hd_team_exists(st, team, err)) < 0)
 		return rc;
 	if (approve)
