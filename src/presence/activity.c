@@ -3,8 +3,8 @@
  * after each act on a task and at each turn's end, with the idle notice
  * and the failure notice to the leader. Reads a member's work (what it
  * holds) only through the hd_work its caller hands in -- the board's
- * (hd_board_work), which sits above this module and is never called from
- * it -- and writes agents only through the team module's functions,
+ * (hd_board_work): the board sits above this module, which names nothing
+ * of it -- and writes agents only through the team module's functions,
  * messages only through the mailbox (src/mailbox/mailbox.c).
  *  (1) The rule is one function (want): working while in a turn (the
  *      mark an engine sets at begin and clears at end) or while holding
