@@ -15,7 +15,6 @@
 #   HD_LAYER_<l>_INCLUDE     layer l's include directory
 #   HD_HEADER_LAYER_<X.h>    the layer of include/huddle/X.h
 #   HD_DOMAIN_ORDER          the domain's directories, lowest first
-#   HD_DOMAIN_UPCALLS        DIR:FUNCTION, the upward calls let through
 #
 # Stops with a message when the table and the tree disagree: a src/
 # directory or public header in no layer, an entry naming nothing, an
@@ -26,7 +25,6 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
 
 set(HD_LAYER_NAMES)
 set(HD_DOMAIN_ORDER)
-set(HD_DOMAIN_UPCALLS)
 set(hd_lt_dirs)
 set(hd_lt_headers)
 file(STRINGS ${HD_LAYER_TABLE} hd_lt_lines)
@@ -46,12 +44,6 @@ foreach(line IN LISTS hd_lt_lines)
   endif()
   if(first STREQUAL "domain-order")
     list(SUBLIST w 1 -1 HD_DOMAIN_ORDER)
-    continue()
-  endif()
-  if(first STREQUAL "domain-upcall")
-    list(SUBLIST w 1 -1 upcall)
-    list(JOIN upcall ":" upcall)
-    list(APPEND HD_DOMAIN_UPCALLS ${upcall})
     continue()
   endif()
   list(LENGTH w nw)

@@ -39,7 +39,7 @@ layers=$(awk '$1 == "layers" { $1 = ""; print; exit }' $table)
 [ -n "$layers" ] || complain "$table: no layers line"
 lower_dirs=$(awk -v L="$layers" '
 	BEGIN { n = split(L, a, " "); for (i = 1; i <= n; i++) r[a[i]] = i }
-	/^[ \t]*(#|$)/ || $1 ~ /^(layers|domain-order|domain-upcall)$/ { next }
+	/^[ \t]*(#|$)/ || $1 ~ /^(layers|domain-order)$/ { next }
 	$2 ~ /^src\// && r[$1] < r["surface"] { sub(/^src\//, "", $2); print $2 }
 ' $table | paste -sd'|')
 lower=$(printf '%s\n' $files | grep -E "^src/($lower_dirs)/")
@@ -63,7 +63,7 @@ BEGIN {
 # the table, first
 FILENAME == T {
 	sub(/#.*/, "")
-	if (NF == 0 || $1 ~ /^(layers|domain-order|domain-upcall)$/) next
+	if (NF == 0 || $1 ~ /^(layers|domain-order)$/) next
 	if (!($1 in rank)) {
 		printf "%s:%d: %s is not a layer (%s)\n", T, FNR, $1, L
 		bad = 1

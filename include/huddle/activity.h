@@ -19,17 +19,36 @@
  *
  * Every function works inside a caller's transaction (each is one when
  * called alone); an agent that is not a member of team is left alone.
+ * The status is also settled after each act on a task that can change
+ * it, by the board's reflection in the board write's transaction.
+ *
+ * What a member's work is lives on the board, above the rule: the rule
+ * (src/presence/) reads it through an hd_work, and the board supplies its
+ * own (hd_board_work, board.h). The functions below read it there.
  */
 #ifndef HUDDLE_ACTIVITY_H
 #define HUDDLE_ACTIVITY_H
 
+#include <stdint.h>
+
 #include "err.h"
 #include "store.h"
 
-/* Settle agent's status from its work, after something that may change
- * it (a task started, finished, released or moved). */
-int hd_activity_settle(
-    hd_store *st, const char *team, const char *agent, hd_err *err);
+/* A task of a member's, as hd_work hands it: id, subject and status
+ * (borrowed, valid during the call); a negative return is returned. */
+typedef int (*hd_work_task_fn)(void *ctx, int64_t id, const char *subject,
+    const char *status, hd_err *err);
+
+/* How the status rule reads a member's work (hd_board_work: the board). */
+typedef struct hd_work {
+	/* 1 in *yes when agent holds a task in_progress in team */
+	int (*has_started)(int *yes, hd_store *st, const char *team,
+	    const char *agent, hd_err *err);
+	/* the task agent finished last in team (completed or failed), to fn;
+	 * fn is not called when there is none (the idle notice) */
+	int (*last_finished)(hd_store *st, const char *team, const char *agent,
+	    hd_work_task_fn fn, void *ctx, hd_err *err);
+} hd_work;
 
 /* A turn of agent begins: it is marked in a turn and, from idle or error,
  * set working (*began, when non-NULL: 1 when it was). */

@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "activity.h"
 #include "err.h"
 #include "store.h"
 
@@ -365,5 +366,10 @@ int hd_board_has_started(
  * none. For the idle notice (activity.h). */
 int hd_board_last_finished(hd_store *st, const char *team, const char *owner,
     hd_board_open_fn fn, void *ctx, hd_err *err);
+
+/* The two above, as the status rule reads a member's work (activity.h):
+ * what the board's reflection and the public functions of activity.h and
+ * shutdown.h hand to it. */
+extern const hd_work hd_board_work;
 
 #endif

@@ -12,7 +12,7 @@
  *      hd_board_has_started only whether it holds one in_progress, one
  *      index probe whatever it holds (an owner may hold thousands).
  * Callers: hd_team_snapshot_get and hd_team_context (src/lifecycle/state.c),
- * the status rules (src/lifecycle/activity.c).
+ * the status rules (src/presence/activity.c, through hd_board_work).
  */
 #include <string.h>
 

@@ -15,6 +15,16 @@
  *  (2) Never fails the write it reflects: each piece runs in its own
  *      savepoint; a piece that fails is rolled back alone, logged
  *      (hd_log_warn) and dropped.
+ *  (3) The last piece settles the status of the task's owner (and of its
+ *      owner before, when it moved): the status rule of src/presence/,
+ *      below the board, handed the board's own reader of a member's work
+ *      (hd_board_work, defined here). The rule calls nothing of the
+ *      board's by name, so the domain stays a tree (docs/layers.md); its
+ *      idle notice, and the shutdown it may approve, commit with the
+ *      write.
+ * Callers: the board's writes (board.c (5)); hd_board_work is also
+ * handed to src/presence/ by the public functions bound in
+ * src/lifecycle/presence.c and src/lifecycle/send.c.
  */
 #include <string.h>
 
@@ -24,11 +34,14 @@
 #include <huddle/room.h>
 
 #include <mailbox/mailbox_int.h>
+#include <presence/presence_int.h>
 
 #include "board_int.h"
 
 #define HD_LOG_COMPONENT "board"
 #include <huddle/log.h>
+
+const hd_work hd_board_work = {hd_board_has_started, hd_board_last_finished};
 
 /* Open a savepoint for one piece; 0 or an error code. */
 static int
@@ -113,11 +126,13 @@ reflect_activity(hd_store *st, const hd_board__change *c, hd_err *err)
 		return 0;
 	if ((rc = reflect_begin(st, err)) < 0)
 		return rc;
+	/* (3) */
 	if (c->prev_owner != NULL)
-		rc = hd_activity_settle(st, team, c->prev_owner, err);
+		rc = hd_activity__settle(
+		    st, &hd_board_work, team, c->prev_owner, err);
 	if (rc == 0 && owner != NULL &&
 	    (c->prev_owner == NULL || strcmp(owner, c->prev_owner) != 0))
-		rc = hd_activity_settle(st, team, owner, err);
+		rc = hd_activity__settle(st, &hd_board_work, team, owner, err);
 	reflect_end(st, rc);
 	return rc;
 }

@@ -23,8 +23,9 @@
  *      knows no protocol.
  *  (6) approve is stored only on a shutdown_response; any other type
  *      stores it unset, whatever the spec said.
- * Callers: the CLI (inbox, broadcast), the team's lifecycle
- * (src/lifecycle/: send.c, shutdown.c, spawn.c, activity.c), the board's
+ * Callers: the CLI (inbox, broadcast), the status rule and the shutdown
+ * protocol (src/presence/: activity.c, shutdown.c), the team's lifecycle
+ * (src/lifecycle/: send.c, spawn.c), the board's
  * reflection (hd_mailbox__send: a task_update drives no protocol), the
  * conversation engine and the MCP/HTTP surfaces. The mailbox calls only
  * down: the team's roster (membership, hd_agent_touch), the room
@@ -235,6 +236,7 @@ struct send_ctx {
 	hd_message m; /* the view being sent */
 	int system;
 	hd_mailbox__react_fn react;
+	const void *react_ctx;
 };
 
 static int
@@ -256,7 +258,7 @@ send_txn(hd_store *st, void *payload, hd_err *err)
 		return 0;
 	if ((rc = hd_agent_touch(st, c->m.team_id, c->m.from_agent, err)) < 0)
 		return rc;
-	return c->react != NULL ? c->react(st, &c->m, err) : 0;
+	return c->react != NULL ? c->react(st, &c->m, c->react_ctx, err) : 0;
 }
 
 static char *
@@ -304,7 +306,7 @@ msg_copy(hd_message **out, const hd_message *v, hd_err *err)
 int
 hd_mailbox__send_then(hd_message **out, hd_store *st,
     const hd_message_spec *spec, int system, hd_mailbox__react_fn react,
-    hd_err *err)
+    const void *ctx, hd_err *err)
 {
 	struct send_ctx c;
 	const char *type = spec->type != NULL ? spec->type : "message";
@@ -325,6 +327,7 @@ hd_mailbox__send_then(hd_message **out, hd_store *st,
 	    type, summary);
 	c.system = system;
 	c.react = react;
+	c.react_ctx = ctx;
 	if ((rc = hd_store_write(st, send_txn, &c, err)) < 0)
 		goto done;
 	if (out != NULL)
@@ -338,7 +341,7 @@ int
 hd_mailbox__send(hd_message **out, hd_store *st, const hd_message_spec *spec,
     int system, hd_err *err)
 {
-	return hd_mailbox__send_then(out, st, spec, system, NULL, err);
+	return hd_mailbox__send_then(out, st, spec, system, NULL, NULL, err);
 }
 
 int

@@ -1,7 +1,8 @@
 /*
  * mailbox_int.h -- helpers of the mailbox module (mailbox.c) for the domain
- * modules above it: the team's lifecycle in src/lifecycle/ (send.c,
- * shutdown.c, spawn.c, activity.c) and the board's reflection. The
+ * modules above it: the status rule and the shutdown protocol in
+ * src/presence/ (activity.c, shutdown.c), the team's lifecycle in
+ * src/lifecycle/ (send.c, spawn.c) and the board's reflection. The
  * mailbox calls none of them: a reaction to a message is handed in by
  * its caller (hd_mailbox__send_then).
  */
@@ -15,21 +16,22 @@
 #include <store/store.h>
 
 /* What a message just stored sets off, inside the sending transaction
- * (after the sender's hd_agent_touch); a failure refuses the send. */
+ * (after the sender's hd_agent_touch), with the ctx handed to
+ * hd_mailbox__send_then; a failure refuses the send. */
 typedef int (*hd_mailbox__react_fn)(
-    hd_store *st, const hd_message *m, hd_err *err);
+    hd_store *st, const hd_message *m, const void *ctx, hd_err *err);
 
 /*
  * The mailbox's send: hd_mailbox_send's checks, rows and event, then
- * react (NULL: none) on the stored message in the same transaction. When
- * system is set the sender is HD_MAILBOX_SYSTEM ("huddle") whatever
- * spec->from says, it is not checked for membership, and react is not
- * called. hd_mailbox_send (src/lifecycle/send.c) is this with the
- * shutdown protocol's reaction.
+ * react (NULL: none) on the stored message and ctx in the same
+ * transaction. When system is set the sender is HD_MAILBOX_SYSTEM
+ * ("huddle") whatever spec->from says, it is not checked for membership,
+ * and react is not called. hd_mailbox_send (src/lifecycle/send.c) is this
+ * with the shutdown protocol's reaction (src/presence/shutdown.c).
  */
 int hd_mailbox__send_then(hd_message **out, hd_store *st,
     const hd_message_spec *spec, int system, hd_mailbox__react_fn react,
-    hd_err *err);
+    const void *ctx, hd_err *err);
 
 /*
  * hd_mailbox__send_then without a reaction: the message drives no

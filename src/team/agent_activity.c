@@ -20,7 +20,7 @@
  *      turn_at is when the oldest running one began. A count an engine
  *      that died left behind is reset by hand (hd_activity_set_status
  *      idle) or when the engine's turn is taken back.
- * Callers: src/lifecycle/activity.c; the room (a post), the mailbox (a
+ * Callers: src/presence/activity.c; the room (a post), the mailbox (a
  * send) and the board's reflection (each act on a task) touch the stamp.
  */
 #include <stdio.h>

@@ -8,9 +8,11 @@
 # a header of its own layer or a lower one compiles, so the refusals are
 # the layers' doing. A call upward without its header is an implicit
 # declaration, an error under -Werror; with a prototype written by hand,
-# the check the build runs on each layer library refuses it. Then scripts/checksrc.sh, run on a
-# copy of the tree, passes it as it is and names file, line, header and
-# both layers once an upward include is added.
+# the check the build runs on each layer library refuses it. Inside the
+# domain, the order check run on its objects refuses a call from src/board
+# up to src/lifecycle and lets one down to src/presence through. Then
+# scripts/checksrc.sh, run on a copy of the tree, passes it as it is and
+# names file, line, header and both layers once an upward include is added.
 . "$(dirname "$0")/lib.sh"
 
 BUILD=${HUDDLE_BUILD:-$(dirname "$HUDDLE")}
@@ -146,6 +148,63 @@ linkcheck "$T_TMP/up.o"
 if [ "$RC" -ne 0 ]; then pass; else fail "the layer check passed an upward call"; fi
 expect_contains "$ERR" "up.o calls hd_exchange_run" \
 	"the layer check names the object and the function"
+
+# inside the domain, the order of cmake/layers.txt (`domain-order`), which
+# names no exception: the check the build runs on the domain's objects
+# (cmake/domain-order-check.cmake) passes them as they are and a probe of
+# src/board calling down into src/presence, and refuses a probe of
+# src/board calling src/lifecycle (above the board) -- the call the
+# board's reflection once made to settle a member's status
+order=$(awk '$1 == "domain-order" { $1 = ""; print }' \
+	"$HUDDLE_SRC/cmake/layers.txt" | xargs | tr ' ' '|')
+objs=$(jq -r --arg src "$HUDDLE_SRC/src/" --arg dirs "^($order)/" '.[]
+	| select((.file | startswith($src)) and
+		(.file | ltrimstr($src) | test($dirs)))
+	| .directory + "/" + (.command | capture(" -o (?<o>[^ ]+) ").o)' "$DB" |
+	paste -sd'|')
+expect_contains "$objs" "/src/board/reflect.c.o" "the domain's objects are found"
+expect_contains "$objs" "/src/presence/activity.c.o" \
+	"src/presence is in the domain"
+ordercheck() {
+	OUT=""
+	ERR=$(cmake -DNM="$NM" "-DORDER=$order" "-DOBJS=$1" \
+		-P "$HUDDLE_SRC/cmake/domain-order-check.cmake" 2>&1)
+	RC=$?
+}
+ordercheck "$objs"
+expect_rc 0 "the domain's objects keep its order ($ERR)"
+case "$(cat "$HUDDLE_SRC/cmake/layers.txt")" in
+*domain-upcall*) fail "cmake/layers.txt names an exception to the order" ;;
+*) pass ;;
+esac
+mkdir -p "$T_TMP/src/board"
+probe src/board/reflect.c "#include <huddle/activity.h>
+int hd_probe(void);
+int
+hd_probe(void)
+{
+	return hd_activity_turn_begin(0, 0, \"dev\", \"coder\", 0);
+}" "$T_TMP/src/board/down.c.o"
+expect_rc 0 "a board probe calling src/presence compiles"
+ordercheck "$objs|$T_TMP/src/board/down.c.o"
+expect_rc 0 "the order check passes the board calling src/presence ($ERR)"
+probe src/board/reflect.c "#include <huddle/activity.h>
+int hd_probe(void);
+int
+hd_probe(void)
+{
+	return hd_activity_turn_end(0, \"dev\", \"coder\", 0, 0);
+}" "$T_TMP/src/board/up.c.o"
+expect_rc 0 "a board probe calling src/lifecycle compiles"
+ordercheck "$objs|$T_TMP/src/board/up.c.o"
+if [ "$RC" -ne 0 ]; then pass; else
+	fail "the order check passed the board calling src/lifecycle"
+fi
+expect_contains "$ERR" "the domain calls against its order" \
+	"the order check says what is wrong"
+expect_contains "$ERR" \
+	"src/board/up.c calls hd_activity_turn_end (src/lifecycle/)" \
+	"the order check names the object, the function and its directory"
 
 # checksrc on a copy of the tree: clean as it is, then each kind of
 # upward include named with file, line, header and both layers

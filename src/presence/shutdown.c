@@ -3,7 +3,9 @@
  * in include/huddle/shutdown.h). Owns the kv key "shutdown:<team>": the
  * team's latest request as JSON. Writes teams.status and agents.status
  * only through hd_team_set_status / hd_agent_set_status, and messages only
- * through the mailbox (src/mailbox/mailbox.c).
+ * through the mailbox (src/mailbox/mailbox.c). Reads the members' work
+ * only through the hd_work its caller hands in (activity.h): the board's,
+ * above this module, bound by src/lifecycle/presence.c.
  *  (1) Every transition runs inside one BEGIN IMMEDIATE transaction that
  *      re-reads the request first, so two processes answering at once
  *      never both finish it, and a request ends exactly once.
@@ -33,9 +35,12 @@
  *      sent to its sender is refused.
  *  (8) A member asked that has nothing left to do (its turn ended, its
  *      started tasks finished) approves by going idle: activity.c sends
- *      its idle message, which approves here like any other.
- * Callers: send.c (hd_shutdown__on_message), state.c (expiry before a
- * read), the CLI (team shutdown, shutdown-response, send), the MCP tools
+ *      its idle message, which approves here like any other -- also when
+ *      a board write's reflection settled it, in that write's transaction.
+ * Callers: activity.c and src/lifecycle/send.c (hd_shutdown__react, the
+ * mailbox reaction), and through src/lifecycle/presence.c (the public
+ * functions, bound to the board's hd_work) state.c (expiry before a read),
+ * the CLI (team shutdown, shutdown-response, send), the MCP tools
  * (team_shutdown, send_message) and the REST shutdown route.
  */
 #include <stdio.h>
@@ -48,7 +53,7 @@
 #include <huddle/team.h>
 #include <huddle/util.h>
 
-#include "shutdown_int.h"
+#include "presence_int.h"
 
 #define HD_LOG_COMPONENT "shutdown"
 #include <huddle/log.h>
@@ -297,8 +302,8 @@ fmt_span(char *out, size_t outlen, int64_t ms)
  * saved. notify: tell the leader with a notice from "huddle".
  */
 static int
-sd_abort(hd_store *st, hd_shutdown *s, const char *outcome, const char *who,
-    const char *why, int notify, hd_err *err)
+sd_abort(hd_store *st, const hd_work *w, hd_shutdown *s, const char *outcome,
+    const char *who, const char *why, int notify, hd_err *err)
 {
 	hd_buf text = HD_BUF_INIT(HD_MESSAGE_MAX);
 	hd_message_spec ms;
@@ -318,8 +323,8 @@ sd_abort(hd_store *st, hd_shutdown *s, const char *outcome, const char *who,
 			goto done;
 		if (!p.found || strcmp(p.status, "shutdown_requested") != 0)
 			continue;
-		if ((rc = hd_activity__busy(
-			 &busy, st, s->team_id, &p, s->pending[i], err)) < 0 ||
+		if ((rc = hd_activity__busy(&busy, st, w, s->team_id, &p,
+			 s->pending[i], err)) < 0 ||
 		    (rc = hd_agent_set_status(st, s->pending[i],
 			 busy ? "working" : "idle", err)) < 0)
 			goto done;
@@ -405,7 +410,8 @@ sd_approve(hd_store *st, hd_shutdown *s, const char *agent, hd_err *err)
 }
 
 int
-hd_shutdown__expire_txn(hd_store *st, const char *team, hd_err *err)
+hd_shutdown__expire_txn(
+    hd_store *st, const hd_work *w, const char *team, hd_err *err)
 {
 	hd_shutdown *s = NULL;
 	hd_team *t = NULL;
@@ -428,22 +434,31 @@ hd_shutdown__expire_txn(hd_store *st, const char *team, hd_err *err)
 		goto done;
 	}
 	if (hd_now_ms() >= s->deadline)
-		rc = sd_abort(st, s, "timeout", NULL, "timeout", 1, err);
+		rc = sd_abort(st, w, s, "timeout", NULL, "timeout", 1, err);
 done:
 	hd_team_free(t);
 	hd_shutdown_free(s);
 	return rc;
 }
 
+struct expire_ctx {
+	const hd_work *w;
+	const char *team;
+};
+
 static int
 expire_txn(hd_store *st, void *payload, hd_err *err)
 {
-	return hd_shutdown__expire_txn(st, payload, err);
+	struct expire_ctx *c = payload;
+
+	return hd_shutdown__expire_txn(st, c->w, c->team, err);
 }
 
 int
-hd_shutdown_expire(hd_store *st, const char *team, hd_err *err)
+hd_shutdown__expire(
+    hd_store *st, const hd_work *w, const char *team, hd_err *err)
 {
+	struct expire_ctx c = {w, team};
 	hd_shutdown *s = NULL;
 	hd_team *t = NULL;
 	int rc, due;
@@ -463,7 +478,7 @@ hd_shutdown_expire(hd_store *st, const char *team, hd_err *err)
 		due = strcmp(t->status, "shutting_down") != 0;
 	}
 	if (due)
-		rc = hd_store_write(st, expire_txn, (void *)team, err);
+		rc = hd_store_write(st, expire_txn, &c, err);
 done:
 	hd_team_free(t);
 	hd_shutdown_free(s);
@@ -496,15 +511,17 @@ one_to_one(hd_store *st, const hd_message *m, hd_err *err)
 }
 
 int
-hd_shutdown__on_message(hd_store *st, const hd_message *m, hd_err *err)
+hd_shutdown__react(
+    hd_store *st, const hd_message *m, const void *work, hd_err *err)
 {
+	const hd_work *w = work;
 	hd_shutdown *s = NULL;
 	int response = strcmp(m->type, "shutdown_response") == 0;
 	int rc, notify;
 
 	if (!response && strcmp(m->type, "idle") != 0)
 		return 0;
-	if ((rc = hd_shutdown__expire_txn(st, m->team_id, err)) < 0)
+	if ((rc = hd_shutdown__expire_txn(st, w, m->team_id, err)) < 0)
 		return rc;
 	if ((rc = sd_load(&s, st, m->team_id, err)) < 0)
 		return rc;
@@ -527,7 +544,7 @@ hd_shutdown__on_message(hd_store *st, const hd_message *m, hd_err *err)
 			 (m->to_agent == NULL ||
 			     strcmp(m->to_agent, s->requested_by) != 0);
 		rc = sd_abort(
-		    st, s, "refused", m->from_agent, m->reason, notify, err);
+		    st, w, s, "refused", m->from_agent, m->reason, notify, err);
 	}
 done:
 	hd_shutdown_free(s);
@@ -535,6 +552,7 @@ done:
 }
 
 struct start_ctx {
+	const hd_work *w;
 	const char *team;
 	const char *reason;
 	int64_t timeout_ms;
@@ -575,7 +593,7 @@ start_txn(hd_store *st, void *payload, hd_err *err)
 
 	hd_shutdown_free(c->out); /* a retried body starts afresh */
 	c->out = NULL;
-	if ((rc = hd_shutdown__expire_txn(st, c->team, err)) < 0 ||
+	if ((rc = hd_shutdown__expire_txn(st, c->w, c->team, err)) < 0 ||
 	    (rc = hd_team_get(&t, st, c->team, err)) < 0)
 		goto done;
 	if (strcmp(t->status, "shutting_down") == 0) {
@@ -670,8 +688,8 @@ done:
 }
 
 int
-hd_team_shutdown(hd_shutdown **out, hd_store *st, const char *team,
-    const char *reason, int64_t timeout_ms, hd_err *err)
+hd_shutdown__start(hd_shutdown **out, hd_store *st, const hd_work *w,
+    const char *team, const char *reason, int64_t timeout_ms, hd_err *err)
 {
 	struct start_ctx c;
 	char hex[17], request_id[32];
@@ -691,6 +709,7 @@ hd_team_shutdown(hd_shutdown **out, hd_store *st, const char *team,
 		return rc;
 	snprintf(request_id, sizeof(request_id), "shutdown-%s", hex);
 	memset(&c, 0, sizeof(c));
+	c.w = w;
 	c.team = team;
 	c.reason = reason != NULL && reason[0] != '\0' ? reason : NULL;
 	c.timeout_ms = timeout_ms > 0 ? timeout_ms : HD_SHUTDOWN_TIMEOUT_MS;
@@ -704,7 +723,8 @@ hd_team_shutdown(hd_shutdown **out, hd_store *st, const char *team,
 }
 
 int
-hd_shutdown_get(hd_shutdown **out, hd_store *st, const char *team, hd_err *err)
+hd_shutdown__get(hd_shutdown **out, hd_store *st, const hd_work *w,
+    const char *team, hd_err *err)
 {
 	hd_team *t = NULL;
 	int rc;
@@ -713,9 +733,37 @@ hd_shutdown_get(hd_shutdown **out, hd_store *st, const char *team, hd_err *err)
 	if ((rc = hd_team_get(&t, st, team, err)) < 0)
 		return rc;
 	hd_team_free(t);
-	if ((rc = hd_shutdown_expire(st, team, err)) < 0)
+	if ((rc = hd_shutdown__expire(st, w, team, err)) < 0)
 		return rc;
 	return sd_load(out, st, team, err);
+}
+
+/* An answer names the request it answers. */
+static int
+request_id_check(const char *request_id, hd_err *err)
+{
+	if (request_id == NULL || request_id[0] == '\0')
+		return hd_err_set(
+		    err, HD_EINVAL, "shutdown_response needs a request_id");
+	return 0;
+}
+
+/* ... and approves (1) or refuses (0) it, a refusal with a reason. */
+static int
+verdict_check(
+    const char *request_id, int approve, const char *reason, hd_err *err)
+{
+	int rc;
+
+	if ((rc = request_id_check(request_id, err)) < 0)
+		return rc;
+	if (approve != 0 && approve != 1)
+		return hd_err_set(err, HD_EINVAL,
+		    "shutdown_response needs approve (true or false)");
+	if (!approve && (reason == NULL || reason[0] == '\0'))
+		return hd_err_set(
+		    err, HD_EINVAL, "a refused shutdown needs a reason");
+	return 0;
 }
 
 /* Who asked request_id of agent in team, inside a transaction: *team_req
@@ -773,11 +821,9 @@ hd_shutdown_requester(char **out, hd_store *st, const char *team,
 
 	*out = NULL;
 	if ((rc = hd_slug_check("team", team, err)) < 0 ||
-	    (rc = hd_slug_check("agent", agent, err)) < 0)
+	    (rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (rc = request_id_check(request_id, err)) < 0)
 		return rc;
-	if (request_id == NULL || request_id[0] == '\0')
-		return hd_err_set(
-		    err, HD_EINVAL, "shutdown_response needs a request_id");
 	if ((rc = hd_store_read(st, requester_txn, &c, err)) < 0) {
 		free(c.out);
 		return rc;
@@ -787,6 +833,7 @@ hd_shutdown_requester(char **out, hd_store *st, const char *team,
 }
 
 struct answer_ctx {
+	const hd_work *w;
 	const hd_message_spec *spec;
 	hd_message *out;
 };
@@ -806,14 +853,15 @@ answer_txn(hd_store *st, void *payload, hd_err *err)
 	hd_message_free(c->out); /* a retried transaction starts over */
 	c->out = NULL;
 	if ((rc = hd_team_member_check(st, spec->team, spec->from, err)) < 0 ||
-	    (rc = hd_shutdown__expire_txn(st, spec->team, err)) < 0 ||
+	    (rc = hd_shutdown__expire_txn(st, c->w, spec->team, err)) < 0 ||
 	    (rc = requester_find(&to, &team_req, st, spec->team, spec->from,
 		 spec->request_id, err)) < 0)
 		goto done;
 	if (to != NULL) {
 		ms.to = to;
 		ms.type = "shutdown_response";
-		rc = hd_mailbox_send(&c->out, st, &ms, err);
+		rc = hd_mailbox__send_then(
+		    &c->out, st, &ms, 0, hd_shutdown__react, c->w, err);
 		goto done;
 	}
 	/* the team's request, made without a leader: record it directly */
@@ -825,17 +873,17 @@ answer_txn(hd_store *st, void *payload, hd_err *err)
 	view.request_id = (char *)spec->request_id;
 	view.approve = spec->approve;
 	view.reason = (char *)spec->reason;
-	rc = hd_shutdown__on_message(st, &view, err);
+	rc = hd_shutdown__react(st, &view, c->w, err);
 done:
 	free(to);
 	return rc;
 }
 
 int
-hd_shutdown_answer(hd_message **out, hd_store *st,
+hd_shutdown__answer(hd_message **out, hd_store *st, const hd_work *w,
     const hd_message_spec *spec, hd_err *err)
 {
-	struct answer_ctx c = {spec, NULL};
+	struct answer_ctx c = {w, spec, NULL};
 	hd_message_spec ms;
 	int rc;
 
@@ -849,7 +897,8 @@ hd_shutdown_answer(hd_message **out, hd_store *st,
 	if (spec->to != NULL) {
 		ms = *spec;
 		ms.type = "shutdown_response";
-		return hd_mailbox_send(out, st, &ms, err);
+		return hd_mailbox__send_then(
+		    out, st, &ms, 0, hd_shutdown__react, w, err);
 	}
 	/* what the send would check, before looking anyone up */
 	if (spec->team == NULL || spec->from == NULL)
@@ -857,17 +906,10 @@ hd_shutdown_answer(hd_message **out, hd_store *st,
 		    "a shutdown_response needs a team and a sender");
 	if ((rc = hd_slug_check("team", spec->team, err)) < 0 ||
 	    (rc = hd_slug_check("agent", spec->from, err)) < 0 ||
-	    (rc = hd_mailbox__check_content(spec->content, err)) < 0)
+	    (rc = hd_mailbox__check_content(spec->content, err)) < 0 ||
+	    (rc = verdict_check(
+		 spec->request_id, spec->approve, spec->reason, err)) < 0)
 		return rc;
-	if (spec->request_id == NULL || spec->request_id[0] == '\0')
-		return hd_err_set(
-		    err, HD_EINVAL, "shutdown_response needs a request_id");
-	if (spec->approve != 0 && spec->approve != 1)
-		return hd_err_set(err, HD_EINVAL,
-		    "shutdown_response needs approve (true or false)");
-	if (!spec->approve && (spec->reason == NULL || spec->reason[0] == '\0'))
-		return hd_err_set(
-		    err, HD_EINVAL, "a refused shutdown needs a reason");
 	if ((rc = hd_store_write(st, answer_txn, &c, err)) < 0) {
 		hd_message_free(c.out);
 		return rc;
@@ -880,9 +922,9 @@ hd_shutdown_answer(hd_message **out, hd_store *st,
 }
 
 int
-hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
-    const char *agent, const char *request_id, int approve, const char *reason,
-    hd_err *err)
+hd_shutdown__respond(hd_shutdown **out, hd_store *st, const hd_work *w,
+    const char *team, const char *agent, const char *request_id, int approve,
+    const char *reason, hd_err *err)
 {
 	hd_message_spec ms;
 	hd_shutdown *s = NULL;
@@ -892,17 +934,9 @@ hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
 	if (out != NULL)
 		*out = NULL;
 	if ((rc = hd_slug_check("team", team, err)) < 0 ||
-	    (rc = hd_slug_check("agent", agent, err)) < 0)
+	    (rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (rc = verdict_check(request_id, approve, reason, err)) < 0)
 		return rc;
-	if (request_id == NULL || request_id[0] == '\0')
-		return hd_err_set(
-		    err, HD_EINVAL, "shutdown_response needs a request_id");
-	if (approve != 0 && approve != 1)
-		return hd_err_set(err, HD_EINVAL,
-		    "shutdown_response needs approve (true or false)");
-	if (!approve && (reason == NULL || reason[0] == '\0'))
-		return hd_err_set(
-		    err, HD_EINVAL, "a refused shutdown needs a reason");
 	if ((rc = hd_team_exists(st, team, err)) < 0)
 		return rc;
 	if (approve)
@@ -923,10 +957,11 @@ hd_shutdown_respond(hd_shutdown **out, hd_store *st, const char *team,
 	ms.request_id = request_id;
 	ms.approve = approve;
 	ms.reason = approve ? NULL : reason;
-	if ((rc = hd_shutdown_answer(NULL, st, &ms, err)) < 0 || out == NULL)
+	if ((rc = hd_shutdown__answer(NULL, st, w, &ms, err)) < 0 ||
+	    out == NULL)
 		goto done;
 	/* the team's request afterwards; none for a one-to-one request */
-	if ((rc = hd_shutdown_get(&s, st, team, err)) < 0)
+	if ((rc = hd_shutdown__get(&s, st, w, team, err)) < 0)
 		goto done;
 	if (s != NULL && strcmp(s->request_id, request_id) == 0) {
 		*out = s;
@@ -939,8 +974,8 @@ done:
 }
 
 int
-hd_team_shutdown_wait(hd_shutdown **out, hd_store *st, const char *team,
-    const char *request_id, int64_t timeout_ms, hd_err *err)
+hd_shutdown__wait(hd_shutdown **out, hd_store *st, const hd_work *w,
+    const char *team, const char *request_id, int64_t timeout_ms, hd_err *err)
 {
 	hd_shutdown *s = NULL;
 	int64_t start = hd_mono_ms(), limit = timeout_ms, left;
@@ -954,7 +989,7 @@ hd_team_shutdown_wait(hd_shutdown **out, hd_store *st, const char *team,
 	 * on the WAL, being built for the room) lands, wait on it instead.
 	 */
 	for (;;) {
-		if ((rc = hd_shutdown_get(&s, st, team, err)) < 0)
+		if ((rc = hd_shutdown__get(&s, st, w, team, err)) < 0)
 			return rc;
 		if (s == NULL || strcmp(s->request_id, request_id) != 0) {
 			hd_shutdown_free(s);
