@@ -388,12 +388,20 @@ test_loop__a_large_max_turns_is_clamped(void **state)
 	fake_dispose(&f);
 }
 
+/* ping_pong's state (its task id first, so f->user is still the
+ * int64_t * it reads) and the flag to raise during the turn. */
+struct abort_ctx {
+	int64_t last;
+	atomic_int *flag;
+};
+
 static void
 abort_during(fake *f, const hd_runtime_turn *in)
 {
-	(void)in;
+	struct abort_ctx *c = f->user;
+
 	ping_pong(f, in);
-	atomic_store((atomic_int *)((void **)f->user)[1], 1);
+	atomic_store(c->flag, 1);
 }
 
 /* A cancel (cancel.h) set during a turn ends the exchange `cancelled`
@@ -404,15 +412,14 @@ test_loop__cancel_ends_cancelled(void **state)
 	hd_fixture *fx = *state;
 	hd_exchange_spec s;
 	atomic_int cancel;
-	int64_t last = 0;
-	void *ctx[2] = {&last, &cancel};
+	struct abort_ctx ctx = {0, &cancel};
 	fake f;
 
 	atomic_init(&cancel, 0);
-	s = ping_pong_team(fx, &f, &last, "Go.");
+	s = ping_pong_team(fx, &f, &ctx.last, "Go.");
 	s.cancel = &cancel;
 	f.during = abort_during;
-	f.user = ctx;
+	f.user = &ctx;
 	expect_run(fx, &s, HD_EXCHANGE_CANCELLED, 1, NULL);
 	assert_bound_hit(fx->st, "cancelled", 5, 1);
 	fake_dispose(&f);
@@ -424,12 +431,11 @@ test_loop__abort_ends_between_turns(void **state)
 	hd_fixture *fx = *state;
 	hd_exchange_spec s;
 	atomic_int stop;
-	int64_t last = 0;
-	void *ctx[2] = {&last, &stop};
+	struct abort_ctx ctx = {0, &stop};
 	fake f;
 
 	atomic_init(&stop, 1);
-	s = ping_pong_team(fx, &f, &last, "Go.");
+	s = ping_pong_team(fx, &f, &ctx.last, "Go.");
 	s.abort = &stop;
 	/* the caller is already gone: no turn at all */
 	expect_run(fx, &s, HD_EXCHANGE_ABORTED, 0, NULL);
@@ -440,7 +446,7 @@ test_loop__abort_ends_between_turns(void **state)
 	 * running turn finishes and is posted, the next never starts */
 	atomic_store(&stop, 0);
 	f.during = abort_during;
-	f.user = ctx;
+	f.user = &ctx;
 	expect_run(fx, &s, HD_EXCHANGE_ABORTED, 1, NULL);
 	assert_int_equal(hd_count_events(fx->st, "dev", "turn_bound_hit"), 2);
 	json_t *d = last_event_data(fx->st, "dev", "turn_bound_hit");
