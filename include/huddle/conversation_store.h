@@ -217,11 +217,6 @@ int hd_convstore_next_queued(int *found, hd_convstore_claim *c, hd_store *st,
 int hd_convstore_running_for(int *found, hd_convstore_claim *c, hd_store *st,
     const char *agent, hd_err *err);
 
-/* *busy 1 while the supervisor runs a turn of agent (table autorun_turns,
- * the autorun module's: read here, never written). */
-int hd_convstore_supervised(
-    int *busy, hd_store *st, const char *agent, hd_err *err);
-
 /* *busy 1 while a delivery for agent is running, in any process. */
 int hd_convstore_agent_busy(
     int *busy, hd_store *st, const char *agent, hd_err *err);

@@ -14,11 +14,11 @@
  *  (2) A running delivery may record where its runtime process runs
  *      (hd_convstore_run_record); every move out of running clears it
  *      (RUN_CLEARED), but cancel, which ends the delivery for good.
- *  (3) The claim reads (next queued, running for an agent, supervised)
- *      are separate statements so the engine checks them in order inside
- *      one write; the next queued one skips conversations a cancel
- *      request names (table cancel_requests, read here) and reads
- *      autorun_turns (the autorun module's) for hd_convstore_supervised.
+ *  (3) The claim reads (next queued, running for an agent) are separate
+ *      statements so the engine checks them in order inside one write,
+ *      with the autorun module's own read of a supervised turn between
+ *      them; the next queued one skips conversations a cancel request
+ *      names (table cancel_requests, this module's too).
  * Callers: the conversation engine (src/engine/conversation.c,
  * conv_record.c, cancel.c), the supervisor (hd_convstore_agent_busy
  * through the engine), record.c (hd_conversation_get).
@@ -175,37 +175,20 @@ hd_convstore_running_for(int *found, hd_convstore_claim *c, hd_store *st,
 	return 0;
 }
 
-/* *busy: whether sql (?1 = agent) has a row. */
-static int
-agent_has_row(int *busy, hd_store *st, const char *sql, const char *agent,
-    hd_err *err)
+int
+hd_convstore_agent_busy(int *busy, hd_store *st, const char *agent, hd_err *err)
 {
 	int64_t one;
 	int rc;
 
 	*busy = 0;
-	if ((rc = hd_store_get_int(st, &one, err, sql, HD_TEXT(agent))) < 0)
+	if ((rc = hd_store_get_int(st, &one, err,
+		 "SELECT 1 FROM conversation_deliveries WHERE to_agent = ?1"
+		 " AND state = 'running' LIMIT 1",
+		 HD_TEXT(agent))) < 0)
 		return rc;
 	*busy = rc;
 	return 0;
-}
-
-int
-hd_convstore_supervised(int *busy, hd_store *st, const char *agent, hd_err *err)
-{
-	return agent_has_row(busy, st,
-	    "SELECT 1 FROM autorun_turns WHERE agent_id = ?1"
-	    " AND status = 'running'",
-	    agent, err);
-}
-
-int
-hd_convstore_agent_busy(int *busy, hd_store *st, const char *agent, hd_err *err)
-{
-	return agent_has_row(busy, st,
-	    "SELECT 1 FROM conversation_deliveries WHERE to_agent = ?1"
-	    " AND state = 'running' LIMIT 1",
-	    agent, err);
 }
 
 /* ---- moves (1) ---------------------------------------------------------- */

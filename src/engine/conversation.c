@@ -55,6 +55,7 @@
 
 #include <huddle/activity.h>
 #include <huddle/agent.h>
+#include <huddle/autorun_turn.h>
 #include <huddle/buf.h>
 #include <huddle/events.h>
 #include <huddle/prompt.h>
@@ -481,6 +482,7 @@ int
 hd_conv__claim_in_txn(int *result, hd_conv_claim *c, hd_store *st,
     const char *agent, const hd_conv_owner *me, hd_err *err)
 {
+	hd_autorun_running turn;
 	int rc, found;
 
 	hd_conv__claim_dispose(c);
@@ -500,7 +502,7 @@ hd_conv__claim_in_txn(int *result, hd_conv_claim *c, hd_store *st,
 	/* ... nor while the supervisor runs a turn of it (supervisor.h (1));
 	 * the supervisor takes a dead engine's turn back, so the blocker is
 	 * left blank: nothing here to take over */
-	if ((rc = hd_convstore_supervised(&found, st, agent, err)) < 0)
+	if ((rc = hd_autorun_turn_running(&found, &turn, st, agent, err)) < 0)
 		return rc;
 	if (found) {
 		*result = HD_CONV_BLOCKED;
