@@ -377,30 +377,53 @@ done:
 	return rc;
 }
 
+/* Wait until running(...) says *still 0, looking again at each change of
+ * the store; HD_ETIMEOUT ("<what> is still stopping") after timeout_ms. */
+static int
+wait_stopped(hd_store *st, int timeout_ms,
+    int (*running)(int *still, hd_store *st, const char *key, hd_err *err),
+    const char *key, const char *what, hd_err *err)
+{
+	int64_t deadline = hd_mono_ms() + timeout_ms, left;
+	uint64_t cursor = 0;
+	int rc, still;
+
+	for (;;) {
+		hd_store_change_cursor(st, &cursor, NULL);
+		if ((rc = running(&still, st, key, err)) < 0)
+			return rc;
+		if (!still)
+			return 0;
+		if ((left = deadline - hd_mono_ms()) <= 0)
+			return hd_err_set(
+			    err, HD_ETIMEOUT, "%s is still stopping", what);
+		hd_store_wait_change(st, &cursor,
+		    left < WATCH_SLICE_MS ? (int)left : WATCH_SLICE_MS, NULL);
+	}
+}
+
+static int
+conversation_running(int *still, hd_store *st, const char *id, hd_err *err)
+{
+	hd_conversation *c = NULL;
+	int rc;
+
+	if ((rc = hd_conversation_get(&c, st, id, err)) < 0)
+		return rc;
+	*still = strcmp(c->status, "running") == 0;
+	hd_conversation_free(c);
+	return 0;
+}
+
 int
 hd_conversation_cancel_wait(
     hd_store *st, const char *id, int timeout_ms, hd_err *err)
 {
-	int64_t deadline = hd_mono_ms() + timeout_ms, left;
-	hd_conversation *c = NULL;
-	uint64_t cursor = 0;
-	int rc, running;
+	char what[160];
 
-	for (;;) {
-		hd_store_change_cursor(st, &cursor, NULL);
-		if ((rc = hd_conversation_get(&c, st, id, err)) < 0)
-			return rc;
-		running = strcmp(c->status, "running") == 0;
-		hd_conversation_free(c);
-		c = NULL;
-		if (!running)
-			return 0;
-		if ((left = deadline - hd_mono_ms()) <= 0)
-			return hd_err_set(err, HD_ETIMEOUT,
-			    "conversation %s is still stopping", id);
-		hd_store_wait_change(st, &cursor,
-		    left < WATCH_SLICE_MS ? (int)left : WATCH_SLICE_MS, NULL);
-	}
+	snprintf(what, sizeof(what), "conversation %s", id);
+	return wait_stopped(
+	    st, timeout_ms, conversation_running, id, what, err);
 }
 
 /* ---- asking: exchanges (1) ---------------------------------------------- */
@@ -437,29 +460,22 @@ hd_exchange_cancel(char *room, hd_store *st, const char *team, const char *by,
 	return 0;
 }
 
+static int
+exchange_held(int *still, hd_store *st, const char *room, hd_err *err)
+{
+	return hd_cancel_request_exchange_held(
+	    still, st, room, hd_now_ms(), err);
+}
+
 int
 hd_exchange_cancel_wait(
     hd_store *st, const char *team, int timeout_ms, hd_err *err)
 {
-	int64_t deadline = hd_mono_ms() + timeout_ms, left;
-	char room[HD_ROOM_ID_MAX];
-	uint64_t cursor = 0;
-	int rc, held;
+	char room[HD_ROOM_ID_MAX], what[HD_ROOM_ID_MAX + 24];
 
 	hd_room_id(room, sizeof(room), team);
-	for (;;) {
-		hd_store_change_cursor(st, &cursor, NULL);
-		if ((rc = hd_cancel_request_exchange_held(
-			 &held, st, room, hd_now_ms(), err)) < 0)
-			return rc;
-		if (!held)
-			return 0;
-		if ((left = deadline - hd_mono_ms()) <= 0)
-			return hd_err_set(err, HD_ETIMEOUT,
-			    "the exchange in %s is still stopping", room);
-		hd_store_wait_change(st, &cursor,
-		    left < WATCH_SLICE_MS ? (int)left : WATCH_SLICE_MS, NULL);
-	}
+	snprintf(what, sizeof(what), "the exchange in %s", room);
+	return wait_stopped(st, timeout_ms, exchange_held, room, what, err);
 }
 
 /* ---- the watch (2) ------------------------------------------------------ */
