@@ -425,6 +425,21 @@ drain(void *owner, const char *agent, hd_store *st)
 /* ---- the public engine ----------------------------------------------------
  */
 
+/* What start made, once no thread of the engine is left. */
+static void
+engine_free(hd_conversation_engine *e)
+{
+	hd_conv__turns_destroy(&e->turns);
+	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->cb_lock);
+	pthread_mutex_destroy(&e->write_lock);
+	pthread_cond_destroy(&e->done_cond);
+	free(e->home);
+	free(e->mcp_host);
+	free(e->mcp_token);
+	free(e);
+}
+
 int
 hd_conversation_engine_start(hd_conversation_engine **out,
     const hd_conversation_engine_config *cfg, hd_err *err)
@@ -442,15 +457,18 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 		return rc;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	atomic_init(&e->abort, 0);
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->cb_lock, NULL);
+	pthread_mutex_init(&e->write_lock, NULL);
+	pthread_cond_init(&e->done_cond, NULL);
+	hd_conv__turns_init(&e->turns);
 	e->home = strdup(cfg->home);
 	e->mcp_host = cfg->mcp_host != NULL ? strdup(cfg->mcp_host) : NULL;
 	e->mcp_token = cfg->mcp_token != NULL ? strdup(cfg->mcp_token) : NULL;
 	if (e->home == NULL || (cfg->mcp_host != NULL && e->mcp_host == NULL) ||
 	    (cfg->mcp_token != NULL && e->mcp_token == NULL)) {
-		free(e->home);
-		free(e->mcp_host);
-		free(e->mcp_token);
-		free(e);
+		engine_free(e);
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	}
 	e->mcp_port = cfg->mcp_port;
@@ -461,12 +479,7 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 	memcpy(e->me.token, id.token, sizeof(e->me.token));
 	e->me.pid = id.pid;
 	e->me.start = id.start;
-	atomic_init(&e->abort, 0);
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->cb_lock, NULL);
-	pthread_mutex_init(&e->write_lock, NULL);
 	e->me.wl = &e->write_lock;
-	pthread_cond_init(&e->done_cond, NULL);
 	e->workers.lock = &e->lock;
 	e->workers.stop_cond = &e->done_cond;
 	e->workers.stopping = &e->stopping;
@@ -474,22 +487,13 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 	e->workers.idle_ms = e->idle_ms;
 	e->workers.drain = drain;
 	e->workers.owner = e;
-	hd_conv__turns_init(&e->turns);
 	if (hd_owner_register(e->me.token) < 0)
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 	else if ((rc = hd_conv__watch_start(&e->watch, e->home, &e->me,
 		      &e->turns, err)) < 0)
 		hd_owner_unregister(e->me.token);
 	if (rc < 0) {
-		hd_conv__turns_destroy(&e->turns);
-		pthread_mutex_destroy(&e->lock);
-		pthread_mutex_destroy(&e->cb_lock);
-		pthread_mutex_destroy(&e->write_lock);
-		pthread_cond_destroy(&e->done_cond);
-		free(e->home);
-		free(e->mcp_host);
-		free(e->mcp_token);
-		free(e);
+		engine_free(e);
 		return rc;
 	}
 	*out = e;
@@ -521,15 +525,7 @@ hd_conversation_engine_stop(hd_conversation_engine *e)
 		    err.msg);
 	hd_store_close(st);
 	hd_owner_unregister(e->me.token);
-	hd_conv__turns_destroy(&e->turns);
-	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&e->cb_lock);
-	pthread_mutex_destroy(&e->write_lock);
-	pthread_cond_destroy(&e->done_cond);
-	free(e->home);
-	free(e->mcp_host);
-	free(e->mcp_token);
-	free(e);
+	engine_free(e);
 }
 
 int
