@@ -526,6 +526,32 @@ watch_main(void *arg)
 	return NULL;
 }
 
+static void
+watch_free(hd_cancel_watch *w)
+{
+	if (w == NULL)
+		return;
+	free(w->home);
+	free(w);
+}
+
+/* A watch of home's store that check looks with, not started yet; NULL
+ * when memory ran out. */
+static hd_cancel_watch *
+watch_new(const char *home, int (*check)(hd_cancel_watch *, hd_store *))
+{
+	hd_cancel_watch *w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL ||
+	    (w->home = strdup(home)) == NULL) {
+		watch_free(w);
+		return NULL;
+	}
+	w->check = check;
+	return w;
+}
+
+/* Start w's thread; w is freed when it cannot start. */
 static int
 watch_start(hd_cancel_watch *w, hd_err *err)
 {
@@ -537,19 +563,12 @@ watch_start(hd_cancel_watch *w, hd_err *err)
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	rc = pthread_create(&w->thread, &attr, watch_main, w);
 	pthread_attr_destroy(&attr);
-	if (rc != 0)
+	if (rc != 0) {
+		watch_free(w);
 		return hd_err_set(err, HD_ERR,
 		    "cannot start the cancel watch: %s", strerror(rc));
+	}
 	return 0;
-}
-
-static void
-watch_free(hd_cancel_watch *w)
-{
-	if (w == NULL)
-		return;
-	free(w->home);
-	free(w);
 }
 
 void
@@ -601,18 +620,12 @@ hd_conv__watch_start(hd_cancel_watch **out, const char *home,
 	int rc;
 
 	*out = NULL;
-	if ((w = calloc(1, sizeof(*w))) == NULL ||
-	    (w->home = strdup(home)) == NULL) {
-		watch_free(w);
+	if ((w = watch_new(home, conv_check)) == NULL)
 		return oom(err);
-	}
-	w->check = conv_check;
 	w->me = me;
 	w->turns = turns;
-	if ((rc = watch_start(w, err)) < 0) {
-		watch_free(w);
+	if ((rc = watch_start(w, err)) < 0)
 		return rc;
-	}
 	*out = w;
 	return 0;
 }
@@ -648,20 +661,14 @@ hd_exchange_watch_start(hd_exchange_watch **out, const char *home,
 	int rc;
 
 	*out = NULL;
-	if ((w = calloc(1, sizeof(*w))) == NULL ||
-	    (w->home = strdup(home)) == NULL) {
-		watch_free(w);
+	if ((w = watch_new(home, exch_check)) == NULL)
 		return oom(err);
-	}
-	w->check = exch_check;
 	hd_room_id(w->room, sizeof(w->room), team);
 	w->cancel = cancel;
 	w->turn_abort = turn_abort;
 	w->mirror = mirror;
-	if ((rc = watch_start(w, err)) < 0) {
-		watch_free(w);
+	if ((rc = watch_start(w, err)) < 0)
 		return rc;
-	}
 	*out = (hd_exchange_watch *)w;
 	return 0;
 }
