@@ -199,52 +199,13 @@ cmd_agent_rm(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
+/*
+ * `agent spawn TEAM ID` and `agent replace TEAM OLD NEW`: one spawn, the
+ * second naming the member it replaces (hd_team_replace moves its
+ * unfinished tasks to the new agent and shuts it down).
+ */
 static int
-cmd_agent_spawn(hd_cli *c)
-{
-	hd_spawn_spec spec = {0};
-	hd_agent *a = NULL;
-	hd_store *st;
-	json_t *cfg = NULL;
-	int rc = HD_EXIT_FAIL;
-
-	spec.team = c->argv[0];
-	spec.id = c->argv[1];
-	spec.name = hd_cli_opt_str(c, "name");
-	spec.role = hd_cli_opt_str(c, "role");
-	spec.runtime = hd_cli_opt_str(c, "runtime");
-	spec.task = hd_cli_opt_str(c, "task");
-	spec.caller = hd_cli_opt_str(c, "as");
-	spec.model = hd_cli_opt_str(c, "model");
-	if ((rc = agent_config_opt(c, &cfg)) != 0)
-		return rc;
-	rc = HD_EXIT_FAIL;
-	spec.runtime_config = cfg;
-	spec.check = hd_runtime_check_config;
-	if (hd_cli_store(c, &st) != 0)
-		goto done;
-	if (hd_team_spawn(&a, st, &spec, &c->err) < 0) {
-		rc = hd_cli_fail(c);
-		goto done;
-	}
-	if (c->json)
-		hd_cli_json(hd_agent_to_json(a));
-	else
-		printf(
-		    "spawned agent %s in team %s (runtime %s, spawned by %s "
-		    "at depth %d, session %s); its first message is waiting\n",
-		    a->id, a->team_id, a->runtime,
-		    a->spawned_by ? a->spawned_by : "nobody", a->spawn_depth,
-		    a->session_key);
-	rc = HD_EXIT_OK;
-done:
-	json_decref(cfg);
-	hd_agent_free(a);
-	return rc;
-}
-
-static int
-cmd_agent_replace(hd_cli *c)
+agent_spawn(hd_cli *c, int replace)
 {
 	hd_spawn_spec spec = {0};
 	hd_agent *a = NULL;
@@ -255,8 +216,8 @@ cmd_agent_replace(hd_cli *c)
 	int rc = HD_EXIT_FAIL;
 
 	spec.team = c->argv[0];
-	spec.replaces = c->argv[1];
-	spec.id = c->argv[2];
+	spec.replaces = replace ? c->argv[1] : NULL;
+	spec.id = c->argv[replace ? 2 : 1];
 	spec.name = hd_cli_opt_str(c, "name");
 	spec.role = hd_cli_opt_str(c, "role");
 	spec.runtime = hd_cli_opt_str(c, "runtime");
@@ -270,11 +231,14 @@ cmd_agent_replace(hd_cli *c)
 	spec.check = hd_runtime_check_config;
 	if (hd_cli_store(c, &st) != 0)
 		goto done;
-	if (hd_team_replace(&a, &moved, st, &spec, &c->err) < 0) {
+	if ((replace ? hd_team_replace(&a, &moved, st, &spec, &c->err)
+		     : hd_team_spawn(&a, st, &spec, &c->err)) < 0) {
 		rc = hd_cli_fail(c);
 		goto done;
 	}
-	if (c->json) {
+	if (c->json && !replace)
+		hd_cli_json(hd_agent_to_json(a));
+	else if (c->json) {
 		o = json_pack("{s:o, s:s}", "agent", hd_agent_to_json(a),
 		    "replaced", spec.replaces);
 		arr = json_array();
@@ -283,7 +247,14 @@ cmd_agent_replace(hd_cli *c)
 			    arr, hd_task_to_json(&moved.items[i]));
 		json_object_set_new(o, "took_over", arr);
 		hd_cli_json(o);
-	} else {
+	} else if (!replace)
+		printf(
+		    "spawned agent %s in team %s (runtime %s, spawned by %s "
+		    "at depth %d, session %s); its first message is waiting\n",
+		    a->id, a->team_id, a->runtime,
+		    a->spawned_by ? a->spawned_by : "nobody", a->spawn_depth,
+		    a->session_key);
+	else {
 		printf("%s replaces %s: ", a->id, spec.replaces);
 		if (moved.n == 0)
 			printf("no unfinished tasks to take over\n");
@@ -302,6 +273,18 @@ done:
 	hd_tasks_dispose(&moved);
 	hd_agent_free(a);
 	return rc;
+}
+
+static int
+cmd_agent_spawn(hd_cli *c)
+{
+	return agent_spawn(c, 0);
+}
+
+static int
+cmd_agent_replace(hd_cli *c)
+{
+	return agent_spawn(c, 1);
 }
 
 /* Ctrl-C aborts the turn (and kills the agent's process group) instead of

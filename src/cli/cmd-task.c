@@ -432,26 +432,29 @@ render_show(hd_cli *c, const json_t *result, const json_t *args)
 	return HD_EXIT_OK;
 }
 
+/* claim, delegate, assign: "<how> <owner>". */
 static int
-render_claimed(hd_cli *c, const json_t *result, const json_t *args)
+render_owned(hd_cli *c, const json_t *result, const char *how)
 {
 	const json_t *t = json_object_get(result, "task");
 	char what[128];
 
-	(void)args;
-	snprintf(what, sizeof(what), "claimed by %s", jstr(t, "owner"));
+	snprintf(what, sizeof(what), "%s %s", how, jstr(t, "owner"));
 	return done_task(c, t, what);
+}
+
+static int
+render_claimed(hd_cli *c, const json_t *result, const json_t *args)
+{
+	(void)args;
+	return render_owned(c, result, "claimed by");
 }
 
 static int
 render_delegated(hd_cli *c, const json_t *result, const json_t *args)
 {
-	const json_t *t = json_object_get(result, "task");
-	char what[128];
-
 	(void)args;
-	snprintf(what, sizeof(what), "delegated to %s", jstr(t, "owner"));
-	return done_task(c, t, what);
+	return render_owned(c, result, "delegated to");
 }
 
 /* assign ID AGENT, or --auto: the board picked, and says why. */
@@ -464,10 +467,8 @@ render_assigned(hd_cli *c, const json_t *result, const json_t *args)
 	char what[256];
 
 	(void)args;
-	if (why == NULL) {
-		snprintf(what, sizeof(what), "assigned to %s", jstr(t, "owner"));
-		return done_task(c, t, what);
-	}
+	if (why == NULL)
+		return render_owned(c, result, "assigned to");
 	if (c->json) {
 		j = json_deep_copy(t);
 		json_object_set_new(

@@ -377,30 +377,53 @@ done:
 	return rc;
 }
 
+/* Wait until running(...) says *still 0, looking again at each change of
+ * the store; HD_ETIMEOUT ("<what> is still stopping") after timeout_ms. */
+static int
+wait_stopped(hd_store *st, int timeout_ms,
+    int (*running)(int *still, hd_store *st, const char *key, hd_err *err),
+    const char *key, const char *what, hd_err *err)
+{
+	int64_t deadline = hd_mono_ms() + timeout_ms, left;
+	uint64_t cursor = 0;
+	int rc, still;
+
+	for (;;) {
+		hd_store_change_cursor(st, &cursor, NULL);
+		if ((rc = running(&still, st, key, err)) < 0)
+			return rc;
+		if (!still)
+			return 0;
+		if ((left = deadline - hd_mono_ms()) <= 0)
+			return hd_err_set(
+			    err, HD_ETIMEOUT, "%s is still stopping", what);
+		hd_store_wait_change(st, &cursor,
+		    left < WATCH_SLICE_MS ? (int)left : WATCH_SLICE_MS, NULL);
+	}
+}
+
+static int
+conversation_running(int *still, hd_store *st, const char *id, hd_err *err)
+{
+	hd_conversation *c = NULL;
+	int rc;
+
+	if ((rc = hd_conversation_get(&c, st, id, err)) < 0)
+		return rc;
+	*still = strcmp(c->status, "running") == 0;
+	hd_conversation_free(c);
+	return 0;
+}
+
 int
 hd_conversation_cancel_wait(
     hd_store *st, const char *id, int timeout_ms, hd_err *err)
 {
-	int64_t deadline = hd_mono_ms() + timeout_ms, left;
-	hd_conversation *c = NULL;
-	uint64_t cursor = 0;
-	int rc, running;
+	char what[160];
 
-	for (;;) {
-		hd_store_change_cursor(st, &cursor, NULL);
-		if ((rc = hd_conversation_get(&c, st, id, err)) < 0)
-			return rc;
-		running = strcmp(c->status, "running") == 0;
-		hd_conversation_free(c);
-		c = NULL;
-		if (!running)
-			return 0;
-		if ((left = deadline - hd_mono_ms()) <= 0)
-			return hd_err_set(err, HD_ETIMEOUT,
-			    "conversation %s is still stopping", id);
-		hd_store_wait_change(st, &cursor,
-		    left < WATCH_SLICE_MS ? (int)left : WATCH_SLICE_MS, NULL);
-	}
+	snprintf(what, sizeof(what), "conversation %s", id);
+	return wait_stopped(
+	    st, timeout_ms, conversation_running, id, what, err);
 }
 
 /* ---- asking: exchanges (1) ---------------------------------------------- */
@@ -437,29 +460,22 @@ hd_exchange_cancel(char *room, hd_store *st, const char *team, const char *by,
 	return 0;
 }
 
+static int
+exchange_held(int *still, hd_store *st, const char *room, hd_err *err)
+{
+	return hd_cancel_request_exchange_held(
+	    still, st, room, hd_now_ms(), err);
+}
+
 int
 hd_exchange_cancel_wait(
     hd_store *st, const char *team, int timeout_ms, hd_err *err)
 {
-	int64_t deadline = hd_mono_ms() + timeout_ms, left;
-	char room[HD_ROOM_ID_MAX];
-	uint64_t cursor = 0;
-	int rc, held;
+	char room[HD_ROOM_ID_MAX], what[HD_ROOM_ID_MAX + 24];
 
 	hd_room_id(room, sizeof(room), team);
-	for (;;) {
-		hd_store_change_cursor(st, &cursor, NULL);
-		if ((rc = hd_cancel_request_exchange_held(
-			 &held, st, room, hd_now_ms(), err)) < 0)
-			return rc;
-		if (!held)
-			return 0;
-		if ((left = deadline - hd_mono_ms()) <= 0)
-			return hd_err_set(err, HD_ETIMEOUT,
-			    "the exchange in %s is still stopping", room);
-		hd_store_wait_change(st, &cursor,
-		    left < WATCH_SLICE_MS ? (int)left : WATCH_SLICE_MS, NULL);
-	}
+	snprintf(what, sizeof(what), "the exchange in %s", room);
+	return wait_stopped(st, timeout_ms, exchange_held, room, what, err);
 }
 
 /* ---- the watch (2) ------------------------------------------------------ */
@@ -510,6 +526,32 @@ watch_main(void *arg)
 	return NULL;
 }
 
+static void
+watch_free(hd_cancel_watch *w)
+{
+	if (w == NULL)
+		return;
+	free(w->home);
+	free(w);
+}
+
+/* A watch of home's store that check looks with, not started yet; NULL
+ * when memory ran out. */
+static hd_cancel_watch *
+watch_new(const char *home, int (*check)(hd_cancel_watch *, hd_store *))
+{
+	hd_cancel_watch *w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL ||
+	    (w->home = strdup(home)) == NULL) {
+		watch_free(w);
+		return NULL;
+	}
+	w->check = check;
+	return w;
+}
+
+/* Start w's thread; w is freed when it cannot start. */
 static int
 watch_start(hd_cancel_watch *w, hd_err *err)
 {
@@ -521,19 +563,12 @@ watch_start(hd_cancel_watch *w, hd_err *err)
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	rc = pthread_create(&w->thread, &attr, watch_main, w);
 	pthread_attr_destroy(&attr);
-	if (rc != 0)
+	if (rc != 0) {
+		watch_free(w);
 		return hd_err_set(err, HD_ERR,
 		    "cannot start the cancel watch: %s", strerror(rc));
+	}
 	return 0;
-}
-
-static void
-watch_free(hd_cancel_watch *w)
-{
-	if (w == NULL)
-		return;
-	free(w->home);
-	free(w);
 }
 
 void
@@ -585,18 +620,12 @@ hd_conv__watch_start(hd_cancel_watch **out, const char *home,
 	int rc;
 
 	*out = NULL;
-	if ((w = calloc(1, sizeof(*w))) == NULL ||
-	    (w->home = strdup(home)) == NULL) {
-		watch_free(w);
+	if ((w = watch_new(home, conv_check)) == NULL)
 		return oom(err);
-	}
-	w->check = conv_check;
 	w->me = me;
 	w->turns = turns;
-	if ((rc = watch_start(w, err)) < 0) {
-		watch_free(w);
+	if ((rc = watch_start(w, err)) < 0)
 		return rc;
-	}
 	*out = w;
 	return 0;
 }
@@ -632,20 +661,14 @@ hd_exchange_watch_start(hd_exchange_watch **out, const char *home,
 	int rc;
 
 	*out = NULL;
-	if ((w = calloc(1, sizeof(*w))) == NULL ||
-	    (w->home = strdup(home)) == NULL) {
-		watch_free(w);
+	if ((w = watch_new(home, exch_check)) == NULL)
 		return oom(err);
-	}
-	w->check = exch_check;
 	hd_room_id(w->room, sizeof(w->room), team);
 	w->cancel = cancel;
 	w->turn_abort = turn_abort;
 	w->mirror = mirror;
-	if ((rc = watch_start(w, err)) < 0) {
-		watch_free(w);
+	if ((rc = watch_start(w, err)) < 0)
 		return rc;
-	}
 	*out = (hd_exchange_watch *)w;
 	return 0;
 }

@@ -20,7 +20,9 @@
  *  (4) A reply is recorded or the message is put back: a record that
  *      fails for a transient reason is retried; stopping the engine
  *      aborts running turns and puts their messages back in the queue.
- *  (5) Idle workers exit after idle_ms; stop joins every thread.
+ *  (5) Idle workers exit after idle_ms; stop joins every thread. The
+ *      worker threads, their kick and their linger are workers.c's,
+ *      shared with the supervisor; what a worker does (drain) is here.
  *  (6) The engine's own writes are serialized by write_lock before they
  *      reach SQLite (hd_conv_owner.wl): threads of one process queue on a
  *      mutex instead of meeting SQLITE_BUSY and sleeping through the
@@ -43,7 +45,6 @@
  *      conversation it left interrupted (hd_conversation_resume_same)
  *      instead of starting a second one.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -63,6 +64,7 @@
 #include "cancel_int.h"
 #include "conversation_int.h"
 #include "owner.h"
+#include "workers.h"
 
 #define HD_LOG_COMPONENT "conversation"
 #include <huddle/log.h>
@@ -70,17 +72,6 @@
 #define IDLE_MS_DEFAULT 2000
 #define BLOCKED_WAIT_MS 250
 #define WAIT_SLICE_MS 250
-#define RETRY_MAX_MS 2000
-
-struct worker {
-	struct worker *next;
-	hd_conversation_engine *e;
-	char agent[64];
-	pthread_t thread;
-	pthread_cond_t cond; /* with e->lock */
-	int dirty;           /* work may be queued */
-	int done;            /* the thread ended: join it */
-};
 
 struct hd_conversation_engine {
 	char *home;
@@ -95,7 +86,7 @@ struct hd_conversation_engine {
 	pthread_mutex_t lock; /* guards workers, stopping, done_gen */
 	pthread_cond_t done_cond;
 	uint64_t done_gen; /* bumped when a conversation completes */
-	struct worker *workers;
+	hd_workers workers; /* (2) (5), workers.c */
 	int stopping;
 	atomic_int abort; /* set when the engine stops */
 	hd_conv_turns turns;    /* the running turns (8) */
@@ -113,89 +104,20 @@ owner_alive(const char *owner, int64_t pid, int64_t start)
 	return hd_owner_alive(owner, pid, start);
 }
 
-/* ---- workers ---------------------------------------------------------------
+/* ---- workers (workers.c) --------------------------------------------------
  */
-
-static void *worker_main(void *arg);
-
-static void
-timespec_in(struct timespec *ts, int64_t ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += (time_t)(ms / 1000);
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
-static void
-worker_free(struct worker *w)
-{
-	pthread_cond_destroy(&w->cond);
-	free(w);
-}
 
 /* Wake (or start) agent's worker, (2). */
 static void
 kick(hd_conversation_engine *e, const char *agent)
 {
-	struct worker **p, *w = NULL;
-	pthread_attr_t attr;
-	int rc;
-
-	pthread_mutex_lock(&e->lock);
-	if (e->stopping)
-		goto done;
-	for (p = &e->workers; *p != NULL; p = &(*p)->next)
-		if (strcmp((*p)->agent, agent) == 0)
-			break;
-	if (*p != NULL && !(*p)->done) {
-		(*p)->dirty = 1;
-		pthread_cond_signal(&(*p)->cond);
-		goto done;
-	}
-	if (*p != NULL) { /* ended: it holds no lock, join it at once */
-		w = *p;
-		*p = w->next;
-		pthread_join(w->thread, NULL);
-		worker_free(w);
-	}
-	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		hd_log_error("no memory for a worker for %s", agent);
-		goto done;
-	}
-	w->e = e;
-	snprintf(w->agent, sizeof(w->agent), "%s", agent);
-	w->dirty = 1;
-	pthread_cond_init(&w->cond, NULL);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 512 * 1024);
-	rc = pthread_create(&w->thread, &attr, worker_main, w);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		/* the message stays queued; the next kick tries again */
-		hd_log_error(
-		    "cannot start a worker for %s: %s", agent, strerror(rc));
-		worker_free(w);
-		goto done;
-	}
-	w->next = e->workers;
-	e->workers = w;
-done:
-	pthread_mutex_unlock(&e->lock);
+	hd_workers_kick(&e->workers, agent);
 }
 
 static int
 stopping(hd_conversation_engine *e)
 {
-	int s;
-
-	pthread_mutex_lock(&e->lock);
-	s = e->stopping;
-	pthread_mutex_unlock(&e->lock);
-	return s;
+	return hd_workers_stopping(&e->workers);
 }
 
 static void
@@ -204,19 +126,6 @@ signal_done(hd_conversation_engine *e)
 	pthread_mutex_lock(&e->lock);
 	e->done_gen++;
 	pthread_cond_broadcast(&e->done_cond);
-	pthread_mutex_unlock(&e->lock);
-}
-
-/* Sleep ms unless the engine stops first. */
-static void
-pause_ms(hd_conversation_engine *e, int64_t ms)
-{
-	struct timespec ts;
-
-	timespec_in(&ts, ms);
-	pthread_mutex_lock(&e->lock);
-	if (!e->stopping)
-		pthread_cond_timedwait(&e->done_cond, &e->lock, &ts);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -234,9 +143,7 @@ finish(hd_conversation_engine *e, hd_store *st, const char *id)
 		    "conversation %s: cannot complete yet: %s", id, err.msg);
 		if (stopping(e))
 			return; /* the next engine completes it */
-		pause_ms(e, backoff);
-		backoff =
-		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+		hd_workers_retry(&e->workers, &backoff);
 	}
 	if (done)
 		signal_done(e);
@@ -418,9 +325,7 @@ run_claimed(hd_conversation_engine *e, hd_store *st, hd_conv_claim *c,
 			hd_conv__release(st, c, &e->me, NULL);
 			goto done;
 		}
-		pause_ms(e, backoff);
-		backoff =
-		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+		hd_workers_retry(&e->workers, &backoff);
 	}
 	if (rc == HD_ECONFLICT) {
 		hd_log_warn("%s", err.msg);
@@ -457,11 +362,11 @@ done:
 	free(url);
 }
 
-/* Answer every message for the worker's agent that can run now. */
+/* Answer every message for agent that can run now (a worker's drain). */
 static void
-drain(struct worker *w, hd_store *st)
+drain(void *owner, const char *agent, hd_store *st)
 {
-	hd_conversation_engine *e = w->e;
+	hd_conversation_engine *e = owner;
 	hd_conv_claim c, next;
 	hd_err err = HD_ERR_INIT;
 	uint64_t cursor = 0;
@@ -482,14 +387,11 @@ drain(struct worker *w, hd_store *st)
 		if (!have) {
 			hd_store_change_cursor(st, &cursor, NULL);
 			rc = hd_conv__claim(
-			    &result, &c, st, w->agent, &e->me, &err);
+			    &result, &c, st, agent, &e->me, &err);
 			if (rc < 0) {
 				hd_log_warn("cannot claim a message for %s: %s",
-				    w->agent, err.msg);
-				pause_ms(e, backoff);
-				backoff = backoff * 2 > RETRY_MAX_MS
-					      ? RETRY_MAX_MS
-					      : backoff * 2;
+				    agent, err.msg);
+				hd_workers_retry(&e->workers, &backoff);
 				continue;
 			}
 			backoff = 50;
@@ -520,48 +422,23 @@ drain(struct worker *w, hd_store *st)
 	}
 }
 
-static void *
-worker_main(void *arg)
-{
-	struct worker *w = arg;
-	hd_conversation_engine *e = w->e;
-	hd_store *st = NULL;
-	hd_err err = HD_ERR_INIT;
-	struct timespec ts;
-	int rc;
-
-	while (hd_store_open(&st, e->home, &err) < 0) {
-		hd_log_error("worker for %s cannot open the store: %s",
-		    w->agent, err.msg);
-		if (stopping(e))
-			goto out;
-		pause_ms(e, 1000);
-	}
-	pthread_mutex_lock(&e->lock);
-	for (;;) {
-		while (!w->dirty && !e->stopping) {
-			timespec_in(&ts, e->idle_ms);
-			rc = pthread_cond_timedwait(&w->cond, &e->lock, &ts);
-			if (rc == ETIMEDOUT && !w->dirty && !e->stopping)
-				goto idle; /* (5) */
-		}
-		if (e->stopping)
-			break;
-		w->dirty = 0;
-		pthread_mutex_unlock(&e->lock);
-		drain(w, st);
-		pthread_mutex_lock(&e->lock);
-	}
-idle:
-	w->done = 1;
-	pthread_mutex_unlock(&e->lock);
-out:
-	hd_store_close(st);
-	return NULL;
-}
-
 /* ---- the public engine ----------------------------------------------------
  */
+
+/* What start made, once no thread of the engine is left. */
+static void
+engine_free(hd_conversation_engine *e)
+{
+	hd_conv__turns_destroy(&e->turns);
+	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->cb_lock);
+	pthread_mutex_destroy(&e->write_lock);
+	pthread_cond_destroy(&e->done_cond);
+	free(e->home);
+	free(e->mcp_host);
+	free(e->mcp_token);
+	free(e);
+}
 
 int
 hd_conversation_engine_start(hd_conversation_engine **out,
@@ -580,15 +457,18 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 		return rc;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	atomic_init(&e->abort, 0);
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->cb_lock, NULL);
+	pthread_mutex_init(&e->write_lock, NULL);
+	pthread_cond_init(&e->done_cond, NULL);
+	hd_conv__turns_init(&e->turns);
 	e->home = strdup(cfg->home);
 	e->mcp_host = cfg->mcp_host != NULL ? strdup(cfg->mcp_host) : NULL;
 	e->mcp_token = cfg->mcp_token != NULL ? strdup(cfg->mcp_token) : NULL;
 	if (e->home == NULL || (cfg->mcp_host != NULL && e->mcp_host == NULL) ||
 	    (cfg->mcp_token != NULL && e->mcp_token == NULL)) {
-		free(e->home);
-		free(e->mcp_host);
-		free(e->mcp_token);
-		free(e);
+		engine_free(e);
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	}
 	e->mcp_port = cfg->mcp_port;
@@ -599,28 +479,21 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 	memcpy(e->me.token, id.token, sizeof(e->me.token));
 	e->me.pid = id.pid;
 	e->me.start = id.start;
-	atomic_init(&e->abort, 0);
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->cb_lock, NULL);
-	pthread_mutex_init(&e->write_lock, NULL);
 	e->me.wl = &e->write_lock;
-	pthread_cond_init(&e->done_cond, NULL);
-	hd_conv__turns_init(&e->turns);
+	e->workers.lock = &e->lock;
+	e->workers.stop_cond = &e->done_cond;
+	e->workers.stopping = &e->stopping;
+	e->workers.home = e->home;
+	e->workers.idle_ms = e->idle_ms;
+	e->workers.drain = drain;
+	e->workers.owner = e;
 	if (hd_owner_register(e->me.token) < 0)
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 	else if ((rc = hd_conv__watch_start(&e->watch, e->home, &e->me,
 		      &e->turns, err)) < 0)
 		hd_owner_unregister(e->me.token);
 	if (rc < 0) {
-		hd_conv__turns_destroy(&e->turns);
-		pthread_mutex_destroy(&e->lock);
-		pthread_mutex_destroy(&e->cb_lock);
-		pthread_mutex_destroy(&e->write_lock);
-		pthread_cond_destroy(&e->done_cond);
-		free(e->home);
-		free(e->mcp_host);
-		free(e->mcp_token);
-		free(e);
+		engine_free(e);
 		return rc;
 	}
 	*out = e;
@@ -630,7 +503,6 @@ hd_conversation_engine_start(hd_conversation_engine **out,
 void
 hd_conversation_engine_stop(hd_conversation_engine *e)
 {
-	struct worker *w, *next;
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
 
@@ -641,17 +513,9 @@ hd_conversation_engine_stop(hd_conversation_engine *e)
 	e->stopping = 1;
 	atomic_store(&e->abort, 1);
 	hd_conv__turns_close(&e->turns);
-	for (w = e->workers; w != NULL; w = w->next)
-		pthread_cond_signal(&w->cond);
 	pthread_cond_broadcast(&e->done_cond);
-	w = e->workers;
-	e->workers = NULL;
 	pthread_mutex_unlock(&e->lock);
-	for (; w != NULL; w = next) {
-		next = w->next;
-		pthread_join(w->thread, NULL);
-		worker_free(w);
-	}
+	hd_workers_join(&e->workers);
 	/* (3): release what is left so the next engine needs no liveness
 	 * check to resume it */
 	if (hd_store_open(&st, e->home, &err) < 0 ||
@@ -661,15 +525,7 @@ hd_conversation_engine_stop(hd_conversation_engine *e)
 		    err.msg);
 	hd_store_close(st);
 	hd_owner_unregister(e->me.token);
-	hd_conv__turns_destroy(&e->turns);
-	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&e->cb_lock);
-	pthread_mutex_destroy(&e->write_lock);
-	pthread_cond_destroy(&e->done_cond);
-	free(e->home);
-	free(e->mcp_host);
-	free(e->mcp_token);
-	free(e);
+	engine_free(e);
 }
 
 int
@@ -715,7 +571,7 @@ hd_conversation_wait(hd_conversation_engine *e, hd_store *st, const char *id,
 		if ((left = deadline - hd_mono_ms()) <= 0)
 			return hd_err_set(err, HD_ETIMEOUT,
 			    "conversation %s is still running", id);
-		timespec_in(&ts, left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS);
+		hd_timespec_in(&ts, left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS);
 		pthread_mutex_lock(&e->lock);
 		while (
 		    e->done_gen == gen && !e->stopping &&

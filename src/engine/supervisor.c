@@ -17,7 +17,8 @@
  *      never runs two turns at once; different agents run in parallel.
  *  (3) No lost kick: a worker clears its dirty flag before it takes and
  *      lingers (idle_ms) for a kick only while the flag is clear; the
- *      dispatcher sets it under the lock.
+ *      dispatcher sets it under the lock. The worker threads are
+ *      workers.c's, shared with the conversation engine.
  *  (4) A turn is recorded or aborted: a record that fails for a transient
  *      reason is retried; stopping aborts the running turns (their
  *      runtimes are stopped through the abort flag) and puts their wakes
@@ -42,23 +43,13 @@
 #include <huddle/util.h>
 
 #include "supervisor_int.h"
+#include "workers.h"
 
 #define HD_LOG_COMPONENT "supervisor"
 #include <huddle/log.h>
 
 #define IDLE_MS_DEFAULT 2000
 #define WAIT_SLICE_MS 250
-#define RETRY_MAX_MS 2000
-
-struct worker {
-	struct worker *next;
-	hd_supervisor *sv;
-	char agent[64];
-	pthread_t thread;
-	pthread_cond_t cond; /* with sv->lock */
-	int dirty;           /* (3) a turn may be there to take */
-	int done;            /* the thread ended: join it */
-};
 
 struct hd_supervisor {
 	char *home;
@@ -70,7 +61,7 @@ struct hd_supervisor {
 
 	pthread_mutex_t lock; /* guards workers, stopping */
 	pthread_cond_t stop_cond;
-	struct worker *workers;
+	hd_workers workers; /* (2) (3), workers.c */
 	int stopping;
 	atomic_int abort; /* every running turn's abort flag */
 	pthread_t dispatcher;
@@ -80,37 +71,7 @@ struct hd_supervisor {
 static int
 stopping(hd_supervisor *sv)
 {
-	int s;
-
-	pthread_mutex_lock(&sv->lock);
-	s = sv->stopping;
-	pthread_mutex_unlock(&sv->lock);
-	return s;
-}
-
-static void
-timespec_in(struct timespec *ts, int64_t ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += (time_t)(ms / 1000);
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
-/* Sleep ms unless the supervisor stops first. */
-static void
-pause_ms(hd_supervisor *sv, int64_t ms)
-{
-	struct timespec ts;
-
-	timespec_in(&ts, ms);
-	pthread_mutex_lock(&sv->lock);
-	if (!sv->stopping)
-		pthread_cond_timedwait(&sv->stop_cond, &sv->lock, &ts);
-	pthread_mutex_unlock(&sv->lock);
+	return hd_workers_stopping(&sv->workers);
 }
 
 /* ---- a turn ------------------------------------------------------------- */
@@ -138,9 +99,7 @@ record(hd_supervisor *sv, hd_store *st, const hd_sv_turn *t,
 			hd_sv__abort(&aborted, st, t->id, sv->me.token, NULL);
 			return;
 		}
-		pause_ms(sv, backoff);
-		backoff =
-		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+		hd_workers_retry(&sv->workers, &backoff);
 	}
 	if (fin.parked)
 		hd_log_info("%s parked: no progress", t->agent);
@@ -239,11 +198,12 @@ done:
 
 /* ---- workers ------------------------------------------------------------ */
 
-/* Take and run the agent's turns until there is none to take. */
+/* Take and run agent's turns until there is none to take (a worker's
+ * drain). */
 static void
-drain(struct worker *w, hd_store *st)
+drain(void *owner, const char *agent, hd_store *st)
 {
-	hd_supervisor *sv = w->sv;
+	hd_supervisor *sv = owner;
 	hd_sv_turn t;
 	hd_sv_block blk;
 	hd_err err = HD_ERR_INIT;
@@ -251,10 +211,10 @@ drain(struct worker *w, hd_store *st)
 
 	while (!stopping(sv)) {
 		rc =
-		    hd_sv__take(&result, &t, &blk, st, w->agent, &sv->me, &err);
+		    hd_sv__take(&result, &t, &blk, st, agent, &sv->me, &err);
 		if (rc < 0) {
 			hd_log_warn(
-			    "cannot start a turn of %s: %s", w->agent, err.msg);
+			    "cannot start a turn of %s: %s", agent, err.msg);
 			return; /* the next change looks again */
 		}
 		if (result != HD_SV_TAKEN)
@@ -264,126 +224,11 @@ drain(struct worker *w, hd_store *st)
 	}
 }
 
-static void *
-worker_main(void *arg)
-{
-	struct worker *w = arg;
-	hd_supervisor *sv = w->sv;
-	hd_store *st = NULL;
-	hd_err err = HD_ERR_INIT;
-	struct timespec ts;
-
-	if (hd_store_open(&st, sv->home, &err) < 0) {
-		hd_log_error("worker for %s cannot open the store: %s",
-		    w->agent, err.msg);
-		goto out;
-	}
-	pthread_mutex_lock(&sv->lock);
-	for (;;) {
-		if (sv->stopping)
-			break;
-		if (w->dirty) {
-			w->dirty = 0;
-			pthread_mutex_unlock(&sv->lock);
-			drain(w, st);
-			pthread_mutex_lock(&sv->lock);
-			continue;
-		}
-		/* (3) linger for a kick, then go */
-		timespec_in(&ts, sv->idle_ms);
-		if (pthread_cond_timedwait(&w->cond, &sv->lock, &ts) != 0 &&
-		    !w->dirty)
-			break;
-	}
-	pthread_mutex_unlock(&sv->lock);
-out:
-	hd_store_close(st);
-	pthread_mutex_lock(&sv->lock);
-	w->done = 1;
-	pthread_mutex_unlock(&sv->lock);
-	return NULL;
-}
-
-static void
-worker_free(struct worker *w)
-{
-	pthread_cond_destroy(&w->cond);
-	free(w);
-}
-
-/* Join the workers that ended. Called with sv->lock held. */
-static void
-reap(hd_supervisor *sv)
-{
-	struct worker **p = &sv->workers, *w;
-
-	while ((w = *p) != NULL) {
-		if (!w->done) {
-			p = &w->next;
-			continue;
-		}
-		*p = w->next;
-		pthread_join(w->thread, NULL);
-		worker_free(w);
-	}
-}
-
 /* Kick (or start) agent's worker. */
 static void
 kick(hd_supervisor *sv, const char *agent)
 {
-	struct worker *w;
-	pthread_attr_t attr;
-	int rc;
-
-	pthread_mutex_lock(&sv->lock);
-	reap(sv);
-	if (sv->stopping)
-		goto done;
-	for (w = sv->workers; w != NULL; w = w->next)
-		if (strcmp(w->agent, agent) == 0) {
-			w->dirty = 1;
-			pthread_cond_signal(&w->cond);
-			goto done;
-		}
-	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		hd_log_error("no memory for a worker for %s", agent);
-		goto done;
-	}
-	w->sv = sv;
-	snprintf(w->agent, sizeof(w->agent), "%s", agent);
-	w->dirty = 1;
-	pthread_cond_init(&w->cond, NULL);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 512 * 1024);
-	rc = pthread_create(&w->thread, &attr, worker_main, w);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		/* the wakes stay queued; the next change tries again */
-		hd_log_error(
-		    "cannot start a worker for %s: %s", agent, strerror(rc));
-		worker_free(w);
-		goto done;
-	}
-	w->next = sv->workers;
-	sv->workers = w;
-done:
-	pthread_mutex_unlock(&sv->lock);
-}
-
-/* 1 when agent's worker here is running a turn (not lingering). */
-static int
-working_here(hd_supervisor *sv, const char *agent)
-{
-	struct worker *w;
-	int busy = 0;
-
-	pthread_mutex_lock(&sv->lock);
-	for (w = sv->workers; w != NULL; w = w->next)
-		if (strcmp(w->agent, agent) == 0 && !w->done)
-			busy = 1;
-	pthread_mutex_unlock(&sv->lock);
-	return busy;
+	hd_workers_kick(&sv->workers, agent);
 }
 
 /* ---- the dispatcher ----------------------------------------------------- */
@@ -443,7 +288,7 @@ dispatch(hd_supervisor *sv, hd_store *st, int64_t *next_at)
 		return 0;
 	}
 	for (i = 0; i < nq && !stopping(sv); i++) {
-		if (working_here(sv, q[i].agent)) {
+		if (hd_workers_busy(&sv->workers, q[i].agent)) {
 			kick(sv, q[i].agent); /* it looks again when done */
 			continue;
 		}
@@ -485,9 +330,7 @@ dispatcher_main(void *arg)
 		    "the supervisor cannot open the store: %s", err.msg);
 		if (stopping(sv))
 			return NULL;
-		pause_ms(sv, backoff);
-		backoff =
-		    backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+		hd_workers_retry(&sv->workers, &backoff);
 	}
 	recover(st);
 	while (!stopping(sv)) {
@@ -508,7 +351,7 @@ dispatcher_main(void *arg)
 		}
 		again = hd_store_wait_change(st, &cursor, (int)wait, NULL) > 0;
 		pthread_mutex_lock(&sv->lock);
-		reap(sv);
+		hd_workers_reap(&sv->workers);
 		pthread_mutex_unlock(&sv->lock);
 	}
 	hd_store_close(st);
@@ -542,6 +385,13 @@ hd_supervisor_start(
 	atomic_init(&sv->abort, 0);
 	pthread_mutex_init(&sv->lock, NULL);
 	pthread_cond_init(&sv->stop_cond, NULL);
+	sv->workers.lock = &sv->lock;
+	sv->workers.stop_cond = &sv->stop_cond;
+	sv->workers.stopping = &sv->stopping;
+	sv->workers.home = sv->home;
+	sv->workers.idle_ms = sv->idle_ms;
+	sv->workers.drain = drain;
+	sv->workers.owner = sv;
 	if (sv->home == NULL ||
 	    (cfg->mcp_host != NULL && sv->mcp_host == NULL) ||
 	    (cfg->mcp_token != NULL && sv->mcp_token == NULL) ||
@@ -563,28 +413,16 @@ hd_supervisor_start(
 void
 hd_supervisor_stop(hd_supervisor *sv)
 {
-	struct worker *w;
-
 	if (sv == NULL)
 		return;
 	pthread_mutex_lock(&sv->lock);
 	sv->stopping = 1;
 	atomic_store(&sv->abort, 1);
 	pthread_cond_broadcast(&sv->stop_cond);
-	for (w = sv->workers; w != NULL; w = w->next)
-		pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&sv->lock);
 	if (sv->started)
 		pthread_join(sv->dispatcher, NULL);
-	pthread_mutex_lock(&sv->lock);
-	while ((w = sv->workers) != NULL) {
-		sv->workers = w->next;
-		pthread_mutex_unlock(&sv->lock);
-		pthread_join(w->thread, NULL);
-		worker_free(w);
-		pthread_mutex_lock(&sv->lock);
-	}
-	pthread_mutex_unlock(&sv->lock);
+	hd_workers_join(&sv->workers);
 	hd_owner_unregister(sv->me.token);
 	pthread_mutex_destroy(&sv->lock);
 	pthread_cond_destroy(&sv->stop_cond);

@@ -39,6 +39,34 @@ check_strings(hd_http_req *r, json_t *body, const char *const *keys)
 	return 0;
 }
 
+/* The request's body, an object whose keys (those of them present) are
+ * strings; NULL when it is not (answered). */
+static json_t *
+string_body(hd_http_req *r, const char *const *keys)
+{
+	json_t *body;
+
+	if ((body = hd_http_body_object(r)) != NULL &&
+	    check_strings(r, body, keys) < 0) {
+		json_decref(body);
+		return NULL;
+	}
+	return body;
+}
+
+/* Who acts (identity.c): the agent the request proves, else the one body
+ * names under key (the user when none), into *who; -1 when refused
+ * (answered). */
+static int
+acting(hd_http_req *r, json_t *body, const char *key,
+    char actor[HD_HTTP_ACTOR_MAX], const char **who)
+{
+	if (hd_http_acting(r, body_str(body, key), actor) < 0)
+		return -1;
+	*who = strcmp(actor, HD_HTTP_USER) == 0 ? body_str(body, key) : actor;
+	return 0;
+}
+
 /* 1 when key is one of keys. */
 static int
 str_in(const char *const *keys, const char *key)
@@ -64,21 +92,17 @@ route_send(hd_http_req *r)
 	size_t n;
 	int answer;
 
-	if ((body = hd_http_body_object(r)) == NULL)
+	if ((body = string_body(r, keys)) == NULL)
 		return 0;
-	if (check_strings(r, body, keys) < 0)
-		goto done;
 	approve = json_object_get(body, "approve");
 	if (approve != NULL && !json_is_boolean(approve)) {
 		hd_http_error(r, 400, "\"approve\" must be true or false");
 		goto done;
 	}
-	if (hd_http_acting(r, body_str(body, "from"), actor) < 0)
-		goto done;
 	memset(&spec, 0, sizeof(spec));
+	if (acting(r, body, "from", actor, &spec.from) < 0)
+		goto done;
 	spec.team = r->params[0];
-	spec.from = strcmp(actor, HD_HTTP_USER) == 0 ? body_str(body, "from")
-						     : actor;
 	spec.to = body_str(body, "to");
 	spec.type = body_str(body, "type");
 	spec.content = body_str(body, "content");
@@ -130,10 +154,8 @@ route_spawn(hd_http_req *r)
 	const char *key;
 	json_t *body, *v;
 
-	if ((body = hd_http_body_object(r)) == NULL)
+	if ((body = string_body(r, keys)) == NULL)
 		return 0;
-	if (check_strings(r, body, keys) < 0)
-		goto done;
 	json_object_foreach (body, key, v) {
 		/* a misspelt field is refused, never dropped */
 		if (strcmp(key, "runtime_config") != 0 &&
@@ -145,13 +167,11 @@ route_spawn(hd_http_req *r)
 			goto done;
 		}
 	}
-	if (hd_http_acting(r, body_str(body, "as"), actor) < 0)
-		goto done;
 	memset(&spec, 0, sizeof(spec));
+	if (acting(r, body, "as", actor, &spec.caller) < 0)
+		goto done;
 	spec.team = r->params[0];
 	spec.id = body_str(body, "name");
-	spec.caller = strcmp(actor, HD_HTTP_USER) == 0 ? body_str(body, "as")
-						       : actor;
 	spec.role = body_str(body, "role");
 	spec.runtime = body_str(body, "runtime");
 	spec.runtime_config = json_object_get(body, "runtime_config");

@@ -1,7 +1,9 @@
 /*
  * ops-board.c -- the board's operations (SPEC 4, 10.2, 11): task_* tools,
  * the /api/tasks and /api/teams/:team/{tasks,auto-claim,delegate} routes
- * and `huddle task ...`, one table entry each (ops.h).
+ * and `huddle task ...`, one table entry each (ops.h). The list over
+ * REST reads its query string (route-ops.c (1)): a flag is true unless
+ * "0", and ?meta=KEY=VALUE is one metadata filter.
  *
  * An operation called with a team (MCP: the caller's) acts inside it: a
  * task of another team is reported as not found, so a bound agent can
@@ -113,7 +115,7 @@ tool_task_list(json_t **result, const hd_op_call *c, hd_err *err)
 	const json_t *meta = json_object_get(c->args, "metadata"), *v;
 	const char *key;
 	char pairs[16][256];
-	const char *pp[16];
+	const char *pp[17];
 	json_t *arr;
 	int64_t limit;
 	size_t i = 0;
@@ -124,8 +126,10 @@ tool_task_list(json_t **result, const hd_op_call *c, hd_err *err)
 	f.owner = hd_op_str(c, "owner");
 	f.ready = json_is_true(json_object_get(c->args, "ready"));
 	f.blocked = json_is_true(json_object_get(c->args, "blocked"));
-	hd_op_int(c, "limit", 0, &limit);
-	if (limit < 0 || limit > 10000)
+	/* 0 (MCP) is the default; REST's ?limit= names one */
+	if ((hd_op_int(c, "limit", 0, &limit) && limit == 0 &&
+		c->dialect == HD_OPS_REST) ||
+	    limit < 0 || limit > 10000)
 		return hd_err_set(err, HD_EINVAL,
 		    "limit must be between 1 and 10000");
 	f.limit = (int)limit;
@@ -141,6 +145,8 @@ tool_task_list(json_t **result, const hd_op_call *c, hd_err *err)
 		pp[i] = pairs[i];
 		i++;
 	}
+	if ((pp[i] = hd_op_str(c, "meta")) != NULL) /* REST: KEY=VALUE */
+		i++;
 	f.meta = pp;
 	f.nmeta = i;
 	if ((rc = hd_board_list(&l, c->st, c->team, &f, err)) < 0)
@@ -366,6 +372,7 @@ static const hd_op_arg create_args[] = {
 };
 
 static const hd_op_arg list_args[] = {
+    ARG_TEAM,
     {"status", HD_OPT_ENUM, 0, 0, 0, task_statuses, NULL, NULL, NULL, 0,
 	NULL, NULL, NULL},
     {"owner", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL,
@@ -375,7 +382,10 @@ static const hd_op_arg list_args[] = {
     {"blocked", HD_OPT_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL,
 	NULL},
     {"metadata", HD_OPT_OBJECT, 0, 0, 0, NULL,
-	"KEY: VALUE pairs the task's metadata must equal", NULL, NULL, 0,
+	"KEY: VALUE pairs the task's metadata must equal", "", NULL, 0,
+	NULL, NULL, NULL},
+    /* REST's one metadata filter, ?meta=KEY=VALUE */
+    {"meta", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL, NULL, NULL, NULL, 0,
 	NULL, NULL, NULL},
     {"limit", HD_OPT_INT, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL,
 	NULL},
@@ -477,7 +487,8 @@ const hd_op hd_ops_board[] = {
 	.mcp_desc =
 	    "List your team's tasks, newest first, each with depends_on and "
 	    "blocked_by. Filter by status, owner, ready (pending, unowned, "
-	    "unblocked) or blocked, and metadata equality."},
+	    "unblocked) or blocked, and metadata equality.",
+	.method = "GET", .path = "/api/teams/:team/tasks", .status = 200},
     {.name = "task.get", .flags = R, .args = id_args, .fn = tool_task_get,
 	.mcp = "task_get",
 	.mcp_desc = "Get one task with its dependencies and comments.",

@@ -16,6 +16,33 @@
  *      hd_ops_test_add is refused afterwards.
  * Callers: mcp.c, route.c and route-ops.c, src/cli/cli-ops.c, and the
  * group files' handlers (hd_op_str and friends).
+ *
+ * Still hand-written beside the table, and why each is not an entry (or
+ * not on every surface) yet -- converting one would change what a
+ * surface answers or accepts:
+ *  - spawn: MCP is the team.spawn entry; the CLI (cmd-agent.c) spells
+ *    the new agent's id as a positional and --name as its display name
+ *    (MCP's "name" is the id), reports a bad --config with the JSON
+ *    parser's line and column (the e2e tests assert it), and `agent
+ *    replace TEAM OLD NEW` takes three positionals; REST (route-mail.c) refuses an unknown
+ *    field with its own list ("use name, as, task, ..."), which the
+ *    e2e test asserts word for word.
+ *  - messages (send, broadcast, shutdown answers): MCP is mail.send; REST
+ *    names the sender "from" (the table's REST identity is "as") and
+ *    answers {"message"} / {"recipients"}, its refusals its own ("from"
+ *    and "content" are required); the CLI (cmd-send.c) keeps the older
+ *    spellings (--team, --from) and folds --approve / --refuse into one
+ *    three-way answer that implies --type, which no argument type says.
+ *  - task list and create on the CLI (cmd-task.c): --meta KEY=VALUE is
+ *    repeated (the table has no repeated option), list's --tree and its
+ *    --limit up to 1,000,000 (MCP and REST stop at 10,000), create's
+ *    "--depends-on takes at most N ids". Their MCP tools and REST routes
+ *    are the task.create and task.list entries.
+ *  - chat read: REST GET /api/team-chat names the team by ?teamId= or
+ *    ?roomId=team:<id> (neither a path capture nor one key), the CLI
+ *    (cmd-chat.c) reads as --for AGENT or as anyone, --wrapped; MCP has no
+ *    such read (team_chat_subscribe, the chat.subscribe entry, skips the
+ *    reader's own posts and wraps every post).
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -18,6 +18,11 @@
  *      HD_RUNTIME_LINE_MAX bytes of one (a longer one reaches the parser
  *      cut, hence not JSON, hence counted malformed); the parser's finish
  *      runs only for a process that exited by itself.
+ *  (5) hd_runtime_cli holds what a one-shot CLI turn (claude.c, codex.c)
+ *      prepares the same way: the checked config, the work directory,
+ *      the binary on PATH, the argv with the prompt as one argument or
+ *      on stdin; each adapter adds only its own flags, environment and
+ *      parser.
  * Callers: claude.c, codex.c; exec.c (the timeout).
  */
 #include <errno.h>
@@ -307,4 +312,97 @@ hd_runtime__run_stream(hd_runtime_emit *em, const hd_runtime_turn *in,
 	hd_proc_result_dispose(&pr);
 	hd_lines_dispose(&ctx.lines);
 	return rc;
+}
+
+/* ---- one-shot CLI turns (5) ---- */
+
+void
+hd_runtime__cli_caps(hd_runtime_caps *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->runtime_class = HD_RUNTIME_WRAPPED_ONESHOT;
+	out->native_home.scope = HD_HOME_SCOPE_PER_IDENTITY;
+	out->native_home.persist = 1;
+	out->native_memory = HD_NATIVE_PRESERVE;
+	out->native_skills = HD_NATIVE_PRESERVE;
+}
+
+int
+hd_runtime__cli_check(const json_t *cfg, const char *const *keys,
+    const char *runtime, hd_err *err)
+{
+	int rc;
+
+	if ((rc = hd_runtime__check_keys(cfg, keys, runtime, err)) < 0 ||
+	    (rc = hd_runtime__check_string(cfg, "bin", err)) < 0 ||
+	    (rc = hd_runtime__check_string(cfg, "model", err)) < 0 ||
+	    (rc = hd_runtime__check_string(cfg, "workdir", err)) < 0 ||
+	    (rc = hd_runtime__check_env(cfg, err)) < 0 ||
+	    (rc = hd_runtime__check_int(cfg, "timeout_s", 1, 86400, err)) < 0)
+		return rc;
+	return 0;
+}
+
+int
+hd_runtime__cli_begin(hd_runtime_cli *c, const hd_runtime_turn *in,
+    const char *runtime, int (*check)(const json_t *cfg, hd_err *err),
+    int64_t default_timeout_s, hd_runtime_emit *em, hd_err *err)
+{
+	const json_t *cfg = in->agent->runtime_config;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->runtime = runtime;
+	if ((rc = check(cfg, err)) < 0)
+		return hd_runtime__fail(em, err, "%s: %s", runtime, err->msg);
+	if (in->home_dir == NULL)
+		return hd_runtime__fail(em, err,
+		    "%s: agent %s has no home directory", runtime,
+		    in->agent->id);
+	c->model = hd_runtime__cfg_str(cfg, "model", NULL);
+	c->ps.timeout_ms = hd_runtime__timeout_ms(cfg, in, default_timeout_s);
+	/* sessions are keyed by the working directory: a stable one per
+	 * agent unless the config names one */
+	if ((rc = hd_runtime__workdir(c->work, sizeof(c->work), cfg,
+		 in->home_dir, runtime, err)) < 0)
+		return hd_runtime__fail(em, err, "%s", err->msg);
+	c->ps.cwd = c->work;
+	return 0;
+}
+
+void
+hd_runtime__cli_prompt(
+    hd_runtime_cli *c, const hd_runtime_turn *in, const char *stdin_arg)
+{
+	size_t plen = strlen(in->prompt);
+
+	if (plen <= HD_RUNTIME_ARG_PROMPT_MAX) {
+		hd_strv_adds(&c->argv, in->prompt);
+		return;
+	}
+	/* past the kernel's limit for one argument: stdin */
+	if (stdin_arg != NULL)
+		hd_strv_adds(&c->argv, stdin_arg);
+	c->ps.input = in->prompt;
+	c->ps.input_len = plen;
+}
+
+int
+hd_runtime__cli_run(hd_runtime_cli *c, const hd_runtime_turn *in,
+    const hd_runtime_stream *rs, hd_runtime_emit *em, hd_err *err)
+{
+	if (c->argv.oom || c->env.oom || c->extra.oom || rs->parser == NULL)
+		return hd_runtime__fail(em, err, "out of memory");
+	c->ps.argv = c->argv.v;
+	c->ps.envp = c->env.v;
+	return hd_runtime__run_stream(em, in, rs, &c->ps, c->extra.v, err);
+}
+
+void
+hd_runtime__cli_dispose(hd_runtime_cli *c)
+{
+	hd_strv_dispose(&c->argv);
+	hd_strv_dispose(&c->env);
+	hd_strv_dispose(&c->extra);
+	free(c->found);
 }

@@ -41,6 +41,9 @@
  *      for one argument, when it goes on stdin. huddle's MCP server is its
  *      only MCP server (--mcp-config huddle-mcp.json, --strict-mcp-config)
  *      and mcp__huddle its allowed tools, with allowed_tools added.
+ *      What it prepares as codex.c does (config checks, work directory,
+ *      binary, prompt argument or stdin, the run) is cfg.c's
+ *      hd_runtime_cli (cfg.c (5)).
  *  (7) huddle writes only huddle-mcp.json in the agent's home; with
  *      "home": "private" Claude's own state goes under <home>/claude
  *      (CLAUDE_CONFIG_DIR), with "home": "user" it runs against the user's
@@ -597,19 +600,6 @@ hd_claude__stream_finish(hd_claude_stream *cs, hd_runtime_emit *em,
 
 #define CLAUDE_DEFAULT_TIMEOUT_S 600
 
-static void
-claude_caps(hd_runtime_caps *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->runtime_class = HD_RUNTIME_WRAPPED_ONESHOT;
-	/* its MCP config, its work directory and (home "private") its
-	 * sessions live in one home per agent */
-	out->native_home.scope = HD_HOME_SCOPE_PER_IDENTITY;
-	out->native_home.persist = 1;
-	out->native_memory = HD_NATIVE_PRESERVE;
-	out->native_skills = HD_NATIVE_PRESERVE;
-}
-
 static int
 claude_check(const json_t *cfg, hd_err *err)
 {
@@ -619,13 +609,8 @@ claude_check(const json_t *cfg, hd_err *err)
 	const char *home;
 	int rc;
 
-	if ((rc = hd_runtime__check_keys(cfg, keys, "claude-code", err)) < 0 ||
-	    (rc = hd_runtime__check_string(cfg, "bin", err)) < 0 ||
-	    (rc = hd_runtime__check_string(cfg, "model", err)) < 0 ||
-	    (rc = hd_runtime__check_string(cfg, "workdir", err)) < 0 ||
+	if ((rc = hd_runtime__cli_check(cfg, keys, "claude-code", err)) < 0 ||
 	    (rc = hd_runtime__check_strings(cfg, "allowed_tools", err)) < 0 ||
-	    (rc = hd_runtime__check_env(cfg, err)) < 0 ||
-	    (rc = hd_runtime__check_int(cfg, "timeout_s", 1, 86400, err)) < 0 ||
 	    (rc = hd_runtime__check_int(cfg, "max_turns", 1, 1000, err)) < 0)
 		return rc;
 	if ((v = json_object_get(cfg, "home")) != NULL &&
@@ -654,33 +639,19 @@ static int
 claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 {
 	const json_t *cfg = in->agent->runtime_config, *v;
-	hd_strv argv = {0}, env = {0}, extra = {0};
+	hd_runtime_cli c;
 	hd_buf allowed = HD_BUF_INIT(0);
-	hd_proc_spec ps;
 	hd_runtime_stream rs = {
 	    "claude-code", NULL, claude_line, claude_finish};
-	const char *model, *workdir, *home;
-	char mcp[PATH_MAX], work[PATH_MAX], msg[96], *found = NULL;
-	int64_t timeout_ms;
-	size_t i, plen = strlen(in->prompt);
+	const char *home;
+	char mcp[PATH_MAX], msg[96];
+	size_t i;
 	int rc;
 
-	memset(&ps, 0, sizeof(ps));
-	if ((rc = claude_check(cfg, err)) < 0)
-		return hd_runtime__fail(em, err, "claude-code: %s", err->msg);
-	if (in->home_dir == NULL)
-		return hd_runtime__fail(em, err,
-		    "claude-code: agent %s has no home directory",
-		    in->agent->id);
-	model = hd_runtime__cfg_str(cfg, "model", NULL);
+	if ((rc = hd_runtime__cli_begin(&c, in, "claude-code", claude_check,
+		 CLAUDE_DEFAULT_TIMEOUT_S, em, err)) < 0)
+		goto done;
 	home = hd_runtime__cfg_str(cfg, "home", "user");
-	timeout_ms = hd_runtime__timeout_ms(cfg, in, CLAUDE_DEFAULT_TIMEOUT_S);
-	/* sessions are keyed by the working directory: a stable one per
-	 * agent unless the config names one */
-	if ((rc = hd_runtime__workdir(work, sizeof(work), cfg, in->home_dir,
-		 "claude-code", err)) < 0)
-		return hd_runtime__fail(em, err, "%s", err->msg);
-	workdir = work;
 	snprintf(mcp, sizeof(mcp), "%s/%s", in->home_dir, HD_RUNTIME_MCP_FILE);
 
 	/* the environment: the user's, the config's, then ours */
@@ -688,74 +659,59 @@ claude_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		char dir[PATH_MAX];
 
 		snprintf(dir, sizeof(dir), "%s/claude", in->home_dir);
-		if ((rc = hd_mkdir_p(dir, 0700, err)) < 0)
-			return hd_runtime__fail(
+		if ((rc = hd_mkdir_p(dir, 0700, err)) < 0) {
+			rc = hd_runtime__fail(
 			    em, err, "claude-code: %s", err->msg);
+			goto done;
+		}
 		hd_strv_add(
-		    &extra, hd_runtime__env_pair("CLAUDE_CONFIG_DIR", dir));
+		    &c.extra, hd_runtime__env_pair("CLAUDE_CONFIG_DIR", dir));
 	}
-	if ((rc = hd_runtime__bin(&found, &env, in, extra.v, "claude-code",
-		 "claude", em, err)) < 0)
+	if ((rc = hd_runtime__bin(&c.found, &c.env, in, c.extra.v,
+		 "claude-code", "claude", em, err)) < 0)
 		goto done;
 
-	hd_strv_adds(&argv, found);
-	hd_strv_adds(&argv, "-p");
-	if (plen <= HD_RUNTIME_ARG_PROMPT_MAX)
-		hd_strv_adds(&argv, in->prompt);
-	else { /* past the kernel's limit for one argument: stdin */
-		ps.input = in->prompt;
-		ps.input_len = plen;
-	}
-	hd_strv_adds(&argv, "--output-format");
-	hd_strv_adds(&argv, "stream-json");
-	hd_strv_adds(&argv, "--verbose");
+	hd_strv_adds(&c.argv, c.found);
+	hd_strv_adds(&c.argv, "-p");
+	hd_runtime__cli_prompt(&c, in, NULL);
+	hd_strv_adds(&c.argv, "--output-format");
+	hd_strv_adds(&c.argv, "stream-json");
+	hd_strv_adds(&c.argv, "--verbose");
 	if (access(mcp, R_OK) == 0) {
-		hd_strv_adds(&argv, "--mcp-config");
-		hd_strv_adds(&argv, mcp);
+		hd_strv_adds(&c.argv, "--mcp-config");
+		hd_strv_adds(&c.argv, mcp);
 	}
-	hd_strv_adds(&argv, "--strict-mcp-config");
+	hd_strv_adds(&c.argv, "--strict-mcp-config");
 	hd_buf_puts(&allowed, "mcp__huddle");
 	json_array_foreach (json_object_get(cfg, "allowed_tools"), i, v) {
 		hd_buf_putc(&allowed, ',');
 		hd_buf_puts(&allowed, json_string_value(v));
 	}
-	hd_strv_adds(&argv, "--allowedTools");
-	hd_strv_adds(&argv, hd_buf_cstr(&allowed));
-	if (model != NULL) {
-		hd_strv_adds(&argv, "--model");
-		hd_strv_adds(&argv, model);
+	hd_strv_adds(&c.argv, "--allowedTools");
+	if (hd_buf_failed(&allowed))
+		c.argv.oom = 1;
+	else
+		hd_strv_adds(&c.argv, hd_buf_cstr(&allowed));
+	if (c.model != NULL) {
+		hd_strv_adds(&c.argv, "--model");
+		hd_strv_adds(&c.argv, c.model);
 	}
 	if ((v = json_object_get(cfg, "max_turns")) != NULL) {
 		snprintf(
 		    msg, sizeof(msg), "%lld", (long long)json_integer_value(v));
-		hd_strv_adds(&argv, "--max-turns");
-		hd_strv_adds(&argv, msg);
+		hd_strv_adds(&c.argv, "--max-turns");
+		hd_strv_adds(&c.argv, msg);
 	}
 	if (in->resume_session_id != NULL) {
-		hd_strv_adds(&argv, "--resume");
-		hd_strv_adds(&argv, in->resume_session_id);
+		hd_strv_adds(&c.argv, "--resume");
+		hd_strv_adds(&c.argv, in->resume_session_id);
 	}
-	if (argv.oom || env.oom || extra.oom || hd_buf_failed(&allowed)) {
-		rc = hd_runtime__fail(em, err, "out of memory");
-		goto done;
-	}
-
-	if ((rs.parser = hd_claude__stream_new()) == NULL) {
-		rc = hd_runtime__fail(em, err, "out of memory");
-		goto done;
-	}
-	ps.argv = argv.v;
-	ps.envp = env.v;
-	ps.cwd = workdir;
-	ps.timeout_ms = timeout_ms;
-	rc = hd_runtime__run_stream(em, in, &rs, &ps, extra.v, err);
+	rs.parser = hd_claude__stream_new();
+	rc = hd_runtime__cli_run(&c, in, &rs, em, err);
 	hd_claude__stream_free(rs.parser);
 done:
 	hd_buf_dispose(&allowed);
-	hd_strv_dispose(&argv);
-	hd_strv_dispose(&env);
-	hd_strv_dispose(&extra);
-	free(found);
+	hd_runtime__cli_dispose(&c);
 	return rc;
 }
 
@@ -894,7 +850,7 @@ const hd_runtime_adapter hd_runtime__claude = {
     .name = "claude-code",
     .label = "claude-code",
     .is_scripted = 0,
-    .capabilities = claude_caps,
+    .capabilities = hd_runtime__cli_caps, /* MCP config, work dir, sessions */
     .check_config = claude_check,
     .attach = &claude_attach,
     .run = claude_run,

@@ -27,7 +27,9 @@
  *      on timeout or abort). CODEX_HOME is the agent's persistent home,
  *      seeded once from the user's config.toml and auth.json and never
  *      written back; huddle's MCP server is passed only as -c flags, never
- *      written into any config file.
+ *      written into any config file. What it prepares as claude.c does
+ *      (config checks, work directory, binary, prompt argument or stdin,
+ *      the run) is cfg.c's hd_runtime_cli (cfg.c (5)).
  *  (6) Attaching by hand (`huddle attach`, runtime.h hd_runtime_attacher):
  *      `codex mcp add`, which writes the user's own ~/.codex/config.toml.
  *      Codex expands no variable in an MCP url, so the shell puts the URL
@@ -385,18 +387,6 @@ hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em, int exit_code,
 #define CODEX_DEFAULT_TIMEOUT_S 600
 #define CODEX_USAGE_FILE "huddle-codex-usage.json"
 
-static void
-codex_caps(hd_runtime_caps *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->runtime_class = HD_RUNTIME_WRAPPED_ONESHOT;
-	/* CODEX_HOME: its sessions, so `exec resume` works across turns */
-	out->native_home.scope = HD_HOME_SCOPE_PER_IDENTITY;
-	out->native_home.persist = 1;
-	out->native_memory = HD_NATIVE_PRESERVE;
-	out->native_skills = HD_NATIVE_PRESERVE;
-}
-
 static int
 codex_check(const json_t *cfg, hd_err *err)
 {
@@ -407,12 +397,7 @@ codex_check(const json_t *cfg, hd_err *err)
 	const char *key;
 	int rc;
 
-	if ((rc = hd_runtime__check_keys(cfg, keys, "codex", err)) < 0 ||
-	    (rc = hd_runtime__check_string(cfg, "bin", err)) < 0 ||
-	    (rc = hd_runtime__check_string(cfg, "model", err)) < 0 ||
-	    (rc = hd_runtime__check_string(cfg, "workdir", err)) < 0 ||
-	    (rc = hd_runtime__check_env(cfg, err)) < 0 ||
-	    (rc = hd_runtime__check_int(cfg, "timeout_s", 1, 86400, err)) < 0 ||
+	if ((rc = hd_runtime__cli_check(cfg, keys, "codex", err)) < 0 ||
 	    (rc = hd_runtime__price(
 		 &p, NULL, NULL, json_object_get(cfg, "prices"), err)) < 0)
 		return rc;
@@ -670,86 +655,61 @@ static int
 codex_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 {
 	const json_t *cfg = in->agent->runtime_config, *v;
-	hd_strv argv = {0}, env = {0}, extra = {0};
-	hd_proc_spec ps;
+	hd_runtime_cli c;
 	hd_runtime_stream rs = {"codex", NULL, codex_line, codex_finish};
 	hd_codex_usage base, after;
 	hd_price price;
-	const char *model, *key;
-	char work[PATH_MAX], *found = NULL;
-	int64_t timeout_ms;
-	size_t plen = strlen(in->prompt);
+	const char *key;
 	int rc;
 
-	memset(&ps, 0, sizeof(ps));
-	if ((rc = codex_check(cfg, err)) < 0)
-		return hd_runtime__fail(em, err, "codex: %s", err->msg);
-	if (in->home_dir == NULL)
-		return hd_runtime__fail(em, err,
-		    "codex: agent %s has no home directory", in->agent->id);
-	model = hd_runtime__cfg_str(cfg, "model", NULL);
-	timeout_ms = hd_runtime__timeout_ms(cfg, in, CODEX_DEFAULT_TIMEOUT_S);
-	if ((rc = hd_runtime__workdir(
-		 work, sizeof(work), cfg, in->home_dir, "codex", err)) < 0 ||
-	    (rc = seed_home(in->home_dir, err)) < 0)
-		return hd_runtime__fail(em, err, "codex: %s", err->msg);
-	hd_runtime__price(&price, &hd_runtime__codex, model,
+	if ((rc = hd_runtime__cli_begin(&c, in, "codex", codex_check,
+		 CODEX_DEFAULT_TIMEOUT_S, em, err)) < 0)
+		goto done;
+	/* CODEX_HOME: its sessions, so `exec resume` works across turns */
+	if ((rc = seed_home(in->home_dir, err)) < 0) {
+		rc = hd_runtime__fail(em, err, "codex: %s", err->msg);
+		goto done;
+	}
+	hd_runtime__price(&price, &hd_runtime__codex, c.model,
 	    json_object_get(cfg, "prices"), NULL);
 
-	hd_strv_add(&extra, hd_runtime__env_pair("CODEX_HOME", in->home_dir));
-	if ((rc = hd_runtime__bin(
-		 &found, &env, in, extra.v, "codex", "codex", em, err)) < 0)
+	hd_strv_add(&c.extra, hd_runtime__env_pair("CODEX_HOME", in->home_dir));
+	if ((rc = hd_runtime__bin(&c.found, &c.env, in, c.extra.v, "codex",
+		 "codex", em, err)) < 0)
 		goto done;
 
 	/* codex exec --json --skip-git-repo-check [-m M] [-c k=v]...
 	 *   [resume THREAD] PROMPT|- */
-	hd_strv_adds(&argv, found);
-	hd_strv_adds(&argv, "exec");
-	hd_strv_adds(&argv, "--json");
-	hd_strv_adds(&argv, "--skip-git-repo-check");
-	if (model != NULL) {
-		hd_strv_adds(&argv, "-m");
-		hd_strv_adds(&argv, model);
+	hd_strv_adds(&c.argv, c.found);
+	hd_strv_adds(&c.argv, "exec");
+	hd_strv_adds(&c.argv, "--json");
+	hd_strv_adds(&c.argv, "--skip-git-repo-check");
+	if (c.model != NULL) {
+		hd_strv_adds(&c.argv, "-m");
+		hd_strv_adds(&c.argv, c.model);
 	}
 	json_object_foreach (
 	    (json_t *)json_object_get(cfg, "overrides"), key, v)
-		add_override(&argv, key, v);
-	add_mcp(&argv, in);
+		add_override(&c.argv, key, v);
+	add_mcp(&c.argv, in);
 	if (in->resume_session_id != NULL) {
-		hd_strv_adds(&argv, "resume");
-		hd_strv_adds(&argv, in->resume_session_id);
+		hd_strv_adds(&c.argv, "resume");
+		hd_strv_adds(&c.argv, in->resume_session_id);
 	}
-	if (plen <= HD_RUNTIME_ARG_PROMPT_MAX)
-		hd_strv_adds(&argv, in->prompt);
-	else { /* past the kernel's limit for one argument: stdin */
-		hd_strv_adds(&argv, "-");
-		ps.input = in->prompt;
-		ps.input_len = plen;
-	}
-	if (argv.oom || env.oom || extra.oom) {
-		rc = hd_runtime__fail(em, err, "out of memory");
-		goto done;
-	}
+	hd_runtime__cli_prompt(&c, in, "-");
 
 	usage_load(&base, in->home_dir, in->resume_session_id);
-	if ((rs.parser = hd_codex__stream_new(&price, &base)) == NULL) {
-		rc = hd_runtime__fail(em, err, "out of memory");
-		goto done;
+	rs.parser = hd_codex__stream_new(&price, &base);
+	rc = hd_runtime__cli_run(&c, in, &rs, em, err);
+	if (rs.parser != NULL) {
+		/* the thread's totals now, for the next run's difference (2) */
+		hd_codex__stream_usage(rs.parser, &after);
+		usage_save(in->home_dir, hd_codex__stream_thread(rs.parser),
+		    &after);
 	}
-	ps.argv = argv.v;
-	ps.envp = env.v;
-	ps.cwd = work;
-	ps.timeout_ms = timeout_ms;
-	rc = hd_runtime__run_stream(em, in, &rs, &ps, extra.v, err);
-	/* the thread's totals now, for the next run's difference (2) */
-	hd_codex__stream_usage(rs.parser, &after);
-	usage_save(in->home_dir, hd_codex__stream_thread(rs.parser), &after);
 	hd_codex__stream_free(rs.parser);
 done:
-	hd_strv_dispose(&argv);
-	hd_strv_dispose(&env);
-	hd_strv_dispose(&extra);
-	free(found);
+	hd_runtime__cli_dispose(&c);
 	return rc;
 }
 
@@ -917,7 +877,7 @@ const hd_runtime_adapter hd_runtime__codex = {
     .name = "codex",
     .label = "codex",
     .is_scripted = 0,
-    .capabilities = codex_caps,
+    .capabilities = hd_runtime__cli_caps, /* CODEX_HOME: its sessions */
     .check_config = codex_check,
     .prices = codex_prices,
     .attach = &codex_attach,

@@ -5,6 +5,7 @@
 #ifndef HD_RUNTIME_INT_H
 #define HD_RUNTIME_INT_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -197,6 +198,47 @@ typedef struct hd_runtime_stream {
 	void (*finish)(void *parser, hd_runtime_emit *em, int exit_code,
 	    const char *stderr_tail);
 } hd_runtime_stream;
+
+/*
+ * A one-shot CLI turn as claude.c and codex.c prepare it (cfg.c (5)):
+ * begin checks the config and finds the model, the time limit and the
+ * work directory; the adapter then adds its own environment (extra),
+ * calls hd_runtime__bin, writes its argv (the prompt with
+ * hd_runtime__cli_prompt) and makes its parser; run runs it.
+ */
+typedef struct hd_runtime_cli {
+	const char *runtime; /* "claude-code": the messages' prefix */
+	const char *model;   /* runtime_config.model, or NULL */
+	char work[PATH_MAX]; /* the work directory (cfg.c (2)) */
+	hd_strv argv, env, extra;
+	char *found; /* the binary, where it is on PATH */
+	hd_proc_spec ps;
+} hd_runtime_cli;
+
+/* check the config (check), then the agent's home, model, time limit and
+ * work directory. A failure ends the turn ("<runtime>: <why>"). */
+int hd_runtime__cli_begin(hd_runtime_cli *c, const hd_runtime_turn *in,
+    const char *runtime, int (*check)(const json_t *cfg, hd_err *err),
+    int64_t default_timeout_s, hd_runtime_emit *em, hd_err *err);
+/* The prompt as the next argument, or past the kernel's limit for one
+ * (HD_RUNTIME_ARG_PROMPT_MAX) on stdin, with stdin_arg (or nothing) as
+ * the argument. */
+void hd_runtime__cli_prompt(
+    hd_runtime_cli *c, const hd_runtime_turn *in, const char *stdin_arg);
+/* Run the command with rs's parser (NULL: out of memory) through
+ * hd_runtime__run_stream. */
+int hd_runtime__cli_run(hd_runtime_cli *c, const hd_runtime_turn *in,
+    const hd_runtime_stream *rs, hd_runtime_emit *em, hd_err *err);
+void hd_runtime__cli_dispose(hd_runtime_cli *c);
+
+/* The capabilities of a wrapped one-shot CLI whose config, work
+ * directory and sessions live in one home per agent (claude, codex). */
+void hd_runtime__cli_caps(hd_runtime_caps *out);
+
+/* The config checks every CLI adapter makes: keys, bin, model, workdir,
+ * env and timeout_s. */
+int hd_runtime__cli_check(const json_t *cfg, const char *const *keys,
+    const char *runtime, hd_err *err);
 
 /*
  * Run spec's command (argv, envp, cwd, input, timeout_ms; in's abort),

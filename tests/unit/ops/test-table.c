@@ -90,7 +90,6 @@ static const char *const rest_hand[] = {
     "DELETE /api/teams/:team", "GET /api/teams/:team/agents",
     "POST /api/teams/:team/agents", "GET /api/agents/:agent",
     "DELETE /api/agents/:agent", "GET /api/team-chat",
-"GET /api/teams/:team/tasks",
     "POST /api/teams/:team/messages",
     "POST /api/teams/:team/spawn", NULL};
 
@@ -272,7 +271,7 @@ static void
 test_rest_routes_are_the_table(void **state)
 {
 	static const hd_route *const hand[] = {hd_routes_mcp, hd_routes_teams,
-	    hd_routes_chat, hd_routes_board, hd_routes_mail, hd_routes_exchange,
+	    hd_routes_chat, hd_routes_mail, hd_routes_exchange,
 	    hd_routes_conversation, hd_routes_web, NULL};
 	const hd_op *const *o;
 	const hd_route *const *t, *rt;
