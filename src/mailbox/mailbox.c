@@ -509,12 +509,32 @@ hd_messages_dispose(hd_messages *l)
 	l->n = 0;
 }
 
+/* A read of one agent's messages: a take (read_txn) or a range
+ * (range_txn). */
 struct read_ctx {
 	const char *agent;
 	int limit;
 	int mark; /* read (1) or peek (0) */
+	int64_t lo, hi;
 	hd_messages list;
 };
+
+/* Run txn on c into *out, in a write transaction when c marks what it
+ * reads; nothing is kept on an error. */
+static int
+mailbox_list(hd_messages *out, hd_store *st, struct read_ctx *c,
+    hd_store_txn_fn txn, hd_err *err)
+{
+	int rc = c->mark ? hd_store_write(st, txn, c, err)
+			 : hd_store_read(st, txn, c, err);
+
+	if (rc < 0) {
+		hd_messages_dispose(&c->list);
+		return rc;
+	}
+	*out = c->list;
+	return 0;
+}
 
 static int
 read_txn(hd_store *st, void *payload, hd_err *err)
@@ -566,14 +586,7 @@ mailbox_take(hd_messages *out, hd_store *st, const char *agent, int limit,
 	c.agent = agent;
 	c.limit = limit;
 	c.mark = mark;
-	rc = mark ? hd_store_write(st, read_txn, &c, err)
-		  : hd_store_read(st, read_txn, &c, err);
-	if (rc < 0) {
-		hd_messages_dispose(&c.list);
-		return rc;
-	}
-	*out = c.list;
-	return 0;
+	return mailbox_list(out, st, &c, read_txn, err);
 }
 
 int
@@ -590,16 +603,10 @@ hd_mailbox_peek(
 	return mailbox_take(out, st, agent, limit, 0, err);
 }
 
-struct range_ctx {
-	const char *agent;
-	int64_t lo, hi;
-	hd_messages list;
-};
-
 static int
 range_txn(hd_store *st, void *payload, hd_err *err)
 {
-	struct range_ctx *c = payload;
+	struct read_ctx *c = payload;
 	hd_stmt *s;
 	int rc;
 
@@ -615,7 +622,7 @@ int
 hd_mailbox_range(hd_messages *out, hd_store *st, const char *agent,
     int64_t lo, int64_t hi, hd_err *err)
 {
-	struct range_ctx c;
+	struct read_ctx c;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -625,12 +632,7 @@ hd_mailbox_range(hd_messages *out, hd_store *st, const char *agent,
 	c.agent = agent;
 	c.lo = lo;
 	c.hi = hi;
-	if ((rc = hd_store_read(st, range_txn, &c, err)) < 0) {
-		hd_messages_dispose(&c.list);
-		return rc;
-	}
-	*out = c.list;
-	return 0;
+	return mailbox_list(out, st, &c, range_txn, err);
 }
 
 void

@@ -238,23 +238,37 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 		   : 0;
 }
 
+/* A view's text copied into p (cleared first): -1 when memory ran
+ * out; p then holds what was copied, for post_dispose. */
+static int
+post_copy(hd_post *p, const hd_post *v)
+{
+	memset(p, 0, sizeof(*p));
+	p->id = strdup(v->id);
+	p->room_id = strdup(v->room_id);
+	p->team_id = strdup(v->team_id);
+	p->author = strdup(v->author);
+	p->body = strdup(v->body);
+	p->kind = strdup(v->kind);
+	p->created_at = v->created_at;
+	p->seq = v->seq;
+	return p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
+		       p->author == NULL || p->body == NULL || p->kind == NULL
+		   ? -1
+		   : 0;
+}
+
 static int
 post_fill(hd_post **out, const room_post_txn *tx)
 {
+	const hd_post v = {(char *)tx->id, (char *)tx->room, (char *)tx->team,
+		(char *)tx->author, (char *)tx->body, (char *)tx->kind,
+		tx->created_at, tx->seq};
 	hd_post *p;
 
-	if ((p = calloc(1, sizeof(*p))) == NULL)
+	if ((p = malloc(sizeof(*p))) == NULL)
 		return -1;
-	p->id = strdup(tx->id);
-	p->room_id = strdup(tx->room);
-	p->team_id = strdup(tx->team);
-	p->author = strdup(tx->author);
-	p->body = strdup(tx->body);
-	p->kind = strdup(tx->kind);
-	p->created_at = tx->created_at;
-	p->seq = tx->seq;
-	if (p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
-	    p->author == NULL || p->body == NULL || p->kind == NULL) {
+	if (post_copy(p, &v) < 0) {
 		hd_post_free(p);
 		return -1;
 	}
@@ -395,35 +409,45 @@ hd_room_post_many(hd_store *st, hd_post_req *reqs, size_t n, hd_err *err)
 	return rc;
 }
 
+/* The row of POST_COLS as a view, its text valid until the next step:
+ * -1 when a text is NULL (an allocation SQLite could not make). */
+static int
+post_view(hd_post *p, hd_stmt *s)
+{
+	p->id = (char *)hd_stmt_text(s, 0);
+	p->room_id = (char *)hd_stmt_text(s, 1);
+	p->team_id = (char *)hd_stmt_text(s, 2);
+	p->author = (char *)hd_stmt_text(s, 3);
+	p->body = (char *)hd_stmt_text(s, 4);
+	p->kind = (char *)hd_stmt_text(s, 5);
+	p->created_at = hd_stmt_int(s, 6);
+	p->seq = hd_stmt_int(s, 7);
+	return p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
+		       p->author == NULL || p->body == NULL || p->kind == NULL
+		   ? -1
+		   : 0;
+}
+
 static int
 post_row(void *item, hd_stmt *s, void *ctx)
 {
-	hd_post *p = item;
+	hd_post v;
 
 	(void)ctx;
-	memset(p, 0, sizeof(*p));
-	p->id = hd_store_col_dup(s, 0);
-	p->room_id = hd_store_col_dup(s, 1);
-	p->team_id = hd_store_col_dup(s, 2);
-	p->author = hd_store_col_dup(s, 3);
-	p->body = hd_store_col_dup(s, 4);
-	p->kind = hd_store_col_dup(s, 5);
-	p->created_at = hd_stmt_int(s, 6);
-	p->seq = hd_stmt_int(s, 7);
-	if (p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
-	    p->author == NULL || p->body == NULL || p->kind == NULL)
-		return -1;
-	return 0;
+	memset(item, 0, sizeof(v));
+	return post_view(&v, s) < 0 ? -1 : post_copy(item, &v);
 }
+
+/* A read's page: posts after ?2 not by ?3 (NULL: anyone), at most ?4. */
+static const char *const sql_read =
+    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
+    " AND seq > ?2 AND (?3 IS NULL OR author_agent_id <> ?3)"
+    " ORDER BY seq LIMIT ?4";
 
 /* The query of a read or subscribe, and next_seq (4); no team check. */
 static int
 room_query(hd_store *st, room_read_txn *tx, hd_err *err)
 {
-	static const char *const sql_read =
-	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
-	    " AND seq > ?2 AND (?3 IS NULL OR author_agent_id <> ?3)"
-	    " ORDER BY seq LIMIT ?4";
 	static const char *const sql_subscribe =
 	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
 	    " AND seq > ?2 AND NOT (kind = 'peer' AND author_agent_id = ?3)"
@@ -465,34 +489,18 @@ room_query(hd_store *st, room_read_txn *tx, hd_err *err)
 static int
 room_visit(hd_store *st, room_read_txn *tx, hd_err *err)
 {
-	static const char *const sql =
-	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
-	    " AND seq > ?2 AND (?3 IS NULL OR author_agent_id <> ?3)"
-	    " ORDER BY seq LIMIT ?4";
 	hd_stmt *s;
 	hd_post p;
 	int64_t since = tx->visited > tx->since ? tx->visited : tx->since;
 	int n = 0, rc = 0, src;
 
 	/* a resumed read hands over what the first one did not */
-	if ((rc = hd_store_query(st, &s, err, sql, HD_TEXT(tx->room),
+	if ((rc = hd_store_query(st, &s, err, sql_read, HD_TEXT(tx->room),
 		 HD_INT(since), HD_TEXT(tx->exclude),
 		 HD_INT(tx->limit - (int)(tx->out->n)))) < 0)
 		return rc;
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		/* the row's own text, valid until the next step */
-		p.id = (char *)hd_stmt_text(s, 0);
-		p.room_id = (char *)hd_stmt_text(s, 1);
-		p.team_id = (char *)hd_stmt_text(s, 2);
-		p.author = (char *)hd_stmt_text(s, 3);
-		p.body = (char *)hd_stmt_text(s, 4);
-		p.kind = (char *)hd_stmt_text(s, 5);
-		p.created_at = hd_stmt_int(s, 6);
-		p.seq = hd_stmt_int(s, 7);
-		/* as post_row: a NULL column is an allocation hd_room_read
-		 * could not make */
-		if (p.id == NULL || p.room_id == NULL || p.team_id == NULL ||
-		    p.author == NULL || p.body == NULL || p.kind == NULL) {
+		if (post_view(&p, s) < 0) {
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 			break;
 		}

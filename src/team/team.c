@@ -264,9 +264,11 @@ team_create_txn(hd_store *st, void *payload, hd_err *err)
 	return hd_team__insert(st, spec, err);
 }
 
-int
-hd_team_create(hd_team **out, hd_store *st, const hd_team_spec *spec,
-    hd_err *err)
+/* A create or an update: the spec's checks (an update's leader too),
+ * txn on it, and the row read back into *out (when out is not NULL). */
+static int
+team_write(hd_team **out, hd_store *st, const hd_team_spec *spec,
+    int leader, hd_store_txn_fn txn, hd_err *err)
 {
 	int rc;
 
@@ -275,9 +277,19 @@ hd_team_create(hd_team **out, hd_store *st, const hd_team_spec *spec,
 	if ((rc = hd_slug_check("team", spec->id, err)) < 0 ||
 	    (rc = hd_team__check_fields(spec, err)) < 0)
 		return rc;
-	if ((rc = hd_store_write(st, team_create_txn, (void *)spec, err)) < 0)
+	if (leader && spec->leader != NULL && spec->leader[0] != '\0' &&
+	    (rc = hd_slug_check("agent", spec->leader, err)) < 0)
+		return rc;
+	if ((rc = hd_store_write(st, txn, (void *)spec, err)) < 0)
 		return rc;
 	return out != NULL ? hd_team_get(out, st, spec->id, err) : 0;
+}
+
+int
+hd_team_create(hd_team **out, hd_store *st, const hd_team_spec *spec,
+    hd_err *err)
+{
+	return team_write(out, st, spec, 0, team_create_txn, err);
 }
 
 int
@@ -294,16 +306,11 @@ static int
 team_update_txn(hd_store *st, void *payload, hd_err *err)
 {
 	const hd_team_spec *spec = payload;
-	hd_team *t = NULL;
 	json_t *changed;
 	int rc;
 
-	if ((rc = hd_team__load(&t, st, spec->id, err)) < 0)
+	if ((rc = hd_team_exists(st, spec->id, err)) < 0)
 		return rc;
-	if (t == NULL)
-		return hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found",
-		    spec->id);
-	hd_team_free(t);
 	if (spec->leader != NULL && spec->leader[0] != '\0' &&
 	    (rc = hd_team_member_check(st, spec->id, spec->leader, err)) < 0)
 		return rc;
@@ -367,19 +374,7 @@ int
 hd_team_update(hd_team **out, hd_store *st, const hd_team_spec *spec,
     hd_err *err)
 {
-	int rc;
-
-	if (out != NULL)
-		*out = NULL;
-	if ((rc = hd_slug_check("team", spec->id, err)) < 0 ||
-	    (rc = hd_team__check_fields(spec, err)) < 0)
-		return rc;
-	if (spec->leader != NULL && spec->leader[0] != '\0' &&
-	    (rc = hd_slug_check("agent", spec->leader, err)) < 0)
-		return rc;
-	if ((rc = hd_store_write(st, team_update_txn, (void *)spec, err)) < 0)
-		return rc;
-	return out != NULL ? hd_team_get(out, st, spec->id, err) : 0;
+	return team_write(out, st, spec, 1, team_update_txn, err);
 }
 
 /*
@@ -437,17 +432,12 @@ static int
 team_rm_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct team_rm *r = payload;
-	hd_team *t = NULL;
 	char why[256] = "";
 	size_t i, len = 0;
 	int rc;
 
-	if ((rc = hd_team__load(&t, st, r->id, err)) < 0)
+	if ((rc = hd_team_exists(st, r->id, err)) < 0)
 		return rc;
-	if (t == NULL)
-		return hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found",
-		    r->id);
-	hd_team_free(t);
 	for (i = 0; i < NOWNED && !r->purge; i++) {
 		int64_t n = 0;
 
