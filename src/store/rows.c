@@ -76,7 +76,7 @@ hd_store_rows(hd_store *st, hd_stmt *s, size_t size, hd_row_fill_fn fill,
 	hd_store_reset(s);
 	if (rc == 0 && src != HD_DONE)
 		rc = hd_store_sqlerr(st, src, err);
-	if (rc < 0) {
+	if (rc < 0 || cnt == 0) { /* nothing kept: no array either */
 		hd_store_rows_free(v, cnt, size, dispose);
 		v = NULL;
 		cnt = 0;

@@ -98,6 +98,15 @@ test_rows__every_row_in_order_and_a_skipped_one_kept_nowhere(void **state)
 	    row_dispose, NULL, &items, &n, &err), &err);
 	assert_null(items);
 	assert_int_equal(n, 0);
+
+	/* only a skipped row: no array either (nothing to free) */
+	items = (void *)1;
+	assert_hd_ok(hd_store_query(fx->st, &s, &err,
+	    "SELECT k, name FROM r WHERE k = ?1", HD_INT(21)), &err);
+	assert_hd_ok(hd_store_rows(fx->st, s, sizeof(row), row_fill,
+	    row_dispose, NULL, &items, &n, &err), &err);
+	assert_null(items);
+	assert_int_equal(n, 0);
 }
 
 static void
