@@ -37,38 +37,24 @@ events_insert(hd_store *st, const char *kind, const char *team,
     int64_t task_id, const char *agent, const char *data_json, int64_t *seq,
     hd_err *err)
 {
-	hd_stmt *s;
 	char id[37];
-	int rc, src;
+	int rc;
 
+	/* the texts bind without a copy: the run resets the statement
+	 * before they can go, and a NULL pointer binds NULL */
 	if ((rc = hd_store_uuid(st, id, err)) < 0 ||
-	    (rc = hd_store_prepare(st, &s,
+	    (rc = hd_store_run(st, err,
 		 "INSERT INTO events(id, ts, kind, team_id, task_id, agent_id, "
 		 "data)"
 		 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-		 err)) < 0)
-		goto fail;
-	hd_stmt_bind_text(s, 1, id);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	hd_stmt_bind_text(s, 3, kind);
-	/* static, as the others: the statement is reset before they can go,
-	 * and a NULL pointer binds NULL */
-	hd_stmt_bind_text(s, 4, team);
-	if (task_id > 0)
-		hd_stmt_bind_int(s, 5, task_id);
-	hd_stmt_bind_text(s, 6, agent);
-	hd_stmt_bind_text(s, 7, data_json != NULL ? data_json : "{}");
-	src = hd_stmt_step(s);
-	if (src == HD_DONE) /* seq is the rowid */
-		*seq = hd_store_last_id(st);
-	else
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	if (rc == 0)
-		return 0;
-fail:
-	hd_store_fail_txn(st, err); /* (1) */
-	return rc;
+		 HD_TEXT(id), HD_INT(hd_now_ms()), HD_TEXT(kind), HD_TEXT(team),
+		 HD_INT_OR_NULL(task_id > 0, task_id), HD_TEXT(agent),
+		 HD_TEXT(data_json != NULL ? data_json : "{}"))) < 0) {
+		hd_store_fail_txn(st, err); /* (1) */
+		return rc;
+	}
+	*seq = hd_store_last_id(st); /* seq is the rowid */
+	return 0;
 }
 
 int64_t
@@ -108,10 +94,12 @@ hd_events_append(hd_store *st, const char *kind, const char *team,
 }
 
 static int
-events_row(hd_event *e, hd_stmt *s)
+events_row(void *item, hd_stmt *s, void *ctx)
 {
+	hd_event *e = item;
 	const char *data;
 
+	(void)ctx;
 	memset(e, 0, sizeof(*e));
 	e->seq = hd_stmt_int(s, 0);
 	e->id = hd_store_col_dup(s, 1);
@@ -130,8 +118,10 @@ events_row(hd_event *e, hd_stmt *s)
 }
 
 static void
-event_dispose(hd_event *e)
+event_dispose(void *item)
 {
+	hd_event *e = item;
+
 	free(e->id);
 	free(e->kind);
 	free(e->team_id);
@@ -143,41 +133,14 @@ event_dispose(hd_event *e)
 static int
 events_fetch(hd_event_list *out, hd_store *st, hd_stmt *s, hd_err *err)
 {
-	hd_event *items = NULL;
-	size_t n = 0, cap = 0;
-	int rc = 0, src;
+	void *items;
+	int rc;
 
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if (n == cap) {
-			hd_event *ni;
-
-			cap = cap ? cap * 2 : 16;
-			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
-				rc =
-				    hd_err_set(err, HD_ENOMEM, "out of memory");
-				goto done;
-			}
-			items = ni;
-		}
-		if (events_row(&items[n++], s) < 0) {
-			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-			goto done;
-		}
-	}
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
+	if ((rc = hd_store_rows(st, s, sizeof(hd_event), events_row,
+		 event_dispose, NULL, &items, &out->n, err)) < 0)
+		return rc;
 	out->items = items;
-	out->n = n;
-	items = NULL;
-	n = 0;
-done:
-	hd_store_reset(s);
-	while (n > 0)
-		event_dispose(&items[--n]);
-	free(items);
-	return rc;
+	return 0;
 }
 
 static int
@@ -210,13 +173,10 @@ hd_events_list(
 	memset(out, 0, sizeof(*out));
 	if ((rc = limit_check(&limit, f->limit, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(
-		 st, &s, f->after_seq > 0 ? sql_after : sql_tail, err)) < 0)
+	if ((rc = hd_store_query(st, &s, err,
+		 f->after_seq > 0 ? sql_after : sql_tail, HD_INT(f->after_seq),
+		 HD_TEXT(f->team), HD_TEXT(f->kind), HD_INT(limit))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, f->after_seq);
-	hd_stmt_bind_text_copy(s, 2, f->team);
-	hd_stmt_bind_text_copy(s, 3, f->kind);
-	hd_stmt_bind_int(s, 4, limit);
 	return events_fetch(out, st, s, err);
 }
 
@@ -234,11 +194,9 @@ hd_events_list_task(hd_event_list *out, hd_store *st, const char *team,
 	memset(out, 0, sizeof(*out));
 	if ((rc = limit_check(&limit, limit, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
+	if ((rc = hd_store_query(st, &s, err, sql, HD_TEXT(team),
+		 HD_INT(task_id), HD_INT(limit))) < 0)
 		return rc;
-	hd_stmt_bind_text_copy(s, 1, team);
-	hd_stmt_bind_int(s, 2, task_id);
-	hd_stmt_bind_int(s, 3, limit);
 	return events_fetch(out, st, s, err);
 }
 
@@ -329,26 +287,18 @@ int
 hd_events_progress(
     int64_t *out, hd_store *st, const char *agent, int64_t after_seq, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	*out = 0;
 	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
-	    (rc = hd_store_prepare(st, &s,
+	    (rc = hd_store_get_int(st, out, err,
 		 "SELECT COUNT(*) FROM events WHERE seq > ?1 AND agent_id = ?2"
 		 " AND (kind = 'task_created' OR kind = 'task_claimed' OR"
 		 " kind = 'status_changed' OR kind = 'dep_linked' OR"
 		 " kind = 'message_sent')",
-		 err)) < 0)
+		 HD_INT(after_seq > 0 ? after_seq : 0), HD_TEXT(agent))) < 0)
 		return rc;
-	hd_stmt_bind_int(s, 1, after_seq > 0 ? after_seq : 0);
-	hd_stmt_bind_text(s, 2, agent);
-	if ((src = hd_stmt_step(s)) == HD_ROW) {
-		*out = hd_stmt_int(s, 0);
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return 0;
 }
 
 int
@@ -390,13 +340,9 @@ hd_event_to_json(const hd_event *e)
 void
 hd_event_list_dispose(hd_event_list *l)
 {
-	size_t i;
-
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->n; i++)
-		event_dispose(&l->items[i]);
-	free(l->items);
+	hd_store_rows_free(l->items, l->n, sizeof(*l->items), event_dispose);
 	l->items = NULL;
 	l->n = 0;
 }

@@ -178,32 +178,19 @@ hd_mailbox_summary(const char *content)
 static int
 msg_insert(hd_store *st, const hd_message *m, int64_t *id, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT INTO messages(team_id, from_agent, to_agent, type,"
 		 " content, summary, request_id, approve, reason,"
 		 " conversation_id, created_at)"
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		 err)) < 0)
+		 HD_TEXT(m->team_id), HD_TEXT(m->from_agent),
+		 HD_TEXT(m->to_agent), HD_TEXT(m->type), HD_TEXT(m->content),
+		 HD_TEXT(m->summary), HD_TEXT(m->request_id),
+		 HD_INT_OR_NULL(m->approve >= 0, m->approve), HD_TEXT(m->reason),
+		 HD_TEXT(m->conversation_id), HD_INT(m->created_at))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, m->team_id);
-	hd_stmt_bind_text(s, 2, m->from_agent);
-	hd_stmt_bind_text(s, 3, m->to_agent);
-	hd_stmt_bind_text(s, 4, m->type);
-	hd_stmt_bind_text(s, 5, m->content);
-	hd_stmt_bind_text(s, 6, m->summary);
-	hd_stmt_bind_text_copy(s, 7, m->request_id);
-	if (m->approve >= 0)
-		hd_stmt_bind_int(s, 8, m->approve);
-	hd_stmt_bind_text_copy(s, 9, m->reason);
-	hd_stmt_bind_text_copy(s, 10, m->conversation_id);
-	hd_stmt_bind_int(s, 11, m->created_at);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	*id = hd_store_last_id(st);
 	hd_events_append(st, "message_sent", m->team_id, 0, m->from_agent,
 	    json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)*id, "to",
@@ -423,15 +410,12 @@ hd_mailbox__request_sender(char **out, hd_store *st, const char *team,
 
 	*out = NULL;
 	/* messages_request finds the request's few rows; the newest wins */
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT from_agent FROM messages WHERE request_id = ?1"
 		 " AND type = 'shutdown_request' AND team_id = ?2"
 		 " AND to_agent = ?3 ORDER BY id DESC LIMIT 1",
-		 err)) < 0)
+		 HD_TEXT(request_id), HD_TEXT(team), HD_TEXT(to))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, request_id);
-	hd_stmt_bind_text(s, 2, team);
-	hd_stmt_bind_text(s, 3, to);
 	src = hd_stmt_step(s);
 	if (src == HD_ROW) {
 		if ((*out = hd_store_col_dup(s, 0)) == NULL)
@@ -448,8 +432,11 @@ hd_mailbox__request_sender(char **out, hd_store *st, const char *team,
 	" delivered_at"
 
 static int
-msg_row(hd_message *m, hd_stmt *s)
+msg_row(void *item, hd_stmt *s, void *ctx)
 {
+	hd_message *m = item;
+
+	(void)ctx;
 	memset(m, 0, sizeof(*m));
 	m->id = hd_stmt_int(s, 0);
 	m->team_id = hd_store_col_dup(s, 1);
@@ -475,8 +462,10 @@ msg_row(hd_message *m, hd_stmt *s)
 }
 
 static void
-msg_dispose(hd_message *m)
+msg_dispose(void *item)
 {
+	hd_message *m = item;
+
 	free(m->team_id);
 	free(m->from_agent);
 	free(m->to_agent);
@@ -497,85 +486,89 @@ hd_message_free(hd_message *m)
 	free(m);
 }
 
+/* A query's messages into list (disposed first: a retried transaction
+ * body starts afresh); resets s. */
+static int
+msg_rows(hd_messages *list, hd_store *st, hd_stmt *s, hd_err *err)
+{
+	void *items;
+	int rc;
+
+	hd_messages_dispose(list);
+	if ((rc = hd_store_rows(st, s, sizeof(hd_message), msg_row,
+		 msg_dispose, NULL, &items, &list->n, err)) < 0)
+		return rc;
+	list->items = items;
+	return 0;
+}
+
 void
 hd_messages_dispose(hd_messages *l)
 {
-	size_t i;
-
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->n; i++)
-		msg_dispose(&l->items[i]);
-	free(l->items);
+	hd_store_rows_free(l->items, l->n, sizeof(*l->items), msg_dispose);
 	l->items = NULL;
 	l->n = 0;
 }
 
+/* A read of one agent's messages: a take (read_txn) or a range
+ * (range_txn). */
 struct read_ctx {
 	const char *agent;
 	int limit;
 	int mark; /* read (1) or peek (0) */
+	int64_t lo, hi;
 	hd_messages list;
 };
+
+/* Run txn on c into *out, in a write transaction when c marks what it
+ * reads; nothing is kept on an error. */
+static int
+mailbox_list(hd_messages *out, hd_store *st, struct read_ctx *c,
+    hd_store_txn_fn txn, hd_err *err)
+{
+	int rc = c->mark ? hd_store_write(st, txn, c, err)
+			 : hd_store_read(st, txn, c, err);
+
+	if (rc < 0) {
+		hd_messages_dispose(&c->list);
+		return rc;
+	}
+	*out = c->list;
+	return 0;
+}
 
 static int
 read_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct read_ctx *c = payload;
 	hd_stmt *s;
-	size_t cap = 0, i;
+	size_t i;
 	int64_t now;
-	int rc, src;
+	int rc;
 
-	hd_messages_dispose(&c->list); /* a retried body starts afresh */
-	if ((rc = hd_agent_exists(st, c->agent, err)) < 0)
-		return rc;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_agent_exists(st, c->agent, err)) < 0 ||
+	    (rc = hd_store_query(st, &s, err,
 		 "SELECT " MSG_COLS " FROM messages"
 		 " WHERE to_agent = ? AND delivered_at IS NULL"
 		 " ORDER BY id LIMIT ?",
-		 err)) < 0)
+		 HD_TEXT(c->agent), HD_INT(c->limit > 0 ? c->limit : -1))) < 0 ||
+	    (rc = msg_rows(&c->list, st, s, err)) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, c->agent);
-	hd_stmt_bind_int(s, 2, c->limit > 0 ? c->limit : -1);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if (c->list.n == cap) {
-			hd_message *ni;
-
-			cap = cap ? cap * 2 : 16;
-			if ((ni = realloc(c->list.items, cap * sizeof(*ni))) ==
-			    NULL)
-				goto oom;
-			c->list.items = ni;
-		}
-		if (msg_row(&c->list.items[c->list.n++], s) < 0)
-			goto oom;
-	}
-	hd_store_reset(s);
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	if (!c->mark || c->list.n == 0)
 		return 0;
 	/* Invariant 3: exactly the rows returned, under the same lock. */
-	if ((rc = hd_store_prepare(st, &s,
+	now = hd_now_ms();
+	if ((rc = hd_store_run(st, err,
 		 "UPDATE messages SET delivered_at = ?1 WHERE to_agent = ?2"
 		 " AND delivered_at IS NULL AND id <= ?3",
-		 err)) < 0)
+		 HD_INT(now), HD_TEXT(c->agent),
+		 HD_INT(c->list.items[c->list.n - 1].id))) < 0)
 		return rc;
-	now = hd_now_ms();
-	hd_stmt_bind_int(s, 1, now);
-	hd_stmt_bind_text(s, 2, c->agent);
-	hd_stmt_bind_int(s, 3, c->list.items[c->list.n - 1].id);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	for (i = 0; i < c->list.n; i++)
 		c->list.items[i].delivered_at = now;
 	return 0;
-oom:
-	hd_store_reset(s);
-	return hd_err_set(err, HD_ENOMEM, "out of memory");
 }
 
 static int
@@ -596,14 +589,7 @@ mailbox_take(hd_messages *out, hd_store *st, const char *agent, int limit,
 	c.agent = agent;
 	c.limit = limit;
 	c.mark = mark;
-	rc = mark ? hd_store_write(st, read_txn, &c, err)
-		  : hd_store_read(st, read_txn, &c, err);
-	if (rc < 0) {
-		hd_messages_dispose(&c.list);
-		return rc;
-	}
-	*out = c.list;
-	return 0;
+	return mailbox_list(out, st, &c, read_txn, err);
 }
 
 int
@@ -620,53 +606,26 @@ hd_mailbox_peek(
 	return mailbox_take(out, st, agent, limit, 0, err);
 }
 
-struct range_ctx {
-	const char *agent;
-	int64_t lo, hi;
-	hd_messages list;
-};
-
 static int
 range_txn(hd_store *st, void *payload, hd_err *err)
 {
-	struct range_ctx *c = payload;
+	struct read_ctx *c = payload;
 	hd_stmt *s;
-	hd_message *ni;
-	size_t cap = 0;
-	int src, rc;
+	int rc;
 
-	hd_messages_dispose(&c->list);
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT " MSG_COLS " FROM messages"
 		 " WHERE to_agent = ?1 AND id >= ?2 AND id <= ?3 ORDER BY id",
-		 err)) < 0)
+		 HD_TEXT(c->agent), HD_INT(c->lo), HD_INT(c->hi))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, c->agent);
-	hd_stmt_bind_int(s, 2, c->lo);
-	hd_stmt_bind_int(s, 3, c->hi);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if (c->list.n == cap) {
-			cap = cap ? cap * 2 : 8;
-			if ((ni = realloc(c->list.items, cap * sizeof(*ni))) ==
-			    NULL)
-				goto oom;
-			c->list.items = ni;
-		}
-		if (msg_row(&c->list.items[c->list.n++], s) < 0)
-			goto oom;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
-oom:
-	hd_store_reset(s);
-	return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return msg_rows(&c->list, st, s, err);
 }
 
 int
 hd_mailbox_range(hd_messages *out, hd_store *st, const char *agent,
     int64_t lo, int64_t hi, hd_err *err)
 {
-	struct range_ctx c;
+	struct read_ctx c;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -676,12 +635,7 @@ hd_mailbox_range(hd_messages *out, hd_store *st, const char *agent,
 	c.agent = agent;
 	c.lo = lo;
 	c.hi = hi;
-	if ((rc = hd_store_read(st, range_txn, &c, err)) < 0) {
-		hd_messages_dispose(&c.list);
-		return rc;
-	}
-	*out = c.list;
-	return 0;
+	return mailbox_list(out, st, &c, range_txn, err);
 }
 
 void
@@ -691,14 +645,34 @@ hd_mail_waiting_dispose(hd_mail_waiting *w, size_t n)
 	free(w);
 }
 
+static int
+waiting_row(void *item, hd_stmt *s, void *ctx)
+{
+	hd_mail_waiting *w = item;
+	const char *a = hd_stmt_text(s, 0);
+
+	(void)ctx;
+	memset(w, 0, sizeof(*w));
+	snprintf(w->agent, sizeof(w->agent), "%s", a != NULL ? a : "");
+	w->newest = hd_stmt_int(s, 1);
+	w->newest_direct = hd_stmt_int(s, 2);
+	return 0;
+}
+
+/* A waiting entry holds nothing of its own. */
+static void
+waiting_dispose(void *item)
+{
+	(void)item;
+}
+
 int
 hd_mailbox_waiting(hd_mail_waiting **out, size_t *n, hd_store *st,
     const char *team, hd_err *err)
 {
 	hd_stmt *s;
-	hd_mail_waiting *v = NULL, *grown;
-	size_t cnt = 0;
-	int rc, src;
+	void *v;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -706,7 +680,7 @@ hd_mailbox_waiting(hd_mail_waiting **out, size_t *n, hd_store *st,
 		return rc;
 	/* per member, through messages_inbox (the undelivered rows only):
 	 * never a scan of the team's whole history */
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT * FROM (SELECT a.id AS agent,"
 		 " (SELECT MAX(m.id) FROM messages m WHERE m.to_agent = a.id"
 		 "  AND m.delivered_at IS NULL AND m.type != 'idle') AS newest,"
@@ -715,32 +689,11 @@ hd_mailbox_waiting(hd_mail_waiting **out, size_t *n, hd_store *st,
 		 "  AND m.type != 'broadcast') AS direct"
 		 " FROM agents a WHERE a.team_id = ?1) WHERE newest IS NOT NULL"
 		 " ORDER BY agent",
-		 err)) < 0)
+		 HD_TEXT(team))) < 0 ||
+	    (rc = hd_store_rows(st, s, sizeof(hd_mail_waiting), waiting_row,
+		 waiting_dispose, NULL, &v, n, err)) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, team);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		const char *a = hd_stmt_text(s, 0);
-
-		if ((grown = realloc(v, (cnt + 1) * sizeof(*v))) == NULL) {
-			hd_store_reset(s);
-			free(v);
-			return hd_err_set(err, HD_ENOMEM, "out of memory");
-		}
-		v = grown;
-		memset(&v[cnt], 0, sizeof(v[cnt]));
-		snprintf(v[cnt].agent, sizeof(v[cnt].agent), "%s",
-		    a != NULL ? (const char *)a : "");
-		v[cnt].newest = hd_stmt_int(s, 1);
-		v[cnt].newest_direct = hd_stmt_int(s, 2);
-		cnt++;
-	}
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		free(v);
-		return hd_store_sqlerr(st, src, err);
-	}
 	*out = v;
-	*n = cnt;
 	return 0;
 }
 

@@ -70,13 +70,12 @@ lock_read(hd_room_lock *out, int *found, hd_store *st, const char *room,
 	int rc, src;
 
 	*found = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT holder, pid, expires_at, host, boot_id, start, "
 		 "run_pid, run_start, progress FROM room_locks "
 		 "WHERE room_id = ?",
-		 err)) < 0)
+		 HD_TEXT(room))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, room);
 	src = hd_stmt_step(s);
 	if (src == HD_ROW) {
 		memset(out, 0, sizeof(*out));
@@ -130,9 +129,8 @@ acquire_txn(hd_store *st, void *payload, hd_err *err)
 {
 	lock_txn *tx = payload;
 	hd_room_lock *lk = tx->lk;
-	hd_stmt *s;
 	int64_t now = hd_now_ms();
-	int rc, src, here;
+	int rc, here;
 
 	if ((rc = lock_read(
 		 &tx->old, &tx->found, st, lk->room_id, tx, err)) < 0)
@@ -146,29 +144,19 @@ acquire_txn(hd_store *st, void *payload, hd_err *err)
 		hd_log_info("%s: killed process group %lld of the dead "
 			    "holder's turn",
 		    lk->room_id, (long long)tx->run_pid);
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO room_locks(room_id, holder, pid, expires_at, "
-		 "host, boot_id, start, run_pid, run_start, progress) "
-		 "VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL) "
-		 "ON CONFLICT(room_id) DO UPDATE SET "
-		 "holder = excluded.holder, pid = excluded.pid, "
-		 "expires_at = excluded.expires_at, host = excluded.host, "
-		 "boot_id = excluded.boot_id, start = excluded.start, "
-		 "run_pid = NULL, run_start = NULL, progress = NULL",
-		 err)) < 0)
-		return rc;
 	lk->expires_at = now + tx->lease_ms;
-	hd_stmt_bind_text(s, 1, lk->room_id);
-	hd_stmt_bind_text(s, 2, lk->holder);
-	hd_stmt_bind_int(s, 3, lk->pid);
-	hd_stmt_bind_int(s, 4, lk->expires_at);
-	hd_stmt_bind_text_copy(s, 5, lk->host[0] ? lk->host : NULL);
-	hd_stmt_bind_text_copy(s, 6, lk->boot_id[0] ? lk->boot_id : NULL);
-	hd_stmt_bind_int(s, 7, lk->start);
-	if ((src = hd_stmt_step(s)) != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	return hd_store_run(st, err,
+	    "INSERT INTO room_locks(room_id, holder, pid, expires_at, "
+	    "host, boot_id, start, run_pid, run_start, progress) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL) "
+	    "ON CONFLICT(room_id) DO UPDATE SET "
+	    "holder = excluded.holder, pid = excluded.pid, "
+	    "expires_at = excluded.expires_at, host = excluded.host, "
+	    "boot_id = excluded.boot_id, start = excluded.start, "
+	    "run_pid = NULL, run_start = NULL, progress = NULL",
+	    HD_TEXT(lk->room_id), HD_TEXT(lk->holder), HD_INT(lk->pid),
+	    HD_INT(lk->expires_at), HD_TEXT(lk->host[0] ? lk->host : NULL),
+	    HD_TEXT(lk->boot_id[0] ? lk->boot_id : NULL), HD_INT(lk->start));
 }
 
 int
@@ -223,99 +211,56 @@ hd_room_lock_take(hd_room_lock *out, char **progress, hd_store *st,
 	return 0;
 }
 
-/* One UPDATE of this acquisition's row (3): HD_ECONFLICT when it lost
- * the row. */
+/* What an UPDATE of this acquisition's row (3) returned, or HD_ECONFLICT
+ * when it matched nothing: the row was lost. */
 static int
-lock_update(hd_store *st, const hd_room_lock *lk, const char *sql,
-    int (*bind)(hd_stmt *s, const void *v), const void *v, hd_err *err)
+lock_kept(hd_store *st, int rc, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, lk->room_id);
-	hd_stmt_bind_text(s, 2, lk->holder);
-	bind(s, v);
-	src = hd_stmt_step(s);
-	if (src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	else if (hd_store_changes(st) == 0)
-		rc = hd_err_set(
+	if (rc == 0 && hd_store_changes(st) == 0)
+		return hd_err_set(
 		    err, HD_ECONFLICT, "the exchange lost its room lock");
-	hd_store_reset(s);
 	return rc;
-}
-
-static int
-bind_run(hd_stmt *s, const void *v)
-{
-	const int64_t *run = v;
-
-	if (run[0] > 0) {
-		hd_stmt_bind_int(s, 3, run[0]);
-		hd_stmt_bind_int(s, 4, run[1]);
-	} else {
-		hd_stmt_bind_null(s, 3);
-		hd_stmt_bind_null(s, 4);
-	}
-	return 0;
 }
 
 int
 hd_room_lock_running(hd_store *st, const hd_room_lock *lk, int64_t pgid,
     int64_t start, hd_err *err)
 {
-	int64_t run[2] = {pgid, start};
-
-	return lock_update(st, lk,
-	    "UPDATE room_locks SET run_pid = ?3, run_start = ?4 "
-	    "WHERE room_id = ?1 AND holder = ?2",
-	    bind_run, run, err);
-}
-
-static int
-bind_progress(hd_stmt *s, const void *v)
-{
-	hd_stmt_bind_text_copy(s, 3, v);
-	return 0;
+	return lock_kept(st,
+	    hd_store_run(st, err,
+		"UPDATE room_locks SET run_pid = ?3, run_start = ?4 "
+		"WHERE room_id = ?1 AND holder = ?2",
+		HD_TEXT(lk->room_id), HD_TEXT(lk->holder),
+		HD_INT_OR_NULL(pgid > 0, pgid), HD_INT_OR_NULL(pgid > 0, start)),
+	    err);
 }
 
 int
 hd_room_lock_progress(
     hd_store *st, const hd_room_lock *lk, const char *progress, hd_err *err)
 {
-	return lock_update(st, lk,
-	    "UPDATE room_locks SET progress = ?3, run_pid = NULL, "
-	    "run_start = NULL WHERE room_id = ?1 AND holder = ?2",
-	    bind_progress, progress, err);
+	return lock_kept(st,
+	    hd_store_run(st, err,
+		"UPDATE room_locks SET progress = ?3, run_pid = NULL, "
+		"run_start = NULL WHERE room_id = ?1 AND holder = ?2",
+		HD_TEXT(lk->room_id), HD_TEXT(lk->holder), HD_TEXT(progress)),
+	    err);
 }
 
 int
 hd_room_lock_renew(
     hd_store *st, hd_room_lock *lk, int64_t lease_ms, hd_err *err)
 {
-	hd_stmt *s;
 	int64_t until = hd_now_ms() + lease_ms;
-	int rc, src;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE room_locks SET expires_at = ? "
-		 "WHERE room_id = ? AND holder = ?",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_int(s, 1, until);
-	hd_stmt_bind_text(s, 2, lk->room_id);
-	hd_stmt_bind_text(s, 3, lk->holder);
-	src = hd_stmt_step(s);
-	if (src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	else if (hd_store_changes(st) == 0) /* (3) */
-		rc = hd_err_set(
-		    err, HD_ECONFLICT, "the exchange lost its room lock");
-	else
+	if ((rc = lock_kept(st,
+		 hd_store_run(st, err,
+		     "UPDATE room_locks SET expires_at = ?3 "
+		     "WHERE room_id = ?1 AND holder = ?2",
+		     HD_TEXT(lk->room_id), HD_TEXT(lk->holder), HD_INT(until)),
+		 err)) == 0)
 		lk->expires_at = until;
-	hd_store_reset(s);
 	return rc;
 }
 
@@ -323,19 +268,10 @@ static int
 release_txn(hd_store *st, void *payload, hd_err *err)
 {
 	const hd_room_lock *lk = payload;
-	hd_stmt *s;
-	int rc, src;
 
-	if ((rc = hd_store_prepare(st, &s,
-		 "DELETE FROM room_locks WHERE room_id = ? AND holder = ?",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, lk->room_id);
-	hd_stmt_bind_text(s, 2, lk->holder);
-	if ((src = hd_stmt_step(s)) != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	return hd_store_run(st, err,
+	    "DELETE FROM room_locks WHERE room_id = ? AND holder = ?",
+	    HD_TEXT(lk->room_id), HD_TEXT(lk->holder));
 }
 
 int

@@ -94,8 +94,10 @@ hd_room_id(char *out, size_t outlen, const char *team)
 }
 
 static void
-post_dispose(hd_post *p)
+post_dispose(void *item)
 {
+	hd_post *p = item;
+
 	free(p->id);
 	free(p->room_id);
 	free(p->team_id);
@@ -116,13 +118,9 @@ hd_post_free(hd_post *p)
 void
 hd_posts_dispose(hd_posts *l)
 {
-	size_t i;
-
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->n; i++)
-		post_dispose(&l->items[i]);
-	free(l->items);
+	hd_store_rows_free(l->items, l->n, sizeof(*l->items), post_dispose);
 	l->items = NULL;
 	l->n = 0;
 }
@@ -138,21 +136,15 @@ post_kind_ok(const char *kind)
 static int
 room_head_q(int64_t *out, hd_store *st, const char *room, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	/* an aggregate: always one row */
+	if ((rc = hd_store_get_int(st, out, err,
 		 "SELECT COALESCE(MAX(seq), 0) FROM team_chat"
 		 " WHERE room_id = ?",
-		 err)) < 0)
+		 HD_TEXT(room))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, room);
-	if ((src = hd_stmt_step(s)) == HD_ROW)
-		*out = hd_stmt_int(s, 0);
-	else
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	return 0;
 }
 
 /* (2) The author may post: for a peer post, a member of the team (one
@@ -211,9 +203,8 @@ static int
 room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	room_post_txn *tx = payload;
-	hd_stmt *s;
 	char data[HD_ROOM_ID_MAX + 192];
-	int rc, src;
+	int rc;
 
 	/* (2) */
 	if ((rc = room_author_ok(st, tx, err)) < 0 ||
@@ -226,23 +217,13 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = room_head_q(&tx->seq, st, tx->room, err)) < 0)
 		return rc;
 	tx->seq++;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT INTO team_chat(" POST_COLS ")"
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		 err)) < 0)
+		 HD_TEXT(tx->id), HD_TEXT(tx->room), HD_TEXT(tx->team),
+		 HD_TEXT(tx->author), HD_TEXT(tx->body), HD_TEXT(tx->kind),
+		 HD_INT(tx->created_at), HD_INT(tx->seq))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, tx->id);
-	hd_stmt_bind_text(s, 2, tx->room);
-	hd_stmt_bind_text(s, 3, tx->team);
-	hd_stmt_bind_text(s, 4, tx->author);
-	hd_stmt_bind_text(s, 5, tx->body);
-	hd_stmt_bind_text(s, 6, tx->kind);
-	hd_stmt_bind_int(s, 7, tx->created_at);
-	hd_stmt_bind_int(s, 8, tx->seq);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	/* (3) Every field is an integer or a checked name (room and author
 	 * passed the slug rule or membership, kind the three-way check), so
 	 * the event's JSON is written directly rather than built and dumped
@@ -257,23 +238,37 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 		   : 0;
 }
 
+/* A view's text copied into p (cleared first): -1 when memory ran
+ * out; p then holds what was copied, for post_dispose. */
+static int
+post_copy(hd_post *p, const hd_post *v)
+{
+	memset(p, 0, sizeof(*p));
+	p->id = strdup(v->id);
+	p->room_id = strdup(v->room_id);
+	p->team_id = strdup(v->team_id);
+	p->author = strdup(v->author);
+	p->body = strdup(v->body);
+	p->kind = strdup(v->kind);
+	p->created_at = v->created_at;
+	p->seq = v->seq;
+	return p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
+		       p->author == NULL || p->body == NULL || p->kind == NULL
+		   ? -1
+		   : 0;
+}
+
 static int
 post_fill(hd_post **out, const room_post_txn *tx)
 {
+	const hd_post v = {(char *)tx->id, (char *)tx->room, (char *)tx->team,
+		(char *)tx->author, (char *)tx->body, (char *)tx->kind,
+		tx->created_at, tx->seq};
 	hd_post *p;
 
-	if ((p = calloc(1, sizeof(*p))) == NULL)
+	if ((p = malloc(sizeof(*p))) == NULL)
 		return -1;
-	p->id = strdup(tx->id);
-	p->room_id = strdup(tx->room);
-	p->team_id = strdup(tx->team);
-	p->author = strdup(tx->author);
-	p->body = strdup(tx->body);
-	p->kind = strdup(tx->kind);
-	p->created_at = tx->created_at;
-	p->seq = tx->seq;
-	if (p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
-	    p->author == NULL || p->body == NULL || p->kind == NULL) {
+	if (post_copy(p, &v) < 0) {
 		hd_post_free(p);
 		return -1;
 	}
@@ -414,126 +409,98 @@ hd_room_post_many(hd_store *st, hd_post_req *reqs, size_t n, hd_err *err)
 	return rc;
 }
 
+/* The row of POST_COLS as a view, its text valid until the next step:
+ * -1 when a text is NULL (an allocation SQLite could not make). */
 static int
-post_row(hd_post *p, hd_stmt *s)
+post_view(hd_post *p, hd_stmt *s)
 {
-	memset(p, 0, sizeof(*p));
-	p->id = hd_store_col_dup(s, 0);
-	p->room_id = hd_store_col_dup(s, 1);
-	p->team_id = hd_store_col_dup(s, 2);
-	p->author = hd_store_col_dup(s, 3);
-	p->body = hd_store_col_dup(s, 4);
-	p->kind = hd_store_col_dup(s, 5);
+	p->id = (char *)hd_stmt_text(s, 0);
+	p->room_id = (char *)hd_stmt_text(s, 1);
+	p->team_id = (char *)hd_stmt_text(s, 2);
+	p->author = (char *)hd_stmt_text(s, 3);
+	p->body = (char *)hd_stmt_text(s, 4);
+	p->kind = (char *)hd_stmt_text(s, 5);
 	p->created_at = hd_stmt_int(s, 6);
 	p->seq = hd_stmt_int(s, 7);
-	if (p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
-	    p->author == NULL || p->body == NULL || p->kind == NULL)
-		return -1;
-	return 0;
+	return p->id == NULL || p->room_id == NULL || p->team_id == NULL ||
+		       p->author == NULL || p->body == NULL || p->kind == NULL
+		   ? -1
+		   : 0;
 }
+
+static int
+post_row(void *item, hd_stmt *s, void *ctx)
+{
+	hd_post v;
+
+	(void)ctx;
+	memset(item, 0, sizeof(v));
+	return post_view(&v, s) < 0 ? -1 : post_copy(item, &v);
+}
+
+/* A read's page: posts after ?2 not by ?3 (NULL: anyone), at most ?4. */
+static const char *const sql_read =
+    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
+    " AND seq > ?2 AND (?3 IS NULL OR author_agent_id <> ?3)"
+    " ORDER BY seq LIMIT ?4";
 
 /* The query of a read or subscribe, and next_seq (4); no team check. */
 static int
 room_query(hd_store *st, room_read_txn *tx, hd_err *err)
 {
-	static const char *const sql_read =
-	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
-	    " AND seq > ?2 AND (?3 IS NULL OR author_agent_id <> ?3)"
-	    " ORDER BY seq LIMIT ?4";
 	static const char *const sql_subscribe =
 	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
 	    " AND seq > ?2 AND NOT (kind = 'peer' AND author_agent_id = ?3)"
 	    " ORDER BY seq LIMIT ?4";
 	hd_stmt *s;
-	hd_post *items = NULL;
-	size_t n = 0, cap = 0;
+	hd_post *items;
+	void *rows;
+	size_t n;
 	/* subscribe fetches one row more than it returns, to see a cut page */
 	int want = tx->limit + (tx->agent != NULL ? 1 : 0);
 	int64_t next = 0;
-	int rc, src;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
-		 tx->agent != NULL ? sql_subscribe : sql_read, err)) < 0)
+	if ((rc = hd_store_query(st, &s, err,
+		 tx->agent != NULL ? sql_subscribe : sql_read, HD_TEXT(tx->room),
+		 HD_INT(tx->since),
+		 HD_TEXT(tx->agent != NULL ? tx->agent : tx->exclude),
+		 HD_INT(want))) < 0 ||
+	    (rc = hd_store_rows(st, s, sizeof(hd_post), post_row, post_dispose,
+		 NULL, &rows, &n, err)) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, tx->room);
-	hd_stmt_bind_int(s, 2, tx->since);
-	hd_stmt_bind_text_copy(s, 3, tx->agent != NULL ? tx->agent : tx->exclude);
-	hd_stmt_bind_int(s, 4, want);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if (n == cap) {
-			hd_post *ni;
-
-			cap = cap ? cap * 2 : 16;
-			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL)
-				goto oom;
-			items = ni;
-		}
-		if (post_row(&items[n++], s) < 0)
-			goto oom;
-	}
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
+	items = rows;
 	if (tx->agent == NULL) /* read: the last seq returned */
 		next = n > 0 ? items[n - 1].seq : tx->since;
 	else if (n > (size_t)tx->limit) { /* (4) the limit cut the page */
 		post_dispose(&items[--n]);
 		next = items[n - 1].seq;
-	} else if ((rc = room_head_q(&next, st, tx->room, err)) < 0)
-		goto done;
+	} else if ((rc = room_head_q(&next, st, tx->room, err)) < 0) {
+		hd_store_rows_free(items, n, sizeof(*items), post_dispose);
+		return rc;
+	}
 	tx->out->items = items;
 	tx->out->n = n;
 	tx->out->next_seq = next > tx->since ? next : tx->since;
-	items = NULL;
-	n = 0;
-	goto done;
-oom:
-	hd_store_reset(s);
-	rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-done:
-	while (n > 0)
-		post_dispose(&items[--n]);
-	free(items);
-	return rc;
+	return 0;
 }
 
 /* A read's posts handed to tx->fn as views of the row (6). */
 static int
 room_visit(hd_store *st, room_read_txn *tx, hd_err *err)
 {
-	static const char *const sql =
-	    "SELECT " POST_COLS " FROM team_chat WHERE room_id = ?1"
-	    " AND seq > ?2 AND (?3 IS NULL OR author_agent_id <> ?3)"
-	    " ORDER BY seq LIMIT ?4";
 	hd_stmt *s;
 	hd_post p;
 	int64_t since = tx->visited > tx->since ? tx->visited : tx->since;
 	int n = 0, rc = 0, src;
 
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, tx->room);
-	hd_stmt_bind_int(s, 2, since);
-	if (tx->exclude != NULL)
-		hd_stmt_bind_text(s, 3, tx->exclude);
 	/* a resumed read hands over what the first one did not */
-	hd_stmt_bind_int(s, 4, tx->limit - (int)(tx->out->n));
+	if ((rc = hd_store_query(st, &s, err, sql_read, HD_TEXT(tx->room),
+		 HD_INT(since), HD_TEXT(tx->exclude),
+		 HD_INT(tx->limit - (int)(tx->out->n)))) < 0)
+		return rc;
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		/* the row's own text, valid until the next step */
-		p.id = (char *)hd_stmt_text(s, 0);
-		p.room_id = (char *)hd_stmt_text(s, 1);
-		p.team_id = (char *)hd_stmt_text(s, 2);
-		p.author = (char *)hd_stmt_text(s, 3);
-		p.body = (char *)hd_stmt_text(s, 4);
-		p.kind = (char *)hd_stmt_text(s, 5);
-		p.created_at = hd_stmt_int(s, 6);
-		p.seq = hd_stmt_int(s, 7);
-		/* as post_row: a NULL column is an allocation hd_room_read
-		 * could not make */
-		if (p.id == NULL || p.room_id == NULL || p.team_id == NULL ||
-		    p.author == NULL || p.body == NULL || p.kind == NULL) {
+		if (post_view(&p, s) < 0) {
 			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 			break;
 		}

@@ -165,6 +165,33 @@ void hd_stmt_bind_vals(hd_stmt *s, const hd_val *v, size_t n);
 	hd_store_get_int_((st), (out), (err), (sql), HD_VALS(__VA_ARGS__), \
 	    HD_NVALS(__VA_ARGS__))
 
+/*
+ * Rows into a module's structs (rows.c). fill sets one element from the
+ * current row, every field it owns first (so dispose can run on it
+ * whatever it got to): 0, <0 when memory ran out, or (hd_store_rows
+ * only) 1 to skip the row, having kept nothing of it. dispose frees what
+ * an element holds, not the element. s comes from hd_store_query (or
+ * prepare and bind) and is reset before these return.
+ */
+typedef int (*hd_row_fill_fn)(void *item, hd_stmt *s, void *ctx);
+typedef void (*hd_row_dispose_fn)(void *item);
+
+/* The first row into item: 1, 0 when there is none (item untouched), or
+ * the error (`out of memory` when fill failed; item is then disposed). */
+int hd_store_row(hd_store *st, hd_stmt *s, void *item, hd_row_fill_fn fill,
+    hd_row_dispose_fn dispose, void *ctx, hd_err *err);
+
+/* Every row, an element of size bytes each, into a malloc'd array: 0
+ * with *items (NULL when no row was kept) and *n, or the error with
+ * nothing kept (what was filled is disposed). */
+int hd_store_rows(hd_store *st, hd_stmt *s, size_t size, hd_row_fill_fn fill,
+    hd_row_dispose_fn dispose, void *ctx, void **items, size_t *n,
+    hd_err *err);
+
+/* Dispose n elements of size bytes and free the array (NULL: nothing). */
+void hd_store_rows_free(
+    void *items, size_t n, size_t size, hd_row_dispose_fn dispose);
+
 /* Run a statement with no result rows, for small fixed SQL. */
 int hd_store_exec(hd_store *st, const char *sql, hd_err *err);
 

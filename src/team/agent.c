@@ -149,8 +149,10 @@ agent_row(hd_store *st, hd_agent *a, hd_stmt *s, int config)
 }
 
 static void
-agent_dispose(hd_agent *a)
+agent_dispose(void *item)
 {
+	hd_agent *a = item;
+
 	free(a->id);
 	free(a->name);
 	free(a->team_id);
@@ -175,40 +177,40 @@ hd_agent_free(hd_agent *a)
 void
 hd_agents_dispose(hd_agents *l)
 {
-	size_t i;
-
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->n; i++)
-		agent_dispose(&l->items[i]);
-	free(l->items);
+	hd_store_rows_free(l->items, l->n, sizeof(*l->items), agent_dispose);
 	l->items = NULL;
 	l->n = 0;
+}
+
+/* A whole row, its config parsed (agent_row); ctx is the store. */
+static int
+agent_fill(void *item, hd_stmt *s, void *ctx)
+{
+	return agent_row(ctx, item, s, 1);
 }
 
 int
 hd_agent__load(hd_agent **out, hd_store *st, const char *id, hd_err *err)
 {
 	hd_stmt *s;
-	hd_agent *a = NULL;
-	int rc, src;
+	hd_agent a;
+	int rc;
 
 	*out = NULL;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT " AGENT_COLS " FROM agents a WHERE a.id = ?", err)) < 0)
+	if ((rc = hd_store_query(st, &s, err,
+		 "SELECT " AGENT_COLS " FROM agents a WHERE a.id = ?",
+		 HD_TEXT(id))) < 0 ||
+	    (rc = hd_store_row(st, s, &a, agent_fill, agent_dispose, st,
+		 err)) <= 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	src = hd_stmt_step(s);
-	if (src == HD_ROW) {
-		if ((a = calloc(1, sizeof(*a))) == NULL || agent_row(st, a, s, 1) < 0) {
-			hd_agent_free(a);
-			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-		} else
-			*out = a;
-	} else if (src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	if ((*out = malloc(sizeof(a))) == NULL) {
+		agent_dispose(&a);
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	}
+	**out = a;
+	return 0;
 }
 
 int
@@ -293,6 +295,45 @@ name_row(hd_agent *a, hd_stmt *s)
 	return a->id == NULL || a->status == NULL ? -1 : 0;
 }
 
+/* What agent_list's rows need, and what they leave beside the items. */
+struct list_ctx {
+	hd_store *st;
+	enum list_what what;
+	int found;       /* a row came: the team exists */
+	char **tx;       /* LIST_TEXTS: tx[i] for items[i] */
+	size_t ntx, cap; /* of tx */
+};
+
+/* One row of a list: a member (skipped when it is the team's row of
+ * NULLs), with LIST_TEXTS its stored config text kept aside. */
+static int
+list_row(void *item, hd_stmt *s, void *ctx)
+{
+	struct list_ctx *c = ctx;
+	const char *cfg;
+	char **nt;
+
+	c->found = 1;
+	if (hd_stmt_is_null(s, 0))
+		return 1; /* the team, without agents */
+	memset(item, 0, sizeof(hd_agent));
+	if (c->what == LIST_TEXTS) {
+		if (c->ntx == c->cap) {
+			c->cap = c->cap ? c->cap * 2 : 8;
+			if ((nt = realloc(c->tx, c->cap * sizeof(*nt))) == NULL)
+				return -1;
+			c->tx = nt;
+		}
+		cfg = hd_stmt_text(s, 5);
+		if ((c->tx[c->ntx] = strdup(cfg != NULL ? cfg : "{}")) == NULL)
+			return -1;
+		c->ntx++;
+	}
+	return c->what == LIST_NAMES
+		   ? name_row(item, s)
+		   : agent_row(c->st, item, s, c->what == LIST_ROWS);
+}
+
 /* The agents of team (NULL: all; LIST_NAMES needs a team), as what says.
  * With LIST_TEXTS, texts gets each row's stored runtime_config, texts[i]
  * for items[i], and each config reads as an empty object, so the caller
@@ -301,12 +342,12 @@ static int
 agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
     enum list_what what, hd_err *err)
 {
+	struct list_ctx c = {st, what, team == NULL, NULL, 0, 0};
 	hd_stmt *s;
-	hd_agent *items = NULL;
-	char **tx = NULL, **nt;
-	const char *cfg, *sql;
-	size_t n = 0, cap = 0;
-	int rc, src, found = team == NULL;
+	void *items = NULL;
+	const char *sql;
+	size_t n = 0, k;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (texts != NULL)
@@ -322,65 +363,24 @@ agent_list(hd_agents *out, char ***texts, hd_store *st, const char *team,
 		return rc;
 	if (team != NULL)
 		hd_stmt_bind_text(s, 1, team);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		found = 1;
-		if (hd_stmt_is_null(s, 0))
-			continue; /* the team, without agents */
-		if (n == cap) {
-			hd_agent *ni;
-
-			cap = cap ? cap * 2 : 8;
-			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL)
-				goto oom;
-			items = ni;
-			if (texts != NULL) {
-				if ((nt = realloc(tx, cap * sizeof(*nt))) ==
-				    NULL)
-					goto oom;
-				tx = nt;
-			}
-		}
-		if (texts != NULL) {
-			cfg = hd_stmt_text(s, 5);
-			if ((tx[n] = strdup(cfg != NULL ? cfg : "{}")) == NULL)
-				goto oom;
-		}
-		if ((what == LIST_NAMES
-			    ? name_row(&items[n++], s)
-			    : agent_row(st, &items[n++], s, what == LIST_ROWS)) < 0)
-			goto oom;
-		if (team != NULL && n > 1 && items[n - 1].is_leader)
-			leader_first(items, tx, n - 1);
-	}
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
-	if (!found) {
+	if ((rc = hd_store_rows(st, s, sizeof(hd_agent), list_row,
+		 agent_dispose, &c, &items, &n, err)) == 0 &&
+	    !c.found)
 		rc = hd_err_set(
 		    err, HD_ENOTFOUND, "team \"%s\" not found", team);
-		goto done;
+	if (rc < 0) {
+		hd_store_rows_free(items, n, sizeof(hd_agent), agent_dispose);
+		hd_agent_config_texts_free(c.tx, c.ntx);
+		return rc;
 	}
 	out->items = items;
 	out->n = n;
+	for (k = 1; team != NULL && k < n; k++)
+		if (out->items[k].is_leader)
+			leader_first(out->items, c.tx, k);
 	if (texts != NULL)
-		*texts = tx;
-	items = NULL;
-	tx = NULL;
-	n = 0;
-	goto done;
-oom:
-	rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-done:
-	hd_store_reset(s);
-	while (n > 0) {
-		agent_dispose(&items[--n]);
-		if (tx != NULL)
-			free(tx[n]);
-	}
-	free(items);
-	free(tx);
-	return rc;
+		*texts = c.tx;
+	return 0;
 }
 
 int
@@ -421,38 +421,26 @@ hd_agent_config_texts_free(char **texts, size_t n)
 int
 hd_agent__insert(hd_store *st, const hd_agent_spec *spec, hd_err *err)
 {
-	hd_stmt *s;
 	int64_t now = hd_now_ms();
 	char *cfg = NULL;
-	int rc, src;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO agents(id, name, team_id, role, runtime,"
-		 " runtime_config, created_at, updated_at, spawned_by,"
-		 " session_key, spawn_depth)"
-		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		 err)) < 0)
-		return rc;
 	cfg = spec->runtime_config != NULL
 	    ? json_dumps(spec->runtime_config, JSON_COMPACT | JSON_SORT_KEYS)
 	    : NULL;
-	hd_stmt_bind_text(s, 1, spec->id);
-	hd_stmt_bind_text(s, 2, spec->name ? spec->name : spec->id);
-	hd_stmt_bind_text_copy(s, 3, spec->team);
-	hd_stmt_bind_text(s, 4, spec->role ? spec->role : "");
-	hd_stmt_bind_text(
-	    s, 5, spec->runtime ? spec->runtime : HD_AGENT_RUNTIME_DEFAULT);
-	hd_stmt_bind_text(s, 6, cfg ? cfg : "{}");
-	hd_stmt_bind_int(s, 7, now);
-	hd_stmt_bind_int(s, 8, now);
-	hd_stmt_bind_text_copy(s, 9, spec->spawned_by);
-	hd_stmt_bind_text_copy(s, 10, spec->session_key);
-	hd_stmt_bind_int(s, 11, spec->spawn_depth);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
+	rc = hd_store_run(st, err,
+	    "INSERT INTO agents(id, name, team_id, role, runtime,"
+	    " runtime_config, created_at, updated_at, spawned_by,"
+	    " session_key, spawn_depth)"
+	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    HD_TEXT(spec->id), HD_TEXT(spec->name ? spec->name : spec->id),
+	    HD_TEXT(spec->team), HD_TEXT(spec->role ? spec->role : ""),
+	    HD_TEXT(spec->runtime ? spec->runtime : HD_AGENT_RUNTIME_DEFAULT),
+	    HD_TEXT(cfg ? cfg : "{}"), HD_INT(now), HD_INT(now),
+	    HD_TEXT(spec->spawned_by), HD_TEXT(spec->session_key),
+	    HD_INT(spec->spawn_depth));
 	free(cfg);
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
+	if (rc < 0) {
 		if (rc == HD_EEXISTS)
 			hd_err_set(err, HD_EEXISTS, "agent \"%s\" already exists",
 			    spec->id);
@@ -532,8 +520,7 @@ agent_rm_txn(hd_store *st, void *payload, hd_err *err)
 {
 	const char *id = payload;
 	hd_agent *a = NULL;
-	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	if ((rc = hd_agent__load(&a, st, id, err)) < 0)
 		return rc;
@@ -542,16 +529,9 @@ agent_rm_txn(hd_store *st, void *payload, hd_err *err)
 	if (a->is_leader &&
 	    (rc = hd_team__set_leader(st, a->team_id, NULL, err)) < 0)
 		goto done;
-	if ((rc = hd_store_prepare(st, &s, "DELETE FROM agents WHERE id = ?",
-		 err)) < 0)
+	if ((rc = hd_store_run(st, err, "DELETE FROM agents WHERE id = ?",
+		 HD_TEXT(id))) < 0)
 		goto done;
-	hd_stmt_bind_text(s, 1, id);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
 	hd_events_append(st, "agent_removed", a->team_id, 0, id, NULL);
 done:
 	hd_agent_free(a);
@@ -630,27 +610,28 @@ struct agent_status {
 static int
 agent_reason_set(hd_store *st, const struct agent_status *as, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE agents SET status_reason = ?1 WHERE id = ?2",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text_copy(s, 1, as->reason);
-	hd_stmt_bind_text(s, 2, as->id);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return hd_store_run(st, err,
+	    "UPDATE agents SET status_reason = ?1 WHERE id = ?2",
+	    HD_TEXT(as->reason), HD_TEXT(as->id));
 }
+
+/* A status change, ?1 the status, ?2 now, matched on the id (?3) and
+ * what the caller adds: working stamps the activity, and any status but
+ * error clears the reason. */
+#define STATUS_SET                                                            \
+	"UPDATE agents SET status = ?1, updated_at = ?2,"                     \
+	" last_active_at = CASE WHEN ?1 = 'working' THEN ?2"                  \
+	"   ELSE last_active_at END,"                                         \
+	" status_reason = CASE WHEN ?1 = 'error' THEN status_reason"          \
+	"   END"                                                              \
+	" WHERE id = ?3"
 
 static int
 agent_status_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct agent_status *as = payload;
 	hd_agent *a = NULL;
-	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	if ((rc = hd_agent__load(&a, st, as->id, err)) < 0)
 		return rc;
@@ -659,24 +640,9 @@ agent_status_txn(hd_store *st, void *payload, hd_err *err)
 		    as->id);
 	if (strcmp(a->status, as->status) == 0)
 		goto reason; /* no change, no event */
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE agents SET status = ?1, updated_at = ?2,"
-		 " last_active_at = CASE WHEN ?1 = 'working' THEN ?2"
-		 "   ELSE last_active_at END,"
-		 " status_reason = CASE WHEN ?1 = 'error' THEN status_reason"
-		 "   END"
-		 " WHERE id = ?3",
-		 err)) < 0)
+	if ((rc = hd_store_run(st, err, STATUS_SET, HD_TEXT(as->status),
+		 HD_INT(hd_now_ms()), HD_TEXT(as->id))) < 0)
 		goto done;
-	hd_stmt_bind_text(s, 1, as->status);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	hd_stmt_bind_text(s, 3, as->id);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
 	hd_events_append(st, "agent_status", a->team_id, 0, as->id,
 	    json_pack("{s:s, s:s}", "from", a->status, "to", as->status));
 reason: /* after the change, which clears a reason of another status */
@@ -711,34 +677,19 @@ agent_status_if_txn(hd_store *st, void *payload, hd_err *err)
 	int rc, src;
 
 	as->changed = 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE agents SET status = ?1, updated_at = ?2,"
-		 " last_active_at = CASE WHEN ?1 = 'working' THEN ?2"
-		 "   ELSE last_active_at END,"
-		 " status_reason = CASE WHEN ?1 = 'error' THEN status_reason"
-		 "   END"
-		 " WHERE id = ?3 AND status = ?4"
-		 " AND (?5 IS NULL OR team_id = ?5)",
-		 err)) < 0)
+	if ((rc = hd_store_run(st, err,
+		 STATUS_SET " AND status = ?4 AND (?5 IS NULL OR team_id = ?5)",
+		 HD_TEXT(as->to), HD_INT(hd_now_ms()), HD_TEXT(as->id),
+		 HD_TEXT(as->from), HD_TEXT(as->team))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, as->to);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	hd_stmt_bind_text(s, 3, as->id);
-	hd_stmt_bind_text(s, 4, as->from);
-	if (as->team != NULL)
-		hd_stmt_bind_text(s, 5, as->team);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	if (hd_store_changes(st) == 0)
 		return 0;
 	as->changed = 1;
 	if (as->team == NULL) {
-		if ((rc = hd_store_prepare(st, &s,
-			 "SELECT team_id FROM agents WHERE id = ?", err)) < 0)
+		if ((rc = hd_store_query(st, &s, err,
+			 "SELECT team_id FROM agents WHERE id = ?",
+			 HD_TEXT(as->id))) < 0)
 			return rc;
-		hd_stmt_bind_text(s, 1, as->id);
 		if ((src = hd_stmt_step(s)) == HD_ROW)
 			team = hd_store_col_dup(s, 0);
 		else

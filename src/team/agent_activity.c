@@ -35,25 +35,16 @@
 int
 hd_agent_touch(hd_store *st, const char *team, const char *agent, hd_err *err)
 {
-	hd_stmt *s;
 	int64_t now = hd_now_ms();
-	int rc;
 
 	if (team == NULL || agent == NULL)
 		return 0;
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE agents SET last_active_at = ?3"
-		 " WHERE id = ?1 AND team_id = ?2"
-		 " AND (last_active_at IS NULL OR last_active_at <= ?4)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_text(s, 2, team);
-	hd_stmt_bind_int(s, 3, now);
-	hd_stmt_bind_int(s, 4, now - HD_AGENT_ACTIVE_GRAIN_MS);
-	rc = hd_stmt_step(s);
-	hd_store_reset(s);
-	return rc == HD_DONE ? 0 : hd_store_sqlerr(st, rc, err);
+	return hd_store_run(st, err,
+	    "UPDATE agents SET last_active_at = ?3"
+	    " WHERE id = ?1 AND team_id = ?2"
+	    " AND (last_active_at IS NULL OR last_active_at <= ?4)",
+	    HD_TEXT(agent), HD_TEXT(team), HD_INT(now),
+	    HD_INT(now - HD_AGENT_ACTIVE_GRAIN_MS));
 }
 
 int
@@ -65,14 +56,12 @@ hd_agent_presence_get(hd_agent_presence *out, hd_store *st, const char *team,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT a.status, a.turns, t.leader_agent_id"
 		 " FROM agents a JOIN teams t ON t.id = a.team_id"
 		 " WHERE a.id = ?1 AND a.team_id = ?2",
-		 err)) < 0)
+		 HD_TEXT(agent), HD_TEXT(team))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_text(s, 2, team);
 	rc = hd_stmt_step(s);
 	if (rc == HD_ROW) {
 		out->found = 1;
@@ -95,37 +84,27 @@ int
 hd_agent_turn_mark(
     hd_store *st, const char *team, const char *agent, int delta, hd_err *err)
 {
-	hd_stmt *s;
 	int64_t now = hd_now_ms();
-	int rc;
 
 	/* (4) */
-	if ((rc = hd_store_prepare(st, &s,
-		 delta > 0
-		     ? "UPDATE agents SET turns = turns + 1,"
-		       " turn_at = COALESCE(turn_at, ?3), last_active_at = ?3"
-		       " WHERE id = ?1 AND team_id = ?2"
-		 : delta < 0
-		     ? "UPDATE agents SET turns = MAX(turns - 1, 0),"
-		       " turn_at = CASE WHEN turns > 1 THEN turn_at END"
-		       " WHERE id = ?1 AND team_id = ?2 AND ?3 IS NOT NULL"
-		     : "UPDATE agents SET turns = 0, turn_at = NULL"
-		       " WHERE id = ?1 AND team_id = ?2 AND ?3 IS NOT NULL",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_text(s, 2, team);
-	hd_stmt_bind_int(s, 3, now);
-	rc = hd_stmt_step(s);
-	hd_store_reset(s);
-	return rc == HD_DONE ? 0 : hd_store_sqlerr(st, rc, err);
+	return hd_store_run(st, err,
+	    delta > 0
+		? "UPDATE agents SET turns = turns + 1,"
+		  " turn_at = COALESCE(turn_at, ?3), last_active_at = ?3"
+		  " WHERE id = ?1 AND team_id = ?2"
+	    : delta < 0
+		? "UPDATE agents SET turns = MAX(turns - 1, 0),"
+		  " turn_at = CASE WHEN turns > 1 THEN turn_at END"
+		  " WHERE id = ?1 AND team_id = ?2 AND ?3 IS NOT NULL"
+		: "UPDATE agents SET turns = 0, turn_at = NULL"
+		  " WHERE id = ?1 AND team_id = ?2 AND ?3 IS NOT NULL",
+	    HD_TEXT(agent), HD_TEXT(team), HD_INT(now));
 }
 
 int
 hd_agent_set_error(int *changed, hd_store *st, const char *team,
     const char *agent, const char *reason, hd_err *err)
 {
-	hd_stmt *s;
 	hd_agent_presence p;
 	char cut[HD_AGENT_REASON_MAX + 4];
 	size_t len;
@@ -149,19 +128,12 @@ hd_agent_set_error(int *changed, hd_store *st, const char *team,
 		memcpy(cut + len, "...", 4);
 		reason = cut;
 	}
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "UPDATE agents SET status = 'error', status_reason = ?3,"
 		 " updated_at = ?4 WHERE id = ?1 AND team_id = ?2",
-		 err)) < 0)
+		 HD_TEXT(agent), HD_TEXT(team), HD_TEXT(reason),
+		 HD_INT(hd_now_ms()))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	hd_stmt_bind_text(s, 2, team);
-	hd_stmt_bind_text_copy(s, 3, reason);
-	hd_stmt_bind_int(s, 4, hd_now_ms());
-	rc = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (rc != HD_DONE)
-		return hd_store_sqlerr(st, rc, err);
 	if (strcmp(p.status, "error") != 0) {
 		*changed = 1;
 		hd_events_append(st, "agent_status", team, 0, agent,

@@ -279,10 +279,9 @@ apply_agent(struct plan *p, struct plan_agent *pa, json_t *list, hd_store *st,
 {
 	const hd_agent_spec *sp = &pa->spec;
 	hd_agent *a = NULL;
-	hd_stmt *s;
 	const char *action = "unchanged";
 	char *cfg = NULL;
-	int rc, src;
+	int rc;
 
 	if ((rc = hd_agent__load(&a, st, sp->id, err)) < 0)
 		return rc;
@@ -298,30 +297,19 @@ apply_agent(struct plan *p, struct plan_agent *pa, json_t *list, hd_store *st,
 	} else if (a->team_id == NULL || differs(sp->name, a->name) ||
 	    differs(sp->role, a->role) || differs(sp->runtime, a->runtime) ||
 	    json_differs(sp->runtime_config, a->runtime_config)) {
-		if ((rc = hd_store_prepare(st, &s,
+		if (sp->runtime_config != NULL)
+			cfg = json_dumps(sp->runtime_config,
+			    JSON_COMPACT | JSON_SORT_KEYS);
+		if ((rc = hd_store_run(st, err,
 			 "UPDATE agents SET team_id = ?1,"
 			 " name = COALESCE(?2, name), role = COALESCE(?3, role),"
 			 " runtime = COALESCE(?4, runtime),"
 			 " runtime_config = COALESCE(?5, runtime_config),"
 			 " updated_at = ?6 WHERE id = ?7",
-			 err)) < 0)
+			 HD_TEXT(p->team.id), HD_TEXT(sp->name), HD_TEXT(sp->role),
+			 HD_TEXT(sp->runtime), HD_TEXT(cfg), HD_INT(hd_now_ms()),
+			 HD_TEXT(sp->id))) < 0)
 			goto done;
-		if (sp->runtime_config != NULL)
-			cfg = json_dumps(sp->runtime_config,
-			    JSON_COMPACT | JSON_SORT_KEYS);
-		hd_stmt_bind_text(s, 1, p->team.id);
-		hd_stmt_bind_text_copy(s, 2, sp->name);
-		hd_stmt_bind_text_copy(s, 3, sp->role);
-		hd_stmt_bind_text_copy(s, 4, sp->runtime);
-		hd_stmt_bind_text_copy(s, 5, cfg);
-		hd_stmt_bind_int(s, 6, hd_now_ms());
-		hd_stmt_bind_text(s, 7, sp->id);
-		src = hd_stmt_step(s);
-		hd_store_reset(s);
-		if (src != HD_DONE) {
-			rc = hd_store_sqlerr(st, src, err);
-			goto done;
-		}
 		hd_events_append(st, "agent_updated", p->team.id, 0, sp->id,
 		    NULL);
 		action = "updated";

@@ -33,8 +33,11 @@
 	"scope, subject_id, limit_cents, mode, spent_microcents, updated_at"
 
 static int
-budget_row(hd_budget *b, hd_stmt *s)
+budget_row(void *item, hd_stmt *s, void *ctx)
 {
+	hd_budget *b = item;
+
+	(void)ctx;
 	memset(b, 0, sizeof(*b));
 	b->scope = hd_store_col_dup(s, 0);
 	b->subject = hd_store_col_dup(s, 1);
@@ -49,8 +52,10 @@ budget_row(hd_budget *b, hd_stmt *s)
 }
 
 static void
-budget_dispose(hd_budget *b)
+budget_dispose(void *item)
 {
+	hd_budget *b = item;
+
 	free(b->scope);
 	free(b->subject);
 	free(b->mode);
@@ -68,13 +73,9 @@ hd_budget_free(hd_budget *b)
 void
 hd_budgets_dispose(hd_budgets *l)
 {
-	size_t i;
-
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->n; i++)
-		budget_dispose(&l->items[i]);
-	free(l->items);
+	hd_store_rows_free(l->items, l->n, sizeof(*l->items), budget_dispose);
 	l->items = NULL;
 	l->n = 0;
 }
@@ -129,27 +130,18 @@ budget_read(hd_budget *out, int *found, hd_store *st, const char *scope,
     const char *subject, hd_err *err)
 {
 	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	*found = 0;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT " BUDGET_COLS " FROM budgets "
 		 "WHERE scope = ? AND subject_id = ?",
+		 HD_TEXT(scope), HD_TEXT(subject))) < 0 ||
+	    (rc = hd_store_row(st, s, out, budget_row, budget_dispose, NULL,
 		 err)) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, scope);
-	hd_stmt_bind_text(s, 2, subject);
-	src = hd_stmt_step(s);
-	if (src == HD_ROW) {
-		if (budget_row(out, s) < 0) {
-			budget_dispose(out);
-			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-		} else
-			*found = 1;
-	} else if (src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	*found = rc;
+	return 0;
 }
 
 /* What a charge and a pause check need of one row, read without copying
@@ -169,13 +161,11 @@ budget_state_read(budget_state *out, hd_store *st, const char *scope,
 	int rc, src;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT limit_cents, mode = 'cap', spent_microcents "
 		 "FROM budgets WHERE scope = ? AND subject_id = ?",
-		 err)) < 0)
+		 HD_TEXT(scope), HD_TEXT(subject))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, scope);
-	hd_stmt_bind_text(s, 2, subject);
 	src = hd_stmt_step(s);
 	if (src == HD_ROW) {
 		out->found = 1;
@@ -209,11 +199,10 @@ static int
 set_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	set_txn *tx = payload;
-	hd_stmt *s;
 	hd_agent *a = NULL;
 	hd_team *t = NULL;
 	const char *team;
-	int rc, src;
+	int rc;
 
 	if (strcmp(tx->scope, "team") == 0)
 		rc = hd_team_get(&t, st, tx->subject, err);
@@ -222,23 +211,15 @@ set_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if (rc < 0)
 		goto done;
 	team = t != NULL ? t->id : a->team_id;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT INTO budgets(scope, subject_id, limit_cents, mode, "
 		 "spent_microcents, updated_at) VALUES (?, ?, ?, ?, 0, ?) "
 		 "ON CONFLICT(scope, subject_id) DO UPDATE SET "
 		 "limit_cents = excluded.limit_cents, mode = excluded.mode, "
 		 "updated_at = excluded.updated_at",
-		 err)) < 0)
-		goto done;
-	hd_stmt_bind_text(s, 1, tx->scope);
-	hd_stmt_bind_text(s, 2, tx->subject);
-	hd_stmt_bind_int(s, 3, tx->limit_cents);
-	hd_stmt_bind_text(s, 4, tx->mode);
-	hd_stmt_bind_int(s, 5, hd_now_ms());
-	if ((src = hd_stmt_step(s)) != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	if (rc < 0)
+		 HD_TEXT(tx->scope), HD_TEXT(tx->subject),
+		 HD_INT(tx->limit_cents), HD_TEXT(tx->mode),
+		 HD_INT(hd_now_ms()))) < 0)
 		goto done;
 	hd_events_append(st, "budget_set", team, 0, a != NULL ? a->id : NULL,
 	    json_pack("{s:s, s:s, s:I, s:s}", "scope", tx->scope, "subject",
@@ -308,51 +289,23 @@ hd_budget_list(hd_budgets *out, hd_store *st, const char *scope,
     const char *subject, hd_err *err)
 {
 	hd_stmt *s;
-	hd_budget *items = NULL, *ni;
-	size_t n = 0, cap = 0;
-	int rc, src;
+	void *items;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (scope != NULL && (rc = scope_check(scope, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT " BUDGET_COLS " FROM budgets "
 		 "WHERE (?1 IS NULL OR scope = ?1) "
 		 "AND (?2 IS NULL OR subject_id = ?2) "
 		 "ORDER BY scope, subject_id",
-		 err)) < 0)
+		 HD_TEXT(scope), HD_TEXT(subject))) < 0 ||
+	    (rc = hd_store_rows(st, s, sizeof(hd_budget), budget_row,
+		 budget_dispose, NULL, &items, &out->n, err)) < 0)
 		return rc;
-	hd_stmt_bind_text_copy(s, 1, scope);
-	hd_stmt_bind_text_copy(s, 2, subject);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
-				rc =
-				    hd_err_set(err, HD_ENOMEM, "out of memory");
-				goto done;
-			}
-			items = ni;
-		}
-		if (budget_row(&items[n++], s) < 0) {
-			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-			goto done;
-		}
-	}
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
 	out->items = items;
-	out->n = n;
-	items = NULL;
-	n = 0;
-done:
-	hd_store_reset(s);
-	while (n > 0)
-		budget_dispose(&items[--n]);
-	free(items);
-	return rc;
+	return 0;
 }
 
 /* Charge one row; sets bits in *crossed, and *tripped to whether the row
@@ -367,18 +320,8 @@ static int
 charge_step(hd_store *st, const char *sql, const char *scope,
     const char *subject, int64_t microcents, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, scope);
-	hd_stmt_bind_text(s, 2, subject);
-	hd_stmt_bind_int(s, 3, microcents);
-	hd_stmt_bind_int(s, 4, hd_now_ms());
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return hd_store_run(st, err, sql, HD_TEXT(scope), HD_TEXT(subject),
+	    HD_INT(microcents), HD_INT(hd_now_ms()));
 }
 
 static int

@@ -24,37 +24,47 @@ int
 hd_session_record(hd_store *st, const char *agent, const char *team,
     const char *runtime, const char *native, const char *parent, hd_err *err)
 {
-	hd_stmt *s;
 	char id[37];
-	int rc, src;
+	int rc;
 
 	if (native == NULL || native[0] == '\0' ||
 	    (parent != NULL && strcmp(native, parent) == 0)) /* (1) */
 		return 0;
 	if ((rc = hd_uuid(id, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s,
-		 "INSERT INTO sessions(id, agent_id, team_id, runtime, "
-		 "native_session_id, parent_session_id, created_at) "
-		 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	hd_stmt_bind_text(s, 2, agent);
-	hd_stmt_bind_text_copy(s, 3, team);
-	hd_stmt_bind_text(s, 4, runtime);
-	hd_stmt_bind_text(s, 5, native);
-	hd_stmt_bind_text_copy(s, 6, parent);
-	hd_stmt_bind_int(s, 7, hd_now_ms());
-	if ((src = hd_stmt_step(s)) != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	return hd_store_run(st, err,
+	    "INSERT INTO sessions(id, agent_id, team_id, runtime, "
+	    "native_session_id, parent_session_id, created_at) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+	    HD_TEXT(id), HD_TEXT(agent), HD_TEXT(team), HD_TEXT(runtime),
+	    HD_TEXT(native), HD_TEXT(parent), HD_INT(hd_now_ms()));
+}
+
+static int
+session_row(void *item, hd_stmt *s, void *ctx)
+{
+	hd_session *x = item;
+
+	(void)ctx;
+	memset(x, 0, sizeof(*x));
+	x->id = hd_store_col_dup(s, 0);
+	x->agent_id = hd_store_col_dup(s, 1);
+	x->team_id = hd_store_col_dup(s, 2);
+	x->runtime = hd_store_col_dup(s, 3);
+	x->native_session_id = hd_store_col_dup(s, 4);
+	x->parent_session_id = hd_store_col_dup(s, 5);
+	x->created_at = hd_stmt_int(s, 6);
+	return x->id == NULL || x->agent_id == NULL || x->runtime == NULL ||
+		       x->native_session_id == NULL
+		   ? -1
+		   : 0;
 }
 
 static void
-session_dispose(hd_session *s)
+session_dispose(void *item)
 {
+	hd_session *s = item;
+
 	free(s->id);
 	free(s->agent_id);
 	free(s->team_id);
@@ -66,13 +76,9 @@ session_dispose(hd_session *s)
 void
 hd_sessions_dispose(hd_sessions *l)
 {
-	size_t i;
-
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->n; i++)
-		session_dispose(&l->items[i]);
-	free(l->items);
+	hd_store_rows_free(l->items, l->n, sizeof(*l->items), session_dispose);
 	l->items = NULL;
 	l->n = 0;
 }
@@ -81,59 +87,21 @@ int
 hd_session_list(hd_sessions *out, hd_store *st, const char *agent, hd_err *err)
 {
 	hd_stmt *s;
-	hd_session *items = NULL, *ni, *x;
-	size_t n = 0, cap = 0;
-	int rc, src;
+	void *items;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = hd_slug_check("agent", agent, err)) < 0)
-		return rc;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_slug_check("agent", agent, err)) < 0 ||
+	    (rc = hd_store_query(st, &s, err,
 		 "SELECT id, agent_id, team_id, runtime, native_session_id, "
 		 "parent_session_id, created_at FROM sessions "
 		 "WHERE agent_id = ? ORDER BY created_at, rowid",
-		 err)) < 0)
+		 HD_TEXT(agent))) < 0 ||
+	    (rc = hd_store_rows(st, s, sizeof(hd_session), session_row,
+		 session_dispose, NULL, &items, &out->n, err)) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, agent);
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL) {
-				rc =
-				    hd_err_set(err, HD_ENOMEM, "out of memory");
-				goto done;
-			}
-			items = ni;
-		}
-		x = &items[n++];
-		memset(x, 0, sizeof(*x));
-		x->id = hd_store_col_dup(s, 0);
-		x->agent_id = hd_store_col_dup(s, 1);
-		x->team_id = hd_store_col_dup(s, 2);
-		x->runtime = hd_store_col_dup(s, 3);
-		x->native_session_id = hd_store_col_dup(s, 4);
-		x->parent_session_id = hd_store_col_dup(s, 5);
-		x->created_at = hd_stmt_int(s, 6);
-		if (x->id == NULL || x->agent_id == NULL ||
-		    x->runtime == NULL || x->native_session_id == NULL) {
-			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-			goto done;
-		}
-	}
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
 	out->items = items;
-	out->n = n;
-	items = NULL;
-	n = 0;
-done:
-	hd_store_reset(s);
-	while (n > 0)
-		session_dispose(&items[--n]);
-	free(items);
-	return rc;
+	return 0;
 }
 
 json_t *

@@ -26,8 +26,11 @@
 	" t.max_new_roots, t.new_roots_window_s"
 
 static int
-team_row(hd_team *t, hd_stmt *s)
+team_row(void *item, hd_stmt *s, void *ctx)
 {
+	hd_team *t = item;
+
+	(void)ctx;
 	memset(t, 0, sizeof(*t));
 	t->id = hd_store_col_dup(s, 0);
 	t->name = hd_store_col_dup(s, 1);
@@ -53,8 +56,10 @@ team_row(hd_team *t, hd_stmt *s)
 }
 
 static void
-team_dispose(hd_team *t)
+team_dispose(void *item)
 {
+	hd_team *t = item;
+
 	free(t->id);
 	free(t->name);
 	free(t->description);
@@ -76,13 +81,9 @@ hd_team_free(hd_team *t)
 void
 hd_teams_dispose(hd_teams *l)
 {
-	size_t i;
-
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->n; i++)
-		team_dispose(&l->items[i]);
-	free(l->items);
+	hd_store_rows_free(l->items, l->n, sizeof(*l->items), team_dispose);
 	l->items = NULL;
 	l->n = 0;
 }
@@ -91,25 +92,22 @@ int
 hd_team__load(hd_team **out, hd_store *st, const char *id, hd_err *err)
 {
 	hd_stmt *s;
-	hd_team *t = NULL;
-	int rc, src;
+	hd_team t;
+	int rc;
 
 	*out = NULL;
-	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT " TEAM_COLS " FROM teams t WHERE t.id = ?", err)) < 0)
+	if ((rc = hd_store_query(st, &s, err,
+		 "SELECT " TEAM_COLS " FROM teams t WHERE t.id = ?",
+		 HD_TEXT(id))) < 0 ||
+	    (rc = hd_store_row(st, s, &t, team_row, team_dispose, NULL,
+		 err)) <= 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	src = hd_stmt_step(s);
-	if (src == HD_ROW) {
-		if ((t = calloc(1, sizeof(*t))) == NULL || team_row(t, s) < 0) {
-			hd_team_free(t);
-			rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-		} else
-			*out = t;
-	} else if (src != HD_DONE)
-		rc = hd_store_sqlerr(st, src, err);
-	hd_store_reset(s);
-	return rc;
+	if ((*out = malloc(sizeof(t))) == NULL) {
+		team_dispose(&t);
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	}
+	**out = t;
+	return 0;
 }
 
 int
@@ -131,20 +129,14 @@ int
 hd_team__probe(hd_store *st, const char *sql, const char *what,
     const char *id, hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
+	int64_t one;
+	int rc;
 
-	if ((rc = hd_slug_check(what, id, err)) < 0)
+	if ((rc = hd_slug_check(what, id, err)) < 0 ||
+	    (rc = hd_store_get_int(st, &one, err, sql, HD_TEXT(id))) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src == HD_ROW)
+	if (rc == 1)
 		return 0;
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	return hd_err_set(err, HD_ENOTFOUND, "%s \"%s\" not found", what, id);
 }
 
@@ -159,43 +151,17 @@ int
 hd_team_list(hd_teams *out, hd_store *st, hd_err *err)
 {
 	hd_stmt *s;
-	hd_team *items = NULL;
-	size_t n = 0, cap = 0;
-	int rc, src;
+	void *items;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = hd_store_prepare(st, &s,
-		 "SELECT " TEAM_COLS " FROM teams t ORDER BY t.id", err)) < 0)
+		 "SELECT " TEAM_COLS " FROM teams t ORDER BY t.id", err)) < 0 ||
+	    (rc = hd_store_rows(st, s, sizeof(hd_team), team_row, team_dispose,
+		 NULL, &items, &out->n, err)) < 0)
 		return rc;
-	while ((src = hd_stmt_step(s)) == HD_ROW) {
-		if (n == cap) {
-			hd_team *ni;
-
-			cap = cap ? cap * 2 : 8;
-			if ((ni = realloc(items, cap * sizeof(*ni))) == NULL)
-				goto oom;
-			items = ni;
-		}
-		if (team_row(&items[n++], s) < 0)
-			goto oom;
-	}
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
 	out->items = items;
-	out->n = n;
-	items = NULL;
-	n = 0;
-	goto done;
-oom:
-	rc = hd_err_set(err, HD_ENOMEM, "out of memory");
-done:
-	hd_store_reset(s);
-	while (n > 0)
-		team_dispose(&items[--n]);
-	free(items);
-	return rc;
+	return 0;
 }
 
 /* One of the board's caps: 0 (not given) or 1..max. */
@@ -247,41 +213,30 @@ hd_team__check_fields(const hd_team_spec *spec, hd_err *err)
 int
 hd_team__insert(hd_store *st, const hd_team_spec *spec, hd_err *err)
 {
-	hd_stmt *s;
 	int64_t now = hd_now_ms();
-	int rc, src;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "INSERT INTO teams(id, name, description, icon, color,"
 		 " created_at, updated_at, max_spawn_depth, max_children,"
 		 " max_task_depth, max_new_roots, new_roots_window_s)"
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, spec->id);
-	hd_stmt_bind_text(s, 2, spec->name != NULL ? spec->name : spec->id);
-	hd_stmt_bind_text(s, 3, spec->description ? spec->description : "");
-	hd_stmt_bind_text_copy(s, 4, spec->icon);
-	hd_stmt_bind_text_copy(s, 5, spec->color);
-	hd_stmt_bind_int(s, 6, now);
-	hd_stmt_bind_int(s, 7, now);
-	hd_stmt_bind_int(s, 8,
-	    spec->max_spawn_depth > 0 ? spec->max_spawn_depth
-				      : HD_TEAM_SPAWN_DEPTH);
-	hd_stmt_bind_int(s, 9,
-	    spec->max_children > 0 ? spec->max_children : HD_TEAM_MAX_CHILDREN);
-	hd_stmt_bind_int(s, 10,
-	    spec->max_task_depth > 0 ? spec->max_task_depth
-				     : HD_TEAM_TASK_DEPTH);
-	hd_stmt_bind_int(s, 11,
-	    spec->max_new_roots > 0 ? spec->max_new_roots : HD_TEAM_NEW_ROOTS);
-	hd_stmt_bind_int(s, 12,
-	    spec->new_roots_window_s > 0 ? spec->new_roots_window_s
-					 : HD_TEAM_NEW_ROOTS_WINDOW);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
+		 HD_TEXT(spec->id),
+		 HD_TEXT(spec->name != NULL ? spec->name : spec->id),
+		 HD_TEXT(spec->description ? spec->description : ""),
+		 HD_TEXT(spec->icon), HD_TEXT(spec->color), HD_INT(now),
+		 HD_INT(now),
+		 HD_INT(spec->max_spawn_depth > 0 ? spec->max_spawn_depth
+						  : HD_TEAM_SPAWN_DEPTH),
+		 HD_INT(spec->max_children > 0 ? spec->max_children
+					       : HD_TEAM_MAX_CHILDREN),
+		 HD_INT(spec->max_task_depth > 0 ? spec->max_task_depth
+						 : HD_TEAM_TASK_DEPTH),
+		 HD_INT(spec->max_new_roots > 0 ? spec->max_new_roots
+						: HD_TEAM_NEW_ROOTS),
+		 HD_INT(spec->new_roots_window_s > 0
+			 ? spec->new_roots_window_s
+			 : HD_TEAM_NEW_ROOTS_WINDOW))) < 0) {
 		if (rc == HD_EEXISTS)
 			hd_err_set(err, HD_EEXISTS, "team \"%s\" already exists",
 			    spec->id);
@@ -309,9 +264,11 @@ team_create_txn(hd_store *st, void *payload, hd_err *err)
 	return hd_team__insert(st, spec, err);
 }
 
-int
-hd_team_create(hd_team **out, hd_store *st, const hd_team_spec *spec,
-    hd_err *err)
+/* A create or an update: the spec's checks (an update's leader too),
+ * txn on it, and the row read back into *out (when out is not NULL). */
+static int
+team_write(hd_team **out, hd_store *st, const hd_team_spec *spec,
+    int leader, hd_store_txn_fn txn, hd_err *err)
 {
 	int rc;
 
@@ -320,50 +277,44 @@ hd_team_create(hd_team **out, hd_store *st, const hd_team_spec *spec,
 	if ((rc = hd_slug_check("team", spec->id, err)) < 0 ||
 	    (rc = hd_team__check_fields(spec, err)) < 0)
 		return rc;
-	if ((rc = hd_store_write(st, team_create_txn, (void *)spec, err)) < 0)
+	if (leader && spec->leader != NULL && spec->leader[0] != '\0' &&
+	    (rc = hd_slug_check("agent", spec->leader, err)) < 0)
+		return rc;
+	if ((rc = hd_store_write(st, txn, (void *)spec, err)) < 0)
 		return rc;
 	return out != NULL ? hd_team_get(out, st, spec->id, err) : 0;
+}
+
+int
+hd_team_create(hd_team **out, hd_store *st, const hd_team_spec *spec,
+    hd_err *err)
+{
+	return team_write(out, st, spec, 0, team_create_txn, err);
 }
 
 int
 hd_team__set_leader(hd_store *st, const char *team, const char *leader,
     hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s,
-		 "UPDATE teams SET leader_agent_id = ?, updated_at = ?"
-		 " WHERE id = ?",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text_copy(s, 1, leader);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	hd_stmt_bind_text(s, 3, team);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
+	return hd_store_run(st, err,
+	    "UPDATE teams SET leader_agent_id = ?, updated_at = ?"
+	    " WHERE id = ?",
+	    HD_TEXT(leader), HD_INT(hd_now_ms()), HD_TEXT(team));
 }
 
 static int
 team_update_txn(hd_store *st, void *payload, hd_err *err)
 {
 	const hd_team_spec *spec = payload;
-	hd_team *t = NULL;
-	hd_stmt *s;
 	json_t *changed;
-	int rc, src;
+	int rc;
 
-	if ((rc = hd_team__load(&t, st, spec->id, err)) < 0)
+	if ((rc = hd_team_exists(st, spec->id, err)) < 0)
 		return rc;
-	if (t == NULL)
-		return hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found",
-		    spec->id);
-	hd_team_free(t);
 	if (spec->leader != NULL && spec->leader[0] != '\0' &&
 	    (rc = hd_team_member_check(st, spec->id, spec->leader, err)) < 0)
 		return rc;
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "UPDATE teams SET name = COALESCE(?1, name),"
 		 " description = COALESCE(?2, description),"
 		 " icon = COALESCE(?3, icon), color = COALESCE(?4, color),"
@@ -380,24 +331,13 @@ team_update_txn(hd_store *st, void *payload, hd_err *err)
 		 " new_roots_window_s = CASE WHEN ?12 > 0 THEN ?12"
 		 "   ELSE new_roots_window_s END,"
 		 " updated_at = ?6 WHERE id = ?7",
-		 err)) < 0)
+		 HD_TEXT(spec->name), HD_TEXT(spec->description),
+		 HD_TEXT(spec->icon), HD_TEXT(spec->color), HD_TEXT(spec->leader),
+		 HD_INT(hd_now_ms()), HD_TEXT(spec->id),
+		 HD_INT(spec->max_spawn_depth), HD_INT(spec->max_children),
+		 HD_INT(spec->max_task_depth), HD_INT(spec->max_new_roots),
+		 HD_INT(spec->new_roots_window_s))) < 0)
 		return rc;
-	hd_stmt_bind_text_copy(s, 1, spec->name);
-	hd_stmt_bind_text_copy(s, 2, spec->description);
-	hd_stmt_bind_text_copy(s, 3, spec->icon);
-	hd_stmt_bind_text_copy(s, 4, spec->color);
-	hd_stmt_bind_text_copy(s, 5, spec->leader);
-	hd_stmt_bind_int(s, 6, hd_now_ms());
-	hd_stmt_bind_text(s, 7, spec->id);
-	hd_stmt_bind_int(s, 8, spec->max_spawn_depth);
-	hd_stmt_bind_int(s, 9, spec->max_children);
-	hd_stmt_bind_int(s, 10, spec->max_task_depth);
-	hd_stmt_bind_int(s, 11, spec->max_new_roots);
-	hd_stmt_bind_int(s, 12, spec->new_roots_window_s);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
 	changed = json_object();
 	if (spec->name)
 		json_object_set_new(changed, "name", json_string(spec->name));
@@ -434,19 +374,7 @@ int
 hd_team_update(hd_team **out, hd_store *st, const hd_team_spec *spec,
     hd_err *err)
 {
-	int rc;
-
-	if (out != NULL)
-		*out = NULL;
-	if ((rc = hd_slug_check("team", spec->id, err)) < 0 ||
-	    (rc = hd_team__check_fields(spec, err)) < 0)
-		return rc;
-	if (spec->leader != NULL && spec->leader[0] != '\0' &&
-	    (rc = hd_slug_check("agent", spec->leader, err)) < 0)
-		return rc;
-	if ((rc = hd_store_write(st, team_update_txn, (void *)spec, err)) < 0)
-		return rc;
-	return out != NULL ? hd_team_get(out, st, spec->id, err) : 0;
+	return team_write(out, st, spec, 1, team_update_txn, err);
 }
 
 /*
@@ -501,47 +429,23 @@ struct team_rm {
 };
 
 static int
-team_run(hd_store *st, const char *sql, const char *id, int64_t *count,
-    hd_err *err)
-{
-	hd_stmt *s;
-	int rc, src;
-
-	if ((rc = hd_store_prepare(st, &s, sql, err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, id);
-	src = hd_stmt_step(s);
-	if (count != NULL && src == HD_ROW) {
-		*count = hd_stmt_int(s, 0);
-		src = HD_DONE;
-	}
-	hd_store_reset(s);
-	return src == HD_DONE ? 0 : hd_store_sqlerr(st, src, err);
-}
-
-static int
 team_rm_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct team_rm *r = payload;
-	hd_team *t = NULL;
 	char why[256] = "";
 	size_t i, len = 0;
 	int rc;
 
-	if ((rc = hd_team__load(&t, st, r->id, err)) < 0)
+	if ((rc = hd_team_exists(st, r->id, err)) < 0)
 		return rc;
-	if (t == NULL)
-		return hd_err_set(err, HD_ENOTFOUND, "team \"%s\" not found",
-		    r->id);
-	hd_team_free(t);
 	for (i = 0; i < NOWNED && !r->purge; i++) {
 		int64_t n = 0;
 
 		if (team_owned[i].noun == NULL ||
 		    !hd_store_table_exists(st, team_owned[i].table))
 			continue;
-		if ((rc = team_run(st, team_owned[i].count_sql, r->id, &n,
-			 err)) < 0)
+		if ((rc = hd_store_get_int(st, &n, err, team_owned[i].count_sql,
+			 HD_TEXT(r->id))) < 0)
 			return rc;
 		if (n > 0 && len < sizeof(why))
 			len += (size_t)snprintf(why + len, sizeof(why) - len,
@@ -555,14 +459,14 @@ team_rm_txn(hd_store *st, void *payload, hd_err *err)
 	for (i = 0; i < NOWNED; i++) {
 		if (!hd_store_table_exists(st, team_owned[i].table))
 			continue;
-		if ((rc = team_run(st, team_owned[i].purge_sql, r->id, NULL,
-			 err)) < 0)
+		if ((rc = hd_store_run(st, err, team_owned[i].purge_sql,
+			 HD_TEXT(r->id))) < 0)
 			return rc;
 	}
-	if ((rc = team_run(st, "DELETE FROM agents WHERE team_id = ?1", r->id,
-		 NULL, err)) < 0 ||
-	    (rc = team_run(st, "DELETE FROM teams WHERE id = ?1", r->id, NULL,
-		 err)) < 0)
+	if ((rc = hd_store_run(st, err, "DELETE FROM agents WHERE team_id = ?1",
+		 HD_TEXT(r->id))) < 0 ||
+	    (rc = hd_store_run(st, err, "DELETE FROM teams WHERE id = ?1",
+		 HD_TEXT(r->id))) < 0)
 		return rc;
 	hd_events_append(st, "team_removed", r->id, 0, NULL,
 	    json_pack("{s:b}", "purge", r->purge));
@@ -590,31 +494,18 @@ int
 hd_team_member_check(hd_store *st, const char *team, const char *agent,
     hd_err *err)
 {
-	hd_stmt *s;
-	int rc, src;
+	int64_t one;
+	int rc;
 
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_get_int(st, &one, err,
 		 "SELECT 1 FROM agents INDEXED BY agents_team"
 		 " WHERE team_id = ?1 AND id = ?2",
-		 err)) < 0)
+		 HD_TEXT(team), HD_TEXT(agent))) != 0)
+		return rc < 0 ? rc : 0;
+	if ((rc = hd_store_get_int(st, &one, err,
+		 "SELECT 1 FROM teams WHERE id = ?", HD_TEXT(team))) < 0)
 		return rc;
-	hd_stmt_bind_text(s, 1, team);
-	hd_stmt_bind_text(s, 2, agent);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src == HD_ROW)
-		return 0;
-	if (src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
-	if ((rc = hd_store_prepare(st, &s, "SELECT 1 FROM teams WHERE id = ?",
-		 err)) < 0)
-		return rc;
-	hd_stmt_bind_text(s, 1, team);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_ROW && src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
-	if (src == HD_DONE)
+	if (rc == 0)
 		return hd_err_set(err, HD_ENOTFOUND, "team \"%.128s\" not found",
 		    team);
 	return hd_err_set(err, HD_EREFUSED, "no member \"%.128s\" in team %s",
@@ -665,8 +556,7 @@ team_status_txn(hd_store *st, void *payload, hd_err *err)
 {
 	struct team_status *ts = payload;
 	hd_team *t = NULL;
-	hd_stmt *s;
-	int rc, src;
+	int rc;
 
 	if ((rc = hd_team__load(&t, st, ts->id, err)) < 0)
 		return rc;
@@ -675,19 +565,10 @@ team_status_txn(hd_store *st, void *payload, hd_err *err)
 		    ts->id);
 	if (strcmp(t->status, ts->status) == 0)
 		goto done; /* no change, no event */
-	if ((rc = hd_store_prepare(st, &s,
+	if ((rc = hd_store_run(st, err,
 		 "UPDATE teams SET status = ?, updated_at = ? WHERE id = ?",
-		 err)) < 0)
+		 HD_TEXT(ts->status), HD_INT(hd_now_ms()), HD_TEXT(ts->id))) < 0)
 		goto done;
-	hd_stmt_bind_text(s, 1, ts->status);
-	hd_stmt_bind_int(s, 2, hd_now_ms());
-	hd_stmt_bind_text(s, 3, ts->id);
-	src = hd_stmt_step(s);
-	hd_store_reset(s);
-	if (src != HD_DONE) {
-		rc = hd_store_sqlerr(st, src, err);
-		goto done;
-	}
 	hd_events_append(st, "team_status", ts->id, 0, NULL,
 	    json_pack("{s:s, s:s}", "from", t->status, "to", ts->status));
 done:
