@@ -3,7 +3,8 @@
  *
  * Design:
  *  (1) MHD runs its own epoll threads, 8 by default (--threads), and
- *      handlers run there. A room post (MCP or REST) blocks its worker
+ *      handlers run there; our acceptor (11) deals the connections out
+ *      round the workers. A room post (MCP or REST) blocks its worker
  *      until it committed, in one transaction with the posts the other
  *      workers made meanwhile (hd_room_post's group commit, room/batch.c):
  *      as many posts can meet in a commit as there are workers.
@@ -45,6 +46,11 @@
  *       503 and closed), the whole request is in (a response is queued or
  *       it is dispatched: its deadline stops), and it is complete (the
  *       connection is idle until its next request).
+ *  (11) One thread of ours accepts every connection and hands it to MHD
+ *       (MHD_add_connection), which deals a pool's connections out by
+ *       descriptor, so consecutive connections land on different
+ *       workers (see acceptor_main). Stopping closes the listening
+ *       socket first: nothing new is let in while requests finish.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -54,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -573,18 +580,94 @@ supervisor_start(hd_http_server *srv, hd_err *err)
 	return hd_supervisor_start(&srv->sv, &cfg, err);
 }
 
+/*
+ * (11) The acceptor: one thread accepts every connection and hands it to
+ * MHD, which gives it to a worker by its descriptor (MHD_add_connection
+ * spreads a pool's connections round the workers). Left to themselves,
+ * MHD's workers race for each connection on the shared listening socket,
+ * and on a busy machine a few of them win most: a handler that blocks
+ * (a room post waits for its group commit) then holds up every other
+ * connection of its worker, and posts from different connections stop
+ * meeting in one commit.
+ */
+static void *
+acceptor_main(void *arg)
+{
+	hd_http_server *srv = arg;
+
+	while (atomic_load(&srv->accepting)) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd = accept4(srv->listen_fd, (struct sockaddr *)&ss, &len,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (!atomic_load(&srv->accepting))
+				break;
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				hd_sleep_us(10000); /* out of descriptors: let
+						       some close */
+			else if (errno != EINTR && errno != ECONNABORTED &&
+			    errno != EAGAIN && errno != EPROTO)
+				hd_log_warn("accept: %s", strerror(errno));
+			continue;
+		}
+		/* refused or failed: MHD closed fd (and counted nothing) */
+		(void)MHD_add_connection(
+		    srv->daemon, fd, (struct sockaddr *)&ss, len);
+	}
+	return NULL;
+}
+
+/* Listen on sin for the acceptor; the port bound, or an error. */
+static int
+acceptor_listen(hd_http_server *srv, struct sockaddr_in *sin, hd_err *err)
+{
+	socklen_t len = sizeof(*sin);
+	int one = 1;
+
+	srv->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (srv->listen_fd < 0 ||
+	    setsockopt(srv->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one,
+		sizeof(one)) != 0 ||
+	    bind(srv->listen_fd, (struct sockaddr *)sin, sizeof(*sin)) != 0 ||
+	    listen(srv->listen_fd, 511) != 0 ||
+	    getsockname(srv->listen_fd, (struct sockaddr *)sin, &len) != 0)
+		return hd_err_set(err, HD_ERR,
+		    "cannot listen on %s:%d: %s (is the port taken? pick "
+		    "another with --port)",
+		    srv->bind, ntohs(sin->sin_port), strerror(errno));
+	return ntohs(sin->sin_port);
+}
+
+/* Stop accepting: the thread leaves its accept, the socket closes. */
+static void
+acceptor_stop(hd_http_server *srv)
+{
+	atomic_store(&srv->accepting, 0);
+	if (srv->listen_fd >= 0)
+		shutdown(srv->listen_fd, SHUT_RDWR); /* wakes accept4 */
+	if (srv->acceptor_started)
+		pthread_join(srv->acceptor, NULL);
+	srv->acceptor_started = 0;
+	if (srv->listen_fd >= 0)
+		close(srv->listen_fd);
+	srv->listen_fd = -1;
+}
+
 int
 hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 {
 	hd_http_server *srv;
 	struct sockaddr_in sin;
-	const union MHD_DaemonInfo *di;
 	unsigned int flags;
 	int rc;
 
 	*out = NULL;
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	srv->listen_fd = -1;
 	pthread_mutex_init(&srv->pool_lock, NULL);
 	pthread_mutex_init(&srv->attach_lock, NULL);
 	pthread_mutex_init(&srv->sse_lock, NULL);
@@ -633,15 +716,15 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	    (rc = hd_http__sse_init(srv, err)) < 0 ||
 	    (rc = hd_http__jobs_init(srv, err)) < 0)
 		goto fail;
+	if ((rc = acceptor_listen(srv, &sin, err)) < 0)
+		goto fail;
+	srv->port = rc; /* before any request can read it */
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-	    MHD_USE_ERROR_LOG | MHD_USE_TURBO;
-	srv->port = cfg->port; /* before any request can read it; port 0 is
-				  resolved below */
-	srv->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port,
+	    MHD_USE_ERROR_LOG | MHD_USE_TURBO | MHD_USE_NO_LISTEN_SOCKET;
+	srv->daemon = MHD_start_daemon(flags, 0,
 	    hd_http__guard_accept, srv, on_request, srv,
 	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 	    MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
-	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
 	    MHD_OPTION_THREAD_POOL_SIZE,
 	    (unsigned int)(cfg->threads > 0 ? cfg->threads : 8),
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
@@ -653,14 +736,15 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	    MHD_OPTION_CONNECTION_LIMIT, hd_http__guard_max(srv),
 	    MHD_OPTION_END);
 	if (srv->daemon == NULL) {
-		rc = hd_err_set(err, HD_ERR,
-		    "cannot listen on %s:%d (is the port taken? pick another "
-		    "with --port)",
-		    srv->bind, cfg->port);
+		rc = hd_err_set(err, HD_ERR, "cannot start the HTTP server");
 		goto fail;
 	}
-	di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	srv->port = di != NULL ? di->port : cfg->port;
+	atomic_store(&srv->accepting, 1);
+	if (pthread_create(&srv->acceptor, NULL, acceptor_main, srv) != 0) {
+		rc = hd_err_set(err, HD_ERR, "cannot start the acceptor thread");
+		goto fail;
+	}
+	srv->acceptor_started = 1;
 	if ((rc = conversations_start(srv, err)) < 0 ||
 	    (rc = supervisor_start(srv, err)) < 0)
 		goto fail;
@@ -678,12 +762,10 @@ hd_http_stop(hd_http_server *srv)
 		return;
 	if (srv->daemon != NULL) {
 		/* Stop accepting; let requests in flight finish (bounded). */
-		MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
 		int64_t until = hd_mono_ms() + 3000;
 		const union MHD_DaemonInfo *di;
 
-		if (lfd != MHD_INVALID_SOCKET)
-			close(lfd);
+		acceptor_stop(srv);
 		/* long requests first: they resume their connections (7) */
 		hd_http__jobs_shutdown(srv);
 		hd_http__sse_shutdown(srv);
@@ -697,6 +779,7 @@ hd_http_stop(hd_http_server *srv)
 		MHD_stop_daemon(srv->daemon);
 		hd_http__guard_stop(srv); /* every connection is closed */
 	} else {
+		acceptor_stop(srv);
 		hd_http__jobs_shutdown(srv);
 		hd_http__sse_shutdown(srv);
 	}

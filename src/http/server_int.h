@@ -58,6 +58,12 @@ struct hd_http_server {
 	/* deferred requests (async.c): guarded by jobs_lock */
 	pthread_mutex_t jobs_lock;
 	pthread_cond_t jobs_cond;
+	/* the acceptor (server.c (11)): our listening socket, the thread
+	 * that accepts on it, and whether it is still wanted */
+	int listen_fd;
+	pthread_t acceptor;
+	int acceptor_started;
+	_Atomic int accepting;
 	struct hd_http_job *jobs;
 	int jobs_stopping;
 	pthread_t watch_thread;
