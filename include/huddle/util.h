@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "err.h"
 
@@ -19,6 +20,9 @@ int64_t hd_mono_us(void);
 
 /* Sleep for us microseconds (restarts on EINTR). */
 void hd_sleep_us(int64_t us);
+
+/* ts = now (CLOCK_REALTIME, as pthread_cond_timedwait wants) + ms. */
+void hd_timespec_in(struct timespec *ts, int64_t ms);
 
 /* Format ms-since-epoch as ISO 8601 UTC with milliseconds
  * ("2026-11-22T10:29:03.123Z") into out (>= 25 bytes). */

@@ -23,6 +23,7 @@
 
 #define HD_LOG_COMPONENT "engine"
 #include <huddle/log.h>
+#include <huddle/util.h>
 
 struct hd_worker {
 	struct hd_worker *next;
@@ -33,18 +34,6 @@ struct hd_worker {
 	int dirty;           /* (2) work may be there to take */
 	int done;            /* the thread ended: join it */
 };
-
-void
-hd_timespec_in(struct timespec *ts, int64_t ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += (time_t)(ms / 1000);
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
 
 static void
 worker_free(struct hd_worker *w)

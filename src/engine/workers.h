@@ -33,9 +33,6 @@ typedef struct hd_workers {
 	struct hd_worker *list;
 } hd_workers;
 
-/* ts = now (CLOCK_REALTIME, as pthread_cond_timedwait wants) + ms. */
-void hd_timespec_in(struct timespec *ts, int64_t ms);
-
 /* Wake agent's worker, or start one: its dirty flag is set under the lock,
  * and it clears the flag before it looks for work, so no kick is lost.
  * Workers that ended are joined first. Nothing once the engine stops. */

@@ -31,6 +31,7 @@
 
 #define HD_LOG_COMPONENT "http"
 #include <huddle/log.h>
+#include <huddle/util.h>
 
 #define WATCH_MAX 256      /* sockets watched at once */
 #define WATCH_SLICE_MS 200 /* a new job waits at most this to be watched */
@@ -193,18 +194,6 @@ hd_http__job_free(struct hd_http_job *j)
 
 /* ---- the watcher (3) ---- */
 
-static void
-jobs_deadline(struct timespec *ts, int64_t ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += (time_t)(ms / 1000);
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 static void *
 watch_main(void *arg)
 {
@@ -281,7 +270,7 @@ hd_http__jobs_shutdown(hd_http_server *srv)
 		atomic_store(&j->cancel, 1);
 	}
 	pthread_cond_broadcast(&srv->jobs_cond);
-	jobs_deadline(&ts, STOP_WAIT_MS);
+	hd_timespec_in(&ts, STOP_WAIT_MS);
 	for (;;) { /* (4) */
 		busy = 0;
 		for (j = srv->jobs; j != NULL; j = j->next)

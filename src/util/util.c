@@ -39,6 +39,18 @@ hd_mono_ms(void)
 }
 
 void
+hd_timespec_in(struct timespec *ts, int64_t ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)(ms / 1000);
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+void
 hd_sleep_us(int64_t us)
 {
 	struct timespec ts, rem;
