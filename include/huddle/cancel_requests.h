@@ -14,8 +14,10 @@
  *      longer running, a room no exchange holds (HD_ECONFLICT); each in
  *      the caller's write transaction, so the check and the row commit
  *      together.
- *  (3) The exchange lookups read table room_locks (the room lock's, never
- *      written here): a request reaches only the holder it names.
+ *  (3) An exchange's request is asked and looked up through the room
+ *      lock (room_lock.h: hd_room_lock_cancel, hd_room_lock_cancelled,
+ *      hd_room_lock_cancelled_mine), which knows the holder: a request
+ *      reaches only the holder it names.
  * Callers: src/engine/cancel.c (the requests, its watch, the end of a
  * cancelled conversation) and the claim of src/engine/conversation.c
  * (which skips cancelled conversations in SQL, conversation_store.h).
@@ -39,13 +41,14 @@
 int hd_cancel_request_conversation(hd_convstore_head *head, hd_store *st,
     const char *id, const char *by, hd_err *err);
 
-/*
- * Ask for the exchange holding room (team's) to be cancelled, in a
- * write: `team "x" not found` (HD_ENOTFOUND), `no exchange is running in
- * team x's room` (HD_ECONFLICT).
- */
-int hd_cancel_request_exchange(hd_store *st, const char *team, const char *room,
-    const char *by, hd_err *err);
+/* Ask for target (a kind's, (1)) to be cancelled, by by (NULL: the user),
+ * for team: the row only, no check (the kind's own asker checks). */
+int hd_cancel_request_add(hd_store *st, const char *kind, const char *target,
+    const char *team, const char *by, hd_err *err);
+
+/* *out 1 when a request names target (a kind's). */
+int hd_cancel_request_exists(int *out, hd_store *st, const char *kind,
+    const char *target, hd_err *err);
 
 /* Who asked for conversation id to be cancelled: *by malloc'd, NULL for
  * the user or when there is no request. */
@@ -57,14 +60,5 @@ int hd_cancel_request_by(char **by, hd_store *st, const char *id, hd_err *err);
 int hd_cancel_requests_owned(char (*ids)[HD_CONVERSATION_ID_LEN + 1],
     size_t max, size_t *n, int *more, hd_store *st, const char *owner,
     hd_err *err);
-
-/* *out 1 while room is held (lock not expired at now) by an exchange a
- * request cancels. */
-int hd_cancel_request_exchange_held(
-    int *out, hd_store *st, const char *room, int64_t now, hd_err *err);
-
-/* *out 1 when a request names the lock on room held by process pid. */
-int hd_cancel_request_exchange_mine(
-    int *out, hd_store *st, const char *room, int64_t pid, hd_err *err);
 
 #endif

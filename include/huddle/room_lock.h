@@ -86,4 +86,23 @@ int hd_room_lock_release(hd_store *st, const hd_room_lock *lk, hd_err *err);
 int hd_room_lock_get(
     hd_room_lock *out, int *found, hd_store *st, const char *team, hd_err *err);
 
+/*
+ * Ask for the exchange holding room (team's) to be cancelled, in a
+ * write: a cancel request addressed to the live holder
+ * (cancel_requests.h): `team "x" not found` (HD_ENOTFOUND), `no exchange
+ * is running in team x's room` (HD_ECONFLICT).
+ */
+int hd_room_lock_cancel(hd_store *st, const char *team, const char *room,
+    const char *by, hd_err *err);
+
+/* *out 1 while room is held (lease live at now) by a holder a cancel
+ * request names. */
+int hd_room_lock_cancelled(
+    int *out, hd_store *st, const char *room, int64_t now, hd_err *err);
+
+/* *out 1 when a cancel request names the holder of room's lock that
+ * process pid holds. */
+int hd_room_lock_cancelled_mine(
+    int *out, hd_store *st, const char *room, int64_t pid, hd_err *err);
+
 #endif

@@ -10,9 +10,12 @@
  *  (2) A request is refused, in the asker's write transaction, when
  *      there is nothing running to cancel; the row and the check commit
  *      together.
- *  (3) Table room_locks (the room lock's) and conversations (record.c)
- *      are read here, never written.
- * Callers: src/engine/cancel.c (requests, the watch's lookups, who asked).
+ *  (3) Table conversations (record.c) is read here, never written. An
+ *      exchange's request is asked and looked up by the room lock
+ *      (room/lock.c), which finds the holder in its own table and calls
+ *      hd_cancel_request_add / hd_cancel_request_exists.
+ * Callers: src/engine/cancel.c (requests, the watch's lookups, who asked),
+ * src/room/lock.c (an exchange's request).
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,9 +26,8 @@
 
 #include "store_int.h"
 
-/* Ask to cancel target, a kind's (1). */
-static int
-request_add(hd_store *st, const char *kind, const char *target,
+int
+hd_cancel_request_add(hd_store *st, const char *kind, const char *target,
     const char *team, const char *by, hd_err *err)
 {
 	return hd_store_run(st, err,
@@ -47,33 +49,7 @@ hd_cancel_request_conversation(hd_convstore_head *head, hd_store *st,
 	if (strcmp(head->status, "running") != 0)
 		return hd_err_set(err, HD_ECONFLICT,
 		    "conversation %s already ended (%s)", id, head->status);
-	return request_add(st, "conversation", id, head->team, by, err);
-}
-
-int
-hd_cancel_request_exchange(hd_store *st, const char *team, const char *room,
-    const char *by, hd_err *err)
-{
-	hd_stmt *s;
-	char holder[64] = "";
-	int rc, src;
-
-	if ((rc = hd_team_exists(st, team, err)) < 0)
-		return rc;
-	if ((rc = hd_store_query(st, &s, err,
-		 "SELECT holder FROM room_locks WHERE room_id = ?1"
-		 " AND expires_at > ?2",
-		 HD_TEXT(room), HD_INT(hd_now_ms()))) < 0)
-		return rc;
-	if ((src = hd_stmt_step(s)) == HD_ROW)
-		snprintf(holder, sizeof(holder), "%s", hd_stmt_text(s, 0));
-	hd_store_reset(s);
-	if (src != HD_ROW && src != HD_DONE)
-		return hd_store_sqlerr(st, src, err);
-	if (holder[0] == '\0')
-		return hd_err_set(err, HD_ECONFLICT,
-		    "no exchange is running in team %s's room", team);
-	return request_add(st, "exchange", holder, team, by, err);
+	return hd_cancel_request_add(st, "conversation", id, head->team, by, err);
 }
 
 int
@@ -119,35 +95,17 @@ hd_cancel_requests_owned(char (*ids)[HD_CONVERSATION_ID_LEN + 1], size_t max,
 }
 
 int
-hd_cancel_request_exchange_held(
-    int *out, hd_store *st, const char *room, int64_t now, hd_err *err)
-{
-	int64_t one;
-	int rc;
-
-	if ((rc = hd_store_get_int(st, &one, err,
-		 "SELECT 1 FROM room_locks l JOIN cancel_requests r"
-		 " ON r.kind = 'exchange' AND r.target = l.holder"
-		 " WHERE l.room_id = ?1 AND l.expires_at > ?2",
-		 HD_TEXT(room), HD_INT(now))) < 0)
-		return rc;
-	*out = rc;
-	return 0;
-}
-
-int
-hd_cancel_request_exchange_mine(
-    int *out, hd_store *st, const char *room, int64_t pid, hd_err *err)
+hd_cancel_request_exists(int *out, hd_store *st, const char *kind,
+    const char *target, hd_err *err)
 {
 	int64_t one;
 	int rc;
 
 	*out = 0;
 	if ((rc = hd_store_get_int(st, &one, err,
-		 "SELECT 1 FROM room_locks l JOIN cancel_requests r"
-		 " ON r.kind = 'exchange' AND r.target = l.holder"
-		 " WHERE l.room_id = ?1 AND l.pid = ?2",
-		 HD_TEXT(room), HD_INT(pid))) < 0)
+		 "SELECT 1 FROM cancel_requests WHERE kind = ?1"
+		 " AND target = ?2",
+		 HD_TEXT(kind), HD_TEXT(target))) < 0)
 		return rc;
 	*out = rc == 1;
 	return 0;

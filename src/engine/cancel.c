@@ -37,6 +37,7 @@
 #include <huddle/activity.h>
 #include <huddle/cancel_requests.h>
 #include <huddle/events.h>
+#include <huddle/room_lock.h>
 #include <huddle/team.h>
 #include <huddle/util.h>
 
@@ -439,7 +440,7 @@ exch_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	struct exch_txn *t = payload;
 
-	return hd_cancel_request_exchange(st, t->team, t->room, t->by, err);
+	return hd_room_lock_cancel(st, t->team, t->room, t->by, err);
 }
 
 int
@@ -463,8 +464,7 @@ hd_exchange_cancel(char *room, hd_store *st, const char *team, const char *by,
 static int
 exchange_held(int *still, hd_store *st, const char *room, hd_err *err)
 {
-	return hd_cancel_request_exchange_held(
-	    still, st, room, hd_now_ms(), err);
+	return hd_room_lock_cancelled(still, st, room, hd_now_ms(), err);
 }
 
 int
@@ -639,7 +639,7 @@ exch_check(hd_cancel_watch *w, hd_store *st)
 
 	if (atomic_load(w->cancel))
 		return 0;
-	if (hd_cancel_request_exchange_mine(
+	if (hd_room_lock_cancelled_mine(
 		&mine, st, w->room, getpid(), &err) < 0) {
 		hd_log_warn("cannot look for cancels: %s", err.msg);
 		return 1;

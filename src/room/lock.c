@@ -3,8 +3,9 @@
  * across processes (SPEC 8: one exchange per room). A domain module of the
  * room: the lock is a row per room with an owner and an expiry, whoever
  * holds it. Owns table room_locks; nothing else writes it (team.c deletes
- * a team's row with the team; conversation/cancel_requests.c reads the
- * holder to address a cancel request to it).
+ * a team's row with the team). A cancel request for an exchange is
+ * addressed to the holder read here (hd_room_lock_cancel*): the rows are
+ * conversation/cancel_requests.c's.
  *  (1) A lock is a lease row (room_id, holder, pid, expires_at, and where
  *      the holder runs: host, boot_id, start, its process's start time).
  *      Taking it is one BEGIN IMMEDIATE transaction that reads the row and
@@ -33,14 +34,17 @@
  *      stalled and lost its lease cannot extend or delete its successor's.
  * Callers: the exchange engine (engine/exchange.c: take, renew from its
  * renewal thread, save the progress, release; engine/turn.c: renew before
- * each turn, record the running turn), the tests.
+ * each turn, record the running turn; engine/cancel.c: cancel requests
+ * and their watch), the tests.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <huddle/cancel_requests.h>
 #include <huddle/room_lock.h>
+#include <huddle/team.h>
 #include <huddle/util.h>
 
 #include <store/store.h>
@@ -292,4 +296,78 @@ hd_room_lock_get(
 		return rc;
 	hd_room_id(room, sizeof(room), team);
 	return lock_read(out, found, st, room, NULL, err);
+}
+
+/* ---- cancel requests addressed to the holder -------------------------- */
+
+/* The holder of room's lock that sql (?1 room, ?2 value) finds, into
+ * holder ("" when none). */
+static int
+holder_where(char *holder, size_t len, hd_store *st, const char *sql,
+    const char *room, int64_t v, hd_err *err)
+{
+	hd_stmt *s;
+	int rc, src;
+
+	holder[0] = '\0';
+	if ((rc = hd_store_query(st, &s, err, sql, HD_TEXT(room), HD_INT(v))) <
+	    0)
+		return rc;
+	if ((src = hd_stmt_step(s)) == HD_ROW)
+		snprintf(holder, len, "%s", hd_stmt_text(s, 0));
+	hd_store_reset(s);
+	if (src != HD_ROW && src != HD_DONE)
+		return hd_store_sqlerr(st, src, err);
+	return 0;
+}
+
+#define LIVE_HOLDER                                                            \
+	"SELECT holder FROM room_locks WHERE room_id = ?1 AND expires_at > ?2"
+#define PID_HOLDER "SELECT holder FROM room_locks WHERE room_id = ?1 AND pid = ?2"
+
+int
+hd_room_lock_cancel(hd_store *st, const char *team, const char *room,
+    const char *by, hd_err *err)
+{
+	char holder[64];
+	int rc;
+
+	if ((rc = hd_team_exists(st, team, err)) < 0 ||
+	    (rc = holder_where(holder, sizeof(holder), st, LIVE_HOLDER, room,
+		 hd_now_ms(), err)) < 0)
+		return rc;
+	if (holder[0] == '\0')
+		return hd_err_set(err, HD_ECONFLICT,
+		    "no exchange is running in team %s's room", team);
+	return hd_cancel_request_add(st, "exchange", holder, team, by, err);
+}
+
+/* *out: whether a request names the holder sql finds. */
+static int
+holder_cancelled(int *out, hd_store *st, const char *sql, const char *room,
+    int64_t v, hd_err *err)
+{
+	char holder[64];
+	int rc;
+
+	*out = 0;
+	if ((rc = holder_where(holder, sizeof(holder), st, sql, room, v, err)) <
+		0 ||
+	    holder[0] == '\0')
+		return rc;
+	return hd_cancel_request_exists(out, st, "exchange", holder, err);
+}
+
+int
+hd_room_lock_cancelled(
+    int *out, hd_store *st, const char *room, int64_t now, hd_err *err)
+{
+	return holder_cancelled(out, st, LIVE_HOLDER, room, now, err);
+}
+
+int
+hd_room_lock_cancelled_mine(
+    int *out, hd_store *st, const char *room, int64_t pid, hd_err *err)
+{
+	return holder_cancelled(out, st, PID_HOLDER, room, pid, err);
 }
