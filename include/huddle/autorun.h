@@ -76,9 +76,8 @@ int hd_autorun_set(hd_autorun *out, hd_store *st, const char *team,
 int hd_autorun_parse(hd_autorun_spec *spec, const json_t *v, hd_err *err);
 
 /* The ids of the teams with autorun on, by id (paused ones included).
- * Free with hd_autorun_teams_free. */
+ * Free with hd_strv_free. */
 int hd_autorun_teams(char ***out, size_t *n, hd_store *st, hd_err *err);
-void hd_autorun_teams_free(char **v, size_t n);
 
 /* {"on","paused","turns_per_hour","park_after"}. */
 json_t *hd_autorun_to_json(const hd_autorun *a);

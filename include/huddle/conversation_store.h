@@ -193,8 +193,8 @@ typedef struct hd_convstore_claim {
 	int64_t blocker_start;
 } hd_convstore_claim;
 
-/* A list of agent ids (malloc'd, each malloc'd). */
-void hd_convstore_strv_free(char **v, size_t n);
+/* Lists of agent ids below are malloc'd arrays of malloc'd strings:
+ * free them with hd_strv_free (util.h). */
 
 /* Enqueue the user's message (in a write): from NULL, its prompt its
  * body, carried by room post post_seq (0: none). */

@@ -21,6 +21,9 @@ int64_t hd_mono_us(void);
 /* Sleep for us microseconds (restarts on EINTR). */
 void hd_sleep_us(int64_t us);
 
+/* Free n malloc'd strings and the array that holds them (NULL: none). */
+void hd_strv_free(char **v, size_t n);
+
 /* ts = now (CLOCK_REALTIME, as pthread_cond_timedwait wants) + ms. */
 void hd_timespec_in(struct timespec *ts, int64_t ms);
 

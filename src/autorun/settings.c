@@ -199,16 +199,6 @@ hd_autorun_parse(hd_autorun_spec *spec, const json_t *v, hd_err *err)
 	return 0;
 }
 
-void
-hd_autorun_teams_free(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 int
 hd_autorun_teams(char ***out, size_t *n, hd_store *st, hd_err *err)
 {
@@ -228,7 +218,7 @@ hd_autorun_teams(char ***out, size_t *n, hd_store *st, hd_err *err)
 		    (grown = realloc(v, (cnt + 1) * sizeof(*v))) == NULL) {
 			free(id);
 			hd_store_reset(s);
-			hd_autorun_teams_free(v, cnt);
+			hd_strv_free(v, cnt);
 			return hd_err_set(err, HD_ENOMEM, "out of memory");
 		}
 		v = grown;
@@ -236,7 +226,7 @@ hd_autorun_teams(char ***out, size_t *n, hd_store *st, hd_err *err)
 	}
 	hd_store_reset(s);
 	if (src != HD_DONE) {
-		hd_autorun_teams_free(v, cnt);
+		hd_strv_free(v, cnt);
 		return hd_store_sqlerr(st, src, err);
 	}
 	*out = v;

@@ -31,16 +31,6 @@ hd_convstore__oom(hd_err *err)
 	return hd_err_set(err, HD_ENOMEM, "out of memory");
 }
 
-void
-hd_convstore_strv_free(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 int
 hd_convstore__rows(void **list, size_t *n, size_t size, hd_store *st,
     hd_stmt *s, int (*fill)(void *elem, hd_stmt *s), hd_err *err)

@@ -215,7 +215,7 @@ end_txn_fn(hd_store *st, void *payload, hd_err *err)
 		t->path[0] != '\0' ? t->path : NULL));
 	t->done = 1;
 done:
-	hd_convstore_strv_free(running, nrunning);
+	hd_strv_free(running, nrunning);
 	free(h.owner);
 	free(by);
 	return rc;

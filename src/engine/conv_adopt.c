@@ -216,7 +216,7 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 	int rc, requeued, changed;
 
 	t->adopted = 0;
-	hd_convstore_strv_free(t->agents, t->nagents);
+	hd_strv_free(t->agents, t->nagents);
 	t->agents = NULL;
 	t->nagents = 0;
 	if ((rc = hd_convstore_adopt(&changed, st, t->id, t->old_owner,
@@ -238,7 +238,7 @@ adopt_txn_fn(hd_store *st, void *payload, hd_err *err)
 		hd_conv__activity(
 		    st, NULL, t->agents[i], HD_CONV_ACT_ABORT, NULL);
 	requeued = (int)t->nagents;
-	hd_convstore_strv_free(t->agents, t->nagents);
+	hd_strv_free(t->agents, t->nagents);
 	t->agents = NULL;
 	t->nagents = 0;
 	if ((rc = hd_convstore_requeue_all(st, t->id, err)) < 0)
@@ -273,7 +273,7 @@ hd_conv__adopt(int *adopted, char ***agents, size_t *nagents, int64_t *pending,
 	*nagents = 0;
 	*pending = 0;
 	if ((rc = hd_conv__owner_write(st, me, adopt_txn_fn, &t, err)) < 0) {
-		hd_convstore_strv_free(t.agents, t.nagents);
+		hd_strv_free(t.agents, t.nagents);
 		return rc;
 	}
 	if (t.adopted)

@@ -165,7 +165,7 @@ adopt(hd_conversation_engine *e, hd_store *st, const char *id,
 		return rc;
 	for (i = 0; i < nagents; i++)
 		kick(e, agents[i]);
-	hd_convstore_strv_free(agents, nagents);
+	hd_strv_free(agents, nagents);
 	if (adopted && pending == 0)
 		finish(e, st, id);
 	return adopted;

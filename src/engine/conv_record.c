@@ -153,7 +153,7 @@ hd_conv__recorded_dispose(hd_conv_recorded *r)
 {
 	hd_conv__claim_dispose(&r->next);
 	free(r->body);
-	hd_convstore_strv_free(r->targets, r->ntargets);
+	hd_strv_free(r->targets, r->ntargets);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -260,7 +260,7 @@ enqueue_mentions(
 	}
 done:
 	free(prompt);
-	hd_convstore_strv_free(busy, nbusy);
+	hd_strv_free(busy, nbusy);
 	return rc;
 }
 
@@ -395,7 +395,7 @@ record_txn_fn(hd_store *st, void *payload, hd_err *err)
 	int64_t total = 0, max = 0, pending = 0, now = hd_now_ms();
 	int rc, ours;
 
-	hd_convstore_strv_free(out->targets, out->ntargets);
+	hd_strv_free(out->targets, out->ntargets);
 	out->targets = NULL;
 	out->ntargets = 0;
 	t->first_mention = 0;

@@ -132,7 +132,7 @@ int hd_conv__create(char *out, char *agent, hd_store *st,
 /*
  * Take conversation id over from old_owner (compare-and-set: nothing
  * happens when its owner changed meanwhile): its running messages go back
- * in the queue. *agents (malloc'd ids, hd_convstore_strv_free) are the agents
+ * in the queue. *agents (malloc'd ids, hd_strv_free) are the agents
  * with queued messages in it; *pending its pending count.
  */
 int hd_conv__adopt(int *adopted, char ***agents, size_t *nagents,

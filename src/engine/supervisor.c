@@ -282,7 +282,7 @@ dispatch(hd_supervisor *sv, hd_store *st, int64_t *next_at)
 		if (hd_sv__scan(&queued, st, teams[i], &err) < 0)
 			hd_log_warn(
 			    "cannot scan team %s: %s", teams[i], err.msg);
-	hd_autorun_teams_free(teams, nteams);
+	hd_strv_free(teams, nteams);
 	if (hd_wake_agents(&q, &nq, st, &err) < 0) {
 		hd_log_warn("cannot list queued wakes: %s", err.msg);
 		return 0;

@@ -68,16 +68,6 @@ sd_key(char *out, size_t outlen, const char *team)
 	snprintf(out, outlen, "shutdown:%s", team);
 }
 
-static void
-strs_free(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void
 hd_shutdown_free(hd_shutdown *s)
 {
@@ -90,8 +80,8 @@ hd_shutdown_free(hd_shutdown *s)
 	free(s->outcome);
 	free(s->refused_by);
 	free(s->refusal_reason);
-	strs_free(s->pending, s->npending);
-	strs_free(s->approved, s->napproved);
+	hd_strv_free(s->pending, s->npending);
+	hd_strv_free(s->approved, s->napproved);
 	free(s);
 }
 

@@ -39,6 +39,16 @@ hd_mono_ms(void)
 }
 
 void
+hd_strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void
 hd_timespec_in(struct timespec *ts, int64_t ms)
 {
 	clock_gettime(CLOCK_REALTIME, ts);
