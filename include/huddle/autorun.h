@@ -131,4 +131,8 @@ int hd_autorun_agent_streak(
 int hd_autorun_agent_carry(
     hd_store *st, const char *agent, const char *carry, hd_err *err);
 
+/* A team's autorun rows (its agents, turns and waiting wakes) (team removal, src/lifecycle/remove.c, in its write
+ * transaction): delete them. */
+int hd_autorun_team_purge(hd_store *st, const char *team, hd_err *err);
+
 #endif

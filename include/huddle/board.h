@@ -372,4 +372,10 @@ int hd_board_last_finished(hd_store *st, const char *team, const char *owner,
  * shutdown.h hand to it. */
 extern const hd_work hd_board_work;
 
+/* A team's tasks, their comments and dependencies (team removal, src/lifecycle/remove.c, in its write
+ * transaction): how many it keeps; delete them. */
+int hd_board_team_count(
+    int64_t *n, hd_store *st, const char *team, hd_err *err);
+int hd_board_team_purge(hd_store *st, const char *team, hd_err *err);
+
 #endif

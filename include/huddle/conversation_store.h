@@ -327,4 +327,11 @@ int hd_conversation_file_get(hd_conversation_file **out, hd_store *st,
     const char *id, int64_t file_id, hd_err *err);
 void hd_conversation_file_free(hd_conversation_file *f);
 
+/* A team's conversations (team removal, src/lifecycle/remove.c, in its
+ * write transaction): how many it keeps; delete them, with the team's
+ * cancel requests. */
+int hd_convstore_team_count(
+    int64_t *n, hd_store *st, const char *team, hd_err *err);
+int hd_convstore_team_purge(hd_store *st, const char *team, hd_err *err);
+
 #endif

@@ -163,4 +163,10 @@ void hd_message_free(hd_message *m);
 void hd_messages_dispose(hd_messages *l);
 json_t *hd_message_to_json(const hd_message *m);
 
+/* A team's messages (team removal, src/lifecycle/remove.c, in its write
+ * transaction): how many it keeps; delete them. */
+int hd_mailbox_team_count(
+    int64_t *n, hd_store *st, const char *team, hd_err *err);
+int hd_mailbox_team_purge(hd_store *st, const char *team, hd_err *err);
+
 #endif

@@ -138,4 +138,11 @@ json_t *hd_post_to_json(const hd_post *p);
 void hd_post_free(hd_post *p);
 void hd_posts_dispose(hd_posts *l);
 
+/* A team's posts, with its room's lock and the turn state the
+ * exchange keeps per room in kv ("turn:<room>:<agent>") (team removal, src/lifecycle/remove.c, in its write
+ * transaction): how many it keeps; delete them. */
+int hd_room_team_count(
+    int64_t *n, hd_store *st, const char *team, hd_err *err);
+int hd_room_team_purge(hd_store *st, const char *team, hd_err *err);
+
 #endif

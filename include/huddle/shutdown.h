@@ -155,4 +155,8 @@ json_t *hd_shutdown_to_json(const hd_shutdown *s);
 /* NULL-safe. */
 void hd_shutdown_free(hd_shutdown *s);
 
+/* A team's shutdown record (team removal, src/lifecycle/remove.c, in its write
+ * transaction): delete it. */
+int hd_shutdown_team_purge(hd_store *st, const char *team, hd_err *err);
+
 #endif

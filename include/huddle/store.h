@@ -146,6 +146,9 @@ int hd_store_restore(const char *home, const char *file, hd_err *err);
 int hd_store_kv_get(char **out, hd_store *st, const char *key, hd_err *err);
 int hd_store_kv_put(
     hd_store *st, const char *key, const char *value, hd_err *err);
+/* Delete key, or with prefix set every key that starts with it (a
+ * module's per-team or per-room keys when the team goes). */
+int hd_store_kv_delete(hd_store *st, const char *key, int prefix, hd_err *err);
 
 /*
  * Change notification (watch.c): wait, without busy polling, until another

@@ -119,12 +119,10 @@ int hd_team_list(hd_teams *out, hd_store *st, hd_err *err);
 int hd_team_update(hd_team **out, hd_store *st, const hd_team_spec *spec,
     hd_err *err);
 
-/*
- * Remove a team and its agents. A team that still has tasks, posts or
- * messages is refused (HD_EREFUSED) unless purge is set, which deletes them
- * too. The event log is kept.
- */
-int hd_team_remove(hd_store *st, const char *id, int purge, hd_err *err);
+/* Delete the team's own rows: its sessions, its settings in kv, its
+ * agents and the team itself (team removal, src/lifecycle/remove.c, in
+ * its write transaction, after every other module's rows of the team). */
+int hd_team_drop_rows(hd_store *st, const char *id, hd_err *err);
 
 /* Set err to `no member "x" in team y` (HD_EREFUSED) unless agent is in
  * team. The team must exist (else `team "y" not found`). */

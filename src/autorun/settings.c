@@ -241,3 +241,20 @@ hd_autorun_to_json(const hd_autorun *a)
 	    a->paused, "turns_per_hour", (json_int_t)a->turns_per_hour,
 	    "park_after", (json_int_t)a->park_after);
 }
+
+int
+hd_autorun_team_purge(hd_store *st, const char *team, hd_err *err)
+{
+	static const char *const sql[] = {
+	    "DELETE FROM wakes WHERE team_id = ?1",
+	    "DELETE FROM autorun_turns WHERE team_id = ?1",
+	    "DELETE FROM autorun_agents WHERE team_id = ?1",
+	};
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
+		if ((rc = hd_store_run(st, err, sql[i], HD_TEXT(team))) < 0)
+			return rc;
+	return 0;
+}

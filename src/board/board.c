@@ -421,3 +421,31 @@ hd_board_comment(hd_task_comment **out, hd_store *st, int64_t id,
 	hd_board__txn_dispose(&b);
 	return rc;
 }
+
+int
+hd_board_team_count(int64_t *n, hd_store *st, const char *team, hd_err *err)
+{
+	int rc = hd_store_get_int(st, n, err,
+	    "SELECT COUNT(*) FROM tasks WHERE team_id = ?1", HD_TEXT(team));
+
+	return rc < 0 ? rc : 0;
+}
+
+int
+hd_board_team_purge(hd_store *st, const char *team, hd_err *err)
+{
+	int rc;
+
+	if ((rc = hd_store_run(st, err,
+		 "DELETE FROM task_comments WHERE task_id IN"
+		 " (SELECT id FROM tasks WHERE team_id = ?1)",
+		 HD_TEXT(team))) < 0 ||
+	    (rc = hd_store_run(st, err,
+		 "DELETE FROM task_deps WHERE task_id IN"
+		 " (SELECT id FROM tasks WHERE team_id = ?1) OR depends_on IN"
+		 " (SELECT id FROM tasks WHERE team_id = ?1)",
+		 HD_TEXT(team))) < 0)
+		return rc;
+	return hd_store_run(
+	    st, err, "DELETE FROM tasks WHERE team_id = ?1", HD_TEXT(team));
+}

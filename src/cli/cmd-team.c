@@ -10,6 +10,7 @@
 
 #include <huddle/conversation.h>
 #include <huddle/supervisor.h>
+#include <huddle/team_remove.h>
 #include <huddle/team_state.h>
 
 #include "cli.h"

@@ -448,3 +448,25 @@ hd_convstore_foreign_list(hd_convstore_foreign **out, size_t *n, hd_store *st,
 	*n = t.n;
 	return 0;
 }
+
+int
+hd_convstore_team_count(int64_t *n, hd_store *st, const char *team, hd_err *err)
+{
+	int rc = hd_store_get_int(st, n, err,
+	    "SELECT COUNT(*) FROM conversations WHERE team_id = ?1", HD_TEXT(team));
+
+	return rc < 0 ? rc : 0;
+}
+
+int
+hd_convstore_team_purge(hd_store *st, const char *team, hd_err *err)
+{
+	int rc;
+
+	if ((rc = hd_store_run(st, err,
+		 "DELETE FROM cancel_requests WHERE team_id = ?1",
+		 HD_TEXT(team))) < 0)
+		return rc;
+	return hd_store_run(st, err,
+	    "DELETE FROM conversations WHERE team_id = ?1", HD_TEXT(team));
+}

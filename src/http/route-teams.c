@@ -17,6 +17,7 @@
 #include <huddle/runtime.h>
 #include <huddle/supervisor.h>
 #include <huddle/team.h>
+#include <huddle/team_remove.h>
 #include <huddle/util.h>
 
 #include "http.h"

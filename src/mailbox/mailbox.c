@@ -726,3 +726,19 @@ hd_message_to_json(const hd_message *m)
 	    m->delivered_at ? json_integer(m->delivered_at) : json_null());
 	return o;
 }
+
+int
+hd_mailbox_team_count(int64_t *n, hd_store *st, const char *team, hd_err *err)
+{
+	int rc = hd_store_get_int(st, n, err,
+	    "SELECT COUNT(*) FROM messages WHERE team_id = ?1", HD_TEXT(team));
+
+	return rc < 0 ? rc : 0;
+}
+
+int
+hd_mailbox_team_purge(hd_store *st, const char *team, hd_err *err)
+{
+	return hd_store_run(
+	    st, err, "DELETE FROM messages WHERE team_id = ?1", HD_TEXT(team));
+}

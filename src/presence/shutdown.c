@@ -1005,3 +1005,12 @@ hd_shutdown__wait(hd_shutdown **out, hd_store *st, const hd_work *w,
 		    left * 1000 < SD_POLL_US ? left * 1000 : SD_POLL_US);
 	}
 }
+
+int
+hd_shutdown_team_purge(hd_store *st, const char *team, hd_err *err)
+{
+	char key[SD_KEY_MAX];
+
+	sd_key(key, sizeof(key), team);
+	return hd_store_kv_delete(st, key, 0, err);
+}

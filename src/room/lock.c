@@ -2,8 +2,8 @@
  * lock.c -- the room lock (room_lock.h): one holder per room at a time,
  * across processes (SPEC 8: one exchange per room). A domain module of the
  * room: the lock is a row per room with an owner and an expiry, whoever
- * holds it. Owns table room_locks; nothing else writes it (team.c deletes
- * a team's row with the team). A cancel request for an exchange is
+ * holds it. Owns table room_locks; nothing else writes it (the team's
+ * removal deletes its room's row through hd_room_team_purge). A cancel request for an exchange is
  * addressed to the holder read here (hd_room_lock_cancel*): the rows are
  * conversation/cancel_requests.c's.
  *  (1) A lock is a lease row (room_id, holder, pid, expires_at, and where
@@ -48,6 +48,8 @@
 #include <huddle/util.h>
 
 #include <store/store.h>
+
+#include "room_int.h"
 
 /* its holder is an exchange: its lines read with the exchange's */
 #define HD_LOG_COMPONENT "exchange"
@@ -370,4 +372,11 @@ hd_room_lock_cancelled_mine(
     int *out, hd_store *st, const char *room, int64_t pid, hd_err *err)
 {
 	return holder_cancelled(out, st, PID_HOLDER, room, pid, err);
+}
+
+int
+hd_room__lock_purge(hd_store *st, const char *room, hd_err *err)
+{
+	return hd_store_run(st, err, "DELETE FROM room_locks WHERE room_id = ?1",
+	    HD_TEXT(room));
 }

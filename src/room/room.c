@@ -1,7 +1,8 @@
 /*
  * room.c -- the team room (SPEC 5): an append-only, ordered transcript of
  * posts, one room per team ("team:<team>"). Owns table team_chat; nothing
- * else writes it (team.c deletes a team's rows on an explicit purge).
+ * else writes it (hd_room_team_purge deletes a team's posts when the team
+ * is removed with them).
  *  (1) seq = MAX(seq)+1 for the room, read and inserted inside one
  *      BEGIN IMMEDIATE (hd_store_write): the first post is 1, and posters
  *      in many processes never collide and never leave gaps. UNIQUE
@@ -675,4 +676,28 @@ hd_post_to_json(const hd_post *p)
 	json_object_set_new(o, "createdAt", json_integer(p->created_at));
 	json_object_set_new(o, "seq", json_integer(p->seq));
 	return o;
+}
+
+int
+hd_room_team_count(int64_t *n, hd_store *st, const char *team, hd_err *err)
+{
+	int rc = hd_store_get_int(st, n, err,
+	    "SELECT COUNT(*) FROM team_chat WHERE team_id = ?1", HD_TEXT(team));
+
+	return rc < 0 ? rc : 0;
+}
+
+int
+hd_room_team_purge(hd_store *st, const char *team, hd_err *err)
+{
+	char room[160], turns[170];
+	int rc;
+
+	hd_room_id(room, sizeof(room), team);
+	snprintf(turns, sizeof(turns), "turn:%s:", room);
+	if ((rc = hd_store_run(st, err,
+		 "DELETE FROM team_chat WHERE team_id = ?1", HD_TEXT(team))) < 0 ||
+	    (rc = hd_room__lock_purge(st, room, err)) < 0)
+		return rc;
+	return hd_store_kv_delete(st, turns, 1, err);
 }

@@ -11,4 +11,7 @@
 int hd_room__post_one(hd_post **out, hd_store *st, const char *team,
     const char *kind, const char *author, const char *body, hd_err *err);
 
+/* Delete room's lock row, whoever holds it (lock.c; team removal). */
+int hd_room__lock_purge(hd_store *st, const char *room, hd_err *err);
+
 #endif

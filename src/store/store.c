@@ -1205,3 +1205,14 @@ hd_store_kv_put(hd_store *st, const char *key, const char *value, hd_err *err)
 	hd_store_reset(s);
 	return rc;
 }
+
+int
+hd_store_kv_delete(hd_store *st, const char *key, int prefix, hd_err *err)
+{
+	if (!prefix)
+		return hd_store_run(
+		    st, err, "DELETE FROM kv WHERE key = ?1", HD_TEXT(key));
+	return hd_store_run(st, err,
+	    "DELETE FROM kv WHERE substr(key, 1, length(?1)) = ?1",
+	    HD_TEXT(key));
+}

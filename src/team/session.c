@@ -1,9 +1,9 @@
 /*
  * session.c -- session lineage (SPEC 2 `sessions`, SPEC 8.1). Owns table
- * sessions; nothing else writes it (team.c deletes a team's rows with the
- * team). It lives in the team module because a row is a fact about one
- * agent (which native sessions its runtime went through), like the rest
- * of what this module keeps per agent.
+ * sessions; nothing else writes it (hd_team_drop_rows deletes a team's
+ * rows with the team). It lives in the team module because a row is a
+ * fact about one agent (which native sessions its runtime went through),
+ * like the rest of what this module keeps per agent.
  *  (1) A row means "this agent's runtime is now in native session X,
  *      continued from Y (or from nothing)". Continuing the same session
  *      adds nothing, so the table grows with rotations, not with turns.

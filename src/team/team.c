@@ -5,8 +5,10 @@
  *  (2) agent_count is computed on read (COUNT over agents), never stored.
  *  (3) leader_agent_id, when set, names an agent whose team_id is this
  *      team; agent.c clears it when that agent leaves.
- *  (4) Removing a team that still has board, room or mailbox rows is
- *      refused unless purge is asked for; the event log is never purged.
+ *  (4) A team's own rows (itself, its agents, its sessions, its settings
+ *      in kv) go only with hd_team_drop_rows, which the team's removal
+ *      (src/lifecycle/remove.c) calls last, once every other module has
+ *      deleted its own rows of the team in the same transaction.
  *  (5) status is written only by hd_team_set_status (the shutdown
  *      protocol's setter), which emits team_status when it changes.
  */
@@ -377,111 +379,21 @@ hd_team_update(hd_team **out, hd_store *st, const hd_team_spec *spec,
 	return team_write(out, st, spec, 1, team_update_txn, err);
 }
 
-/*
- * The rows other modules keep per team. A table appears here once its
- * migration exists; rows are only counted or purged when the table is in
- * this database. Order matters for purging: children before parents.
- */
-static const struct {
-	const char *table;
-	const char *noun; /* NULL: purged but never a reason to refuse */
-	const char *count_sql;
-	const char *purge_sql;
-} team_owned[] = {
-	{"task_comments", NULL, NULL,
-	    "DELETE FROM task_comments WHERE task_id IN"
-	    " (SELECT id FROM tasks WHERE team_id = ?1)"},
-	{"task_deps", NULL, NULL,
-	    "DELETE FROM task_deps WHERE task_id IN"
-	    " (SELECT id FROM tasks WHERE team_id = ?1) OR depends_on IN"
-	    " (SELECT id FROM tasks WHERE team_id = ?1)"},
-	{"tasks", "task", "SELECT COUNT(*) FROM tasks WHERE team_id = ?1",
-	    "DELETE FROM tasks WHERE team_id = ?1"},
-	{"team_chat", "post", "SELECT COUNT(*) FROM team_chat WHERE team_id = ?1",
-	    "DELETE FROM team_chat WHERE team_id = ?1"},
-	{"messages", "message",
-	    "SELECT COUNT(*) FROM messages WHERE team_id = ?1",
-	    "DELETE FROM messages WHERE team_id = ?1"},
-	{"conversations", "conversation",
-	    "SELECT COUNT(*) FROM conversations WHERE team_id = ?1",
-	    "DELETE FROM conversations WHERE team_id = ?1"},
-	{"sessions", NULL, NULL, "DELETE FROM sessions WHERE team_id = ?1"},
-	{"wakes", NULL, NULL, "DELETE FROM wakes WHERE team_id = ?1"},
-	{"autorun_turns", NULL, NULL,
-	    "DELETE FROM autorun_turns WHERE team_id = ?1"},
-	{"autorun_agents", NULL, NULL,
-	    "DELETE FROM autorun_agents WHERE team_id = ?1"},
-	{"room_locks", NULL, NULL,
-	    "DELETE FROM room_locks WHERE room_id = 'team:' || ?1"},
-	{"kv", NULL, NULL,
-	    "DELETE FROM kv WHERE substr(key, 1, length('turn:team:' || ?1 ||"
-	    " ':')) = 'turn:team:' || ?1 || ':'"},
-	{"kv", NULL, NULL, "DELETE FROM kv WHERE key = 'shutdown:' || ?1"},
-	{"kv", NULL, NULL, /* HD_TEAM_MAX_MESSAGES_KEY */
-	    "DELETE FROM kv WHERE key = 'team:' || ?1 || ':max_messages'"},
-};
-
-#define NOWNED (sizeof(team_owned) / sizeof(team_owned[0]))
-
-struct team_rm {
-	const char *id;
-	int purge;
-};
-
-static int
-team_rm_txn(hd_store *st, void *payload, hd_err *err)
-{
-	struct team_rm *r = payload;
-	char why[256] = "";
-	size_t i, len = 0;
-	int rc;
-
-	if ((rc = hd_team_exists(st, r->id, err)) < 0)
-		return rc;
-	for (i = 0; i < NOWNED && !r->purge; i++) {
-		int64_t n = 0;
-
-		if (team_owned[i].noun == NULL ||
-		    !hd_store_table_exists(st, team_owned[i].table))
-			continue;
-		if ((rc = hd_store_get_int(st, &n, err, team_owned[i].count_sql,
-			 HD_TEXT(r->id))) < 0)
-			return rc;
-		if (n > 0 && len < sizeof(why))
-			len += (size_t)snprintf(why + len, sizeof(why) - len,
-			    "%s%lld %s%s", len ? ", " : "", (long long)n,
-			    team_owned[i].noun, n == 1 ? "" : "s");
-	}
-	if (len > 0)
-		return hd_err_set(err, HD_EREFUSED,
-		    "team %s still has %s; pass --purge to delete them too",
-		    r->id, why);
-	for (i = 0; i < NOWNED; i++) {
-		if (!hd_store_table_exists(st, team_owned[i].table))
-			continue;
-		if ((rc = hd_store_run(st, err, team_owned[i].purge_sql,
-			 HD_TEXT(r->id))) < 0)
-			return rc;
-	}
-	if ((rc = hd_store_run(st, err, "DELETE FROM agents WHERE team_id = ?1",
-		 HD_TEXT(r->id))) < 0 ||
-	    (rc = hd_store_run(st, err, "DELETE FROM teams WHERE id = ?1",
-		 HD_TEXT(r->id))) < 0)
-		return rc;
-	hd_events_append(st, "team_removed", r->id, 0, NULL,
-	    json_pack("{s:b}", "purge", r->purge));
-	return 0;
-}
-
 int
-hd_team_remove(hd_store *st, const char *id, int purge, hd_err *err)
+hd_team_drop_rows(hd_store *st, const char *id, hd_err *err)
 {
-	struct team_rm r = {id, purge};
+	char key[160];
 	int rc;
 
-	if ((rc = hd_slug_check("team", id, err)) < 0)
+	snprintf(key, sizeof(key), HD_TEAM_MAX_MESSAGES_KEY, id);
+	if ((rc = hd_store_run(st, err, "DELETE FROM sessions WHERE team_id = ?1",
+		 HD_TEXT(id))) < 0 ||
+	    (rc = hd_store_kv_delete(st, key, 0, err)) < 0 ||
+	    (rc = hd_store_run(st, err, "DELETE FROM agents WHERE team_id = ?1",
+		 HD_TEXT(id))) < 0)
 		return rc;
-	return hd_store_write(st, team_rm_txn, &r, err);
+	return hd_store_run(
+	    st, err, "DELETE FROM teams WHERE id = ?1", HD_TEXT(id));
 }
 
 /* One probe in the common case: membership is answered by the covering

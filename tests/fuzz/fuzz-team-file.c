@@ -17,6 +17,7 @@
 
 #include <huddle/runtime.h>
 #include <huddle/events.h>
+#include <huddle/team_remove.h>
 #include <huddle/util.h>
 
 #include "fuzz.h"

@@ -8,6 +8,7 @@
 
 #include <huddle/room.h>
 #include <huddle/team.h>
+#include <huddle/team_remove.h>
 
 #include "testutil.h"
 

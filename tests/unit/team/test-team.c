@@ -9,6 +9,7 @@
 #include <huddle/events.h>
 #include <huddle/runtime.h>
 #include <huddle/team.h>
+#include <huddle/team_remove.h>
 
 #include <store/store.h>
 
