@@ -923,22 +923,6 @@ hd_store_data_version(hd_store *st, uint32_t *out)
 	return 0;
 }
 
-int
-hd_store_table_exists(hd_store *st, const char *name)
-{
-	hd_stmt *s;
-	int found;
-
-	if (hd_store_prepare(st, &s,
-		"SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
-		NULL) < 0)
-		return 0;
-	hd_stmt_bind_text(s, 1, name);
-	found = hd_stmt_step(s) == HD_ROW;
-	hd_store_reset(s);
-	return found;
-}
-
 char *
 hd_store_col_dup(hd_stmt *stmt, int col)
 {

@@ -203,9 +203,6 @@ int hd_store_step1(hd_store *st, const char *sql, hd_err *err);
  * not read) and reset it: 0, or the database's error in err. */
 int hd_store_step_done(hd_store *st, hd_stmt *s, hd_err *err);
 
-/* 1 when a table of that name exists. */
-int hd_store_table_exists(hd_store *st, const char *name);
-
 /* A malloc'd copy of a text column, or NULL for SQL NULL (and when out
  * of memory: callers that must tell the two apart check is_null). */
 char *hd_store_col_dup(hd_stmt *stmt, int col);
