@@ -5,7 +5,11 @@
   docs.py check           fail (naming page, line, difference) when a
                           generated section differs from what the binary
                           says now, or docs/rest.md names a route the
-                          server does not match, or misses one it does
+                          server does not match, or misses one it does,
+                          or docs/runtimes.md's key tables differ from the
+                          keys each runtime's check accepts, or
+                          docs/configuration.md misses an environment
+                          variable or an option of huddle serve
   docs.py run PAGE...     run every ```console block of PAGE and compare
                           what each command prints with what the page shows
 
@@ -268,6 +272,81 @@ def check_routes():
     return problems
 
 
+def check_configuration():
+    """docs/configuration.md names every environment variable huddle reads
+    or sets (a getenv("X") or a "HUDDLE_X" in src/; CODEX_HOME is
+    runtimes.md's) and every option of `huddle serve --help`."""
+    page = open(os.path.join(DOCS, "configuration.md")).read()
+    elsewhere = open(os.path.join(DOCS, "runtimes.md")).read()
+    names = {}
+    for root, _, files in os.walk(os.path.join(SRC, "src")):
+        for f in sorted(files):
+            if not f.endswith((".c", ".h")):
+                continue
+            path = os.path.join(root, f)
+            text = open(path).read()
+            for m in re.finditer(r'getenv\("([A-Z_]+)"\)|"(HUDDLE_[A-Z_]+)"', text):
+                names.setdefault(m.group(1) or m.group(2), os.path.relpath(path, SRC))
+    problems = ["docs/configuration.md: no word of %s (%s reads or sets it)" % (n, where)
+                for n, where in sorted(names.items())
+                if "`%s`" % n not in page and "`%s`" % n not in elsewhere]
+    for opt in re.findall(r"^\s+(?:-\w, )?(--[a-z-]+)", huddle("serve", "--help"), re.M):
+        if opt not in ("--home", "--json", "--help") and "`%s" % opt not in page:
+            problems.append("docs/configuration.md: huddle serve takes %s; the page does not say" % opt)
+    return problems
+
+
+RUNTIME_SOURCES = {"scripted": "scripted.c", "exec": "exec.c",
+                   "claude-code": "claude.c", "codex": "codex.c"}
+
+
+def source_keys(runtime):
+    """The runtime_config keys its check accepts: the keys[] of src/runtime/<file>."""
+    text = open(os.path.join(SRC, "src", "runtime", RUNTIME_SOURCES[runtime])).read()
+    m = re.search(r"\bkeys\[\]\s*=\s*\{([^}]*)\}", text)
+    return re.findall(r'"([^"]+)"', m.group(1)) if m else []
+
+
+def check_runtimes():
+    """Every runtime has a section `## `NAME`` in docs/runtimes.md whose first
+    table lists exactly the keys its check accepts."""
+    lines = open(os.path.join(DOCS, "runtimes.md")).read().split("\n")
+    sections, cur = {}, None
+    for n, l in enumerate(lines, 1):
+        m = re.match(r"## `([a-z-]+)`$", l)
+        if m:
+            cur = m.group(1)
+            sections[cur] = (n, [])
+        elif l.startswith("## "):
+            cur = None
+        elif cur:
+            k = re.match(r"\| `([a-z_]+)` \|", l)
+            if k:
+                sections[cur][1].append(k.group(1))
+    problems = []
+    for rt in dump()["runtimes"]:
+        if rt not in sections:
+            problems.append("docs/runtimes.md: runtime %s has no section `## `%s``" % (rt, rt))
+            continue
+        if rt not in RUNTIME_SOURCES:
+            problems.append("tests/e2e/docs.py: which file checks runtime %s's config?" % rt)
+            continue
+        line, documented = sections[rt]
+        want = source_keys(rt)
+        if not want:
+            problems.append("src/runtime/%s: no keys[] found" % RUNTIME_SOURCES[rt])
+        for k in want:
+            if k not in documented:
+                problems.append("docs/runtimes.md:%d: runtime %s takes runtime_config.%s; the page does not say" % (line, rt, k))
+        for k in documented:
+            if k not in want:
+                problems.append("docs/runtimes.md:%d: runtime %s has no runtime_config.%s" % (line, rt, k))
+    for rt in sections:
+        if rt not in dump()["runtimes"]:
+            problems.append("docs/runtimes.md:%d: no runtime %s in this build" % (sections[rt][0], rt))
+    return problems
+
+
 # ---- running the console blocks -------------------------------------------
 
 ISO = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?Z?")
@@ -457,7 +536,7 @@ def main():
     if len(sys.argv) >= 2 and sys.argv[1] in ("write", "check"):
         problems = generate(sys.argv[1] == "write")
         if sys.argv[1] == "check":
-            problems += check_routes()
+            problems += check_routes() + check_runtimes() + check_configuration()
         for p in problems:
             print(p, file=sys.stderr)
         return 1 if problems else 0

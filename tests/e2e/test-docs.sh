@@ -9,21 +9,26 @@
 #      configuration.md and runtimes.md runs, each page in a fresh home
 #      with its own `huddle serve`, and prints what the page shows; a
 #      difference names the page, the line and what differs;
-#  (3) the checks can fail: a route heading taken out, a shown output
-#      changed, each is reported with its page and line.
+#  (1') docs/runtimes.md lists every runtime with exactly the
+#      runtime_config keys its check accepts, and docs/configuration.md
+#      every environment variable huddle reads or sets and every option of
+#      `huddle serve`;
+#  (3) the checks can fail: a route heading taken out or made up, a
+#      runtime key or a variable left out, a shown output changed; each is
+#      reported with its page (and line where there is one).
 . "$(dirname "$0")/lib.sh"
 : "${HUDDLE_DOCS_DUMP:?set HUDDLE_DOCS_DUMP to build/tests/hd_docs_dump}"
 export HUDDLE_DOCS_DUMP
 docs_py=$HUDDLE_SRC/tests/e2e/docs.py
 huddle_on_path
 export PATH
-unset HUDDLE_TOKEN
+unset HUDDLE_TOKEN HUDDLE_LOG   # the examples show what a default environment prints
 
 # (1)
 OUT=$(python3 "$docs_py" check 2>&1)
 RC=$?
 ERR=
-expect_rc 0 "the generated sections and the route list match the binary"
+expect_rc 0 "the generated sections, the routes, the runtimes' keys and the variables match the binary"
 
 # (2)
 for page in cli mcp rest configuration runtimes; do
@@ -47,6 +52,15 @@ expect_rc 1 "a route missing from the page fails the check"
 expect_contains "$OUT" "route GET /api/runtimes exists but has no heading" "naming the route missing"
 expect_contains "$OUT" "rest.md:$(wc -l <"$T_TMP/docs/rest.md"): route GET /api/nowhere is documented but the server has no such route" \
 	"and the route that does not exist, with its line"
+sed -i '/^| `delay_ms` |/d' "$T_TMP/docs/runtimes.md"
+sed -i 's/^| `HUDDLE_NO_WAL_BATCH` |/| `HUDDLE_NO_WAL_BATCHES` |/' "$T_TMP/docs/configuration.md"
+OUT=$(HUDDLE_DOCS_DIR=$T_TMP/docs python3 "$docs_py" check 2>&1)
+RC=$?
+expect_rc 1 "a runtime key or an environment variable missing from its page fails the check"
+expect_contains "$OUT" "runtime scripted takes runtime_config.delay_ms; the page does not say" \
+	"naming the runtime and the key"
+expect_contains "$OUT" "docs/configuration.md: no word of HUDDLE_NO_WAL_BATCH (src/store/vfs.c reads or sets it)" \
+	"naming the variable and who reads it"
 cat >"$T_TMP/docs/wrong.md" <<'PAGE'
 # a page whose example is wrong
 

@@ -4,14 +4,18 @@
  * (src/ops/ops.h: every entry's names on each surface, its REST method,
  * path and status, its arguments with types, limits and spellings) and
  * every route the HTTP server matches (the table's and the hand-written
- * ones, hd_http_route_tables). Caller: tests/e2e/docs.py, which generates
+ * ones, hd_http_route_tables), and the runtimes an agent can name
+ * (hd_runtime_adapters). Caller: tests/e2e/docs.py, which generates
  * docs/rest.md's argument tables from it and fails the docs test when a
- * route exists that docs/rest.md does not mention, or the other way round.
+ * route exists that docs/rest.md does not mention, or the other way round,
+ * and when a runtime has no section in docs/runtimes.md.
  * It reads only static tables: no store, no server.
  */
 #include <stdio.h>
 
 #include <jansson.h>
+
+#include <huddle/runtime.h>
 
 #include "http/http.h"
 #include "ops/ops.h"
@@ -113,14 +117,19 @@ main(void)
 {
 	const hd_op *const *o;
 	const hd_route *const *t;
+	const hd_runtime_adapter *const *rt;
 	json_t *out = json_object(), *ops = json_array(), *routes = json_array();
+	json_t *runtimes = json_array();
 
 	for (o = hd_ops_all(); *o != NULL; o++)
 		json_array_append_new(ops, op_json(*o));
 	add_routes(routes, hd_http_routes_ops(), 1);
 	for (t = hd_http_route_tables(); *t != NULL; t++)
 		add_routes(routes, *t, 0);
+	for (rt = hd_runtime_adapters(); *rt != NULL; rt++)
+		json_array_append_new(runtimes, json_string((*rt)->name));
 	json_object_set_new(out, "ops", ops);
+	json_object_set_new(out, "runtimes", runtimes);
 	json_object_set_new(out, "routes", routes);
 	if (json_dumpf(out, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER) < 0)
 		return 1;
