@@ -192,21 +192,30 @@ def gen_rest_ops():
             op["status"], WHO[op["who"]]), ""]
         rows = []
         where = "query" if op["method"] == "GET" else "body"
-        for a in op["args"] + op["rest_common"]:
+        keys = set()
+        for a in op["args"]:
             if a["rest"] == "":
                 continue
             if a["rest"].startswith(":"):
                 key, place = a["rest"][1:], "path"
             else:
                 key, place = a["rest"], where
+            keys.add(key)
+            meaning = a["desc"] or a["cli_help"] or (
+                "the %s's id" % key if place == "path" else "")
             rows.append("| `%s` | %s | %s | %s | %s | %s |" % (
                 key, place, a["type"], "yes" if a["required"] else "no",
-                cell(arg_limits(a)), cell(a["desc"] or a["cli_help"] or "")))
+                cell(arg_limits(a)), cell(meaning)))
         if op["one_of"]:
             out += ["Exactly one of `%s` and `%s`." % tuple(op["one_of"]), ""]
         if rows:
             out += ["| field | in | type | required | limits | meaning |",
                     "|---|---|---|---|---|---|"] + rows + [""]
+        shared = ["`%s` (%s)" % (a["rest"], a["type"]) for a in op["rest_common"]
+                  if a["rest"] and a["rest"] not in keys]
+        if shared:
+            out += ["Also accepted: the fields every task action shares (`as` or `agent` names who acts; see above): %s." %
+                    ", ".join(shared), ""]
     return out
 
 
