@@ -227,6 +227,9 @@ extern const hd_route hd_routes_web[];
 
 extern const hd_route hd_routes_exchange[];
 extern const hd_route hd_routes_conversation[];
+/* The hand-written tables above, NULL terminated, in the order routing
+ * tries them (route.c); tests/tools/docs-dump.c lists them for the docs. */
+const hd_route *const *hd_http_route_tables(void);
 
 /* The operation table's routes (route.c; NULL-method terminated) and
  * their one handler (route-ops.c), which finds its entry again with

@@ -17,6 +17,9 @@
  *  (4) Every operation of the table (src/ops/ops.h) with a REST method
  *      is a route like the hand-written ones, its handler route-ops.c's;
  *      hd_http_route_op finds its entry again from the request.
+ *  (5) hd_http_route_tables hands out the hand-written tables, so the
+ *      route list in docs/rest.md is checked against what routing really
+ *      matches (tests/tools/docs-dump.c, tests/e2e/test-docs.sh).
  */
 #include <ctype.h>
 #include <pthread.h>
@@ -118,6 +121,12 @@ static const hd_route *const route_tables[] = {
 	hd_routes_mcp, hd_routes_teams, hd_routes_chat, hd_routes_mail,
 	hd_routes_exchange, hd_routes_conversation, hd_routes_web, NULL,
 };
+
+const hd_route *const *
+hd_http_route_tables(void)
+{
+	return route_tables;
+}
 
 /* The table's operations as routes (4), made once. */
 #define OPS_ROUTES_MAX 128

@@ -127,6 +127,21 @@ EOF
 	expect_rc 0 "up $1"
 }
 
+# free_port: a port free on 127.0.0.1 now.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# huddle_on_path: a directory holding `huddle` (the binary under test), put
+# first on PATH, as `make install` would: documented commands run as
+# written. Sets bin.
+huddle_on_path() {
+	bin=$T_TMP/bin
+	mkdir -p "$bin"
+	ln -sf "$HUDDLE" "$bin/huddle"
+	PATH="$bin:$PATH"
+}
+
 # finish: print the summary line and exit non-zero on any failure.
 finish() {
 	echo "$T_NAME: $T_PASSES passed, $T_FAILS failed"

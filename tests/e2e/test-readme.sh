@@ -12,7 +12,7 @@
 
 readme=$HUDDLE_SRC/README.md
 home=$T_TMP/readme-home
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 block=$(python3 - "$readme" "$home" "$port" <<'EOF'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -30,13 +30,11 @@ print("\n".join(lines))
 EOF
 )
 [ -n "$block" ] && pass || { fail "no block to run"; finish; exit 1; }
-bin=$T_TMP/bin
-mkdir -p "$bin"
-ln -s "$HUDDLE" "$bin/huddle"
+huddle_on_path
 server_pid() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$home/serve.json" 2>/dev/null; }
 trap 'p=$(server_pid); [ -n "$p" ] && kill "$p" 2>/dev/null; rm -rf "$T_TMP"' EXIT
 
-(cd "$HUDDLE_SRC" && unset HUDDLE_HOME HUDDLE_TOKEN && PATH="$bin:$PATH" timeout 600 bash -e -c "$block") \
+(cd "$HUDDLE_SRC" && unset HUDDLE_HOME HUDDLE_TOKEN && timeout 600 bash -e -c "$block") \
 	>"$T_TMP/out" 2>"$T_TMP/err"
 RC=$?
 OUT=$(cat "$T_TMP/out")
