@@ -6,9 +6,16 @@
 #   make test   install the tests' packages too (cmocka, Chromium and
 #               Node.js for the browser tests, ...), then every test, twice:
 #               a normal build and an ASan+UBSan build
-#   make install  what make run builds, copied to $(PREFIX)/bin/huddle
-#               (default PREFIX=~/.local; PREFIX=/usr/local as root);
-#               make build-run builds it without installing or serving
+#   make install  what make run builds, installed under $(PREFIX)
+#               (default PREFIX=~/.local; PREFIX=/usr/local as root;
+#               DESTDIR=dir stages it there): bin/huddle, its man page
+#               and completions, the example teams and the systemd user
+#               unit (cmake/install.cmake); a build directory already
+#               configured ($(BUILD), e.g. by make build) is installed as
+#               it is; make build-run builds it without installing
+#   make uninstall  removes what the last make install installed
+#   make package  $(BUILD)/huddle_<version>_<arch>.deb (CPack), for
+#               apt-get install ./build/huddle_*.deb
 # Also: make (build), make bench, make build-release (the benchmarks'
 # build, without running them), make fuzz, make clean.
 BUILD      ?= build
@@ -22,8 +29,9 @@ E2E_DIR    := tests/e2e
 NPM_STAMP  := $(BUILD)/.e2e-npm-ci.stamp
 FUZZ_SECONDS ?= 30
 PREFIX     ?= $(HOME)/.local
+DESTDIR    ?=
 
-.PHONY: all deps deps-test deps-fuzz build build-asan build-tsan build-release build-run run install test test-tsan test-unit bench fuzz clean format
+.PHONY: all deps deps-test deps-fuzz build build-asan build-tsan build-release build-run run install uninstall package test test-tsan test-unit bench fuzz clean format
 
 all: build
 
@@ -76,12 +84,29 @@ run: build-run
 	@scripts/run.sh $(BUILD) $(RUN_HOME) $(PORT)
 
 # huddle on PATH: $(PREFIX)/bin/huddle, saying so when that directory is
-# not on PATH yet.
-install: build-run
-	@cmake --install $(BUILD) --prefix $(PREFIX) >/dev/null
-	@echo "installed $(PREFIX)/bin/huddle"
-	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; \
+# not on PATH yet. A configured $(BUILD) is built and installed as it is
+# configured (no packages, no reconfiguring: the tests install from their
+# own build directory); else build-run configures one.
+HD_CONFIGURED := $(wildcard $(BUILD)/CMakeCache.txt)
+install: $(if $(HD_CONFIGURED),,build-run)
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory >/dev/null
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix $(PREFIX) >/dev/null
+	@sed 's|^|$(DESTDIR)|' $(BUILD)/install_manifest.txt >$(BUILD)/installed-files.txt
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/huddle"
+	@[ -n "$(DESTDIR)" ] || case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; \
 	*) echo "$(PREFIX)/bin is not on your PATH: export PATH=\"$(PREFIX)/bin:\$$PATH\"" ;; esac
+
+# What make install installed, as it kept the list (DESTDIR included):
+# not install_manifest.txt, which make package rewrites with its own.
+uninstall:
+	@cmake -DMANIFEST=$(BUILD)/installed-files.txt -P cmake/uninstall.cmake
+
+# The .deb: its Depends come from dpkg-shlibdeps (dpkg-dev, a test
+# package of scripts/deps.sh).
+package: $(if $(HD_CONFIGURED),,build-run)
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory >/dev/null
+	@cd $(BUILD) && cpack -G DEB >/dev/null
+	@ls $(BUILD)/huddle_*.deb
 
 test: deps-test
 	@scripts/checksrc.sh

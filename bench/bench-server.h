@@ -23,8 +23,10 @@
 static pid_t bench_server_pid;
 
 /* Start `BIN --home HOME serve --port 0` and return the port it prints
- * (0 when it printed none): its stderr goes to /dev/null unless
- * BENCH_SERVER_LOG is set. */
+ * (0 when it printed none): its stderr goes to /dev/null, and its info
+ * lines (one per request and per engine event, the event log's thread
+ * reading every commit) are off, HUDDLE_LOG=warn, unless BENCH_SERVER_LOG
+ * is set: the benchmarks measure serving, not logging. */
 static inline int
 bench_start_server(const char *bin, const char *home)
 {
@@ -39,7 +41,8 @@ bench_start_server(const char *bin, const char *home)
 		dup2(out[1], 1);
 		close(out[0]);
 		if (getenv("BENCH_SERVER_LOG") == NULL &&
-		    freopen("/dev/null", "w", stderr) == NULL)
+		    (freopen("/dev/null", "w", stderr) == NULL ||
+			setenv("HUDDLE_LOG", "warn", 1) != 0))
 			_exit(127);
 		execl(bin, bin, "--home", home, "serve", "--port", "0",
 		    (char *)NULL);

@@ -4,10 +4,18 @@
  *
  * Line format: `2026-11-22T10:00:00.123Z 31337 <component> <L>: message`.
  * Messages pass through a filter that turns control characters into spaces,
- * so logged data can never forge a line.
+ * so logged data can never forge a line. No line carries colour (no ANSI
+ * escapes, TTY or not): a journal or a file gets them as they are.
+ *
+ * In the JSON format (hd_log_set_format, HUDDLE_LOG_FORMAT=json) each line
+ * is one object instead, written by Jansson:
+ * `{"ts":"...","pid":31337,"component":"http","level":"info","msg":"..."}`
+ * followed by the fields a hd_log_with caller gave.
  */
 #ifndef HUDDLE_LOG_H
 #define HUDDLE_LOG_H
+
+#include <jansson.h>
 
 #include "err.h"
 
@@ -23,9 +31,28 @@ typedef enum {
  * The default is HD_LOG_INFO, or HUDDLE_LOG=debug|info|warn|error|off. */
 void hd_log_set_level(hd_log_level level);
 int hd_log_enabled(hd_log_level level);
+/* "debug", "info", "warn", "error" or "off" as a level: 0, or -1 when s
+ * is none of them. */
+int hd_log_level_parse(const char *s, hd_log_level *out);
+
+typedef enum {
+	HD_LOG_TEXT = 0, /* the line format above (the default) */
+	HD_LOG_JSON = 1, /* one JSON object per line */
+} hd_log_format;
+
+/* Set by main() once, before threads start, like the level. The default
+ * is HD_LOG_TEXT, or HUDDLE_LOG_FORMAT=text|json. */
+void hd_log_set_format(hd_log_format format);
+/* 1 when lines are JSON: a caller with fields builds them only then. */
+int hd_log_json(void);
 
 void hd_log_write(hd_log_level level, const char *component, const char *fmt,
     ...) HD_PRINTFLIKE(3, 4);
+/* hd_log_write with fields (an object, stolen; NULL for none): in JSON
+ * they are members of the line's object after msg, in text only the
+ * message is written (put what matters in it). */
+void hd_log_with(hd_log_level level, const char *component, json_t *fields,
+    const char *fmt, ...) HD_PRINTFLIKE(4, 5);
 
 #define hd_log_debug(...)                                                     \
 	do {                                                                  \

@@ -12,10 +12,18 @@
  * --max-followers, --header-timeout) are range-checked here; how they
  * fit together and with the open-file limit is checked by the server
  * (src/http/guard.c), which logs the effective values.
+ *
+ * Logging (stderr, for a terminal or the journal): one line per request
+ * (server.c (6)) and per engine event (eventlog.c) at level info, set by
+ * --log-level (default HUDDLE_LOG, else info) or --quiet (warn: neither
+ * line), as text or, with --log-format json, one JSON object a line
+ * (default HUDDLE_LOG_FORMAT, else text). Set here, before any thread.
  */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <huddle/log.h>
 
 #include <http/http.h>
 #include "cli.h"
@@ -49,6 +57,36 @@ public_url_arg(hd_cli *c, const char *url, char *out, size_t outlen)
 	return 0;
 }
 
+/* --log-level, --quiet and --log-format, applied (see the top). */
+static int
+log_args(hd_cli *c)
+{
+	const char *level = hd_cli_opt_str(c, "log-level");
+	const char *format = hd_cli_opt_str(c, "log-format");
+	hd_log_level lv;
+
+	if (level != NULL && hd_cli_flag(c, "quiet"))
+		return hd_cli_usage(c, "--quiet and --log-level do not go "
+				       "together: --quiet is --log-level warn");
+	if (level != NULL) {
+		if (hd_log_level_parse(level, &lv) < 0)
+			return hd_cli_usage(c,
+			    "--log-level must be debug, info, warn, error or "
+			    "off, not \"%.64s\"",
+			    level);
+		hd_log_set_level(lv);
+	} else if (hd_cli_flag(c, "quiet"))
+		hd_log_set_level(HD_LOG_WARN);
+	if (format == NULL)
+		return 0;
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+		return hd_cli_usage(c,
+		    "--log-format must be text or json, not \"%.64s\"", format);
+	hd_log_set_format(strcmp(format, "json") == 0 ? HD_LOG_JSON
+						      : HD_LOG_TEXT);
+	return 0;
+}
+
 static int
 cmd_serve(hd_cli *c)
 {
@@ -62,6 +100,8 @@ cmd_serve(hd_cli *c)
 	char *home;
 	int sig, rc;
 
+	if ((rc = log_args(c)) != 0)
+		return rc;
 	cfg.bind = hd_cli_opt_str(c, "bind");
 	cfg.token = hd_cli_opt_str(c, "token");
 	if (cfg.token == NULL)
@@ -120,9 +160,9 @@ cmd_serve(hd_cli *c)
 	pres.port = hd_http_port(srv);
 	pres.token = cfg.token != NULL;
 	if (hd_http_presence_write(home, &pres, &c->err) < 0)
-		fprintf(stderr, "huddle: %s\n", c->err.msg);
+		hd_log_write(HD_LOG_WARN, "serve", "%s", c->err.msg);
 	sigwait(&set, &sig);
-	fprintf(stderr, "huddle: %s received; shutting down\n",
+	hd_log_write(HD_LOG_INFO, "serve", "%s received; shutting down",
 	    sig == SIGINT ? "SIGINT" : "SIGTERM");
 	hd_http_presence_remove(home);
 	hd_http_stop(srv);
@@ -160,6 +200,16 @@ static const hd_cli_opt serve_opts[] = {
     {"header-timeout", 0, "S",
 	"seconds a request has to arrive whole, headers and body, however "
 	"slowly its bytes trickle in (default 10)",
+	0},
+    {"log-level", 0, "LEVEL",
+	"debug, info (a line per request and per engine event), warn, "
+	"error or off (default $HUDDLE_LOG, else info)",
+	0},
+    {"quiet", 'q', NULL, "log warnings and errors only: --log-level warn",
+	0},
+    {"log-format", 0, "FORMAT",
+	"text, or json for one JSON object a line (default "
+	"$HUDDLE_LOG_FORMAT, else text)",
 	0},
     {NULL, 0, NULL, NULL, 0},
 };

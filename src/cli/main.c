@@ -607,7 +607,12 @@ main(int argc, char **argv)
 			print_main_help(stdout);
 			return HD_EXIT_OK;
 		} else if (strcmp(argv[i], "--version") == 0) {
-			printf("huddle %s\n", hd_version());
+			if (c.json)
+				printf("{\"version\":\"%s\",\"commit\":\"%s\"}\n",
+				    hd_version(), hd_version_commit());
+			else
+				printf("huddle %s (%s)\n", hd_version(),
+				    hd_version_commit());
 			return HD_EXIT_OK;
 		} else
 			return unknown_global(&c, argv[i]);

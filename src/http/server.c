@@ -21,8 +21,13 @@
  *  (5) A present Origin or Host must name this server (loopback names, or
  *      the bind address): a web page elsewhere cannot drive a local
  *      server by DNS rebinding or cross-site requests.
- *  (6) One access-log line per request on stderr, written when MHD reports
- *      the request complete.
+ *  (6) One access-log line per request on stderr (level info), written
+ *      when MHD reports the request complete: peer, method, path, status,
+ *      bytes, duration. The path is MHD's, without its query, so a
+ *      ?token= or a signed attach URL's sig never reaches the log. In
+ *      JSON (--log-format json) the same as fields; built only when the
+ *      line is written, and written with one write(2), no lock (log.c).
+ *      The engine's events get their lines from eventlog.c.
  *  (7) A handler may finish its request later (async.c): with
  *      hd_http_defer the connection is suspended while a thread of its own
  *      does the work, and the response is queued when MHD calls us again
@@ -471,6 +476,25 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	return dispatch(srv, conn, ctx, method, url);
 }
 
+/* The access-log line of a finished request (6). */
+static void
+log_request(const struct req_ctx *ctx, int aborted)
+{
+	double ms = (double)(hd_mono_us() - ctx->start_us) / 1000.0;
+
+	if (hd_log_json())
+		hd_log_with(HD_LOG_INFO, HD_LOG_COMPONENT,
+		    json_pack("{s:s, s:s, s:s, s:i, s:I, s:f, s:b}", "peer",
+			ctx->peer, "method", ctx->method, "path", ctx->path,
+			"status", ctx->status, "bytes", (json_int_t)ctx->bytes,
+			"duration_ms", ms, "aborted", aborted),
+		    "%s %.120s %d", ctx->method, ctx->path, ctx->status);
+	else
+		hd_log_info("%s \"%s %.120s\" %d %zuB %.1fms%s", ctx->peer,
+		    ctx->method, ctx->path, ctx->status, ctx->bytes, ms,
+		    aborted ? " (aborted)" : "");
+}
+
 static void
 on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum MHD_RequestTerminationCode toe)
@@ -481,10 +505,8 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	hd_http__guard_done(conn); /* (10) the next request's clock */
 	if (ctx == NULL)
 		return;
-	hd_log_info("%s \"%s %.120s\" %d %zuB %.1fms%s", ctx->peer, ctx->method,
-	    ctx->path, ctx->status, ctx->bytes,
-	    (double)(hd_mono_us() - ctx->start_us) / 1000.0,
-	    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+	if (hd_log_enabled(HD_LOG_INFO))
+		log_request(ctx, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	hd_http__job_free(ctx->job);
 	hd_buf_dispose(&ctx->body);
 	free(ctx);
@@ -745,7 +767,8 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 		goto fail;
 	}
 	srv->acceptor_started = 1;
-	if ((rc = conversations_start(srv, err)) < 0 ||
+	if ((rc = hd_http__evlog_start(srv, err)) < 0 ||
+	    (rc = conversations_start(srv, err)) < 0 ||
 	    (rc = supervisor_start(srv, err)) < 0)
 		goto fail;
 	*out = srv;
@@ -789,6 +812,7 @@ hd_http_stop(hd_http_server *srv)
 	srv->sv = NULL;
 	hd_conversation_engine_stop(srv->conv);
 	srv->conv = NULL;
+	hd_http__evlog_stop(srv); /* after the engines' last events */
 	hd_http__guard_stop(srv); /* NULL-safe: when MHD never started */
 	hd_http__sse_free(srv);
 	while (srv->npool > 0)

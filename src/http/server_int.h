@@ -1,6 +1,6 @@
 /*
  * server_int.h -- the server's private state, shared by server.c,
- * sse.c, async.c and guard.c only.
+ * sse.c, async.c, guard.c and eventlog.c only.
  */
 #ifndef HD_SERVER_INT_H
 #define HD_SERVER_INT_H
@@ -68,6 +68,10 @@ struct hd_http_server {
 	int jobs_stopping;
 	pthread_t watch_thread;
 	int watch_started;
+	/* the engine event log (eventlog.c) */
+	pthread_t evlog_thread;
+	int evlog_started;
+	_Atomic int evlog_stopping;
 };
 
 /* The store pool (server.c): a connection for one thread at a time. */
@@ -88,6 +92,11 @@ hd_http_req *hd_http__job_req(struct hd_http_job *j);
 void hd_http__job_free(struct hd_http_job *j);
 /* Drop a deferral that never became a job. */
 void hd_http__deferral_free(struct hd_http_deferral *d);
+
+/* The engine event log (eventlog.c): started only when info lines are
+ * written; stop is NULL-safe and joins the thread. */
+int hd_http__evlog_start(hd_http_server *srv, hd_err *err);
+void hd_http__evlog_stop(hd_http_server *srv);
 
 int hd_http__sse_init(hd_http_server *srv, hd_err *err);
 void hd_http__sse_shutdown(hd_http_server *srv);

@@ -386,7 +386,7 @@ store_migrate(hd_store *st, hd_err *err)
 		    "%s has schema version %d but this huddle (%s) knows only "
 		    "up "
 		    "to %d; upgrade huddle",
-		    st->path, have, HD_VERSION, hd_store_nmigrations);
+		    st->path, have, hd_version(), hd_store_nmigrations);
 	if (have < hd_store_nmigrations && st->readonly)
 		return hd_err_set(err, HD_EREFUSED,
 		    "database is read-only: %s: it has schema version %d and "

@@ -21,9 +21,16 @@ for c in $cmds; do
 		expect_contains "$OUT" "usage: huddle $c $s" "help of $c $s"
 	done
 done
+# the version from its one source (project VERSION in CMakeLists.txt) and
+# the commit built: the checkout's, or "unknown" outside git
+version=$(sed -n 's/^project(huddle VERSION \([0-9.]*\) .*/\1/p' "$HUDDLE_SRC/CMakeLists.txt")
+commit=$(git -C "$HUDDLE_SRC" describe --always --dirty --abbrev=7 2>/dev/null || echo unknown)
 run --version
 expect_rc 0 "--version"
-expect_contains "$OUT" "huddle " "--version prints the version"
+expect_eq "$OUT" "huddle $version ($commit)" "--version prints the version and the commit"
+run --json --version
+expect_rc 0 "--json --version"
+expect_eq "$OUT" "{\"version\":\"$version\",\"commit\":\"$commit\"}" "--json --version"
 
 # Usage errors: exit 2 with a hint.
 run frobnicate

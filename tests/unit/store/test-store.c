@@ -89,7 +89,7 @@ test_store__newer_schema_is_refused(void **state)
 	snprintf(want, sizeof(want),
 	    "%s has schema version 999 but this huddle (%s) knows only up to "
 	    "%d; upgrade huddle",
-	    dbpath, HD_VERSION, hd_store_schema_version());
+	    dbpath, hd_version(), hd_store_schema_version());
 	assert_hd_err(hd_store_open(&st, fx->home, &err), HD_EREFUSED, want,
 	    &err);
 	assert_null(st);
