@@ -16,7 +16,8 @@
 //   - at 390x844 and 1280x800, empty and full: the page never scrolls
 //     sideways (document.documentElement.scrollWidth <= innerWidth), every
 //     panel lies inside the viewport's width, the board scrolls its columns
-//     inside itself;
+//     inside itself; a full desktop page does not scroll at all (its
+//     columns do);
 //   - the keyboard: skip link to the board, Tab order, a visible focus
 //     ring, Enter opens a card, Tab stays in the drawer and in a modal
 //     dialog, Escape closes them and gives focus back.
@@ -282,6 +283,9 @@ test('the big team loads with every count right and a page of cards per column',
       await fitsWidth(page, 'the board scrolled to Failed at phone', ['#col-failed', '#board']);
       await shot(page, 'many-phone-board-scrolled');
     } else {
+      // a desktop page does not scroll at all: its columns do
+      const tall = await page.evaluate(() => [document.documentElement.scrollHeight, innerHeight]);
+      assert.ok(tall[0] <= tall[1], `the desktop page scrolls: scrollHeight ${tall[0]} > innerHeight ${tall[1]}`);
       // Show more draws 50 more, the count stays the column's, and focus
       // goes to the first new card
       await page.locator('#col-pending .col-more').click();
