@@ -25,11 +25,26 @@
 //  (5) Nothing on screen says "null" or "undefined": an absent field is
 //      left out (a team without a description shows none), and what is
 //      missing is said in words ("waiting for coder").
+//  (6) Many tasks, many posts: a board column draws BOARD_PAGE cards and a
+//      "Show more" button (its count is always the whole column); the room
+//      opens on its last ROOM_FIRST posts, a note at its top says how many
+//      came before and loads them ROOM_FIRST at a time, and appending
+//      keeps at most ROOM_KEEP posts in the DOM; the events log shows
+//      EVENTS_SHOW rows. Nothing the page draws at once grows with the
+//      team's history.
+//  (7) Empty is said in words: no team (what to do first: New team, or
+//      `huddle up` / `huddle team create`), a team without agents or
+//      without tasks (how to add them), each once its list has loaded.
+//  (8) Keyboard: while a modal dialog is open, or focus is in the task
+//      drawer, Tab and Shift+Tab cycle inside it (trapFocus); the dialog
+//      or drawer gives focus back to what opened it when it closes.
 'use strict';
 
 (() => {
   const ROOM_PAGE = 500; // the API's maximum page
   const ROOM_KEEP = 1000; // posts kept in the DOM
+  const ROOM_FIRST = 100; // posts a room opens on, and loads per "Show more" above them
+  const BOARD_PAGE = 50; // cards drawn per column at first, and per "Show more"
   const EVENTS_KEEP = 1000; // events kept in memory
   const EVENTS_SHOW = 300; // rows shown at once
   const STATUSES = ['pending', 'claimed', 'in_progress', 'completed', 'failed', 'cancelled'];
@@ -183,6 +198,9 @@
     live: new Map(), // agent -> its turn's last tool calls
     lastError: new Map(), // agent -> its last post, when it was an [error: ...]
     tasks: [],
+    agentsLoaded: false, // the empty states wait for their list (7)
+    boardLoaded: false,
+    colShown: new Map(), // status -> cards drawn in that column (6)
     roomSeq: 0,
     lastPost: null, // {author, at} of the last post shown, for grouping
     lastEventId: 0,
@@ -303,6 +321,9 @@
     state.live.clear();
     state.lastError.clear();
     state.tasks = [];
+    state.agentsLoaded = false;
+    state.boardLoaded = false;
+    state.colShown.clear();
     state.roomSeq = 0;
     state.lastPost = null;
     state.lastEventId = 0;
@@ -314,6 +335,8 @@
     $('#conversations').replaceChildren();
     $('#exchange-turn-list').replaceChildren();
     $('#exchange-result').replaceChildren();
+    $('#agents-empty').hidden = true;
+    $('#board-empty').hidden = true;
     for (const m of ['#ask-msg', '#exchange-msg', '#task-msg', '#post-msg']) say(m, '');
     renderEvents();
     renderTeams();
@@ -339,17 +362,13 @@
       if (gen !== state.gen) return;
     }
     // A long room starts near its end: the newest post's seq comes from
-    // the last team_chat_post event, and the page shows the last ROOM_PAGE.
+    // the last team_chat_post event, and the page shows the last
+    // ROOM_FIRST; the note above them loads earlier ones (6).
     try {
       const r = await api('GET', `/api/events?team=${enc(id)}&kind=team_chat_post&limit=1`);
       if (gen !== state.gen) return;
       const head = r.events.length && r.events[0].data ? Number(r.events[0].data.seq) : 0;
-      if (head > ROOM_PAGE) {
-        state.roomSeq = head - ROOM_PAGE;
-        $('#room-log').append(h('li', {class: 'post earlier'},
-          `${state.roomSeq} earlier posts are not shown; `, h('code', null, `huddle chat read ${id}`),
-          ' has them all.'));
-      }
+      if (head > ROOM_FIRST) state.roomSeq = head - ROOM_FIRST;
     } catch (e) {
       if (gen !== state.gen) return;
     }
@@ -482,6 +501,7 @@
     if (gen !== state.gen) return;
     // The leader first, then by id: a stable order that never reshuffles.
     state.agents = r.agents.sort((a, b) => (b.leader - a.leader) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    state.agentsLoaded = true;
     renderAgents();
   }, 100);
 
@@ -566,6 +586,13 @@
     });
     $('#agents').replaceChildren(...items);
     $('#agents-count').textContent = state.agents.length ? String(state.agents.length) : '';
+    const empty = $('#agents-empty');
+    empty.hidden = !state.agentsLoaded || state.agents.length > 0;
+    if (!empty.hidden) {
+      empty.replaceChildren('No agents yet. ', h('strong', null, 'Add agent'),
+        ' gives this team its first one (the scripted runtime needs no model), or on the command line: ',
+        h('code', null, `huddle agent add ${state.team} coder --runtime scripted`), '.');
+    }
   }
 
   // An agent in error says why: the reason its failed turn recorded
@@ -590,6 +617,7 @@
     const r = await api('GET', `/api/teams/${enc(state.team)}/tasks`);
     if (gen !== state.gen) return;
     state.tasks = r.tasks;
+    state.boardLoaded = true;
     renderBoard();
     renderAgents();
     if (state.eventsStale) { // sentences that lacked a task's subject
@@ -636,6 +664,23 @@
     return out;
   }
 
+  // (6) A column draws its first colShown cards (BOARD_PAGE at first);
+  // its button draws BOARD_PAGE more and moves focus to the first of them.
+  function moreButton(col, s) {
+    let btn = col.querySelector('.col-more');
+    if (!btn) {
+      btn = h('button', {type: 'button', class: 'btn col-more', 'data-status': s, onclick: () => {
+        const from = state.colShown.get(s) || BOARD_PAGE;
+        state.colShown.set(s, from + BOARD_PAGE);
+        renderBoard();
+        const next = col.querySelectorAll('.cards > .card')[from];
+        if (next) next.focus();
+      }});
+      col.querySelector('.cards').after(btn);
+    }
+    return btn;
+  }
+
   function renderBoard() {
     const by = new Map(STATUSES.map((s) => [s, []]));
     for (const t of state.tasks) (by.get(t.status) || by.get('pending')).push(t);
@@ -644,11 +689,26 @@
         ? (b.updated_at - a.updated_at) || (b.id - a.id)
         : (b.priority - a.priority) || (a.id - b.id));
       const col = document.getElementById('col-' + s);
+      const shown = state.colShown.get(s) || BOARD_PAGE;
       col.querySelector('.count').textContent = String(list.length);
-      col.querySelector('.cards').replaceChildren(...underParents(list).map(taskCard));
+      col.querySelector('.cards').replaceChildren(...underParents(list).slice(0, shown).map(taskCard));
       col.classList.toggle('is-empty', list.length === 0);
+      const rest = list.length - shown;
+      const more = moreButton(col, s);
+      more.hidden = rest <= 0;
+      if (rest > 0) {
+        more.textContent = `Show ${Math.min(rest, BOARD_PAGE)} more (${rest} not shown)`;
+      }
     }
     $('#col-cancelled').hidden = by.get('cancelled').length === 0;
+    const empty = $('#board-empty');
+    empty.hidden = !state.boardLoaded || state.tasks.length > 0;
+    if (!empty.hidden) {
+      empty.replaceChildren('No tasks yet. Type one in ', h('em', null, 'New task…'),
+        ' above and press Enter, or on the command line: ',
+        h('code', null, `huddle task create ${state.team} "Write the docs"`),
+        '. Agents claim pending tasks; a card opens to assign one by hand.');
+    }
     document.dispatchEvent(new CustomEvent('huddle:board'));
   }
 
@@ -721,13 +781,73 @@
       return;
     }
     log.append(frag);
-    while (log.childElementCount > ROOM_KEEP) log.firstElementChild.remove();
+    // (6) the oldest posts go; the note at the top counts them
+    const note = log.querySelector('.post.earlier');
+    for (let over = log.childElementCount - (note ? 1 : 0) - ROOM_KEEP; over > 0; over--) {
+      (note ? note.nextElementSibling : log.firstElementChild).remove();
+    }
+    earlierNote();
     $('#room-empty').hidden = true;
     if (stick) {
       log.scrollTop = log.scrollHeight;
       $('#room-jump').hidden = true;
     } else {
       $('#room-jump').hidden = false;
+    }
+  }
+
+  // (6) "N earlier posts are not shown. Show 100 more, or huddle chat read
+  // TEAM for all." at the top of the room, while its first post is not the
+  // room's first (seqs count a room's posts from 1).
+  function earlierNote() {
+    const log = $('#room-log');
+    const first = log.querySelector('.post[data-seq]');
+    const before = first ? Number(first.dataset.seq) - 1 : 0;
+    let note = log.querySelector('.post.earlier');
+    if (!(before > 0)) {
+      if (note) note.remove();
+      return;
+    }
+    if (!note) {
+      note = h('li', {class: 'post earlier'});
+      log.prepend(note);
+    }
+    note.replaceChildren(`${before} earlier post${before === 1 ? ' is' : 's are'} not shown. `,
+      h('button', {type: 'button', class: 'linkish room-earlier', onclick: loadEarlier},
+        `Show ${Math.min(before, ROOM_FIRST)} more`),
+      ', or ', h('code', null, `huddle chat read ${state.team}`), ' for all.');
+  }
+
+  // The ROOM_FIRST posts before the first one shown, put above it; the
+  // view stays on what it showed. They are history: the grouping and the
+  // agents' last errors are the newest posts', kept as they were.
+  async function loadEarlier(e) {
+    const btn = e.currentTarget;
+    const log = $('#room-log');
+    const first = log.querySelector('.post[data-seq]');
+    if (!first) return;
+    const end = Number(first.dataset.seq) - 1;
+    const since = Math.max(0, end - ROOM_FIRST);
+    const gen = state.gen;
+    btn.disabled = true;
+    try {
+      const r = await api('GET',
+        `/api/team-chat?teamId=${enc(state.team)}&sinceSeq=${since}&limit=${end - since}`);
+      if (gen !== state.gen || !first.isConnected) return;
+      const keep = [state.lastPost, new Map(state.lastError)];
+      state.lastPost = null;
+      const frag = document.createDocumentFragment();
+      for (const p of r.posts) if (p.seq <= end) frag.append(postEl(p));
+      [state.lastPost, state.lastError] = keep;
+      const height = log.scrollHeight;
+      first.before(frag);
+      log.scrollTop += log.scrollHeight - height;
+      earlierNote();
+      const note = log.querySelector('.room-earlier');
+      if (note) note.focus();
+    } catch (err) {
+      btn.disabled = false;
+      say('#post-msg', err.message, 'error');
     }
   }
 
@@ -1101,9 +1221,36 @@
     }
   }
 
+  // ---- keyboard ------------------------------------------------------------
+
+  // (8) Tab and Shift+Tab cycle inside an open modal dialog, or inside the
+  // task drawer ([data-focus-trap]) while focus is in it; Escape closes
+  // either (the dialog natively, the drawer in board.js).
+  const TABBABLE = 'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])';
+  function trapFocus(e) {
+    if (e.key !== 'Tab' || e.defaultPrevented) return;
+    const active = document.activeElement;
+    const box = document.querySelector('dialog[open]') ||
+      (active && active.closest ? active.closest('[data-focus-trap]:not([hidden])') : null);
+    if (!box) return;
+    const items = [...box.querySelectorAll(TABBABLE)].filter((el) => !el.disabled &&
+      el.tabIndex >= 0 && el.getClientRects().length > 0);
+    if (!items.length) return;
+    const first = items[0];
+    const last = items[items.length - 1];
+    let to = null;
+    if (!box.contains(active)) to = first;
+    else if (e.shiftKey && (active === first || !items.includes(active))) to = last;
+    else if (!e.shiftKey && active === last) to = first;
+    if (!to) return;
+    e.preventDefault();
+    to.focus();
+  }
+
   // ---- boot ----------------------------------------------------------------
 
   function bind() {
+    document.addEventListener('keydown', trapFocus);
     $('#task-form').addEventListener('submit', createTask);
     $('#post-form').addEventListener('submit', postToRoom);
     $('#ask-form').addEventListener('submit', askTeam);

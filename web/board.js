@@ -23,7 +23,10 @@
 //      is being typed; answers that come back out of order are dropped.
 //  (4) Keyboard and touch: every card is focusable, Enter or Space (or a
 //      tap) opens the drawer, whose buttons do what the drags do; on a
-//      narrow screen the drawer takes the whole width.
+//      narrow screen the drawer takes the whole width. Focus goes to the
+//      drawer's title, Tab cycles inside it (data-focus-trap, app.js),
+//      Escape closes it and focus returns to the card (or, when the card
+//      is not drawn, to what opened the drawer).
 //  (5) Data never reaches markup: every node comes from h() (createElement
 //      and text nodes).
 'use strict';
@@ -266,7 +269,7 @@
       msg: h('p', {id: 'drawer-msg', class: 'form-msg', role: 'alert'}),
     };
     dr.el = h('aside', {id: 'task-drawer', class: 'drawer', role: 'dialog',
-      'aria-labelledby': 'drawer-title', hidden: true},
+      'aria-labelledby': 'drawer-title', 'data-focus-trap': true, hidden: true},
     h('header', {class: 'drawer-head'}, dr.title,
       h('button', {type: 'button', class: 'btn drawer-close', 'aria-label': 'Close the task',
         onclick: closeDrawer}, '×')),
@@ -309,6 +312,7 @@
   function closeDrawer() {
     if (!dr || drawer.id === null) return;
     const id = drawer.id;
+    const opener = drawer.opener;
     drawer.id = null;
     drawer.task = null;
     dr.el.hidden = true;
@@ -317,6 +321,7 @@
     // back to the card it was opened from (drawn again since, maybe)
     const card = document.querySelector(`.card[data-task-id="${id}"]`);
     if (card) card.focus();
+    else if (opener && opener.isConnected) opener.focus();
   }
 
   // The task and its history, read again; only the newest answer counts.

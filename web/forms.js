@@ -14,6 +14,9 @@
 //      runtime adapter names the field it refuses.
 //  (4) Writes act as the user; no request names an actor. Nodes come from
 //      h() only (createElement and text).
+//  (5) The modal dialogs keep focus inside (app.js's trap, the browser's
+//      inert page), close with Escape, and the browser gives focus back
+//      to the button that opened them.
 'use strict';
 
 (() => {
@@ -147,11 +150,15 @@
     return agentDlg;
   }
 
-  document.getElementById('new-team').addEventListener('click', () => {
+  // New team: in the top bar, and in the first steps a page without a
+  // team shows (app.js (7)).
+  const newTeam = () => {
     const dlg = teamDialog();
     hd.say('#team-dialog-msg', '');
     dlg.showModal();
-  });
+  };
+  document.getElementById('new-team').addEventListener('click', newTeam);
+  document.getElementById('no-teams-new').addEventListener('click', newTeam);
   document.getElementById('add-agent').addEventListener('click', () => {
     if (!state.team) return;
     const dlg = agentDialog();
