@@ -63,7 +63,10 @@ browser_serve() {
 
 browser_run() {
 	local name=$1 file=$2 shots
-	shots=$(cd "$(dirname "$HUDDLE")" && pwd)/e2e-screenshots${name#dashboard}
+	# one folder per test under <build dir>/e2e-screenshots/: dashboard,
+	# board, layout, ...
+	shots=${name#dashboard-}
+	shots=$(cd "$(dirname "$HUDDLE")" && pwd)/e2e-screenshots/$shots
 	rm -rf "$shots"
 	mkdir -p "$shots"
 	export HUDDLE HUDDLE_SRC HUDDLE_HOME CHROMIUM="$chromium"

@@ -5,7 +5,7 @@
 # runner driving Debian's chromium through playwright-core), then stops the
 # server and checks its log. The page itself creates the team and its
 # agents. Screenshots of each step go to
-# <build dir>/e2e-screenshots-board/.
+# <build dir>/e2e-screenshots/board/.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-browser.sh"
 browser_require dashboard-board

@@ -6,7 +6,7 @@
 # makes its teams itself (REST, and `huddle up` for the 20 agents). It
 # prints how long the big team took to show and the page's longest task
 # (reported, never asserted). Screenshots (empty and full, at both widths)
-# go to <build dir>/e2e-screenshots-layout/.
+# go to <build dir>/e2e-screenshots/layout/.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-browser.sh"
 browser_require dashboard-layout

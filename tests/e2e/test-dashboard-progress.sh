@@ -4,7 +4,7 @@
 # `huddle serve` on a free port with a team whose leader is a slow exec
 # agent (tests/e2e/agents/slow-agent.sh), runs
 # dashboard-progress.test.mjs at both widths, then stops the server and
-# checks its log. Screenshots go to <build dir>/e2e-screenshots-progress/.
+# checks its log. Screenshots go to <build dir>/e2e-screenshots/progress/.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-browser.sh"
 browser_require dashboard-progress

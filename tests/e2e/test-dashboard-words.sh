@@ -9,7 +9,7 @@
 # quiet: one agent that takes ten minutes to answer, so a conversation
 # stays waiting for it), runs dashboard-words.test.mjs at 1440x900 and at
 # 390x844, then stops the server. Screenshots go to
-# <build dir>/e2e-screenshots-words/.
+# <build dir>/e2e-screenshots/words/.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-browser.sh"
 browser_require dashboard-words

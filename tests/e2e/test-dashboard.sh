@@ -6,7 +6,7 @@
 # kills the server with SIGKILL and restarts it on the same port; it
 # records the live server's pid in $T_TMP/server.pid so the one stopped
 # here is always the current one. Screenshots of each step go to
-# <build dir>/e2e-screenshots/.
+# <build dir>/e2e-screenshots/dashboard/.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-browser.sh"
 browser_require dashboard
