@@ -17,7 +17,8 @@
 #     reads and writes, events); a foreign Host: 403;
 #   - plain HTTP to the TLS port fails and the server serves on;
 #   - an exchange (a request answered later, async.c) over TLS, whose
-#     turn, run by the server itself, gets no https attach URL;
+#     turn, run by the server itself, gets no https attach URL; nor does
+#     one `huddle exchange` runs next to a TLS server without a token;
 #   - the MCP SDK client (NODE_EXTRA_CA_CERTS = the test CA) connects over
 #     https with the token as a header and posts as the attached agent
 #     (tls.test.mjs), and is refused without the token or with a wrong one;
@@ -251,6 +252,22 @@ kill "$serve_pid"
 wait "$serve_pid"
 RC=$?
 expect_rc 0 "the TLS server stops cleanly"
+
+# ---- the CLI's engines next to a TLS server without a token: their turns
+# attach over stdio too (serve.json says tls), not to the https port
+"$HUDDLE" serve --port 0 --tls-cert "$pki/srv.pem" --tls-key "$pki/srv.key" \
+	>"$T_TMP/serve3.out" 2>"$T_TMP/serve3.err" &
+serve3=$!
+wait_for 60 grep -q "huddle is running at https://127.0.0.1:" "$T_TMP/serve3.out" ||
+	fail "the tokenless TLS server did not start: $(cat "$T_TMP/serve3.err")"
+: >"$T_TMP/env.log"
+run exchange ops --stimulus "report your MCP" --max-turns 1
+expect_rc 0 "huddle exchange next to a TLS server"
+expect_eq "$(cat "$T_TMP/env.log")" "url=none" "the CLI's turn got no https attach URL"
+kill "$serve3"
+wait "$serve3"
+RC=$?
+expect_rc 0 "the tokenless TLS server stops cleanly"
 
 # ---- attach without a server: --public-url ---------------------------------
 run attach dev coder --public-url "https://huddle.test:7443/" --json
