@@ -10,6 +10,7 @@
 #                           for the HTTP benchmark, the e2e scripts' curl,
 #                           python3 and sqlite3, Node.js/npm and Chromium,
 #                           dpkg-dev (make package: dpkg-shlibdeps)
+#                           openssl (test-tls.sh makes its CA with it)
 #   scripts/deps.sh fuzz    also clang and its libFuzzer runtime (make fuzz)
 #
 # The sanitizer build of `make test` uses the compiler's own runtimes
@@ -21,7 +22,7 @@ run=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
 case "${1:-run}" in
 run) pkgs=("${run[@]}") ;;
 test) pkgs=("${run[@]}" libcmocka-dev libcurl4-openssl-dev curl python3
-	    sqlite3 nodejs npm chromium dpkg-dev) ;;
+	    sqlite3 nodejs npm chromium dpkg-dev openssl) ;;
 fuzz) pkgs=("${run[@]}" clang libclang-rt-14-dev) ;;
 *)
 	echo "usage: scripts/deps.sh [run|test|fuzz]" >&2

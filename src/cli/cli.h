@@ -114,6 +114,11 @@ void hd_cli_warn(const char *fmt, ...) HD_PRINTFLIKE(1, 2);
 /* Print a JSON value on stdout, indented, and steal it. */
 void hd_cli_json(json_t *v);
 
+/* --public-url (cmd-serve.c; serve and attach take it): an http(s) base
+ * with a host, no query or fragment, its trailing slash dropped. 0 with
+ * out filled ("" for a NULL url), else a usage error. */
+int hd_cli_public_url(hd_cli *c, const char *url, char *out, size_t outlen);
+
 /* Aligned text tables for human output. */
 typedef struct hd_table hd_table;
 hd_table *hd_table_new(int ncols, ...); /* the column headings */

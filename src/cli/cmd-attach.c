@@ -5,11 +5,13 @@
  * --team T --agent A` command. Older spellings stay: `attach AGENT` and
  * `attach TEAM --as AGENT`.
  *
- *  (1) Where: explicit --host/--port win; else the running server's record
- *      (HUDDLE_HOME/serve.json, presence.c: its --public-url, else its
- *      host and port); else the defaults (127.0.0.1:7340). One stderr line
- *      says which (not under --json, where "server" in the output does,
- *      nor with --stdio, which needs no server).
+ *  (1) Where: an explicit --public-url wins, then --host/--port; else the
+ *      running server's record (HUDDLE_HOME/serve.json, presence.c: its
+ *      --public-url, else its host and port); else the defaults
+ *      (127.0.0.1:7340). The scheme is https when the running server
+ *      speaks it (--host/--port keep it too), or as --public-url says.
+ *      One stderr line says which (not under --json, where "server" in
+ *      the output does, nor with --stdio, which needs no server).
  *  (2) The MCP server is named huddle-<agent>, so one project can hold
  *      several identities (the runtime adapters, claude.c and codex.c,
  *      keep their own name `huddle` in the configs they write per turn).
@@ -95,10 +97,16 @@ resolve_server(
 	const char *host = hd_cli_opt_str(c, "host");
 	int64_t port = 0;
 	hd_http_presence p;
+	char pub[sizeof(p.public_url)];
 	int running, rc, v6;
 
-	if ((rc = hd_cli_opt_int(c, "port", 1, 65535, &port)) != 0)
+	if ((rc = hd_cli_opt_int(c, "port", 1, 65535, &port)) != 0 ||
+	    (rc = hd_cli_public_url(c, hd_cli_opt_str(c, "public-url"), pub,
+		 sizeof(pub))) != 0)
 		return rc;
+	if (pub[0] != '\0' && (host != NULL || port != 0))
+		return hd_cli_usage(c,
+		    "give --public-url or --host/--port, not both");
 	if (host != NULL &&
 	    (host[0] == '\0' || strlen(host) > 200 ||
 		strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
@@ -109,13 +117,17 @@ resolve_server(
 	running = hd_http_presence_read(x->home, &p);
 	if (running)
 		x->pid = p.pid;
-	if (host != NULL || port != 0) {
+	if (pub[0] != '\0') {
+		snprintf(x->base, sizeof(x->base), "%s", pub);
+		x->source = "options";
+	} else if (host != NULL || port != 0) {
 		if (host == NULL)
 			host = running ? p.host : "127.0.0.1";
 		/* an IPv6 address goes in brackets */
 		v6 = strchr(host, ':') != NULL;
-		snprintf(x->base, sizeof(x->base), "http://%s%s%s:%d",
-		    v6 ? "[" : "", host, v6 ? "]" : "",
+		snprintf(x->base, sizeof(x->base), "%s://%s%s%s:%d",
+		    running && p.tls ? "https" : "http", v6 ? "[" : "", host,
+		    v6 ? "]" : "",
 		    port != 0 ? (int)port
 		    : running ? p.port
 			      : HD_HTTP_DEFAULT_PORT);
@@ -124,8 +136,8 @@ resolve_server(
 		if (p.public_url[0] != '\0')
 			snprintf(x->base, sizeof(x->base), "%s", p.public_url);
 		else
-			snprintf(x->base, sizeof(x->base), "http://%s:%d",
-			    p.host, p.port);
+			snprintf(x->base, sizeof(x->base), "%s://%s:%d",
+			    p.tls ? "https" : "http", p.host, p.port);
 		x->source = "running";
 	} else {
 		snprintf(x->base, sizeof(x->base), "http://127.0.0.1:%d",
@@ -147,8 +159,8 @@ resolve_server(
 		    x->base, p.pid,
 		    p.public_url[0] != '\0' ? ", its --public-url" : "");
 	else if (strcmp(x->source, "options") == 0)
-		fprintf(stderr, "huddle: using %s, as given (--host/--port)%s\n",
-		    x->base,
+		fprintf(stderr, "huddle: using %s, as given (%s)%s\n", x->base,
+		    pub[0] != '\0' ? "--public-url" : "--host/--port",
 		    running ? "" : "; no server is running for this home");
 	else
 		fprintf(stderr,
@@ -392,6 +404,11 @@ static const hd_cli_opt attach_opts[] = {
 	{"host", 0, "HOST",
 	    "the server's host (default: the running server's, else "
 	    "127.0.0.1)",
+	    0},
+	{"public-url", 0, "URL",
+	    "the base URL the agent reaches the server at, like "
+	    "https://huddle.example.com:7340 (default: the running server's "
+	    "--public-url)",
 	    0},
 	{"token-env", 0, "VAR",
 	    "the variable holding the server's bearer token (default "

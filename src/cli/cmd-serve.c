@@ -5,8 +5,14 @@
  * sigwait(), so shutdown runs in one place: stop accepting, let requests
  * in flight finish, end the event streams with a final event, exit 0.
  * Once listening it records where in HUDDLE_HOME/serve.json (presence.c:
- * host, bind address, port, --public-url, whether a token is required),
- * removed again at a clean exit; `huddle attach`, ask and exchange read it.
+ * host, bind address, port, --public-url, whether a token is required,
+ * whether it speaks HTTPS), removed again at a clean exit; `huddle
+ * attach`, ask and exchange read it.
+ *
+ * HTTPS: --tls-cert and --tls-key, both or neither (the server reads and
+ * checks the files, src/http/tls.c). Bound beyond loopback without them,
+ * it says once on stderr what travels in clear (the bearer token, the
+ * signed attach URLs), and still serves.
  *
  * The connection limits (--max-connections, --max-per-address,
  * --max-followers, --header-timeout) are range-checked here; how they
@@ -30,9 +36,9 @@
 
 /* --public-url: an http(s) base with a host, no query or fragment; a
  * trailing slash is dropped so `<base>/mcp` is the MCP endpoint. 0 when
- * good (out filled), else a usage error. */
-static int
-public_url_arg(hd_cli *c, const char *url, char *out, size_t outlen)
+ * good (out filled), else a usage error. Also attach's (cli.h). */
+int
+hd_cli_public_url(hd_cli *c, const char *url, char *out, size_t outlen)
 {
 	size_t n;
 	const char *rest;
@@ -116,9 +122,15 @@ cmd_serve(hd_cli *c)
 		 &followers)) != 0 ||
 	    (rc = hd_cli_opt_int(c, "header-timeout", 1, 3600, &header_s)) != 0)
 		return rc;
-	if ((rc = public_url_arg(c, hd_cli_opt_str(c, "public-url"),
+	if ((rc = hd_cli_public_url(c, hd_cli_opt_str(c, "public-url"),
 		 pres.public_url, sizeof(pres.public_url))) != 0)
 		return rc;
+	cfg.public_url = pres.public_url[0] != '\0' ? pres.public_url : NULL;
+	cfg.tls_cert = hd_cli_opt_str(c, "tls-cert");
+	cfg.tls_key = hd_cli_opt_str(c, "tls-key");
+	if ((cfg.tls_cert == NULL) != (cfg.tls_key == NULL))
+		return hd_cli_usage(c,
+		    "HTTPS needs both --tls-cert FILE and --tls-key FILE");
 	cfg.port = (int)port;
 	cfg.threads = (int)threads;
 	cfg.max_connections = (unsigned int)max_conns;
@@ -147,9 +159,18 @@ cmd_serve(hd_cli *c)
 		free(home);
 		return hd_cli_fail(c);
 	}
-	printf("huddle is running at http://%s:%d\n",
+	printf("huddle is running at %s://%s:%d\n",
+	    hd_http_tls(srv) ? "https" : "http",
 	    cfg.bind != NULL ? cfg.bind : "127.0.0.1", hd_http_port(srv));
 	fflush(stdout);
+	if (!hd_http_tls(srv) && cfg.bind != NULL &&
+	    !hd_http_is_loopback(cfg.bind))
+		hd_cli_warn("serving %s beyond loopback over plain HTTP: the "
+			    "bearer token and the signed attach URLs travel in "
+			    "clear, so anyone on the network path can read "
+			    "them and act as your agents. Serve HTTPS with "
+			    "--tls-cert and --tls-key (or behind a TLS proxy)",
+		    cfg.bind);
 	/* where the CLI's engines and `huddle attach` find it (presence.c) */
 	snprintf(pres.bind, sizeof(pres.bind), "%s",
 	    cfg.bind != NULL ? cfg.bind : "127.0.0.1");
@@ -159,6 +180,7 @@ cmd_serve(hd_cli *c)
 		: pres.bind);
 	pres.port = hd_http_port(srv);
 	pres.token = cfg.token != NULL;
+	pres.tls = hd_http_tls(srv);
 	if (hd_http_presence_write(home, &pres, &c->err) < 0)
 		hd_log_write(HD_LOG_WARN, "serve", "%s", c->err.msg);
 	sigwait(&set, &sig);
@@ -178,8 +200,14 @@ static const hd_cli_opt serve_opts[] = {
 	"needed beyond loopback)",
 	0},
     {"public-url", 0, "URL",
-	"the base URL clients reach this server at (behind a proxy or "
-	"tunnel); huddle attach prints URLs under it",
+	"the base URL clients reach this server at (its TLS host name, or "
+	"a proxy or tunnel); huddle attach prints URLs under it",
+	0},
+    {"tls-cert", 0, "FILE",
+	"serve HTTPS with this PEM certificate (chain, leaf first); needs "
+	"--tls-key",
+	0},
+    {"tls-key", 0, "FILE", "the certificate's PEM private key, unencrypted",
 	0},
     {"threads", 0, "N",
 	"HTTP worker threads (default 8; a room post waits on its thread "
@@ -223,5 +251,9 @@ const hd_cli_cmd hd_cli_cmd_serve = {
     .fn = cmd_serve,
     .details = "Stops cleanly on SIGINT or SIGTERM. Attach an agent with "
 	       "'huddle attach TEAM AGENT', which reads where this server "
-	       "listens from HUDDLE_HOME/serve.json.",
+	       "listens from HUDDLE_HOME/serve.json.\nFor agents on other "
+	       "machines: --bind 0.0.0.0 --token ... --tls-cert F --tls-key F "
+	       "--public-url https://NAME:PORT (NAME as the certificate "
+	       "names it);\nbound beyond loopback without TLS, the token "
+	       "and the signed URLs travel in clear, and serve warns so.",
 };

@@ -40,6 +40,13 @@ typedef struct hd_http_config {
 	unsigned int max_per_address; /* default 256 */
 	unsigned int max_followers;   /* default max_connections / 2 */
 	unsigned int header_timeout;  /* seconds; default 10 */
+	/* HTTPS (tls.c): PEM files of the certificate (chain) and its key,
+	 * both or neither; NULL serves plain HTTP */
+	const char *tls_cert;
+	const char *tls_key;
+	/* --public-url (no trailing /), or NULL: a Host header may name its
+	 * host as well as the loopback names and the bind address */
+	const char *public_url;
 } hd_http_config;
 
 typedef int (*hd_route_fn)(hd_http_req *r);
@@ -56,6 +63,17 @@ int hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err);
 /* The port actually bound (useful with port 0). */
 int hd_http_port(const hd_http_server *srv);
 
+/* 1 when the server speaks HTTPS (--tls-cert). */
+int hd_http_tls(const hd_http_server *srv);
+
+/* The port the server's own engines attach their agents' turns to over
+ * plain HTTP on loopback, or 0 under TLS, where turns attach over stdio
+ * (`huddle mcp`) instead: a local child need not trust the certificate. */
+int hd_http_local_mcp_port(const hd_http_server *srv);
+
+/* 1 when bind (an address as --bind takes it) is loopback only. */
+int hd_http_is_loopback(const char *bind);
+
 /* Stop accepting, let in-flight requests finish (bounded), end every SSE
  * stream with a final event, and free the server. NULL-safe. */
 void hd_http_stop(hd_http_server *srv);
@@ -71,6 +89,7 @@ typedef struct hd_http_presence {
 	int port;
 	char public_url[1024]; /* --public-url (no trailing /), or "" */
 	int token;	       /* 1 when a bearer token is required */
+	int tls;	       /* 1 when it speaks HTTPS (--tls-cert) */
 } hd_http_presence;
 
 /* Write p (pid and process start time are this process's). The token

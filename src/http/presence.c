@@ -4,16 +4,19 @@
  * exchange) attach their agents to it over HTTP with signed URLs instead
  * of starting a stdio MCP server per turn (SPEC 10.4).
  *  (1) The file is {"pid", "start", "host", "bind", "port",
- *      "public_url", "token"} where start is the process's start time
+ *      "public_url", "token", "tls"} where start is the process's start time
  *      (field 22 of /proc/<pid>/stat), host is where a local client
  *      connects (the bind address, or 127.0.0.1 for a wildcard), bind the
  *      listen address as given, public_url the --public-url base (or
- *      null), and token says whether the server requires a bearer token;
- *      it never holds the token itself. Written 0600 through a temporary
+ *      null), token says whether the server requires a bearer token (it
+ *      never holds the token itself) and tls whether it speaks HTTPS
+ *      (a record without it, from an older server, is plain HTTP). Written 0600 through a temporary
  *      file and rename, so a reader never sees half of it.
  *  (2) A reader trusts it only while that pid is alive with that start
  *      time (a recycled pid is not the server), and only without a token
- *      (a CLI does not know it); otherwise it answers "no server".
+ *      (a CLI does not know it) and without TLS (the engines' turns would
+ *      have to trust the certificate; they attach over stdio instead);
+ *      otherwise it answers "no server".
  *  (3) The server removes it when it stops, and only when it is its own
  *      (the pid in it is this process): a second server on the same home
  *      does not erase the first one's file.
@@ -79,11 +82,12 @@ hd_http_presence_write(
 
 	presence_path(path, sizeof(path), home);
 	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
-	j = json_pack("{s:I, s:I, s:s, s:s, s:i, s:s?, s:b}", "pid",
+	j = json_pack("{s:I, s:I, s:s, s:s, s:i, s:s?, s:b, s:b}", "pid",
 	    (json_int_t)getpid(), "start",
 	    (json_int_t)proc_start((long)getpid()), "host", p->host, "bind",
 	    p->bind, "port", p->port, "public_url",
-	    p->public_url[0] != '\0' ? p->public_url : NULL, "token", p->token);
+	    p->public_url[0] != '\0' ? p->public_url : NULL, "token", p->token,
+	    "tls", p->tls);
 	if (j == NULL || json_dump_file(j, tmp, JSON_COMPACT) != 0 ||
 	    chmod(tmp, 0600) != 0 || rename(tmp, path) != 0) {
 		rc = hd_err_set(
@@ -123,6 +127,7 @@ hd_http_presence_find(const char *home, char *host, size_t hostlen, int *port)
 	if (pid > 0 && json_is_string(json_object_get(j, "host")) &&
 	    json_is_integer(json_object_get(j, "port")) &&
 	    json_is_false(json_object_get(j, "token")) &&
+	    !json_is_true(json_object_get(j, "tls")) && /* (2) */
 	    proc_start(pid) >= 0 &&
 	    proc_start(pid) ==
 		(long long)json_integer_value(json_object_get(j, "start"))) {
@@ -186,6 +191,7 @@ hd_http_presence_read(const char *home, hd_http_presence *p)
 			    json_string_value(pub));
 		p->port = (int)json_integer_value(json_object_get(j, "port"));
 		p->token = json_is_true(json_object_get(j, "token"));
+		p->tls = json_is_true(json_object_get(j, "tls"));
 		found = p->port > 0 && p->port < 65536; /* (4) */
 	}
 	json_decref(j);

@@ -39,7 +39,8 @@ typedef struct exch_job {
 	size_t nfirst;
 	int has_max;
 	int64_t max_turns;
-	int port; /* so exec agents get attach URLs to this server */
+	int port; /* so exec agents get attach URLs to this server (0 under
+		     TLS: they attach over stdio) */
 	atomic_int cancel;     /* set by the watch (3) */
 	atomic_int turn_abort; /* set by the watch: a cancel, a stop (2) */
 } exch_job;
@@ -173,7 +174,7 @@ route_exchange(hd_http_req *r)
 	}
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		goto oom;
-	j->port = hd_http_port(r->srv);
+	j->port = hd_http_local_mcp_port(r->srv);
 	if ((j->team = strdup(json_string_value(team))) == NULL)
 		goto oom;
 	if (json_is_string(stim) &&

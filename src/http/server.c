@@ -18,9 +18,10 @@
  *      data; the page then sends the token itself) must carry
  *      `Authorization: Bearer <token>` (or ?token= for
  *      EventSource), compared in constant time.
- *  (5) A present Origin or Host must name this server (loopback names, or
- *      the bind address): a web page elsewhere cannot drive a local
- *      server by DNS rebinding or cross-site requests.
+ *  (5) A present Origin or Host must name this server (loopback names,
+ *      the bind address, or the host of --public-url, which is what
+ *      remote agents' clients send): a web page elsewhere cannot drive a
+ *      local server by DNS rebinding or cross-site requests.
  *  (6) One access-log line per request on stderr (level info), written
  *      when MHD reports the request complete: peer, method, path, status,
  *      bytes, duration. The path is MHD's, without its query, so a
@@ -56,6 +57,11 @@
  *       descriptor, so consecutive connections land on different
  *       workers (see acceptor_main). Stopping closes the listening
  *       socket first: nothing new is let in while requests finish.
+ *  (12) With --tls-cert and --tls-key the daemon speaks HTTPS (tls.c:
+ *       the files are checked before anything listens); everything above
+ *       holds unchanged over it. The server's own engines then attach
+ *       their turns over stdio, not to this port (hd_http_local_mcp_port).
+ *       Without TLS the daemon starts exactly as before.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -196,6 +202,18 @@ hd_http_port(const hd_http_server *srv)
 	return srv->port;
 }
 
+int
+hd_http_tls(const hd_http_server *srv)
+{
+	return srv->tls_cert != NULL;
+}
+
+int
+hd_http_local_mcp_port(const hd_http_server *srv)
+{
+	return srv->tls_cert != NULL ? 0 : srv->port; /* (12) */
+}
+
 /* ---- checks ------------------------------------------------------------- */
 
 static int
@@ -238,12 +256,18 @@ is_public(const char *method, const char *url)
 static int
 host_is_ours(hd_http_server *srv, const char *host, size_t len)
 {
-	const char *names[] = {"127.0.0.1", "localhost", "[::1]", srv->bind};
+	const char *names[] = {"127.0.0.1", "localhost", "[::1]", srv->bind,
+	    srv->public_host};
 	char port[16];
 	size_t plen, i, nl;
 
 	plen = (size_t)snprintf(port, sizeof(port), ":%d", srv->port);
+	if (srv->public_host != NULL && len == strlen(srv->public_host) &&
+	    strncasecmp(host, srv->public_host, len) == 0)
+		return 1; /* --public-url's host:port, its port not ours */
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i] == NULL)
+			continue;
 		nl = strlen(names[i]);
 		if (len < nl || strncasecmp(host, names[i], nl) != 0)
 			continue;
@@ -538,8 +562,8 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 	hd_log_debug("libmicrohttpd: %s", msg);
 }
 
-static int
-is_loopback(const char *bind)
+int
+hd_http_is_loopback(const char *bind)
 {
 	return strcmp(bind, "127.0.0.1") == 0 || strcmp(bind, "localhost") == 0 ||
 	    strcmp(bind, "::1") == 0 || strncmp(bind, "127.", 4) == 0;
@@ -565,7 +589,7 @@ conversations_start(hd_http_server *srv, hd_err *err)
 	cfg.home = srv->home;
 	cfg.mcp_host = strcmp(srv->bind, "0.0.0.0") == 0 ? "127.0.0.1"
 							  : srv->bind;
-	cfg.mcp_port = srv->port;
+	cfg.mcp_port = hd_http_local_mcp_port(srv); /* (12) */
 	cfg.mcp_token = srv->token;
 	if ((rc = hd_conversation_engine_start(&e, &cfg, err)) < 0)
 		return rc;
@@ -597,7 +621,7 @@ supervisor_start(hd_http_server *srv, hd_err *err)
 	cfg.home = srv->home;
 	cfg.mcp_host = strcmp(srv->bind, "0.0.0.0") == 0 ? "127.0.0.1"
 							  : srv->bind;
-	cfg.mcp_port = srv->port;
+	cfg.mcp_port = hd_http_local_mcp_port(srv); /* (12) */
 	cfg.mcp_token = srv->token;
 	return hd_supervisor_start(&srv->sv, &cfg, err);
 }
@@ -678,11 +702,25 @@ acceptor_stop(hd_http_server *srv)
 	srv->listen_fd = -1;
 }
 
+/* --public-url's host[:port] (after the scheme, up to the path), which
+ * a Host header may name (5); NULL without one. */
+static char *
+public_host_of(const char *url)
+{
+	const char *h = url != NULL ? strstr(url, "://") : NULL;
+
+	if (h == NULL || h[3] == '\0')
+		return NULL;
+	h += 3;
+	return strndup(h, strcspn(h, "/"));
+}
+
 int
 hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 {
 	hd_http_server *srv;
 	struct sockaddr_in sin;
+	struct MHD_OptionItem tls_opts[4];
 	unsigned int flags;
 	int rc;
 
@@ -705,7 +743,15 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (!is_loopback(srv->bind) && srv->token == NULL) {
+	if (cfg->public_url != NULL &&
+	    (srv->public_host = public_host_of(cfg->public_url)) == NULL) {
+		rc = hd_err_set(err, HD_EINVAL,
+		    "the public URL \"%.200s\" names no host", cfg->public_url);
+		goto fail;
+	}
+	if ((rc = hd_http__tls_load(srv, cfg, err)) < 0) /* (12) */
+		goto fail;
+	if (!hd_http_is_loopback(srv->bind) && srv->token == NULL) {
 		rc = hd_err_set(err, HD_EREFUSED,
 		    "binding %s (beyond loopback) needs a bearer token: pass "
 		    "--token or set HUDDLE_TOKEN",
@@ -743,6 +789,9 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	srv->port = rc; /* before any request can read it */
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 	    MHD_USE_ERROR_LOG | MHD_USE_TURBO | MHD_USE_NO_LISTEN_SOCKET;
+	if (srv->tls_cert != NULL)
+		flags |= MHD_USE_TLS; /* (12) */
+	hd_http__tls_options(srv, tls_opts);
 	srv->daemon = MHD_start_daemon(flags, 0,
 	    hd_http__guard_accept, srv, on_request, srv,
 	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
@@ -756,9 +805,14 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	    (unsigned int)HD_GUARD_IDLE_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
 	    MHD_OPTION_CONNECTION_LIMIT, hd_http__guard_max(srv),
-	    MHD_OPTION_END);
+	    MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
 	if (srv->daemon == NULL) {
-		rc = hd_err_set(err, HD_ERR, "cannot start the HTTP server");
+		rc = hd_err_set(err, HD_ERR,
+		    srv->tls_cert != NULL
+			? "cannot start the HTTPS server (GnuTLS refused the "
+			  "certificate or key? run with HUDDLE_LOG=debug to see "
+			  "why)"
+			: "cannot start the HTTP server");
 		goto fail;
 	}
 	atomic_store(&srv->accepting, 1);
@@ -827,6 +881,8 @@ hd_http_stop(hd_http_server *srv)
 	free(srv->bind);
 	free(srv->home);
 	free(srv->token);
+	free(srv->public_host);
+	hd_http__tls_free(srv);
 	OPENSSL_cleanse(srv->attach_key, sizeof(srv->attach_key));
 	free(srv);
 }

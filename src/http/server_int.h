@@ -1,6 +1,6 @@
 /*
  * server_int.h -- the server's private state, shared by server.c,
- * sse.c, async.c, guard.c and eventlog.c only.
+ * sse.c, async.c, guard.c, eventlog.c and tls.c only.
  */
 #ifndef HD_SERVER_INT_H
 #define HD_SERVER_INT_H
@@ -19,6 +19,7 @@ struct MHD_Connection;
 struct hd_sse;
 struct hd_http_job;
 struct hd_guard;
+struct MHD_OptionItem;
 
 struct hd_http_server {
 	struct MHD_Daemon *daemon;
@@ -72,6 +73,12 @@ struct hd_http_server {
 	pthread_t evlog_thread;
 	int evlog_started;
 	_Atomic int evlog_stopping;
+	/* HTTPS (tls.c): the PEM certificate and key, or NULL for plain
+	 * HTTP; and --public-url's host[:port], which a Host header may
+	 * name (server.c (5)), or NULL */
+	char *tls_cert, *tls_key;
+	size_t tls_key_len;
+	char *public_host;
 };
 
 /* The store pool (server.c): a connection for one thread at a time. */
@@ -101,5 +108,14 @@ void hd_http__evlog_stop(hd_http_server *srv);
 int hd_http__sse_init(hd_http_server *srv, hd_err *err);
 void hd_http__sse_shutdown(hd_http_server *srv);
 void hd_http__sse_free(hd_http_server *srv);
+
+/* HTTPS (tls.c): read and check cfg's certificate and key (nothing
+ * without them); the daemon's TLS options, an MHD_OPTION_ARRAY of at
+ * most 4 items (only the end without TLS); wipe and free them. */
+int hd_http__tls_load(
+    hd_http_server *srv, const hd_http_config *cfg, hd_err *err);
+void hd_http__tls_options(
+    const hd_http_server *srv, struct MHD_OptionItem *opts);
+void hd_http__tls_free(hd_http_server *srv);
 
 #endif
