@@ -1,0 +1,50 @@
+# huddle.bash -- bash completion for huddle(1).
+#
+# Source it (or install it as bash-completion's completions/huddle). The
+# candidates come from the binary itself, `huddle complete -- WORD...`,
+# which answers from the same tables `huddle --help` prints: commands,
+# subcommands, options, and team and agent ids read from the store of the
+# home named on the line (--home DIR, or HUDDLE_HOME=DIR before the
+# command), else of $HUDDLE_HOME, else ~/.huddle. One process per TAB.
+
+_huddle() {
+	local cur=${COMP_WORDS[COMP_CWORD]} words=() i w home= exe line
+	COMPREPLY=()
+	# Rejoin what COMP_WORDBREAKS split: --home=DIR comes as --home = DIR.
+	for ((i = 1; i <= COMP_CWORD; i++)); do
+		w=${COMP_WORDS[i]}
+		if [[ $w == "=" && ${#words[@]} -gt 0 && ${words[-1]} == --* ]]; then
+			words[-1]+="="
+			continue
+		fi
+		if [[ ${#words[@]} -gt 0 && ${words[-1]} == --*= && $i -gt 1 &&
+			${COMP_WORDS[i - 1]} == "=" ]]; then
+			words[-1]+=$w
+			continue
+		fi
+		words+=("$w")
+	done
+	[[ $COMP_CWORD -eq 0 ]] && return 0
+	# HUDDLE_HOME=DIR typed before the command, as the command would get it.
+	line=${COMP_LINE%%"${COMP_WORDS[0]}"*}
+	if [[ $line =~ (^|[[:space:]])HUDDLE_HOME=([^[:space:]]+) ]]; then
+		home=${BASH_REMATCH[2]}
+		home=${home/#\~/$HOME}
+	fi
+	exe=${COMP_WORDS[0]}
+	[[ $exe == */* || -z $exe ]] || exe=$(type -P "$exe") || exe=huddle
+	[[ ${words[-1]} == --*=* ]] && cur=${words[-1]#*=}
+	local out
+	if [[ -n $home ]]; then
+		out=$(HUDDLE_HOME=$home "$exe" complete -- "${words[@]}" 2>/dev/null)
+	else
+		out=$("$exe" complete -- "${words[@]}" 2>/dev/null)
+	fi
+	case $out in
+	:dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); compopt -o filenames 2>/dev/null ;;
+	:file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); compopt -o filenames 2>/dev/null ;;
+	*) [[ -n $out ]] && mapfile -t COMPREPLY <<<"$out" ;;
+	esac
+	return 0
+}
+complete -F _huddle huddle
