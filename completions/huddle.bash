@@ -4,11 +4,13 @@
 # candidates come from the binary itself, `huddle complete -- WORD...`,
 # which answers from the same tables `huddle --help` prints: commands,
 # subcommands, options, and team and agent ids read from the store of the
-# home named on the line (--home DIR, or HUDDLE_HOME=DIR before the
-# command), else of $HUDDLE_HOME, else ~/.huddle. One process per TAB.
+# home named on the line (--home DIR), else of $HUDDLE_HOME, else
+# ~/.huddle. One process per TAB. (HUDDLE_HOME=DIR typed before the
+# command is not seen: bash 5.2 leaves such assignments out of COMP_LINE
+# and COMP_WORDS; zsh's completion sees it.)
 
 _huddle() {
-	local cur=${COMP_WORDS[COMP_CWORD]} words=() i w home= exe line
+	local cur=${COMP_WORDS[COMP_CWORD]} words=() i w exe out
 	COMPREPLY=()
 	# Rejoin what COMP_WORDBREAKS split: --home=DIR comes as --home = DIR.
 	for ((i = 1; i <= COMP_CWORD; i++)); do
@@ -22,24 +24,14 @@ _huddle() {
 			words[-1]+=$w
 			continue
 		fi
+		[[ $w == "~/"* ]] && w=$HOME/${w#"~/"}
 		words+=("$w")
 	done
 	[[ $COMP_CWORD -eq 0 ]] && return 0
-	# HUDDLE_HOME=DIR typed before the command, as the command would get it.
-	line=${COMP_LINE%%"${COMP_WORDS[0]}"*}
-	if [[ $line =~ (^|[[:space:]])HUDDLE_HOME=([^[:space:]]+) ]]; then
-		home=${BASH_REMATCH[2]}
-		home=${home/#\~/$HOME}
-	fi
 	exe=${COMP_WORDS[0]}
-	[[ $exe == */* || -z $exe ]] || exe=$(type -P "$exe") || exe=huddle
+	[[ $exe == "~/"* ]] && exe=$HOME/${exe#"~/"}
 	[[ ${words[-1]} == --*=* ]] && cur=${words[-1]#*=}
-	local out
-	if [[ -n $home ]]; then
-		out=$(HUDDLE_HOME=$home "$exe" complete -- "${words[@]}" 2>/dev/null)
-	else
-		out=$("$exe" complete -- "${words[@]}" 2>/dev/null)
-	fi
+	out=$("$exe" complete -- "${words[@]}" 2>/dev/null)
 	case $out in
 	:dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); compopt -o filenames 2>/dev/null ;;
 	:file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); compopt -o filenames 2>/dev/null ;;

@@ -8,7 +8,9 @@
 #   scripts/deps.sh [run]   what building and running huddle needs (make run)
 #   scripts/deps.sh test    also the tests' (make test): cmocka, libcurl
 #                           for the HTTP benchmark, the e2e scripts' curl,
-#                           python3 and sqlite3, Node.js/npm and Chromium
+#                           python3 and sqlite3, Node.js/npm and Chromium,
+#                           man-db/groff-base (the man page's render
+#                           check) and zsh (its completion's test)
 #   scripts/deps.sh fuzz    also clang and its libFuzzer runtime (make fuzz)
 #
 # The sanitizer build of `make test` uses the compiler's own runtimes
@@ -20,7 +22,7 @@ run=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
 case "${1:-run}" in
 run) pkgs=("${run[@]}") ;;
 test) pkgs=("${run[@]}" libcmocka-dev libcurl4-openssl-dev curl python3
-	    sqlite3 nodejs npm chromium) ;;
+	    sqlite3 nodejs npm chromium man-db groff-base zsh) ;;
 fuzz) pkgs=("${run[@]}" clang libclang-rt-14-dev) ;;
 *)
 	echo "usage: scripts/deps.sh [run|test|fuzz]" >&2

@@ -154,6 +154,23 @@ find_opt(const hd_cli_opt *const *sets, const char *w)
 	return NULL;
 }
 
+/* 1 when the positionals typed match an alternative of the synopsis: its
+ * lowercase words typed as they are, and room for one more when more is
+ * being typed. */
+static int
+fits(char *const *alt, int ntok, const char *const *pos, int npos, int more)
+{
+	int k;
+
+	if (npos + (more ? 1 : 0) > ntok)
+		return 0;
+	for (k = 0; k < npos; k++)
+		if (alt[k][0] >= 'a' && alt[k][0] <= 'z' &&
+		    strcmp(alt[k], pos[k]) != 0)
+			return 0;
+	return 1;
+}
+
 /* The values completion needs later: the home and the team. */
 static void
 remember(struct line *l, const hd_cli_opt *o, const char *v)
@@ -174,7 +191,7 @@ complete_leaf(struct line *l, const hd_cli_cmd *cmd,
 	const hd_cli_opt *given[64], *o;
 	const char *pos[TOKENS_MAX], *v, *meta = NULL;
 	char buf[256], *alt[4][TOKENS_MAX];
-	int ntok[4], nalt, npos = 0, ngiven = 0, i, a, s, k, ok, dashdash = 0;
+	int ntok[4], nalt, npos = 0, ngiven = 0, i, a, s, k, dashdash = 0;
 
 	for (i = 0; i < n - 1; i++) {
 		if (!dashdash && strcmp(w[i], "--") == 0) {
@@ -203,13 +220,15 @@ complete_leaf(struct line *l, const hd_cli_cmd *cmd,
 		remember(l, o, w[++i]);
 	}
 	nalt = synopsis(cmd->args, buf, sizeof(buf), alt, 4, ntok);
-	/* The team typed as the TEAM positional of an alternative that fits. */
+	/* The team typed as the TEAM positional of an alternative that fits
+	 * what was typed ("exchange cancel dev": the second). */
 	for (a = 0; a < nalt && l->team == NULL; a++)
-		for (k = 0; k < npos && k < ntok[a]; k++)
-			if (strcmp(alt[a][k], "TEAM") == 0) {
-				l->team = pos[k];
-				break;
-			}
+		if (fits(alt[a], ntok[a], pos, npos, meta == NULL))
+			for (k = 0; k < npos; k++)
+				if (strcmp(alt[a][k], "TEAM") == 0) {
+					l->team = pos[k];
+					break;
+				}
 	if (meta != NULL) {
 		offer_value(l, meta);
 		return;
@@ -227,16 +246,9 @@ complete_leaf(struct line *l, const hd_cli_cmd *cmd,
 			}
 		return;
 	}
-	for (a = 0; a < nalt; a++) {
-		if (npos >= ntok[a])
-			continue;
-		for (ok = 1, k = 0; k < npos; k++)
-			if (alt[a][k][0] >= 'a' && alt[a][k][0] <= 'z' &&
-			    strcmp(alt[a][k], pos[k]) != 0)
-				ok = 0;
-		if (ok)
+	for (a = 0; a < nalt; a++)
+		if (fits(alt[a], ntok[a], pos, npos, 1))
 			offer_value(l, alt[a][npos]);
-	}
 }
 
 int
