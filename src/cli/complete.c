@@ -24,8 +24,9 @@
  *      shell to complete a path. No candidate starts with ':'.
  *  (3) Ids are read from HUDDLE_HOME/huddle.db -- the home from --home on
  *      the line, else $HUDDLE_HOME, else ~/.huddle -- and only when that
- *      database exists: completing never creates a home. Nothing is ever
- *      written, nothing goes to stderr, and the exit code is 0 whatever
+ *      database exists: completing never creates a home or a database
+ *      and writes nothing of its own (the store is opened as any command
+ *      opens it). Nothing goes to stderr and the exit code is 0 whatever
  *      was typed, so a half-typed line cannot make the shell print noise.
  */
 #include <stdio.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check-man.py -- man/huddle.1 against `huddle --help`, both ways.
 
-    python3 tests/e2e/check-man.py HUDDLE_BINARY MAN_PAGE
+    python3 tests/e2e/check-man.py HUDDLE_BINARY MAN_PAGE [SOURCE_DIR]
 
 Walks `huddle --help`, then `huddle CMD --help` for every command and
 `huddle CMD SUB --help` for every subcommand, collecting each command path,
@@ -16,6 +16,11 @@ the man page's markup (see the comment at the top of man/huddle.1):
 and the global options as the same .TP tags under .SH OPTIONS. --home,
 --json and --help, which every command's --help repeats, are documented
 once there.
+
+Given the source tree too, every environment variable the sources read
+(getenv("X")) or set for an agent (env_pair("X", ...)) must be named under
+.SH ENVIRONMENT, and every exit code the CLI defines (#define ..._EXIT_...
+N in src/cli) be a .TP tag under .SH "EXIT STATUS".
 
 Fails (exit 1) naming every difference, with what to paste where: a
 command or option --help has and the man page lacks, a command or option
@@ -158,6 +163,51 @@ def parse_man(path):
     return sections, gopts, problems
 
 
+def check_source(problems, man, src):
+    """The environment variables and exit codes of the sources."""
+    import glob
+    env, codes = {}, {}
+    for path in sorted(glob.glob(src + "/src/**/*.[ch]", recursive=True)):
+        text = open(path, encoding="utf-8", errors="replace").read()
+        rel = path[len(src) + 1:]
+        for v in re.findall(r'(?:getenv|env_pair)\("([A-Z][A-Z0-9_]*)"',
+                            text):
+            env.setdefault(v, rel)
+        if rel.startswith("src/cli/"):
+            for name, n in re.findall(
+                    r"#define\s+(\w*EXIT\w*)\s+(\d+)", text):
+                codes.setdefault(n, "%s (%s)" % (name, rel))
+    sections, sh, after_tp = {}, None, False
+    for raw in open(man, encoding="utf-8").read().split("\n"):
+        if raw.startswith(".SH"):
+            sh = unroff(raw[3:]).strip('"')
+            sections.setdefault(sh, {"text": "", "tags": set()})
+            continue
+        if sh is None:
+            continue
+        line = unroff(re.sub(r"^\.[A-Z]{1,2} ", "", raw)).replace('"', "")
+        sections[sh]["text"] += " " + line
+        if raw.startswith(".TP"):
+            after_tp = True
+        elif after_tp:
+            after_tp = False
+            sections[sh]["tags"].add(line.strip())
+    words = set(re.findall(r"[A-Z][A-Z0-9_]+",
+                           sections.get("ENVIRONMENT", {}).get("text", "")))
+    for v, where in sorted(env.items()):
+        if v not in words:
+            problems.append(
+                "environment variable %s (read or set in %s) is missing from "
+                "%s; add under .SH ENVIRONMENT:\n.TP\n.B %s\nwhat it does" %
+                (v, where, man, v))
+    tags = sections.get("EXIT STATUS", {}).get("tags", set())
+    for n, where in sorted(codes.items(), key=lambda kv: int(kv[0])):
+        if n not in tags:
+            problems.append(
+                "exit code %s (%s) is missing from %s; add under .SH \"EXIT "
+                "STATUS\":\n.TP\n.B %s\nwhen it happens" % (n, where, man, n))
+
+
 def roff_opt(o):
     tag = ""
     if o["short"]:
@@ -204,11 +254,13 @@ def compare_opts(problems, man, where, what, hopts, mopts, skip):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     huddle, man = sys.argv[1], sys.argv[2]
     helps, hglobal = walk(huddle)
     sections, mglobal, problems = parse_man(man)
+    if len(sys.argv) == 4:
+        check_source(problems, man, sys.argv[3])
     common = {o["long"] for o in hglobal}
 
     compare_opts(problems, man, ".SH OPTIONS", "huddle", hglobal, mglobal,
@@ -250,7 +302,7 @@ def main():
     if problems:
         for p in problems:
             print("check-man: " + p, file=sys.stderr)
-        print("check-man: %d difference(s) between %s and huddle --help" %
+        print("check-man: %d difference(s) found checking %s" %
               (len(problems), man), file=sys.stderr)
         sys.exit(1)
     nopts = sum(1 for h in helps.values() for o in h["opts"]

@@ -9,7 +9,8 @@
 #      every command and option in the page and nothing more; then it must
 #      fail, naming what changed, on copies of the page with one option
 #      deleted, one option added that --help does not know, and one
-#      command's section deleted: the check bites;
+#      command's section deleted, an environment variable and an exit
+#      code dropped: the check bites;
 #  (3) bash: the completion function called as bash calls it (COMP_WORDS,
 #      COMP_CWORD, COMP_LINE set in `bash -c`, COMPREPLY read back) for a
 #      command, a subcommand, an option, a team id, the agent ids of the
@@ -37,7 +38,7 @@ expect_rc 0 "the man page renders"
 expect_eq "$render_err" "" "the man page renders without warnings"
 
 # (2) the check passes on the page, and bites on broken copies
-OUT=$(python3 "$check" "$HUDDLE" "$man_page" 2>"$T_TMP/check.err")
+OUT=$(python3 "$check" "$HUDDLE" "$man_page" "$HUDDLE_SRC" 2>"$T_TMP/check.err")
 RC=$?
 ERR=$(cat "$T_TMP/check.err")
 expect_rc 0 "check-man on man/huddle.1"
@@ -49,7 +50,7 @@ mutate() {
 	python3 - "$man_page" "$T_TMP/broken.1" "$@"
 }
 check_broken() { # DESCRIPTION: run the check on broken.1, wanting exit 1
-	OUT=$(python3 "$check" "$HUDDLE" "$T_TMP/broken.1" 2>"$T_TMP/check.err")
+	OUT=$(python3 "$check" "$HUDDLE" "$T_TMP/broken.1" "$HUDDLE_SRC" 2>"$T_TMP/check.err")
 	RC=$?
 	ERR=$(cat "$T_TMP/check.err")
 	expect_rc 1 "$1"
@@ -100,6 +101,19 @@ expect_contains "$ERR" ".SS \"huddle chat post TEAM TEXT\"" \
 	"the failure gives the section line to paste"
 expect_contains "$ERR" "--help says '-n, --limit N', the man page '--limit COUNT'" \
 	"the failure names a changed short name and metavariable"
+
+# an environment variable and an exit code the sources have, dropped
+mutate <<'EOF'
+import sys
+s = open(sys.argv[1]).read()
+s = s.replace(".TP\n.B HUDDLE_EXE\n", ".TP\n.B HUDDLE_EXECUTABLE\n", 1)
+s = s.replace(".TP\n.B 130\n", ".TP\n.B 131\n", 1)
+open(sys.argv[2], "w").write(s)
+EOF
+check_broken "check-man on the page without HUDDLE_EXE and exit code 130"
+expect_contains "$ERR" "environment variable HUDDLE_EXE (read or set in src/runtime/runtime.c) is missing" \
+	"the failure names the environment variable and where it is read"
+expect_contains "$ERR" "exit code 130 (" "the failure names the exit code"
 
 # ---- completions --------------------------------------------------------
 run up "$HUDDLE_SRC/examples/dev-team.json"
