@@ -37,15 +37,21 @@ OPT_LINE = re.compile(
     r"(?: ([A-Z][^ ]*|[a-z]+(?:\|[a-z]+)+))?(?: +(.*))?$")
 
 
+def die(msg):
+    """What stops the check itself (not a difference): exit 2."""
+    print("check-man: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
 def run_help(huddle, path):
     try:
         p = subprocess.run([huddle, *path, "--help"], capture_output=True,
                            text=True, timeout=30)
     except OSError as e:
-        sys.exit("check-man: cannot run %s: %s" % (huddle, e))
+        die("cannot run %s: %s" % (huddle, e))
     if p.returncode != 0:
-        sys.exit("check-man: `huddle %s --help` exited %d: %s" %
-                 (" ".join(path), p.returncode, p.stderr.strip()))
+        die("`huddle %s --help` exited %d: %s" %
+            (" ".join(path), p.returncode, p.stderr.strip()))
     return p.stdout
 
 
@@ -55,23 +61,24 @@ def parse_help(text):
     lines = text.split("\n")
     usage = lines[0]
     if not usage.startswith("usage: huddle"):
-        sys.exit("check-man: unexpected help text: %r" % usage)
+        die("unexpected help text: %r" % usage)
     summary, opts, subs, cmds, block = None, [], [], [], None
     for line in lines[1:]:
         if line in ("options:", "subcommands:", "commands:"):
             block = line[:-1]
             continue
         if line.strip() == "":
-            if block in ("subcommands", "commands"):
-                block = None
+            block = None
             continue
         if block is None and summary is None:
             summary = line
         elif block == "options":
             m = OPT_LINE.match(line)
-            if m:
-                opts.append({"short": m.group(1), "long": m.group(2),
-                             "meta": m.group(3), "help": m.group(4) or ""})
+            if not m:
+                die("cannot read this option line of `%s --help`: %r" %
+                    (usage[len("usage: "):].split(" [")[0], line))
+            opts.append({"short": m.group(1), "long": m.group(2),
+                         "meta": m.group(3), "help": m.group(4) or ""})
         elif block == "subcommands":
             subs.append(line.split()[0])
         elif block == "commands":
@@ -255,7 +262,8 @@ def compare_opts(problems, man, where, what, hopts, mopts, skip):
 
 def main():
     if len(sys.argv) not in (3, 4):
-        sys.exit(__doc__)
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
     huddle, man = sys.argv[1], sys.argv[2]
     helps, hglobal = walk(huddle)
     sections, mglobal, problems = parse_man(man)

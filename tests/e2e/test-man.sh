@@ -27,7 +27,7 @@ ptyc=$HUDDLE_SRC/tests/e2e/pty-complete.py
 
 # (1) renders without warnings
 if command -v man >/dev/null 2>&1; then
-	render_err=$(man --warnings -l "$man_page" 2>&1 >/dev/null)
+	render_err=$(LC_ALL=C.UTF-8 man --warnings -l "$man_page" 2>&1 >/dev/null)
 	RC=$?
 else
 	render_err=$(groff -man -ww -z "$man_page" 2>&1)
