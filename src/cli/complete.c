@@ -11,14 +11,15 @@
  * Invariants:
  *  (1) Everything offered comes from the tables the dispatcher parses
  *      (main.c's commands and common options, hd_cli_subs), so the
- *      completions cannot drift from --help: commands, subcommands, long
- *      options (a non-repeatable one already given is not offered again),
- *      and values chosen by an option's metavariable or the command's
- *      positional synopsis: TEAM -> team ids, AGENT, AGENTS and OLD ->
- *      agent ids (of the team typed as the TEAM positional or --team/-t
- *      when there is one, else of every team), DIR and FILE -> the shell's
- *      own file completion, "a|b" -> a and b, a lowercase word in the
- *      synopsis ("TEAM | cancel TEAM") -> itself.
+ *      completions cannot drift from --help: commands (also after
+ *      `huddle help`), subcommands, long options (a non-repeatable one
+ *      already given is not offered again), and values chosen by an
+ *      option's metavariable or the command's positional synopsis: TEAM
+ *      -> team ids, AGENT, AGENTS and OLD -> agent ids (of the team typed
+ *      as the TEAM positional or --team/-t when there is one, else of
+ *      every team), DIR and FILE -> the shell's own file completion,
+ *      "a|b" -> a and b, a lowercase word in the synopsis ("TEAM | cancel
+ *      TEAM") -> itself.
  *  (2) Output: one candidate per line, only those starting with the word
  *      being completed; or the single line ":dir" or ":file" asking the
  *      shell to complete a path. No candidate starts with ':'.
@@ -285,6 +286,12 @@ hd_cli_complete(const hd_cli_cmd *const *table, const hd_cli_opt *common,
 			for (k = 0; globals[k] != NULL; k++)
 				offer(&l, globals[k]);
 		else
+			for (cp = table; *cp != NULL; cp++)
+				offer(&l, (*cp)->name);
+		return HD_EXIT_OK;
+	}
+	if (strcmp(argv[i], "help") == 0) { /* `huddle help CMD` */
+		if (i + 1 == argc - 1)
 			for (cp = table; *cp != NULL; cp++)
 				offer(&l, (*cp)->name);
 		return HD_EXIT_OK;

@@ -166,6 +166,7 @@ expect_bash() {
 
 expect_bash "huddle ta" "task" "a command"
 expect_bash "huddle t" "task team" "commands by prefix"
+expect_bash "huddle help ex" "exchange" "a command after help"
 expect_bash "huddle task cl" "claim" "a subcommand"
 expect_bash "huddle agent re" "replace reset-session" "subcommands by prefix"
 expect_bash "huddle task list --re" "--ready" "an option"
