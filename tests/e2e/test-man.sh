@@ -214,11 +214,10 @@ OUT=$(bash -c '
 expect_eq "$OUT" "elsewhere" "bash: --home=DIR, split by COMP_WORDBREAKS"
 
 # a real interactive shell: type, press TAB, print the line as left
-bindir=$T_TMP/bin
-mkdir -p "$bindir" && ln -s "$HUDDLE" "$bindir/huddle"
+huddle_on_path
 # expect_tab SHELL SETUP TYPED WANTED DESCRIPTION
 expect_tab() {
-	OUT=$(PATH="$bindir:$PATH" python3 "$ptyc" "$1" "$2" "$3" 2>"$T_TMP/pty.err")
+	OUT=$(python3 "$ptyc" "$1" "$2" "$3" 2>"$T_TMP/pty.err")
 	RC=$?
 	ERR=$(cat "$T_TMP/pty.err")
 	expect_rc 0 "$1: $5 (a line came back)"
