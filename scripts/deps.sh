@@ -11,6 +11,8 @@
 #                           python3 and sqlite3, Node.js/npm and Chromium,
 #                           dpkg-dev (make package: dpkg-shlibdeps)
 #                           openssl (test-tls.sh makes its CA with it)
+#                           man-db/groff-base (the man page's render
+#                           check) and zsh (its completion's test)
 #   scripts/deps.sh fuzz    also clang and its libFuzzer runtime (make fuzz)
 #
 # The sanitizer build of `make test` uses the compiler's own runtimes
@@ -22,7 +24,8 @@ run=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
 case "${1:-run}" in
 run) pkgs=("${run[@]}") ;;
 test) pkgs=("${run[@]}" libcmocka-dev libcurl4-openssl-dev curl python3
-	    sqlite3 nodejs npm chromium dpkg-dev openssl) ;;
+	    sqlite3 nodejs npm chromium dpkg-dev openssl man-db groff-base
+	    zsh) ;;
 fuzz) pkgs=("${run[@]}" clang libclang-rt-14-dev) ;;
 *)
 	echo "usage: scripts/deps.sh [run|test|fuzz]" >&2

@@ -193,6 +193,12 @@ const hd_cli_cmd *hd_cli_subs(const hd_cli_cmd *cmd);
  * each table entry spelled in one word. */
 const hd_cli_cmd *const *hd_cli_commands(const hd_cli_cmd *const *hand);
 
+/* `huddle complete -- WORD...` (complete.c): print the shell completions
+ * of the last WORD, from table (hd_cli_commands) and the common options;
+ * always HD_EXIT_OK. */
+int hd_cli_complete(const hd_cli_cmd *const *table, const hd_cli_opt *common,
+    int argc, char **argv);
+
 /* How a table-made command shows its operation's result (its --json
  * too); without one the result is printed as JSON. */
 typedef struct hd_cli_render {

@@ -9,7 +9,9 @@
  * given anywhere, as one JSON object with "error" and "code"). A mistyped
  * command, subcommand or option is answered with the closest name. A
  * command's subcommands are its own and the operation table's
- * (hd_cli_subs, cli-ops.c).
+ * (hd_cli_subs, cli-ops.c). `huddle complete -- WORD...`, the shells'
+ * completion helper, is answered from the same tables (complete.c) and
+ * is not listed in --help.
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -590,6 +592,10 @@ main(int argc, char **argv)
 	int i = 1, rc;
 
 	memset(&c, 0, sizeof(c));
+	/* The shells' completion helper, hidden from --help (complete.c). */
+	if (argc >= 2 && strcmp(argv[1], "complete") == 0)
+		return hd_cli_complete(cmd_table, common_opts, argc - 2,
+		    argv + 2);
 	/* --json anywhere makes every error JSON, even one found before the
 	 * option itself is parsed. */
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
