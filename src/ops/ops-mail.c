@@ -311,7 +311,7 @@ static const char *const message_types[] = {"message", "broadcast",
 static const hd_op_arg send_args[] = {
     ARG_TEAM,
     /* MCP offers these types; REST and the CLI any the mailbox takes */
-    {"type", HD_OPT_ENUM, HD_OPA_ENUM_MCP, 0, 0, message_types,
+    {"type", HD_OPT_ENUM, HD_OPA_OPEN_REST | HD_OPA_OPEN_CLI, 0, 0, message_types,
 	"default message", NULL, "--type", 0,
 	"message (default), broadcast, shutdown_request, shutdown_response, "
 	"idle, task_update or mention",

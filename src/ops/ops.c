@@ -17,7 +17,8 @@
  *      hd_ops_test_add is refused afterwards.
  *  (4) A limit binds where the entry says: an int's range and an enum's
  *      values on every surface, unless the CLI has its own range
- *      (cli_more) or the values are MCP's only (HD_OPA_ENUM_MCP).
+ *      (cli_more) or a surface leaves the values to the library
+ *      (HD_OPA_OPEN_REST, HD_OPA_OPEN_CLI).
  *  (5) CLI positionals: those argv must fill (required, with no older
  *      option spelling them) take theirs first; the others take what is
  *      left, in order -- so `send TEXT --team T` and `send T TEXT` both
@@ -421,7 +422,8 @@ check_value(const hd_op *op, const hd_op_arg *arg, hd_ops_dialect d,
 			    "%s may name at most %lld", lb, (long long)a->max);
 	}
 	if (a->type == HD_OPT_ENUM &&
-	    (d == HD_OPS_MCP || !(a->flags & HD_OPA_ENUM_MCP))) {
+	    !(d == HD_OPS_REST && (a->flags & HD_OPA_OPEN_REST)) &&
+	    !(d == HD_OPS_CLI && (a->flags & HD_OPA_OPEN_CLI))) {
 		for (i = 0; a->values[i] != NULL; i++)
 			if (strcmp(a->values[i], json_string_value(v)) == 0)
 				break;
@@ -666,6 +668,13 @@ cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 			if (hd_parse_i64(&n, one, lb, err) < 0) {
 				json_decref(*v);
 				return HD_EINVAL; /* its message */
+			}
+			if ((a->flags & HD_OPA_ID) && n <= 0) {
+				json_decref(*v);
+				return hd_err_set(err, HD_EINVAL,
+				    "%s must be a positive integer, not "
+				    "\"%.64s\"",
+				    lb, one);
 			}
 			json_array_append_new(*v, json_integer(n));
 			p += len;

@@ -45,7 +45,7 @@
  * what is missing (rest_required); the CLI's older option spellings and
  * its own int limits (cli_more), its one usage message for what is
  * missing (cli_needs), a repeated KEY=VALUE option (HD_OPA_PAIRS); enum
- * values that bind over MCP only (HD_OPA_ENUM_MCP).
+ * values one surface leaves to the library (HD_OPA_OPEN_REST, _CLI).
  *
  * The table is read-only after start; hd_ops_test_add lets a unit test
  * append an entry before any surface is built (tests/unit/ops).
@@ -74,16 +74,19 @@ typedef enum hd_op_type {
 /* hd_op_arg.flags */
 enum {
 	HD_OPA_REQUIRED = 1 << 0,
-	HD_OPA_ID = 1 << 1,	  /* an integer that is a positive id */
+	HD_OPA_ID = 1 << 1,	  /* an integer that is a positive id (on the
+				     CLI, a list's every item too) */
 	HD_OPA_NO_MCP = 1 << 2,	  /* not an MCP argument */
 	HD_OPA_NULL_OK = 1 << 3,  /* REST: null is the same as absent */
 	HD_OPA_REQ_MCP = 1 << 4,  /* required over MCP only */
-	/* an enum whose values bind over MCP only (its schema and check):
-	 * REST and the CLI pass any string on, for the library to judge */
-	HD_OPA_ENUM_MCP = 1 << 5,
+	/* an enum whose values do not bind over REST, on the CLI: that
+	 * surface passes any string on, for the library to judge (MCP's
+	 * schema always lists them) */
+	HD_OPA_OPEN_REST = 1 << 5,
+	HD_OPA_OPEN_CLI = 1 << 6,
 	/* CLI: an object from a repeated option, each value KEY=VALUE
 	 * (--meta area=docs --meta owner=ana); REST and MCP: an object */
-	HD_OPA_PAIRS = 1 << 6,
+	HD_OPA_PAIRS = 1 << 7,
 };
 
 typedef struct hd_op_arg {
