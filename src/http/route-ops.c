@@ -5,7 +5,8 @@
  *
  *  (1) The arguments are the JSON body (none: {}) -- for a GET, the query
  *      string's values of the entry's REST keys, typed by the entry (an
- *      integer parsed, a flag true unless "0") -- with the path's
+ *      integer parsed, a flag true unless "0", text as it came: the
+ *      library judges it, its UTF-8 too) -- with the path's
  *      captures put over it under their REST keys (":id" -> "id"), checked
  *      by hd_ops_check(HD_OPS_REST): a field the entry does not name is
  *      refused (400), as is a wrong type or a value out of its limits.
@@ -78,8 +79,8 @@ query_args(hd_http_req *r, const hd_op *op, json_t *body)
 		} else if (a->type == HD_OPT_BOOL)
 			json_object_set_new(
 			    body, key, json_boolean(strcmp(q, "0") != 0));
-		else
-			json_object_set_new(body, key, json_string(q));
+		else /* unchecked, as on the CLI: the library judges it */
+			json_object_set_new(body, key, json_string_nocheck(q));
 	}
 	return 0;
 }

@@ -27,26 +27,19 @@
  * Callers: mcp.c, route.c and route-ops.c, src/cli/cli-ops.c, and the
  * group files' handlers (hd_op_str and friends).
  *
- * Still hand-written beside the table, and why each is not an entry (or
- * not on every surface) yet -- converting one would change what a
- * surface answers or accepts:
+ * Still hand-written beside the table, and why it is not an entry on
+ * every surface yet (messages, task create/list and chat read became
+ * entries once the table could say their surfaces' own spellings):
  *  - spawn: MCP is the team.spawn entry; the CLI (cmd-agent.c) spells
  *    the new agent's id as a positional and --name as its display name
- *    (MCP's "name" is the id), reports a bad --config with the JSON
- *    parser's line and column (the e2e tests assert it), and `agent
- *    replace TEAM OLD NEW` takes three positionals; REST (route-mail.c) refuses an unknown
- *    field with its own list ("use name, as, task, ..."), which the
- *    e2e test asserts word for word.
- *  - task list and create on the CLI (cmd-task.c): --meta KEY=VALUE is
- *    repeated (the table has no repeated option), list's --tree and its
- *    --limit up to 1,000,000 (MCP and REST stop at 10,000), create's
- *    "--depends-on takes at most N ids". Their MCP tools and REST routes
- *    are the task.create and task.list entries.
- *  - chat read: REST GET /api/team-chat names the team by ?teamId= or
- *    ?roomId=team:<id> (neither a path capture nor one key), the CLI
- *    (cmd-chat.c) reads as --for AGENT or as anyone, --wrapped; MCP has no
- *    such read (team_chat_subscribe, the chat.subscribe entry, skips the
- *    reader's own posts and wraps every post).
+ *    (MCP's "name" is the id), acts as the leader without --as, reports
+ *    a bad --config with the JSON parser's line and column (the e2e
+ *    tests assert it), and `agent replace TEAM OLD NEW` takes three
+ *    positionals; REST (route-mail.c) refuses an unknown field with its
+ *    own list ("use name, as, task, ..."), which the e2e test asserts
+ *    word for word. Each is sayable (a CLI-only display name, a second
+ *    entry for replace, an entry's own unknown-field message, the
+ *    parser's position in cli_value), but not yet done.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -525,7 +518,8 @@ hd_ops_check(json_t **out, const hd_op *op, hd_ops_dialect d,
 	}
 	for (a = op->args; a != NULL && a->name != NULL; a++) {
 		if (!((a->flags & HD_OPA_REQUIRED) ||
-			(d == HD_OPS_MCP && (a->flags & HD_OPA_REQ_MCP))) ||
+			(d == HD_OPS_MCP && (a->flags & HD_OPA_REQ_MCP)) ||
+			(d == HD_OPS_CLI && (a->flags & HD_OPA_REQ_CLI))) ||
 		    json_object_get(res, a->name) != NULL)
 			continue;
 		if (d == HD_OPS_MCP && !on_mcp(a))
@@ -598,7 +592,8 @@ must_fill(const hd_op *op, const hd_op_arg *a)
 {
 	const hd_op_cli_arg *m = hd_ops_cli_more(op, a->name);
 
-	return (a->flags & HD_OPA_REQUIRED) && (m == NULL || m->alias == NULL);
+	return (a->flags & (HD_OPA_REQUIRED | HD_OPA_REQ_CLI)) &&
+	       (m == NULL || m->alias == NULL);
 }
 
 void
@@ -606,6 +601,7 @@ hd_ops_cli_synopsis(const hd_op *op, char *buf, size_t len, int *min, int *max)
 {
 	const hd_op_arg *a;
 	size_t off = 0;
+	int req;
 
 	*min = *max = 0;
 	buf[0] = '\0';
@@ -615,10 +611,10 @@ hd_ops_cli_synopsis(const hd_op *op, char *buf, size_t len, int *min, int *max)
 		(*max)++;
 		if (must_fill(op, a))
 			(*min)++;
+		req = (a->flags & (HD_OPA_REQUIRED | HD_OPA_REQ_CLI)) != 0;
 		if (off < len)
 			off += (size_t)snprintf(buf + off, len - off, "%s%s%s%s",
-			    off ? " " : "", (a->flags & HD_OPA_REQUIRED) ? "" : "[",
-			    a->cli, (a->flags & HD_OPA_REQUIRED) ? "" : "]");
+			    off ? " " : "", req ? "" : "[", a->cli, req ? "" : "]");
 	}
 }
 

@@ -44,7 +44,8 @@
  * REST's actor key (rest_as: a message's "from") and its one message for
  * what is missing (rest_required); the CLI's older option spellings and
  * its own int limits (cli_more), its one usage message for what is
- * missing (cli_needs), a repeated KEY=VALUE option (HD_OPA_PAIRS); enum
+ * missing (cli_needs), a repeated KEY=VALUE option (HD_OPA_PAIRS), an
+ * argument only it requires (HD_OPA_REQ_CLI, as HD_OPA_REQ_MCP); enum
  * values one surface leaves to the library (HD_OPA_OPEN_REST, _CLI).
  *
  * The table is read-only after start; hd_ops_test_add lets a unit test
@@ -87,6 +88,7 @@ enum {
 	/* CLI: an object from a repeated option, each value KEY=VALUE
 	 * (--meta area=docs --meta owner=ana); REST and MCP: an object */
 	HD_OPA_PAIRS = 1 << 7,
+	HD_OPA_REQ_CLI = 1 << 8, /* required on the CLI only */
 };
 
 typedef struct hd_op_arg {

@@ -137,7 +137,7 @@ static const char *const rest_hand[] = {
     "GET /api/teams", "GET /api/teams/:team",
     "DELETE /api/teams/:team", "GET /api/teams/:team/agents",
     "POST /api/teams/:team/agents", "GET /api/agents/:agent",
-    "DELETE /api/agents/:agent", "GET /api/team-chat",
+    "DELETE /api/agents/:agent",
     "POST /api/teams/:team/spawn", NULL};
 
 /* Subcommands outside the table: CLI-only ones, and the ones not moved
@@ -146,8 +146,7 @@ static const char *const cli_hand[] = {
     /* CLI-only */
     "chat tail", "team list", "team show", "team update", "team rm",
     "team pause", "team resume",
-    /* not in the table yet */
-    "chat read", NULL};
+    NULL};
 
 static int
 listed(const char *const *list, const char *s)
