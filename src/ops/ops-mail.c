@@ -163,12 +163,7 @@ tool_broadcast(json_t **result, const hd_op_call *c, hd_err *err)
 	size_t n = 0;
 	int rc;
 
-	memset(&spec, 0, sizeof(spec));
-	spec.team = c->team;
-	spec.from = c->agent;
-	spec.content = hd_op_str(c, "content");
-	spec.summary = hd_op_str(c, "summary");
-	spec.approve = -1;
+	send_spec(&spec, c); /* its team, sender, content and summary */
 	if ((rc = hd_mailbox_broadcast(&n, c->st, &spec, err)) < 0)
 		return rc;
 	*result = json_pack("{s:s, s:s, s:I}", "team", spec.team, "from",
