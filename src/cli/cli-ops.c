@@ -44,6 +44,8 @@ static const hd_cli_render *const render_tables[] = {
     hd_cli_renders_chat,
     hd_cli_renders_team,
     hd_cli_renders_mail,
+    hd_cli_renders_send,
+    hd_cli_renders_shutdown,
     NULL,
 };
 
@@ -67,6 +69,31 @@ opt_cb(void *ctx, const char *name)
 }
 
 static int
+opts_cb(void *ctx, const char *name, const char *const **vals)
+{
+	return hd_cli_opt_all(ctx, name, vals);
+}
+
+/* The actor: --as, or its older spelling (hd_op.cli_more "as"); the two
+ * disagreeing is a usage error (answered: -1). */
+static int
+acting(hd_cli *c, const hd_op *op, const char **as)
+{
+	const hd_op_cli_arg *m = hd_ops_cli_more(op, "as");
+	const char *old = m != NULL ? hd_cli_opt_str(c, m->alias) : NULL;
+
+	*as = hd_cli_opt_str(c, "as");
+	if (*as != NULL && old != NULL && strcmp(*as, old) != 0) {
+		hd_cli_usage(c, "--as %s and --%s %s name two %ss; give one (--as)",
+		    *as, m->alias, old, m->noun);
+		return -1;
+	}
+	if (*as == NULL)
+		*as = old;
+	return 0;
+}
+
+static int
 run_op(hd_cli *c)
 {
 	const hd_op *op = hd_ops_find_cli(c->path);
@@ -80,10 +107,14 @@ run_op(hd_cli *c)
 	if (op == NULL)
 		return hd_cli_usage(c, "unknown command '%s'", c->path);
 	memset(&call, 0, sizeof(call));
-	call.agent = hd_cli_opt_str(c, "as");
+	if (acting(c, op, &call.agent) < 0)
+		return HD_EXIT_USAGE;
+	if (op->who == HD_OPW_AGENT && call.agent == NULL && op->cli_needs)
+		return hd_cli_usage(c, "%s", op->cli_needs);
 	if (op->who == HD_OPW_AGENT && call.agent == NULL)
 		return hd_cli_usage(c, "'%s' needs --as AGENT", c->path);
-	if (hd_ops_cli_args(&args, op, c->argc, c->argv, opt_cb, c, &err) < 0)
+	if (hd_ops_cli_read(&args, op, c->argc, c->argv, opt_cb, opts_cb, c,
+		&err) < 0)
 		return hd_cli_usage(c, "%s", err.msg);
 	if (op->cli_check != NULL && op->cli_check(args, call.agent, &err) < 0) {
 		json_decref(args);
@@ -114,15 +145,34 @@ run_op(hd_cli *c)
 	return rc;
 }
 
-/* The options of op: its "--x" arguments, then --as. */
+/* The value an alias of arg takes: its positional's name ("TEAM"), or
+ * the option's. */
+static const char *
+alias_meta(const hd_op *op, const char *arg)
+{
+	const hd_op_arg *a;
+
+	for (a = op->args; a->name != NULL; a++)
+		if (strcmp(a->name, arg) == 0)
+			return a->cli[0] != '-' ? a->cli
+			       : a->cli_meta != NULL ? a->cli_meta
+						     : "VALUE";
+	return "VALUE";
+}
+
+/* The options of op: its "--x" arguments, then --as, then the older
+ * spellings (aliases). */
 static hd_cli_opt *
 make_opts(const hd_op *op)
 {
+	const hd_op_cli_arg *m;
 	const hd_op_arg *a;
 	hd_cli_opt *o;
 	size_t n = 0;
 
 	for (a = op->args; a != NULL && a->name != NULL; a++)
+		n++;
+	for (m = op->cli_more; m != NULL && m->arg != NULL; m++)
 		n++;
 	if ((o = calloc(n + 2, sizeof(*o))) == NULL)
 		return NULL;
@@ -136,12 +186,23 @@ make_opts(const hd_op *op)
 			   : a->cli_meta != NULL  ? a->cli_meta
 						  : "VALUE";
 		o[n].help = a->cli_help != NULL ? a->cli_help : a->name;
+		o[n].multi = (a->flags & HD_OPA_PAIRS) != 0;
 		n++;
 	}
 	if (op->cli_as_help != NULL) {
 		o[n].name = "as";
 		o[n].arg = "AGENT";
 		o[n].help = op->cli_as_help;
+		n++;
+	}
+	for (m = op->cli_more; m != NULL && m->arg != NULL; m++) {
+		if (m->alias == NULL)
+			continue;
+		o[n].name = m->alias;
+		o[n].short_name = m->alias_short;
+		o[n].arg = strcmp(m->arg, "as") == 0 ? "AGENT" : alias_meta(op, m->arg);
+		o[n].help = m->alias_help;
+		n++;
 	}
 	return o;
 }

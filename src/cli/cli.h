@@ -81,14 +81,6 @@ int hd_cli_opt_int(hd_cli *c, const char *name, int64_t min, int64_t max,
 /* Open the store (once); on failure print the error and return 1. */
 int hd_cli_store(hd_cli *c, hd_store **out);
 
-/* `CMD TEAM TEXT --as AGENT`, the form of every command, with the older
- * `CMD TEXT --team TEAM --from AGENT` kept as an alias (send, broadcast):
- * *team, *as and *text from whichever was given; a usage error (the
- * command's exit code, as hd_cli_usage) when the two disagree. 0 when
- * resolved; *team or *as may be NULL when neither spelling gave it. */
-int hd_cli_team_text_as(hd_cli *c, const char **team, const char **as,
-    const char **text);
-
 /* The team as positional pos (-1 or absent: only the option), with the
  * older --team kept as an alias: *team from whichever was given (or
  * NULL); a usage error when the two disagree, else 0. */
@@ -129,8 +121,9 @@ void hd_table_free(hd_table *t);
 /* Format ms-since-epoch for people: "2026-11-22 10:29:03". */
 void hd_cli_time(char *out, size_t outlen, int64_t ms);
 
-/* One line (with its newline) describing a shutdown request's state. */
-void hd_cli_shutdown_describe(FILE *f, const hd_shutdown *s);
+/* One line (with its newline) describing a shutdown request's state, from
+ * its JSON (hd_shutdown_to_json). */
+void hd_cli_shutdown_describe(FILE *f, const json_t *s);
 
 /* Showing an exchange as it runs (cmd-exchange.c; the demo uses it too).
  * Pass a view as the exchange's observer payload. */
@@ -210,6 +203,8 @@ extern const hd_cli_render hd_cli_renders_task[];
 extern const hd_cli_render hd_cli_renders_chat[];
 extern const hd_cli_render hd_cli_renders_team[];
 extern const hd_cli_render hd_cli_renders_mail[];
+extern const hd_cli_render hd_cli_renders_send[];
+extern const hd_cli_render hd_cli_renders_shutdown[];
 
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;
@@ -219,9 +214,6 @@ extern const hd_cli_cmd hd_cli_cmd_agent;
 extern const hd_cli_cmd hd_cli_cmd_task;
 extern const hd_cli_cmd hd_cli_cmd_chat;
 extern const hd_cli_cmd hd_cli_cmd_events;
-extern const hd_cli_cmd hd_cli_cmd_send;
-extern const hd_cli_cmd hd_cli_cmd_broadcast;
-extern const hd_cli_cmd hd_cli_cmd_shutdown_response;
 extern const hd_cli_cmd hd_cli_cmd_mcp;
 extern const hd_cli_cmd hd_cli_cmd_attach;
 extern const hd_cli_cmd hd_cli_cmd_serve;

@@ -1,8 +1,9 @@
 /*
  * cmd-chat.c -- `huddle chat post|read|tail`: the team room from the
- * command line (SPEC 5, 14). `chat post` is the operation table's
- * chat.post (src/ops/ops-chat.c, made a command by cli-ops.c); what is
- * here of it is how it is shown (hd_cli_renders_chat).
+ * command line (SPEC 5, 14). `chat post` and `chat read` are the
+ * operation table's chat.post and chat.read (src/ops/ops-chat.c, made
+ * commands by cli-ops.c); what is here of them is how they are shown
+ * (hd_cli_renders_chat).
  *
  * Human output is one post per line, `#<seq> <time> <author> [<kind>]:
  * <body>`, continuation lines of a multi-line body indented under it, and
@@ -45,15 +46,19 @@ print_clean(const char *s, size_t n)
 	}
 }
 
+/* A post as hd_post_to_json has it, for people. */
 static void
-print_post(const hd_post *p)
+print_post(const json_t *p)
 {
-	const char *line = p->body, *nl;
+	const char *line = json_string_value(json_object_get(p, "body")), *nl;
 	char when[32];
 
-	hd_cli_time(when, sizeof(when), p->created_at);
-	printf(
-	    "#%lld %s %s [%s]: ", (long long)p->seq, when, p->author, p->kind);
+	hd_cli_time(when, sizeof(when),
+	    json_integer_value(json_object_get(p, "createdAt")));
+	printf("#%lld %s %s [%s]: ",
+	    (long long)json_integer_value(json_object_get(p, "seq")), when,
+	    json_string_value(json_object_get(p, "authorAgentId")),
+	    json_string_value(json_object_get(p, "kind")));
 	for (;;) {
 		nl = strchr(line, '\n');
 		print_clean(
@@ -64,18 +69,6 @@ print_post(const hd_post *p)
 		line = nl + 1;
 		fputs("    ", stdout);
 	}
-}
-
-/* The envelope of p, malloc'd; NULL with c->err set on failure. */
-static char *
-wrap_post(hd_cli *c, const hd_post *p)
-{
-	char *w = NULL;
-
-	if (hd_envelope_wrap(&w, p->author, p->kind, p->seq, p->body,
-		strlen(p->body), &c->err) < 0)
-		return NULL;
-	return w;
 }
 
 /* chat post is the table's chat.post (src/ops/ops-chat.c): its --json
@@ -96,72 +89,36 @@ render_posted(hd_cli *c, const json_t *result, const json_t *args)
 	return HD_EXIT_OK;
 }
 
+/* chat read is the table's chat.read: --json is REST's shape (with each
+ * post's envelope under --wrapped), --wrapped prints the envelopes, else
+ * one post a line. */
+static int
+render_read(hd_cli *c, const json_t *result, const json_t *args)
+{
+	const json_t *posts = json_object_get(result, "posts"), *p;
+	size_t i;
+
+	if (c->json)
+		hd_cli_json(json_deep_copy(result));
+	else if (json_is_true(json_object_get(args, "wrapped")))
+		json_array_foreach (posts, i, p)
+			printf("%s\n", json_string_value(
+					   json_object_get(p, "wrapped")));
+	else if (json_array_size(posts) == 0)
+		printf("no posts after #%lld\n",
+		    (long long)json_integer_value(
+			json_object_get(args, "since")));
+	else
+		json_array_foreach (posts, i, p)
+			print_post(p);
+	return HD_EXIT_OK;
+}
+
 const hd_cli_render hd_cli_renders_chat[] = {
     {"chat.post", render_posted},
+    {"chat.read", render_read},
     {NULL, NULL},
 };
-
-static int
-cmd_chat_read(hd_cli *c)
-{
-	const char *team = c->argv[0], *agent = hd_cli_opt_str(c, "for");
-	int wrapped = hd_cli_flag(c, "wrapped");
-	int64_t since = 0, limit = 0;
-	hd_posts l;
-	hd_store *st;
-	json_t *arr, *o;
-	char room[HD_ROOM_ID_MAX], *w;
-	size_t i;
-	int rc = HD_EXIT_OK;
-
-	if ((rc = hd_cli_opt_int(c, "since", 0, INT64_MAX, &since)) ||
-	    (rc = hd_cli_opt_int(c, "limit", 1, HD_ROOM_READ_MAX, &limit)))
-		return rc;
-	if (hd_cli_store(c, &st) != 0)
-		return HD_EXIT_FAIL;
-	if ((agent != NULL ? hd_room_subscribe(&l, st, team, agent, since,
-				 (int)limit, &c->err)
-			   : hd_room_read(&l, st, team, since, (int)limit, NULL,
-				 &c->err)) < 0)
-		return hd_cli_fail(c);
-	if (c->json) {
-		arr = json_array();
-		for (i = 0; i < l.n; i++) {
-			o = hd_post_to_json(&l.items[i]);
-			if (wrapped) {
-				if ((w = wrap_post(c, &l.items[i])) == NULL) {
-					json_decref(o);
-					json_decref(arr);
-					rc = hd_cli_fail(c);
-					goto done;
-				}
-				json_object_set_new(
-				    o, "wrapped", json_string(w));
-				free(w);
-			}
-			json_array_append_new(arr, o);
-		}
-		hd_room_id(room, sizeof(room), team);
-		hd_cli_json(json_pack("{s:s,s:o,s:I}", "roomId", room, "posts",
-		    arr, "nextSeq", (json_int_t)l.next_seq));
-	} else if (wrapped) {
-		for (i = 0; i < l.n; i++) {
-			if ((w = wrap_post(c, &l.items[i])) == NULL) {
-				rc = hd_cli_fail(c);
-				goto done;
-			}
-			printf("%s\n", w);
-			free(w);
-		}
-	} else if (l.n == 0)
-		printf("no posts after #%lld\n", (long long)since);
-	else
-		for (i = 0; i < l.n; i++)
-			print_post(&l.items[i]);
-done:
-	hd_posts_dispose(&l);
-	return rc;
-}
 
 static void
 tail_print(hd_cli *c, const hd_posts *l)
@@ -170,16 +127,16 @@ tail_print(hd_cli *c, const hd_posts *l)
 	size_t i;
 
 	for (i = 0; i < l->n; i++) {
-		if (c->json) { /* one compact object per line, for pipes */
-			json_t *o = hd_post_to_json(&l->items[i]);
+		json_t *o = hd_post_to_json(&l->items[i]);
 
+		if (c->json) { /* one compact object per line, for pipes */
 			s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 			if (s != NULL)
 				printf("%s\n", s);
 			free(s);
-			json_decref(o);
 		} else
-			print_post(&l->items[i]);
+			print_post(o);
+		json_decref(o);
 	}
 	fflush(stdout);
 }
@@ -235,17 +192,6 @@ cmd_chat_tail(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
-static const hd_cli_opt chat_read_opts[] = {
-    {"since", 0, "SEQ", "posts after seq SEQ (default 0)", 0},
-    {"limit", 'n', "N", "at most N posts, 1-500 (default 100)", 0},
-    {"wrapped", 0, NULL, "print each post as the envelope a runtime gets", 0},
-    {"for", 0, "AGENT",
-	"read as AGENT subscribes: skip its own posts; nextSeq moves "
-	"past them",
-	0},
-    {NULL, 0, NULL, NULL, 0},
-};
-
 static const hd_cli_opt chat_tail_opts[] = {
     {"follow", 'f', NULL, "keep printing new posts until interrupted", 0},
     {"since", 0, "SEQ", "start after seq SEQ instead of the last posts", 0},
@@ -254,9 +200,6 @@ static const hd_cli_opt chat_tail_opts[] = {
 };
 
 static const hd_cli_cmd chat_subs[] = {
-    {"read", "TEAM", "Read a team's room, oldest first", 1, 1, chat_read_opts,
-	cmd_chat_read, NULL,
-	"Pass nextSeq (from --json) as --since to read on."},
     {"tail", "TEAM", "Show the last posts, and with -f follow live", 1, 1,
 	chat_tail_opts, cmd_chat_tail, NULL,
 	"With --json, one post per line. -f wakes within milliseconds of "

@@ -254,6 +254,16 @@ render_state(hd_cli *c, const json_t *result, const json_t *args)
 /* team shutdown is the table's team.shutdown: with --wait, a pending
  * request is waited out; an outcome other than pending or shutdown is
  * the command failing. */
+/* The request's line (hd_cli_shutdown_describe reads its JSON). */
+static void
+describe(FILE *f, const hd_shutdown *s)
+{
+	json_t *j = hd_shutdown_to_json(s);
+
+	hd_cli_shutdown_describe(f, j);
+	json_decref(j);
+}
+
 static int
 render_shutdown(hd_cli *c, const json_t *result, const json_t *args)
 {
@@ -273,7 +283,7 @@ render_shutdown(hd_cli *c, const json_t *result, const json_t *args)
 	if (json_is_true(json_object_get(args, "wait")) &&
 	    strcmp(s->outcome, "pending") == 0) {
 		if (!c->json) {
-			hd_cli_shutdown_describe(stdout, s);
+			describe(stdout, s);
 			fflush(stdout);
 		}
 		if (hd_team_shutdown_wait(&fin, st, team, s->request_id, 0,
@@ -291,11 +301,11 @@ render_shutdown(hd_cli *c, const json_t *result, const json_t *args)
 	if (strcmp(s->outcome, "pending") == 0 ||
 	    strcmp(s->outcome, "shutdown") == 0) {
 		if (!c->json)
-			hd_cli_shutdown_describe(stdout, s);
+			describe(stdout, s);
 	} else {
 		/* --wait saw it fail: that is the command failing */
 		fputs("huddle: ", stderr);
-		hd_cli_shutdown_describe(stderr, s);
+		describe(stderr, s);
 		rc = HD_EXIT_FAIL;
 	}
 done:

@@ -32,11 +32,8 @@ static const hd_cli_cmd *const hand_table[] = {
 	&hd_cli_cmd_task,
 	&hd_cli_cmd_chat,
 	&hd_cli_cmd_events,
-	&hd_cli_cmd_send,
-	&hd_cli_cmd_broadcast,
 	&hd_cli_cmd_ask,
 	&hd_cli_cmd_conversation,
-	&hd_cli_cmd_shutdown_response,
 	&hd_cli_cmd_mcp,
 	&hd_cli_cmd_attach,
 	&hd_cli_cmd_serve,
@@ -348,32 +345,6 @@ hd_cli_opt_str(hd_cli *c, const char *name)
 		    c->parsed[i].n > 0)
 			return c->parsed[i].vals[c->parsed[i].n - 1];
 	return NULL;
-}
-
-int
-hd_cli_team_text_as(
-    hd_cli *c, const char **team, const char **as, const char **text)
-{
-	const char *opt_team = hd_cli_opt_str(c, "team");
-	const char *opt_as = hd_cli_opt_str(c, "as");
-	const char *opt_from = hd_cli_opt_str(c, "from");
-
-	*team = opt_team;
-	*text = c->argv[c->argc - 1];
-	if (c->argc == 2) {
-		if (opt_team != NULL && strcmp(opt_team, c->argv[0]) != 0)
-			return hd_cli_usage(c,
-			    "the team is %s or %s? give it once, as the first "
-			    "argument",
-			    c->argv[0], opt_team);
-		*team = c->argv[0];
-	}
-	if (opt_as != NULL && opt_from != NULL && strcmp(opt_as, opt_from) != 0)
-		return hd_cli_usage(c,
-		    "--as %s and --from %s name two senders; give one (--as)",
-		    opt_as, opt_from);
-	*as = opt_as != NULL ? opt_as : opt_from;
-	return 0;
 }
 
 int

@@ -1,10 +1,9 @@
 /*
- * route-mail.c -- sending mail and spawning over REST (SPEC 3, 6, 11); the
+ * route-mail.c -- spawning over REST (SPEC 3, 11); sending mail, the
  * inbox, team state and shutdown are the operation table's
- * (src/ops/ops-mail.c, src/ops/ops-team.c). Mail is sent by an agent of the team: "from" must be
- * the agent the request proves (identity.c), and may be left out when it
- * proves one. A spawn's "as" (the spawning agent) likewise; without it
- * the user spawns.
+ * (src/ops/ops-mail.c, src/ops/ops-team.c). A spawn's "as" (the spawning
+ * agent) must be the agent the request proves (identity.c), and may be
+ * left out when it proves one; without it the user spawns.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -80,69 +79,6 @@ str_in(const char *const *keys, const char *key)
 }
 
 static int
-route_send(hd_http_req *r)
-{
-	static const char *const keys[] = {"from", "to", "type", "content",
-	    "summary", "request_id", "reason", NULL};
-	hd_message_spec spec;
-	hd_message *m = NULL;
-	hd_err err = HD_ERR_INIT;
-	json_t *body, *approve;
-	char actor[HD_HTTP_ACTOR_MAX];
-	size_t n;
-	int answer;
-
-	if ((body = string_body(r, keys)) == NULL)
-		return 0;
-	approve = json_object_get(body, "approve");
-	if (approve != NULL && !json_is_boolean(approve)) {
-		hd_http_error(r, 400, "\"approve\" must be true or false");
-		goto done;
-	}
-	memset(&spec, 0, sizeof(spec));
-	if (acting(r, body, "from", actor, &spec.from) < 0)
-		goto done;
-	spec.team = r->params[0];
-	spec.to = body_str(body, "to");
-	spec.type = body_str(body, "type");
-	spec.content = body_str(body, "content");
-	spec.summary = body_str(body, "summary");
-	spec.request_id = body_str(body, "request_id");
-	spec.reason = body_str(body, "reason");
-	spec.approve = approve != NULL ? json_is_true(approve) : -1;
-	if (spec.from == NULL || spec.content == NULL) {
-		hd_http_error(r, 400, "\"from\" and \"content\" are required");
-		goto done;
-	}
-	if (spec.type != NULL && strcmp(spec.type, "broadcast") == 0) {
-		if (hd_mailbox_broadcast(&n, r->st, &spec, &err) < 0)
-			hd_http_fail(r, &err);
-		else
-			hd_http_json(r, 201, json_pack("{s:I}", "recipients",
-			    (json_int_t)n));
-		goto done;
-	}
-	answer = spec.type != NULL &&
-		 strcmp(spec.type, "shutdown_response") == 0;
-	if (spec.to == NULL && !answer) {
-		hd_http_error(r, 400, "\"to\" is required unless type is "
-				      "broadcast or shutdown_response");
-		goto done;
-	}
-	/* an answer without "to" goes to whoever asked */
-	if ((answer ? hd_shutdown_answer(&m, r->st, &spec, &err)
-		    : hd_mailbox_send(&m, r->st, &spec, &err)) < 0)
-		hd_http_fail(r, &err);
-	else
-		hd_http_json(r, 201, json_pack("{s:o}", "message",
-		    m != NULL ? hd_message_to_json(m) : json_null()));
-done:
-	hd_message_free(m);
-	json_decref(body);
-	return 0;
-}
-
-static int
 route_spawn(hd_http_req *r)
 {
 	static const char *const keys[] = {"name", "as", "role", "runtime",
@@ -193,7 +129,6 @@ done:
 }
 
 const hd_route hd_routes_mail[] = {
-	{"POST", "/api/teams/:team/messages", route_send},
 	{"POST", "/api/teams/:team/spawn", route_spawn},
 	{NULL, NULL, NULL},
 };

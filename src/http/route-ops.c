@@ -5,15 +5,17 @@
  *
  *  (1) The arguments are the JSON body (none: {}) -- for a GET, the query
  *      string's values of the entry's REST keys, typed by the entry (an
- *      integer parsed, a flag true unless "0") -- with the path's
+ *      integer parsed, a flag true unless "0", text as it came: the
+ *      library judges it, its UTF-8 too) -- with the path's
  *      captures put over it under their REST keys (":id" -> "id"), checked
  *      by hd_ops_check(HD_OPS_REST): a field the entry does not name is
  *      refused (400), as is a wrong type or a value out of its limits.
  *  (2) Who acts is the agent the request proves (identity.c), which "as"
- *      in the body may name -- naming one without its proof is refused
- *      (403); without proof the caller acts as the user. For an
- *      operation only an agent may do (HD_OPW_AGENT: a claim), "agent"
- *      names the actor too, once; the user is then refused with the
+ *      (or the entry's rest_as: a message's "from") in the body may name
+ *      -- naming one without its proof is refused (403); without proof
+ *      the caller acts as the user. For an operation only an agent may
+ *      do (HD_OPW_AGENT: a claim), "agent" names the actor too, once
+ *      (not where rest_as names it); the user is then refused with the
  *      entry's rest_agent_required (400).
  *  (3) The answer is the handler's JSON with the entry's status, or
  *      hd_http_fail's status for its error.
@@ -30,15 +32,16 @@ static int
 named_actor(hd_http_req *r, const hd_op *op, const json_t *body,
     const char **named)
 {
-	const json_t *as = json_object_get(body, "as");
+	const char *key = op->rest_as != NULL ? op->rest_as : "as";
+	const json_t *as = json_object_get(body, key);
 	const json_t *agent = json_object_get(body, "agent");
 
 	if (as != NULL && !json_is_string(as)) {
-		hd_http_error(r, 400, "\"as\" must be a string");
+		hd_http_error(r, 400, "\"%s\" must be a string", key);
 		return -1;
 	}
 	*named = json_string_value(as);
-	if (op->who != HD_OPW_AGENT || agent == NULL)
+	if (op->who != HD_OPW_AGENT || op->rest_as != NULL || agent == NULL)
 		return 0;
 	if (!json_is_string(agent)) {
 		hd_http_error(r, 400, "\"agent\" must be an agent id");
@@ -76,8 +79,8 @@ query_args(hd_http_req *r, const hd_op *op, json_t *body)
 		} else if (a->type == HD_OPT_BOOL)
 			json_object_set_new(
 			    body, key, json_boolean(strcmp(q, "0") != 0));
-		else
-			json_object_set_new(body, key, json_string(q));
+		else /* unchecked, as on the CLI: the library judges it */
+			json_object_set_new(body, key, json_string_nocheck(q));
 	}
 	return 0;
 }

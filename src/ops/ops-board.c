@@ -127,9 +127,10 @@ tool_task_list(json_t **result, const hd_op_call *c, hd_err *err)
 	f.ready = json_is_true(json_object_get(c->args, "ready"));
 	f.blocked = json_is_true(json_object_get(c->args, "blocked"));
 	/* 0 (MCP) is the default; REST's ?limit= names one */
-	if ((hd_op_int(c, "limit", 0, &limit) && limit == 0 &&
-		c->dialect == HD_OPS_REST) ||
-	    limit < 0 || limit > 10000)
+	if (((hd_op_int(c, "limit", 0, &limit) && limit == 0 &&
+		 c->dialect == HD_OPS_REST) ||
+		limit < 0 || limit > 10000) &&
+	    c->dialect != HD_OPS_CLI) /* the table checked the CLI's */
 		return hd_err_set(err, HD_EINVAL,
 		    "limit must be between 1 and 10000");
 	f.limit = (int)limit;
@@ -353,44 +354,72 @@ static const char *const task_statuses[] = {"pending", "claimed",
 static const hd_op_arg create_args[] = {
     ARG_TEAM,
     {"subject", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL, "1-200 characters",
-	NULL, NULL, 0, NULL, NULL, NULL},
-    {"description", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL,
-	NULL, NULL},
+	NULL, "SUBJECT", 0, NULL, NULL, NULL},
+    {"description", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, "--description",
+	'd', "what needs doing (up to 10000 chars)", "TEXT", NULL},
     {"active_form", HD_OPT_STR, 0, 0, 0, NULL,
-	"what doing it is called, e.g. Writing docs", NULL, NULL, 0, NULL,
-	NULL, NULL},
+	"what doing it is called, e.g. Writing docs", NULL, "--active-form",
+	0, "what to show while it runs", "TEXT", NULL},
     {"priority", HD_OPT_INT, 0, 0, 0, NULL,
-	"higher is claimed first (default 0)", NULL, NULL, 0, NULL, NULL,
-	NULL},
-    {"metadata", HD_OPT_OBJECT, 0, 0, 0, NULL, "free-form key/value pairs",
-	NULL, NULL, 0, NULL, NULL, NULL},
-    {"depends_on", HD_OPT_INTS, 0, 0, 0, NULL,
-	"ids of tasks this one waits for", NULL, NULL, 0, NULL, NULL,
-	"task id"},
+	"higher is claimed first (default 0)", NULL, "--priority", 'p',
+	"higher is claimed first (default 0)", "N", NULL},
+    {"metadata", HD_OPT_OBJECT, HD_OPA_PAIRS, 0, 0, NULL,
+	"free-form key/value pairs", NULL, "--meta", 0,
+	"a metadata entry (a string)", "KEY=VALUE", NULL},
+    {"depends_on", HD_OPT_INTS, HD_OPA_ID, 0, 0, NULL,
+	"ids of tasks this one waits for", NULL, "--depends-on", 0,
+	"tasks of the same team this waits for", "ID,...", "task id"},
     ARG_PARENT("make it a subtask of this task (same team)"),
     ARGS_END,
 };
 
 static const hd_op_arg list_args[] = {
     ARG_TEAM,
-    {"status", HD_OPT_ENUM, 0, 0, 0, task_statuses, NULL, NULL, NULL, 0,
-	NULL, NULL, NULL},
-    {"owner", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL,
-	NULL},
-    {"ready", HD_OPT_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL,
-	NULL},
-    {"blocked", HD_OPT_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL,
-	NULL},
-    {"metadata", HD_OPT_OBJECT, 0, 0, 0, NULL,
-	"KEY: VALUE pairs the task's metadata must equal", "", NULL, 0,
-	NULL, NULL, NULL},
+    /* the CLI leaves a status to the board (`unknown task status`) */
+    {"status", HD_OPT_ENUM, HD_OPA_OPEN_CLI, 0, 0, task_statuses, NULL,
+	NULL, "--status", 's', "only tasks in STATUS", "STATUS", NULL},
+    {"owner", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, "--owner", 'o',
+	"only tasks owned by AGENT", "AGENT", NULL},
+    {"ready", HD_OPT_BOOL, 0, 0, 0, NULL, NULL, NULL, "--ready", 0,
+	"only ready tasks (pending, unowned, unblocked)", NULL, NULL},
+    {"blocked", HD_OPT_BOOL, 0, 0, 0, NULL, NULL, NULL, "--blocked", 0,
+	"only tasks waiting on unfinished ones", NULL, NULL},
+    {"metadata", HD_OPT_OBJECT, HD_OPA_PAIRS, 0, 0, NULL,
+	"KEY: VALUE pairs the task's metadata must equal", "", "--meta", 0,
+	"only tasks whose metadata KEY is VALUE", "KEY=VALUE", NULL},
     /* REST's one metadata filter, ?meta=KEY=VALUE */
     {"meta", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL, NULL, NULL, NULL, 0,
 	NULL, NULL, NULL},
-    {"limit", HD_OPT_INT, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL,
-	NULL},
+    /* MCP and REST: 1-10000 (the handler's: MCP's 0 is the default);
+     * the CLI's own range is list_more's */
+    {"limit", HD_OPT_INT, 0, 0, 0, NULL, NULL, NULL, "--limit", 'n',
+	"at most N tasks", "N", NULL},
+    {"tree", HD_OPT_BOOL, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "", "--tree", 0,
+	"show subtasks indented under their parents", NULL, NULL},
     ARGS_END,
 };
+
+/* The CLI's own limits: a priority is an int, a list may be long. */
+static const hd_op_cli_arg create_more[] = {
+    {"priority", NULL, 0, NULL, NULL, INT32_MIN, INT32_MAX},
+    {NULL, NULL, 0, NULL, NULL, 0, 0},
+};
+static const hd_op_cli_arg list_more[] = {
+    {"limit", NULL, 0, NULL, NULL, 1, 1000000},
+    {NULL, NULL, 0, NULL, NULL, 0, 0},
+};
+
+/* The CLI words the cap on dependencies its own way. */
+static int
+cli_check_create(const json_t *args, const char *as, hd_err *err)
+{
+	(void)as;
+	if (json_array_size(json_object_get(args, "depends_on")) >
+	    HD_TASK_DEPS_MAX)
+		return hd_err_set(err, HD_EINVAL,
+		    "--depends-on takes at most %d ids", HD_TASK_DEPS_MAX);
+	return 0;
+}
 
 static const hd_op_arg id_args[] = {ARG_TASK_ID, ARGS_END};
 
@@ -481,14 +510,24 @@ const hd_op hd_ops_board[] = {
 	    "parent_task_id it is a subtask: the parent cannot complete while "
 	    "it is open, and the team caps subtasks per task, their depth and "
 	    "the root tasks you create per window.",
-	.method = "POST", .path = "/api/teams/:team/tasks", .status = 201},
+	.method = "POST", .path = "/api/teams/:team/tasks", .status = 201,
+	.cli = "task create", .cli_summary = "Create a task",
+	.cli_details =
+	    "Example: huddle task create dev \"Write docs\" --depends-on 3,4 "
+	    "--priority 2 --meta area=docs. With --parent ID it is a "
+	    "subtask; the team's caps (huddle team update --max-children, "
+	    "--max-task-depth, --max-new-roots) bound how many and how deep.",
+	.cli_as_help = "create as AGENT, a member (default: user)",
+	.cli_more = create_more, .cli_check = cli_check_create},
     {.name = "task.list", .flags = R, .args = list_args,
 	.fn = tool_task_list, .mcp = "task_list",
 	.mcp_desc =
 	    "List your team's tasks, newest first, each with depends_on and "
 	    "blocked_by. Filter by status, owner, ready (pending, unowned, "
 	    "unblocked) or blocked, and metadata equality.",
-	.method = "GET", .path = "/api/teams/:team/tasks", .status = 200},
+	.method = "GET", .path = "/api/teams/:team/tasks", .status = 200,
+	.cli = "task list", .cli_summary = "List a team's tasks, newest first",
+	.cli_more = list_more},
     {.name = "task.get", .flags = R, .args = id_args, .fn = tool_task_get,
 	.mcp = "task_get",
 	.mcp_desc = "Get one task with its dependencies and comments.",

@@ -10,12 +10,16 @@
  * user) it is the user's, and the CLI's --system posts as huddle. Its
  * result is the whole post, {"post": ...} (REST's answer, the CLI's
  * --json); MCP shows {"posted": {seq, roomId, authorAgentId}}.
+ *
+ * chat.read is REST's and the CLI's read (tool_chat_read); MCP's is
+ * team_chat_subscribe, which skips the reader's own posts and wraps each.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <huddle/envelope.h>
 #include <huddle/room.h>
+#include <huddle/util.h>
 
 #include "ops.h"
 
@@ -116,6 +120,61 @@ tool_chat_subscribe(json_t **result, const hd_op_call *c, hd_err *err)
 	return 0;
 }
 
+/*
+ * The room read by anyone: REST's GET /api/team-chat (the team as ?teamId=
+ * or ?roomId=team:<id>, named before it is looked up) and `huddle chat
+ * read` (--for AGENT reads as that agent subscribes; --wrapped adds each
+ * post's envelope). {roomId, posts, nextSeq}: REST's compatibility shape.
+ */
+static int
+tool_chat_read(json_t **result, const hd_op_call *c, hd_err *err)
+{
+	const char *team = hd_op_str(c, "team"), *room = hd_op_str(c, "room");
+	const char *agent = hd_op_str(c, "for");
+	char room_id[HD_ROOM_ID_MAX], *w = NULL;
+	int64_t since, limit;
+	json_t *posts, *o;
+	hd_posts l;
+	size_t i;
+	int rc;
+
+	if (team == NULL && room != NULL && strncmp(room, "team:", 5) == 0)
+		team = room + 5;
+	if (team == NULL || team[0] == '\0')
+		return hd_err_set(err, HD_EINVAL, "teamId or roomId is required");
+	if (c->dialect == HD_OPS_REST &&
+	    (rc = hd_slug_check("team", team, err)) < 0)
+		return rc;
+	hd_op_int(c, "since", 0, &since);
+	hd_op_int(c, "limit", HD_ROOM_READ_DEFAULT, &limit);
+	if ((rc = agent != NULL ? hd_room_subscribe(&l, c->st, team, agent,
+				      since, (int)limit, err)
+				: hd_room_read(&l, c->st, team, since,
+				      (int)limit, NULL, err)) < 0)
+		return rc;
+	posts = json_array();
+	for (i = 0; i < l.n; i++) {
+		const hd_post *p = &l.items[i];
+
+		json_array_append_new(posts, o = hd_post_to_json(p));
+		if (!hd_op_bool(c, "wrapped"))
+			continue;
+		if ((rc = hd_envelope_wrap(&w, p->author, p->kind, p->seq,
+			 p->body, strlen(p->body), err)) < 0) {
+			json_decref(posts);
+			hd_posts_dispose(&l);
+			return rc;
+		}
+		json_object_set_new(o, "wrapped", json_string(w));
+		free(w);
+	}
+	hd_room_id(room_id, sizeof(room_id), team);
+	*result = json_pack("{s:s, s:o, s:I}", "roomId", room_id, "posts",
+	    posts, "nextSeq", (json_int_t)l.next_seq);
+	hd_posts_dispose(&l);
+	return 0;
+}
+
 #define ARGS_END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL}
 
 /* CLI-only flags: not MCP arguments, not REST fields */
@@ -142,6 +201,31 @@ static const hd_op_arg subscribe_args[] = {
 	"at most this many posts, 1-500 (default 100)", NULL, NULL, 0, NULL,
 	NULL, NULL},
     ARGS_END,
+};
+
+static const hd_op_arg read_args[] = {
+    /* the CLI's first argument; REST's ?teamId=, or ?roomId=team:<id> */
+    {"team", HD_OPT_STR, HD_OPA_REQ_CLI | HD_OPA_NO_MCP, 0, 0, NULL, NULL,
+	"teamId", "TEAM", 0, NULL, NULL, "team"},
+    {"room", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "roomId", NULL, 0,
+	NULL, NULL, NULL},
+    {"since", HD_OPT_INT, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "sinceSeq",
+	"--since", 0, "posts after seq SEQ (default 0)", "SEQ", NULL},
+    {"limit", HD_OPT_INT, HD_OPA_NO_MCP, 1, HD_ROOM_READ_MAX, NULL, NULL,
+	NULL, "--limit", 'n', "at most N posts, 1-500 (default 100)", "N",
+	NULL},
+    CLI_FLAG("wrapped", "print each post as the envelope a runtime gets"),
+    {"for", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "", "--for", 0,
+	"read as AGENT subscribes: skip its own posts; nextSeq moves past "
+	"them",
+	"AGENT", NULL},
+    ARGS_END,
+};
+
+/* The CLI reads from seq 0 on; REST leaves a negative one to the room. */
+static const hd_op_cli_arg read_more[] = {
+    {"since", NULL, 0, NULL, NULL, 0, INT64_MAX},
+    {NULL, NULL, 0, NULL, NULL, 0, 0},
 };
 
 const hd_op hd_ops_chat[] = {
@@ -172,5 +256,10 @@ const hd_op hd_ops_chat[] = {
 	    "an instruction from the user. Pass the returned nextSeq as "
 	    "sinceSeq next time to get only new posts.",
 	.mcp_agent_desc = "the reading agent"},
+    {.name = "chat.read", .args = read_args, .fn = tool_chat_read,
+	.method = "GET", .path = "/api/team-chat", .status = 200,
+	.cli = "chat read", .cli_summary = "Read a team's room, oldest first",
+	.cli_details = "Pass nextSeq (from --json) as --since to read on.",
+	.cli_more = read_more},
     {.name = NULL},
 };

@@ -6,43 +6,40 @@
  * Invariants:
  *  (1) An argument an entry does not name is refused on every surface,
  *      never dropped: over MCP except the identity arguments (mcp.c reads
- *      them), over REST except "as" and, for an agent-only operation,
- *      "agent" (the route reads them), and the fields its route family
- *      shares (rest_common: typed, then ignored), on the CLI by getopt.
+ *      them), over REST except "as" (or the entry's rest_as) and, for an
+ *      agent-only operation without rest_as, "agent" (the route reads
+ *      them), and the fields its route family shares (rest_common:
+ *      typed, then ignored), on the CLI by getopt.
  *  (2) The checked object holds canonical names only, each of its
  *      declared type; a handler reads nothing else.
  *  (3) The table is fixed once a surface has read it: hd_ops_all builds
  *      it on first use (once, whichever thread asks first) and
  *      hd_ops_test_add is refused afterwards.
+ *  (4) A limit binds where the entry says: an int's range and an enum's
+ *      values on every surface, unless the CLI has its own range
+ *      (cli_more) or a surface leaves the values to the library
+ *      (HD_OPA_OPEN_REST, HD_OPA_OPEN_CLI).
+ *  (5) CLI positionals: those argv must fill (required, with no older
+ *      option spelling them) take theirs first; the others take what is
+ *      left, in order -- so `send TEXT --team T` and `send T TEXT` both
+ *      read. A value given both ways (TEAM and --team, --as and --from)
+ *      must agree.
  * Callers: mcp.c, route.c and route-ops.c, src/cli/cli-ops.c, and the
  * group files' handlers (hd_op_str and friends).
  *
- * Still hand-written beside the table, and why each is not an entry (or
- * not on every surface) yet -- converting one would change what a
- * surface answers or accepts:
+ * Still hand-written beside the table, and why it is not an entry on
+ * every surface yet (messages, task create/list and chat read became
+ * entries once the table could say their surfaces' own spellings):
  *  - spawn: MCP is the team.spawn entry; the CLI (cmd-agent.c) spells
  *    the new agent's id as a positional and --name as its display name
- *    (MCP's "name" is the id), reports a bad --config with the JSON
- *    parser's line and column (the e2e tests assert it), and `agent
- *    replace TEAM OLD NEW` takes three positionals; REST (route-mail.c) refuses an unknown
- *    field with its own list ("use name, as, task, ..."), which the
- *    e2e test asserts word for word.
- *  - messages (send, broadcast, shutdown answers): MCP is mail.send; REST
- *    names the sender "from" (the table's REST identity is "as") and
- *    answers {"message"} / {"recipients"}, its refusals its own ("from"
- *    and "content" are required); the CLI (cmd-send.c) keeps the older
- *    spellings (--team, --from) and folds --approve / --refuse into one
- *    three-way answer that implies --type, which no argument type says.
- *  - task list and create on the CLI (cmd-task.c): --meta KEY=VALUE is
- *    repeated (the table has no repeated option), list's --tree and its
- *    --limit up to 1,000,000 (MCP and REST stop at 10,000), create's
- *    "--depends-on takes at most N ids". Their MCP tools and REST routes
- *    are the task.create and task.list entries.
- *  - chat read: REST GET /api/team-chat names the team by ?teamId= or
- *    ?roomId=team:<id> (neither a path capture nor one key), the CLI
- *    (cmd-chat.c) reads as --for AGENT or as anyone, --wrapped; MCP has no
- *    such read (team_chat_subscribe, the chat.subscribe entry, skips the
- *    reader's own posts and wraps every post).
+ *    (MCP's "name" is the id), acts as the leader without --as, reports
+ *    a bad --config with the JSON parser's line and column (the e2e
+ *    tests assert it), and `agent replace TEAM OLD NEW` takes three
+ *    positionals; REST (route-mail.c) refuses an unknown field with its
+ *    own list ("use name, as, task, ..."), which the e2e test asserts
+ *    word for word. Each is sayable (a CLI-only display name, a second
+ *    entry for replace, an entry's own unknown-field message, the
+ *    parser's position in cli_value), but not yet done.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -305,6 +302,13 @@ find_arg(const hd_op *op, hd_ops_dialect d, const char *key)
 	return NULL;
 }
 
+/* The REST body key naming the actor. */
+static const char *
+rest_actor(const hd_op *op)
+{
+	return op->rest_as != NULL ? op->rest_as : "as";
+}
+
 /* `unknown argument "x" to tool: use a, b` (MCP), `unknown field "x"
  * for POST /api/...: use a, b` (REST). */
 static int
@@ -326,7 +330,7 @@ unknown(const hd_op *op, hd_ops_dialect d, const char *key, hd_err *err)
 	}
 	if (d == HD_OPS_REST && op->who != HD_OPW_ANYONE) {
 		hd_buf_puts(&b, n++ > 0 ? ", " : "");
-		hd_buf_puts(&b, "as");
+		hd_buf_puts(&b, rest_actor(op));
 	}
 	if (d == HD_OPS_MCP)
 		rc = hd_err_set(err, HD_EINVAL,
@@ -359,14 +363,33 @@ capture_int(json_t **v, const hd_op_arg *a, hd_err *err)
 	return 1;
 }
 
-static int
-check_value(const hd_op_arg *a, hd_ops_dialect d, const json_t *v,
-    hd_err *err)
+const hd_op_cli_arg *
+hd_ops_cli_more(const hd_op *op, const char *arg)
 {
+	const hd_op_cli_arg *m;
+
+	for (m = op->cli_more; m != NULL && m->arg != NULL; m++)
+		if (strcmp(m->arg, arg) == 0)
+			return m;
+	return NULL;
+}
+
+static int
+check_value(const hd_op *op, const hd_op_arg *arg, hd_ops_dialect d,
+    const json_t *v, hd_err *err)
+{
+	const hd_op_cli_arg *more;
+	hd_op_arg cli_arg, *a = &cli_arg;
 	char lb[96];
 	const json_t *item;
 	size_t i;
 
+	cli_arg = *arg; /* with the CLI's own limits, on the CLI */
+	more = d == HD_OPS_CLI ? hd_ops_cli_more(op, arg->name) : NULL;
+	if (more != NULL && more->min < more->max) {
+		cli_arg.min = more->min;
+		cli_arg.max = more->max;
+	}
 	label(lb, sizeof(lb), a, d);
 	if (!type_ok(v, a->type))
 		return d == HD_OPS_MCP
@@ -391,7 +414,9 @@ check_value(const hd_op_arg *a, hd_ops_dialect d, const json_t *v,
 			return hd_err_set(err, HD_EINVAL,
 			    "%s may name at most %lld", lb, (long long)a->max);
 	}
-	if (a->type == HD_OPT_ENUM) {
+	if (a->type == HD_OPT_ENUM &&
+	    !(d == HD_OPS_REST && (a->flags & HD_OPA_OPEN_REST)) &&
+	    !(d == HD_OPS_CLI && (a->flags & HD_OPA_OPEN_CLI))) {
 		for (i = 0; a->values[i] != NULL; i++)
 			if (strcmp(a->values[i], json_string_value(v)) == 0)
 				break;
@@ -458,15 +483,15 @@ hd_ops_check(json_t **out, const hd_op *op, hd_ops_dialect d,
 			if (d == HD_OPS_MCP && hd_ops_identity_key(key))
 				continue;
 			if (d == HD_OPS_REST && (a = common_arg(op, key)) != NULL) {
-				if ((rc = check_value(a, d, v, err)) < 0) {
+				if ((rc = check_value(op, a, d, v, err)) < 0) {
 					json_decref(res);
 					return rc;
 				}
 				continue;
 			}
 			if (d == HD_OPS_REST &&
-			    (strcmp(key, "as") == 0 ||
-				(op->who == HD_OPW_AGENT &&
+			    (strcmp(key, rest_actor(op)) == 0 ||
+				(op->who == HD_OPW_AGENT && op->rest_as == NULL &&
 				    strcmp(key, "agent") == 0)))
 				continue;
 			json_decref(res);
@@ -483,7 +508,7 @@ hd_ops_check(json_t **out, const hd_op *op, hd_ops_dialect d,
 			}
 			owned = rc;
 		}
-		if ((rc = check_value(a, d, v, err)) < 0) {
+		if ((rc = check_value(op, a, d, v, err)) < 0) {
 			if (owned)
 				json_decref(v);
 			json_decref(res);
@@ -493,7 +518,8 @@ hd_ops_check(json_t **out, const hd_op *op, hd_ops_dialect d,
 	}
 	for (a = op->args; a != NULL && a->name != NULL; a++) {
 		if (!((a->flags & HD_OPA_REQUIRED) ||
-			(d == HD_OPS_MCP && (a->flags & HD_OPA_REQ_MCP))) ||
+			(d == HD_OPS_MCP && (a->flags & HD_OPA_REQ_MCP)) ||
+			(d == HD_OPS_CLI && (a->flags & HD_OPA_REQ_CLI))) ||
 		    json_object_get(res, a->name) != NULL)
 			continue;
 		if (d == HD_OPS_MCP && !on_mcp(a))
@@ -503,6 +529,10 @@ hd_ops_check(json_t **out, const hd_op *op, hd_ops_dialect d,
 		if (d == HD_OPS_MCP)
 			return hd_err_set(err, HD_EINVAL,
 			    "missing required argument \"%s\"", a->name);
+		if (d == HD_OPS_CLI && op->cli_needs != NULL)
+			return hd_err_set(err, HD_EINVAL, "%s", op->cli_needs);
+		if (d == HD_OPS_REST && op->rest_required != NULL)
+			return hd_err_set(err, HD_EINVAL, "%s", op->rest_required);
 		if (d == HD_OPS_CLI)
 			return hd_err_set(err, HD_EINVAL, "'%s' needs %s%s%s",
 			    op->cli, lb, a->cli_meta ? " " : "",
@@ -556,11 +586,22 @@ positional(const hd_op_arg *a)
 	return a->cli != NULL && a->cli[0] != '-';
 }
 
+/* A positional argv must fill: required, and no older option spells it. */
+static int
+must_fill(const hd_op *op, const hd_op_arg *a)
+{
+	const hd_op_cli_arg *m = hd_ops_cli_more(op, a->name);
+
+	return (a->flags & (HD_OPA_REQUIRED | HD_OPA_REQ_CLI)) &&
+	       (m == NULL || m->alias == NULL);
+}
+
 void
 hd_ops_cli_synopsis(const hd_op *op, char *buf, size_t len, int *min, int *max)
 {
 	const hd_op_arg *a;
 	size_t off = 0;
+	int req;
 
 	*min = *max = 0;
 	buf[0] = '\0';
@@ -568,16 +609,29 @@ hd_ops_cli_synopsis(const hd_op *op, char *buf, size_t len, int *min, int *max)
 		if (!positional(a))
 			continue;
 		(*max)++;
-		if (a->flags & HD_OPA_REQUIRED)
+		if (must_fill(op, a))
 			(*min)++;
+		req = (a->flags & (HD_OPA_REQUIRED | HD_OPA_REQ_CLI)) != 0;
 		if (off < len)
 			off += (size_t)snprintf(buf + off, len - off, "%s%s%s%s",
-			    off ? " " : "", (a->flags & HD_OPA_REQUIRED) ? "" : "[",
-			    a->cli, (a->flags & HD_OPA_REQUIRED) ? "" : "]");
+			    off ? " " : "", req ? "" : "[", a->cli, req ? "" : "]");
 	}
 }
 
-/* One CLI text into its JSON value. */
+/* KEY=VALUE into the object v (HD_OPA_PAIRS). */
+static int
+pair_value(json_t *v, const hd_op_arg *a, const char *s, hd_err *err)
+{
+	const char *eq = strchr(s, '=');
+
+	if (eq == NULL || eq == s)
+		return hd_err_set(err, HD_EINVAL, "%s must be KEY=VALUE, not \"%.64s\"",
+		    a->cli, s);
+	json_object_setn_new(v, s, (size_t)(eq - s), json_string(eq + 1));
+	return 0;
+}
+
+/* One CLI text into its JSON value (a pair into *v, made by the caller). */
 static int
 cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 {
@@ -611,6 +665,13 @@ cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 				json_decref(*v);
 				return HD_EINVAL; /* its message */
 			}
+			if ((a->flags & HD_OPA_ID) && n <= 0) {
+				json_decref(*v);
+				return hd_err_set(err, HD_EINVAL,
+				    "%s must be a positive integer, not "
+				    "\"%.64s\"",
+				    lb, one);
+			}
 			json_array_append_new(*v, json_integer(n));
 			p += len;
 			if (*p == ',')
@@ -618,6 +679,8 @@ cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 		}
 		return 0;
 	case HD_OPT_OBJECT:
+		if (a->flags & HD_OPA_PAIRS)
+			return pair_value(*v, a, s, err);
 		*v = json_loads(s, 0, NULL);
 		if (!json_is_object(*v)) {
 			json_decref(*v);
@@ -632,26 +695,78 @@ cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 	}
 }
 
+/* The text of a: its positional or option, or its older option (its
+ * alias); the two given and different is a usage error. */
+static int
+cli_text(const char **out, const hd_op *op, const hd_op_arg *a,
+    const char *given, hd_ops_opt_fn opt, void *ctx, hd_err *err)
+{
+	const hd_op_cli_arg *m = hd_ops_cli_more(op, a->name);
+	const char *old = m != NULL && m->alias != NULL ? opt(ctx, m->alias)
+							: NULL;
+	const hd_op_arg *first = op->args;
+
+	*out = given != NULL ? given : old;
+	if (given == NULL || old == NULL || strcmp(given, old) == 0)
+		return 0;
+	while (!positional(first))
+		first++;
+	if (positional(a))
+		return hd_err_set(err, HD_EINVAL,
+		    "the %s is %s or %s? give it once, as %s", m->noun, given,
+		    old, a == first ? "the first argument" : a->cli);
+	return hd_err_set(err, HD_EINVAL, "%s %s and --%s %s name two %ss; give "
+					  "one (%s)",
+	    a->cli, given, m->alias, old, m->noun, a->cli);
+}
+
 int
-hd_ops_cli_args(json_t **out, const hd_op *op, int argc, char *const argv[],
-    hd_ops_opt_fn opt, void *ctx, hd_err *err)
+hd_ops_cli_read(json_t **out, const hd_op *op, int argc, char *const argv[],
+    hd_ops_opt_fn opt, hd_ops_opts_fn all, void *ctx, hd_err *err)
 {
 	const hd_op_arg *a;
 	json_t *in = json_object(), *v = NULL;
-	const char *s;
-	int pos = 0, rc;
+	const char *s, *const *vals;
+	int pos = 0, spare = argc, rc, i, n;
 
 	*out = NULL;
+	/* the positionals argv must fill take theirs first; the others
+	 * take what is left, in order */
+	for (a = op->args; a != NULL && a->name != NULL; a++)
+		if (positional(a) && must_fill(op, a))
+			spare--;
 	for (a = op->args; a != NULL && a->name != NULL; a++) {
 		if (a->cli == NULL)
 			continue;
-		if (positional(a))
-			s = pos < argc ? argv[pos++] : NULL;
-		else
+		s = NULL;
+		if (positional(a) && pos < argc &&
+		    (must_fill(op, a) || spare-- > 0))
+			s = argv[pos++];
+		else if (!positional(a) && (a->flags & HD_OPA_PAIRS) &&
+			 all != NULL) {
+			if ((n = all(ctx, a->cli + 2, &vals)) == 0)
+				continue;
+			v = json_object();
+			for (i = 0; i < n; i++)
+				if ((rc = cli_value(&v, a, vals[i], err)) < 0) {
+					json_decref(v);
+					json_decref(in);
+					return rc;
+				}
+			json_object_set_new(in, a->name, v);
+			continue;
+		} else if (!positional(a))
 			s = opt(ctx, a->cli + 2);
+		if ((rc = cli_text(&s, op, a, s, opt, ctx, err)) < 0) {
+			json_decref(in);
+			return rc;
+		}
 		if (s == NULL)
 			continue;
+		v = (a->flags & HD_OPA_PAIRS) ? json_object() : NULL;
 		if ((rc = cli_value(&v, a, s, err)) < 0) {
+			if (a->flags & HD_OPA_PAIRS)
+				json_decref(v);
 			json_decref(in);
 			return rc;
 		}
@@ -666,6 +781,13 @@ hd_ops_cli_args(json_t **out, const hd_op *op, int argc, char *const argv[],
 	rc = hd_ops_check(out, op, HD_OPS_CLI, in, err);
 	json_decref(in);
 	return rc;
+}
+
+int
+hd_ops_cli_args(json_t **out, const hd_op *op, int argc, char *const argv[],
+    hd_ops_opt_fn opt, void *ctx, hd_err *err)
+{
+	return hd_ops_cli_read(out, op, argc, argv, opt, NULL, ctx, err);
 }
 
 /* ---- handlers --------------------------------------------------------- */

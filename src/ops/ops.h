@@ -40,7 +40,13 @@
  * command renders that JSON (cli-ops.c: a renderer by name, else the JSON
  * itself). An argument only one surface has is declared with the others
  * but hidden from the rest (HD_OPA_NO_MCP; rest "" not on REST; cli NULL
- * not on the CLI).
+ * not on the CLI). What one surface says its own way is the entry's too:
+ * REST's actor key (rest_as: a message's "from") and its one message for
+ * what is missing (rest_required); the CLI's older option spellings and
+ * its own int limits (cli_more), its one usage message for what is
+ * missing (cli_needs), a repeated KEY=VALUE option (HD_OPA_PAIRS), an
+ * argument only it requires (HD_OPA_REQ_CLI, as HD_OPA_REQ_MCP); enum
+ * values one surface leaves to the library (HD_OPA_OPEN_REST, _CLI).
  *
  * The table is read-only after start; hd_ops_test_add lets a unit test
  * append an entry before any surface is built (tests/unit/ops).
@@ -69,10 +75,20 @@ typedef enum hd_op_type {
 /* hd_op_arg.flags */
 enum {
 	HD_OPA_REQUIRED = 1 << 0,
-	HD_OPA_ID = 1 << 1,	  /* an integer that is a positive id */
+	HD_OPA_ID = 1 << 1,	  /* an integer that is a positive id (on the
+				     CLI, a list's every item too) */
 	HD_OPA_NO_MCP = 1 << 2,	  /* not an MCP argument */
 	HD_OPA_NULL_OK = 1 << 3,  /* REST: null is the same as absent */
 	HD_OPA_REQ_MCP = 1 << 4,  /* required over MCP only */
+	/* an enum whose values do not bind over REST, on the CLI: that
+	 * surface passes any string on, for the library to judge (MCP's
+	 * schema always lists them) */
+	HD_OPA_OPEN_REST = 1 << 5,
+	HD_OPA_OPEN_CLI = 1 << 6,
+	/* CLI: an object from a repeated option, each value KEY=VALUE
+	 * (--meta area=docs --meta owner=ana); REST and MCP: an object */
+	HD_OPA_PAIRS = 1 << 7,
+	HD_OPA_REQ_CLI = 1 << 8, /* required on the CLI only */
 };
 
 typedef struct hd_op_arg {
@@ -93,6 +109,23 @@ typedef struct hd_op_arg {
 	const char *noun;	   /* for messages: "task id" (default the
 				      name) */
 } hd_op_arg;
+
+/*
+ * What the CLI says of an argument beyond its hd_op_arg (hd_op.cli_more):
+ * an older option spelling kept working beside the current one, and the
+ * CLI's own limits where they differ from MCP's and REST's.
+ */
+typedef struct hd_op_cli_arg {
+	const char *arg;   /* the argument's canonical name; "as": --as */
+	const char *alias; /* an older option ("team": --team), or NULL */
+	int alias_short;   /* its short letter, or 0 */
+	const char *alias_help;
+	/* the value's noun where the two spellings disagree: `the team is
+	 * a or b? give it once, ...`, `--as a and --from b name two
+	 * senders` */
+	const char *noun;
+	int64_t min, max; /* the CLI's own int range (min < max), or 0, 0 */
+} hd_op_cli_arg;
 
 /* Who may call an operation: checked by the surface where it is about
  * identity, by the library where it is about roles. */
@@ -166,6 +199,11 @@ typedef struct hd_op {
 	const char *path; /* "/api/tasks/:id/claim" */
 	int status;	  /* on success */
 	const char *rest_agent_required; /* HD_OPW_AGENT as the user */
+	/* REST: the body key naming the actor (NULL: "as"; with one, "agent"
+	 * names nobody), and the one message for any missing required
+	 * argument (NULL: each its own, `"x" is required`) */
+	const char *rest_as;
+	const char *rest_required;
 	/* REST: more body fields it accepts (typed) and ignores -- what a
 	 * family of routes shares (the task actions' common body) */
 	const hd_op_arg *rest_common;
@@ -174,6 +212,12 @@ typedef struct hd_op {
 	const char *cli_summary;
 	const char *cli_details;
 	const char *cli_as_help; /* --as's help; NULL: no --as */
+	/* the one usage message when a required argument (or --as, for
+	 * HD_OPW_AGENT) is missing; NULL: `'task link' needs --depends-on
+	 * ID`, each its own */
+	const char *cli_needs;
+	/* aliases and CLI limits (hd_op_cli_arg), NULL-arg terminated */
+	const hd_op_cli_arg *cli_more;
 	/* per surface (indexed by hd_ops_dialect), how its answer is shaped
 	 * from the handler's result; NULL: the result as it is. A CLI
 	 * command's text is its renderer's (cli-ops.c), fed this shape. */
@@ -226,6 +270,16 @@ void hd_ops_cli_synopsis(
 typedef const char *(*hd_ops_opt_fn)(void *ctx, const char *name);
 int hd_ops_cli_args(json_t **out, const hd_op *op, int argc,
     char *const argv[], hd_ops_opt_fn opt, void *ctx, hd_err *err);
+/* The same, where all(ctx, "meta", &vals) gives every value of a repeated
+ * option (HD_OPA_PAIRS), returning their count (hd_ops_cli_args takes
+ * the last one only). */
+typedef int (*hd_ops_opts_fn)(
+    void *ctx, const char *name, const char *const **vals);
+int hd_ops_cli_read(json_t **out, const hd_op *op, int argc,
+    char *const argv[], hd_ops_opt_fn opt, hd_ops_opts_fn all, void *ctx,
+    hd_err *err);
+/* op's CLI more for arg (aliases, limits), or NULL. */
+const hd_op_cli_arg *hd_ops_cli_more(const hd_op *op, const char *arg);
 
 /* Run op's handler, its result shaped for c->dialect (hd_op.shape). */
 int hd_ops_run(json_t **result, const hd_op *op, const hd_op_call *c,

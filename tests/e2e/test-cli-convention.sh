@@ -86,6 +86,19 @@ expect_rc 0 "doctor: the same team twice is fine"
 run doctor ops --team dev
 expect_rc 2 "doctor with two teams"
 
+# send and broadcast: TEAM first and --as, or the older TEXT --team --from
+run_says 0 "sent message #2 from lead to coder" "send, the older spelling" send "review #2" --team ops --from lead --to coder
+run_says 0 "broadcast from lead to 1 member of team ops" "broadcast, the team first" broadcast ops "standup" --as lead
+run_says 0 "broadcast from lead to 1 member of team ops" "broadcast, the older spelling" broadcast "standup" --team ops --from lead
+run broadcast ops "x" --as lead --from coder
+expect_rc 2 "broadcast: --as and --from disagree"
+expect_contains "$ERR" "huddle: --as lead and --from coder name two senders; give one (--as)" "two senders text"
+run send ops "x" --team dev --as lead --to coder
+expect_rc 2 "send: two teams"
+expect_contains "$ERR" "huddle: the team is ops or dev? give it once, as the first argument" "two teams text"
+run --json inbox ops --as coder
+expect_eq "$(json_get "$OUT" '[m["content"] for m in j]')" "['review #1', 'review #2', 'standup', 'standup']" "each spelling delivered once"
+
 # ---- JSON options say where they broke ----------------------------------------
 run agent add ops x --config '{bad'
 expect_rc 2 "--config not JSON"

@@ -70,6 +70,54 @@ static const hd_op echo_op = {
     .cli_as_help = "act as AGENT",
 };
 
+/* A second extra entry, for what a surface says its own way: a REST
+ * actor key ("from") and one message for what is missing, the CLI's
+ * older spellings (--team for TEAM, --from for --as), its own limit
+ * (--limit up to 1000 where MCP and REST stop at 10), a repeated
+ * KEY=VALUE option, an enum the CLI leaves to the library. */
+static const char *const note_kinds[] = {"plain", "loud", NULL};
+
+static const hd_op_arg note_args[] = {
+    {"team", HD_OPT_STR, HD_OPA_REQUIRED | HD_OPA_NO_MCP, 0, 0, NULL, NULL,
+	":team", "TEAM", 0, NULL, NULL, "team"},
+    {"text", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL, "what to note", NULL,
+	"TEXT", 0, NULL, NULL, NULL},
+    {"limit", HD_OPT_INT, 0, 1, 10, NULL, "at most", NULL, "--limit", 0,
+	"at most N", "N", NULL},
+    {"tags", HD_OPT_OBJECT, HD_OPA_PAIRS, 0, 0, NULL, "labels", NULL,
+	"--tag", 0, "a label", "KEY=VALUE", NULL},
+    {"kind", HD_OPT_ENUM, HD_OPA_OPEN_CLI, 0, 0, note_kinds, "how", NULL,
+	"--kind", 0, "how", "KIND", NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+static const hd_op_cli_arg note_more[] = {
+    {"team", "team", 't', "older spelling of TEAM", "team", 0, 0},
+    {"as", "from", 0, "older spelling of --as", "sender", 0, 0},
+    {"limit", NULL, 0, NULL, NULL, 1, 1000},
+    {NULL, NULL, 0, NULL, NULL, 0, 0},
+};
+
+static const hd_op note_op = {
+    .name = "test.note",
+    .who = HD_OPW_AGENT,
+    .flags = HD_OPF_NEEDS_TEAM,
+    .args = note_args,
+    .fn = echo_fn,
+    .mcp = "test_note",
+    .mcp_desc = "Note text (a test-only operation).",
+    .method = "POST",
+    .path = "/api/test/:team/note",
+    .status = 201,
+    .rest_as = "from",
+    .rest_required = "\"from\" and \"text\" are required",
+    .cli = "task note",
+    .cli_summary = "Note TEXT",
+    .cli_as_help = "the sender",
+    .cli_needs = "'task note' needs a team and --as",
+    .cli_more = note_more,
+};
+
 /* ---- what is hand-written, on purpose --------------------------------- */
 
 /* REST routes outside the table: REST-only operations (SSE, MCP's own
@@ -89,8 +137,7 @@ static const char *const rest_hand[] = {
     "GET /api/teams", "GET /api/teams/:team",
     "DELETE /api/teams/:team", "GET /api/teams/:team/agents",
     "POST /api/teams/:team/agents", "GET /api/agents/:agent",
-    "DELETE /api/agents/:agent", "GET /api/team-chat",
-    "POST /api/teams/:team/messages",
+    "DELETE /api/agents/:agent",
     "POST /api/teams/:team/spawn", NULL};
 
 /* Subcommands outside the table: CLI-only ones, and the ones not moved
@@ -99,8 +146,7 @@ static const char *const cli_hand[] = {
     /* CLI-only */
     "chat tail", "team list", "team show", "team update", "team rm",
     "team pause", "team resume",
-    /* not in the table yet */
-    "task create", "task list", "chat read", NULL};
+    NULL};
 
 static int
 listed(const char *const *list, const char *s)
@@ -456,6 +502,180 @@ test_extra_parses_as_a_command(void **state)
 				     "echo'");
 }
 
+static int
+opts_of(void *ctx, const char *name, const char *const **vals)
+{
+	const char *const *kv = ctx;
+	static const char *found[8];
+	int n = 0;
+
+	for (; kv[0] != NULL && n < 8; kv += 2)
+		if (strcmp(kv[0], name) == 0)
+			found[n++] = kv[1];
+	*vals = found;
+	return n;
+}
+
+/* A limit per surface: MCP's schema and check and REST's stop at 10, the
+ * CLI's at 1000. An enum the CLI leaves open is still MCP's. */
+static void
+test_limits_per_surface(void **state)
+{
+	const hd_op *op = hd_ops_find("test.note");
+	json_t *schema = hd_ops_schema(op), *in, *args;
+	const json_t *lim = json_object_get(
+	    json_object_get(schema, "properties"), "limit");
+	const char *ok[] = {"limit", "11", "kind", "odd", NULL, NULL};
+	const char *far[] = {"limit", "1001", NULL, NULL};
+	char *argv[] = {"dev", "hey"};
+	hd_err err = HD_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(json_integer_value(json_object_get(lim, "maximum")), 10);
+	assert_int_equal(json_integer_value(json_object_get(lim, "minimum")), 1);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(
+			     json_object_get(schema, "properties"), "kind"),
+			     "enum")),
+	    2);
+	json_decref(schema);
+	in = json_pack("{s:s, s:i}", "text", "x", "limit", 11);
+	assert_int_equal(hd_ops_check(&args, op, HD_OPS_MCP, in, &err), HD_EINVAL);
+	assert_string_equal(err.msg, "limit must be between 1 and 10");
+	json_object_set_new(in, "team", json_string("dev"));
+	assert_int_equal(hd_ops_check(&args, op, HD_OPS_REST, in, &err), HD_EINVAL);
+	assert_string_equal(err.msg, "limit must be between 1 and 10");
+	json_decref(in);
+	in = json_pack("{s:s, s:s}", "text", "x", "kind", "odd");
+	assert_int_equal(hd_ops_check(&args, op, HD_OPS_MCP, in, &err), HD_EINVAL);
+	assert_string_equal(err.msg, "kind must be one of plain, loud, not \"odd\"");
+	json_decref(in);
+	/* the CLI: 11 is fine, and so is a kind the library will judge */
+	assert_hd_ok(hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, ok, &err),
+	    &err);
+	assert_int_equal(json_integer_value(json_object_get(args, "limit")), 11);
+	assert_string_equal(
+	    json_string_value(json_object_get(args, "kind")), "odd");
+	json_decref(args);
+	assert_int_equal(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, far, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg, "--limit must be between 1 and 1000");
+}
+
+/* A repeated --tag KEY=VALUE is one object; over MCP and REST it is a
+ * JSON object. */
+static void
+test_repeated_pairs(void **state)
+{
+	const hd_op *op = hd_ops_find_cli("task note");
+	const char *two[] = {"tag", "area=docs", "tag", "owner=ana=b", NULL,
+	    NULL};
+	const char *bad[] = {"tag", "novalue", NULL, NULL};
+	char *argv[] = {"dev", "hey"};
+	hd_err err = HD_ERR_INIT;
+	json_t *args, *tags;
+	char cmd[1024];
+
+	(void)state;
+	assert_hd_ok(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, two, &err),
+	    &err);
+	tags = json_object_get(args, "tags");
+	assert_int_equal(json_object_size(tags), 2);
+	assert_string_equal(
+	    json_string_value(json_object_get(tags, "area")), "docs");
+	assert_string_equal(
+	    json_string_value(json_object_get(tags, "owner")), "ana=b");
+	json_decref(args);
+	assert_int_equal(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, bad, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg, "--tag must be KEY=VALUE, not \"novalue\"");
+	/* without every value, the last one only */
+	assert_hd_ok(hd_ops_cli_args(&args, op, 2, argv, opt_of, two, &err),
+	    &err);
+	assert_int_equal(json_object_size(json_object_get(args, "tags")), 1);
+	json_decref(args);
+	/* a real command with a repeated option: task create --meta */
+	snprintf(cmd, sizeof(cmd),
+	    "'%s' task create --help | grep -c -- '--meta KEY=VALUE'",
+	    getenv("HUDDLE"));
+	assert_int_equal(system(cmd), 0);
+}
+
+/* An older spelling works beside the current one, and the two must
+ * agree; the positional it spells then takes no argv. */
+static void
+test_aliases(void **state)
+{
+	const hd_op *op = hd_ops_find_cli("task note");
+	const char *old[] = {"team", "dev", NULL, NULL};
+	const char *other[] = {"team", "ops", NULL, NULL};
+	const char *none[] = {NULL, NULL};
+	char *argv[] = {"dev", "hey"};
+	hd_err err = HD_ERR_INIT;
+	char syn[64];
+	json_t *args;
+	int min, max;
+
+	(void)state;
+	hd_ops_cli_synopsis(op, syn, sizeof(syn), &min, &max);
+	assert_string_equal(syn, "TEAM TEXT");
+	assert_int_equal(min, 1); /* --team may give the team */
+	assert_int_equal(max, 2);
+	assert_hd_ok(
+	    hd_ops_cli_read(&args, op, 1, argv + 1, opt_of, opts_of, old, &err),
+	    &err);
+	assert_string_equal(
+	    json_string_value(json_object_get(args, "team")), "dev");
+	assert_string_equal(
+	    json_string_value(json_object_get(args, "text")), "hey");
+	json_decref(args);
+	assert_hd_ok(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, old, &err),
+	    &err);
+	json_decref(args);
+	assert_int_equal(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, other, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg, "the team is dev or ops? give it once, as "
+				     "the first argument");
+	/* neither spelling: the entry's one message */
+	assert_int_equal(
+	    hd_ops_cli_read(&args, op, 1, argv + 1, opt_of, opts_of, none, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg, "'task note' needs a team and --as");
+	/* the --as alias is the entry's too */
+	assert_string_equal(hd_ops_cli_more(op, "as")->alias, "from");
+}
+
+/* REST names the actor "from": "as" is then an unknown field, and what
+ * is missing has the entry's one message. */
+static void
+test_rest_actor_key(void **state)
+{
+	const hd_op *op = hd_ops_find("test.note");
+	hd_err err = HD_ERR_INIT;
+	json_t *in, *args;
+
+	(void)state;
+	in = json_pack("{s:s, s:s, s:s}", "team", "dev", "text", "x", "from",
+	    "coder");
+	assert_hd_ok(hd_ops_check(&args, op, HD_OPS_REST, in, &err), &err);
+	assert_null(json_object_get(args, "from")); /* the route's */
+	json_decref(args);
+	json_object_set_new(in, "as", json_string("coder"));
+	assert_int_equal(hd_ops_check(&args, op, HD_OPS_REST, in, &err), HD_EINVAL);
+	assert_string_equal(err.msg,
+	    "unknown field \"as\" for POST /api/test/:team/note: use text, "
+	    "limit, tags, kind, from");
+	json_decref(in);
+	in = json_pack("{s:s}", "team", "dev");
+	assert_int_equal(hd_ops_check(&args, op, HD_OPS_REST, in, &err), HD_EINVAL);
+	assert_string_equal(err.msg, "\"from\" and \"text\" are required");
+	json_decref(in);
+}
+
 /* The subcommands `huddle GROUP --help` lists, into seen. */
 static size_t
 help_subs(const char *group, char seen[][32], size_t max)
@@ -500,7 +720,7 @@ test_cli_commands_are_the_table(void **state)
 		const char *sp = (*o)->cli ? strchr((*o)->cli, ' ') : NULL;
 		int known = 0;
 
-		if (sp == NULL || *o == &echo_op)
+		if (sp == NULL || *o == &echo_op || *o == &note_op)
 			continue;
 		for (g = 0; groups[g] != NULL; g++)
 			known |= strlen(groups[g]) == (size_t)(sp - (*o)->cli) &&
@@ -516,7 +736,7 @@ test_cli_commands_are_the_table(void **state)
 		for (o = hd_ops_all(); *o != NULL; o++) {
 			int found = 0;
 
-			if ((*o)->cli == NULL || *o == &echo_op ||
+			if ((*o)->cli == NULL || *o == &echo_op || *o == &note_op ||
 			    strncmp((*o)->cli, groups[g], len) != 0 ||
 			    (*o)->cli[len] != ' ')
 				continue;
@@ -589,13 +809,17 @@ main(void)
 	    cmocka_unit_test(test_rest_routes_are_the_table),
 	    hd_fixture_test(test_extra_answers_rest),
 	    cmocka_unit_test(test_extra_parses_as_a_command),
+	    cmocka_unit_test(test_limits_per_surface),
+	    cmocka_unit_test(test_repeated_pairs),
+	    cmocka_unit_test(test_aliases),
+	    cmocka_unit_test(test_rest_actor_key),
 	    cmocka_unit_test(test_cli_commands_are_the_table),
 	    cmocka_unit_test(test_cli_words_are_the_table),
 	};
 	int rc;
 
 	/* before anything reads the table */
-	if (hd_ops_test_add(&echo_op) != 0)
+	if (hd_ops_test_add(&echo_op) != 0 || hd_ops_test_add(&note_op) != 0)
 		return 1;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
