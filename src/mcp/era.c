@@ -22,8 +22,10 @@
  *  (5) The method: server/discover, tools/list and tools/call; any other
  *      -- the removed initialize, ping, logging/setLevel, resources/
  *      subscribe, and subscriptions/listen, which is not built yet -- is
- *      -32601 with HTTP 404. Every result says "resultType":"complete";
- *      tools/list and server/discover carry their cache hints.
+ *      -32601 with HTTP 404. A tools/call whose inputResponses is not an
+ *      object of objects is -32602 (HTTP 200, as any bad params). Every
+ *      result says "resultType":"complete"; tools/list and
+ *      server/discover carry their cache hints.
  *  No huddle tool or method relies on a capability of the client (no
  *  sampling, elicitation or roots), so none is ever refused with -32021
  *  (MissingRequiredClientCapability): a method that comes to need one
@@ -210,6 +212,26 @@ header_disagrees(char *buf, size_t n, const hd_mcp_headers *h,
 	return NULL;
 }
 
+/* (5): a tools/call's inputResponses, when present, is an object whose
+ * every value is an object. huddle asks no input of a client, so it
+ * reads none, but a malformed one is a protocol error, not a call. */
+static int
+input_responses_ok(const json_t *params)
+{
+	const json_t *in = json_object_get(params, "inputResponses"), *v;
+	const char *key;
+
+	if (in == NULL)
+		return 1;
+	if (!json_is_object(in))
+		return 0;
+	json_object_foreach ((json_t *)in, key, v) {
+		if (!json_is_object(v))
+			return 0;
+	}
+	return 1;
+}
+
 static json_t *
 discover(void)
 {
@@ -292,7 +314,14 @@ hd_mcp__modern(int *status, hd_mcp_session *s, const json_t *id,
 		return hd_mcp__reply_result(id, r);
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		char *text = hd_mcp__tools_call(s, params, &bad);
+		char *text;
+
+		if (!input_responses_ok(params))
+			return hd_mcp__reply_error(id, -32602,
+			    "Invalid params: inputResponses must be an object "
+			    "of response objects",
+			    NULL);
+		text = hd_mcp__tools_call(s, params, &bad);
 
 		if (bad)
 			return hd_mcp__reply_error(id, -32602,

@@ -150,6 +150,17 @@ test_mcp__mcp_name_names_the_tool(void **state)
 	    "2026-07-28", "tools/call", "=?base64?dGVhbV9zd!==?="};
 	json_t *j;
 
+	/* inputResponses, when given, is an object of objects (in-band) */
+	json_decref(http(fx,
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"team_state\",\"arguments\":{},"
+	    "\"inputResponses\":{\"user_name\":12345}," META_OK "}}",
+	    &ows, 200, -32602));
+	json_decref(http(fx,
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"team_state\",\"arguments\":{},"
+	    "\"inputResponses\":null," META_OK "}}",
+	    &ows, 200, -32602));
 	json_decref(http(fx, call, &none, 400, -32020));
 	json_decref(http(fx, call, &wrong, 400, -32020));
 	json_decref(http(fx, call, &badb64, 400, -32020));
