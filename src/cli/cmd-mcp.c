@@ -6,6 +6,9 @@
  * and --agent the session is bound: every tool acts as that agent. A line
  * longer than HD_MCP_LINE_MAX is answered with a parse error and skipped,
  * so a runaway client cannot make the server hold unbounded memory.
+ * Each line is served in its own era (src/mcp/mcp.c (7)): a 2026-07-28
+ * request, known by its _meta, is answered stateless beside a 2025
+ * client's initialize, with no HTTP headers to check.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,11 @@
  *
  *  (1) 200 application/json for every request (JSON-RPC errors too), 202
  *      with an empty body for notifications and responses; GET and DELETE
- *      are 405 (no server-initiated streams, no sessions).
+ *      are 405 (no server-initiated streams, no sessions). A request of
+ *      MCP's 2026-07-28 era (src/mcp/era.c) is answered 400 or 404 where
+ *      that revision says so; its MCP-Protocol-Version, Mcp-Method and
+ *      Mcp-Name headers go to the dispatcher, which checks them against
+ *      the body. A 2025-era client's replies do not change.
  *  (2) Content-Type must be application/json (415); an Accept header, when
  *      present, must allow application/json (406).
  *  (3) Identity comes from the URL: roomTeamId, postAuthorAgentId and a
@@ -65,12 +69,12 @@ bind_from_url(hd_http_req *r, hd_mcp_session *s)
 }
 
 static void
-mcp_reply(hd_http_req *r, char *reply)
+mcp_reply(hd_http_req *r, char *reply, int status)
 {
 	free(r->resp);
 	r->resp = reply;
 	r->resp_len = strlen(reply);
-	r->status = 200;
+	r->status = status;
 	r->content_type = "application/json";
 }
 
@@ -89,7 +93,9 @@ route_mcp_post(hd_http_req *r)
 {
 	const char *ctype = hd_http_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
 	hd_mcp_session s;
+	hd_mcp_headers h;
 	char *reply = NULL;
+	int status;
 
 	if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0) {
 		hd_http_error(r, 415, "Content-Type must be application/json");
@@ -101,11 +107,14 @@ route_mcp_post(hd_http_req *r)
 	}
 	hd_mcp_session_init(&s, hd_http_mcp(r->srv), r->st);
 	bind_from_url(r, &s);
-	hd_mcp_handle(&reply, &s, r->body, r->body_len);
+	h.protocol_version = hd_http_header(r, "MCP-Protocol-Version");
+	h.method = hd_http_header(r, "Mcp-Method");
+	h.name = hd_http_header(r, "Mcp-Name");
+	hd_mcp_handle_http(&reply, &status, &s, r->body, r->body_len, &h);
 	if (reply == NULL)
 		hd_http_raw(r, 202, NULL, "", 0);
 	else
-		mcp_reply(r, reply);
+		mcp_reply(r, reply, status);
 	return 0;
 }
 

@@ -5,6 +5,10 @@
  * an MCP name (src/ops/ops.h): their list, schemas and argument checks
  * are derived from it.
  *
+ * Two eras (SPEC 10.1): a client that starts with initialize is served as
+ * in 2025-11-25; a request carrying 2026-07-28's per-request _meta is
+ * served stateless under that revision's rules, decided per request.
+ *
  * An hd_mcp_server is built once per process and is read-only afterwards,
  * so any number of threads may dispatch through it. An hd_mcp_session is
  * one client connection's state (its identity binding and negotiated
@@ -60,6 +64,23 @@ int hd_mcp_session_bind(
  */
 void hd_mcp_handle(
     char **reply, hd_mcp_session *s, const char *msg, size_t len);
+
+/* What an HTTP request's MCP headers say, each NULL when absent. */
+typedef struct hd_mcp_headers {
+	const char *protocol_version; /* MCP-Protocol-Version */
+	const char *method;	      /* Mcp-Method */
+	const char *name;	      /* Mcp-Name */
+} hd_mcp_headers;
+
+/*
+ * hd_mcp_handle for POST /mcp: h (NULL on stdio) is checked against the
+ * body in the 2026-07-28 era, and *status is the HTTP status the reply
+ * goes out with: 200, or in that era 400 (bad _meta -32602, header
+ * mismatch -32020, missing client capability -32021, unsupported version
+ * -32022) and 404 (method not found -32601).
+ */
+void hd_mcp_handle_http(char **reply, int *status, hd_mcp_session *s,
+    const char *msg, size_t len, const hd_mcp_headers *h);
 
 /* 1 when msg is a JSON-RPC notification or response (so HTTP answers 202)
  * -- decided from the same parse hd_mcp_handle does. */

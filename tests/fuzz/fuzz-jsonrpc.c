@@ -3,13 +3,17 @@
  * on any message, against a real store (store-fuzz.h: team dev with lead
  * and coder) and every tool behind it. The first input byte picks the
  * session: bound to lead, bound to coder, unbound, or read-only (an HTTP
- * connection with a bad sig); the rest is the message. For every input:
+ * connection with a bad sig), and (its bit 2) whether the message comes
+ * as stdio does or as POST /mcp with 2026-07-28's MCP-Protocol-Version,
+ * Mcp-Method and Mcp-Name headers (src/mcp/era.c); the rest is the
+ * message. For every input:
  *  (1) a reply is given exactly when the message is not a notification or
  *      a response (hd_mcp_is_notification, the same parse);
  *  (2) a reply is one line of JSON: an object with "jsonrpc": "2.0", an
  *      "id", and exactly one of "result" and "error"; an error has an
  *      integer code and a string message;
- *  (3) nothing crashes or leaks (ASan and UBSan).
+ *  (3) nothing crashes or leaks (ASan and UBSan);
+ *  (4) over HTTP, the status is 200, or 400 or 404 with an error.
  * Writes go to the shared store; over a long run it grows, which costs a
  * little per input and finds what only a busy store shows.
  */
@@ -45,13 +49,15 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const agents[] = {"lead", "coder"};
+	static const hd_mcp_headers h26 = {
+	    "2026-07-28", "tools/call", "team_chat_post"};
 	hd_mcp_session s;
 	hd_err err = HD_ERR_INIT;
 	const char *msg;
 	char *reply = NULL;
 	json_t *j, *e;
-	uint8_t pick = 0;
-	int note;
+	uint8_t pick = 0, http = 0;
+	int note, status = 200;
 
 	if (srv == NULL) {
 		if (hd_mcp_server_new(&srv, &err) < 0)
@@ -60,6 +66,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size > 0) {
 		pick = data[0] % 4;
+		http = data[0] & 4;
 		data++;
 		size--;
 	}
@@ -70,7 +77,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (pick == 3)
 		s.read_only = 1;
 	note = hd_mcp_is_notification(msg, size);
-	hd_mcp_handle(&reply, &s, msg, size);
+	if (http)
+		hd_mcp_handle_http(&reply, &status, &s, msg, size, &h26);
+	else
+		hd_mcp_handle(&reply, &s, msg, size);
 	check_reply((reply == NULL) == (note != 0),
 	    note ? "a notification got a reply" : "a request got no reply",
 	    reply); /* (1) */
@@ -96,6 +106,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(json_is_integer(json_object_get(e, "code")) &&
 			    json_is_string(json_object_get(e, "message"))),
 		    "an error without an integer code and a message", reply);
+		check_reply(status == 200 ||
+				((status == 400 || status == 404) && e != NULL),
+		    "an HTTP status other than 200, or 400/404 with an error",
+		    reply); /* (4) */
 		json_decref(j);
 	}
 	free(reply);
@@ -132,6 +146,16 @@ const char *const hd_fuzz_seeds[] = {
     "\x02{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",
     "\x02{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}",
     "\x02{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}",
+    "\x04{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\","
+    "\"params\":{\"name\":\"team_chat_post\",\"arguments\":{\"text\":"
+    "\"2026\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+    "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+    "\x06{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"server/discover\","
+    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+    "\"2026-07-28\"}}}",
+    "\x02{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"ping\","
+    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+    "\"2099-01-01\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
     NULL,
 };
 
