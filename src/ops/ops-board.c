@@ -388,7 +388,8 @@ static const hd_op_arg list_args[] = {
 	"KEY: VALUE pairs the task's metadata must equal", "", "--meta", 0,
 	"only tasks whose metadata KEY is VALUE", "KEY=VALUE", NULL},
     /* REST's one metadata filter, ?meta=KEY=VALUE */
-    {"meta", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL, NULL, NULL, NULL, 0,
+    {"meta", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL,
+	"KEY=VALUE: only tasks whose metadata KEY is VALUE", NULL, NULL, 0,
 	NULL, NULL, NULL},
     /* MCP and REST: 1-10000 (the handler's: MCP's 0 is the default);
      * the CLI's own range is list_more's */

@@ -205,10 +205,12 @@ static const hd_op_arg subscribe_args[] = {
 
 static const hd_op_arg read_args[] = {
     /* the CLI's first argument; REST's ?teamId=, or ?roomId=team:<id> */
-    {"team", HD_OPT_STR, HD_OPA_REQ_CLI | HD_OPA_NO_MCP, 0, 0, NULL, NULL,
-	"teamId", "TEAM", 0, NULL, NULL, "team"},
-    {"room", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "roomId", NULL, 0,
-	NULL, NULL, NULL},
+    {"team", HD_OPT_STR, HD_OPA_REQ_CLI | HD_OPA_NO_MCP, 0, 0, NULL,
+	"the team whose room to read (or roomId)", "teamId", "TEAM", 0, NULL,
+	NULL, "team"},
+    {"room", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL,
+	"the room, team:<team> (or teamId)", "roomId", NULL, 0, NULL, NULL,
+	NULL},
     {"since", HD_OPT_INT, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "sinceSeq",
 	"--since", 0, "posts after seq SEQ (default 0)", "SEQ", NULL},
     {"limit", HD_OPT_INT, HD_OPA_NO_MCP, 1, HD_ROOM_READ_MAX, NULL, NULL,

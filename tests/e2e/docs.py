@@ -187,9 +187,12 @@ def gen_rest_ops():
         if not op["method"]:
             continue
         out += ["### %s %s" % (op["method"], op["path"]), ""]
+        who = WHO[op["who"]]
+        if op["who"] != "anyone":
+            who += " (named by `%s`, or the agent the request proves)" % op["rest_as"]
         out += ["Operation `%s`%s; answers %d on success. Who: %s." % (
             op["name"], " (MCP `%s`)" % op["mcp"] if op["mcp"] else "",
-            op["status"], WHO[op["who"]]), ""]
+            op["status"], who), ""]
         rows = []
         where = "query" if op["method"] == "GET" else "body"
         keys = set()

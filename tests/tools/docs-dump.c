@@ -93,6 +93,8 @@ op_json(const hd_op *op)
 	json_object_set_new(j, "method", str_or_null(op->method));
 	json_object_set_new(j, "path", str_or_null(op->path));
 	json_object_set_new(j, "status", json_integer(op->status));
+	json_object_set_new(j, "rest_as",
+	    json_string(op->rest_as != NULL ? op->rest_as : "as"));
 	json_object_set_new(j, "cli", str_or_null(op->cli));
 	json_object_set_new(j, "args", args_json(op->args));
 	json_object_set_new(j, "rest_common", args_json(op->rest_common));
