@@ -41,6 +41,7 @@ static size_t ngroups;
 
 static const hd_cli_render *const render_tables[] = {
     hd_cli_renders_task,
+    hd_cli_renders_agent,
     hd_cli_renders_chat,
     hd_cli_renders_team,
     hd_cli_renders_mail,

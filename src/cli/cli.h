@@ -200,6 +200,7 @@ typedef struct hd_cli_render {
 } hd_cli_render;
 
 extern const hd_cli_render hd_cli_renders_task[];
+extern const hd_cli_render hd_cli_renders_agent[];
 extern const hd_cli_render hd_cli_renders_chat[];
 extern const hd_cli_render hd_cli_renders_team[];
 extern const hd_cli_render hd_cli_renders_mail[];

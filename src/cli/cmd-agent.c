@@ -1,7 +1,9 @@
 /*
- * cmd-agent.c -- `huddle agent add|list|show|rm|spawn|replace|
- *                 set-status|reset-session|run|wake|park|unpark` (the
- *                 last three in cmd-autorun.c).
+ * cmd-agent.c -- `huddle agent add|list|show|rm|set-status|
+ *                 reset-session|run|wake|park|unpark` (the last three in
+ *                 cmd-autorun.c), and the renderers of `agent spawn` and
+ *                 `agent replace`, which are the operation table's
+ *                 (cli-ops.c makes them subcommands after these).
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -200,92 +202,69 @@ cmd_agent_rm(hd_cli *c)
 }
 
 /*
- * `agent spawn TEAM ID` and `agent replace TEAM OLD NEW`: one spawn, the
- * second naming the member it replaces (hd_team_replace moves its
- * unfinished tasks to the new agent and shuts it down).
+ * `agent spawn TEAM NAME` and `agent replace TEAM OLD NEW` are the
+ * operation table's (team.spawn, team.replace: src/ops/ops-team.c); these
+ * show what they answer, {agent, and for a replace replaced and
+ * took_over (whole tasks)}. --json: a spawn the agent, a replace all of
+ * it.
  */
 static int
-agent_spawn(hd_cli *c, int replace)
+render_spawned(hd_cli *c, const json_t *result, const json_t *args)
 {
-	hd_spawn_spec spec = {0};
-	hd_agent *a = NULL;
-	hd_tasks moved = {0};
-	hd_store *st;
-	json_t *cfg = NULL, *o, *arr;
-	size_t i;
-	int rc = HD_EXIT_FAIL;
+	const json_t *a = json_object_get(result, "agent");
+	const char *by = json_string_value(json_object_get(a, "spawned_by"));
 
-	spec.team = c->argv[0];
-	spec.replaces = replace ? c->argv[1] : NULL;
-	spec.id = c->argv[replace ? 2 : 1];
-	spec.name = hd_cli_opt_str(c, "name");
-	spec.role = hd_cli_opt_str(c, "role");
-	spec.runtime = hd_cli_opt_str(c, "runtime");
-	spec.model = hd_cli_opt_str(c, "model");
-	spec.task = hd_cli_opt_str(c, "task");
-	spec.caller = hd_cli_opt_str(c, "as");
-	if ((rc = agent_config_opt(c, &cfg)) != 0)
-		return rc;
-	rc = HD_EXIT_FAIL;
-	spec.runtime_config = cfg;
-	spec.check = hd_runtime_check_config;
-	if (hd_cli_store(c, &st) != 0)
-		goto done;
-	if ((replace ? hd_team_replace(&a, &moved, st, &spec, &c->err)
-		     : hd_team_spawn(&a, st, &spec, &c->err)) < 0) {
-		rc = hd_cli_fail(c);
-		goto done;
+	(void)args;
+	if (c->json) {
+		hd_cli_json(json_incref((json_t *)a));
+		return HD_EXIT_OK;
 	}
-	if (c->json && !replace)
-		hd_cli_json(hd_agent_to_json(a));
-	else if (c->json) {
-		o = json_pack("{s:o, s:s}", "agent", hd_agent_to_json(a),
-		    "replaced", spec.replaces);
-		arr = json_array();
-		for (i = 0; i < moved.n; i++)
-			json_array_append_new(
-			    arr, hd_task_to_json(&moved.items[i]));
-		json_object_set_new(o, "took_over", arr);
-		hd_cli_json(o);
-	} else if (!replace)
-		printf(
-		    "spawned agent %s in team %s (runtime %s, spawned by %s "
-		    "at depth %d, session %s); its first message is waiting\n",
-		    a->id, a->team_id, a->runtime,
-		    a->spawned_by ? a->spawned_by : "nobody", a->spawn_depth,
-		    a->session_key);
-	else {
-		printf("%s replaces %s: ", a->id, spec.replaces);
-		if (moved.n == 0)
-			printf("no unfinished tasks to take over\n");
-		for (i = 0; i < moved.n; i++)
-			printf("%s#%lld \"%s\"%s", i ? ", " : "took over ",
-			    (long long)moved.items[i].id,
-			    moved.items[i].subject,
-			    i + 1 < moved.n ? "" : "\n");
-		printf("%s is shut down; %s (runtime %s, depth %d) has its "
-		       "first message waiting\n",
-		    spec.replaces, a->id, a->runtime, a->spawn_depth);
-	}
-	rc = HD_EXIT_OK;
-done:
-	json_decref(cfg);
-	hd_tasks_dispose(&moved);
-	hd_agent_free(a);
-	return rc;
+	printf("spawned agent %s in team %s (runtime %s, spawned by %s at depth "
+	       "%lld, session %s); its first message is waiting\n",
+	    json_string_value(json_object_get(a, "id")),
+	    json_string_value(json_object_get(a, "team_id")),
+	    json_string_value(json_object_get(a, "runtime")),
+	    by != NULL ? by : "nobody",
+	    (long long)json_integer_value(json_object_get(a, "spawn_depth")),
+	    json_string_value(json_object_get(a, "session_key")));
+	return HD_EXIT_OK;
 }
 
 static int
-cmd_agent_spawn(hd_cli *c)
+render_replaced(hd_cli *c, const json_t *result, const json_t *args)
 {
-	return agent_spawn(c, 0);
+	const json_t *a = json_object_get(result, "agent");
+	const json_t *took = json_object_get(result, "took_over"), *t;
+	const char *old = json_string_value(json_object_get(result, "replaced"));
+	size_t i, n = json_array_size(took);
+
+	(void)args;
+	if (c->json) {
+		hd_cli_json(json_incref((json_t *)result));
+		return HD_EXIT_OK;
+	}
+	printf("%s replaces %s: ", json_string_value(json_object_get(a, "id")),
+	    old);
+	if (n == 0)
+		printf("no unfinished tasks to take over\n");
+	json_array_foreach (took, i, t)
+		printf("%s#%lld \"%s\"%s", i ? ", " : "took over ",
+		    (long long)json_integer_value(json_object_get(t, "id")),
+		    json_string_value(json_object_get(t, "subject")),
+		    i + 1 < n ? "" : "\n");
+	printf("%s is shut down; %s (runtime %s, depth %lld) has its first "
+	       "message waiting\n",
+	    old, json_string_value(json_object_get(a, "id")),
+	    json_string_value(json_object_get(a, "runtime")),
+	    (long long)json_integer_value(json_object_get(a, "spawn_depth")));
+	return HD_EXIT_OK;
 }
 
-static int
-cmd_agent_replace(hd_cli *c)
-{
-	return agent_spawn(c, 1);
-}
+const hd_cli_render hd_cli_renders_agent[] = {
+    {"team.spawn", render_spawned},
+    {"team.replace", render_replaced},
+    {NULL, NULL},
+};
 
 /* Ctrl-C aborts the turn (and kills the agent's process group) instead of
  * leaving it running behind us. */
@@ -458,36 +437,6 @@ cmd_agent_reset_session(hd_cli *c)
 	return HD_EXIT_OK;
 }
 
-static const hd_cli_opt agent_spawn_opts[] = {
-    {"as", 0, "AGENT", "the member spawning it (default: the leader)", 0},
-    {"task", 0, "TEXT",
-	"its first message (default: \"Join team TEAM as NAME\")", 0},
-    {"name", 0, "TEXT", "display name (default: the id)", 0},
-    {"role", 0, "TEXT", "free text, e.g. reviewer", 0},
-    {"runtime", 0, "NAME", "scripted (default), exec, claude-code or codex", 0},
-    {"config", 0, "JSON", "the runtime's configuration object", 0},
-    {"model", 0, "MODEL", "the model it runs (sets the config's \"model\")",
-	0},
-    {NULL, 0, NULL, NULL, 0},
-};
-
-static const hd_cli_opt agent_replace_opts[] = {
-    {"as", 0, "AGENT", "the leader replacing it (default: a user)", 0},
-    {"task", 0, "TEXT",
-	"what to do first (the tasks taken over are listed after it)", 0},
-    {"name", 0, "TEXT", "display name (default: the id)", 0},
-    {"role", 0, "TEXT", "its role (default: the replaced member's)", 0},
-    {"runtime", 0, "NAME", "its runtime (default: the replaced member's)",
-	0},
-    {"config", 0, "JSON",
-	"the runtime's configuration object (default: the replaced "
-	"member's, for the same runtime)",
-	0},
-    {"model", 0, "MODEL", "the model it runs (sets the config's \"model\")",
-	0},
-    {NULL, 0, NULL, NULL, 0},
-};
-
 static const hd_cli_opt agent_run_opts[] = {
     {"timeout", 0, "S",
 	"stop the turn after S seconds (default: the "
@@ -524,23 +473,6 @@ static const hd_cli_cmd agent_subs[] = {
 	cmd_agent_list, NULL, NULL},
     {"show", "AGENT", "Show an agent", 1, 1, NULL, cmd_agent_show, NULL, NULL},
     {"rm", "AGENT", "Remove an agent", 1, 1, NULL, cmd_agent_rm, NULL, NULL},
-    {"spawn", "TEAM NAME", "Spawn a teammate into an active team", 2, 2,
-	agent_spawn_opts, cmd_agent_spawn, NULL,
-	"The new agent gets session key agent:NAME:teammate:<uuid> and a "
-	"first message\nin its mailbox (--task, or \"Join team TEAM as "
-	"NAME\"). It is one level deeper than\nthe member spawning it (1 "
-	"when no --as); past the team's limit (huddle team\nupdate "
-	"--max-spawn-depth) the spawn is refused."},
-    {"replace", "TEAM OLD NEW",
-	"Spawn NEW to take over a failed member's unfinished tasks", 3, 3,
-	agent_replace_opts, cmd_agent_replace, NULL,
-	"In one transaction: NEW is spawned as 'agent spawn' spawns it, with "
-	"OLD's role,\nruntime and config unless given; every task OLD has "
-	"claimed or in progress\nmoves to NEW (same status, a comment saying "
-	"why); OLD is shut down (replaced\nby NEW); NEW's first message lists "
-	"the tasks it took over. Only the leader\n(--as) or a user replaces, "
-	"and never the leader.\nExample: huddle agent replace dev coder "
-	"coder-2 --as manager --model sonnet"},
     {"set-status", "AGENT STATUS", "Set an agent's status", 2, 2, NULL,
 	cmd_agent_set_status, NULL,
 	"STATUS is idle, working, shutdown_requested, shutdown or error."},

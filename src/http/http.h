@@ -241,7 +241,6 @@ int64_t hd_http_sse_resume(
 extern const hd_route hd_routes_mcp[];
 extern const hd_route hd_routes_teams[];
 extern const hd_route hd_routes_chat[];
-extern const hd_route hd_routes_mail[];
 extern const hd_route hd_routes_web[];
 
 extern const hd_route hd_routes_exchange[];

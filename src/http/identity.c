@@ -26,7 +26,7 @@
  *      board or mailbox of a team -- the domain decides, as for every
  *      actor (a member of the team; 404/422 otherwise, the same answers
  *      the CLI and MCP get).
- * Callers: the write routes of route-chat.c and route-mail.c, and
+ * Callers: the write routes of route-chat.c, and
  * route-ops.c (the operation table's routes).
  */
 #include <string.h>

@@ -118,7 +118,7 @@ route_match(const char *pattern, const char *path,
 }
 
 static const hd_route *const route_tables[] = {
-	hd_routes_mcp, hd_routes_teams, hd_routes_chat, hd_routes_mail,
+	hd_routes_mcp, hd_routes_teams, hd_routes_chat,
 	hd_routes_exchange, hd_routes_conversation, hd_routes_web, NULL,
 };
 

@@ -26,8 +26,9 @@
  *      it `shutdown`, status_reason `replaced by <new>`; and lists the
  *      tasks taken over in the first message. Only the leader or a user
  *      replaces, and never the leader; a refusal anywhere writes nothing.
- * Callers: the CLI (agent spawn, agent replace), the MCP teammate_spawn
- * tool and the REST spawn route.
+ * Callers: the operation table's team.spawn and team.replace
+ * (src/ops/ops-team.c): MCP teammate_spawn, POST /api/teams/:team/spawn,
+ * huddle agent spawn and agent replace.
  */
 #include <inttypes.h>
 #include <stdio.h>

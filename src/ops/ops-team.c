@@ -6,6 +6,18 @@
  * team.shutdown are also GET /api/teams/:team/state, POST
  * /api/teams/:team/shutdown and `huddle team state|shutdown` (whose
  * renderers, cmd-team.c, add what autorun holds and --wait).
+ *
+ * team.spawn is also POST /api/teams/:team/spawn (201 {agent}, and for a
+ * replace replaced and took_over as over MCP; an unknown field refused
+ * with the route's own list, rest_unknown) and `huddle agent spawn TEAM
+ * NAME`; team.replace is `huddle agent replace TEAM OLD NEW`, the same
+ * handler with replaces from a positional. On the CLI NAME is the id
+ * (MCP's and REST's "name"), --name the display name (an argument of its
+ * own, hidden from MCP and REST), --config the runtime_config, and
+ * without --as the leader or a user spawns (the library's caller NULL).
+ * The handler answers the tasks taken over whole; MCP and REST show
+ * their id, subject and status (spawn_shown), the CLI's renderer
+ * (cmd-agent.c) all of it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +90,7 @@ tool_teammate_spawn(json_t **result, const hd_op_call *c, hd_err *err)
 	spec.caller = c->agent;
 	spec.replaces = hd_op_str(c, "replaces");
 	spec.id = hd_op_str(c, "name");
+	spec.name = hd_op_str(c, "display_name"); /* the CLI's --name */
 	spec.role = hd_op_str(c, "role");
 	spec.runtime = hd_op_str(c, "runtime");
 	spec.runtime_config = json_object_get(c->args, "runtime_config");
@@ -94,11 +107,8 @@ tool_teammate_spawn(json_t **result, const hd_op_call *c, hd_err *err)
 	if (spec.replaces != NULL) {
 		arr = json_array();
 		for (i = 0; i < moved.n; i++)
-			json_array_append_new(arr,
-			    json_pack("{s:I, s:s, s:s}", "id",
-				(json_int_t)moved.items[i].id, "subject",
-				moved.items[i].subject, "status",
-				moved.items[i].status));
+			json_array_append_new(
+			    arr, hd_task_to_json(&moved.items[i]));
 		json_object_set_new(
 		    *result, "replaced", json_string(spec.replaces));
 		json_object_set_new(*result, "took_over", arr);
@@ -106,6 +116,26 @@ tool_teammate_spawn(json_t **result, const hd_op_call *c, hd_err *err)
 	hd_tasks_dispose(&moved);
 	hd_agent_free(a);
 	return 0;
+}
+
+/* MCP and REST: a task taken over is its id, subject and status. */
+static json_t *
+spawn_shown(json_t *result)
+{
+	json_t *out = json_deep_copy(result), *arr, *t;
+	const json_t *took = json_object_get(result, "took_over");
+	size_t i;
+
+	if (took == NULL)
+		return out;
+	arr = json_array();
+	json_array_foreach (took, i, t)
+		json_array_append_new(arr, json_pack("{s:O, s:O, s:O}", "id",
+		    json_object_get(t, "id"), "subject",
+		    json_object_get(t, "subject"), "status",
+		    json_object_get(t, "status")));
+	json_object_set_new(out, "took_over", arr);
+	return out;
 }
 
 static int
@@ -134,19 +164,61 @@ tool_team_shutdown(json_t **result, const hd_op_call *c, hd_err *err)
 
 static const hd_op_arg state_args[] = {ARG_TEAM, ARGS_END};
 
+#define NAME_DESC "the new agent's id: 1-50 lowercase letters, digits, '-' or '_'"
+#define RUNTIMES "scripted (default), exec, claude-code or codex"
+#define MODEL_HELP "the model it runs (sets the config's \"model\")"
+/* the CLI's --name: the display name (MCP's and REST's "name" is the id) */
+#define ARG_DISPLAY_NAME                                                      \
+	{"display_name", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "",     \
+	    "--name", 0, "display name (default: the id)", "TEXT", NULL}
+
 static const hd_op_arg spawn_args[] = {
-    {"name", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL,
-	"the new agent's id: 1-50 lowercase letters, digits, '-' or '_'", NULL,
-	NULL, 0, NULL, NULL, NULL},
-    S("task", "its first message"),
-    S("role", NULL),
-    S("runtime", "scripted (default), exec, claude-code or codex"),
+    ARG_TEAM,
+    {"name", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL, NAME_DESC, NULL, "NAME",
+	0, NULL, NULL, NULL},
+    {"task", HD_OPT_STR, 0, 0, 0, NULL, "its first message", NULL, "--task",
+	0, "its first message (default: \"Join team TEAM as NAME\")", "TEXT",
+	NULL},
+    ARG_DISPLAY_NAME,
+    {"role", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, "--role", 0,
+	"free text, e.g. reviewer", "TEXT", NULL},
+    {"runtime", HD_OPT_STR, 0, 0, 0, NULL, RUNTIMES, NULL, "--runtime", 0,
+	RUNTIMES, "NAME", NULL},
     {"runtime_config", HD_OPT_OBJECT, 0, 0, 0, NULL,
 	"the runtime's configuration object, checked as for huddle agent add",
-	NULL, NULL, 0, NULL, NULL, NULL},
-    S("model", "the model to run (sets runtime_config.model)"),
+	NULL, "--config", 0, "the runtime's configuration object", "JSON",
+	NULL},
+    {"model", HD_OPT_STR, 0, 0, 0, NULL,
+	"the model to run (sets runtime_config.model)", NULL, "--model", 0,
+	MODEL_HELP, "MODEL", NULL},
+    /* the CLI's is agent replace (team.replace) */
     S("replaces", "a member it replaces: its claimed and in-progress tasks "
 		  "move to the new agent"),
+    ARGS_END,
+};
+
+/* `agent replace TEAM OLD NEW`: the CLI's only */
+static const hd_op_arg replace_args[] = {
+    ARG_TEAM,
+    {"replaces", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL, NULL, NULL, "OLD",
+	0, NULL, NULL, NULL},
+    {"name", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL, NULL, NULL, "NEW", 0,
+	NULL, NULL, NULL},
+    {"task", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, "--task", 0,
+	"what to do first (the tasks taken over are listed after it)", "TEXT",
+	NULL},
+    ARG_DISPLAY_NAME,
+    {"role", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, "--role", 0,
+	"its role (default: the replaced member's)", "TEXT", NULL},
+    {"runtime", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, "--runtime", 0,
+	"its runtime (default: the replaced member's)", "NAME", NULL},
+    {"runtime_config", HD_OPT_OBJECT, 0, 0, 0, NULL, NULL, NULL, "--config",
+	0,
+	"the runtime's configuration object (default: the replaced "
+	"member's, for the same runtime)",
+	"JSON", NULL},
+    {"model", HD_OPT_STR, 0, 0, 0, NULL, NULL, NULL, "--model", 0,
+	MODEL_HELP, "MODEL", NULL},
     ARGS_END,
 };
 
@@ -206,7 +278,34 @@ const hd_op hd_ops_team[] = {
 	    "5). As the leader, name a failed member in replaces and the new "
 	    "agent takes over its unfinished tasks (and its role, runtime and "
 	    "runtime_config unless given); the member is shut down.",
-	.mcp_ids = HD_OPI_AGENT_TEAM_NAME},
+	.mcp_ids = HD_OPI_AGENT_TEAM_NAME,
+	.shape = {[HD_OPS_MCP] = spawn_shown, [HD_OPS_REST] = spawn_shown},
+	.method = "POST", .path = "/api/teams/:team/spawn", .status = 201,
+	.rest_unknown = "use name, as, task, role, runtime, runtime_config, "
+			"model or replaces",
+	.cli = "agent spawn",
+	.cli_summary = "Spawn a teammate into an active team",
+	.cli_details =
+	    "The new agent gets session key agent:NAME:teammate:<uuid> and a "
+	    "first message\nin its mailbox (--task, or \"Join team TEAM as "
+	    "NAME\"). It is one level deeper than\nthe member spawning it (1 "
+	    "when no --as); past the team's limit (huddle team\nupdate "
+	    "--max-spawn-depth) the spawn is refused.",
+	.cli_as_help = "the member spawning it (default: the leader)"},
+    {.name = "team.replace", .who = HD_OPW_MEMBER, .flags = HD_OPF_WRITE,
+	.args = replace_args, .fn = tool_teammate_spawn,
+	.cli = "agent replace",
+	.cli_summary =
+	    "Spawn NEW to take over a failed member's unfinished tasks",
+	.cli_details =
+	    "In one transaction: NEW is spawned as 'agent spawn' spawns it, "
+	    "with OLD's role,\nruntime and config unless given; every task OLD "
+	    "has claimed or in progress\nmoves to NEW (same status, a comment "
+	    "saying why); OLD is shut down (replaced\nby NEW); NEW's first "
+	    "message lists the tasks it took over. Only the leader\n(--as) or a "
+	    "user replaces, and never the leader.\nExample: huddle agent "
+	    "replace dev coder coder-2 --as manager --model sonnet",
+	.cli_as_help = "the leader replacing it (default: a user)"},
     {.name = "team.shutdown", .who = HD_OPW_MEMBER,
 	.flags = HD_OPF_WRITE | HD_OPF_NEEDS_TEAM, .args = shutdown_args,
 	.fn = tool_team_shutdown, .mcp = "team_shutdown",

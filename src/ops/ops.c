@@ -27,19 +27,12 @@
  * Callers: mcp.c, route.c and route-ops.c, src/cli/cli-ops.c, and the
  * group files' handlers (hd_op_str and friends).
  *
- * Still hand-written beside the table, and why it is not an entry on
- * every surface yet (messages, task create/list and chat read became
- * entries once the table could say their surfaces' own spellings):
- *  - spawn: MCP is the team.spawn entry; the CLI (cmd-agent.c) spells
- *    the new agent's id as a positional and --name as its display name
- *    (MCP's "name" is the id), acts as the leader without --as, reports
- *    a bad --config with the JSON parser's line and column (the e2e
- *    tests assert it), and `agent replace TEAM OLD NEW` takes three
- *    positionals; REST (route-mail.c) refuses an unknown field with its
- *    own list ("use name, as, task, ..."), which the e2e test asserts
- *    word for word. Each is sayable (a CLI-only display name, a second
- *    entry for replace, an entry's own unknown-field message, the
- *    parser's position in cli_value), but not yet done.
+ * Hand-written beside the table: nothing any more (messages, task
+ * create/list, chat read and spawn became entries once the table could
+ * say their surfaces' own spellings). A REST refusal of an unknown field
+ * may keep a route's older words (rest_unknown: spawn's "use name, as,
+ * task, ..."); a CLI JSON option that is not JSON says where the parser
+ * stopped (`--config: line 1, column 4: ...`), as agent add's does.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -332,7 +325,10 @@ unknown(const hd_op *op, hd_ops_dialect d, const char *key, hd_err *err)
 		hd_buf_puts(&b, n++ > 0 ? ", " : "");
 		hd_buf_puts(&b, rest_actor(op));
 	}
-	if (d == HD_OPS_MCP)
+	if (d == HD_OPS_REST && op->rest_unknown != NULL)
+		rc = hd_err_set(err, HD_EINVAL, "unknown field \"%.64s\": %s",
+		    key, op->rest_unknown);
+	else if (d == HD_OPS_MCP)
 		rc = hd_err_set(err, HD_EINVAL,
 		    "unknown argument \"%.64s\" to %s: %s%s", key, op->mcp,
 		    n > 0 ? "use " : "it takes no arguments",
@@ -635,6 +631,7 @@ pair_value(json_t *v, const hd_op_arg *a, const char *s, hd_err *err)
 static int
 cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 {
+	json_error_t jerr;
 	char lb[96];
 	int64_t n;
 	const char *p;
@@ -681,7 +678,11 @@ cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 	case HD_OPT_OBJECT:
 		if (a->flags & HD_OPA_PAIRS)
 			return pair_value(*v, a, s, err);
-		*v = json_loads(s, 0, NULL);
+		/* not JSON: where the parser stopped, as agent add says it */
+		if ((*v = json_loads(s, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
+			return hd_err_set(err, HD_EINVAL,
+			    "%s: line %d, column %d: %s", lb, jerr.line,
+			    jerr.column, jerr.text);
 		if (!json_is_object(*v)) {
 			json_decref(*v);
 			return hd_err_set(

@@ -46,7 +46,13 @@
  * its own int limits (cli_more), its one usage message for what is
  * missing (cli_needs), a repeated KEY=VALUE option (HD_OPA_PAIRS), an
  * argument only it requires (HD_OPA_REQ_CLI, as HD_OPA_REQ_MCP); enum
- * values one surface leaves to the library (HD_OPA_OPEN_REST, _CLI).
+ * values one surface leaves to the library (HD_OPA_OPEN_REST, _CLI);
+ * REST's own words for an unknown field (rest_unknown). A CLI-only
+ * argument may reuse an MCP name's spelling as its option (--name, a
+ * display name, beside MCP's "name", the id): the canonical names
+ * differ, only the option is spelled alike. A CLI command spelled
+ * differently from the MCP tool (`agent replace TEAM OLD NEW`) is a
+ * second entry sharing the handler, with no MCP name or REST path.
  *
  * The table is read-only after start; hd_ops_test_add lets a unit test
  * append an entry before any surface is built (tests/unit/ops).
@@ -204,6 +210,10 @@ typedef struct hd_op {
 	 * argument (NULL: each its own, `"x" is required`) */
 	const char *rest_as;
 	const char *rest_required;
+	/* REST: what its refusal of an unknown field says after `unknown
+	 * field "x": ` (NULL: `for METHOD PATH: use a, b`, the list made
+	 * from the arguments) -- a route's older wording kept */
+	const char *rest_unknown;
 	/* REST: more body fields it accepts (typed) and ignores -- what a
 	 * family of routes shares (the task actions' common body) */
 	const hd_op_arg *rest_common;

@@ -6,7 +6,11 @@
  * appended before any surface is built (hd_ops_test_add), becomes an MCP
  * tool with a generated schema, answers a REST request on a real server
  * (libcurl against hd_http_start on 127.0.0.1) and parses as a CLI
- * command -- with nothing else written for it.
+ * command -- with nothing else written for it. Further extra entries
+ * show what a surface says its own way (aliases, limits, REST's actor
+ * key and unknown-field words, the CLI's --name beside MCP's "name", a
+ * JSON option's parse position), and agent replace is a second entry
+ * sharing spawn's handler.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +122,39 @@ static const hd_op note_op = {
     .cli_more = note_more,
 };
 
+/* A third, for spawn's spellings: the CLI's --name is a display name
+ * (an argument hidden from MCP and REST) where MCP's and REST's "name"
+ * is the id (the CLI's positional); --config is JSON; REST refuses an
+ * unknown field in its own words. */
+static const hd_op_arg label_args[] = {
+    {"team", HD_OPT_STR, HD_OPA_REQUIRED | HD_OPA_NO_MCP, 0, 0, NULL, NULL,
+	":team", "TEAM", 0, NULL, NULL, "team"},
+    {"name", HD_OPT_STR, HD_OPA_REQUIRED, 0, 0, NULL, "the id", NULL, "ID",
+	0, NULL, NULL, NULL},
+    {"display_name", HD_OPT_STR, HD_OPA_NO_MCP, 0, 0, NULL, NULL, "",
+	"--name", 0, "display name", "TEXT", NULL},
+    {"config", HD_OPT_OBJECT, 0, 0, 0, NULL, "settings", NULL, "--config", 0,
+	"settings", "JSON", NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+static const hd_op label_op = {
+    .name = "test.label",
+    .who = HD_OPW_MEMBER,
+    .flags = HD_OPF_NEEDS_TEAM,
+    .args = label_args,
+    .fn = echo_fn,
+    .mcp = "test_label",
+    .mcp_desc = "Label something (a test-only operation).",
+    .method = "POST",
+    .path = "/api/test/:team/label",
+    .status = 201,
+    .rest_unknown = "use name, config or as",
+    .cli = "task label",
+    .cli_summary = "Label ID",
+    .cli_as_help = "act as AGENT",
+};
+
 /* ---- what is hand-written, on purpose --------------------------------- */
 
 /* REST routes outside the table: REST-only operations (SSE, MCP's own
@@ -137,15 +174,17 @@ static const char *const rest_hand[] = {
     "GET /api/teams", "GET /api/teams/:team",
     "DELETE /api/teams/:team", "GET /api/teams/:team/agents",
     "POST /api/teams/:team/agents", "GET /api/agents/:agent",
-    "DELETE /api/agents/:agent",
-    "POST /api/teams/:team/spawn", NULL};
+    "DELETE /api/agents/:agent", NULL};
 
 /* Subcommands outside the table: CLI-only ones, and the ones not moved
  * to it yet (also on REST or MCP). */
 static const char *const cli_hand[] = {
     /* CLI-only */
     "chat tail", "team list", "team show", "team update", "team rm",
-    "team pause", "team resume",
+    "team pause", "team resume", "agent set-status", "agent reset-session",
+    "agent run", "agent wake", "agent park", "agent unpark",
+    /* not in the table yet (also on REST) */
+    "agent add", "agent list", "agent show", "agent rm",
     NULL};
 
 static int
@@ -317,7 +356,7 @@ static void
 test_rest_routes_are_the_table(void **state)
 {
 	static const hd_route *const hand[] = {hd_routes_mcp, hd_routes_teams,
-	    hd_routes_chat, hd_routes_mail, hd_routes_exchange,
+	    hd_routes_chat, hd_routes_exchange,
 	    hd_routes_conversation, hd_routes_web, NULL};
 	const hd_op *const *o;
 	const hd_route *const *t, *rt;
@@ -676,6 +715,153 @@ test_rest_actor_key(void **state)
 	json_decref(in);
 }
 
+/* The CLI's --name and MCP's and REST's "name" are two arguments: the
+ * display name is the CLI's only, the id everyone's. */
+static void
+test_cli_only_name(void **state)
+{
+	const hd_op *op = hd_ops_find("test.label");
+	const char *opts[] = {"name", "Seven", NULL, NULL};
+	char *argv[] = {"dev", "x7"};
+	hd_err err = HD_ERR_INIT;
+	json_t *args, *in, *schema = hd_ops_schema(op);
+
+	(void)state;
+	assert_hd_ok(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, opts, &err),
+	    &err);
+	assert_string_equal(
+	    json_string_value(json_object_get(args, "name")), "x7");
+	assert_string_equal(
+	    json_string_value(json_object_get(args, "display_name")), "Seven");
+	json_decref(args);
+	assert_non_null(
+	    json_object_get(json_object_get(schema, "properties"), "name"));
+	assert_null(json_object_get(
+	    json_object_get(schema, "properties"), "display_name"));
+	json_decref(schema);
+	in = json_pack("{s:s, s:s}", "name", "x7", "display_name", "Seven");
+	assert_int_equal(hd_ops_check(&args, op, HD_OPS_MCP, in, &err), HD_EINVAL);
+	assert_string_equal(err.msg, "unknown argument \"display_name\" to "
+				     "test_label: use name, config");
+	json_object_set_new(in, "team", json_string("dev"));
+	assert_int_equal(hd_ops_check(&args, op, HD_OPS_REST, in, &err), HD_EINVAL);
+	json_decref(in);
+}
+
+/* REST's own words for an unknown field (rest_unknown): the test entry's,
+ * and spawn's, which the e2e tests assert word for word. */
+static void
+test_rest_unknown_words(void **state)
+{
+	const hd_op *op = hd_ops_find("test.label");
+	hd_err err = HD_ERR_INIT;
+	json_t *in, *args;
+
+	(void)state;
+	in = json_pack("{s:s, s:s, s:s}", "team", "dev", "name", "x7", "nmae",
+	    "y");
+	assert_int_equal(hd_ops_check(&args, op, HD_OPS_REST, in, &err), HD_EINVAL);
+	assert_string_equal(
+	    err.msg, "unknown field \"nmae\": use name, config or as");
+	/* MCP keeps the list made from the arguments */
+	json_object_del(in, "team");
+	assert_int_equal(hd_ops_check(&args, op, HD_OPS_MCP, in, &err), HD_EINVAL);
+	assert_string_equal(err.msg,
+	    "unknown argument \"nmae\" to test_label: use name, config");
+	json_decref(in);
+	in = json_pack("{s:s, s:s, s:s}", "team", "dev", "name", "scout2",
+	    "modle", "gpt-5");
+	assert_int_equal(hd_ops_check(&args, hd_ops_find("team.spawn"),
+			     HD_OPS_REST, in, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg,
+	    "unknown field \"modle\": use name, as, task, role, runtime, "
+	    "runtime_config, model or replaces");
+	json_decref(in);
+}
+
+/* A CLI JSON option that is not JSON says where the parser stopped; one
+ * that is JSON but no object, or names a key twice, is refused too. */
+static void
+test_json_option_position(void **state)
+{
+	const hd_op *op = hd_ops_find("test.label");
+	const char *bad[] = {"config", "{bad", NULL, NULL};
+	const char *line2[] = {"config", "{\"a\": 1,\n \"b\": }", NULL, NULL};
+	const char *arr[] = {"config", "[1]", NULL, NULL};
+	const char *twice[] = {"config", "{\"a\": 1, \"a\": 2}", NULL, NULL};
+	const char *ok[] = {"config", "{\"a\": [1]}", NULL, NULL};
+	char *argv[] = {"dev", "x7"};
+	hd_err err = HD_ERR_INIT;
+	json_t *args;
+
+	(void)state;
+	assert_int_equal(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, bad, &err),
+	    HD_EINVAL);
+	assert_string_equal(
+	    err.msg, "--config: line 1, column 4: string or '}' expected near "
+		     "'bad'");
+	assert_int_equal(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, line2, &err),
+	    HD_EINVAL);
+	assert_string_equal(
+	    err.msg, "--config: line 2, column 7: unexpected token near '}'");
+	assert_int_equal(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, arr, &err),
+	    HD_EINVAL);
+	assert_string_equal(err.msg, "--config must be a JSON object");
+	assert_int_equal(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, twice, &err),
+	    HD_EINVAL);
+	assert_non_null(strstr(err.msg, "--config: line 1"));
+	assert_hd_ok(
+	    hd_ops_cli_read(&args, op, 2, argv, opt_of, opts_of, ok, &err),
+	    &err);
+	assert_int_equal(json_array_size(json_object_get(
+			     json_object_get(args, "config"), "a")),
+	    1);
+	json_decref(args);
+}
+
+/* A CLI command spelled unlike its MCP tool is a second entry sharing the
+ * handler: agent replace TEAM OLD NEW is team.spawn with replaces. */
+static void
+test_second_entry_shares_handler(void **state)
+{
+	const hd_op *spawn = hd_ops_find_cli("agent spawn");
+	const hd_op *replace = hd_ops_find_cli("agent replace");
+	const char *none[] = {NULL, NULL};
+	char *argv[] = {"dev", "coder", "coder-2"};
+	hd_err err = HD_ERR_INIT;
+	char syn[64];
+	json_t *args;
+	int min, max;
+
+	(void)state;
+	assert_non_null(spawn);
+	assert_non_null(replace);
+	assert_ptr_equal(spawn, hd_ops_find_mcp("teammate_spawn"));
+	assert_ptr_equal(replace->fn, spawn->fn);
+	assert_null(replace->mcp);
+	assert_null(replace->method);
+	hd_ops_cli_synopsis(replace, syn, sizeof(syn), &min, &max);
+	assert_string_equal(syn, "TEAM OLD NEW");
+	assert_int_equal(min, 3);
+	assert_int_equal(max, 3);
+	hd_ops_cli_synopsis(spawn, syn, sizeof(syn), &min, &max);
+	assert_string_equal(syn, "TEAM NAME");
+	assert_hd_ok(
+	    hd_ops_cli_read(&args, replace, 3, argv, opt_of, opts_of, none, &err),
+	    &err);
+	assert_string_equal(
+	    json_string_value(json_object_get(args, "replaces")), "coder");
+	assert_string_equal(
+	    json_string_value(json_object_get(args, "name")), "coder-2");
+	json_decref(args);
+}
+
 /* The subcommands `huddle GROUP --help` lists, into seen. */
 static size_t
 help_subs(const char *group, char seen[][32], size_t max)
@@ -710,7 +896,8 @@ help_subs(const char *group, char seen[][32], size_t max)
 static void
 test_cli_commands_are_the_table(void **state)
 {
-	static const char *const groups[] = {"task", "chat", "team", NULL};
+	static const char *const groups[] = {"task", "chat", "team", "agent",
+	    NULL};
 	const hd_op *const *o;
 	char seen[64][32], words[64];
 	size_t nseen, i, g, len;
@@ -720,7 +907,8 @@ test_cli_commands_are_the_table(void **state)
 		const char *sp = (*o)->cli ? strchr((*o)->cli, ' ') : NULL;
 		int known = 0;
 
-		if (sp == NULL || *o == &echo_op || *o == &note_op)
+		if (sp == NULL || *o == &echo_op || *o == &note_op ||
+		    *o == &label_op)
 			continue;
 		for (g = 0; groups[g] != NULL; g++)
 			known |= strlen(groups[g]) == (size_t)(sp - (*o)->cli) &&
@@ -737,6 +925,7 @@ test_cli_commands_are_the_table(void **state)
 			int found = 0;
 
 			if ((*o)->cli == NULL || *o == &echo_op || *o == &note_op ||
+			    *o == &label_op ||
 			    strncmp((*o)->cli, groups[g], len) != 0 ||
 			    (*o)->cli[len] != ' ')
 				continue;
@@ -813,13 +1002,18 @@ main(void)
 	    cmocka_unit_test(test_repeated_pairs),
 	    cmocka_unit_test(test_aliases),
 	    cmocka_unit_test(test_rest_actor_key),
+	    cmocka_unit_test(test_cli_only_name),
+	    cmocka_unit_test(test_rest_unknown_words),
+	    cmocka_unit_test(test_json_option_position),
+	    cmocka_unit_test(test_second_entry_shares_handler),
 	    cmocka_unit_test(test_cli_commands_are_the_table),
 	    cmocka_unit_test(test_cli_words_are_the_table),
 	};
 	int rc;
 
 	/* before anything reads the table */
-	if (hd_ops_test_add(&echo_op) != 0 || hd_ops_test_add(&note_op) != 0)
+	if (hd_ops_test_add(&echo_op) != 0 || hd_ops_test_add(&note_op) != 0 ||
+	    hd_ops_test_add(&label_op) != 0)
 		return 1;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
