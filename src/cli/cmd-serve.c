@@ -179,7 +179,7 @@ cmd_serve(hd_cli *c)
 		? "127.0.0.1"
 		: pres.bind);
 	pres.port = hd_http_port(srv);
-	pres.token = cfg.token != NULL;
+	pres.token = cfg.token != NULL && cfg.token[0] != '\0'; /* as server.c */
 	pres.tls = hd_http_tls(srv);
 	if (hd_http_presence_write(home, &pres, &c->err) < 0)
 		hd_log_write(HD_LOG_WARN, "serve", "%s", c->err.msg);

@@ -68,11 +68,25 @@ run attach dev coder --format yaml
 expect_rc 2 "an unknown format"
 expect_contains "$ERR" "--format must be text, claude, codex, json or env" "names the formats"
 
+# ---- an empty HUDDLE_TOKEN is no token: the server asks for none, and
+# serve.json must not tell attach otherwise
+HUDDLE_TOKEN= "$HUDDLE" serve --port 0 >"$T_TMP/serve0.out" 2>"$T_TMP/serve0.err" &
+server=$!
+trap 'kill "$server" "$FAKE_MODEL_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T_TMP"' EXIT
+for _ in $(seq 1 200); do [ -s "$HUDDLE_HOME/serve.json" ] && break; sleep 0.1; done
+expect_eq "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$HUDDLE_HOME/serve.json")" \
+	"False" "serve.json: an empty HUDDLE_TOKEN requires no token"
+run attach dev coder
+expect_rc 0 "attach to the server with an empty HUDDLE_TOKEN"
+expect_eq "$(grep -c -- '--header\|--bearer-token-env-var' <<<"$OUT")" "0" "no token asked for"
+kill "$server"
+wait "$server" 2>/dev/null
+for _ in $(seq 1 100); do [ -e "$HUDDLE_HOME/serve.json" ] || break; sleep 0.1; done
+
 # ---- a server on a non-default port with a token -----------------------------
 token=tok-$RANDOM-$RANDOM-attach
 HUDDLE_TOKEN=$token "$HUDDLE" serve --port 0 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
 server=$!
-trap 'kill "$server" "$FAKE_MODEL_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T_TMP"' EXIT
 for _ in $(seq 1 200); do [ -s "$HUDDLE_HOME/serve.json" ] && break; sleep 0.1; done
 port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$HUDDLE_HOME/serve.json")
 expect_eq "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["pid"], j["bind"], j["token"], j["public_url"])' "$HUDDLE_HOME/serve.json")" \
