@@ -38,6 +38,13 @@
 //  (8) Keyboard: while a modal dialog is open, or focus is in the task
 //      drawer, Tab and Shift+Tab cycle inside it (trapFocus); the dialog
 //      or drawer gives focus back to what opened it when it closes.
+//  (9) Opening a team is two round trips, not a waterfall: the log's
+//      recent past (asked for beside the list of teams when the address
+//      names the team), then at once the stream (from that past's last
+//      seq), the board, the agents and the room (from the newest post that
+//      past names). Nothing waits on a debounce. The board and the agents
+//      are drawn as they come; the events log, whose sentences name tasks
+//      by their subject, once the board has been drawn and painted.
 'use strict';
 
 (() => {
@@ -47,6 +54,7 @@
   const BOARD_PAGE = 50; // cards drawn per column at first, and per "Show more"
   const EVENTS_KEEP = 1000; // events kept in memory
   const EVENTS_SHOW = 300; // rows shown at once
+  const EVENTS_PAST = 200; // the log's recent past a team opens on
   const STATUSES = ['pending', 'claimed', 'in_progress', 'completed', 'failed', 'cancelled'];
   // Every kind the server emits (SPEC 13 and the modules); an EventSource
   // only hears named events it listens for.
@@ -198,10 +206,12 @@
     live: new Map(), // agent -> its turn's last tool calls
     lastError: new Map(), // agent -> its last post, when it was an [error: ...]
     tasks: [],
+    taskById: new Map(), // the board's tasks by id, for the events' sentences
     agentsLoaded: false, // the empty states wait for their list (7)
     boardLoaded: false,
     colShown: new Map(), // status -> cards drawn in that column (6)
     roomSeq: 0,
+    roomReady: false, // its first seq is known (loadRoomFirst): loadRoom may run
     lastPost: null, // {author, at} of the last post shown, for grouping
     lastEventId: 0,
     es: null,
@@ -260,8 +270,13 @@
         busy = false;
       }
     };
-    return () => {
-      if (!delay) return run();
+    // now: run at once (a page's first load), not after delay; the
+    // promise settles when this run (and any it coalesced) is over.
+    return (now) => {
+      if (!delay || now === true) {
+        clearTimeout(timer);
+        return run();
+      }
       if (!timer) timer = setTimeout(run, delay);
       return undefined;
     };
@@ -321,10 +336,12 @@
     state.live.clear();
     state.lastError.clear();
     state.tasks = [];
+    state.taskById = new Map();
     state.agentsLoaded = false;
     state.boardLoaded = false;
     state.colShown.clear();
     state.roomSeq = 0;
+    state.roomReady = false;
     state.lastPost = null;
     state.lastEventId = 0;
     state.everOpen = false;
@@ -350,31 +367,50 @@
     }
     document.title = `${id} · huddle`;
     const gen = state.gen;
-    // The log's recent past first: its last seq is where the stream starts,
-    // so nothing falls between the two.
+    // (9) The log's recent past first: its last seq is where the stream
+    // starts, so nothing falls between the two; the board, the agents and
+    // the room are asked for only once it is known, so whatever changes
+    // after their answers comes on the stream. Those four then go at once.
+    let past = null;
     try {
-      const r = await api('GET', `/api/events?team=${enc(id)}&limit=200`);
+      const r = (await prefetched(id)) || await api('GET', `/api/events?team=${enc(id)}&limit=${EVENTS_PAST}`);
       if (gen !== state.gen) return;
-      for (const ev of r.events) recordEvent(ev);
-      state.lastEventId = r.events.length ? r.events[r.events.length - 1].seq : 0;
-      renderEvents();
+      past = r.events;
     } catch (e) {
       if (gen !== state.gen) return;
     }
-    // A long room starts near its end: the newest post's seq comes from
-    // the last team_chat_post event, and the page shows the last
-    // ROOM_FIRST; the note above them loads earlier ones (6).
-    try {
-      const r = await api('GET', `/api/events?team=${enc(id)}&kind=team_chat_post&limit=1`);
-      if (gen !== state.gen) return;
-      const head = r.events.length && r.events[0].data ? Number(r.events[0].data.seq) : 0;
-      if (head > ROOM_FIRST) state.roomSeq = head - ROOM_FIRST;
-    } catch (e) {
-      if (gen !== state.gen) return;
-    }
+    state.lastEventId = past && past.length ? past[past.length - 1].seq : 0;
     openStream();
-    loadAgents();
-    loadBoard();
+    loadBoard(true);
+    loadAgents(true);
+    loadRoomFirst(gen, past);
+    // The events log names tasks by their subject: drawn once the board
+    // is in (loadBoard), after the board has been drawn.
+    for (const ev of past || []) recordEvent(ev);
+    state.eventsStale = true;
+  }
+
+  // A long room starts near its end (6): the newest post's seq comes from
+  // the last team_chat_post event, the newest in the log's recent past
+  // when there is one (asked for only when there is not), and the page
+  // shows the last ROOM_FIRST.
+  async function loadRoomFirst(gen, past) {
+    let head = null;
+    for (let i = (past || []).length - 1; i >= 0 && head === null; i--) {
+      if (past[i].kind === 'team_chat_post' && past[i].data) head = Number(past[i].data.seq) || 0;
+    }
+    if (head === null) {
+      try {
+        const r = await api('GET', `/api/events?team=${enc(state.team)}&kind=team_chat_post&limit=1`);
+        if (gen !== state.gen) return;
+        head = r.events.length && r.events[0].data ? Number(r.events[0].data.seq) : 0;
+      } catch (e) {
+        if (gen !== state.gen) return;
+        head = 0;
+      }
+    }
+    if (head > ROOM_FIRST && state.roomSeq < head - ROOM_FIRST) state.roomSeq = head - ROOM_FIRST;
+    state.roomReady = true;
     loadRoom();
   }
 
@@ -614,15 +650,18 @@
   // ---- board ---------------------------------------------------------------
 
   const loadBoard = loader(async (gen) => {
-    const r = await api('GET', `/api/teams/${enc(state.team)}/tasks`);
-    if (gen !== state.gen) return;
-    state.tasks = r.tasks;
-    state.boardLoaded = true;
-    renderBoard();
-    renderAgents();
-    if (state.eventsStale) { // sentences that lacked a task's subject
-      state.eventsStale = false;
-      renderEvents();
+    try {
+      const r = await api('GET', `/api/teams/${enc(state.team)}/tasks`);
+      if (gen !== state.gen) return;
+      state.tasks = r.tasks;
+      state.taskById = new Map(r.tasks.map((t) => [t.id, t]));
+      state.boardLoaded = true;
+      renderBoard();
+      renderAgents();
+    } finally {
+      // sentences that lacked a task's subject, or the log's recent past
+      // waiting for its first board (selectTeam), even when that failed
+      if (gen === state.gen && state.eventsStale) renderEventsLater();
     }
   }, 60);
 
@@ -715,6 +754,7 @@
   // ---- the room ------------------------------------------------------------
 
   const loadRoom = loader(async (gen) => {
+    if (!state.roomReady) return; // loadRoomFirst calls it once it may
     for (;;) {
       const r = await api('GET',
         `/api/team-chat?teamId=${enc(state.team)}&sinceSeq=${state.roomSeq}&limit=${ROOM_PAGE}`);
@@ -877,7 +917,7 @@
   const sentenceCtx = {
     agent: (id) => h('span', {class: 'agent-ref', hue: hueOf(String(id))}, String(id)),
     task: (id, subject) => {
-      const t = state.tasks.find((x) => x.id === Number(id));
+      const t = state.taskById.get(Number(id));
       const s = (t && t.subject) || subject;
       if (!s) state.eventsStale = true;
       return h('span', {class: 'task-ref'}, `#${id}`, s ? ` “${s}”` : null);
@@ -934,6 +974,26 @@
     $('#events tbody').replaceChildren(...rows);
     $('#events-empty').hidden = rows.length > 0;
     $('#events-empty').textContent = state.events.length ? 'No event matches the filter.' : 'No events yet.';
+  }
+
+  // (9) The log drawn again once the board has been painted: the board
+  // first, the log under it next. Drawn once however often it is asked
+  // for before then; a hidden tab (no frames) draws it after a while.
+  let eventsLater = null;
+  function renderEventsLater() {
+    const gen = state.gen;
+    if (eventsLater && eventsLater.gen === gen) return;
+    const token = {gen};
+    eventsLater = token;
+    const run = () => {
+      if (eventsLater !== token) return;
+      eventsLater = null;
+      if (gen !== state.gen) return;
+      state.eventsStale = false;
+      renderEvents();
+    };
+    requestAnimationFrame(() => setTimeout(run, 0));
+    setTimeout(run, 500);
   }
 
   function addEventRow(ev) {
@@ -1293,8 +1353,23 @@
     });
   }
 
+  // (9) The events of the team in the address, asked for beside the list
+  // of teams (selectTeam takes them when it opens that team).
+  // Its answer, or null (none for this team, or it failed: ask again).
+  let early = null;
+  function prefetched(id) {
+    const p = early && early.id === id ? early.events : null;
+    early = null;
+    return p ? p.catch(() => null) : null;
+  }
+
   async function boot() {
     bind();
+    const id = teamFromPath();
+    if (id) {
+      early = {id, events: api('GET', `/api/events?team=${enc(id)}&limit=${EVENTS_PAST}`)};
+      early.events.catch(() => {}); // not this team after all: never asked for
+    }
     try {
       await loadTeams();
     } catch (e) {
