@@ -131,7 +131,7 @@ test('agents are added from the page; a bad runtime or config is refused with th
   await page.locator('#add-agent').click();
   await dlg.waitFor({state: 'visible'});
   // the runtimes offered are the server's
-  await page.locator('#agent-new-runtime-hint', {hasText: 'scripted, exec, claude-code, codex'})
+  await page.locator('#agent-new-runtime-hint', {hasText: 'scripted, exec, claude-code, codex, native'})
     .waitFor({timeout: LIVE});
   assert.deepEqual(await page.locator('#agent-runtimes option').evaluateAll((os) => os.map((o) => o.value)),
     ['scripted', 'exec', 'claude-code', 'codex']);

@@ -1,0 +1,148 @@
+/*
+ * tool-host.c -- the operation table's tools for the native runtime, run
+ * in process: the implementation of runtime.h's hd_runtime_tool_host,
+ * which the runtime layer (below this one) declares and calls.
+ *  (1) It is MCP without the transport: a session is an hd_mcp_session
+ *      bound to the turn's agent (so identity arguments are ignored, as
+ *      for an attached agent, mcp.c (4)) on a store of its own, opened
+ *      from HUDDLE_HOME for the turn; list is tools/list and call is
+ *      tools/call, with their argument checks, their piggybacked mail
+ *      and their error results. Nothing about a tool is written here.
+ *  (2) The MCP server (each tool's schema) is built once per process, on
+ *      first use, and only read afterwards; sessions are one turn's.
+ *  (3) A call's text is what the model reads: the result's text blocks
+ *      joined by a newline, or the error's message; 1 for an error.
+ * Callers: main() registers it (src/cli/main.c); src/runtime/native.c
+ * calls it through the registered host.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <huddle/buf.h>
+#include <huddle/runtime.h>
+#include <huddle/store.h>
+
+#include "mcp.h"
+#include "mcp_int.h"
+
+static pthread_once_t srv_once = PTHREAD_ONCE_INIT;
+static hd_mcp_server *srv; /* (2) */
+
+static void
+srv_make(void)
+{
+	hd_err err = HD_ERR_INIT;
+
+	if (hd_mcp_server_new(&srv, &err) < 0)
+		srv = NULL;
+}
+
+typedef struct host_sess {
+	hd_mcp_session s;
+	hd_store *st;
+} host_sess;
+
+static int
+host_open(void **out, const char *huddle_home, const char *team,
+    const char *agent, hd_err *err)
+{
+	host_sess *h;
+	int rc;
+
+	*out = NULL;
+	pthread_once(&srv_once, srv_make);
+	if (srv == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	if ((rc = hd_store_open(&h->st, huddle_home, err)) < 0) {
+		free(h);
+		return rc;
+	}
+	hd_mcp_session_init(&h->s, srv, h->st);
+	if ((rc = hd_mcp_session_bind(&h->s, team, agent, err)) < 0) {
+		hd_store_close(h->st);
+		free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+static json_t *
+host_list(void *sess)
+{
+	host_sess *h = sess;
+	json_t *r = hd_mcp__tools_list(&h->s), *out = json_array(), *t;
+	size_t i;
+
+	json_array_foreach (json_object_get(r, "tools"), i, t)
+		json_array_append_new(out,
+		    json_pack("{s:O, s:O, s:O}", "name",
+			json_object_get(t, "name"), "description",
+			json_object_get(t, "description"), "input_schema",
+			json_object_get(t, "inputSchema")));
+	json_decref(r);
+	return out;
+}
+
+static int
+host_call(void *sess, const char *name, const json_t *args, char **text)
+{
+	host_sess *h = sess;
+	json_t *params, *r, *blk;
+	char *reply;
+	hd_buf b = HD_BUF_INIT(0);
+	size_t i;
+	int bad = 0, is_error;
+
+	*text = NULL;
+	params = json_pack("{s:s, s:O}", "name", name, "arguments", args);
+	reply = params != NULL ? hd_mcp__tools_call(&h->s, params, &bad)
+			       : NULL;
+	json_decref(params);
+	if (reply == NULL ||
+	    (r = json_loads(reply, 0, NULL)) == NULL) {
+		free(reply);
+		*text = strdup("the tool gave no result");
+		return 1;
+	}
+	free(reply);
+	is_error = json_is_true(json_object_get(r, "isError"));
+	json_array_foreach (json_object_get(r, "content"), i, blk) {
+		if (i > 0)
+			hd_buf_putc(&b, '\n');
+		hd_buf_puts(&b, json_string_value(json_object_get(blk, "text"))
+				    ? json_string_value(
+					  json_object_get(blk, "text"))
+				    : "");
+	}
+	json_decref(r);
+	*text = hd_buf_detach(&b);
+	return is_error;
+}
+
+static void
+host_close(void *sess)
+{
+	host_sess *h = sess;
+
+	if (h == NULL)
+		return;
+	hd_store_close(h->st);
+	free(h);
+}
+
+static const hd_runtime_tool_host host = {
+    .open = host_open,
+    .list = host_list,
+    .call = host_call,
+    .close = host_close,
+};
+
+const hd_runtime_tool_host *
+hd_mcp_tool_host(void)
+{
+	return &host;
+}
