@@ -41,7 +41,7 @@
 //   {"cut": true}          start the streamed reply, then close the
 //                          connection mid-way (no end of reply)
 // and any turn may carry "fail_first": {"status": 429, "retry_after": 1}:
-// the first request for that turn (of that script) gets that status (and
+// the first request for that turn (of that script, on that API) gets that status (and
 // Retry-After header, in seconds); the next is answered as the turn says.
 // A script with "loop": true repeats its last turn past the end (a model
 // that never stops calling tools). Tool names: huddle's native runtime
@@ -149,7 +149,7 @@ function anthropicPlan(body) {
   }
   if (!script) return {turn: {text: 'fake reply'}, lastTool, users, replies};
   const k = msgs.slice(at + 1).filter((m) => m.role === 'assistant').length;
-  return {turn: pickTurn(script, k), lastTool, users, replies, key: JSON.stringify(script) + '#' + k};
+  return {turn: pickTurn(script, k), lastTool, users, replies, key: 'messages#' + JSON.stringify(script) + '#' + k};
 }
 
 // Chat Completions: {messages: [{role: system|user|assistant|tool, ...}]}
@@ -173,7 +173,7 @@ function chatPlan(body) {
   });
   if (!script) return {turn: {text: 'fake reply'}, lastTool, users, replies};
   const k = msgs.slice(at + 1).filter((m) => m.role === 'assistant').length;
-  return {turn: pickTurn(script, k), lastTool, users, replies, key: JSON.stringify(script) + '#' + k};
+  return {turn: pickTurn(script, k), lastTool, users, replies, key: 'chat#' + JSON.stringify(script) + '#' + k};
 }
 
 // Responses: {input: [items]} where items are messages
