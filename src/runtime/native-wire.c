@@ -56,6 +56,7 @@ sse_reset_event(hd_sse *s)
 	hd_buf_reset(&s->data);
 	s->event[0] = '\0';
 	s->have_data = 0;
+	s->over = 0;
 }
 
 static void
@@ -65,8 +66,8 @@ sse_line(hd_sse *s, const char *line, size_t len)
 	size_t flen, vlen;
 
 	if (len == 0) { /* dispatch */
-		if (s->have_data && !hd_buf_failed(&s->data) &&
-		    s->data.len <= HD_SSE_EVENT_MAX && s->fn != NULL)
+		if (s->have_data && !s->over && !hd_buf_failed(&s->data) &&
+		    s->fn != NULL)
 			s->fn(s->ctx, s->event, hd_buf_cstr(&s->data),
 			    s->data.len);
 		else if (s->have_data)
@@ -88,7 +89,7 @@ sse_line(hd_sse *s, const char *line, size_t len)
 		if (s->have_data)
 			hd_buf_putc(&s->data, '\n');
 		if (s->data.len + vlen > HD_SSE_EVENT_MAX)
-			s->cut = 1;
+			s->cut = s->over = 1;
 		else
 			hd_buf_put(&s->data, value, vlen);
 		s->have_data = 1;
@@ -125,7 +126,7 @@ hd_sse_feed(hd_sse *s, const char *data, size_t n)
 	if (start < n) {
 		s->cr = 0;
 		if (s->line.len + (n - start) > HD_SSE_EVENT_MAX) {
-			s->cut = 1; /* a runaway line: drop it */
+			s->cut = s->over = 1; /* a runaway line: drop it */
 			hd_buf_reset(&s->line);
 		} else
 			hd_buf_put(&s->line, data + start, n - start);

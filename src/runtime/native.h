@@ -37,6 +37,7 @@ typedef struct hd_sse {
 	char event[64];
 	int have_data; /* a data: line was seen */
 	int cr;        /* the last byte was '\r' (CRLF counts once) */
+	int over;      /* this event went over HD_SSE_EVENT_MAX */
 	int cut;       /* 1 once any event went over HD_SSE_EVENT_MAX */
 	hd_sse_fn fn;
 	void *ctx;
