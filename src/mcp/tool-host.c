@@ -10,12 +10,21 @@
  *      and their error results. Nothing about a tool is written here.
  *  (2) The MCP server (each tool's schema) is built once per process, on
  *      first use, and only read afterwards; sessions are one turn's.
+ *  (4) Opening a store costs milliseconds (the schema check, the pragmas),
+ *      more than a whole model call on loopback, so a thread keeps the
+ *      store of its last session (one, for one HUDDLE_HOME) for its next
+ *      turn: a connection is never shared between threads (store.h), and
+ *      the thread's store is closed when the thread ends (a key
+ *      destructor). A session of another home, or a second session open
+ *      on the same thread at once, opens its own.
  *  (3) A call's text is what the model reads: the result's text blocks
  *      joined by a newline, or the error's message; 1 for an error.
  * Callers: main() registers it (src/cli/main.c); src/runtime/native.c
  * calls it through the registered host.
  */
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,20 +37,35 @@
 
 static pthread_once_t srv_once = PTHREAD_ONCE_INIT;
 static hd_mcp_server *srv; /* (2) */
+static pthread_key_t kept_key; /* (4): a thread's kept store */
+
+typedef struct host_sess {
+	hd_mcp_session s;
+	hd_store *st;
+	char home[PATH_MAX];
+} host_sess;
+
+/* (4): a thread's kept session, its store closed with the thread */
+static void
+kept_free(void *p)
+{
+	host_sess *h = p;
+
+	if (h == NULL)
+		return;
+	hd_store_close(h->st);
+	free(h);
+}
 
 static void
 srv_make(void)
 {
 	hd_err err = HD_ERR_INIT;
 
-	if (hd_mcp_server_new(&srv, &err) < 0)
+	if (pthread_key_create(&kept_key, kept_free) != 0 ||
+	    hd_mcp_server_new(&srv, &err) < 0)
 		srv = NULL;
 }
-
-typedef struct host_sess {
-	hd_mcp_session s;
-	hd_store *st;
-} host_sess;
 
 static int
 host_open(void **out, const char *huddle_home, const char *team,
@@ -54,16 +78,22 @@ host_open(void **out, const char *huddle_home, const char *team,
 	pthread_once(&srv_once, srv_make);
 	if (srv == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
-	if ((h = calloc(1, sizeof(*h))) == NULL)
-		return hd_err_set(err, HD_ENOMEM, "out of memory");
-	if ((rc = hd_store_open(&h->st, huddle_home, err)) < 0) {
-		free(h);
-		return rc;
+	h = pthread_getspecific(kept_key);
+	if (h != NULL && strcmp(h->home, huddle_home) == 0)
+		pthread_setspecific(kept_key, NULL); /* taken: (4) */
+	else {
+		h = NULL;
+		if ((h = calloc(1, sizeof(*h))) == NULL)
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		snprintf(h->home, sizeof(h->home), "%s", huddle_home);
+		if ((rc = hd_store_open(&h->st, huddle_home, err)) < 0) {
+			free(h);
+			return rc;
+		}
 	}
 	hd_mcp_session_init(&h->s, srv, h->st);
 	if ((rc = hd_mcp_session_bind(&h->s, team, agent, err)) < 0) {
-		hd_store_close(h->st);
-		free(h);
+		kept_free(h);
 		return rc;
 	}
 	*out = h;
@@ -130,8 +160,10 @@ host_close(void *sess)
 
 	if (h == NULL)
 		return;
-	hd_store_close(h->st);
-	free(h);
+	/* (4): kept for the thread's next turn, in place of an older one */
+	kept_free(pthread_getspecific(kept_key));
+	if (pthread_setspecific(kept_key, h) != 0)
+		kept_free(h);
 }
 
 static const hd_runtime_tool_host host = {

@@ -23,8 +23,10 @@
  *      The session id is done's native_session_id; a turn given it
  *      resumes the file, resending at most NATIVE_HISTORY_MAX messages
  *      and NATIVE_HISTORY_BYTES of it, cut at a user message so no tool
- *      result is resent without its call. A line that does not parse (a
- *      crash mid-write) is skipped.
+ *      result is resent without its call; only the file's last
+ *      NATIVE_TAIL_BYTES are read, so a long-lived session costs a turn
+ *      no more than a short one. A line that does not parse (a crash
+ *      mid-write, or the first one read mid-file) is skipped.
  *  (4) HTTP: one curl easy handle per turn (its connection reused from
  *      call to call). 429 and 5xx are retried with backoff (Retry-After
  *      honoured) while timeout_s allows; the abort flag and the time
@@ -65,6 +67,7 @@
 #define NATIVE_DEFAULT_MAX_TURNS 16
 #define NATIVE_HISTORY_MAX 200
 #define NATIVE_HISTORY_BYTES (512 * 1024)
+#define NATIVE_TAIL_BYTES (2 * NATIVE_HISTORY_BYTES)
 #define NATIVE_ERROR_BODY_MAX (64 * 1024)
 #define NATIVE_BACKOFF_MAX_MS 8000
 
@@ -238,6 +241,47 @@ history_line(void *ctx, const char *line, size_t len, int cut)
 	json_array_append_new(all, m);
 }
 
+/* The last NATIVE_TAIL_BYTES of the file at path, from its first whole
+ * line on (3), malloc'd into *out; -1 when it cannot be read. */
+static int
+read_tail(char **out, size_t *outlen, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	off_t from;
+	size_t want, got = 0;
+	ssize_t n;
+	char *buf, *nl;
+
+	*out = NULL;
+	*outlen = 0;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0) {
+		close(fd);
+		return -1;
+	}
+	from = sb.st_size > NATIVE_TAIL_BYTES ? sb.st_size - NATIVE_TAIL_BYTES
+					      : 0;
+	want = (size_t)(sb.st_size - from);
+	if ((buf = malloc(want + 1)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (got < want &&
+	       (n = pread(fd, buf + got, want - got, from + (off_t)got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	buf[got] = '\0';
+	if (from > 0 && (nl = memchr(buf, '\n', got)) != NULL) {
+		got -= (size_t)(nl + 1 - buf);
+		memmove(buf, nl + 1, got + 1);
+	}
+	*out = buf;
+	*outlen = got;
+	return 0;
+}
+
 /* The resent part of a transcript: its tail, capped, from a user
  * message on (3). */
 static json_t *
@@ -283,12 +327,12 @@ transcript_open(native_turn *t, hd_err *err)
 		return hd_err_set(err, HD_EINVAL,
 		    "the native runtime needs its home directory");
 	snprintf(dir, sizeof(dir), "%s/native", home);
-	if ((rc = hd_mkdir_p(dir, 0700, err)) < 0)
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST &&
+	    (rc = hd_mkdir_p(dir, 0700, err)) < 0)
 		return rc;
 	if (resume != NULL && session_ok(resume)) {
 		snprintf(t->path, sizeof(t->path), "%s/%s.jsonl", dir, resume);
-		if (hd_read_file(&text, &len, t->path, (size_t)1 << 30, NULL) ==
-		    0) {
+		if (read_tail(&text, &len, t->path) == 0) {
 			snprintf(t->session, sizeof(t->session), "%s", resume);
 			all = json_array();
 			hd_lines_init(&lines, HD_RUNTIME_LINE_MAX,
