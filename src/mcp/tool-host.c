@@ -16,7 +16,10 @@
  *      turn: a connection is never shared between threads (store.h), and
  *      the thread's store is closed when the thread ends (a key
  *      destructor). A session of another home, or a second session open
- *      on the same thread at once, opens its own.
+ *      on the same thread at once, opens its own. The tool list is the
+ *      same for every bound session, so a kept session keeps it too (a
+ *      copy of the thread's own: JSON values are not shared between
+ *      threads, mcp.c's tools/list).
  *  (3) A call's text is what the model reads: the result's text blocks
  *      joined by a newline, or the error's message; 1 for an error.
  * Callers: main() registers it (src/cli/main.c); src/runtime/native.c
@@ -43,6 +46,7 @@ typedef struct host_sess {
 	hd_mcp_session s;
 	hd_store *st;
 	char home[PATH_MAX];
+	json_t *list; /* the tools, made once for the thread (4) */
 } host_sess;
 
 /* (4): a thread's kept session, its store closed with the thread */
@@ -54,6 +58,7 @@ kept_free(void *p)
 	if (h == NULL)
 		return;
 	hd_store_close(h->st);
+	json_decref(h->list);
 	free(h);
 }
 
@@ -104,9 +109,13 @@ static json_t *
 host_list(void *sess)
 {
 	host_sess *h = sess;
-	json_t *r = hd_mcp__tools_list(&h->s), *out = json_array(), *t;
+	json_t *r, *out, *t;
 	size_t i;
 
+	if (h->list != NULL)
+		return json_incref(h->list);
+	r = hd_mcp__tools_list(&h->s);
+	out = json_array();
 	json_array_foreach (json_object_get(r, "tools"), i, t)
 		json_array_append_new(out,
 		    json_pack("{s:O, s:O, s:O}", "name",
@@ -114,6 +123,7 @@ host_list(void *sess)
 			json_object_get(t, "description"), "input_schema",
 			json_object_get(t, "inputSchema")));
 	json_decref(r);
+	h->list = json_incref(out);
 	return out;
 }
 

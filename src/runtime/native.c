@@ -226,10 +226,19 @@ session_ok(const char *s)
 	return 1;
 }
 
+/* The messages read back, and each one's line length (its size). */
+typedef struct history {
+	json_t *all;
+	size_t *lens;
+	size_t n, cap;
+} history;
+
 static void
 history_line(void *ctx, const char *line, size_t len, int cut)
 {
-	json_t *all = ctx, *m;
+	history *h = ctx;
+	json_t *m;
+	size_t *grown;
 
 	if (cut || len == 0)
 		return;
@@ -238,7 +247,18 @@ history_line(void *ctx, const char *line, size_t len, int cut)
 		json_decref(m);
 		return; /* a torn line: skipped (3) */
 	}
-	json_array_append_new(all, m);
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 64;
+		if ((grown = realloc(h->lens, h->cap * sizeof(*grown))) ==
+		    NULL) {
+			json_decref(m);
+			h->cap = h->n;
+			return;
+		}
+		h->lens = grown;
+	}
+	h->lens[h->n++] = len;
+	json_array_append_new(h->all, m);
 }
 
 /* The last NATIVE_TAIL_BYTES of the file at path, from its first whole
@@ -285,20 +305,15 @@ read_tail(char **out, size_t *outlen, const char *path)
 /* The resent part of a transcript: its tail, capped, from a user
  * message on (3). */
 static json_t *
-history_tail(json_t *all)
+history_tail(const history *h)
 {
-	json_t *out = json_array();
+	json_t *out = json_array(), *all = h->all;
 	size_t n = json_array_size(all), start = n, bytes = 0;
 
 	while (start > 0 && n - start < NATIVE_HISTORY_MAX) {
-		json_t *m = json_array_get(all, start - 1);
-		char *s = json_dumps(m, JSON_COMPACT);
-		size_t len = s != NULL ? strlen(s) : 0;
-
-		free(s);
-		if (bytes + len > NATIVE_HISTORY_BYTES)
+		if (bytes + h->lens[start - 1] > NATIVE_HISTORY_BYTES)
 			break;
-		bytes += len;
+		bytes += h->lens[start - 1];
 		start--;
 	}
 	while (start < n &&
@@ -316,7 +331,7 @@ transcript_open(native_turn *t, hd_err *err)
 {
 	const char *home = t->in->home_dir, *resume = t->in->resume_session_id;
 	char dir[PATH_MAX], hex[33];
-	json_t *all;
+	history hist;
 	char *text = NULL;
 	size_t len = 0;
 	hd_lines lines;
@@ -334,16 +349,18 @@ transcript_open(native_turn *t, hd_err *err)
 		snprintf(t->path, sizeof(t->path), "%s/%s.jsonl", dir, resume);
 		if (read_tail(&text, &len, t->path) == 0) {
 			snprintf(t->session, sizeof(t->session), "%s", resume);
-			all = json_array();
+			memset(&hist, 0, sizeof(hist));
+			hist.all = json_array();
 			hd_lines_init(&lines, HD_RUNTIME_LINE_MAX,
-			    history_line, all);
+			    history_line, &hist);
 			hd_lines_feed(&lines, text, len);
 			hd_lines_feed(&lines, NULL, 0);
 			hd_lines_dispose(&lines);
 			free(text);
 			json_decref(t->messages);
-			t->messages = history_tail(all);
-			json_decref(all);
+			t->messages = history_tail(&hist);
+			json_decref(hist.all);
+			free(hist.lens);
 		} else
 			hd_runtime_emit_status(t->em,
 			    "native: the session to resume has no transcript "
