@@ -15,13 +15,17 @@
  *   The server is a fake Chat Completions endpoint written here on
  *   libmicrohttpd, so neither side waits on a model.
  * runtime_native_idle: what an idle native agent costs this process: the
- *   resident memory grown over one turn each of IDLE_AGENTS agents, per
- *   agent (a native agent holds nothing between turns: its state is its
- *   transcript in its home), and that transcript's bytes on disk.
+ *   heap still in use (mallinfo2) after one turn each of IDLE_AGENTS
+ *   agents, per agent, over what it was before (a native agent holds
+ *   nothing between turns: its state is its transcript in its home; the
+ *   thread's kept tool session is one, whatever the number of agents),
+ *   the resident memory grown the same way, and the transcript's bytes
+ *   on disk.
  *
  * usage: bench_native [TURNS]   (default 400)
  */
 #include <dirent.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -245,6 +249,7 @@ main(int argc, char **argv)
 	char *b1, *b2, *session = NULL;
 	int64_t t0, lib = 0, raw = 0;
 	long rss0, rss1, disk = 0;
+	size_t heap0, heap1;
 	int round;
 	struct stat sb;
 
@@ -346,6 +351,7 @@ main(int argc, char **argv)
 	fflush(stdout);
 
 	/* idle agents: one turn each, then nothing held but their files */
+	heap0 = mallinfo2().uordblks;
 	rss0 = rss_kib();
 	for (i = 0; i < IDLE_AGENTS; i++) {
 		snprintf(id, sizeof(id), "a%ld", i);
@@ -355,6 +361,7 @@ main(int argc, char **argv)
 		native_turn(rt, &a, home, ahome, NULL);
 	}
 	rss1 = rss_kib();
+	heap1 = mallinfo2().uordblks;
 	for (i = 0; i < IDLE_AGENTS; i++) {
 		char f[800];
 		DIR *dd;
@@ -372,8 +379,10 @@ main(int argc, char **argv)
 		}
 		closedir(dd);
 	}
-	printf("runtime_native_idle: %.1f KiB RSS per idle agent (%d agents, "
-	       "one turn each) | transcript %ld bytes on disk per agent\n",
+	printf("runtime_native_idle: %.0f bytes of heap per idle agent, RSS "
+	       "%+.1f KiB per agent (%d agents, one turn each) | transcript "
+	       "%ld bytes on disk per agent\n",
+	    ((double)heap1 - (double)heap0) / IDLE_AGENTS,
 	    (double)(rss1 - rss0) / IDLE_AGENTS, IDLE_AGENTS,
 	    disk / IDLE_AGENTS);
 
