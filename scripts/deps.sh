@@ -6,8 +6,7 @@
 # root) and fails with a clear message when it cannot.
 #
 #   scripts/deps.sh [run]   what building and running huddle needs (make run)
-#   scripts/deps.sh test    also the tests' (make test): cmocka, libcurl
-#                           for the HTTP benchmark, the e2e scripts' curl,
+#   scripts/deps.sh test    also the tests' (make test): cmocka, the e2e scripts' curl,
 #                           python3 and sqlite3, Node.js/npm and Chromium,
 #                           dpkg-dev (make package: dpkg-shlibdeps)
 #                           openssl (test-tls.sh makes its CA with it)
@@ -20,7 +19,7 @@
 set -euo pipefail
 
 run=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
-     libmicrohttpd-dev libssl-dev)
+     libmicrohttpd-dev libssl-dev libcurl4-openssl-dev)
 case "${1:-run}" in
 run) pkgs=("${run[@]}") ;;
 test) pkgs=("${run[@]}" libcmocka-dev libcurl4-openssl-dev curl python3

@@ -397,6 +397,34 @@ int hd_runtime_run_turn(hd_runtime_result *out, const hd_runtime_adapter *rt,
     const hd_runtime_turn *in, hd_runtime_sink sink, void *payload,
     hd_err *err);
 
+/* ---- tools run in process (the native runtime) ----
+ *
+ * The native runtime gives a model huddle's tools and runs them in this
+ * process as the agent. The tools are the operation table's, which lives
+ * above this layer: the surface registers a host at process start
+ * (hd_runtime_set_tool_host) and the runtime calls through it. Without a
+ * host a native agent has no tools. Every function may be called from
+ * any thread; a session belongs to one turn. */
+typedef struct hd_runtime_tool_host {
+	/* A session acting as agent of team, on the store in huddle_home:
+	 * *sess, or a negative code with err set. */
+	int (*open)(void **sess, const char *huddle_home, const char *team,
+	    const char *agent, hd_err *err);
+	/* Every tool the session may call, a new reference:
+	 * [{"name", "description", "input_schema"}]. */
+	json_t *(*list)(void *sess);
+	/* Call tool name with args (an object) as the session's agent: *text
+	 * (malloc'd) is what the model reads, the result or the error's
+	 * message. Returns 0 for a result, 1 for a tool error. */
+	int (*call)(void *sess, const char *name, const json_t *args,
+	    char **text);
+	void (*close)(void *sess);
+} hd_runtime_tool_host;
+
+/* Register the host (static; NULL: none). Call before turns run. */
+void hd_runtime_set_tool_host(const hd_runtime_tool_host *host);
+const hd_runtime_tool_host *hd_runtime_get_tool_host(void);
+
 /* ---- homes (SPEC 9.3) ---- */
 
 typedef struct hd_runtime_seed {

@@ -22,6 +22,8 @@
 #include <huddle/util.h>
 #include <huddle/version.h>
 
+#include <mcp/mcp.h>
+
 #include "cli.h"
 
 static const hd_cli_cmd *const hand_table[] = {
@@ -563,6 +565,8 @@ main(int argc, char **argv)
 	int i = 1, rc;
 
 	memset(&c, 0, sizeof(c));
+	/* native agents' turns run huddle's tools in this process */
+	hd_runtime_set_tool_host(hd_mcp_tool_host());
 	/* The shells' completion helper, hidden from --help (complete.c). */
 	if (argc >= 2 && strcmp(argv[1], "complete") == 0)
 		return hd_cli_complete(cmd_table, common_opts, argc - 2,

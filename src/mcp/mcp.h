@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include <huddle/room.h>
+#include <huddle/runtime.h>
 
 #include <ops/ops.h>
 
@@ -86,5 +87,9 @@ void hd_mcp_handle_http(char **reply, int *status, hd_mcp_session *s,
  * -- decided from the same parse hd_mcp_handle does. */
 int hd_mcp_is_notification(const char *msg, size_t len);
 
+/* The operation table's tools for the native runtime, run in process as
+ * the turn's agent (tool-host.c): what main() registers with
+ * hd_runtime_set_tool_host. Static. */
+const hd_runtime_tool_host *hd_mcp_tool_host(void);
 
 #endif

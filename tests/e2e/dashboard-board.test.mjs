@@ -93,7 +93,7 @@ test('the new scripts are served and never build markup from strings', async () 
   assert.equal(css.status, 200);
   const rt = await api('GET', '/api/runtimes');
   assert.equal(rt.status, 200);
-  assert.deepEqual(rt.json.runtimes.map((x) => x.name), ['scripted', 'exec', 'claude-code', 'codex']);
+  assert.deepEqual(rt.json.runtimes.map((x) => x.name), ['scripted', 'exec', 'claude-code', 'codex', 'native']);
   assert.equal(rt.json.runtimes[0].scripted, true);
 });
 
@@ -131,10 +131,10 @@ test('agents are added from the page; a bad runtime or config is refused with th
   await page.locator('#add-agent').click();
   await dlg.waitFor({state: 'visible'});
   // the runtimes offered are the server's
-  await page.locator('#agent-new-runtime-hint', {hasText: 'scripted, exec, claude-code, codex'})
+  await page.locator('#agent-new-runtime-hint', {hasText: 'scripted, exec, claude-code, codex, native'})
     .waitFor({timeout: LIVE});
   assert.deepEqual(await page.locator('#agent-runtimes option').evaluateAll((os) => os.map((o) => o.value)),
-    ['scripted', 'exec', 'claude-code', 'codex']);
+    ['scripted', 'exec', 'claude-code', 'codex', 'native']);
 
   // a runtime this build does not have: the server's words
   await page.fill('#agent-new-id', 'ada');

@@ -1,7 +1,9 @@
 // fake-model.mjs -- a scripted model server on 127.0.0.1 for the real
-// agent CLIs: the Anthropic Messages API (Claude Code) and the OpenAI
-// Responses API (Codex), both streamed as SSE, node's standard library
-// only.
+// agent CLIs and huddle's native runtime: the Anthropic Messages API
+// (Claude Code, native provider anthropic), the OpenAI Responses API
+// (Codex) and the OpenAI Chat Completions API (native provider openai,
+// POST /v1/chat/completions), all streamed as SSE, node's standard
+// library only.
 //
 //   node fake-model.mjs --port-file FILE --log FILE
 //
@@ -36,6 +38,15 @@
 //   {"error": {"status": 400, "message": "..."}}
 //                          that HTTP status, in the provider's error shape
 //   {"hang": true}         never answer (until the client goes away)
+//   {"cut": true}          start the streamed reply, then close the
+//                          connection mid-way (no end of reply)
+// and any turn may carry "fail_first": {"status": 429, "retry_after": 1}:
+// the first request for that turn (of that script, on that API) gets that status (and
+// Retry-After header, in seconds); the next is answered as the turn says.
+// A script with "loop": true repeats its last turn past the end (a model
+// that never stops calling tools). Tool names: huddle's native runtime
+// offers the tools by their own names, so a call is named as the request's
+// tools list names it when it has that exact name.
 // and any turn may carry "usage": {"input_tokens", "output_tokens",
 // "cached"} (default 100 in, 20 out, 0 cached) and "delay_ms": N (wait
 // that long before answering).
@@ -91,6 +102,7 @@ function findScript(text) {
 function pickTurn(script, k) {
   const turns = Array.isArray(script.turns) ? script.turns : [];
   if (k < turns.length) return turns[k];
+  if (script.loop && turns.length) return turns[turns.length - 1];
   for (let i = turns.length - 1; i >= 0; i--) if (turns[i].text !== undefined) return turns[i];
   return {text: 'done'};
 }
@@ -137,7 +149,31 @@ function anthropicPlan(body) {
   }
   if (!script) return {turn: {text: 'fake reply'}, lastTool, users, replies};
   const k = msgs.slice(at + 1).filter((m) => m.role === 'assistant').length;
-  return {turn: pickTurn(script, k), lastTool, users, replies};
+  return {turn: pickTurn(script, k), lastTool, users, replies, key: 'messages#' + JSON.stringify(script) + '#' + k};
+}
+
+// Chat Completions: {messages: [{role: system|user|assistant|tool, ...}]}
+function chatPlan(body) {
+  const msgs = Array.isArray(body.messages) ? body.messages : [];
+  let at = -1;
+  let script = null;
+  let lastTool = '';
+  let users = 0;
+  const replies = msgs.filter((m) => m.role === 'assistant').map((m) => textOf(m.content || ''));
+  msgs.forEach((m, i) => {
+    if (m.role === 'user') {
+      users++;
+      const s = findScript(textOf(m.content));
+      if (s) {
+        at = i;
+        script = s;
+      }
+    }
+    if (m.role === 'tool') lastTool = textOf(m.content);
+  });
+  if (!script) return {turn: {text: 'fake reply'}, lastTool, users, replies};
+  const k = msgs.slice(at + 1).filter((m) => m.role === 'assistant').length;
+  return {turn: pickTurn(script, k), lastTool, users, replies, key: 'chat#' + JSON.stringify(script) + '#' + k};
 }
 
 // Responses: {input: [items]} where items are messages
@@ -197,6 +233,77 @@ function sse(res, event, data) {
 let seq = 0;
 const nextId = (p) => `${p}_${Date.now().toString(36)}${(++seq).toString(36)}`;
 
+// A tool call's name: the plain name when the request offers a tool of
+// exactly that name (huddle's native runtime), else as Claude Code names
+// an MCP server's tool.
+function toolName(body, c) {
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  if (tools.some((t) => t && (t.name === c.name || (t.function && t.function.name === c.name)))) return c.name;
+  return `mcp__${c.server || 'huddle'}__${c.name}`;
+}
+
+// cut: what was written reaches the client, then the connection drops
+// without the end of the reply (nor the chunked body's end)
+function cutSoon(res) {
+  setTimeout(() => res.destroy(), 100);
+}
+
+// fail_first: the keys of turns already failed once
+const failed = new Set();
+function failFirst(res, plan, provider) {
+  const f = plan.turn.fail_first;
+  if (!f || !plan.key || failed.has(plan.key)) return false;
+  failed.add(plan.key);
+  const headers = {'content-type': 'application/json'};
+  if (f.retry_after !== undefined) headers['retry-after'] = String(f.retry_after);
+  const message = f.message || `fake ${f.status || 429}`;
+  const body = provider === 'anthropic'
+    ? {type: 'error', error: {type: 'rate_limit_error', message}}
+    : {error: {message, type: 'rate_limit_error', code: null}};
+  res.writeHead(f.status || 429, headers);
+  res.end(JSON.stringify(body));
+  return true;
+}
+
+function chatReply(res, body, plan) {
+  const {turn} = plan;
+  if (turn.hang) return;
+  if (failFirst(res, plan, 'openai')) return;
+  if (turn.error) return answerError(res, turn, 'openai');
+  const u = usageOf(turn);
+  const id = nextId('chatcmpl');
+  const base = {id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000),
+    model: body.model || 'fake-model'};
+  const chunk = (delta, finish) => `data: ${JSON.stringify({...base,
+    choices: [{index: 0, delta, finish_reason: finish ?? null}]})}\n\n`;
+  sseStart(res);
+  res.write(chunk({role: 'assistant', content: ''}));
+  let finish = 'stop';
+  if (turn.tool) {
+    const calls = Array.isArray(turn.tool) ? turn.tool : [turn.tool];
+    calls.forEach((c, i) => {
+      const args = typeof c.raw_args === 'string' ? c.raw_args : JSON.stringify(c.input || {});
+      const half = Math.floor(args.length / 2);
+      res.write(chunk({tool_calls: [{index: i, id: nextId('call'), type: 'function',
+        function: {name: toolName(body, c), arguments: args.slice(0, half)}}]}));
+      res.write(chunk({tool_calls: [{index: i, function: {arguments: args.slice(half)}}]}));
+    });
+    finish = 'tool_calls';
+  } else {
+    const text = fill(String(turn.text ?? ''), plan);
+    const half = Math.floor(text.length / 2);
+    res.write(chunk({content: text.slice(0, half)}));
+    if (turn.cut) return cutSoon(res);
+    res.write(chunk({content: text.slice(half)}));
+  }
+  res.write(chunk({}, finish));
+  res.write(`data: ${JSON.stringify({...base, choices: [],
+    usage: {prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output,
+      prompt_tokens_details: {cached_tokens: u.cached}}})}\n\n`);
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
+
 function answerError(res, turn, provider) {
   const status = turn.error.status || 500;
   const message = turn.error.message || 'fake error';
@@ -210,6 +317,7 @@ function answerError(res, turn, provider) {
 function anthropicReply(res, body, plan) {
   const {turn} = plan;
   if (turn.hang) return; // the socket stays open
+  if (failFirst(res, plan, 'anthropic')) return;
   if (turn.error) return answerError(res, turn, 'anthropic');
   const u = usageOf(turn);
   const id = nextId('msg');
@@ -224,11 +332,12 @@ function anthropicReply(res, body, plan) {
   if (turn.tool) {
     const calls = Array.isArray(turn.tool) ? turn.tool : [turn.tool];
     for (const c of calls) {
-      const input = JSON.stringify(c.input || {});
+      const input = typeof c.raw_args === 'string' ? c.raw_args : JSON.stringify(c.input || {});
       sse(res, 'content_block_start', {type: 'content_block_start', index,
-        content_block: {type: 'tool_use', id: nextId('toolu'), name: `mcp__${c.server || 'huddle'}__${c.name}`, input: {}}});
+        content_block: {type: 'tool_use', id: nextId('toolu'), name: toolName(body, c), input: {}}});
       sse(res, 'content_block_delta', {type: 'content_block_delta', index,
         delta: {type: 'input_json_delta', partial_json: input}});
+      if (turn.cut) return cutSoon(res);
       sse(res, 'content_block_stop', {type: 'content_block_stop', index});
       index++;
     }
@@ -237,6 +346,7 @@ function anthropicReply(res, body, plan) {
     const text = fill(String(turn.text ?? ''), plan);
     sse(res, 'content_block_start', {type: 'content_block_start', index, content_block: {type: 'text', text: ''}});
     sse(res, 'content_block_delta', {type: 'content_block_delta', index, delta: {type: 'text_delta', text}});
+    if (turn.cut) return cutSoon(res);
     sse(res, 'content_block_stop', {type: 'content_block_stop', index});
   }
   sse(res, 'message_delta', {type: 'message_delta', delta: {stop_reason: stop, stop_sequence: null},
@@ -331,6 +441,9 @@ const server = http.createServer((req, res) => {
     };
     if (req.method === 'POST' && path === '/v1/messages' && body) {
       return later(anthropicPlan(body), anthropicReply);
+    }
+    if (req.method === 'POST' && path === '/v1/chat/completions' && body) {
+      return later(chatPlan(body), chatReply);
     }
     if (req.method === 'POST' && path === '/v1/responses' && body) {
       return later(responsesPlan(body), responsesReply);

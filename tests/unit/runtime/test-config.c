@@ -86,10 +86,10 @@ static const ccase cases[] = {
     /* runtimes this build lacks */
     {"hermes", NULL,
 	"runtime \"hermes\" is not available in this build: use scripted, "
-	"exec, claude-code or codex"},
+	"exec, claude-code, codex or native"},
     {"gpt", "{}",
 	"runtime \"gpt\" is not available in this build: use scripted, exec, "
-	"claude-code or codex"},
+	"claude-code, codex or native"},
 };
 
 static void

@@ -48,8 +48,8 @@ test_turn__declared_but_unbuilt_runtimes_say_so(void **state)
 		assert_null(rt);
 	}
 	assert_hd_err(hd_runtime_find(&rt, "bogus", &err), HD_EINVAL,
-	    "unknown runtime \"bogus\": use scripted, exec, claude-code or "
-	    "codex",
+	    "unknown runtime \"bogus\": use scripted, exec, claude-code, "
+	    "codex or native",
 	    &err);
 }
 

@@ -1,0 +1,1005 @@
+/*
+ * native.c -- the `native` runtime: huddle's own agent loop, no external
+ * CLI. A turn calls a model API (Anthropic Messages or any OpenAI-
+ * compatible Chat Completions endpoint) over libcurl with a streamed
+ * reply, runs the tools the model calls in this process as the agent,
+ * and calls the model again until it answers without a tool call or
+ * max_turns model calls are spent. The wire formats are native-wire.c's.
+ *  (1) runtime_config holds exactly provider, model, base_url,
+ *      api_key_env, system_prompt, max_turns, tools, prices and
+ *      timeout_s; native_check refuses anything else, naming the key.
+ *      The key itself is never in the config: api_key_env names the
+ *      variable that holds it (none: a keyless local server).
+ *  (2) Tools run in process through the tool host the surface registers
+ *      (runtime.h hd_runtime_tool_host): the operation table's tools,
+ *      bound to the turn's agent, so a model cannot act as anyone else.
+ *      runtime_config.tools picks them (default NATIVE_DEFAULT_TOOLS).
+ *      Arguments that are not a JSON object, an unknown tool and a tool
+ *      that refuses are all answered to the model as a tool error
+ *      (is_error) and the loop goes on; none ends the turn.
+ *  (3) The transcript is one append-only JSON-lines file per native
+ *      session in the agent's home (native/<session>.jsonl, 0600; the
+ *      neutral messages of native.h), written as each message is made.
+ *      The session id is done's native_session_id; a turn given it
+ *      resumes the file, resending at most NATIVE_HISTORY_MAX messages
+ *      and NATIVE_HISTORY_BYTES of it, cut at a user message so no tool
+ *      result is resent without its call; only the file's last
+ *      NATIVE_TAIL_BYTES are read, so a long-lived session costs a turn
+ *      no more than a short one. A line that does not parse (a crash
+ *      mid-write, or the first one read mid-file) is skipped.
+ *  (4) HTTP: one curl easy handle per turn (its connection reused from
+ *      call to call). 429 and 5xx are retried with backoff (Retry-After
+ *      honoured) while timeout_s allows; the abort flag and the time
+ *      limit are checked during a transfer (the xferinfo callback) and
+ *      between attempts. Any other status, a stream that ends before the
+ *      provider's end of reply, or an error inside the stream ends the
+ *      turn in error: `native: <provider>: HTTP 401: <its message>`.
+ *  (5) Each model call's usage is a cost event, priced by
+ *      runtime_config.prices, else native_prices (list prices by model
+ *      prefix), else SPEC 8.2's default (price.c).
+ *  (6) The reply is the last model call's text (hd_runtime_emit_reply);
+ *      every call's text streamed as text_delta as it came.
+ * Callers: runtime.c's adapter table.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include <huddle/buf.h>
+#include <huddle/log.h>
+#include <huddle/util.h>
+
+#include "native.h"
+#include "runtime_int.h"
+
+#define HD_LOG_COMPONENT "native"
+
+#define NATIVE_DEFAULT_TIMEOUT_S 600
+#define NATIVE_DEFAULT_MAX_TURNS 16
+#define NATIVE_HISTORY_MAX 200
+#define NATIVE_HISTORY_BYTES (512 * 1024)
+#define NATIVE_TAIL_BYTES (2 * NATIVE_HISTORY_BYTES)
+#define NATIVE_ERROR_BODY_MAX (64 * 1024)
+#define NATIVE_BACKOFF_MAX_MS 8000
+
+/* (2): the room, the board's reading and claim/complete, the mailbox */
+static const char *const NATIVE_DEFAULT_TOOLS[] = {"team_chat_post",
+    "team_chat_subscribe", "task_list", "task_get", "task_claim",
+    "task_complete", "send_message", "inbox_read", NULL};
+
+/* (5): list prices as of 2026, USD per million tokens (input, cached
+ * input, output), by model-name prefix. */
+static const hd_price_row native_prices[] = {
+    {"claude-opus-4", {15.00, 1.50, 75.00}},
+    {"claude-sonnet-4", {3.00, 0.30, 15.00}},
+    {"claude-haiku-4", {1.00, 0.10, 5.00}},
+    {"claude-3-5-haiku", {0.80, 0.08, 4.00}},
+    {"gpt-5-nano", {0.05, 0.005, 0.40}},
+    {"gpt-5-mini", {0.25, 0.025, 2.00}},
+    {"gpt-5", {1.25, 0.125, 10.00}},
+    {"gpt-4.1-nano", {0.10, 0.025, 0.40}},
+    {"gpt-4.1-mini", {0.40, 0.10, 1.60}},
+    {"gpt-4.1", {2.00, 0.50, 8.00}},
+    {"gpt-4o-mini", {0.15, 0.075, 0.60}},
+    {"gpt-4o", {2.50, 1.25, 10.00}},
+    {NULL, {0, 0, 0}},
+};
+
+/* ---- the tool host (runtime.h) ---- */
+
+static const hd_runtime_tool_host *tool_host;
+
+void
+hd_runtime_set_tool_host(const hd_runtime_tool_host *host)
+{
+	tool_host = host;
+}
+
+const hd_runtime_tool_host *
+hd_runtime_get_tool_host(void)
+{
+	return tool_host;
+}
+
+/* ---- the config (1) ---- */
+
+static int
+parse_provider(hd_native_provider *out, const char *s)
+{
+	if (s != NULL && strcmp(s, "anthropic") == 0)
+		*out = HD_NATIVE_ANTHROPIC;
+	else if (s != NULL && strcmp(s, "openai") == 0)
+		*out = HD_NATIVE_OPENAI;
+	else
+		return -1;
+	return 0;
+}
+
+static int
+env_name_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') ||
+			(s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= '0' && s[i] <= '9')))
+			return 0;
+	return i <= 128;
+}
+
+static int
+native_check(const json_t *cfg, hd_err *err)
+{
+	static const char *const keys[] = {"provider", "model", "base_url",
+	    "api_key_env", "system_prompt", "max_turns", "tools", "prices",
+	    "timeout_s", NULL};
+	hd_native_provider p;
+	const char *url;
+	hd_price price;
+	int rc;
+
+	if ((rc = hd_runtime__check_keys(cfg, keys, "native", err)) < 0)
+		return rc;
+	if (parse_provider(&p, json_string_value(
+				   json_object_get(cfg, "provider"))) < 0)
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.provider must be \"anthropic\" or "
+		    "\"openai\" (any OpenAI-compatible endpoint)");
+	if (!json_is_string(json_object_get(cfg, "model")) ||
+	    json_string_length(json_object_get(cfg, "model")) == 0)
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.model must name the model (a non-empty "
+		    "string)");
+	if ((rc = hd_runtime__check_string(cfg, "base_url", err)) < 0 ||
+	    (rc = hd_runtime__check_string(cfg, "api_key_env", err)) < 0 ||
+	    (rc = hd_runtime__check_string(cfg, "system_prompt", err)) < 0 ||
+	    (rc = hd_runtime__check_int(cfg, "max_turns", 1, 1000, err)) < 0 ||
+	    (rc = hd_runtime__check_int(cfg, "timeout_s", 1, 86400, err)) <
+		0 ||
+	    (rc = hd_runtime__check_strings(cfg, "tools", err)) < 0 ||
+	    (rc = hd_runtime__price(
+		 &price, NULL, NULL, json_object_get(cfg, "prices"), err)) < 0)
+		return rc;
+	url = hd_runtime__cfg_str(cfg, "base_url", NULL);
+	if (url != NULL && strncmp(url, "http://", 7) != 0 &&
+	    strncmp(url, "https://", 8) != 0)
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.base_url must be an http:// or https:// "
+		    "URL");
+	if (json_object_get(cfg, "api_key_env") != NULL &&
+	    !env_name_ok(hd_runtime__cfg_str(cfg, "api_key_env", NULL)))
+		return hd_err_set(err, HD_EINVAL,
+		    "runtime_config.api_key_env must be the name of an "
+		    "environment variable (letters, digits, _), not a key");
+	return 0;
+}
+
+/* ---- one turn's state ---- */
+
+typedef struct native_turn {
+	const hd_runtime_turn *in;
+	hd_runtime_emit *em;
+	hd_native_provider provider;
+	const char *pname;
+	const char *model;
+	const char *system;
+	char url[2048];
+	struct curl_slist *headers;
+	CURL *curl;
+	hd_price price;
+	int64_t deadline; /* hd_mono_ms() */
+	int64_t timeout_ms;
+	int timed_out;
+	json_t *messages; /* what is sent: the resent history and this turn */
+	json_t *tools;    /* [{"name","description","input_schema"}] */
+	void *sess;       /* the tool host's session, or NULL */
+	char session[64];
+	char path[PATH_MAX + 128]; /* the transcript */
+	int fd;
+} native_turn;
+
+/* ---- the transcript (3) ---- */
+
+static int
+session_ok(const char *s)
+{
+	size_t i, n = s != NULL ? strlen(s) : 0;
+
+	if (n < 8 || n > 48 || strncmp(s, "native-", 7) != 0)
+		return 0;
+	for (i = 7; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+			(s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* The messages read back, and each one's line length (its size). */
+typedef struct history {
+	json_t *all;
+	size_t *lens;
+	size_t n, cap;
+} history;
+
+static void
+history_line(void *ctx, const char *line, size_t len, int cut)
+{
+	history *h = ctx;
+	json_t *m;
+	size_t *grown;
+
+	if (cut || len == 0)
+		return;
+	if ((m = json_loadb(line, len, 0, NULL)) == NULL ||
+	    !json_is_string(json_object_get(m, "role"))) {
+		json_decref(m);
+		return; /* a torn line: skipped (3) */
+	}
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 64;
+		if ((grown = realloc(h->lens, h->cap * sizeof(*grown))) ==
+		    NULL) {
+			json_decref(m);
+			h->cap = h->n;
+			return;
+		}
+		h->lens = grown;
+	}
+	h->lens[h->n++] = len;
+	json_array_append_new(h->all, m);
+}
+
+/* The last NATIVE_TAIL_BYTES of the file at path, from its first whole
+ * line on (3), malloc'd into *out; -1 when it cannot be read. */
+static int
+read_tail(char **out, size_t *outlen, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	off_t from;
+	size_t want, got = 0;
+	ssize_t n;
+	char *buf, *nl;
+
+	*out = NULL;
+	*outlen = 0;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0) {
+		close(fd);
+		return -1;
+	}
+	from = sb.st_size > NATIVE_TAIL_BYTES ? sb.st_size - NATIVE_TAIL_BYTES
+					      : 0;
+	want = (size_t)(sb.st_size - from);
+	if ((buf = malloc(want + 1)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (got < want &&
+	       (n = pread(fd, buf + got, want - got, from + (off_t)got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	buf[got] = '\0';
+	if (from > 0 && (nl = memchr(buf, '\n', got)) != NULL) {
+		got -= (size_t)(nl + 1 - buf);
+		memmove(buf, nl + 1, got + 1);
+	}
+	*out = buf;
+	*outlen = got;
+	return 0;
+}
+
+/* The resent part of a transcript: its tail, capped, from a user
+ * message on (3). */
+static json_t *
+history_tail(const history *h)
+{
+	json_t *out = json_array(), *all = h->all;
+	size_t n = json_array_size(all), start = n, bytes = 0;
+
+	while (start > 0 && n - start < NATIVE_HISTORY_MAX) {
+		if (bytes + h->lens[start - 1] > NATIVE_HISTORY_BYTES)
+			break;
+		bytes += h->lens[start - 1];
+		start--;
+	}
+	while (start < n &&
+	       strcmp(json_string_value(json_object_get(
+			  json_array_get(all, start), "role")),
+		   "user") != 0)
+		start++;
+	for (; start < n; start++)
+		json_array_append(out, json_array_get(all, start));
+	return out;
+}
+
+static int
+transcript_open(native_turn *t, hd_err *err)
+{
+	const char *home = t->in->home_dir, *resume = t->in->resume_session_id;
+	char dir[PATH_MAX], hex[33];
+	history hist;
+	char *text = NULL;
+	size_t len = 0;
+	hd_lines lines;
+	int rc;
+
+	t->fd = -1;
+	if (home == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "the native runtime needs its home directory");
+	snprintf(dir, sizeof(dir), "%s/native", home);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST &&
+	    (rc = hd_mkdir_p(dir, 0700, err)) < 0)
+		return rc;
+	if (resume != NULL && session_ok(resume)) {
+		snprintf(t->path, sizeof(t->path), "%s/%s.jsonl", dir, resume);
+		if (read_tail(&text, &len, t->path) == 0) {
+			snprintf(t->session, sizeof(t->session), "%s", resume);
+			memset(&hist, 0, sizeof(hist));
+			hist.all = json_array();
+			hd_lines_init(&lines, HD_RUNTIME_LINE_MAX,
+			    history_line, &hist);
+			hd_lines_feed(&lines, text, len);
+			hd_lines_feed(&lines, NULL, 0);
+			hd_lines_dispose(&lines);
+			free(text);
+			json_decref(t->messages);
+			t->messages = history_tail(&hist);
+			json_decref(hist.all);
+			free(hist.lens);
+		} else
+			hd_runtime_emit_status(t->em,
+			    "native: the session to resume has no transcript "
+			    "here; starting a new one");
+	}
+	if (t->session[0] == '\0') {
+		if ((rc = hd_random_hex(hex, 12, err)) < 0)
+			return rc;
+		snprintf(t->session, sizeof(t->session), "native-%s", hex);
+		snprintf(t->path, sizeof(t->path), "%s/%s.jsonl", dir,
+		    t->session);
+	}
+	t->fd = open(t->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (t->fd < 0)
+		return hd_err_set(err, HD_ERR, "cannot write %s: %s", t->path,
+		    strerror(errno));
+	return 0;
+}
+
+/* Append m (taken) to the messages sent and to the transcript. */
+static void
+transcript_add(native_turn *t, json_t *m)
+{
+	char *s = json_dumps(m, JSON_COMPACT);
+	size_t len;
+
+	if (s != NULL && t->fd >= 0) {
+		len = strlen(s);
+		s[len] = '\n'; /* the NUL becomes the newline: one write */
+		if (write(t->fd, s, len + 1) != (ssize_t)(len + 1))
+			hd_log_warn("native: cannot append to %s: %s", t->path,
+			    strerror(errno));
+	}
+	free(s);
+	json_array_append_new(t->messages, m);
+}
+
+/* ---- HTTP (4) ---- */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void
+curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+typedef struct xfer {
+	native_turn *t;
+	hd_native_stream ns;
+	hd_buf body; /* a failed call's body, capped */
+	long status;
+	int64_t retry_after_ms; /* -1: none */
+} xfer;
+
+static void
+on_text(void *ctx, const char *text, size_t len)
+{
+	native_turn *t = ctx;
+
+	hd_runtime_emit_text(t->em, text, len);
+}
+
+static size_t
+write_cb(char *data, size_t size, size_t nmemb, void *ctx)
+{
+	xfer *x = ctx;
+	size_t n = size * nmemb;
+
+	if (x->status == 0)
+		curl_easy_getinfo(x->t->curl, CURLINFO_RESPONSE_CODE, &x->status);
+	if (x->status == 200)
+		hd_native__stream_feed(&x->ns, data, n);
+	else if (x->body.len < NATIVE_ERROR_BODY_MAX)
+		hd_buf_put(&x->body, data,
+		    n < NATIVE_ERROR_BODY_MAX - x->body.len
+			? n
+			: NATIVE_ERROR_BODY_MAX - x->body.len);
+	return n;
+}
+
+static size_t
+header_cb(char *data, size_t size, size_t nmemb, void *ctx)
+{
+	xfer *x = ctx;
+	size_t n = size * nmemb;
+	char v[32];
+	size_t k, m;
+	long long secs;
+	char *end;
+
+	if (n > 12 && strncasecmp(data, "retry-after:", 12) == 0) {
+		for (k = 12; k < n && data[k] == ' '; k++)
+			;
+		for (m = 0; k < n && m < sizeof(v) - 1 && data[k] != '\r' &&
+			    data[k] != '\n';
+		     k++)
+			v[m++] = data[k];
+		v[m] = '\0';
+		errno = 0;
+		secs = strtoll(v, &end, 10);
+		if (errno == 0 && end != v && *end == '\0' && secs >= 0 &&
+		    secs < 86400)
+			x->retry_after_ms = secs * 1000;
+	}
+	return n;
+}
+
+static int
+xferinfo_cb(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+    curl_off_t un)
+{
+	native_turn *t = ctx;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	if (hd_runtime_aborted(t->in))
+		return 1;
+	if (hd_mono_ms() >= t->deadline) {
+		t->timed_out = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Sleep ms, waking for the abort flag; 0, or -1 once aborted. */
+static int
+nap(native_turn *t, int64_t ms)
+{
+	int64_t until = hd_mono_ms() + ms;
+
+	while (hd_mono_ms() < until) {
+		if (hd_runtime_aborted(t->in))
+			return -1;
+		hd_sleep_us(20 * 1000);
+	}
+	return hd_runtime_aborted(t->in) ? -1 : 0;
+}
+
+static int
+http_setup(native_turn *t, hd_err *err)
+{
+	const json_t *cfg = t->in->agent->runtime_config;
+	const char *base = hd_runtime__cfg_str(cfg, "base_url", NULL);
+	const char *keyvar = hd_runtime__cfg_str(cfg, "api_key_env", NULL);
+	const char *key = keyvar != NULL ? getenv(keyvar) : NULL;
+	hd_buf h = HD_BUF_INIT(0);
+	size_t blen;
+
+	pthread_once(&curl_once, curl_init_once);
+	if (keyvar != NULL && (key == NULL || key[0] == '\0'))
+		return hd_err_set(err, HD_EINVAL,
+		    "native: %s: the API key variable %s "
+		    "(runtime_config.api_key_env) is not set",
+		    t->pname, keyvar);
+	if (base == NULL)
+		base = t->provider == HD_NATIVE_ANTHROPIC
+			   ? "https://api.anthropic.com"
+			   : "https://api.openai.com/v1";
+	blen = strlen(base);
+	while (blen > 0 && base[blen - 1] == '/')
+		blen--;
+	snprintf(t->url, sizeof(t->url), "%.*s%s", (int)blen, base,
+	    t->provider == HD_NATIVE_ANTHROPIC ? "/v1/messages"
+					       : "/chat/completions");
+	t->headers = curl_slist_append(NULL, "Content-Type: application/json");
+	t->headers = curl_slist_append(t->headers, "Accept: text/event-stream");
+	if (t->provider == HD_NATIVE_ANTHROPIC)
+		t->headers =
+		    curl_slist_append(t->headers, "anthropic-version: 2023-06-01");
+	if (key != NULL && key[0] != '\0') {
+		if (t->provider == HD_NATIVE_ANTHROPIC)
+			hd_buf_printf(&h, "x-api-key: %s", key);
+		else
+			hd_buf_printf(&h, "Authorization: Bearer %s", key);
+		t->headers = curl_slist_append(t->headers, hd_buf_cstr(&h));
+		hd_buf_dispose(&h);
+	}
+	if ((t->curl = curl_easy_init()) == NULL || t->headers == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
+
+enum { CALL_OK = 0, CALL_ABORTED = 1, CALL_FAILED = -1 };
+
+/* One attempt. 0 when it ran (read x->status), else CALL_ABORTED or
+ * CALL_FAILED with err set. */
+static int
+http_attempt(native_turn *t, xfer *x, const char *body, hd_err *err)
+{
+	CURL *c = t->curl;
+	int64_t left = t->deadline - hd_mono_ms();
+	CURLcode cc;
+
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, t->url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, t->headers);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, t);
+	cc = curl_easy_perform(c);
+	if (x->status == 0)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
+	if (hd_runtime_aborted(t->in))
+		return CALL_ABORTED;
+	if (cc == CURLE_OPERATION_TIMEDOUT || t->timed_out ||
+	    (cc != CURLE_OK && hd_mono_ms() >= t->deadline)) {
+		char msg[64];
+
+		hd_runtime__timeout_msg(msg, sizeof(msg), t->timeout_ms);
+		return hd_err_set(err, HD_ETIMEOUT,
+		    "native: %s: %s (runtime_config.timeout_s)", t->pname, msg);
+	}
+	if (cc != CURLE_OK && x->status == 200)
+		return 0; /* cut mid-way: the reply says it is unfinished */
+	if (cc != CURLE_OK)
+		return hd_err_set(err, HD_ERR, "native: %s: cannot reach %s: %s",
+		    t->pname, t->url, curl_easy_strerror(cc));
+	return 0;
+}
+
+/* One model call with its retries (4): CALL_OK with x->ns holding the
+ * finished reply, CALL_ABORTED, or CALL_FAILED with err set. */
+static int
+model_call(native_turn *t, xfer *x, hd_err *err)
+{
+	json_t *req = hd_native__request(
+	    t->provider, t->model, t->system, t->messages, t->tools);
+	char *body = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
+	int attempt, rc = CALL_FAILED;
+	char *msg;
+
+	json_decref(req);
+	if (body == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	for (attempt = 0;; attempt++) {
+		int64_t wait, left;
+
+		hd_native__stream_dispose(&x->ns);
+		hd_native__stream_init(&x->ns, t->provider, on_text, t);
+		hd_buf_reset(&x->body);
+		x->status = 0;
+		x->retry_after_ms = -1;
+		if ((rc = http_attempt(t, x, body, err)) != 0)
+			break;
+		if (x->status == 200) {
+			hd_native__stream_end(&x->ns);
+			if (x->ns.r.error != NULL)
+				rc = hd_err_set(err, HD_ERR,
+				    "native: %s: the stream reported an error: "
+				    "%.300s",
+				    t->pname, x->ns.r.error);
+			else if (!x->ns.r.finished)
+				rc = hd_err_set(err, HD_ERR,
+				    "native: %s: the stream ended before the "
+				    "reply did (cut mid-way%s)",
+				    t->pname,
+				    x->ns.r.malformed ? ", malformed events"
+						      : "");
+			break;
+		}
+		msg = hd_native__error_message(
+		    hd_buf_cstr(&x->body), x->body.len);
+		if (x->status == 429 || x->status >= 500) {
+			wait = x->retry_after_ms >= 0
+				   ? x->retry_after_ms
+				   : (int64_t)500 << (attempt < 4 ? attempt : 4);
+			if (wait > NATIVE_BACKOFF_MAX_MS &&
+			    x->retry_after_ms < 0)
+				wait = NATIVE_BACKOFF_MAX_MS;
+			left = t->deadline - hd_mono_ms();
+			if (wait < left) {
+				char note[512];
+
+				snprintf(note, sizeof(note),
+				    "native: %s: HTTP %ld (%.200s), retrying "
+				    "in %g s",
+				    t->pname, x->status, msg ? msg : "no message",
+				    (double)wait / 1000.0);
+				hd_runtime_emit_status(t->em, note);
+				free(msg);
+				if (nap(t, wait) < 0) {
+					rc = CALL_ABORTED;
+					break;
+				}
+				continue;
+			}
+		}
+		rc = hd_err_set(err, HD_ERR, "native: %s: HTTP %ld: %.300s%s",
+		    t->pname, x->status, msg ? msg : "(no message)",
+		    x->status == 429 || x->status >= 500
+			? " (no time left to retry within timeout_s)"
+			: "");
+		free(msg);
+		break;
+	}
+	free(body);
+	return rc;
+}
+
+/* ---- tools (2) ---- */
+
+static int
+tool_selected(const json_t *sel, const char *name)
+{
+	const json_t *v;
+	size_t i;
+
+	if (sel == NULL) {
+		for (i = 0; NATIVE_DEFAULT_TOOLS[i] != NULL; i++)
+			if (strcmp(NATIVE_DEFAULT_TOOLS[i], name) == 0)
+				return 1;
+		return 0;
+	}
+	json_array_foreach (sel, i, v)
+		if (strcmp(json_string_value(v), name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The tools offered: the host's, as runtime_config.tools picks them. An
+ * unknown name in it ends the turn before any model call. */
+static int
+tools_open(native_turn *t, hd_err *err)
+{
+	const hd_runtime_tool_host *h = tool_host;
+	const json_t *sel = json_object_get(t->in->agent->runtime_config, "tools");
+	json_t *all, *v;
+	const char *team = t->in->team ? t->in->team : t->in->agent->team_id;
+	size_t i, k;
+	int rc, found;
+
+	t->tools = json_array();
+	if (json_array_size(sel) == 0 && sel != NULL)
+		return 0; /* tools: [] -- none */
+	if (h == NULL || t->in->huddle_home == NULL || team == NULL) {
+		hd_runtime_emit_status(t->em,
+		    "native: no huddle tools in this process; the model "
+		    "answers without them");
+		return 0;
+	}
+	if ((rc = h->open(&t->sess, t->in->huddle_home, team, t->in->agent->id,
+		 err)) < 0)
+		return rc;
+	if ((all = h->list(t->sess)) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	json_array_foreach (sel, k, v) {
+		found = 0;
+		for (i = 0; i < json_array_size(all); i++)
+			if (strcmp(json_string_value(json_object_get(
+				       json_array_get(all, i), "name")),
+				json_string_value(v)) == 0)
+				found = 1;
+		if (!found) {
+			json_decref(all);
+			return hd_err_set(err, HD_EINVAL,
+			    "native: runtime_config.tools: unknown tool "
+			    "\"%.64s\"",
+			    json_string_value(v));
+		}
+	}
+	json_array_foreach (all, i, v)
+		if (tool_selected(sel,
+			json_string_value(json_object_get(v, "name"))))
+			json_array_append(t->tools, v);
+	json_decref(all);
+	return 0;
+}
+
+static int
+tool_offered(const native_turn *t, const char *name)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach (t->tools, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "name")),
+			name) == 0)
+			return 1;
+	return 0;
+}
+
+/* A JSON value of text when it is JSON, else the text as a string. */
+static json_t *
+as_json(const char *text)
+{
+	json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
+
+	return j != NULL ? j : json_string(text);
+}
+
+/* Run one call c ({"id","name","args"}) and record its result. */
+static void
+run_tool(native_turn *t, const json_t *c)
+{
+	const char *id = json_string_value(json_object_get(c, "id"));
+	const char *name = json_string_value(json_object_get(c, "name"));
+	const char *args = json_string_value(json_object_get(c, "args"));
+	json_t *a = json_loads(args ? args : "", JSON_DECODE_ANY, NULL);
+	hd_runtime_event ev;
+	hd_buf b = HD_BUF_INIT(0);
+	char *text = NULL;
+	int is_error;
+	json_t *data;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = HD_RT_TOOL_CALL;
+	ev.name = name;
+	ev.id = id;
+	data = a != NULL ? json_incref(a) : json_string(args ? args : "");
+	ev.data = data;
+	hd_runtime_emit_event(t->em, &ev);
+	json_decref(data);
+	if (!json_is_object(a)) {
+		hd_buf_printf(&b,
+		    "invalid arguments for %.64s: they must be a JSON object "
+		    "matching the tool's input schema",
+		    name ? name : "the tool");
+		text = hd_buf_detach(&b);
+		is_error = 1;
+	} else if (!tool_offered(t, name ? name : "")) {
+		hd_buf_printf(&b, "unknown tool \"%.64s\"", name ? name : "");
+		text = hd_buf_detach(&b);
+		is_error = 1;
+	} else {
+		is_error = tool_host->call(t->sess, name, a, &text) != 0;
+		if (text == NULL)
+			text = strdup(is_error ? "the tool failed" : "{}");
+	}
+	json_decref(a);
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = HD_RT_TOOL_RESULT;
+	ev.name = name;
+	ev.id = id;
+	ev.is_error = is_error;
+	data = as_json(text ? text : "");
+	ev.data = data;
+	hd_runtime_emit_event(t->em, &ev);
+	json_decref(data);
+	transcript_add(t, json_pack("{s:s, s:s, s:s, s:s, s:b}", "role", "tool",
+			      "id", id ? id : "", "name", name ? name : "",
+			      "text", text ? text : "", "is_error", is_error));
+	free(text);
+}
+
+/* ---- the turn ---- */
+
+static void
+turn_dispose(native_turn *t)
+{
+	if (t->sess != NULL && tool_host != NULL)
+		tool_host->close(t->sess);
+	if (t->curl != NULL)
+		curl_easy_cleanup(t->curl);
+	curl_slist_free_all(t->headers);
+	json_decref(t->messages);
+	json_decref(t->tools);
+	if (t->fd >= 0)
+		close(t->fd);
+}
+
+static int
+native_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
+{
+	const json_t *cfg = in->agent->runtime_config;
+	native_turn t;
+	xfer x;
+	hd_runtime_cost cost;
+	int rc, call, max_turns;
+	size_t i;
+
+	memset(&t, 0, sizeof(t));
+	memset(&x, 0, sizeof(x));
+	t.fd = -1;
+	t.in = in;
+	t.em = em;
+	t.messages = json_array();
+	x.t = &t;
+	x.body = (hd_buf)HD_BUF_INIT(0);
+	hd_native__stream_init(&x.ns, HD_NATIVE_OPENAI, NULL, NULL);
+	if (cfg == NULL || (rc = native_check(cfg, err)) < 0) {
+		if (cfg == NULL)
+			hd_err_set(err, HD_EINVAL,
+			    "runtime_config needs provider and model");
+		rc = hd_runtime__fail(em, err, "native: %s", err->msg);
+		goto done;
+	}
+	parse_provider(&t.provider, hd_runtime__cfg_str(cfg, "provider", ""));
+	t.pname = hd_native__provider_name(t.provider);
+	t.model = hd_runtime__cfg_str(cfg, "model", "");
+	t.system = hd_runtime__cfg_str(cfg, "system_prompt", NULL);
+	max_turns = json_is_integer(json_object_get(cfg, "max_turns"))
+			? (int)json_integer_value(json_object_get(cfg, "max_turns"))
+			: NATIVE_DEFAULT_MAX_TURNS;
+	t.timeout_ms = hd_runtime__timeout_ms(cfg, in, NATIVE_DEFAULT_TIMEOUT_S);
+	t.deadline = hd_mono_ms() + t.timeout_ms;
+	hd_runtime__price(&t.price, &hd_runtime__native, t.model,
+	    json_object_get(cfg, "prices"), NULL);
+	if ((rc = http_setup(&t, err)) < 0 || (rc = tools_open(&t, err)) < 0 ||
+	    (rc = transcript_open(&t, err)) < 0) {
+		rc = hd_runtime__fail(em, err, "%s%s",
+		    strncmp(err->msg, "native: ", 8) == 0 ? "" : "native: ",
+		    err->msg);
+		goto done;
+	}
+	transcript_add(&t, json_pack("{s:s, s:s}", "role", "user", "text",
+			       in->prompt));
+	for (call = 0; call < max_turns; call++) {
+		json_t *calls, *m;
+
+		rc = model_call(&t, &x, err);
+		if (x.ns.r.have_usage) {
+			hd_runtime__price_cost(&cost, &t.price, x.ns.r.input,
+			    x.ns.r.cached, x.ns.r.output);
+			hd_runtime_emit_cost(em, &cost);
+		}
+		if (rc == CALL_ABORTED) {
+			hd_runtime_emit_done(em, HD_DONE_ABORTED, NULL, t.session);
+			rc = 0;
+			goto done;
+		}
+		if (rc < 0) {
+			rc = hd_runtime__fail(em, err, "%s", err->msg);
+			goto done;
+		}
+		calls = x.ns.r.calls;
+		m = json_pack("{s:s, s:s%}", "role", "assistant", "text",
+		    hd_buf_cstr(&x.ns.r.text), x.ns.r.text.len);
+		if (m == NULL) /* not UTF-8: the model's text, made safe */
+			m = json_pack("{s:s, s:s}", "role", "assistant", "text",
+			    "");
+		if (json_array_size(calls) > 0)
+			json_object_set(m, "calls", calls);
+		transcript_add(&t, m);
+		if (json_array_size(calls) == 0) {
+			hd_runtime_emit_reply(
+			    em, hd_buf_cstr(&x.ns.r.text), x.ns.r.text.len);
+			hd_runtime_emit_done(em, HD_DONE_SUCCESS, NULL, t.session);
+			rc = 0;
+			goto done;
+		}
+		for (i = 0; i < json_array_size(calls); i++) {
+			if (hd_runtime_aborted(in)) {
+				/* the calls not run still get an answer, so
+				 * the transcript stays well-formed (3) */
+				const json_t *c = json_array_get(calls, i);
+
+				transcript_add(&t,
+				    json_pack("{s:s, s:s, s:s, s:s, s:b}", "role",
+					"tool", "id",
+					json_string_value(json_object_get(c, "id")),
+					"name",
+					json_string_value(
+					    json_object_get(c, "name")),
+					"text", "not run: the turn was aborted",
+					"is_error", 1));
+				continue;
+			}
+			run_tool(&t, json_array_get(calls, i));
+		}
+		if (hd_runtime_aborted(in)) {
+			hd_runtime_emit_done(em, HD_DONE_ABORTED, NULL, t.session);
+			rc = 0;
+			goto done;
+		}
+	}
+	hd_runtime_emit_status(em, "native: max_turns model calls spent; the "
+				   "model was still calling tools");
+	hd_runtime_emit_done(em, HD_DONE_MAX_TURNS, NULL, t.session);
+	rc = 0;
+done:
+	hd_native__stream_dispose(&x.ns);
+	hd_buf_dispose(&x.body);
+	turn_dispose(&t);
+	return rc;
+}
+
+static void
+native_caps(hd_runtime_caps *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->runtime_class = HD_RUNTIME_NATIVE;
+	out->native_home.scope = HD_HOME_SCOPE_PER_IDENTITY;
+	out->native_home.persist = 1; /* its transcripts (3) */
+	out->native_memory = HD_NATIVE_PRESERVE;
+	out->native_skills = HD_NATIVE_NONE;
+	out->native_channels = HD_CHANNELS_NONE;
+	out->native_scheduler = 0;
+}
+
+/* huddle doctor: no binary; the endpoint and whether the key variable
+ * is set (its name only, never its value). */
+static void
+native_doctor(const hd_agent *a, const char *home_dir, json_t *report)
+{
+	const json_t *cfg = a->runtime_config;
+	const char *var = hd_runtime__cfg_str(cfg, "api_key_env", NULL);
+	const char *names[] = {var, NULL};
+	hd_err err = HD_ERR_INIT;
+	char needs[300];
+
+	(void)home_dir;
+	if (cfg == NULL || native_check(cfg, &err) < 0)
+		hd_runtime__doctor_problem(report, "%s",
+		    cfg == NULL ? "runtime_config needs provider and model"
+				: err.msg);
+	if (var != NULL) {
+		snprintf(needs, sizeof(needs), "%.200s (runtime_config."
+					       "api_key_env)",
+		    var);
+		hd_runtime__doctor_needs(report, a, needs, names, 0);
+	}
+	json_object_set_new(report, "endpoint",
+	    json_pack("{s:s, s:s, s:s}", "provider",
+		hd_runtime__cfg_str(cfg, "provider", ""), "model",
+		hd_runtime__cfg_str(cfg, "model", ""), "base_url",
+		hd_runtime__cfg_str(cfg, "base_url",
+		    strcmp(hd_runtime__cfg_str(cfg, "provider", ""),
+			"anthropic") == 0
+			? "https://api.anthropic.com"
+			: "https://api.openai.com/v1")));
+}
+
+const hd_runtime_adapter hd_runtime__native = {
+    .name = "native",
+    .label = "native",
+    .is_scripted = 0,
+    .capabilities = native_caps,
+    .check_config = native_check,
+    .prices = native_prices,
+    .attach = NULL,
+    .run = native_run,
+    .doctor = native_doctor,
+};

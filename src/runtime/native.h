@@ -1,0 +1,120 @@
+/*
+ * native.h -- shared inside src/runtime only: the native runtime's wire
+ * formats (native-wire.c), which native.c drives and the unit tests and
+ * fuzz target exercise alone.
+ *
+ * A native session's messages are kept provider-neutral (one JSON object
+ * each, the lines of its transcript file):
+ *   {"role":"user","text":"..."}
+ *   {"role":"assistant","text":"...","calls":[{"id","name","args"}]}
+ *       (args: the arguments as the model wrote them, a string)
+ *   {"role":"tool","id":"...","name":"...","text":"...","is_error":bool}
+ * and turned into either provider's request here.
+ */
+#ifndef HD_RUNTIME_NATIVE_H
+#define HD_RUNTIME_NATIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <huddle/buf.h>
+
+/* ---- SSE framing (the text/event-stream line protocol) ---- */
+
+/* One dispatched event: its `event:` name ("" when none) and its data
+ * lines joined by '\n' (len bytes, NUL-terminated). */
+typedef void (*hd_sse_fn)(
+    void *ctx, const char *event, const char *data, size_t len);
+
+/* An event's data past this is dropped and the event reported cut. */
+#define HD_SSE_EVENT_MAX (8 * 1024 * 1024)
+
+typedef struct hd_sse {
+	hd_buf line;   /* the line being read */
+	hd_buf data;   /* the event's data so far */
+	char event[64];
+	int have_data; /* a data: line was seen */
+	int cr;        /* the last byte was '\r' (CRLF counts once) */
+	int over;      /* this event went over HD_SSE_EVENT_MAX */
+	int cut;       /* 1 once any event went over HD_SSE_EVENT_MAX */
+	hd_sse_fn fn;
+	void *ctx;
+} hd_sse;
+
+void hd_sse_init(hd_sse *s, hd_sse_fn fn, void *ctx);
+/* Bytes as they arrive, in any split. Lines end in \n, \r\n or \r; a
+ * blank line dispatches the event; `:` lines are comments; `data:` and
+ * `event:` fields lose one leading space; other fields are ignored. An
+ * event not ended by a blank line is never dispatched (the stream was
+ * cut). */
+void hd_sse_feed(hd_sse *s, const char *data, size_t n);
+void hd_sse_dispose(hd_sse *s);
+
+/* ---- providers ---- */
+
+typedef enum hd_native_provider {
+	HD_NATIVE_OPENAI = 0,
+	HD_NATIVE_ANTHROPIC = 1,
+} hd_native_provider;
+
+/* "openai", "anthropic". */
+const char *hd_native__provider_name(hd_native_provider p);
+
+/*
+ * The request body of one model call, a new reference: the model, the
+ * system prompt (or NULL), the messages (the neutral form above; tool
+ * results in a row become one Anthropic user message), the tools
+ * ([{"name","description","input_schema"}], or NULL/empty: none),
+ * streaming on (OpenAI: usage included).
+ */
+json_t *hd_native__request(hd_native_provider p, const char *model,
+    const char *system, const json_t *messages, const json_t *tools);
+
+/* What one streamed reply said. */
+typedef struct hd_native_reply {
+	hd_buf text;     /* the text, as deltas arrived */
+	json_t *calls;   /* [{"id","name","args"}], args a string */
+	int64_t input;   /* input tokens, cached ones included */
+	int64_t cached;
+	int64_t output;
+	int have_usage;
+	int finished;    /* the provider's end of reply was seen */
+	char *stop;      /* the stop / finish reason, or NULL */
+	char *error;     /* an error the stream carried, or NULL */
+	size_t malformed; /* events that were not JSON of a known shape */
+} hd_native_reply;
+
+/* Text deltas, as they arrive (for the turn's text_delta events). */
+typedef void (*hd_native_text_fn)(void *ctx, const char *text, size_t len);
+
+typedef struct hd_native_stream {
+	hd_native_provider provider;
+	hd_native_reply r;
+	hd_sse sse;
+	hd_native_text_fn on_text;
+	void *ctx;
+	json_t *partial; /* Anthropic: index -> {"id","name","args"} being
+			    streamed; OpenAI: index -> the same */
+} hd_native_stream;
+
+void hd_native__stream_init(hd_native_stream *ns, hd_native_provider p,
+    hd_native_text_fn on_text, void *ctx);
+/* The response body's bytes, in any split. */
+void hd_native__stream_feed(hd_native_stream *ns, const char *data, size_t n);
+/* One SSE event (what feed dispatches; the tests call it directly).
+ * Returns 0, or -1 for an event that was not JSON of a known shape. */
+int hd_native__stream_event(
+    hd_native_stream *ns, const char *event, const char *data, size_t len);
+/* After the body ended: tool calls whose streaming had not closed are
+ * moved into r.calls in order. */
+void hd_native__stream_end(hd_native_stream *ns);
+void hd_native__stream_dispose(hd_native_stream *ns);
+
+/* The message of a provider's JSON error body ({"error": {"message"}} or
+ * {"error": "..."} or {"message": "..."}), malloc'd; the body's first
+ * line (at most 300 bytes) when it is not one; NULL when empty. */
+char *hd_native__error_message(const char *body, size_t len);
+
+#endif
