@@ -466,13 +466,14 @@ const char *const hd_store_migrations[] = {
 	/* 17: team memory (memory). memory_facts holds each fact: the team
 	 * it was saved in, its scope (team, global, or agent: agent_id's
 	 * own), its tags as " a b " (each a slug, so a tag filter is one
-	 * instr), who saved it and from which task, and when it expires.
+	 * instr), who saved it and from which task, and when it expires;
+	 * an id is never reused, so a forgotten fact's id names no other.
 	 * memory_fts is its FTS5 index over text and tags (external
 	 * content: the text lives once, in memory_facts), kept by the
 	 * triggers in the transaction that writes the fact; facts are never
 	 * updated, only inserted and deleted. */
 	"CREATE TABLE memory_facts ("
-	"  id INTEGER PRIMARY KEY,"
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
 	"  team_id TEXT NOT NULL,"
 	"  scope TEXT NOT NULL"
 	"    CHECK (scope IN ('team', 'global', 'agent')),"

@@ -275,6 +275,8 @@ test_memory__forget_only_what_is_yours_to_forget(void **state)
 	assert_string_equal(got, "");
 	set_of(fx, "dev", "tester", "journal", got, sizeof(got));
 	assert_string_equal(got, "2");
+	/* the newest fact (4) was forgotten: its id names no other */
+	assert_int_equal(save(fx, "dev", "coder", NULL, "a new fact"), 5);
 }
 
 /* How many rows the store holds in memory_facts, and how many index
