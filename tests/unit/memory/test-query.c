@@ -6,6 +6,7 @@
  * column names) and UTF-8 run as real searches must never fail but with
  * "no words".
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,12 +86,14 @@ test_query__fuzzed_syntax_never_breaks_a_search(void **state)
 	hd_fixture_team(fx, "dev", "manager", NULL);
 	assert_hd_ok(hd_memory_save(NULL, fx->st, &fs, &err), &err);
 	for (i = 0; i < 3000; i++) {
+		size_t used = 0;
+
 		text[0] = '\0';
 		n = 1 + (seed = seed * 1103515245u + 12345u) % 12;
 		for (k = 0; k < n; k++) {
 			seed = seed * 1103515245u + 12345u;
-			strncat(text, bits[(seed >> 8) % nbits],
-			    sizeof(text) - strlen(text) - 1);
+			used += (size_t)snprintf(text + used,
+			    sizeof(text) - used, "%s", bits[(seed >> 8) % nbits]);
 		}
 		q.text = text;
 		rc = hd_memory_search(&l, fx->st, &q, &err);
