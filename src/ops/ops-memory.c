@@ -6,9 +6,11 @@
  * MCP the bound team and agent (memory_save, memory_search,
  * memory_forget), on the CLI the TEAM argument and --as (without it, the
  * user), over REST the team in the path and the agent the request
- * proves (identity.c; without proof, the user). So an agent's private
- * facts are only ever read by that agent, and the user sees a team's
- * team facts and the global ones.
+ * proves (identity.c; without proof, the user). An unbound MCP session
+ * (hd_op_call.unbound: the agent named in its arguments, proven by
+ * nothing) acts as the user. So an agent's private facts are only ever
+ * read by that agent, and the user sees a team's team facts and the
+ * global ones.
  *
  * memory.save answers {fact}; memory.search {query, facts} with each
  * hit's bm25 rank, best first; memory.list {facts}, newest first;
@@ -27,11 +29,14 @@
 
 #include "ops.h"
 
-/* The acting agent, NULL for the user. */
+/* The acting agent, NULL for the user -- and for an unbound MCP
+ * session, whose agent nothing proves: its private facts are not for
+ * whoever names it. */
 static const char *
 reader(const hd_op_call *c)
 {
-	if (c->agent == NULL || strcmp(c->agent, HD_BOARD_USER) == 0)
+	if (c->agent == NULL || strcmp(c->agent, HD_BOARD_USER) == 0 ||
+	    c->unbound)
 		return NULL;
 	return c->agent;
 }

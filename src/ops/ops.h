@@ -177,6 +177,10 @@ typedef struct hd_op_call {
 	const char *agent;  /* acting agent; HD_BOARD_USER for the user;
 			       NULL when none is known */
 	hd_ops_dialect dialect; /* for a handler's own messages */
+	/* MCP: the session is unbound, so agent and team came from the
+	 * arguments and nothing proves them; a handler whose answer is the
+	 * agent's alone (its private memory) acts as the user instead */
+	int unbound;
 } hd_op_call;
 
 /* *result: a new JSON object. */

@@ -189,6 +189,13 @@ expect_eq "$OUT" "ERROR no fact 1 in team ops" "MCP: ops cannot forget dev's fac
 OUT=$(mcp "$U_TESTER" memory_forget '{"id": 9}')
 expect_eq "$(json_get "$OUT" 'j["forgotten"]')" "9" "MCP: tester forgets its own"
 
+# An unbound (read-only) session names an agent in its arguments, which
+# nothing proves: it reads as the user, never that agent's private facts.
+OUT=$(mcp "http://127.0.0.1:$port/mcp" memory_search '{"query": "staging DB", "authorAgentId": "coder", "teamId": "dev"}')
+expect_eq "$(ids "$OUT")" "[1, 5, 7]" "MCP unbound: naming coder reads as the user"
+OUT=$(mcp "http://127.0.0.1:$port/mcp?roomTeamId=dev&postAuthorAgentId=coder" memory_search '{"query": "staging DB", "authorAgentId": "coder", "teamId": "dev"}')
+expect_eq "$(ids "$OUT")" "[1, 5, 7]" "MCP: coder's URL without its sig reads as the user"
+
 # --- MCP over stdio: the same tools, the same scoping
 stdio() { # stdio TEAM AGENT TOOL ARGS-JSON
 	printf '%s\n' \
