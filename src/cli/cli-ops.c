@@ -47,6 +47,7 @@ static const hd_cli_render *const render_tables[] = {
     hd_cli_renders_mail,
     hd_cli_renders_send,
     hd_cli_renders_shutdown,
+    hd_cli_renders_memory,
     NULL,
 };
 
@@ -187,7 +188,8 @@ make_opts(const hd_op *op)
 			   : a->cli_meta != NULL  ? a->cli_meta
 						  : "VALUE";
 		o[n].help = a->cli_help != NULL ? a->cli_help : a->name;
-		o[n].multi = (a->flags & HD_OPA_PAIRS) != 0;
+		o[n].multi = (a->flags & HD_OPA_PAIRS) != 0 ||
+			     a->type == HD_OPT_STRS;
 		n++;
 	}
 	if (op->cli_as_help != NULL) {

@@ -206,6 +206,7 @@ extern const hd_cli_render hd_cli_renders_team[];
 extern const hd_cli_render hd_cli_renders_mail[];
 extern const hd_cli_render hd_cli_renders_send[];
 extern const hd_cli_render hd_cli_renders_shutdown[];
+extern const hd_cli_render hd_cli_renders_memory[];
 
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;
@@ -214,6 +215,7 @@ extern const hd_cli_cmd hd_cli_cmd_team;
 extern const hd_cli_cmd hd_cli_cmd_agent;
 extern const hd_cli_cmd hd_cli_cmd_task;
 extern const hd_cli_cmd hd_cli_cmd_chat;
+extern const hd_cli_cmd hd_cli_cmd_memory;
 extern const hd_cli_cmd hd_cli_cmd_events;
 extern const hd_cli_cmd hd_cli_cmd_mcp;
 extern const hd_cli_cmd hd_cli_cmd_attach;

@@ -33,6 +33,7 @@ static const hd_cli_cmd *const hand_table[] = {
 	&hd_cli_cmd_agent,
 	&hd_cli_cmd_task,
 	&hd_cli_cmd_chat,
+	&hd_cli_cmd_memory,
 	&hd_cli_cmd_events,
 	&hd_cli_cmd_ask,
 	&hd_cli_cmd_conversation,

@@ -23,6 +23,12 @@
  *      cursor with posts after it always moves). The budget counts what
  *      the model reads: envelopes and the blank lines between them.
  *      A skipped post past the stop is shown as a room post next time.
+ *  (6) The memory section is the agent's own memory search (memory.h:
+ *      what it may read, never another team's or agent's private facts)
+ *      for the request's words, top HD_PROMPT_MEMORY_FACTS by bm25,
+ *      within memory_chars code points; a request with no words has no
+ *      memory section. It comes right before the request, after the
+ *      standing context, so a runtime matching on what is new sees it.
  * Callers: exchange turns (turn.c), conversation deliveries
  * (conv_engine.c), the supervisor's turns (supervisor.c).
  */
@@ -32,6 +38,7 @@
 #include <huddle/buf.h>
 #include <huddle/envelope.h>
 #include <huddle/mailbox.h>
+#include <huddle/memory.h>
 #include <huddle/prompt.h>
 #include <huddle/room.h>
 #include <huddle/team_state.h>
@@ -205,6 +212,66 @@ prompt_posts(hd_buf *b, hd_prompt *out, hd_store *st,
 	return rc;
 }
 
+/* The memory section for the request (6). */
+static int
+prompt_memory(hd_buf *b, hd_prompt *out, hd_store *st,
+    const hd_prompt_spec *spec, hd_err *err)
+{
+	size_t cap = budget(spec->memory_chars, "HUDDLE_PROMPT_MEMORY_CHARS",
+	    HD_PROMPT_MEMORY_CHARS);
+	hd_buf one = HD_BUF_INIT(0), sec = HD_BUF_INIT(0);
+	hd_memory_query q;
+	hd_facts l;
+	size_t i, used = 0, chars, len, keep;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	q.team = spec->team;
+	q.agent = spec->agent->id;
+	q.text = spec->request;
+	q.limit = HD_PROMPT_MEMORY_FACTS;
+	if (q.text == NULL)
+		return 0;
+	if ((rc = hd_memory_search(&l, st, &q, err)) < 0) {
+		if (rc != HD_EINVAL)
+			return rc;
+		hd_err_clear(err); /* no words: no memory */
+		return 0;
+	}
+	for (i = 0; i < l.n; i++) {
+		const hd_fact *f = &l.items[i];
+
+		hd_buf_reset(&one);
+		hd_buf_printf(&one, "\n- #%lld [%s] ", (long long)f->id, f->scope);
+		chars = utf8_count(one.ptr, one.len);
+		len = strlen(f->text);
+		if (used + chars + utf8_count(f->text, len) > cap) {
+			if (i > 0)
+				break;
+			/* the first always goes in, cut to fit */
+			keep = cap > chars + 1 ? cap - chars - 1 : 0;
+			hd_buf_put(&one, f->text, utf8_prefix(f->text, len, keep));
+			hd_buf_puts(&one, "\xe2\x80\xa6"); /* "…" */
+		} else
+			hd_buf_put(&one, f->text, len);
+		hd_buf_put(&sec, one.ptr, one.len);
+		used += utf8_count(one.ptr, one.len);
+		out->memory_facts++;
+	}
+	if (out->memory_facts > 0) {
+		section(b);
+		hd_buf_puts(b, HD_PROMPT_MEMORY_HEAD);
+		hd_buf_put(b, sec.ptr, sec.len);
+	}
+	rc = hd_buf_failed(&one) || hd_buf_failed(&sec)
+		 ? hd_err_set(err, HD_ENOMEM, "out of memory")
+		 : 0;
+	hd_buf_dispose(&one);
+	hd_buf_dispose(&sec);
+	hd_facts_dispose(&l);
+	return rc;
+}
+
 int
 hd_prompt_build(
     hd_prompt *out, hd_store *st, const hd_prompt_spec *spec, hd_err *err)
@@ -252,6 +319,8 @@ hd_prompt_build(
 		out->first_message = msgs.items[0].id;
 		out->last_message = msgs.items[msgs.n - 1].id;
 	}
+	if ((rc = prompt_memory(&b, out, st, spec, err)) < 0)
+		goto done;
 	section(&b);
 	out->request_off = b.len;
 	hd_buf_puts(&b, spec->request != NULL ? spec->request : "");

@@ -14,8 +14,10 @@
  *      JSON-RPC errors are kept for protocol faults.
  *  (4) A bound session's identity comes from how it was attached; identity
  *      arguments (authorAgentId, teamId, roomId, agent, team_name) are
- *      ignored. An unbound session takes them from the arguments. A
- *      read-only session neither lists nor runs write tools.
+ *      ignored. An unbound session takes them from the arguments
+ *      (hd_op_call.unbound says so: team memory then reads and writes
+ *      as the user, never an agent's private facts). A read-only
+ *      session neither lists nor runs write tools.
  *  (5) The piggyback: a bound agent working inside a long turn hears its
  *      teammates. Each successful tool result on a bound session carries
  *      up to HD_MCP_PIGGYBACK_MAX of the agent's undelivered mailbox
@@ -312,6 +314,7 @@ resolve_identity(hd_op_call *c, const hd_mcp_session *s, const hd_op *op,
 		c->agent = s->agent;
 		return 0;
 	}
+	c->unbound = 1;
 	c->team = arg_identity_team(args);
 	c->agent = arg_identity_agent(args);
 	if (((op->flags & HD_OPF_NEEDS_TEAM) && c->team == NULL) ||

@@ -71,6 +71,7 @@ build(void)
 	    hd_ops_board,
 	    hd_ops_team,
 	    hd_ops_mail,
+	    hd_ops_memory,
 	    NULL,
 	};
 	const hd_op *const *g;
@@ -156,6 +157,7 @@ schema_type(hd_op_type t)
 	case HD_OPT_BOOL: return "boolean";
 	case HD_OPT_OBJECT: return "object";
 	case HD_OPT_INTS: return "array";
+	case HD_OPT_STRS: return "array";
 	default: return "string";
 	}
 }
@@ -183,6 +185,11 @@ hd_ops_schema(const hd_op *op)
 		if (a->type == HD_OPT_INTS)
 			json_object_set_new(
 			    p, "items", json_pack("{s:s}", "type", "integer"));
+		if (a->type == HD_OPT_STRS)
+			json_object_set_new(
+			    p, "items", json_pack("{s:s}", "type", "string"));
+		if (a->type == HD_OPT_STRS && a->max > 0)
+			json_object_set_new(p, "maxItems", json_integer(a->max));
 		if (a->type == HD_OPT_ENUM) {
 			vals = json_array();
 			for (i = 0; a->values[i] != NULL; i++)
@@ -260,6 +267,7 @@ type_noun(hd_op_type t, hd_ops_dialect d)
 	case HD_OPT_BOOL: return d == HD_OPS_MCP ? "true or false" : "a boolean";
 	case HD_OPT_OBJECT: return "an object";
 	case HD_OPT_INTS: return "an array";
+	case HD_OPT_STRS: return "an array of strings";
 	default: return "a string";
 	}
 }
@@ -272,6 +280,7 @@ type_ok(const json_t *v, hd_op_type t)
 	case HD_OPT_BOOL: return json_is_boolean(v);
 	case HD_OPT_OBJECT: return json_is_object(v);
 	case HD_OPT_INTS: return json_is_array(v);
+	case HD_OPT_STRS: return json_is_array(v);
 	default: return json_is_string(v);
 	}
 }
@@ -406,6 +415,22 @@ check_value(const hd_op *op, const hd_op_arg *arg, hd_ops_dialect d,
 						 "%s must be an array of %ss",
 						 lb,
 						 a->noun ? a->noun : "integer");
+		if (a->max > 0 && json_array_size(v) > (size_t)a->max)
+			return hd_err_set(err, HD_EINVAL,
+			    "%s may name at most %lld", lb, (long long)a->max);
+	}
+	if (a->type == HD_OPT_STRS) {
+		json_array_foreach (v, i, item)
+			if (!json_is_string(item))
+				return d == HD_OPS_MCP
+					   ? hd_err_set(err, HD_EINVAL,
+						 "argument \"%s\" must be an "
+						 "array of strings",
+						 a->name)
+					   : hd_err_set(err, HD_EINVAL,
+						 "%s must be an array of "
+						 "strings",
+						 lb);
 		if (a->max > 0 && json_array_size(v) > (size_t)a->max)
 			return hd_err_set(err, HD_EINVAL,
 			    "%s may name at most %lld", lb, (long long)a->max);
@@ -675,6 +700,9 @@ cli_value(json_t **v, const hd_op_arg *a, const char *s, hd_err *err)
 				p++;
 		}
 		return 0;
+	case HD_OPT_STRS: /* one more of a repeated option, into *v */
+		json_array_append_new(*v, json_string_nocheck(s));
+		return 0;
 	case HD_OPT_OBJECT:
 		if (a->flags & HD_OPA_PAIRS)
 			return pair_value(*v, a, s, err);
@@ -743,11 +771,12 @@ hd_ops_cli_read(json_t **out, const hd_op *op, int argc, char *const argv[],
 		if (positional(a) && pos < argc &&
 		    (must_fill(op, a) || spare-- > 0))
 			s = argv[pos++];
-		else if (!positional(a) && (a->flags & HD_OPA_PAIRS) &&
+		else if (!positional(a) &&
+			 ((a->flags & HD_OPA_PAIRS) || a->type == HD_OPT_STRS) &&
 			 all != NULL) {
 			if ((n = all(ctx, a->cli + 2, &vals)) == 0)
 				continue;
-			v = json_object();
+			v = a->type == HD_OPT_STRS ? json_array() : json_object();
 			for (i = 0; i < n; i++)
 				if ((rc = cli_value(&v, a, vals[i], err)) < 0) {
 					json_decref(v);
@@ -764,9 +793,11 @@ hd_ops_cli_read(json_t **out, const hd_op *op, int argc, char *const argv[],
 		}
 		if (s == NULL)
 			continue;
-		v = (a->flags & HD_OPA_PAIRS) ? json_object() : NULL;
+		v = (a->flags & HD_OPA_PAIRS)	? json_object()
+		    : a->type == HD_OPT_STRS ? json_array()
+					     : NULL;
 		if ((rc = cli_value(&v, a, s, err)) < 0) {
-			if (a->flags & HD_OPA_PAIRS)
+			if ((a->flags & HD_OPA_PAIRS) || a->type == HD_OPT_STRS)
 				json_decref(v);
 			json_decref(in);
 			return rc;

@@ -44,7 +44,8 @@
  * REST's actor key (rest_as: a message's "from") and its one message for
  * what is missing (rest_required); the CLI's older option spellings and
  * its own int limits (cli_more), its one usage message for what is
- * missing (cli_needs), a repeated KEY=VALUE option (HD_OPA_PAIRS), an
+ * missing (cli_needs), a repeated KEY=VALUE option (HD_OPA_PAIRS), a
+ * list of strings as a repeated option (HD_OPT_STRS: --tag a --tag b), an
  * argument only it requires (HD_OPA_REQ_CLI, as HD_OPA_REQ_MCP); enum
  * values one surface leaves to the library (HD_OPA_OPEN_REST, _CLI);
  * REST's own words for an unknown field (rest_unknown). A CLI-only
@@ -76,6 +77,7 @@ typedef enum hd_op_type {
 	HD_OPT_ENUM,   /* a string, one of values */
 	HD_OPT_OBJECT, /* a JSON object */
 	HD_OPT_INTS,   /* an array of integers (CLI: "1,2,3") */
+	HD_OPT_STRS,   /* an array of strings (CLI: a repeated option) */
 } hd_op_type;
 
 /* hd_op_arg.flags */
@@ -175,6 +177,10 @@ typedef struct hd_op_call {
 	const char *agent;  /* acting agent; HD_BOARD_USER for the user;
 			       NULL when none is known */
 	hd_ops_dialect dialect; /* for a handler's own messages */
+	/* MCP: the session is unbound, so agent and team came from the
+	 * arguments and nothing proves them; a handler whose answer is the
+	 * agent's alone (its private memory) acts as the user instead */
+	int unbound;
 } hd_op_call;
 
 /* *result: a new JSON object. */
@@ -309,5 +315,6 @@ extern const hd_op hd_ops_board[];
 extern const hd_op hd_ops_chat[];
 extern const hd_op hd_ops_team[];
 extern const hd_op hd_ops_mail[];
+extern const hd_op hd_ops_memory[];
 
 #endif

@@ -462,6 +462,43 @@ const char *const hd_store_migrations[] = {
 	"ALTER TABLE autorun_turns ADD COLUMN run_boot TEXT;"
 	"ALTER TABLE autorun_turns ADD COLUMN run_pid INTEGER;"
 	"ALTER TABLE autorun_turns ADD COLUMN run_start INTEGER;",
+
+	/* 17: team memory (memory). memory_facts holds each fact: the team
+	 * it was saved in, its scope (team, global, or agent: agent_id's
+	 * own), its tags as " a b " (each a slug, so a tag filter is one
+	 * instr), who saved it and from which task, and when it expires;
+	 * an id is never reused, so a forgotten fact's id names no other.
+	 * memory_fts is its FTS5 index over text and tags (external
+	 * content: the text lives once, in memory_facts), kept by the
+	 * triggers in the transaction that writes the fact; facts are never
+	 * updated, only inserted and deleted. */
+	"CREATE TABLE memory_facts ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  team_id TEXT NOT NULL,"
+	"  scope TEXT NOT NULL"
+	"    CHECK (scope IN ('team', 'global', 'agent')),"
+	"  agent_id TEXT,"
+	"  text TEXT NOT NULL,"
+	"  tags TEXT NOT NULL DEFAULT ' ',"
+	"  source_agent TEXT NOT NULL,"
+	"  source_task INTEGER,"
+	"  created_at INTEGER NOT NULL,"
+	"  expires_at INTEGER,"
+	"  CHECK ((scope = 'agent') = (agent_id IS NOT NULL))"
+	");"
+	"CREATE INDEX memory_facts_team ON memory_facts(team_id, id);"
+	"CREATE INDEX memory_facts_global ON memory_facts(id)"
+	"  WHERE scope = 'global';"
+	"CREATE VIRTUAL TABLE memory_fts USING fts5(text, tags,"
+	"  content = 'memory_facts', content_rowid = 'id');"
+	"CREATE TRIGGER memory_facts_ai AFTER INSERT ON memory_facts BEGIN"
+	"  INSERT INTO memory_fts(rowid, text, tags)"
+	"    VALUES (new.id, new.text, new.tags);"
+	"END;"
+	"CREATE TRIGGER memory_facts_ad AFTER DELETE ON memory_facts BEGIN"
+	"  INSERT INTO memory_fts(memory_fts, rowid, text, tags)"
+	"    VALUES ('delete', old.id, old.text, old.tags);"
+	"END;",
 };
 
 const int hd_store_nmigrations =

@@ -71,6 +71,12 @@ hd_stmt_int(hd_stmt *s, int col)
 	return (int64_t)sqlite3_column_int64(hd_stmt_sqlite(s), col);
 }
 
+double
+hd_stmt_double(hd_stmt *s, int col)
+{
+	return sqlite3_column_double(hd_stmt_sqlite(s), col);
+}
+
 const char *
 hd_stmt_text(hd_stmt *s, int col)
 {

@@ -68,6 +68,7 @@ int hd_stmt_step(hd_stmt *s);
  * hd_stmt_is_null.
  */
 int64_t hd_stmt_int(hd_stmt *s, int col);
+double hd_stmt_double(hd_stmt *s, int col); /* a REAL (bm25's rank) */
 const char *hd_stmt_text(hd_stmt *s, int col);
 const void *hd_stmt_blob(hd_stmt *s, int col, size_t *len);
 int hd_stmt_is_null(hd_stmt *s, int col);

@@ -174,7 +174,7 @@ def arg_limits(a):
         parts.append("a positive id")
     if a["type"] == "string" and a["max"] > 0:
         parts.append("at most %d bytes" % a["max"])
-    if a["type"] == "integer list" and a["max"] > 0:
+    if a["type"] in ("integer list", "string list") and a["max"] > 0:
         parts.append("at most %d items" % a["max"])
     if a["values"]:
         parts.append("one of " + ", ".join("`%s`" % v for v in a["values"]))

@@ -391,7 +391,7 @@ test('http: forged, foreign, altered and extended URLs are read-only', async () 
     const client = await httpClient(url);
     try {
       const names = (await client.listTools()).tools.map((t) => t.name).sort();
-      assert.deepEqual(names, ['task_get', 'task_list', 'team_chat_subscribe', 'team_state'], why);
+      assert.deepEqual(names, ['memory_search', 'task_get', 'task_list', 'team_chat_subscribe', 'team_state'], why);
       const res = await client.callTool({
         name: 'team_chat_post', arguments: { text: 'should not land', authorAgentId: 'coder', teamId: 'dev' },
       });

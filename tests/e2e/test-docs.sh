@@ -6,7 +6,7 @@
 #      table's routes) are what the binary says now, and docs/rest.md has a
 #      heading for every route the server matches and for no other;
 #  (2) every ```console example of docs/cli.md, mcp.md, rest.md,
-#      configuration.md and runtimes.md runs, each page in a fresh home
+#      configuration.md, runtimes.md and memory.md runs, each page in a fresh home
 #      with its own `huddle serve`, and prints what the page shows; a
 #      difference names the page, the line and what differs;
 #  (1') docs/runtimes.md lists every runtime with exactly the
@@ -31,7 +31,7 @@ ERR=
 expect_rc 0 "the generated sections, the routes, the runtimes' keys and the variables match the binary"
 
 # (2)
-for page in cli mcp rest configuration runtimes; do
+for page in cli mcp rest configuration runtimes memory; do
 	export HUDDLE_HOME=$T_TMP/home-$page
 	serve_bg
 	OUT=$(DOCS_PORT=$port python3 "$docs_py" run "$HUDDLE_SRC/docs/$page.md" 2>&1)

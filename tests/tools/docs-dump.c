@@ -27,6 +27,7 @@ static const char *const type_names[] = {
     [HD_OPT_ENUM] = "enum",
     [HD_OPT_OBJECT] = "object",
     [HD_OPT_INTS] = "integer list",
+    [HD_OPT_STRS] = "string list",
 };
 
 static const char *const who_names[] = {

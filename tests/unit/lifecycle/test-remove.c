@@ -12,6 +12,7 @@
 #include <huddle/board.h>
 #include <huddle/conversation_store.h>
 #include <huddle/mailbox.h>
+#include <huddle/memory.h>
 #include <huddle/room.h>
 #include <huddle/room_lock.h>
 #include <huddle/session.h>
@@ -45,6 +46,8 @@ fill(hd_fixture *fx, const char *team, const char *lead, const char *member)
 	hd_task_spec ts = {.team = team, .subject = "first"};
 	hd_message_spec ms = {.team = team, .from = lead, .to = member,
 	    .content = "hello", .approve = -1};
+	hd_fact_spec fs = {.team = team, .agent = member,
+	    .text = "the build needs make", .scope = "agent"};
 	hd_convstore_new cn = {.id = NULL, .team = team, .origin = "user",
 	    .message = "hi", .target = lead, .max_messages = 10,
 	    .created_at = 1};
@@ -82,6 +85,12 @@ fill(hd_fixture *fx, const char *team, const char *lead, const char *member)
 	    &err);
 	assert_hd_ok(hd_room_lock_cancel(fx->st, team, lk.room_id, lead, &err),
 	    &err);
+	/* a private fact, a team one and a global one */
+	assert_hd_ok(hd_memory_save(NULL, fx->st, &fs, &err), &err);
+	fs.scope = "team";
+	assert_hd_ok(hd_memory_save(NULL, fx->st, &fs, &err), &err);
+	fs.scope = "global";
+	assert_hd_ok(hd_memory_save(NULL, fx->st, &fs, &err), &err);
 	assert_hd_ok(hd_autorun_agent_ensure(fx->st, team, member, &err), &err);
 	assert_hd_ok(hd_autorun_turn_start(&turn, fx->st, team, member, "test",
 			 1, 0, "manual", 0, &err),
@@ -183,13 +192,14 @@ test_remove__purge_leaves_no_row_of_the_team_and_every_row_of_another(
 	assert_string_equal(dev,
 	    "agents.team_id=2 autorun_agents.team_id=1 autorun_turns.team_id=1"
 	    " cancel_requests.team_id=1 conversations.team_id=1"
-	    " messages.team_id=1 room_locks.room_id=1 sessions.team_id=1"
+	    " memory_facts.team_id=3 messages.team_id=1 room_locks.room_id=1"
+	    " sessions.team_id=1"
 	    " tasks.team_id=2 team_chat.room_id=4 team_chat.team_id=4"
 	    " wakes.team_id=1 kv=3");
 	rows_of(fx, "ops", before, sizeof(before));
 	assert_hd_err(hd_team_remove(fx->st, "dev", 0, &err), HD_EREFUSED,
-	    "team dev still has 2 tasks, 4 posts, 1 message, 1 conversation;"
-	    " pass --purge to delete them too",
+	    "team dev still has 2 tasks, 4 posts, 1 message, 1 conversation,"
+	    " 3 facts; pass --purge to delete them too",
 	    &err);
 	rows_of(fx, "dev", after, sizeof(after));
 	assert_string_equal(after, dev); /* the refusal deleted nothing */

@@ -175,7 +175,8 @@ test_mcp__tools_list_has_schemas_and_answers_before_initialize(void **state)
 	    "task_fail", "task_release", "task_link", "task_comment",
 	    "team_create", "team_state", "teammate_spawn", "team_delegate",
 	    "team_shutdown",
-	    "send_message", "inbox_read", NULL};
+	    "send_message", "inbox_read", "memory_save", "memory_search",
+	    "memory_forget", NULL};
 	char *reply;
 	json_t *j, *tools, *t, *sch;
 	size_t i, k;
@@ -211,17 +212,20 @@ test_mcp__tools_list_has_schemas_and_answers_before_initialize(void **state)
 	assert_int_equal(json_array_size(tools), k);
 	json_decref(j);
 
-	/* read-only: the four read tools only */
+	/* read-only: the five read tools only */
 	fx->s.read_only = 1;
 	reply = call(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 			 "\"tools/list\"}");
 	j = json_loads(reply, 0, NULL);
 	free(reply);
 	tools = json_object_get(json_object_get(j, "result"), "tools");
-	assert_int_equal(json_array_size(tools), 4);
+	assert_int_equal(json_array_size(tools), 5);
 	assert_string_equal(json_string_value(json_object_get(
 				json_array_get(tools, 0), "name")),
 	    "team_chat_subscribe");
+	assert_string_equal(json_string_value(json_object_get(
+				json_array_get(tools, 4), "name")),
+	    "memory_search");
 	json_decref(j);
 }
 

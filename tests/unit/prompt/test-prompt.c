@@ -4,11 +4,14 @@
  * where its standing context ends and its request starts, the room seq
  * it read up to, and the mail it delivered. The team: manager (leader),
  * coder (role "writes the code"), tester; task 1 claimed by coder.
+ * Then the memory section: the facts the agent may read that bear on
+ * the request, top 5 by bm25, within its cap.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <huddle/board.h>
+#include <huddle/memory.h>
 #include <huddle/prompt.h>
 #include <huddle/room.h>
 
@@ -208,12 +211,131 @@ test_prompt__a_missing_team_fails_cleanly(void **state)
 	hd_prompt_dispose(&p);
 }
 
+static int64_t
+fact(hd_fixture *fx, const char *team, const char *agent, const char *scope,
+    const char *text)
+{
+	hd_fact_spec fs = {.team = team, .agent = agent, .scope = scope,
+	    .text = text};
+	hd_err err = HD_ERR_INIT;
+	hd_fact *f = NULL;
+	int64_t id;
+
+	assert_hd_ok(hd_memory_save(&f, fx->st, &fs, &err), &err);
+	id = f->id;
+	hd_fact_free(f);
+	return id;
+}
+
+static void
+build_memory(hd_fixture *fx, const char *agent, const char *request,
+    size_t memory_chars, hd_prompt *p)
+{
+	hd_agent *a = NULL;
+	hd_prompt_spec ps;
+	hd_err err = HD_ERR_INIT;
+
+	assert_hd_ok(hd_agent_get(&a, fx->st, agent, &err), &err);
+	memset(&ps, 0, sizeof(ps));
+	ps.team = "dev";
+	ps.agent = a;
+	ps.since_seq = 1000; /* no room catch-up */
+	ps.request = request;
+	ps.memory_chars = memory_chars;
+	assert_hd_ok(hd_prompt_build(p, fx->st, &ps, &err), &err);
+	hd_agent_free(a);
+}
+
+/* The memory section, byte for byte: right before the request, the
+ * facts the agent may read (its team's, global, its own private ones --
+ * not a teammate's, not another team's) that share the request's words,
+ * best first; none when nothing matches or the request has no words. */
+static void
+test_prompt__memory_carries_the_facts_for_the_request(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_prompt p;
+	const char *mem;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", "tester", NULL);
+	hd_fixture_team(fx, "ops", "boss", NULL);
+	fact(fx, "dev", "coder", NULL, "the parser lives in src/parse.c");
+	fact(fx, "dev", "coder", "agent", "coder: fix the parser with tests");
+	fact(fx, "dev", "tester", "agent", "tester: the parser is flaky");
+	fact(fx, "ops", "boss", "team", "ops: the parser is ours");
+	fact(fx, "ops", "boss", "global", "every parser needs a fuzzer");
+	fact(fx, "dev", "coder", NULL, "lunch is at noon");
+
+	build_memory(fx, "coder", "Fix the parser.", 0, &p);
+	assert_non_null(mem = strstr(p.text, HD_PROMPT_MEMORY_HEAD));
+	assert_string_equal(mem,
+	    HD_PROMPT_MEMORY_HEAD "\n"
+	    "- #2 [agent] coder: fix the parser with tests\n"
+	    "- #1 [team] the parser lives in src/parse.c\n"
+	    "- #5 [global] every parser needs a fuzzer\n\n"
+	    "Fix the parser.");
+	assert_int_equal(p.memory_facts, 3);
+	assert_true(mem > p.text + p.context_len);
+	assert_string_equal(p.text + p.request_off, "Fix the parser.");
+	hd_prompt_dispose(&p);
+
+	/* tester sees its own note, not coder's */
+	build_memory(fx, "tester", "parser", 0, &p);
+	assert_non_null(strstr(p.text, "tester: the parser is flaky"));
+	assert_null(strstr(p.text, "coder: fix"));
+	assert_null(strstr(p.text, "ops: the parser"));
+	assert_int_equal(p.memory_facts, 3);
+	hd_prompt_dispose(&p);
+
+	build_memory(fx, "coder", "What about dinner?", 0, &p);
+	assert_null(strstr(p.text, HD_PROMPT_MEMORY_HEAD));
+	assert_int_equal(p.memory_facts, 0);
+	hd_prompt_dispose(&p);
+	build_memory(fx, "coder", "?!", 0, &p); /* no words: no section */
+	assert_null(strstr(p.text, HD_PROMPT_MEMORY_HEAD));
+	hd_prompt_dispose(&p);
+}
+
+/* At most HD_PROMPT_MEMORY_FACTS facts, within the cap: a fact that
+ * does not fit ends the list, the first one is cut to fit. */
+static void
+test_prompt__memory_keeps_to_five_facts_and_its_cap(void **state)
+{
+	hd_fixture *fx = *state;
+	char text[64];
+	hd_prompt p;
+	const char *mem;
+	int i;
+
+	hd_fixture_team(fx, "dev", "manager", "coder", NULL);
+	for (i = 0; i < 8; i++) {
+		snprintf(text, sizeof(text), "release step %d of the train", i);
+		fact(fx, "dev", "coder", NULL, text);
+	}
+	build_memory(fx, "coder", "release", 0, &p);
+	assert_int_equal(p.memory_facts, HD_PROMPT_MEMORY_FACTS);
+	hd_prompt_dispose(&p);
+	/* each line is 40 code points ("\n- #8 [team] " and the text) */
+	build_memory(fx, "coder", "release", 80, &p);
+	assert_int_equal(p.memory_facts, 2);
+	hd_prompt_dispose(&p);
+	build_memory(fx, "coder", "release", 20, &p);
+	assert_int_equal(p.memory_facts, 1);
+	assert_non_null(mem = strstr(p.text, HD_PROMPT_MEMORY_HEAD));
+	/* 13 of the prefix, 6 of the text, the ellipsis: 20 */
+	assert_non_null(strstr(mem, "] releas\xe2\x80\xa6\n\nrelease"));
+	hd_prompt_dispose(&p);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    hd_fixture_test(test_prompt__the_table),
 	    hd_fixture_test(test_prompt__a_missing_team_fails_cleanly),
+	    hd_fixture_test(
+		test_prompt__memory_carries_the_facts_for_the_request),
+	    hd_fixture_test(test_prompt__memory_keeps_to_five_facts_and_its_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
