@@ -50,6 +50,7 @@ static const hd_runtime_adapter *adapters[] = {
     &hd_runtime__exec,
     &hd_runtime__claude,
     &hd_runtime__codex,
+    &hd_runtime__hermes,
     NULL,
     NULL,
 };
@@ -155,9 +156,10 @@ hd_runtime_resolve_integration(const hd_runtime_caps *caps)
 /* Runtimes agents may come to name that this build has no adapter for
  * yet: named as such, not as unknown. */
 static const char *const planned[] = {
-    "native", "openclaw", "hermes", "openai", NULL};
+    "native", "openclaw", "openai", NULL};
 
-/* "scripted, exec, claude-code or codex": every adapter, from the table. */
+/* "scripted, exec, claude-code, codex or hermes": every adapter, from
+ * the table. */
 static void
 adapter_names(hd_buf *b)
 {

@@ -309,7 +309,8 @@ def check_configuration():
 
 
 RUNTIME_SOURCES = {"scripted": "scripted.c", "exec": "exec.c",
-                   "claude-code": "claude.c", "codex": "codex.c"}
+                   "claude-code": "claude.c", "codex": "codex.c",
+                   "hermes": "hermes.c"}
 
 
 def source_keys(runtime):

@@ -84,12 +84,12 @@ static const ccase cases[] = {
     /* any runtime: an object or nothing */
     {"codex", "[1]", "runtime_config must be a JSON object"},
     /* runtimes this build lacks */
-    {"hermes", NULL,
-	"runtime \"hermes\" is not available in this build: use scripted, "
-	"exec, claude-code or codex"},
+    {"openclaw", NULL,
+	"runtime \"openclaw\" is not available in this build: use scripted, "
+	"exec, claude-code, codex or hermes"},
     {"gpt", "{}",
 	"runtime \"gpt\" is not available in this build: use scripted, exec, "
-	"claude-code or codex"},
+	"claude-code, codex or hermes"},
 };
 
 static void
