@@ -12,7 +12,7 @@
  *   MCP:    https://hermes-agent.nousresearch.com/docs/user-guide/features/mcp
  *  (1) A turn runs `hermes [--resume SESSION] --usage-file FILE [-m MODEL]
  *      [--provider P] -z PROMPT`. `-z` is documented as "single prompt in,
- *      final response text out, nothing else on stdout or stderr": the
+ *      final response text out", nothing else on either output: the
  *      whole of standard output is the reply (emitted as it comes, then as
  *      the reply). `--usage-file` writes a JSON report after the run,
  *      "even when the run fails": estimated_cost_usd, input_tokens,
@@ -25,7 +25,10 @@
  *      otherwise the turn ends in error quoting the end of standard error
  *      (`hermes: exit status 1: ...`). Cost is the report's
  *      estimated_cost_usd (Hermes's own estimate: flagged estimated);
- *      without a report, runtime.c's SPEC 8.2 estimate.
+ *      without a report, runtime.c's SPEC 8.2 estimate. The docs are
+ *      silent on -z reading its prompt from standard input, so a prompt
+ *      past what one argument may carry (HD_RUNTIME_ARG_PROMPT_MAX) is
+ *      refused with a message instead.
  *  (3) The home is HERMES_HOME, the "home directory variable" the docs
  *      name (default ~/.hermes): config.yaml, .env, auth.json, SOUL.md,
  *      memories/, skills/, sessions/, state.db, logs/. huddle writes
@@ -33,7 +36,8 @@
  *      read or touched (home.c (4)):
  *       a. Seeds, copied once when absent (home.c (4)), from the user's
  *          own home ($HERMES_HOME, else ~/.hermes): config.yaml and .env
- *          (its API keys: "the env holds your API keys"), 0600.
+ *          (the configuration page: ".env  # API keys and secrets"),
+ *          owner-only (home.c keeps the owner's bits, at least 0600).
  *       b. huddle's MCP server for this agent, refreshed every run. Hermes
  *          reads MCP servers only from config.yaml's top-level mcp_servers
  *          mapping (command/args/env for stdio, url/headers for HTTP); it
@@ -45,9 +49,10 @@
  *          dependencies have none), so it writes no YAML of its own
  *          making: the block is `mcp_servers: ` then a one-line JSON
  *          object from Jansson, and a JSON object is a YAML flow mapping
- *          (YAML 1.2 is a superset of JSON; Hermes loads config.yaml with
- *          PyYAML, which reads JSON-shaped flow mappings). A top-level
- *          mcp_servers outside the block (the user's seeded one, or the
+ *          (YAML 1.2 is a superset of JSON; Hermes's hermes_cli/config.py
+ *          loads config.yaml with PyYAML's safe_load, which reads
+ *          JSON-shaped flow mappings; the test's stand-in loads it the
+ *          same way). A top-level mcp_servers outside the block (the user's seeded one, or the
  *          block rewritten by Hermes's own `hermes config set`, which
  *          drops comments) would be a duplicate key: the turn refuses
  *          with a message saying so rather than guess at YAML.
