@@ -11,7 +11,9 @@
 #                           dpkg-dev (make package: dpkg-shlibdeps)
 #                           openssl (test-tls.sh makes its CA with it)
 #                           man-db/groff-base (the man page's render
-#                           check) and zsh (its completion's test)
+#                           check), zsh (its completion's test) and
+#                           python3-yaml (test-hermes.sh's stand-in reads
+#                           config.yaml with PyYAML, as Hermes does)
 #   scripts/deps.sh fuzz    also clang and its libFuzzer runtime (make fuzz)
 #
 # The sanitizer build of `make test` uses the compiler's own runtimes
@@ -24,7 +26,7 @@ case "${1:-run}" in
 run) pkgs=("${run[@]}") ;;
 test) pkgs=("${run[@]}" libcmocka-dev libcurl4-openssl-dev curl python3
 	    sqlite3 nodejs npm chromium dpkg-dev openssl man-db groff-base
-	    zsh) ;;
+	    zsh python3-yaml) ;;
 fuzz) pkgs=("${run[@]}" clang libclang-rt-14-dev) ;;
 *)
 	echo "usage: scripts/deps.sh [run|test|fuzz]" >&2

@@ -330,10 +330,10 @@ void hd_runtime_sh_word(hd_buf *b, const char *s);
 
 /*
  * Find the adapter for a runtime name. A runtime agents may come to name
- * that this build has no adapter for: `runtime "hermes" is not available
+ * that this build has no adapter for: `runtime "openclaw" is not available
  * in this build yet` (HD_ENOTFOUND); any other name: `unknown runtime
- * "x": use scripted, exec, claude-code or codex` (HD_EINVAL; the list is
- * the adapter table's). *out is a static adapter; never free it.
+ * "x": use scripted, exec, claude-code, codex or hermes` (HD_EINVAL; the
+ * list is the adapter table's). *out is a static adapter; never free it.
  */
 int hd_runtime_find(
     const hd_runtime_adapter **out, const char *name, hd_err *err);
@@ -346,9 +346,9 @@ const hd_runtime_adapter *const *hd_runtime_adapters(void);
 /*
  * What the runtime layer accepts before an agent is written (an
  * hd_agent_runtime_check, for the surfaces to hand the domain): runtime
- * (NULL: scripted) has an adapter in this build, else `runtime "hermes"
- * is not available in this build: use scripted, exec, claude-code or
- * codex` or the unknown-runtime message; cfg (NULL: none) is an object
+ * (NULL: scripted) has an adapter in this build, else `runtime "openclaw"
+ * is not available in this build: use scripted, exec, claude-code, codex
+ * or hermes` or the unknown-runtime message; cfg (NULL: none) is an object
  * of the shape that adapter checks, each refusal naming the field.
  * HD_EINVAL.
  */

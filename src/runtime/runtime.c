@@ -51,6 +51,7 @@ static const hd_runtime_adapter *adapters[] = {
     &hd_runtime__claude,
     &hd_runtime__codex,
     &hd_runtime__native,
+    &hd_runtime__hermes,
     NULL,
     NULL,
 };
@@ -156,9 +157,9 @@ hd_runtime_resolve_integration(const hd_runtime_caps *caps)
 /* Runtimes agents may come to name that this build has no adapter for
  * yet: named as such, not as unknown. */
 static const char *const planned[] = {
-    "openclaw", "hermes", "openai", NULL};
+    "openclaw", "openai", NULL};
 
-/* "scripted, exec, claude-code, codex or native": every adapter, from
+/* "scripted, exec, claude-code, codex, native or hermes": every adapter, from
  * the table. */
 static void
 adapter_names(hd_buf *b)

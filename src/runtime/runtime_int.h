@@ -23,6 +23,7 @@ extern const hd_runtime_adapter hd_runtime__exec;
 extern const hd_runtime_adapter hd_runtime__claude;
 extern const hd_runtime_adapter hd_runtime__codex;
 extern const hd_runtime_adapter hd_runtime__native;
+extern const hd_runtime_adapter hd_runtime__hermes;
 
 /* ---- child processes (proc.c) ---- */
 

@@ -310,7 +310,7 @@ def check_configuration():
 
 RUNTIME_SOURCES = {"scripted": "scripted.c", "exec": "exec.c",
                    "claude-code": "claude.c", "codex": "codex.c",
-                   "native": "native.c"}
+                   "native": "native.c", "hermes": "hermes.c"}
 
 
 def source_keys(runtime):

@@ -84,12 +84,12 @@ static const ccase cases[] = {
     /* any runtime: an object or nothing */
     {"codex", "[1]", "runtime_config must be a JSON object"},
     /* runtimes this build lacks */
-    {"hermes", NULL,
-	"runtime \"hermes\" is not available in this build: use scripted, "
-	"exec, claude-code, codex or native"},
+    {"openclaw", NULL,
+	"runtime \"openclaw\" is not available in this build: use scripted, "
+	"exec, claude-code, codex, native or hermes"},
     {"gpt", "{}",
 	"runtime \"gpt\" is not available in this build: use scripted, exec, "
-	"claude-code, codex or native"},
+	"claude-code, codex, native or hermes"},
 };
 
 static void
