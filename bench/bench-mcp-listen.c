@@ -1,6 +1,6 @@
 /*
  * bench-mcp-listen.c -- post-to-notification latency for a listening MCP
- * client (SPEC 10.5).
+ * client (SPEC 10.1).
  *
  * mcp_listen: one bound agent (a1) holds a 2026-07-28 subscriptions/listen
  * stream on a real `huddle serve`; another bound agent (a0) posts over

@@ -1,5 +1,5 @@
 /*
- * listen.c -- live delivery to MCP clients (SPEC 10.5): a bound agent's
+ * listen.c -- live delivery to MCP clients (SPEC 10.1): a bound agent's
  * team's room posts and its mail as JSON-RPC notifications as they
  * happen, over the 2025 era's GET /mcp (with the sessions initialize
  * opens) and the 2026-07-28 era's subscriptions/listen. Called by

@@ -1,5 +1,5 @@
 /*
- * route-mcp.c -- /mcp: MCP over Streamable HTTP (SPEC 10.1, 10.4, 10.5).
+ * route-mcp.c -- /mcp: MCP over Streamable HTTP (SPEC 10.1, 10.4).
  *
  *  (1) 200 application/json for every request (JSON-RPC errors too), 202
  *      with an empty body for notifications and responses, but for the

@@ -50,7 +50,7 @@ typedef struct hd_mcp_session {
 } hd_mcp_session;
 
 /*
- * Live delivery to a bound agent (SPEC 10.5): its team's room posts and
+ * Live delivery to a bound agent (SPEC 10.1): its team's room posts and
  * its mail as notifications, over GET /mcp (2025, with a session) and
  * subscriptions/listen (2026-07-28). The revision defines no generic
  * notification for either, so they are vendor methods; a 2026 listen

@@ -1,4 +1,4 @@
-// mcp-listen.test.mjs -- live room delivery to MCP clients (SPEC 10.5):
+// mcp-listen.test.mjs -- live room delivery to MCP clients (SPEC 10.1):
 // bound agents of team dev listen over the 2025 era's GET /mcp stream
 // (with the session initialize gave) and over 2026-07-28's
 // subscriptions/listen, while a third agent makes 1,000 posts and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-mcp-listen.sh -- live room delivery to MCP clients (SPEC 10.5):
+# test-mcp-listen.sh -- live room delivery to MCP clients (SPEC 10.1):
 # mcp-listen.test.mjs drives the streams with real clients (1,000 posts,
 # a forced reconnect, mail, another team); here the refusals, each a
 # clear JSON error and never a stream: a read-only URL, a missing or
