@@ -235,6 +235,23 @@ int hd_http_sse_last_id(int64_t *out, const char *value, hd_err *err);
 int64_t hd_http_sse_resume(
     char *note, size_t notelen, int64_t last_id, int64_t head);
 
+/* MCP sessions and live delivery (listen.c). A 2025 session for s's
+ * identity: its id into sid; 0, or -1 when out of memory. */
+int hd_http_mcp_session_new(
+    hd_http_server *srv, char sid[33], const hd_mcp_session *s);
+/* 1 when sid is a session held for s's identity (and touch it), else 0. */
+int hd_http_mcp_session_ok(
+    hd_http_server *srv, const char *sid, const hd_mcp_session *s);
+/* End session sid of s's identity and its streams: 1, or 0 when none. */
+int hd_http_mcp_session_end(
+    hd_http_server *srv, const char *sid, const hd_mcp_session *s);
+/* GET /mcp's stream for bound s in session sid, resuming after last_id
+ * (-1: from now on). */
+int hd_http_mcp_stream(hd_http_req *r, const hd_mcp_session *s,
+    const char *sid, int64_t last_id);
+/* The stream of the subscriptions/listen s->listen holds (taken). */
+int hd_http_mcp_listen(hd_http_req *r, hd_mcp_session *s, int64_t last_id);
+
 /* Route tables, NULL-method terminated. A pattern may end in "*", which
  * matches the rest of the path (captured as the next param); such a
  * catch-all never turns a 404 into a 405. */

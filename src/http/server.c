@@ -732,6 +732,7 @@ hd_http_start(hd_http_server **out, const hd_http_config *cfg, hd_err *err)
 	pthread_mutex_init(&srv->attach_lock, NULL);
 	pthread_mutex_init(&srv->sse_lock, NULL);
 	pthread_cond_init(&srv->sse_cond, NULL);
+	pthread_mutex_init(&srv->mcp_lock, NULL);
 	pthread_mutex_init(&srv->jobs_lock, NULL);
 	pthread_cond_init(&srv->jobs_cond, NULL);
 	srv->bind = strdup(cfg->bind != NULL ? cfg->bind : "127.0.0.1");
@@ -869,6 +870,7 @@ hd_http_stop(hd_http_server *srv)
 	hd_http__evlog_stop(srv); /* after the engines' last events */
 	hd_http__guard_stop(srv); /* NULL-safe: when MHD never started */
 	hd_http__sse_free(srv);
+	hd_http__mcp_sessions_free(srv);
 	while (srv->npool > 0)
 		hd_store_close(srv->pool[--srv->npool]);
 	hd_mcp_server_free(srv->mcp);
@@ -876,6 +878,7 @@ hd_http_stop(hd_http_server *srv)
 	pthread_mutex_destroy(&srv->attach_lock);
 	pthread_mutex_destroy(&srv->sse_lock);
 	pthread_cond_destroy(&srv->sse_cond);
+	pthread_mutex_destroy(&srv->mcp_lock);
 	pthread_mutex_destroy(&srv->jobs_lock);
 	pthread_cond_destroy(&srv->jobs_cond);
 	free(srv->bind);

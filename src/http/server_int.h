@@ -1,6 +1,6 @@
 /*
  * server_int.h -- the server's private state, shared by server.c,
- * sse.c, async.c, guard.c, eventlog.c and tls.c only.
+ * sse.c, listen.c, async.c, guard.c, eventlog.c and tls.c only.
  */
 #ifndef HD_SERVER_INT_H
 #define HD_SERVER_INT_H
@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include <huddle/attach.h>
+#include <huddle/events.h>
 #include <huddle/supervisor.h>
 #include "http.h"
 
@@ -17,6 +18,7 @@
 struct MHD_Daemon;
 struct MHD_Connection;
 struct hd_sse;
+struct hd_mcp_sess;
 struct hd_http_job;
 struct hd_guard;
 struct MHD_OptionItem;
@@ -55,6 +57,12 @@ struct hd_http_server {
 	int64_t sse_delivered; /* every event <= this went to every stream */
 	struct hd_sse *streams;
 	size_t nstreams;
+	size_t nlisteners; /* of streams, the MCP listeners (listen.c) */
+
+	/* MCP sessions of the 2025 era (listen.c): guarded by mcp_lock */
+	pthread_mutex_t mcp_lock;
+	struct hd_mcp_sess *mcp_sessions;
+	size_t nmcp_sessions;
 
 	/* deferred requests (async.c): guarded by jobs_lock */
 	pthread_mutex_t jobs_lock;
@@ -106,6 +114,39 @@ int hd_http__evlog_start(hd_http_server *srv, hd_err *err);
 void hd_http__evlog_stop(hd_http_server *srv);
 
 int hd_http__sse_init(hd_http_server *srv, hd_err *err);
+
+/*
+ * An MCP listener (listen.c): what an event stream delivers to one bound
+ * agent instead of the event log's own lines. Owned by its stream.
+ */
+typedef struct hd_listen {
+	char agent[64];
+	int room, mail;	  /* which notifications it asked for */
+	json_t *sub;	  /* 2026 listen: the request's id (its
+			     subscription id); NULL for a 2025 GET stream */
+	char session[40]; /* 2025: the Mcp-Session-Id it belongs to */
+} hd_listen;
+
+/* Start a stream as hd_http_sse_start does, delivering to listener L
+ * (taken, also on failure) instead: sse.c (9). */
+int hd_http__sse_listen(
+    hd_http_req *r, const char *team, int64_t last_id, hd_listen *L);
+/* End every listener stream of session sid (DELETE /mcp). */
+void hd_http__sse_end_session(hd_http_server *srv, const char *sid);
+
+/* listen.c, for sse.c: each event's notification params (a new object,
+ * or NULL for events no listener hears) read through the room and
+ * mailbox libraries; the wire text of event e (with its params p) for
+ * listener L (malloc'd), or NULL when L does not hear it; the first
+ * text of a stream resuming after cursor; the last one at shutdown
+ * (or NULL). */
+json_t *hd_http__listen_params(hd_store *st, const hd_event *e);
+char *hd_http__listen_text(
+    const hd_listen *L, const hd_event *e, const json_t *p);
+char *hd_http__listen_prelude(const hd_listen *L, int64_t cursor);
+char *hd_http__listen_final(const hd_listen *L);
+void hd_http__listen_free(hd_listen *L);
+void hd_http__mcp_sessions_free(hd_http_server *srv);
 void hd_http__sse_shutdown(hd_http_server *srv);
 void hd_http__sse_free(hd_http_server *srv);
 

@@ -41,6 +41,17 @@
  *      the suspended streams for POLLRDHUP (without waiting; under
  *      sse_lock, so none is freed meanwhile) and ends those whose peer
  *      is gone. A suspended connection is one MHD is not closing.
+ *  (9) A stream may be an MCP listener (listen.c: GET /mcp and
+ *      subscriptions/listen): the same registration, backlog, cursor,
+ *      wakes, caps and reaping, but each event goes out as the JSON-RPC
+ *      notification hd_http__listen_text makes for that one bound agent,
+ *      or not at all. Its id is still the event's seq, so Last-Event-ID
+ *      resumes a listener exactly as it does /api/events. What a
+ *      notification says beyond the event (a post's body, a message's
+ *      content) the broadcaster reads once per event with its own store,
+ *      outside sse_lock, and only while a listener is registered; a
+ *      backlog reads it with the request's store. At shutdown a
+ *      listener's last words are hd_http__listen_final's.
  */
 #include <poll.h>
 #include <stdio.h>
@@ -74,6 +85,7 @@ struct hd_sse {
 	size_t off;    /* bytes of buf already sent */
 	int suspended;
 	int ended;     /* no more events: end after the buffer drains */
+	hd_listen *listen; /* (9) an MCP listener's filter, or NULL */
 };
 
 /* The wire text of e (1), or NULL when out of memory. */
@@ -104,7 +116,8 @@ sse_format(const hd_event *e)
  * stream: with thousands of followers an event is serialized once, not
  * once per follower (free it after the last stream). */
 static void
-sse_append_event(struct hd_sse *s, const hd_event *e, char **text)
+sse_append_event(
+    struct hd_sse *s, const hd_event *e, char **text, const json_t *params)
 {
 	if (s->cursor >= e->seq)
 		return;
@@ -112,9 +125,18 @@ sse_append_event(struct hd_sse *s, const hd_event *e, char **text)
 	if (s->team[0] != '\0' &&
 	    (e->team_id == NULL || strcmp(e->team_id, s->team) != 0))
 		return;
-	if (*text == NULL && (*text = sse_format(e)) == NULL)
-		return;
-	hd_buf_puts(&s->buf, *text);
+	if (s->listen != NULL) { /* (9) */
+		char *note = hd_http__listen_text(s->listen, e, params);
+
+		if (note == NULL)
+			return;
+		hd_buf_puts(&s->buf, note);
+		free(note);
+	} else {
+		if (*text == NULL && (*text = sse_format(e)) == NULL)
+			return;
+		hd_buf_puts(&s->buf, *text);
+	}
 	if (hd_buf_failed(&s->buf)) {
 		/* (4) a client this far behind reconnects and resumes */
 		hd_log_warn("closing an SSE stream more than %d bytes behind",
@@ -172,9 +194,11 @@ sse_free(void *cls)
 		if (*pp == s) {
 			*pp = s->next;
 			srv->nstreams--;
+			srv->nlisteners -= s->listen != NULL;
 			break;
 		}
 	pthread_mutex_unlock(&srv->sse_lock);
+	hd_http__listen_free(s->listen);
 	hd_buf_dispose(&s->buf);
 	free(s);
 }
@@ -196,8 +220,12 @@ sse_backlog(struct hd_sse *s, hd_store *st, int64_t upto, hd_err *err)
 			return rc;
 		for (i = 0; i < l.n && l.items[i].seq <= upto; i++) {
 			char *text = NULL;
+			json_t *p = s->listen != NULL
+					? hd_http__listen_params(st, &l.items[i])
+					: NULL;
 
-			sse_append_event(s, &l.items[i], &text);
+			sse_append_event(s, &l.items[i], &text, p);
+			json_decref(p);
 			free(text);
 		}
 		total += l.n;
@@ -249,8 +277,8 @@ hd_http_sse_resume(char *note, size_t notelen, int64_t last_id, int64_t head)
 	return head;
 }
 
-int
-hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
+static int
+sse_open(hd_http_req *r, const char *team, int64_t last_id, hd_listen *L)
 {
 	hd_http_server *srv = r->srv;
 	struct MHD_Response *resp;
@@ -258,9 +286,11 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 	hd_err err = HD_ERR_INIT;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		hd_http__listen_free(L);
 		hd_http_error(r, 500, "out of memory");
 		return -1;
 	}
+	s->listen = L;
 	s->srv = srv;
 	s->conn = r->conn;
 	{
@@ -278,6 +308,7 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 		size_t open = srv->nstreams;
 
 		pthread_mutex_unlock(&srv->sse_lock);
+		hd_http__listen_free(L);
 		hd_buf_dispose(&s->buf);
 		free(s);
 		hd_http_error(r, 503,
@@ -305,9 +336,16 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 		}
 	}
 	s->cursor = last_id >= 0 ? last_id : srv->sse_delivered;
+	if (L != NULL) { /* (9) its first words, naming where it resumes */
+		char *first = hd_http__listen_prelude(L, s->cursor);
+
+		hd_buf_puts(&s->buf, first != NULL ? first : "");
+		free(first);
+	}
 	if (s->cursor < srv->sse_delivered &&
 	    sse_backlog(s, r->st, srv->sse_delivered, &err) < 0) {
 		pthread_mutex_unlock(&srv->sse_lock);
+		hd_http__listen_free(L);
 		hd_buf_dispose(&s->buf);
 		free(s);
 		hd_http_fail(r, &err);
@@ -318,6 +356,7 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 	s->next = srv->streams;
 	srv->streams = s;
 	srv->nstreams++;
+	srv->nlisteners += L != NULL;
 	pthread_cond_signal(&srv->sse_cond);
 	pthread_mutex_unlock(&srv->sse_lock);
 
@@ -334,6 +373,33 @@ hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
 	r->stream = resp;
 	return 0;
+}
+
+int
+hd_http_sse_start(hd_http_req *r, const char *team, int64_t last_id)
+{
+	return sse_open(r, team, last_id, NULL);
+}
+
+int
+hd_http__sse_listen(
+    hd_http_req *r, const char *team, int64_t last_id, hd_listen *L)
+{
+	return sse_open(r, team, last_id, L);
+}
+
+void
+hd_http__sse_end_session(hd_http_server *srv, const char *sid)
+{
+	struct hd_sse *s;
+
+	pthread_mutex_lock(&srv->sse_lock);
+	for (s = srv->streams; s != NULL; s = s->next)
+		if (s->listen != NULL && strcmp(s->listen->session, sid) == 0) {
+			s->ended = 1;
+			sse_wake(s);
+		}
+	pthread_mutex_unlock(&srv->sse_lock);
 }
 
 /* (8) Under sse_lock: end the suspended streams whose follower left. */
@@ -381,7 +447,8 @@ sse_main(void *arg)
 	int64_t last_keepalive = hd_mono_ms(), last_reap = last_keepalive;
 	hd_err err = HD_ERR_INIT;
 	char **texts = NULL; /* each event's wire text, formatted once */
-	size_t i;
+	json_t **params = NULL; /* (9) each event's notification params */
+	size_t i, nlisteners;
 
 	if (hd_store_open(&st, srv->home, &err) < 0) {
 		hd_log_error("event stream disabled: %s", err.msg);
@@ -397,6 +464,7 @@ sse_main(void *arg)
 			break;
 		}
 		f.after_seq = srv->sse_delivered;
+		nlisteners = srv->nlisteners;
 		pthread_mutex_unlock(&srv->sse_lock);
 
 		/* Read only; sse_lock is not held while touching the db. */
@@ -406,22 +474,41 @@ sse_main(void *arg)
 			hd_sleep_us(200000);
 			continue;
 		}
-		if (l.n > 0 && (texts = calloc(l.n, sizeof(*texts))) == NULL) {
+		if (l.n > 0 && ((texts = calloc(l.n, sizeof(*texts))) == NULL ||
+				   (params = calloc(l.n, sizeof(*params))) ==
+				       NULL)) {
+			free(texts);
+			texts = NULL;
 			hd_event_list_dispose(&l);
 			hd_sleep_us(200000);
 			continue; /* the same events again, with memory */
 		}
+		for (i = 0; nlisteners > 0 && i < l.n; i++) /* (9) */
+			params[i] = hd_http__listen_params(st, &l.items[i]);
 		pthread_mutex_lock(&srv->sse_lock);
+		if (nlisteners == 0 && srv->nlisteners > 0) {
+			/* one registered meanwhile: it hears these too */
+			pthread_mutex_unlock(&srv->sse_lock);
+			for (i = 0; i < l.n; i++)
+				params[i] = hd_http__listen_params(
+				    st, &l.items[i]);
+			pthread_mutex_lock(&srv->sse_lock);
+		}
 		for (s = srv->streams; s != NULL; s = s->next) {
 			for (i = 0; i < l.n; i++)
-				sse_append_event(s, &l.items[i], &texts[i]);
+				sse_append_event(
+				    s, &l.items[i], &texts[i], params[i]);
 			if (s->buf.len > s->off || s->ended)
 				sse_wake(s);
 		}
-		for (i = 0; i < l.n; i++)
+		for (i = 0; i < l.n; i++) {
 			free(texts[i]);
+			json_decref(params[i]);
+		}
 		free(texts);
+		free(params);
 		texts = NULL;
+		params = NULL;
 		if (l.n > 0)
 			srv->sse_delivered = l.items[l.n - 1].seq;
 		if (hd_mono_ms() - last_keepalive >= SSE_KEEPALIVE_MS) {
@@ -481,7 +568,13 @@ hd_http__sse_shutdown(hd_http_server *srv)
 	srv->sse_stopping = 1;
 	pthread_cond_signal(&srv->sse_cond);
 	for (s = srv->streams; s != NULL; s = s->next) {
-		hd_buf_puts(&s->buf, "event: shutdown\ndata: {}\n\n");
+		if (s->listen != NULL) { /* (9) */
+			char *last = hd_http__listen_final(s->listen);
+
+			hd_buf_puts(&s->buf, last != NULL ? last : "");
+			free(last);
+		} else
+			hd_buf_puts(&s->buf, "event: shutdown\ndata: {}\n\n");
 		s->ended = 1;
 		sse_wake(s);
 	}

@@ -19,13 +19,23 @@
  *      which (optional whitespace stripped, a =?base64?...?= value
  *      decoded) must name the body's tool: missing or different, -32020,
  *      400.
- *  (5) The method: server/discover, tools/list and tools/call; any other
- *      -- the removed initialize, ping, logging/setLevel, resources/
- *      subscribe, and subscriptions/listen, which is not built yet -- is
- *      -32601 with HTTP 404. A tools/call whose inputResponses is not an
- *      object of objects is -32602 (HTTP 200, as any bad params). Every
- *      result says "resultType":"complete"; tools/list and
- *      server/discover carry their cache hints.
+ *  (5) The method: server/discover, tools/list, tools/call and, where
+ *      the transport streams (HTTP), subscriptions/listen; any other --
+ *      the removed initialize, ping, logging/setLevel, resources/
+ *      subscribe, and listen over stdio -- is -32601 with HTTP 404. A
+ *      tools/call whose inputResponses is not an object of objects is
+ *      -32602 (HTTP 200, as any bad params). Every result says
+ *      "resultType":"complete"; tools/list and server/discover carry
+ *      their cache hints.
+ *  (6) subscriptions/listen: params.notifications must be an object
+ *      (-32602). Of its filter keys huddle honours HD_MCP_FILTER_ROOM and
+ *      HD_MCP_FILTER_MAIL (mcp.h), which only a bound agent may ask for:
+ *      a read-only connection asking is refused, -32602 with HTTP 403,
+ *      never streamed. The standard keys (list changes, resource
+ *      updates) name nothing a tools-only server with a fixed tool list
+ *      sends, so they are accepted and left out of the acknowledgement.
+ *      An accepted listen gets no reply here: the session records it
+ *      (s->listen) and the transport opens the stream (route-mcp.c).
  *  No huddle tool or method relies on a capability of the client (no
  *  sampling, elicitation or roots), so none is ever refused with -32021
  *  (MissingRequiredClientCapability): a method that comes to need one
@@ -232,13 +242,42 @@ input_responses_ok(const json_t *params)
 	return 1;
 }
 
-static json_t *
-discover(void)
+/* (6): accept a listen into s->listen, or the error reply. */
+static char *
+listen_accept(
+    int *status, hd_mcp_session *s, const json_t *id, const json_t *params)
 {
-	return json_pack("{s:s, s:[s], s:{s:{}}, s:s, s:i, s:s, s:{s:{s:s, "
+	const json_t *f = json_object_get(params, "notifications");
+
+	if (!json_is_object(f))
+		return hd_mcp__reply_error(id, -32602,
+		    "Invalid params: subscriptions/listen needs a "
+		    "\"notifications\" filter object",
+		    NULL);
+	s->listen.room = json_is_true(json_object_get(f, HD_MCP_FILTER_ROOM));
+	s->listen.mail = json_is_true(json_object_get(f, HD_MCP_FILTER_MAIL));
+	if ((s->listen.room || s->listen.mail) && !s->bound)
+		return era_error(status, 403, id, -32602,
+		    "Invalid params: " HD_MCP_FILTER_ROOM " and " HD_MCP_FILTER_MAIL
+		    " are delivered to a bound agent only; this connection is "
+		    "read-only (connect through the signed URL `huddle attach` "
+		    "prints)",
+		    NULL);
+	if ((s->listen.id = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY)) ==
+	    NULL)
+		return hd_mcp__reply_error(id, -32603, "out of memory", NULL);
+	s->listen.open = 1;
+	return NULL;
+}
+
+static json_t *
+discover(const hd_mcp_session *s)
+{
+	return json_pack("{s:s, s:[s], s:o, s:s, s:i, s:s, s:{s:{s:s, "
 			 "s:s}}}",
 	    "resultType", "complete", "supportedVersions", HD_MCP_MODERN,
-	    "capabilities", "tools", "instructions", hd_mcp__instructions,
+	    "capabilities", hd_mcp__capabilities(s), "instructions",
+	    hd_mcp__instructions,
 	    "ttlMs", ERA_TTL_MS, "cacheScope", "private", "_meta",
 	    HD_MCP_META_SERVER, "name", "huddle", "version", hd_version());
 }
@@ -303,9 +342,11 @@ hd_mcp__modern(int *status, hd_mcp_session *s, const json_t *id,
 	if ((problem = header_missing(buf, sizeof(buf), h, method, params)) !=
 	    NULL)
 		return era_error(status, 400, id, -32020, problem, NULL);
-	/* (5); item 2 of issue 18 adds subscriptions/listen here */
+	/* (5) */
 	if (strcmp(method, "server/discover") == 0)
-		return hd_mcp__reply_result(id, discover());
+		return hd_mcp__reply_result(id, discover(s));
+	if (strcmp(method, "subscriptions/listen") == 0 && s->can_listen)
+		return listen_accept(status, s, id, params);
 	if (strcmp(method, "tools/list") == 0) {
 		r = hd_mcp__tools_list(s);
 		json_object_set_new(r, "resultType", json_string("complete"));

@@ -44,6 +44,12 @@
  *      state touched); every other message -- an initialize above all --
  *      takes the 2025 path below, whose bytes do not change. The look is
  *      two object lookups on the parse this function makes anyway.
+ *  (8) Where the transport streams (s->can_listen: POST /mcp), initialize
+ *      and server/discover advertise live delivery as the capability
+ *      experimental.huddle/listen, naming its two notifications; a 2025
+ *      client reads them from GET /mcp (route-mcp.c), a 2026 one asks
+ *      subscriptions/listen (era.c (5)). Over stdio nothing streams, so
+ *      nothing is advertised and the capabilities stay {"tools":{}}.
  *
  * Callers: the stdio transport (src/cli/cmd-mcp.c, hd_mcp_handle) and
  * POST /mcp (src/http/route-mcp.c, hd_mcp_handle_http); era.c borrows the
@@ -364,10 +370,24 @@ do_initialize(hd_mcp_session *s, const json_t *params)
 			use = mcp_versions[i];
 	snprintf(s->protocol, sizeof(s->protocol), "%s", use);
 	s->initialized = 1;
-	return json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}, s:s}",
-	    "protocolVersion", use, "capabilities", "tools", "serverInfo",
-	    "name", "huddle", "version", hd_version(), "instructions",
-	    hd_mcp__instructions);
+	s->handshake = 1;
+	return json_pack("{s:s, s:o, s:{s:s, s:s}, s:s}",
+	    "protocolVersion", use, "capabilities", hd_mcp__capabilities(s),
+	    "serverInfo", "name", "huddle", "version", hd_version(),
+	    "instructions", hd_mcp__instructions);
+}
+
+/* (8) tools, and where the transport streams, the listen capability. */
+json_t *
+hd_mcp__capabilities(const hd_mcp_session *s)
+{
+	json_t *caps = json_pack("{s:{}}", "tools");
+
+	if (s->can_listen)
+		json_object_set_new(caps, "experimental",
+		    json_pack("{s:{s:s, s:s}}", HD_MCP_LISTEN_CAP, "room",
+			HD_MCP_NOTE_ROOM, "mail", HD_MCP_NOTE_MAIL));
+	return caps;
 }
 
 json_t *

@@ -39,7 +39,31 @@ typedef struct hd_mcp_session {
 	char agent[HD_MCP_NAME_MAX];
 	char protocol[16]; /* negotiated at initialize */
 	int initialized;
+	int handshake;	/* a 2025 initialize succeeded in this message */
+	int can_listen; /* the transport streams notifications (HTTP) */
+	/* A 2026-07-28 subscriptions/listen the dispatcher accepted: the
+	 * transport opens the stream (and frees id); no reply is made. */
+	struct {
+		int open;
+		int room, mail; /* HD_MCP_FILTER_ROOM / _MAIL asked for */
+		char *id;	/* the request's id as JSON text */
+	} listen;
 } hd_mcp_session;
+
+/*
+ * Live delivery to a bound agent (SPEC 10.1): its team's room posts and
+ * its mail as notifications, over GET /mcp (2025, with a session) and
+ * subscriptions/listen (2026-07-28). The revision defines no generic
+ * notification for either, so they are vendor methods; a 2026 listen
+ * opts in to each with its filter key. Advertised under the capability
+ * HD_MCP_LISTEN_CAP (in "experimental") where the transport streams.
+ */
+#define HD_MCP_LISTEN_CAP "huddle/listen"
+#define HD_MCP_NOTE_ROOM "notifications/huddle/room"
+#define HD_MCP_NOTE_MAIL "notifications/huddle/mail"
+#define HD_MCP_FILTER_ROOM "huddle/room"
+#define HD_MCP_FILTER_MAIL "huddle/mail"
+#define HD_MCP_META_SUB "io.modelcontextprotocol/subscriptionId"
 
 /* A bound agent's tool result carries at most this many of its
  * undelivered mailbox messages (the tool-result piggyback). */

@@ -30,10 +30,14 @@ json_t *hd_mcp__tools_list(const hd_mcp_session *s);
 /* tools/call's result as text; *bad when params has no string name. */
 char *hd_mcp__tools_call(hd_mcp_session *s, const json_t *params, int *bad);
 
+/* The capabilities initialize and server/discover give s (new). */
+json_t *hd_mcp__capabilities(const hd_mcp_session *s);
+
 /* The instructions initialize and server/discover give. */
 extern const char hd_mcp__instructions[];
 
-/* era.c: answer one request of the 2026-07-28 era (never NULL unless out
+/* era.c: answer one request of the 2026-07-28 era (NULL only for an
+ * accepted subscriptions/listen, s->listen.open then set, or when out
  * of memory); *status is its HTTP status. */
 char *hd_mcp__modern(int *status, hd_mcp_session *s, const json_t *id,
     const char *method, const json_t *params, const hd_mcp_headers *h);

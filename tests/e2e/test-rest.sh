@@ -218,11 +218,13 @@ req_is 200 '{"jsonrpc":"2.0","id":1,"result":{}}' "mcp ping" POST /mcp '{"jsonrp
 req_is 202 "" "notification" POST /mcp '{"jsonrpc":"2.0","method":"notifications/initialized"}'
 expect_eq "$BODY" "" "notification has an empty body"
 req_is 200 '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}' "mcp parse error" POST /mcp '{"jsonrpc":"2.0","id":1,'
+# GET and DELETE /mcp are the listening agent's (test-mcp-listen.sh):
+# unbound, GET is refused, DELETE names no session
 req GET /mcp
-expect_contains "$(cat "$T_TMP/headers")" "Allow: POST" "405 names the allowed method"
-expect_eq "$CODE" 405 "GET /mcp"
+expect_eq "$CODE" 403 "GET /mcp on a read-only URL"
+expect_contains "$BODY" "read-only" "the refused GET /mcp says why"
 req DELETE /mcp
-expect_eq "$CODE" 405 "DELETE /mcp"
+expect_eq "$CODE" 400 "DELETE /mcp without a session"
 curl -s -o /dev/null -w '%{http_code}' -X POST "$B/mcp" -H 'Content-Type: text/plain' -d '{}' >"$T_TMP/c"
 expect_eq "$(cat "$T_TMP/c")" 415 "wrong content type"
 curl -s -o /dev/null -w '%{http_code}' -X POST "$B/mcp" -H 'Content-Type: application/json' -H 'Accept: text/html' -d '{}' >"$T_TMP/c"
