@@ -4,8 +4,8 @@
  *  (1) Each module that keeps rows per team says how many it keeps and
  *      deletes them itself (hd_<module>_team_count / _team_purge): this
  *      file names no table, so a module's tables stay its own.
- *  (2) Without purge, a team that still has tasks, posts, messages or
- *      conversations is refused before anything is deleted, naming the
+ *  (2) Without purge, a team that still has tasks, posts, messages,
+ *      conversations or routines is refused before anything is deleted, naming the
  *      counts in that order; the rest (autorun rows, the shutdown record,
  *      sessions, settings) never makes a reason to refuse.
  *  (3) The team's own rows (hd_team_drop_rows: sessions, settings,
@@ -22,6 +22,7 @@
 #include <huddle/events.h>
 #include <huddle/mailbox.h>
 #include <huddle/room.h>
+#include <huddle/routine.h>
 #include <huddle/shutdown.h>
 #include <huddle/team.h>
 #include <huddle/team_remove.h>
@@ -40,6 +41,7 @@ static const struct {
     {"post", hd_room_team_count},
     {"message", hd_mailbox_team_count},
     {"conversation", hd_convstore_team_count},
+    {"routine", hd_routine_team_count},
 };
 
 /* (3) children before the rows they name; the team's own last */
@@ -48,6 +50,7 @@ static const purge_fn purges[] = {
     hd_room_team_purge,
     hd_mailbox_team_purge,
     hd_convstore_team_purge,
+    hd_routine_team_purge,
     hd_autorun_team_purge,
     hd_shutdown_team_purge,
     hd_team_drop_rows,
