@@ -71,6 +71,7 @@ build(void)
 	    hd_ops_board,
 	    hd_ops_team,
 	    hd_ops_mail,
+	    hd_ops_routine,
 	    NULL,
 	};
 	const hd_op *const *g;

@@ -309,5 +309,6 @@ extern const hd_op hd_ops_board[];
 extern const hd_op hd_ops_chat[];
 extern const hd_op hd_ops_team[];
 extern const hd_op hd_ops_mail[];
+extern const hd_op hd_ops_routine[];
 
 #endif
