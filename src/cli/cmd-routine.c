@@ -25,14 +25,24 @@ num(const json_t *o, const char *key)
 	return json_integer_value(json_object_get(o, key));
 }
 
-/* "cron '0 9 * * 1-5' Europe/Berlin" or "every 900s" */
+/* "cron '0 9 * * 1-5' Europe/Berlin" or "every 15m" */
 static void
 schedule(char *out, size_t len, const json_t *r)
 {
 	if (json_is_string(json_object_get(r, "cron")))
 		snprintf(out, len, "cron '%s' %s", str(r, "cron"), str(r, "tz"));
-	else
-		snprintf(out, len, "every %llds", (long long)num(r, "every_s"));
+	else {
+		long long s = (long long)num(r, "every_s");
+
+		if (s % 86400 == 0)
+			snprintf(out, len, "every %lldd", s / 86400);
+		else if (s % 3600 == 0)
+			snprintf(out, len, "every %lldh", s / 3600);
+		else if (s % 60 == 0)
+			snprintf(out, len, "every %lldm", s / 60);
+		else
+			snprintf(out, len, "every %llds", s);
+	}
 }
 
 static void
