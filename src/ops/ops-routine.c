@@ -141,15 +141,17 @@ op_fire(json_t **result, const hd_op_call *c, hd_err *err)
 /* the routine named in the path, the CLI's NAME */
 #define ARG_NAME                                                              \
 	{"name", HD_OPT_STR, HD_OPA_REQUIRED | HD_OPA_NO_MCP, 0, 0, NULL,     \
-	    NULL, ":name", "NAME", 0, NULL, NULL, "routine name"}
+	    "the routine's name", ":name", "NAME", 0, NULL, NULL,              \
+	    "routine name"}
 #define OPT(n, cli, flags, help, meta)                                       \
 	{n, HD_OPT_STR, HD_OPA_NO_MCP | (flags), 0, 0, NULL, NULL, NULL, cli,  \
 	    0, help, meta, NULL}
 
 static const hd_op_arg add_args[] = {
     ARG_TEAM,
-    {"name", HD_OPT_STR, HD_OPA_REQUIRED | HD_OPA_NO_MCP, 0, 0, NULL, NULL,
-	NULL, "NAME", 0, NULL, NULL, "routine name"},
+    {"name", HD_OPT_STR, HD_OPA_REQUIRED | HD_OPA_NO_MCP, 0, 0, NULL,
+	"its name: 1-50 lowercase letters, digits, '-' or '_'", NULL, "NAME", 0,
+	NULL, NULL, "routine name"},
     OPT("agent", "--agent", HD_OPA_REQUIRED, "the member its tasks go to",
 	"AGENT"),
     OPT("cron", "--cron", 0,
