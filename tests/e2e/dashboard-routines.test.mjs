@@ -58,6 +58,11 @@ for (const [label, size] of [['desktop', DESKTOP], ['phone', PHONE]]) {
       iso('2026-01-15T12:00:00Z'));
     assert.equal(await cell(page, 'paused', 'routine-next').textContent(), 'disabled');
     assert.equal(await page.locator('#routines-empty').isHidden(), true);
+    // the panel shows its rows: as tall as its table, not squeezed to its
+    // heading by the column around it
+    const panel = await page.locator('#routines-panel').boundingBox();
+    const table = await page.locator('#routines').boundingBox();
+    assert.ok(panel.height >= table.height, `the panel is ${panel.height}px, its table ${table.height}px`);
     // the table fits its panel (it may scroll inside it, never the page)
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
