@@ -71,6 +71,8 @@
     'agent_parked', 'agent_unparked', 'team_autorun',
     'task_reassigned', 'conversation_resumed', 'budget_set', 'budget_exceeded', 'agent_replaced',
     'turn_failed', 'exchange_resumed',
+    'routine_added', 'routine_fired', 'routine_fire_failed', 'routine_enabled', 'routine_disabled',
+    'routine_removed',
   ];
   const BOARD_KINDS = new Set(['task_created', 'task_claimed', 'status_changed', 'dep_linked']);
   const AGENT_KINDS = new Set(['agent_added', 'agent_removed', 'agent_updated']);

@@ -434,6 +434,15 @@
       case 'autorun_turn_completed': return [actor, ' finished an autorun turn'];
       case 'autorun_turn_aborted': return [actor, '’s autorun turn was cut short'];
       case 'turn_failed': return [actor, '’s turn failed', has(d.reason) ? `: ${d.reason}` : ''];
+      case 'routine_fired':
+        return [`routine ${d.routine || ''} made `, ev.task_id ? ctx.task(ev.task_id) : 'a task',
+          ' for ', actor, d.catch_up ? ' (a catch-up fire)' : d.manual ? ' (fired by hand)' : ''];
+      case 'routine_fire_failed':
+        return [`routine ${d.routine || ''} could not make its task for `, actor, has(d.error) ? `: ${d.error}` : ''];
+      case 'routine_added': return [`routine ${d.routine || ''} was added for `, actor];
+      case 'routine_enabled': return [`routine ${d.routine || ''} was enabled`];
+      case 'routine_disabled': return [`routine ${d.routine || ''} was disabled`];
+      case 'routine_removed': return [`routine ${d.routine || ''} was removed`];
       default:
         // a kind this page does not know yet: still a sentence
         return [words(ev.kind || 'event'), has(ev.agent_id) ? [' (', ctx.agent(ev.agent_id), ')'] : '',

@@ -207,6 +207,7 @@ extern const hd_cli_render hd_cli_renders_mail[];
 extern const hd_cli_render hd_cli_renders_send[];
 extern const hd_cli_render hd_cli_renders_shutdown[];
 extern const hd_cli_render hd_cli_renders_memory[];
+extern const hd_cli_render hd_cli_renders_routine[];
 
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;
@@ -222,6 +223,7 @@ extern const hd_cli_cmd hd_cli_cmd_attach;
 extern const hd_cli_cmd hd_cli_cmd_serve;
 extern const hd_cli_cmd hd_cli_cmd_exchange;
 extern const hd_cli_cmd hd_cli_cmd_budget;
+extern const hd_cli_cmd hd_cli_cmd_routine;
 extern const hd_cli_cmd hd_cli_cmd_demo;
 extern const hd_cli_cmd hd_cli_cmd_ask;
 extern const hd_cli_cmd hd_cli_cmd_conversation;

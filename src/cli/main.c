@@ -42,6 +42,7 @@ static const hd_cli_cmd *const hand_table[] = {
 	&hd_cli_cmd_serve,
 	&hd_cli_cmd_exchange,
 	&hd_cli_cmd_budget,
+	&hd_cli_cmd_routine,
 	&hd_cli_cmd_demo,
 	&hd_cli_cmd_doctor,
 	&hd_cli_cmd_backup,

@@ -27,6 +27,12 @@
  *      it started, its process group is recorded with the turn
  *      (sv_proc.c), and the engine that aborts the turn after this one
  *      died kills what is left of the group before the wakes run again.
+ *  (6) Routines: the supervisor also runs the routine ticker (ticker.c,
+ *      every ROUTINE_TICK_MS on the home's ticker thread and connection),
+ *      which fires the routines due at hd_routine_now_ms() (routine.h:
+ *      each fire claimed in its own transaction, so several servers on
+ *      one home make one task per due fire). A store change does not make
+ *      a routine due, time does: this is the one timed wake here.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,10 +45,12 @@
 #include <huddle/attach.h>
 #include <huddle/autorun.h>
 #include <huddle/live.h>
+#include <huddle/routine.h>
 #include <huddle/runtime.h>
 #include <huddle/util.h>
 
 #include "supervisor_int.h"
+#include "ticker.h"
 #include "workers.h"
 
 #define HD_LOG_COMPONENT "supervisor"
@@ -50,6 +58,7 @@
 
 #define IDLE_MS_DEFAULT 2000
 #define WAIT_SLICE_MS 250
+#define ROUTINE_TICK_MS 1000 /* (6) */
 
 struct hd_supervisor {
 	char *home;
@@ -66,7 +75,22 @@ struct hd_supervisor {
 	atomic_int abort; /* every running turn's abort flag */
 	pthread_t dispatcher;
 	int started;
+	hd_ticker *routines; /* (6) */
 };
+
+/* (6): fire the routines that are due. */
+static void
+routine_tick(void *ctx, hd_store *own)
+{
+	hd_err err = HD_ERR_INIT;
+	int fired = 0;
+
+	(void)ctx;
+	if (hd_routine_fire_due(&fired, own, hd_routine_now_ms(), &err) < 0)
+		hd_log_warn("routines not fired: %s", err.msg);
+	else if (fired > 0)
+		hd_log_info("fired %d routine(s)", fired);
+}
 
 static int
 stopping(hd_supervisor *sv)
@@ -406,6 +430,9 @@ hd_supervisor_start(
 		    "cannot start the supervisor: %s", strerror(rc));
 	}
 	sv->started = 1;
+	if ((sv->routines = hd_ticker_start(
+		 sv->home, ROUTINE_TICK_MS, routine_tick, sv)) == NULL)
+		hd_log_warn("routines will not fire: no ticker thread");
 	*out = sv;
 	return 0;
 }
@@ -415,6 +442,7 @@ hd_supervisor_stop(hd_supervisor *sv)
 {
 	if (sv == NULL)
 		return;
+	hd_ticker_stop(sv->routines);
 	pthread_mutex_lock(&sv->lock);
 	sv->stopping = 1;
 	atomic_store(&sv->abort, 1);

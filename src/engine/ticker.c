@@ -25,7 +25,7 @@
  *      anyway (an exchange after another, the usual case, wakes no one).
  *  (5) A forked child has none of its parent's threads: it starts with no
  *      homes, and leaves its parent's (inherited) state alone.
- * Callers: engine/exchange.c.
+ * Callers: engine/exchange.c, engine/supervisor.c (the routine ticker).
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  *      deletes them itself (hd_<module>_team_count / _team_purge): this
  *      file names no table, so a module's tables stay its own.
  *  (2) Without purge, a team that still has tasks, posts, messages,
- *      conversations or facts (its memory, the global facts it saved
- *      too) is refused before anything is deleted, naming the counts in
- *      that order; the rest (autorun rows, the shutdown record,
+ *      conversations, facts (its memory, the global facts it saved
+ *      too) or routines is refused before anything is deleted, naming
+ *      the counts in that order; the rest (autorun rows, the shutdown record,
  *      sessions, settings) never makes a reason to refuse.
  *  (3) The team's own rows (hd_team_drop_rows: sessions, settings,
  *      agents, the team) go last, after every row that names them; the
@@ -24,6 +24,7 @@
 #include <huddle/mailbox.h>
 #include <huddle/memory.h>
 #include <huddle/room.h>
+#include <huddle/routine.h>
 #include <huddle/shutdown.h>
 #include <huddle/team.h>
 #include <huddle/team_remove.h>
@@ -43,6 +44,7 @@ static const struct {
     {"message", hd_mailbox_team_count},
     {"conversation", hd_convstore_team_count},
     {"fact", hd_memory_team_count},
+    {"routine", hd_routine_team_count},
 };
 
 /* (3) children before the rows they name; the team's own last */
@@ -52,6 +54,7 @@ static const purge_fn purges[] = {
     hd_mailbox_team_purge,
     hd_convstore_team_purge,
     hd_memory_team_purge,
+    hd_routine_team_purge,
     hd_autorun_team_purge,
     hd_shutdown_team_purge,
     hd_team_drop_rows,

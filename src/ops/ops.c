@@ -72,6 +72,7 @@ build(void)
 	    hd_ops_team,
 	    hd_ops_mail,
 	    hd_ops_memory,
+	    hd_ops_routine,
 	    NULL,
 	};
 	const hd_op *const *g;

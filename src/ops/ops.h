@@ -316,5 +316,6 @@ extern const hd_op hd_ops_chat[];
 extern const hd_op hd_ops_team[];
 extern const hd_op hd_ops_mail[];
 extern const hd_op hd_ops_memory[];
+extern const hd_op hd_ops_routine[];
 
 #endif

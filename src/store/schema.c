@@ -499,6 +499,31 @@ const char *const hd_store_migrations[] = {
 	"  INSERT INTO memory_fts(memory_fts, rowid, text, tags)"
 	"    VALUES ('delete', old.id, old.text, old.tags);"
 	"END;",
+
+	/* 18: routines (routine/): a team's recurring tasks. next_fire_at
+	 * is the stored next fire (NULL: disabled or never), what the due
+	 * scan ranges over and what a fire's claim is conditional on. */
+	"CREATE TABLE routines ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  team_id TEXT NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  agent TEXT NOT NULL,"
+	"  cron TEXT,"
+	"  tz TEXT,"
+	"  every_s INTEGER NOT NULL DEFAULT 0,"
+	"  title TEXT NOT NULL,"
+	"  description TEXT NOT NULL DEFAULT '',"
+	"  priority INTEGER NOT NULL DEFAULT 0,"
+	"  enabled INTEGER NOT NULL DEFAULT 1,"
+	"  created_at INTEGER NOT NULL,"
+	"  updated_at INTEGER NOT NULL,"
+	"  next_fire_at INTEGER,"
+	"  last_fire_at INTEGER,"
+	"  last_task_id INTEGER,"
+	"  fires INTEGER NOT NULL DEFAULT 0,"
+	"  UNIQUE (team_id, name)"
+	");"
+	"CREATE INDEX routines_due ON routines(next_fire_at) WHERE enabled = 1;",
 };
 
 const int hd_store_nmigrations =

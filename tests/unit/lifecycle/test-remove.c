@@ -15,6 +15,7 @@
 #include <huddle/memory.h>
 #include <huddle/room.h>
 #include <huddle/room_lock.h>
+#include <huddle/routine.h>
 #include <huddle/session.h>
 #include <huddle/shutdown.h>
 #include <huddle/team.h>
@@ -41,6 +42,8 @@ fill(hd_fixture *fx, const char *team, const char *lead, const char *member)
 	hd_post *p = NULL;
 	hd_message *m = NULL;
 	hd_shutdown *sd = NULL;
+	hd_routine *rt = NULL;
+	hd_routine_spec rs = {0};
 	hd_room_lock lk;
 	hd_err err = HD_ERR_INIT;
 	hd_task_spec ts = {.team = team, .subject = "first"};
@@ -78,6 +81,13 @@ fill(hd_fixture *fx, const char *team, const char *lead, const char *member)
 	assert_hd_ok(hd_store_kv_put(fx->st, key, "{}", &err), &err);
 	snprintf(key, sizeof(key), HD_TEAM_MAX_MESSAGES_KEY, team);
 	assert_hd_ok(hd_store_kv_put(fx->st, key, "20", &err), &err);
+	rs.team = team;
+	rs.name = "nightly";
+	rs.agent = member;
+	rs.every = "1d";
+	rs.title = "Nightly check";
+	assert_hd_ok(hd_routine_add(&rt, fx->st, &rs, 1000, &err), &err);
+	hd_routine_free(rt);
 	assert_hd_ok(hd_team_shutdown(&sd, fx->st, team, "done", 60000, &err),
 	    &err);
 	hd_shutdown_free(sd);
@@ -193,13 +203,14 @@ test_remove__purge_leaves_no_row_of_the_team_and_every_row_of_another(
 	    "agents.team_id=2 autorun_agents.team_id=1 autorun_turns.team_id=1"
 	    " cancel_requests.team_id=1 conversations.team_id=1"
 	    " memory_facts.team_id=3 messages.team_id=1 room_locks.room_id=1"
+	    " routines.team_id=1"
 	    " sessions.team_id=1"
 	    " tasks.team_id=2 team_chat.room_id=4 team_chat.team_id=4"
 	    " wakes.team_id=1 kv=3");
 	rows_of(fx, "ops", before, sizeof(before));
 	assert_hd_err(hd_team_remove(fx->st, "dev", 0, &err), HD_EREFUSED,
 	    "team dev still has 2 tasks, 4 posts, 1 message, 1 conversation,"
-	    " 3 facts; pass --purge to delete them too",
+	    " 3 facts, 1 routine; pass --purge to delete them too",
 	    &err);
 	rows_of(fx, "dev", after, sizeof(after));
 	assert_string_equal(after, dev); /* the refusal deleted nothing */

@@ -897,7 +897,7 @@ static void
 test_cli_commands_are_the_table(void **state)
 {
 	static const char *const groups[] = {"task", "chat", "team", "agent",
-	    "memory", NULL};
+	    "memory", "routine", NULL};
 	const hd_op *const *o;
 	char seen[64][32], words[64];
 	size_t nseen, i, g, len;
