@@ -94,14 +94,16 @@ wait_for() {
 
 # serve_bg [ARGS...]: `huddle serve --port 0 ARGS...` in the background
 # (stdout in $T_TMP/serve.out, stderr in $T_TMP/serve.err), once it says
-# it is running (bounded: 5 s); sets serve_pid, url (http://127.0.0.1:N)
+# it is running (bounded: 20 s: an ASan build on a loaded machine can
+# take seconds to start); sets serve_pid, url (http://127.0.0.1:N)
 # and port. The caller stops it. Environment for the server goes before
 # the call: HUDDLE_LOG=info serve_bg.
 serve_bg() {
 	"$HUDDLE" serve --port 0 "$@" >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
 	serve_pid=$!
-	for _ in $(seq 1 250); do
+	for _ in $(seq 1 1000); do
 		grep -q "huddle is running at" "$T_TMP/serve.out" && break
+		kill -0 "$serve_pid" 2>/dev/null || break # it died: say why now
 		sleep 0.02
 	done
 	url=$(sed -n 's/^huddle is running at //p' "$T_TMP/serve.out")
