@@ -1,12 +1,21 @@
 # lib.sh -- helpers for end-to-end tests of the real binary.
 # Source it: `. "$(dirname "$0")/lib.sh"`. Each test gets a fresh
-# HUDDLE_HOME in a temporary directory, removed on exit.
+# HUDDLE_HOME in a temporary directory, removed on exit, and every server
+# serve_bg started that is still running is stopped then.
 set -u
 HUDDLE=${HUDDLE:?set HUDDLE to the huddle binary}
 HUDDLE_SRC=${HUDDLE_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/huddle-e2e-XXXXXX")
 export HUDDLE_HOME="$T_TMP/home"
-trap 'rm -rf "$T_TMP"' EXIT
+T_SERVERS= # every serve_bg pid, stopped on exit (t_cleanup)
+t_cleanup() {
+	local p
+	for p in $T_SERVERS ${FAKE_MODEL_PID:-}; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	rm -rf "$T_TMP"
+}
+trap t_cleanup EXIT
 T_FAILS=0
 T_PASSES=0
 T_NAME=$(basename "$0" .sh)
@@ -101,6 +110,7 @@ wait_for() {
 serve_bg() {
 	"$HUDDLE" serve --port 0 "$@" >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
 	serve_pid=$!
+	T_SERVERS="$T_SERVERS $serve_pid"
 	for _ in $(seq 1 1000); do
 		grep -q "huddle is running at" "$T_TMP/serve.out" && break
 		kill -0 "$serve_pid" 2>/dev/null || break # it died: say why now
@@ -172,7 +182,6 @@ fake_model_start() {
 	node "$HUDDLE_SRC/tests/e2e/fake-model.mjs" --port-file "$T_TMP/fake-model.port" \
 		--log "$FAKE_MODEL_LOG" 2>>"$T_TMP/fake-model.err" &
 	FAKE_MODEL_PID=$!
-	trap 'kill "$FAKE_MODEL_PID" 2>/dev/null; wait "$FAKE_MODEL_PID" 2>/dev/null; rm -rf "$T_TMP"' EXIT
 	for _ in $(seq 1 100); do
 		[ -s "$T_TMP/fake-model.port" ] && break
 		sleep 0.1
