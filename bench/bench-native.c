@@ -238,7 +238,7 @@ main(int argc, char **argv)
 	char home[600], ahome[700], url[128], cfg[256], id[32];
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
-	const union MHD_DaemonInfo *info;
+	const union MHD_DaemonInfo *info = NULL;
 	const hd_runtime_adapter *rt;
 	struct curl_slist *h = NULL;
 	hd_store *st;
