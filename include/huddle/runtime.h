@@ -465,12 +465,6 @@ typedef struct hd_runtime_home {
 int hd_runtime_home_prepare(hd_runtime_home *out, const hd_runtime_plan *plan,
     const hd_runtime_home_spec *spec, hd_err *err);
 
-/* Seed a prepared home: each seed copied only when its name is absent
- * (what hd_runtime_home_prepare does with spec->seeds), for an adapter
- * that knows its seeds only once it runs. */
-int hd_runtime_home_seed(
-    const char *home, const hd_runtime_seed *seeds, size_t nseeds, hd_err *err);
-
 /* Remove an ephemeral home (recursively, never following links) and free
  * the path. A persistent home is left as it is. NULL-safe. */
 void hd_runtime_home_release(hd_runtime_home *h);

@@ -613,29 +613,10 @@ static int
 seed_home(const char *home, hd_err *err)
 {
 	static const char *const names[] = {"config.toml", "auth.json", NULL};
-	const char *src = getenv("CODEX_HOME"), *h = getenv("HOME");
-	char dir[PATH_MAX - 32], paths[2][PATH_MAX];
-	hd_runtime_seed seeds[2];
-	size_t n = 0, i;
+	char dir[PATH_MAX - 32];
 
-	if (src != NULL && src[0] != '\0')
-		snprintf(dir, sizeof(dir), "%s", src);
-	else if (h != NULL && h[0] != '\0')
-		snprintf(dir, sizeof(dir), "%s/.codex", h);
-	else
-		return 0;
-	if (strcmp(dir, home) == 0)
-		return 0;
-	for (i = 0; names[i] != NULL; i++) {
-		if ((size_t)snprintf(paths[n], sizeof(paths[n]), "%s/%s", dir,
-			names[i]) >= sizeof(paths[n]) ||
-		    access(paths[n], R_OK) != 0)
-			continue;
-		seeds[n].src = paths[n];
-		seeds[n].name = names[i];
-		n++;
-	}
-	return hd_runtime_home_seed(home, seeds, n, err);
+	hd_runtime__user_dir(dir, sizeof(dir), "CODEX_HOME", ".codex");
+	return hd_runtime__seed_from(home, dir, names, err);
 }
 
 /* the parser behind hd_runtime__run_stream */

@@ -218,13 +218,7 @@ hermes_check(const json_t *cfg, hd_err *err)
 static void
 user_home(char *out, size_t outlen)
 {
-	const char *src = getenv("HERMES_HOME"), *h = getenv("HOME");
-
-	out[0] = '\0';
-	if (src != NULL && src[0] != '\0')
-		snprintf(out, outlen, "%s", src);
-	else if (h != NULL && h[0] != '\0')
-		snprintf(out, outlen, "%s/.hermes", h);
+	hd_runtime__user_dir(out, outlen, "HERMES_HOME", ".hermes");
 }
 
 /* (3a): config.yaml and .env, copied once when absent. */
@@ -232,23 +226,10 @@ static int
 seed_home(const char *home, hd_err *err)
 {
 	static const char *const names[] = {HERMES_CONFIG, ".env", NULL};
-	char dir[PATH_MAX - 32], paths[2][PATH_MAX];
-	hd_runtime_seed seeds[2];
-	size_t n = 0, i;
+	char dir[PATH_MAX - 32];
 
 	user_home(dir, sizeof(dir));
-	if (dir[0] == '\0' || strcmp(dir, home) == 0)
-		return 0;
-	for (i = 0; names[i] != NULL; i++) {
-		if ((size_t)snprintf(paths[n], sizeof(paths[n]), "%s/%s", dir,
-			names[i]) >= sizeof(paths[n]) ||
-		    access(paths[n], R_OK) != 0)
-			continue;
-		seeds[n].src = paths[n];
-		seeds[n].name = names[i];
-		n++;
-	}
-	return hd_runtime_home_seed(home, seeds, n, err);
+	return hd_runtime__seed_from(home, dir, names, err);
 }
 
 /* The mcp_servers value huddle owns: {"huddle": {...}}, one line of

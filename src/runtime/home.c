@@ -31,6 +31,8 @@
 #include <huddle/runtime.h>
 #include <huddle/util.h>
 
+#include "runtime_int.h"
+
 #define HOME_COPY_CHUNK 65536
 
 /* Write len bytes at fd; 0 or -1 (errno set). */
@@ -330,16 +332,40 @@ hd_runtime_home_prepare(hd_runtime_home *out, const hd_runtime_plan *plan,
 	return 0;
 }
 
-int
-hd_runtime_home_seed(
-    const char *home, const hd_runtime_seed *seeds, size_t nseeds, hd_err *err)
+void
+hd_runtime__user_dir(
+    char *out, size_t outlen, const char *env_var, const char *dot_dir)
 {
+	const char *src = getenv(env_var), *h = getenv("HOME");
+
+	out[0] = '\0';
+	if (src != NULL && src[0] != '\0')
+		snprintf(out, outlen, "%s", src);
+	else if (h != NULL && h[0] != '\0')
+		snprintf(out, outlen, "%s/%s", h, dot_dir);
+}
+
+int
+hd_runtime__seed_from(const char *home, const char *dir,
+    const char *const *names, hd_err *err)
+{
+	char path[PATH_MAX];
+	hd_runtime_seed seed;
 	size_t i;
 	int rc;
 
-	for (i = 0; i < nseeds; i++)
-		if ((rc = seed_one(home, &seeds[i], err)) < 0)
+	if (dir[0] == '\0' || strcmp(dir, home) == 0)
+		return 0;
+	for (i = 0; names[i] != NULL; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+			names[i]) >= sizeof(path) ||
+		    access(path, R_OK) != 0)
+			continue;
+		seed.src = path;
+		seed.name = names[i];
+		if ((rc = seed_one(home, &seed, err)) < 0)
 			return rc;
+	}
 	return 0;
 }
 

@@ -25,6 +25,21 @@ extern const hd_runtime_adapter hd_runtime__codex;
 extern const hd_runtime_adapter hd_runtime__native;
 extern const hd_runtime_adapter hd_runtime__hermes;
 
+/* ---- the user's own CLI home, seeding an agent's (home.c) ---- */
+
+/* The user's own directory of a CLI: $env_var, else $HOME/dot_dir; ""
+ * when neither can be told. */
+void hd_runtime__user_dir(
+    char *out, size_t outlen, const char *env_var, const char *dot_dir);
+
+/* Seed a prepared home from the user's directory dir: each of names
+ * (NULL-terminated) readable there is copied when absent from
+ * home (what hd_runtime_home_prepare does with spec->seeds), for an
+ * adapter that knows its seeds only once it runs. Nothing when dir is ""
+ * or is home itself. */
+int hd_runtime__seed_from(const char *home, const char *dir,
+    const char *const *names, hd_err *err);
+
 /* ---- child processes (proc.c) ---- */
 
 /* A NULL-terminated vector of owned strings; appends never fail loudly
