@@ -160,6 +160,20 @@ finish() {
 	[ "$T_FAILS" -eq 0 ]
 }
 
+# need_node_modules PATH...: each PATH (under tests/e2e/node_modules) is
+# there, after one `npm ci` in tests/e2e (package-lock.json) when any was
+# not; else the test fails and ends here.
+need_node_modules() {
+	local e2e="$HUDDLE_SRC/tests/e2e" p
+	for p in "$@"; do
+		[ -e "$e2e/node_modules/$p" ] && continue
+		(cd "$e2e" && npm ci --no-audit --no-fund >/dev/null 2>&1) && return 0
+		fail "npm ci in tests/e2e failed"
+		finish
+		exit 1
+	done
+}
+
 # ---- the real agent CLIs against tests/e2e/fake-model.mjs ----------------
 
 # agent_cli_bin claude|codex: the pinned CLI in tests/e2e/node_modules; a

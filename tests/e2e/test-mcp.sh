@@ -4,13 +4,7 @@
 # and Streamable HTTP.
 . "$(dirname "$0")/lib.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
-if [ ! -d "$E2E/node_modules/@modelcontextprotocol/sdk" ]; then
-	(cd "$E2E" && npm ci --no-audit --no-fund >/dev/null 2>&1) || {
-		fail "npm ci in tests/e2e failed"
-		finish
-		exit 1
-	}
-fi
+need_node_modules @modelcontextprotocol/sdk
 "$HUDDLE" up "$HUDDLE_SRC/examples/dev-team.json" >/dev/null
 "$HUDDLE" team create ops >/dev/null
 "$HUDDLE" agent add ops sre --leader >/dev/null

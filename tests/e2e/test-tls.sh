@@ -236,9 +236,7 @@ expect_eq "$(json_get "$out" '(j["ok"], j["result"]["turnsTaken"])')" "(True, 1)
 expect_eq "$(cat "$T_TMP/env.log")" "url=none" "the server's own turn got no https attach URL"
 
 # ---- the MCP SDK client over https -----------------------------------------
-if [ ! -d "$E2E/node_modules/@modelcontextprotocol/sdk" ]; then
-	(cd "$E2E" && npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci in tests/e2e failed"
-fi
+need_node_modules @modelcontextprotocol/sdk
 run attach dev coder --host localhost --json
 sdk_url=$(json_get "$OUT" 'j["url"]')
 expect_contains "$sdk_url" "https://localhost:$port/mcp?roomTeamId=dev&postAuthorAgentId=coder&sig=" \
