@@ -4,6 +4,8 @@
 # task #N"), copies the prompt to $CRITIC_DIR/prompt.<N>, then does what
 # $CRITIC_DIR/mode says:
 #   approve      huddle task verdict N --verdict approve --as <itself>
+#   mcp          the verify_verdict tool, over `huddle mcp` bound to itself
+#                (the answer kept in $CRITIC_DIR/mcp.out)
 #   reject       the same with --verdict reject and $CRITIC_DIR/reasons
 #   silent       answers without a verdict
 #   sleep        sleeps 60 s (a critic that never answers in time)
@@ -25,6 +27,10 @@ reject)
 	"$HUDDLE_BIN" task verdict "$id" --verdict reject \
 		-r "$(cat "$CRITIC_DIR/reasons")" --as "$HUDDLE_AGENT" >/dev/null ||
 		echo "verdict refused" ;;
+mcp)
+	printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"verify_verdict\",\"arguments\":{\"task_id\":$id,\"verdict\":\"approve\",\"reasons\":\"checked over MCP\"}}}" |
+		"$HUDDLE_BIN" mcp --team "$HUDDLE_TEAM" --agent "$HUDDLE_AGENT" \
+			>"$CRITIC_DIR/mcp.out" 2>/dev/null ;;
 owner)
 	"$HUDDLE_BIN" task verdict "$id" --verdict approve \
 		--as "$CRITIC_OWNER" 2>"$CRITIC_DIR/owner.err" >/dev/null ;;
