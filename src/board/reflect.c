@@ -89,7 +89,8 @@ reflect_note(hd_store *st, const hd_board__change *c, hd_err *err)
 	if (!hd_board__announce(&note, c))
 		goto done;
 	m.team = c->task->team_id;
-	m.from = c->actor;
+	/* an approval is the owner's completion, told as from the owner */
+	m.from = c->kind == HD_BOARD__APPROVED ? c->task->owner : c->actor;
 	m.to = c->leader;
 	m.type = "task_update";
 	m.content = hd_buf_cstr(&note);
