@@ -172,7 +172,7 @@ hd_board__create_txn(hd_store *st, void *payload, hd_err *err)
 		goto done;
 	id = hd_store_last_id(st);
 	if ((rc = hd_board__verify_insert(st, id, spec, err)) < 0)
-		return rc;
+		goto done;
 	deps = json_array();
 	for (i = 0; i < spec->ndepends_on; i++)
 		if ((rc = hd_store_run(st, err,
