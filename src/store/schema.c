@@ -524,6 +524,12 @@ const char *const hd_store_migrations[] = {
 	"  UNIQUE (team_id, name)"
 	");"
 	"CREATE INDEX routines_due ON routines(next_fire_at) WHERE enabled = 1;",
+
+	/* 19: events (events): a team's cost events by time, for the spend
+	 * read (hd_events_costs). Partial: only cost rows are in it, so the
+	 * appends of every other kind write no more pages than before
+	 * (migration 7's reason to drop events_team). */
+	"CREATE INDEX events_cost ON events(team_id, ts) WHERE kind = 'cost';",
 };
 
 const int hd_store_nmigrations =
