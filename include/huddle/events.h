@@ -98,6 +98,18 @@ int hd_events_progress(
  */
 int hd_events_list_task(hd_event_list *out, hd_store *st, const char *team,
     int64_t task_id, int limit, hd_err *err);
+/*
+ * The cost events of team (one per runtime turn that was charged, SPEC
+ * 8.2) with since_ms <= ts < until_ms, oldest first: fn(ctx, e) for each,
+ * e lent for the call only; a negative answer from fn stops the walk and
+ * is returned. A partial index (kind = 'cost', by team and ts) bounds the
+ * walk to the window, whatever else the log holds. For the spend read
+ * (team/spend.c).
+ */
+typedef int (*hd_event_fn)(void *ctx, const hd_event *e);
+int hd_events_costs(hd_store *st, const char *team, int64_t since_ms,
+    int64_t until_ms, hd_event_fn fn, void *ctx, hd_err *err);
+
 /* The highest seq in the log (0 when empty). */
 int hd_events_head(int64_t *out, hd_store *st, hd_err *err);
 

@@ -49,6 +49,7 @@ static const hd_cli_render *const render_tables[] = {
     hd_cli_renders_shutdown,
     hd_cli_renders_memory,
     hd_cli_renders_routine,
+    hd_cli_renders_spend,
     NULL,
 };
 

@@ -208,6 +208,7 @@ extern const hd_cli_render hd_cli_renders_send[];
 extern const hd_cli_render hd_cli_renders_shutdown[];
 extern const hd_cli_render hd_cli_renders_memory[];
 extern const hd_cli_render hd_cli_renders_routine[];
+extern const hd_cli_render hd_cli_renders_spend[];
 
 /* The commands. */
 extern const hd_cli_cmd hd_cli_cmd_init;

@@ -1,10 +1,12 @@
 /*
  * cmd-doctor.c -- `huddle doctor [TEAM]`: can each agent's turn run here?
  * For every agent (of one team, or of all), its runtime, the binary and
- * its version, the credentials it needs (names only), its home, and how
- * its last turn ended; exit 1 when anything would fail. First the whole
- * database gets PRAGMA integrity_check (O(size), fine for a command run
- * by hand; serve runs the cheaper quick_check, see store.c (9)).
+ * its version (or, for a native agent, which has none, the endpoint it
+ * calls), the credentials it needs (names only; a keyless native agent
+ * needs none), its home, and how its last turn ended; exit 1 when
+ * anything would fail. First the whole database gets PRAGMA
+ * integrity_check (O(size), fine for a command run by hand; serve runs
+ * the cheaper quick_check, see store.c (9)).
  */
 #include <string.h>
 
@@ -50,6 +52,7 @@ static void
 print_report(const json_t *r)
 {
 	const json_t *bin = json_object_get(r, "binary");
+	const json_t *ep = json_object_get(r, "endpoint");
 	const json_t *env = json_object_get(r, "env");
 	const json_t *lt = json_object_get(r, "last_turn"), *v;
 	size_t i;
@@ -76,7 +79,15 @@ print_report(const json_t *r)
 		    json_string_value(json_object_get(bin, "version"))
 			? json_string_value(json_object_get(bin, "version"))
 			: "");
-	if (json_is_object(env)) {
+	if (json_is_object(ep))
+		printf("      endpoint %s %s (model %s)\n",
+		    json_string_value(json_object_get(ep, "provider")),
+		    json_string_value(json_object_get(ep, "base_url")),
+		    json_string_value(json_object_get(ep, "model")));
+	if (json_is_true(json_object_get(env, "keyless")))
+		printf("      needs   %s\n",
+		    json_string_value(json_object_get(env, "needs")));
+	else if (json_is_object(env)) {
 		printf("      needs   %s; set:",
 		    json_string_value(json_object_get(env, "needs")));
 		json_array_foreach (json_object_get(env, "present"), i, v)
@@ -170,9 +181,10 @@ const hd_cli_cmd hd_cli_cmd_doctor = {
     .fn = cmd_doctor,
     .details =
 	"For each agent: its runtime, the binary and its version (claude, "
-	"codex,\nan exec command), the credentials it needs (variable "
-	"names only, never\nvalues), its home, and how its last turn "
-	"ended. Nothing is changed and no\nmodel is called. The database gets PRAGMA integrity_check first;\n"
-	"a damaged one is named and nothing else is checked. Exit 1 when "
-	"any agent has a problem.",
+	"codex,\nhermes, an exec command) or the endpoint a native agent "
+	"calls, the\ncredentials it needs (variable names only, never "
+	"values), its home, and\nhow its last turn ended. Nothing is "
+	"changed and no model is called. The\ndatabase gets PRAGMA "
+	"integrity_check first; a damaged one is named and\nnothing else "
+	"is checked. Exit 1 when any agent has a problem.",
 };

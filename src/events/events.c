@@ -21,6 +21,11 @@
  *      drawer) is the events naming its task_id. task_id has no index of
  *      its own: the reader names the team, and the team's index bounds
  *      the walk to that team's events.
+ *  (5) A team's cost events over a window (hd_events_costs, for the
+ *      spend read) walk the partial index events_cost (team_id, ts)
+ *      WHERE kind = 'cost' (migration 19): the query names the kind as
+ *      that literal, so the planner may use it, and the index holds only
+ *      cost rows, so every other append pays nothing for it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +303,41 @@ hd_events_progress(
 		 " kind = 'message_sent')",
 		 HD_INT(after_seq > 0 ? after_seq : 0), HD_TEXT(agent))) < 0)
 		return rc;
+	return 0;
+}
+
+int
+hd_events_costs(hd_store *st, const char *team, int64_t since_ms,
+    int64_t until_ms, hd_event_fn fn, void *ctx, hd_err *err)
+{
+	/* (5): 'cost' a literal, for the partial index */
+	static const char *const sql =
+	    "SELECT seq, id, ts, kind, team_id, task_id, agent_id, data"
+	    " FROM events WHERE kind = 'cost' AND team_id = ?1"
+	    " AND ts >= ?2 AND ts < ?3 ORDER BY ts, seq";
+	hd_stmt *s;
+	hd_event e;
+	int rc, src, frc = 0;
+
+	if ((rc = hd_store_query(st, &s, err, sql, HD_TEXT(team),
+		 HD_INT(since_ms), HD_INT(until_ms))) < 0)
+		return rc;
+	while ((src = hd_stmt_step(s)) == HD_ROW) {
+		if (events_row(&e, s, NULL) < 0) {
+			event_dispose(&e);
+			hd_store_reset(s);
+			return hd_err_set(err, HD_ENOMEM, "out of memory");
+		}
+		frc = fn(ctx, &e);
+		event_dispose(&e);
+		if (frc < 0)
+			break;
+	}
+	hd_store_reset(s);
+	if (frc < 0)
+		return frc;
+	if (src != HD_DONE)
+		return hd_store_sqlerr(st, src, err);
 	return 0;
 }
 

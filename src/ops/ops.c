@@ -73,6 +73,7 @@ build(void)
 	    hd_ops_mail,
 	    hd_ops_memory,
 	    hd_ops_routine,
+	    hd_ops_spend,
 	    NULL,
 	};
 	const hd_op *const *g;

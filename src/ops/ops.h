@@ -317,5 +317,6 @@ extern const hd_op hd_ops_team[];
 extern const hd_op hd_ops_mail[];
 extern const hd_op hd_ops_memory[];
 extern const hd_op hd_ops_routine[];
+extern const hd_op hd_ops_spend[];
 
 #endif

@@ -960,7 +960,9 @@ native_caps(hd_runtime_caps *out)
 }
 
 /* huddle doctor: no binary; the endpoint and whether the key variable
- * is set (its name only, never its value). */
+ * is set (its name only, never its value). Without api_key_env no key
+ * is sent (a keyless local server): env says so, and that is no
+ * problem. */
 static void
 native_doctor(const hd_agent *a, const char *home_dir, json_t *report)
 {
@@ -980,7 +982,12 @@ native_doctor(const hd_agent *a, const char *home_dir, json_t *report)
 					       "api_key_env)",
 		    var);
 		hd_runtime__doctor_needs(report, a, needs, names, 0);
-	}
+	} else
+		json_object_set_new(report, "env",
+		    json_pack("{s:s, s:[], s:b}", "needs",
+			"no key: runtime_config.api_key_env is not set, so "
+			"none is sent (a keyless server)",
+			"present", "keyless", 1));
 	json_object_set_new(report, "endpoint",
 	    json_pack("{s:s, s:s, s:s}", "provider",
 		hd_runtime__cfg_str(cfg, "provider", ""), "model",

@@ -525,7 +525,13 @@ const char *const hd_store_migrations[] = {
 	");"
 	"CREATE INDEX routines_due ON routines(next_fire_at) WHERE enabled = 1;",
 
-	/* 19: verification (board/verify.c). tasks gains the status
+	/* 19: events (events): a team's cost events by time, for the spend
+	 * read (hd_events_costs). Partial: only cost rows are in it, so the
+	 * appends of every other kind write no more pages than before
+	 * (migration 7's reason to drop events_team). */
+	"CREATE INDEX events_cost ON events(team_id, ts) WHERE kind = 'cost';",
+
+	/* 20: verification (board/verify.c). tasks gains the status
 	 * verifying (the CHECK's text edited as in 8: rows untouched); a
 	 * task's verification spec and the state of its latest run live in
 	 * task_verify, one row per task that has one: its gate (a shell

@@ -16,7 +16,8 @@
  * Callers: the engines (engine/exchange.c and turn.c: paused, charge with
  * the turn's save; engine/conversation.c and sv_turn.c: charge, paused),
  * the CLI (`huddle budget`), HTTP (route-teams.c: the spend per agent),
- * the tests.
+ * team/spend.c (the team's and its members' budgets beside the spend
+ * over time), the tests.
  */
 #include <stdlib.h>
 #include <string.h>

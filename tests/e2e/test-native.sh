@@ -61,6 +61,25 @@ expect_eq "$(json_get "$OUT" '[(a["runtime"], a["env"]["present"], a["endpoint"]
 	"[('native', ['FAKE_NATIVE_KEY'], 'openai'), ('native', ['FAKE_NATIVE_KEY'], 'anthropic')]" \
 	"doctor: the key variable by name and the endpoint"
 case "$OUT" in *sk-native-fake*) fail "doctor printed the key: $OUT" ;; *) pass ;; esac
+run doctor dev
+expect_contains "$OUT" "ok   lead (team dev): native
+      endpoint openai $url/v1 (model fake-model)
+      needs   FAKE_NATIVE_KEY (runtime_config.api_key_env); set: FAKE_NATIVE_KEY" \
+	"doctor, as text: the endpoint where a CLI runtime shows its binary"
+# a keyless local server (no api_key_env): nothing to set, no problem
+run agent add dev local --runtime native --config '{"provider":"openai","model":"qwen3:8b","base_url":"http://127.0.0.1:11434/v1"}'
+expect_rc 0 "add a native agent on a keyless server"
+run doctor dev --json
+expect_eq "$(json_get "$OUT" '[(a["ok"], a["env"]) for a in j["agents"] if a["agent"]=="local"]')" \
+	"[(True, {'needs': 'no key: runtime_config.api_key_env is not set, so none is sent (a keyless server)', 'present': [], 'keyless': True})]" \
+	"doctor: a keyless native agent needs no key"
+run doctor dev
+expect_contains "$OUT" "ok   local (team dev): native
+      endpoint openai http://127.0.0.1:11434/v1 (model qwen3:8b)
+      needs   no key: runtime_config.api_key_env is not set, so none is sent (a keyless server)
+" "doctor, as text: keyless"
+run agent rm local
+expect_rc 0 "remove the keyless agent"
 
 # ---- ask: the leader claims a task and posts through its tools ---------------
 run task create dev "Write the parser"

@@ -28,35 +28,6 @@ export HOME=$T_TMP/user
 mkdir -p "$HOME"
 
 url=http://127.0.0.1:$FAKE_MODEL_PORT
-# the CLIs' settings that keep them on loopback and fail fast
-claude_cfg() { # claude_cfg [TIMEOUT_S]
-	python3 - "$claude" "$url" "${1:-120}" <<'EOF'
-import json, sys
-print(json.dumps({"bin": sys.argv[1], "home": "private", "timeout_s": int(sys.argv[3]),
-  "env": {"ANTHROPIC_BASE_URL": sys.argv[2], "ANTHROPIC_API_KEY": "sk-ant-fake",
-          "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-          "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-          "CLAUDE_CODE_MAX_RETRIES": "0"}}))
-EOF
-}
-codex_cfg() {
-	python3 - "$codex" "$url" <<'EOF'
-import json, sys
-print(json.dumps({"bin": sys.argv[1], "model": "fake-model", "timeout_s": 120,
-  "env": {"FAKE_OPENAI_API_KEY": "sk-fake"},
-  "prices": {"input": 1.25, "cached": 0.125, "output": 10},
-  "overrides": {
-    "model_provider": "fake",
-    "model_providers.fake": {"name": "fake", "base_url": sys.argv[2] + "/v1",
-      "wire_api": "responses", "env_key": "FAKE_OPENAI_API_KEY",
-      "request_max_retries": 0, "stream_max_retries": 0},
-    "approval_policy": "never", "check_for_update_on_startup": False,
-    "analytics.enabled": False, "feedback.enabled": False, "otel.exporter": "none",
-    "features.apps": False, "features.plugins": False, "features.remote_plugin": False,
-    "features.plugin_sharing": False, "features.in_app_updates": False,
-    "features.api_key_model_discovery": False, "features.daemon_auto_start": False}}))
-EOF
-}
 # script JSON: the line a fake turn follows
 script() { printf 'FAKE_SCRIPT:%s' "$1"; }
 
