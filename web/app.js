@@ -55,7 +55,7 @@
   const EVENTS_KEEP = 1000; // events kept in memory
   const EVENTS_SHOW = 300; // rows shown at once
   const EVENTS_PAST = 200; // the log's recent past a team opens on
-  const STATUSES = ['pending', 'claimed', 'in_progress', 'completed', 'failed', 'cancelled'];
+  const STATUSES = ['pending', 'claimed', 'in_progress', 'verifying', 'completed', 'failed', 'cancelled'];
   // Every kind the server emits (SPEC 13 and the modules); an EventSource
   // only hears named events it listens for.
   const KINDS = [

@@ -39,7 +39,7 @@
 
   const COLUMN = {
     pending: 'Pending', claimed: 'Claimed', in_progress: 'In progress',
-    completed: 'Completed', failed: 'Failed', cancelled: 'Cancelled',
+    verifying: 'Verifying', completed: 'Completed', failed: 'Failed', cancelled: 'Cancelled',
   };
   // A drop on a column: the action that puts a task there, the statuses
   // it leaves, and what the page asks for first (2). Pending is reached by
@@ -50,7 +50,10 @@
     in_progress: {action: 'start', from: ['claimed']},
     completed: {action: 'complete', from: ['claimed', 'in_progress'], ask: 'result'},
     failed: {action: 'fail', from: ['claimed', 'in_progress'], ask: 'reason'},
-    cancelled: {action: 'cancel', from: ['pending', 'claimed', 'in_progress']},
+    cancelled: {action: 'cancel', from: ['pending', 'claimed', 'in_progress', 'verifying']},
+    // verifying is reached only by completing a task with a gate or a
+    // critic; its verdict is the critic's (or a user's, over REST)
+    verifying: {action: 'complete', from: []},
   };
   const OPEN = ['claimed', 'in_progress'];
 

@@ -286,7 +286,7 @@
     cancelled: 'cancelled by the user',
   };
   const STATUS_WORDS = {
-    pending: 'pending', claimed: 'claimed', in_progress: 'in progress', completed: 'completed',
+    pending: 'pending', claimed: 'claimed', in_progress: 'in progress', verifying: 'verifying', completed: 'completed',
     failed: 'failed', cancelled: 'cancelled', idle: 'idle', working: 'working', error: 'in error',
     shutdown: 'shut down', shutdown_requested: 'shutting down', active: 'active',
   };

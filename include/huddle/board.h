@@ -1,7 +1,9 @@
 /*
  * board.h -- the task board (SPEC 4), canonical for who does what.
  *
- * Statuses: pending, claimed, in_progress, completed, failed, cancelled.
+ * Statuses: pending, claimed, in_progress, verifying, completed, failed,
+ * cancelled (verifying: a task with a gate or critic whose owner completed
+ * it, waiting for the verdict; verify.h).
  *  (1) A task is blocked while any task it depends on is not completed;
  *      blocked_by is computed from the dependency table on every read,
  *      never stored.
@@ -40,6 +42,7 @@ typedef struct hd_task_counts {
 	int64_t completed;
 	int64_t failed;
 	int64_t cancelled;
+	int64_t verifying;
 } hd_task_counts;
 
 /* Count a team's tasks by status. */
@@ -65,14 +68,35 @@ typedef struct hd_task_comment {
 	int64_t created_at;
 } hd_task_comment;
 
+/* A task's verification (verify.h): its spec and its latest run. */
+typedef struct hd_task_verify {
+	char *gate;    /* or NULL */
+	char *workdir; /* or NULL */
+	int64_t gate_timeout_s;
+	char *critic; /* or NULL */
+	int64_t critic_timeout_s;
+	char *state; /* idle | queued | running | failed */
+	int64_t attempts;
+	char *runner; /* the run's runner while running, or NULL */
+	int64_t started_at;
+	int has_gate_exit;
+	int64_t gate_exit;   /* -1: it did not exit */
+	char *gate_output;   /* or NULL */
+	char *error;         /* the failed run's error, or NULL */
+	char *verdict;       /* approve | reject, or NULL */
+	char *verdict_by;    /* or NULL */
+	char *reasons;       /* or NULL */
+	int64_t updated_at;
+} hd_task_verify;
+
 typedef struct hd_task {
 	int64_t id;
 	char *team_id;
 	char *subject;
 	char *description; /* "" when none */
 	char *active_form; /* or NULL */
-	char *status;      /* pending | claimed | in_progress | completed |
-			      failed | cancelled */
+	char *status;      /* pending | claimed | in_progress | verifying |
+			      completed | failed | cancelled */
 	char *owner;       /* or NULL; always NULL while pending */
 	int64_t priority;  /* higher first */
 	json_t *metadata;  /* an object; owned */
@@ -101,6 +125,8 @@ typedef struct hd_task {
 	int64_t parent_id; /* the task this one is a subtask of; 0: a root */
 	int64_t *children; /* its subtasks' ids, ascending */
 	size_t nchildren;
+	hd_task_verify *verify; /* or NULL: no gate, no critic; hd_board_get
+				   and the verification's own answers only */
 } hd_task;
 
 typedef struct hd_tasks {
@@ -120,6 +146,12 @@ typedef struct hd_task_spec {
 	size_t ndepends_on;
 	const char *created_by; /* an agent of the team, or NULL/"user" */
 	int64_t parent_id;      /* a task of the same team; 0: a root task */
+	/* verification (verify.h); NULL/0: none, the defaults */
+	const char *gate;    /* a shell command, 1..HD_VERIFY_GATE_MAX bytes */
+	const char *workdir; /* where the gate runs: an absolute path */
+	int64_t gate_timeout_s;
+	const char *critic; /* an agent of the team */
+	int64_t critic_timeout_s;
 } hd_task_spec;
 
 /* hd_board_list filters; zeroed means "everything, newest first". */
@@ -259,7 +291,11 @@ int hd_board_delegate(hd_task **out, hd_store *st, const hd_task_spec *spec,
  * user: `task 5 is owned by coder, not tester` (HD_EREFUSED).
  *   start:    claimed -> in_progress  `Task #5 "W" → in_progress.`
  *   complete: claimed|in_progress -> completed, with an optional result
- *             `Task #5 "W" completed by coder.`
+ *             `Task #5 "W" completed by coder.`; a task with a gate or
+ *             a critic goes to verifying instead (verify.h), the result
+ *             kept as the builder's summary: `Task #5 "W" completed by
+ *             coder; verifying: gate `make test`, critic reviewer.`
+ *   cancel also leaves verifying.
  *   fail:     claimed|in_progress -> failed, with an optional reason
  *             `Task #5 "W" failed: <reason>.` (`failed.` without one)
  *   release:  claimed|in_progress -> pending, owner cleared
@@ -337,7 +373,11 @@ int hd_board_reassign_open(hd_tasks *moved, hd_store *st, const char *team,
  * "blocked_by","ready","parent_id" (null for a root),"children" (ids)}
  * plus "comments" and "dependents" (the ids of the tasks that depend on
  * this one) when loaded (hd_board_get) and "unblocked" (ids)
- * in hd_board_complete's answer. A new reference. */
+ * in hd_board_complete's answer, and "verify" {"gate","workdir",
+ * "gate_timeout_s","critic","critic_timeout_s","state","attempts",
+ * "runner","started_at","gate_exit","gate_output","error","verdict",
+ * "verdict_by","reasons","updated_at"} when the task has one and it was
+ * loaded. A new reference. */
 json_t *hd_task_to_json(const hd_task *t);
 json_t *hd_task_comment_to_json(const hd_task_comment *c);
 

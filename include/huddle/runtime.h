@@ -209,6 +209,29 @@ typedef struct hd_runtime_turn {
 	void *spawn_ctx;
 } hd_runtime_turn;
 
+/*
+ * A shell command run for an engine outside any turn (a verification
+ * gate, runtime/shell.c): `/bin/sh -c cmd` in cwd (NULL: ours) as agent
+ * of team (huddle's identity variables), its standard error merged into
+ * its output, until it ends, timeout_ms passes (killed, its whole
+ * process group) or *abort is set. out->exit_code is its exit status, -1
+ * when it did not exit; out->how says how it ended (`exit status 3`,
+ * `timed out after 600 s`); out->output is the last keep bytes it wrote.
+ * A negative return: it could not start (err says why). Dispose out
+ * either way.
+ */
+typedef struct hd_runtime_shell_result {
+	int exit_code;
+	char how[96];
+	char *output;
+} hd_runtime_shell_result;
+
+int hd_runtime_shell(hd_runtime_shell_result *out, const hd_agent *agent,
+    const char *team, const char *huddle_home, const char *cmd,
+    const char *cwd, int64_t timeout_ms, size_t keep, atomic_int *abort,
+    hd_err *err);
+void hd_runtime_shell_dispose(hd_runtime_shell_result *r);
+
 /* 1 once the turn's abort flag is set. */
 int hd_runtime_aborted(const hd_runtime_turn *in);
 

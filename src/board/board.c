@@ -14,6 +14,8 @@
  *                  (8)
  *   transitions.c  the state tables below and the owner-checked moves (6)
  *   deps.c         a dependency added later (3)
+ *   verify.c       verification: gate and critic, the verifying state
+ *                  (verify.h; owns task_verify)
  *   counts.c       the read-only counts the team's state and activity use
  *   lines.c, reflect.c  the reflection's texts and its posting (5)
  *   tasks_int.h    what they share (board_txn, the row loaders)
@@ -26,9 +28,15 @@
  *                                             (claim.c)
  *   claimed -> in_progress                    board_move_txn (start)
  *   claimed|in_progress -> completed|failed   board_move_txn (complete, fail)
+ *   claimed|in_progress -> verifying          board_move_txn (complete of a
+ *                                             task with a gate or critic:
+ *                                             hd_board__verify_submit)
+ *   verifying -> completed|in_progress        verdict_txn_fn (verify.c:
+ *                                             approve, reject)
  *   claimed|in_progress -> pending            board_move_txn (release:
  *                                             owner cleared)
- *   pending|claimed|in_progress -> cancelled  board_move_txn (cancel)
+ *   pending|claimed|in_progress|verifying -> cancelled
+ *                                             board_move_txn (cancel)
  *   failed -> pending                         board_move_txn (retry: owner
  *                                             and result cleared)
  *                                             (board_move_txn: transitions.c)
@@ -112,6 +120,8 @@ hd_board__txn_dispose(board_txn *b)
 	free(b->prev_owner);
 	free(b->leader);
 	free(b->dep_subject);
+	free(b->critic);
+	free(b->gate);
 	hd_task_comment_free(b->comment);
 	hd_board__ready_dispose(b);
 }
@@ -135,11 +145,13 @@ board_job_txn(hd_store *st, void *payload, hd_err *err)
 		return rc;
 	/* (5) */
 	memset(&c, 0, sizeof(c));
-	c.kind = j->kind;
+	c.kind = b->kind_set ? b->kind : j->kind;
 	c.task = b->task;
 	c.actor = is_user(b->actor) ? HD_BOARD_USER : b->actor;
 	c.leader = b->leader;
-	c.text = b->text;
+	c.text = c.kind == HD_BOARD__VERIFY_NOTE ? b->note : b->text;
+	c.critic = b->critic;
+	c.gate = b->gate;
 	c.dep_id = b->dep;
 	c.dep_subject = b->dep_subject;
 	c.prev_owner = b->prev_owner;
@@ -184,8 +196,8 @@ hd_board__write_task(hd_task **out, hd_store *st, hd_store_txn_fn fn,
 
 /* Insert a comment on task id (inside the caller's transaction); *out
  * (when non-NULL) gets it. author is an agent id or "user". */
-static int
-comment_insert(hd_task_comment **out, hd_store *st, int64_t id,
+int
+hd_board__comment_insert(hd_task_comment **out, hd_store *st, int64_t id,
     const char *author, const char *body, hd_err *err)
 {
 	hd_task_comment *c = NULL;
@@ -262,7 +274,7 @@ reassign_one(struct board_reassign *r, hd_store *st, int64_t id,
 		return hd_err_set(err, HD_ECONFLICT,
 		    "task %" PRId64 " changed while it was moved", id);
 	if ((rc = hd_board__task_load_deps(st, t, err)) < 0 ||
-	    (rc = comment_insert(NULL, st, id, r->actor, r->comment, err)) < 0)
+	    (rc = hd_board__comment_insert(NULL, st, id, r->actor, r->comment, err)) < 0)
 		goto done;
 	data = json_pack("{s:s, s:s, s:s, s:s}", "from", r->from, "to", r->to,
 	    "by", r->actor, "status", t->status);
@@ -373,7 +385,7 @@ board_comment_txn(hd_store *st, void *payload, hd_err *err)
 	b->comment = NULL;
 	if ((rc = hd_board__task_team(&team, st, b->id, err)) == 0 &&
 	    (rc = hd_board__actor_member(st, team, b->actor, err)) == 0 &&
-	    (rc = comment_insert(&b->comment, st, b->id,
+	    (rc = hd_board__comment_insert(&b->comment, st, b->id,
 		 is_user(b->actor) ? HD_BOARD_USER : b->actor, b->text,
 		 err)) == 0) {
 		hd_task_free(b->task);

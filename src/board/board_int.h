@@ -25,6 +25,10 @@ typedef enum {
 	HD_BOARD__REASSIGNED,
 	HD_BOARD__COMMENTED,
 	HD_BOARD__DELEGATED,
+	HD_BOARD__VERIFYING,   /* completed into verifying (verify.h) */
+	HD_BOARD__APPROVED,    /* verifying -> completed */
+	HD_BOARD__REJECTED,    /* verifying -> in_progress */
+	HD_BOARD__VERIFY_NOTE, /* a step of a run: text says which */
 } hd_board__kind;
 
 typedef struct hd_board__change {
@@ -43,6 +47,8 @@ typedef struct hd_board__change {
 	size_t nready;
 	const char *const *ready_subjects; /* the subjects of the first
 					      HD_BOARD__READY_NAMED */
+	const char *critic; /* verifying: the task's critic, or NULL */
+	const char *gate;   /* verifying: its gate, or NULL */
 } hd_board__change;
 
 /* How many of the tasks a completion made ready its texts name; the rest
@@ -80,6 +86,15 @@ void hd_board__delegate_text(hd_buf *b, const hd_task *t, const char *actor);
  */
 int hd_board__delegate_note(
     hd_store *st, const hd_task *t, const char *actor, hd_err *err);
+
+/*
+ * Tell a rejected task's owner why (hd_board_verdict): a task_update
+ * message `Task #5 "W" was rejected by reviewer: <reasons>` from actor
+ * (from "huddle" for a user or the gate). Part of the verdict's write:
+ * its failure fails the verdict.
+ */
+int hd_board__reject_note(hd_store *st, const hd_task *t, const char *actor,
+    const char *reasons, hd_err *err);
 
 /*
  * Reflect a change into the room and the leader's mailbox. Runs inside the

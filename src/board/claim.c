@@ -266,6 +266,9 @@ board_claim_txn(hd_store *st, void *payload, hd_err *err)
 			goto done;
 	} else if ((rc = hd_team_member_check(st, team, b->agent, err)) < 0)
 		goto done;
+	/* a task's critic never owns it (verify.c (2)) */
+	if ((rc = hd_board__verify_not_critic(st, b->id, b->agent, err)) < 0)
+		goto done;
 	if ((rc = claim_update(&b->task, st, b->id, b->agent, err)) < 0)
 		goto done;
 	if (b->task == NULL) {
@@ -401,7 +404,8 @@ board_delegate_txn(hd_store *st, void *payload, hd_err *err)
 	    (rc = hd_board__create_txn(st, b, err)) < 0)
 		return rc;
 	b->id = b->task->id;
-	if ((rc = claim_update(&t, st, b->id, b->agent, err)) < 0)
+	if ((rc = hd_board__verify_not_critic(st, b->id, b->agent, err)) < 0 ||
+	    (rc = claim_update(&t, st, b->id, b->agent, err)) < 0)
 		return rc;
 	if (t == NULL) /* a dependency not completed yet */
 		return claim_refusal(st, b->id, err);
@@ -454,6 +458,8 @@ board_auto_claim_txn(hd_store *st, void *payload, hd_err *err)
 		 " claimed_at = ?3, updated_at = ?3"
 		 " WHERE id = (SELECT t.id FROM tasks t WHERE t.team_id = ?1"
 		 "   AND t.status = 'pending' AND t.owner IS NULL"
+		 "   AND NOT EXISTS (SELECT 1 FROM task_verify v"
+		 "     WHERE v.task_id = t.id AND v.critic = ?2)"
 		 "   AND NOT " UNFINISHED_DEP(
 		     "t") "   ORDER BY t.priority DESC, t.id LIMIT 1)"
 			  " AND status = 'pending' AND owner IS NULL"

@@ -55,6 +55,8 @@ hd_board_counts(
 			out->failed = n;
 		else if (strcmp(status, "cancelled") == 0)
 			out->cancelled = n;
+		else if (strcmp(status, "verifying") == 0)
+			out->verifying = n;
 	}
 	hd_store_reset(s);
 	if (src != HD_DONE)

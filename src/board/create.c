@@ -171,6 +171,8 @@ hd_board__create_txn(hd_store *st, void *payload, hd_err *err)
 		 HD_INT_OR_NULL(spec->parent_id > 0, spec->parent_id))) < 0)
 		goto done;
 	id = hd_store_last_id(st);
+	if ((rc = hd_board__verify_insert(st, id, spec, err)) < 0)
+		goto done;
 	deps = json_array();
 	for (i = 0; i < spec->ndepends_on; i++)
 		if ((rc = hd_store_run(st, err,
@@ -251,6 +253,8 @@ hd_board__create_check(const hd_task_spec *spec, hd_err *err)
 	if (spec->parent_id < 0)
 		return hd_err_set(err, HD_ENOTFOUND,
 		    "unknown parent: task %" PRId64, spec->parent_id);
+	if ((rc = hd_board__verify_check(spec, err)) < 0)
+		return rc;
 	return actor_check(spec->created_by, err);
 }
 

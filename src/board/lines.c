@@ -20,9 +20,22 @@
  *        delegated  Task #5 "Write docs" delegated to coder by manager.
  *        commented  Comment on task #5 "Write docs" by coder: <the comment,
  *                   first 200 characters>
+ *        verifying  Task #5 "Write docs" completed by coder; verifying:
+ *                   gate `make test`, critic reviewer.  (either part
+ *                   alone when there is one; the gate's first 80
+ *                   characters)
+ *        approved   Task #5 "Write docs" approved by reviewer: completed
+ *                   (with tasks it made ready: `...: completed; now
+ *                   ready: #7 "Deploy".`)
+ *        rejected   Task #5 "Write docs" rejected by reviewer: <the
+ *                   reasons, first 200 characters>; back to coder.
+ *        a step     Task #5 "Write docs": <what happened> (verify.c says:
+ *                   `gate passed (exit 0).`, `verification failed: ...`)
  *      "by" names the actor: an agent id, or "user".
  *  (2) The leader hears of a completion or failure by a member (not the
- *      leader, not a user): `Task #5 "W" completed by coder: <result>` or
+ *      leader, not a user), an approved task as its owner's completion
+ *      (`Task #5 "W" completed by coder (approved by reviewer): <result>`):
+ *      `Task #5 "W" completed by coder: <result>` or
  *      `Task #5 "W" failed by coder: <reason>`, the text cut to its first
  *      200 characters (never inside a UTF-8 sequence); with no text the
  *      line ends `completed by coder.` / `failed by coder.`.
@@ -83,6 +96,11 @@ hd_board__room_line(hd_buf *b, const hd_board__change *c)
 		    utf8_prefix(c->text, HD_BOARD__ANNOUNCE_CHARS));
 		return;
 	}
+	if (c->kind == HD_BOARD__VERIFY_NOTE) {
+		hd_buf_printf(b, "Task #%" PRId64 " \"%s\": %s", t->id,
+		    t->subject, c->text != NULL ? c->text : "");
+		return;
+	}
 	hd_buf_printf(b, "Task #%" PRId64 " \"%s\" ", t->id, t->subject);
 	switch (c->kind) {
 	case HD_BOARD__CREATED: hd_buf_puts(b, "created."); break;
@@ -130,7 +148,34 @@ hd_board__room_line(hd_buf *b, const hd_board__change *c)
 	case HD_BOARD__DELEGATED:
 		hd_buf_printf(b, "delegated to %s by %s.", t->owner, c->actor);
 		break;
-	case HD_BOARD__COMMENTED: break; /* above */
+	case HD_BOARD__VERIFYING:
+		hd_buf_printf(b, "completed by %s; verifying:", c->actor);
+		if (c->gate != NULL) {
+			hd_buf_puts(b, " gate `");
+			hd_buf_put(b, c->gate, utf8_prefix(c->gate, 80));
+			hd_buf_printf(b, "`%s", c->critic != NULL ? "," : "");
+		}
+		if (c->critic != NULL)
+			hd_buf_printf(b, " critic %s", c->critic);
+		hd_buf_putc(b, '.');
+		break;
+	case HD_BOARD__APPROVED:
+		hd_buf_printf(b, "approved by %s: completed", c->actor);
+		if (c->nready > 0) {
+			hd_buf_puts(b, "; now ready: ");
+			ready_list(b, c);
+		}
+		hd_buf_putc(b, '.');
+		break;
+	case HD_BOARD__REJECTED:
+		hd_buf_printf(b, "rejected by %s: ", c->actor);
+		if (c->text != NULL)
+			hd_buf_put(b, c->text,
+			    utf8_prefix(c->text, HD_BOARD__ANNOUNCE_CHARS));
+		hd_buf_printf(b, "; back to %s.", t->owner);
+		break;
+	case HD_BOARD__COMMENTED: /* above */
+	case HD_BOARD__VERIFY_NOTE: break;
 	}
 }
 
@@ -149,26 +194,32 @@ int
 hd_board__announce(hd_buf *b, const hd_board__change *c)
 {
 	const hd_task *t = c->task;
-	const char *verb;
+	const char *verb, *by = c->actor;
 
-	if (c->kind == HD_BOARD__COMPLETED)
+	if (c->kind == HD_BOARD__COMPLETED || c->kind == HD_BOARD__APPROVED)
 		verb = "completed";
 	else if (c->kind == HD_BOARD__FAILED)
 		verb = "failed";
 	else
 		return 0;
-	if (c->leader == NULL || strcmp(c->actor, HD_BOARD_USER) == 0 ||
-	    strcmp(c->actor, c->leader) == 0)
+	if (c->kind == HD_BOARD__APPROVED) /* the owner's completion */
+		by = t->owner;
+	if (c->leader == NULL || by == NULL ||
+	    strcmp(by, HD_BOARD_USER) == 0 || strcmp(by, c->leader) == 0)
 		return 0;
 	hd_buf_printf(b, "Task #%" PRId64 " \"%s\" %s by %s", t->id, t->subject,
-	    verb, c->actor);
+	    verb, by);
+	if (c->kind == HD_BOARD__APPROVED)
+		hd_buf_printf(b, " (approved by %s)", c->actor);
 	if (c->text != NULL && c->text[0] != '\0') {
 		hd_buf_puts(b, ": ");
 		hd_buf_put(
 		    b, c->text, utf8_prefix(c->text, HD_BOARD__ANNOUNCE_CHARS));
 	} else
 		hd_buf_putc(b, '.');
-	if (c->kind == HD_BOARD__COMPLETED && c->nready > 0) {
+	if ((c->kind == HD_BOARD__COMPLETED ||
+		c->kind == HD_BOARD__APPROVED) &&
+	    c->nready > 0) {
 		hd_buf_puts(b, "\nNow ready: ");
 		ready_list(b, c);
 	}

@@ -89,7 +89,8 @@ reflect_note(hd_store *st, const hd_board__change *c, hd_err *err)
 	if (!hd_board__announce(&note, c))
 		goto done;
 	m.team = c->task->team_id;
-	m.from = c->actor;
+	/* an approval is the owner's completion, told as from the owner */
+	m.from = c->kind == HD_BOARD__APPROVED ? c->task->owner : c->actor;
 	m.to = c->leader;
 	m.type = "task_update";
 	m.content = hd_buf_cstr(&note);
@@ -122,7 +123,8 @@ reflect_activity(hd_store *st, const hd_board__change *c, hd_err *err)
 	if (c->kind == HD_BOARD__CREATED || c->kind == HD_BOARD__CLAIMED ||
 	    c->kind == HD_BOARD__ASSIGNED || c->kind == HD_BOARD__DELEGATED ||
 	    c->kind == HD_BOARD__LINKED || c->kind == HD_BOARD__RETRIED ||
-	    c->kind == HD_BOARD__COMMENTED)
+	    c->kind == HD_BOARD__COMMENTED ||
+	    c->kind == HD_BOARD__VERIFY_NOTE)
 		return 0;
 	if ((rc = reflect_begin(st, err)) < 0)
 		return rc;
@@ -159,6 +161,35 @@ hd_board__delegate_note(
 	rc = strcmp(actor, HD_BOARD_USER) == 0
 		 ? hd_mailbox_send_system(NULL, st, &m, err)
 		 : hd_mailbox__send(NULL, st, &m, 0, err);
+done:
+	hd_buf_dispose(&note);
+	return rc;
+}
+
+int
+hd_board__reject_note(hd_store *st, const hd_task *t, const char *actor,
+    const char *reasons, hd_err *err)
+{
+	hd_buf note = HD_BUF_INIT(HD_MESSAGE_MAX);
+	hd_message_spec m = {0};
+	int system = strcmp(actor, HD_BOARD_USER) == 0 ||
+		     strcmp(actor, "huddle") == 0;
+	int rc;
+
+	hd_buf_printf(&note, "Task #%lld \"%s\" was rejected by %s: %s",
+	    (long long)t->id, t->subject, actor, reasons);
+	if (hd_buf_failed(&note)) {
+		rc = hd_buf_error(&note, "rejection message", err);
+		goto done;
+	}
+	m.team = t->team_id;
+	m.from = actor;
+	m.to = t->owner;
+	m.type = "task_update";
+	m.content = hd_buf_cstr(&note);
+	m.approve = -1;
+	rc = system ? hd_mailbox_send_system(NULL, st, &m, err)
+		    : hd_mailbox__send(NULL, st, &m, 0, err);
 done:
 	hd_buf_dispose(&note);
 	return rc;

@@ -49,6 +49,7 @@ hd_board__task_dispose(hd_task *t)
 	}
 	free(t->comments);
 	free(t->dependents);
+	hd_board__verify_free(t->verify);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -335,7 +336,8 @@ hd_board__task_load(
 	if ((rc = hd_board__task_load_deps(st, *out, err)) < 0 ||
 	    (with_comments &&
 		((rc = task_load_comments(st, *out, err)) < 0 ||
-		    (rc = task_load_dependents(st, *out, err)) < 0))) {
+		    (rc = task_load_dependents(st, *out, err)) < 0 ||
+		    (rc = hd_board__verify_load(st, *out, err)) < 0))) {
 		hd_task_free(*out);
 		*out = NULL;
 	}
@@ -463,5 +465,7 @@ hd_task_to_json(const hd_task *t)
 		json_object_set_new(o, "dependents",
 		    hd_board__json_ids(t->dependents, t->ndependents));
 	}
+	if (t->verify != NULL)
+		json_object_set_new(o, "verify", hd_board__verify_json(t->verify));
 	return o;
 }

@@ -57,6 +57,13 @@ typedef struct board_txn {
 	int assign;  /* claim on behalf of agent (actor: leader or user) */
 	hd_board_pick *pick; /* assign_auto: the board picks agent, here */
 	int changed; /* 0: nothing written (an existing link) */
+	int verifying; /* complete: the task went to verifying instead */
+	int kind_set;  /* the reflection is kind, not the write's own */
+	hd_board__kind kind;
+	const char *note; /* HD_BOARD__VERIFY_NOTE's text */
+	void *ext;        /* verify.c: its write's own payload */
+	char *critic;     /* verify.c: the task's critic, for its texts */
+	char *gate;
 } board_txn;
 
 /* The small checks every write makes. */
@@ -159,6 +166,39 @@ int hd_board__write(hd_store *st, hd_store_txn_fn fn, board_txn *b,
  * *out (when out is not NULL); b is disposed either way. */
 int hd_board__write_task(hd_task **out, hd_store *st, hd_store_txn_fn fn,
     board_txn *b, hd_board__kind kind, hd_err *err);
+
+/* Insert a comment on task id (inside the caller's transaction); *out
+ * (when non-NULL) gets it. author is an agent id, "user" or "huddle". */
+int hd_board__comment_insert(hd_task_comment **out, hd_store *st, int64_t id,
+    const char *author, const char *body, hd_err *err);
+
+/* The tasks completing b->id made ready, into b->ready and
+ * b->ready_subjects (transitions.c; a completion, an approval). */
+int hd_board__unblocked(hd_store *st, board_txn *b, hd_err *err);
+
+/* ---- verify.c: verification (verify.h) -------------------------------- */
+
+/* Complete task t (b->op complete, checks passed): when t has a gate or
+ * critic, move it to verifying and queue its run instead (b->verifying
+ * 1, b->task the task after); else nothing (b->verifying 0). */
+int hd_board__verify_submit(
+    hd_store *st, board_txn *b, const hd_task *t, hd_err *err);
+
+/* t->verify from task_verify (none: left NULL). */
+int hd_board__verify_load(hd_store *st, hd_task *t, hd_err *err);
+json_t *hd_board__verify_json(const hd_task_verify *v);
+void hd_board__verify_free(hd_task_verify *v);
+
+/* The spec's verification checks that need no database, and its row
+ * (and the critic's membership) inside the create's transaction. */
+int hd_board__verify_check(const hd_task_spec *spec, hd_err *err);
+int hd_board__verify_insert(
+    hd_store *st, int64_t id, const hd_task_spec *spec, hd_err *err);
+
+/* `coder is the critic of task 5 and cannot own it` when agent is task
+ * id's critic (HD_EREFUSED), else 0. */
+int hd_board__verify_not_critic(
+    hd_store *st, int64_t id, const char *agent, hd_err *err);
 
 /* ---- create.c: also the first step of a delegation (claim.c) ------------ */
 

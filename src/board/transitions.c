@@ -1,6 +1,7 @@
 /*
  * transitions.c -- the board's state tables (board.c's diagram) and the
- * owner-checked moves: start, complete, fail, release, cancel, retry.
+ * owner-checked moves: start, complete, fail, release, cancel, retry (a
+ * complete of a task with a gate or critic goes to verifying: verify.c).
  *  (1) Each move is one conditional UPDATE whose WHERE names the status
  *      it leaves (board_ops), allowed only when both the operation's
  *      from-set and board_transitions allow the arrow; it runs inside the
@@ -32,11 +33,13 @@ enum {
 	ST_COMPLETED,
 	ST_FAILED,
 	ST_CANCELLED,
+	ST_VERIFYING,
 	NSTATUS
 };
 
 static const char *const status_names[NSTATUS] = {
-    "pending", "claimed", "in_progress", "completed", "failed", "cancelled"};
+    "pending", "claimed", "in_progress", "completed", "failed", "cancelled",
+    "verifying"};
 
 /*
  * The transition table: board_transitions[from][to] is 1 exactly for the
@@ -46,13 +49,14 @@ static const char *const status_names[NSTATUS] = {
  * an arrow the diagram lacks.
  */
 static const unsigned char board_transitions[NSTATUS][NSTATUS] = {
-    /* to:      pend clm  inpr comp fail canc */
-    [ST_PENDING] = {0, 1, 0, 0, 0, 1},
-    [ST_CLAIMED] = {1, 0, 1, 1, 1, 1},
-    [ST_IN_PROGRESS] = {1, 0, 0, 1, 1, 1},
-    [ST_COMPLETED] = {0, 0, 0, 0, 0, 0},
-    [ST_FAILED] = {1, 0, 0, 0, 0, 0},
-    [ST_CANCELLED] = {0, 0, 0, 0, 0, 0},
+    /* to:      pend clm  inpr comp fail canc vrfy */
+    [ST_PENDING] = {0, 1, 0, 0, 0, 1, 0},
+    [ST_CLAIMED] = {1, 0, 1, 1, 1, 1, 1},
+    [ST_IN_PROGRESS] = {1, 0, 0, 1, 1, 1, 1},
+    [ST_COMPLETED] = {0, 0, 0, 0, 0, 0, 0},
+    [ST_FAILED] = {1, 0, 0, 0, 0, 0, 0},
+    [ST_CANCELLED] = {0, 0, 0, 0, 0, 0, 0},
+    [ST_VERIFYING] = {0, 0, 1, 1, 0, 1, 0},
 };
 
 /* The owner-checked operations: their target and the states they leave. */
@@ -81,7 +85,8 @@ static const struct {
 	" claimed_at = NULL, started_at = NULL, updated_at = ?3"
 	" WHERE id = ?1 AND status = ?2"},
     [OP_CANCEL] = {"cancel", ST_CANCELLED,
-	1u << ST_PENDING | 1u << ST_CLAIMED | 1u << ST_IN_PROGRESS,
+	1u << ST_PENDING | 1u << ST_CLAIMED | 1u << ST_IN_PROGRESS |
+	    1u << ST_VERIFYING,
 	HD_BOARD__CANCELLED,
 	"UPDATE tasks SET status = 'cancelled', completed_at = ?3,"
 	" updated_at = ?3 WHERE id = ?1 AND status = ?2"},
@@ -116,10 +121,11 @@ hd_task_status_ok(const char *s)
  * ascending) and b->ready_subjects (the first HD_BOARD__READY_NAMED):
  * its dependents that are pending, unowned and no longer blocked. Each
  * was blocked by b->id until now, so each became ready with this write.
- * Runs after the completing UPDATE, in its transaction (6).
+ * Runs after the completing UPDATE, in its transaction (6); also after
+ * an approving verdict (verify.c).
  */
-static int
-board_unblocked(hd_store *st, board_txn *b, hd_err *err)
+int
+hd_board__unblocked(hd_store *st, board_txn *b, hd_err *err)
 {
 	hd_stmt *s;
 	size_t cap = 0;
@@ -162,8 +168,8 @@ open_children(hd_store *st, int64_t id, hd_err *err)
 
 	if ((rc = hd_store_query(st, &s, err,
 		 "SELECT id FROM tasks WHERE parent_id = ?1"
-		 " AND status IN ('pending', 'claimed', 'in_progress')"
-		 " ORDER BY id",
+		 " AND status IN ('pending', 'claimed', 'in_progress',"
+		 " 'verifying') ORDER BY id",
 		 HD_INT(id))) < 0)
 		return rc;
 	while ((src = hd_stmt_step(s)) == HD_ROW)
@@ -224,6 +230,13 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	if (b->op == OP_COMPLETE && (rc = open_children(st, b->id, err)) < 0)
 		goto done;
+	if (b->op == OP_COMPLETE) {
+		/* a task with a gate or critic goes to verifying (verify.c) */
+		if ((rc = hd_board__verify_submit(st, b, t, err)) < 0)
+			goto done;
+		if (b->verifying)
+			goto done;
+	}
 	free(b->prev_owner); /* a retried transaction starts over */
 	b->prev_owner = NULL;
 	if (t->owner != NULL && (b->prev_owner = strdup(t->owner)) == NULL) {
@@ -235,7 +248,7 @@ board_move_txn(hd_store *st, void *payload, hd_err *err)
 		goto done;
 	/* BEGIN IMMEDIATE held since the read: the row cannot have moved */
 	assert(hd_store_changes(st) == 1);
-	if (b->op == OP_COMPLETE && (rc = board_unblocked(st, b, err)) < 0)
+	if (b->op == OP_COMPLETE && (rc = hd_board__unblocked(st, b, err)) < 0)
 		goto done;
 	data = json_pack("{s:s, s:s, s:s}", "from", t->status, "to",
 	    status_names[to], "by",

@@ -1,7 +1,8 @@
 /*
  * cmd-task.c -- `huddle task ...`: the board (SPEC 4) from the shell.
  * Every subcommand (create, list, show, claim, auto-claim, assign,
- * delegate, start, complete, fail, release, cancel, retry, link, comment)
+ * delegate, start, complete, fail, release, cancel, retry, link, comment,
+ * verdict, verify)
  * is an entry of the operation table (src/ops/ops-board.c) made into a
  * command by cli-ops.c; what is here is how each is shown
  * (hd_cli_renders_task): list as a table, or with --tree each subtask
@@ -43,6 +44,32 @@ static long long
 jint(const json_t *o, const char *key)
 {
 	return (long long)json_integer_value(json_object_get(o, key));
+}
+
+/* A task's verification (verify.h), for people. */
+static void
+print_verify(const json_t *v)
+{
+	const char *s;
+
+	if (v == NULL)
+		return;
+	if ((s = jstr(v, "gate")) != NULL)
+		printf("  gate:        %s (%s, %llds)\n", s,
+		    jstr(v, "workdir") ? jstr(v, "workdir") : "owner's workdir",
+		    jint(v, "gate_timeout_s"));
+	if ((s = jstr(v, "critic")) != NULL)
+		printf("  critic:      %s (%llds)\n", s, jint(v, "critic_timeout_s"));
+	printf("  verifying:   %s, %lld attempt%s\n", jstr(v, "state"),
+	    jint(v, "attempts"), jint(v, "attempts") == 1 ? "" : "s");
+	if (json_is_integer(json_object_get(v, "gate_exit")))
+		printf("  gate exit:   %lld\n", jint(v, "gate_exit"));
+	if ((s = jstr(v, "error")) != NULL)
+		printf("  error:       %s\n", s);
+	if ((s = jstr(v, "verdict")) != NULL)
+		printf("  verdict:     %s by %s%s%s\n", s, jstr(v, "verdict_by"),
+		    jstr(v, "reasons") ? ": " : "",
+		    jstr(v, "reasons") ? jstr(v, "reasons") : "");
 }
 
 /* A task as hd_task_to_json has it, for people. */
@@ -88,6 +115,7 @@ print_task(const json_t *t)
 	if (done != NULL)
 		printf("  %s %s\n", failed ? "reason:     " : "result:     ",
 		    done);
+	print_verify(json_object_get(t, "verify"));
 	hd_cli_time(when, sizeof(when), jint(t, "created_at"));
 	printf("  created:     %s by %s\n", when,
 	    jstr(t, "created_by") ? jstr(t, "created_by") : "(unknown)");
@@ -306,6 +334,28 @@ render_moved(hd_cli *c, const json_t *result, const json_t *args)
 	return done_task(c, t, what);
 }
 
+/* verify: where the run left the task (its error when it failed). */
+static int
+render_verified(hd_cli *c, const json_t *result, const json_t *args)
+{
+	const json_t *t = json_object_get(result, "task");
+	const json_t *v = json_object_get(t, "verify");
+	char what[768];
+
+	(void)args;
+	if (v != NULL && jstr(v, "error") != NULL &&
+	    strcmp(jstr(v, "state"), "failed") == 0)
+		snprintf(what, sizeof(what), "is still %s: %s",
+		    jstr(t, "status"), jstr(v, "error"));
+	else if (strcmp(jstr(t, "status"), "in_progress") == 0 && v != NULL &&
+		 jstr(v, "verdict_by") != NULL)
+		snprintf(what, sizeof(what), "was rejected by %s; back to %s",
+		    jstr(v, "verdict_by"), jstr(t, "owner"));
+	else
+		snprintf(what, sizeof(what), "is now %s", jstr(t, "status"));
+	return done_task(c, t, what);
+}
+
 static int
 render_linked(hd_cli *c, const json_t *result, const json_t *args)
 {
@@ -344,6 +394,8 @@ const hd_cli_render hd_cli_renders_task[] = {
     {"task.retry", render_moved},
     {"task.link", render_linked},
     {"task.comment", render_commented},
+    {"task.verdict", render_moved},
+    {"task.verify", render_verified},
     {NULL, NULL},
 };
 

@@ -33,6 +33,13 @@
  *      each fire claimed in its own transaction, so several servers on
  *      one home make one task per due fire). A store change does not make
  *      a routine due, time does: this is the one timed wake here.
+ *  (7) Verification: a thread of its own (verifier_main) runs the
+ *      verifier engine (verifier.h) whenever a run is due: on a store
+ *      change (a completion queued one), and every VERIFY_POLL_MS for a
+ *      run whose verifier died. One run at a time: a gate or a critic's
+ *      turn may take minutes, so neither runs on the dispatcher or the
+ *      ticker; stopping aborts the run in flight (the next server
+ *      resumes it, verify.c (4)).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -48,6 +55,8 @@
 #include <huddle/routine.h>
 #include <huddle/runtime.h>
 #include <huddle/util.h>
+#include <huddle/verifier.h>
+#include <huddle/verify.h>
 
 #include "supervisor_int.h"
 #include "ticker.h"
@@ -59,6 +68,7 @@
 #define IDLE_MS_DEFAULT 2000
 #define WAIT_SLICE_MS 250
 #define ROUTINE_TICK_MS 1000 /* (6) */
+#define VERIFY_POLL_MS 1000  /* (7) */
 
 struct hd_supervisor {
 	char *home;
@@ -76,6 +86,8 @@ struct hd_supervisor {
 	pthread_t dispatcher;
 	int started;
 	hd_ticker *routines; /* (6) */
+	pthread_t verifier;  /* (7) */
+	int verifier_started;
 };
 
 /* (6): fire the routines that are due. */
@@ -382,6 +394,48 @@ dispatcher_main(void *arg)
 	return NULL;
 }
 
+/* (7): run the verifications that are due until stopped. */
+static void *
+verifier_main(void *arg)
+{
+	hd_supervisor *sv = arg;
+	hd_verifier_env env;
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+	uint64_t cursor = 0;
+	int64_t backoff = 50, last = 0;
+	int due, changed = 1;
+
+	while (hd_store_open(&st, sv->home, &err) < 0) {
+		hd_log_error("the verifier cannot open the store: %s", err.msg);
+		if (stopping(sv))
+			return NULL;
+		hd_workers_retry(&sv->workers, &backoff);
+	}
+	memset(&env, 0, sizeof(env));
+	env.home = sv->home;
+	env.mcp_host = sv->mcp_host;
+	env.mcp_port = sv->mcp_port;
+	env.mcp_token = sv->mcp_token;
+	env.abort = &sv->abort;
+	env.runner = sv->me.token;
+	while (!stopping(sv)) {
+		if (changed || hd_now_ms() - last >= VERIFY_POLL_MS) {
+			last = hd_now_ms();
+			hd_store_change_cursor(st, &cursor, NULL);
+			hd_err_clear(&err);
+			if (hd_board_verify_due(&due, st, &err) < 0)
+				hd_log_warn("verifications not read: %s", err.msg);
+			else if (due &&
+				 hd_verifier_run(NULL, st, &env, 0, &err) < 0)
+				hd_log_warn("verifications not run: %s", err.msg);
+		}
+		changed = hd_store_wait_change(st, &cursor, WAIT_SLICE_MS, NULL) > 0;
+	}
+	hd_store_close(st);
+	return NULL;
+}
+
 /* ---- start and stop ------------------------------------------------------ */
 
 int
@@ -433,6 +487,10 @@ hd_supervisor_start(
 	if ((sv->routines = hd_ticker_start(
 		 sv->home, ROUTINE_TICK_MS, routine_tick, sv)) == NULL)
 		hd_log_warn("routines will not fire: no ticker thread");
+	if ((rc = pthread_create(&sv->verifier, NULL, verifier_main, sv)) == 0)
+		sv->verifier_started = 1;
+	else
+		hd_log_warn("tasks will not be verified: %s", strerror(rc));
 	*out = sv;
 	return 0;
 }
@@ -450,6 +508,8 @@ hd_supervisor_stop(hd_supervisor *sv)
 	pthread_mutex_unlock(&sv->lock);
 	if (sv->started)
 		pthread_join(sv->dispatcher, NULL);
+	if (sv->verifier_started)
+		pthread_join(sv->verifier, NULL);
 	hd_workers_join(&sv->workers);
 	hd_owner_unregister(sv->me.token);
 	pthread_mutex_destroy(&sv->lock);

@@ -15,8 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <huddle/board.h>
+#include <huddle/verifier.h>
+#include <huddle/verify.h>
 
 #include "ops.h"
 
@@ -104,6 +107,11 @@ tool_task_create(json_t **result, const hd_op_call *c, hd_err *err)
 	spec.ndepends_on = json_array_size(deps);
 	spec.created_by = c->agent;
 	hd_op_int(c, "parent_task_id", 0, &spec.parent_id);
+	spec.gate = hd_op_str(c, "gate");
+	spec.workdir = hd_op_str(c, "gate_workdir");
+	hd_op_int(c, "gate_timeout_s", 0, &spec.gate_timeout_s);
+	spec.critic = hd_op_str(c, "critic");
+	hd_op_int(c, "critic_timeout_s", 0, &spec.critic_timeout_s);
 	return task_result(result, &t, hd_board_create(&t, c->st, &spec, err));
 }
 
@@ -239,6 +247,51 @@ tool_task_complete(json_t **result, const hd_op_call *c, hd_err *err)
 }
 
 static int
+tool_verify_verdict(json_t **result, const hd_op_call *c, hd_err *err)
+{
+	hd_task *t = NULL;
+	const char *verdict = hd_op_str(c, "verdict");
+	int64_t id;
+	int rc;
+
+	if ((rc = task_in_team(c, &id, err)) < 0)
+		return rc;
+	return task_result(result, &t,
+	    hd_board_verdict(&t, c->st, id, actor(c),
+		verdict != NULL && strcmp(verdict, "approve") == 0,
+		hd_op_str(c, "reasons"), err));
+}
+
+/* Queue the verification again; on the CLI also run it here, now, in
+ * the foreground (a server's verifier may take it first: then this one
+ * finds nothing to run and says so). */
+static int
+tool_task_verify(json_t **result, const hd_op_call *c, hd_err *err)
+{
+	hd_verifier_env env;
+	hd_task *t = NULL;
+	char runner[64];
+	int64_t id;
+	int rc, ran = 0;
+
+	if ((rc = task_in_team(c, &id, err)) < 0 ||
+	    (rc = hd_board_verify_retry(&t, c->st, id, actor(c), err)) < 0)
+		return rc;
+	if (c->dialect == HD_OPS_CLI) {
+		hd_task_free(t);
+		t = NULL;
+		memset(&env, 0, sizeof(env));
+		env.home = hd_store_home(c->st);
+		snprintf(runner, sizeof(runner), "cli-%ld", (long)getpid());
+		env.runner = runner;
+		if ((rc = hd_verifier_run(&ran, c->st, &env, id, err)) < 0 ||
+		    (rc = hd_board_get(&t, c->st, id, err)) < 0)
+			return rc;
+	}
+	return task_result(result, &t, 0);
+}
+
+static int
 tool_task_fail(json_t **result, const hd_op_call *c, hd_err *err)
 {
 	hd_task *t = NULL;
@@ -330,7 +383,8 @@ tool_team_delegate(json_t **result, const hd_op_call *c, hd_err *err)
 /* ---- the table -------------------------------------------------------- */
 
 static const char *const task_statuses[] = {"pending", "claimed",
-    "in_progress", "completed", "failed", "cancelled", NULL};
+    "in_progress", "verifying", "completed", "failed", "cancelled", NULL};
+static const char *const verdicts[] = {"approve", "reject", NULL};
 
 /* the task an operation by id acts on: MCP task_id, REST /api/tasks/:id,
  * the CLI's first positional */
@@ -370,6 +424,43 @@ static const hd_op_arg create_args[] = {
 	"ids of tasks this one waits for", NULL, "--depends-on", 0,
 	"tasks of the same team this waits for", "ID,...", "task id"},
     ARG_PARENT("make it a subtask of this task (same team)"),
+    {"gate", HD_OPT_STR, 0, 0, 0, NULL,
+	"verification: a shell command that must exit 0 once the task is "
+	"completed (it then waits in verifying)",
+	NULL, "--gate", 0,
+	"a shell command that must exit 0 before it counts as completed",
+	"CMD", NULL},
+    {"gate_workdir", HD_OPT_STR, 0, 0, 0, NULL,
+	"where the gate runs (an absolute path; default: the owner's "
+	"workdir)",
+	NULL, "--gate-workdir", 0,
+	"where the gate runs (absolute; default: the owner's workdir)", "DIR",
+	NULL},
+    {"gate_timeout_s", HD_OPT_INT, 0, 1, 86400, NULL,
+	"seconds the gate may take (default 600)", NULL, "--gate-timeout", 0,
+	"seconds the gate may take (default 600)", "SECONDS", NULL},
+    {"critic", HD_OPT_STR, 0, 0, 0, NULL,
+	"verification: the member (never the owner) who must approve the "
+	"work with verify_verdict",
+	NULL, "--critic", 0,
+	"the member (never the owner) who must approve the work", "AGENT",
+	NULL},
+    {"critic_timeout_s", HD_OPT_INT, 0, 1, 86400, NULL,
+	"seconds the critic's turn may take (default 900)", NULL,
+	"--critic-timeout", 0,
+	"seconds the critic's turn may take (default 900)", "SECONDS", NULL},
+    ARGS_END,
+};
+
+static const hd_op_arg verdict_args[] = {
+    ARG_TASK_ID,
+    {"verdict", HD_OPT_ENUM, HD_OPA_REQUIRED, 0, 0, verdicts,
+	"approve: the work is done; reject: it goes back to its owner",
+	NULL, "--verdict", 0, "approve or reject (required)", "VERDICT",
+	NULL},
+    {"reasons", HD_OPT_STR, 0, 0, 0, NULL,
+	"why; required to reject: what must change", NULL, "--reasons", 'r',
+	"why; required to reject: what must change", "TEXT", NULL},
     ARGS_END,
 };
 
@@ -600,6 +691,42 @@ const hd_op hd_ops_board[] = {
 	    "the ids of those that did.",
 	.method = "POST", .path = "/api/tasks/:id/complete", .status = 200, .rest_common = action_common,
 	.cli = "task complete", .cli_summary = "Complete a task",
+	.cli_details =
+	    "A task created with --gate or --critic goes to verifying "
+	    "instead: the gate runs, then the critic gives its verdict "
+	    "(huddle task verdict); see huddle task verify.",
+	.cli_as_help = AS_USER},
+    {.name = "task.verdict", .who = HD_OPW_MEMBER, .flags = W,
+	.args = verdict_args, .fn = tool_verify_verdict,
+	.mcp = "verify_verdict",
+	.mcp_desc =
+	    "As a task's critic, give your verdict on its work while it is "
+	    "verifying: approve completes it (tasks waiting on it become "
+	    "ready); reject sends it back to its owner, in progress, with "
+	    "your reasons as a comment and a message. Reasons are required "
+	    "to reject. Only the task's critic (never its owner) may.",
+	.method = "POST", .path = "/api/tasks/:id/verdict", .status = 200,
+	.cli = "task verdict",
+	.cli_summary = "Approve or reject a verifying task's work",
+	.cli_details =
+	    "Example: huddle task verdict 5 --verdict reject -r \"the parser "
+	    "still drops blank lines\" --as reviewer. Only the task's critic, "
+	    "or a user, may.",
+	.cli_as_help = "the critic (default: user)"},
+    {.name = "task.verify", .who = HD_OPW_MEMBER, .flags = W,
+	.args = id_args, .fn = tool_task_verify, .mcp = "task_verify",
+	.mcp_desc =
+	    "Run a verifying task's verification again (after its gate could "
+	    "not run, or its critic failed or timed out): the owner, the "
+	    "leader or a user.",
+	.method = "POST", .path = "/api/tasks/:id/verify", .status = 200,
+	.rest_common = action_common,
+	.cli = "task verify",
+	.cli_summary = "Run a verifying task's verification again, now",
+	.cli_details =
+	    "Queues it and runs it here, in the foreground: the gate, then "
+	    "the critic's turn. A running huddle serve runs queued "
+	    "verifications by itself.",
 	.cli_as_help = AS_USER},
     {.name = "task.fail", .who = HD_OPW_MEMBER, .flags = W,
 	.args = fail_args, .fn = tool_task_fail, .mcp = "task_fail",

@@ -530,6 +530,44 @@ const char *const hd_store_migrations[] = {
 	 * appends of every other kind write no more pages than before
 	 * (migration 7's reason to drop events_team). */
 	"CREATE INDEX events_cost ON events(team_id, ts) WHERE kind = 'cost';",
+
+	/* 20: verification (board/verify.c). tasks gains the status
+	 * verifying (the CHECK's text edited as in 8: rows untouched); a
+	 * task's verification spec and the state of its latest run live in
+	 * task_verify, one row per task that has one: its gate (a shell
+	 * command run in workdir) and critic (an agent of the team), the
+	 * run's state (idle until the task is completed; queued; running,
+	 * with the runner's token, pid and start time; failed, with the
+	 * error), how many runs, the gate's exit and output, the verdict. */
+	"PRAGMA writable_schema = ON;"
+	"UPDATE sqlite_master SET sql = replace(sql, 'OR status = "
+	"''cancelled'')', 'OR status = ''cancelled'' OR status = "
+	"''verifying'')') WHERE type = 'table' AND name = 'tasks';"
+	"PRAGMA writable_schema = RESET;"
+	"CREATE TABLE task_verify ("
+	"  task_id INTEGER PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,"
+	"  gate TEXT,"
+	"  workdir TEXT,"
+	"  gate_timeout_s INTEGER NOT NULL DEFAULT 600,"
+	"  critic TEXT,"
+	"  critic_timeout_s INTEGER NOT NULL DEFAULT 900,"
+	"  state TEXT NOT NULL DEFAULT 'idle' CHECK (state = 'idle' OR"
+	"    state = 'queued' OR state = 'running' OR state = 'failed'),"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  runner TEXT,"
+	"  runner_pid INTEGER,"
+	"  runner_start INTEGER,"
+	"  started_at INTEGER,"
+	"  gate_exit INTEGER,"
+	"  gate_output TEXT,"
+	"  error TEXT,"
+	"  verdict TEXT,"
+	"  verdict_by TEXT,"
+	"  reasons TEXT,"
+	"  updated_at INTEGER NOT NULL"
+	");"
+	"CREATE INDEX task_verify_open ON task_verify(state)"
+	"  WHERE state = 'queued' OR state = 'running';",
 };
 
 const int hd_store_nmigrations =
