@@ -14,7 +14,8 @@
  *                  (8)
  *   transitions.c  the state tables below and the owner-checked moves (6)
  *   deps.c         a dependency added later (3)
- *   verify.c       verification: gate and critic, the verifying state
+ *   verify.c       verification: gate and critic, the verifying state,
+ *   verify_run.c   and its runs
  *                  (verify.h; owns task_verify)
  *   counts.c       the read-only counts the team's state and activity use
  *   lines.c, reflect.c  the reflection's texts and its posting (5)

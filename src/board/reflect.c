@@ -139,29 +139,36 @@ reflect_activity(hd_store *st, const hd_board__change *c, hd_err *err)
 	return rc;
 }
 
+/* A task_update message to t's owner from actor ("huddle" for a user or
+ * the gate), the text in note: part of the caller's write. */
+static int
+owner_note(hd_store *st, const hd_task *t, const char *actor, hd_buf *note,
+    const char *what, hd_err *err)
+{
+	hd_message_spec m = {0};
+
+	if (hd_buf_failed(note))
+		return hd_buf_error(note, what, err);
+	m.team = t->team_id;
+	m.from = actor;
+	m.to = t->owner;
+	m.type = "task_update";
+	m.content = hd_buf_cstr(note);
+	m.approve = -1;
+	return strcmp(actor, HD_BOARD_USER) == 0 || strcmp(actor, "huddle") == 0
+		   ? hd_mailbox_send_system(NULL, st, &m, err)
+		   : hd_mailbox__send(NULL, st, &m, 0, err);
+}
+
 int
 hd_board__delegate_note(
     hd_store *st, const hd_task *t, const char *actor, hd_err *err)
 {
 	hd_buf note = HD_BUF_INIT(HD_MESSAGE_MAX);
-	hd_message_spec m = {0};
 	int rc;
 
 	hd_board__delegate_text(&note, t, actor);
-	if (hd_buf_failed(&note)) {
-		rc = hd_buf_error(&note, "delegation message", err);
-		goto done;
-	}
-	m.team = t->team_id;
-	m.from = actor;
-	m.to = t->owner;
-	m.type = "task_update";
-	m.content = hd_buf_cstr(&note);
-	m.approve = -1;
-	rc = strcmp(actor, HD_BOARD_USER) == 0
-		 ? hd_mailbox_send_system(NULL, st, &m, err)
-		 : hd_mailbox__send(NULL, st, &m, 0, err);
-done:
+	rc = owner_note(st, t, actor, &note, "delegation message", err);
 	hd_buf_dispose(&note);
 	return rc;
 }
@@ -171,26 +178,11 @@ hd_board__reject_note(hd_store *st, const hd_task *t, const char *actor,
     const char *reasons, hd_err *err)
 {
 	hd_buf note = HD_BUF_INIT(HD_MESSAGE_MAX);
-	hd_message_spec m = {0};
-	int system = strcmp(actor, HD_BOARD_USER) == 0 ||
-		     strcmp(actor, "huddle") == 0;
 	int rc;
 
 	hd_buf_printf(&note, "Task #%lld \"%s\" was rejected by %s: %s",
 	    (long long)t->id, t->subject, actor, reasons);
-	if (hd_buf_failed(&note)) {
-		rc = hd_buf_error(&note, "rejection message", err);
-		goto done;
-	}
-	m.team = t->team_id;
-	m.from = actor;
-	m.to = t->owner;
-	m.type = "task_update";
-	m.content = hd_buf_cstr(&note);
-	m.approve = -1;
-	rc = system ? hd_mailbox_send_system(NULL, st, &m, err)
-		    : hd_mailbox__send(NULL, st, &m, 0, err);
-done:
+	rc = owner_note(st, t, actor, &note, "rejection message", err);
 	hd_buf_dispose(&note);
 	return rc;
 }

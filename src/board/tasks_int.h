@@ -195,6 +195,22 @@ int hd_board__verify_check(const hd_task_spec *spec, hd_err *err);
 int hd_board__verify_insert(
     hd_store *st, int64_t id, const hd_task_spec *spec, hd_err *err);
 
+/* task id's task_verify row into *out (NULL when it has none); its
+ * runner's pid and start into pid/start when non-NULL. */
+int hd_board__verify_row(hd_task_verify **out, int64_t *pid, int64_t *start,
+    hd_store *st, int64_t id, hd_err *err);
+
+/* The run of task id is runner's (verify.c (5)): its row into *v (the
+ * caller frees it), the task into b->task; else HD_ECONFLICT. */
+int hd_board__verify_owned(hd_task_verify **v, hd_store *st, board_txn *b,
+    int64_t id, const char *runner, hd_err *err);
+
+/* A verdict on task id as one board write: by actor, or as runner's own
+ * (the gate's: runner not NULL). *out when non-NULL. */
+int hd_board__verdict_run(hd_task **out, hd_store *st, int64_t id,
+    const char *actor, const char *runner, int approve, const char *reasons,
+    hd_err *err);
+
 /* `coder is the critic of task 5 and cannot own it` when agent is task
  * id's critic (HD_EREFUSED), else 0. */
 int hd_board__verify_not_critic(
