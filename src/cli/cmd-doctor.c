@@ -1,7 +1,8 @@
 /*
  * cmd-doctor.c -- `huddle doctor [TEAM]`: can each agent's turn run here?
  * For every agent (of one team, or of all), its runtime, the binary and
- * its version, the credentials it needs (names only), its home, and how
+ * its version (or, for an openclaw agent, the Gateway it connects to and
+ * its session), the credentials it needs (names only), its home, and how
  * its last turn ended; exit 1 when anything would fail. First the whole
  * database gets PRAGMA integrity_check (O(size), fine for a command run
  * by hand; serve runs the cheaper quick_check, see store.c (9)).
@@ -50,6 +51,7 @@ static void
 print_report(const json_t *r)
 {
 	const json_t *bin = json_object_get(r, "binary");
+	const json_t *gw = json_object_get(r, "gateway");
 	const json_t *env = json_object_get(r, "env");
 	const json_t *lt = json_object_get(r, "last_turn"), *v;
 	size_t i;
@@ -76,6 +78,10 @@ print_report(const json_t *r)
 		    json_string_value(json_object_get(bin, "version"))
 			? json_string_value(json_object_get(bin, "version"))
 			: "");
+	if (json_is_object(gw))
+		printf("      gateway %s (session %s)\n",
+		    json_string_value(json_object_get(gw, "url")),
+		    json_string_value(json_object_get(gw, "session")));
 	if (json_is_object(env)) {
 		printf("      needs   %s; set:",
 		    json_string_value(json_object_get(env, "needs")));

@@ -929,17 +929,23 @@ openclaw_doctor(const hd_agent *a, const char *home_dir, json_t *report)
 	const char *var =
 	    hd_runtime__cfg_str(cfg, "token_env", DEFAULT_TOKEN_ENV);
 	const char *names[] = {var, NULL};
-	char needs[300];
+	char needs[300], session[512];
 
 	(void)home_dir;
 	snprintf(needs, sizeof(needs),
 	    "the Gateway's token in $%.200s (runtime_config.token_env)", var);
 	hd_runtime__doctor_needs(report, a, needs, names,
 	    hd_runtime__cfg_str(cfg, "token_env", NULL) == NULL);
+	if (hd_runtime__cfg_str(cfg, "session", NULL) != NULL)
+		snprintf(session, sizeof(session), "%s",
+		    hd_runtime__cfg_str(cfg, "session", NULL));
+	else
+		snprintf(session, sizeof(session), "huddle-%s-%s",
+		    a->team_id ? a->team_id : "", a->id);
 	json_object_set_new(report, "gateway",
 	    json_pack("{s:s, s:s}", "url",
 		hd_runtime__cfg_str(cfg, "url", DEFAULT_URL), "session",
-		hd_runtime__cfg_str(cfg, "session", "huddle-<team>-<agent>")));
+		session));
 }
 
 const hd_runtime_adapter hd_runtime__openclaw = {

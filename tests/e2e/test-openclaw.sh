@@ -82,6 +82,8 @@ expect_eq "$(json_get "$OUT" '[(a["runtime"], a["home_kind"], a["home"], a["gate
 	"[('openclaw', 'connected', None, '$gw', ['OC_TEST_TOKEN'], [])]" \
 	"doctor: connected, no home, the Gateway's URL, the token's variable set"
 case "$OUT" in *"$token"*) fail "doctor printed the token: $OUT" ;; *) pass ;; esac
+run doctor crew
+expect_contains "$OUT" "      gateway $gw (session huddle-crew-claw)" "doctor: the Gateway and the session the turns go to"
 
 # ---- a turn: the reply in the room under the agent's name --------------------
 run ask crew 'Say hello. FAKE_SCRIPT:{"turns":[{"text":"hello from the Gateway"}]}'
