@@ -32,7 +32,7 @@
  *      loopback device by itself and asks for approval of others (its
  *      refusal is the turn's error, naming the device).
  *  (3) A turn is one request chat.send {sessionKey, message,
- *      idempotencyKey, agentId?, timeoutMs?}: the key is a fresh UUID
+ *      idempotencyKey, agentId?, timeoutMs}: the key is a fresh UUID
  *      and is the run's id (the response's payload.runId). Then the
  *      events of that run: chat {runId, state} with state status (a
  *      startup phase: a status event), delta (deltaText: text_delta;
@@ -70,6 +70,9 @@
  *      lws_service() wait (it ignores its timeout since lws 3.2), so the
  *      abort flag and the deadline are seen promptly. After a cancel the
  *      Gateway has 5 s to end the run before the connection is dropped.
+ *      chat.send's timeoutMs is the turn's limit plus those 5 s: huddle's
+ *      abort comes first, and the Gateway stops the run by itself should
+ *      huddle be gone.
  * Callers: runtime.c's adapter table; the parser also the unit test and
  * tests/fuzz/fuzz-openclaw-frames.c.
  */
@@ -297,9 +300,11 @@ send_chat(hd_openclaw *oc)
 	if (params != NULL && oc->agent_id != NULL)
 		json_object_set_new(
 		    params, "agentId", json_string(oc->agent_id));
+	/* the Gateway's own limit, later than huddle's, so huddle's abort
+	 * ends the run and the Gateway's stops it should huddle be gone */
 	if (params != NULL && oc->timeout_ms > 0)
-		json_object_set_new(
-		    params, "timeoutMs", json_integer(oc->timeout_ms));
+		json_object_set_new(params, "timeoutMs",
+		    json_integer(oc->timeout_ms + CANCEL_GRACE_MS));
 	queue(oc, request(oc, "chat.send", params));
 	oc->state = ST_SENT;
 }

@@ -229,7 +229,7 @@ test_openclaw__a_recorded_turn(void **state)
 	assert_string_equal(str(sent[1], "params.agentId"), "main");
 	assert_int_equal(json_integer_value(json_object_get(
 			     json_object_get(sent[1], "params"), "timeoutMs")),
-	    2000);
+	    7000); /* the limit and the 5 s grace after an abort */
 	case_dispose(&c);
 }
 
