@@ -93,7 +93,7 @@ test('the new scripts are served and never build markup from strings', async () 
   assert.equal(css.status, 200);
   const rt = await api('GET', '/api/runtimes');
   assert.equal(rt.status, 200);
-  assert.deepEqual(rt.json.runtimes.map((x) => x.name), ['scripted', 'exec', 'claude-code', 'codex', 'native', 'hermes']);
+  assert.deepEqual(rt.json.runtimes.map((x) => x.name), ['scripted', 'exec', 'claude-code', 'codex', 'native', 'hermes', 'openclaw']);
   assert.equal(rt.json.runtimes[0].scripted, true);
 });
 
