@@ -146,8 +146,9 @@ clean(char *out, size_t outlen, const char *s, size_t max)
 	for (i = 0; s != NULL && s[i] != '\0' && n < max; i++)
 		out[n++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' '
 								      : s[i];
+	/* cut short: s[n], the first byte left out, must start a character */
 	if (s != NULL && s[i] != '\0')
-		while (n > 0 && ((unsigned char)out[n] & 0xc0) == 0x80)
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 			n--;
 	out[n] = '\0';
 }

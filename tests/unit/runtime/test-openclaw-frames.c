@@ -383,6 +383,32 @@ test_openclaw__refusals_and_errors(void **state)
 	case_dispose(&c);
 }
 
+/* A long message from the Gateway is cut to 300 bytes on a character
+ * boundary. */
+static void
+test_openclaw__a_long_message_is_cut_between_characters(void **state)
+{
+	char frame[600], want[400];
+	const char *lines[4];
+	turn_case c;
+
+	(void)state;
+	lines[0] = "{\"type\":\"event\",\"event\":\"connect.challenge\","
+		   "\"payload\":{\"nonce\":\"n-1\",\"ts\":5}}";
+	lines[1] = "{\"type\":\"res\",\"id\":\"connect-1\",\"ok\":true}";
+	snprintf(frame, sizeof(frame),
+	    "{\"type\":\"event\",\"event\":\"chat\",\"payload\":{"
+	    "\"runId\":\"" RUN "\",\"state\":\"error\",\"errorMessage\":"
+	    "\"%0299d\u00e9 and more\"}}",
+	    0);
+	lines[2] = frame;
+	lines[3] = NULL;
+	snprintf(want, sizeof(want), "openclaw: %0299d", 0);
+	assert_true(case_feed_lines(&c, lines, 0, "") < 0);
+	assert_string_equal(c.res.error, want);
+	case_dispose(&c);
+}
+
 /* The connection ending before a terminal frame: the caller's words. */
 static void
 test_openclaw__closed_mid_run(void **state)
@@ -474,6 +500,9 @@ main(void)
 		test_openclaw__cancelled_before_the_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_openclaw__refusals_and_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_openclaw__a_long_message_is_cut_between_characters, setup,
+		teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_openclaw__closed_mid_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
