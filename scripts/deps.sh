@@ -21,7 +21,8 @@
 set -euo pipefail
 
 run=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
-     libmicrohttpd-dev libssl-dev libcurl4-openssl-dev tzdata)
+     libmicrohttpd-dev libssl-dev libcurl4-openssl-dev libwebsockets-dev
+     tzdata)
 case "${1:-run}" in
 run) pkgs=("${run[@]}") ;;
 test) pkgs=("${run[@]}" libcmocka-dev libcurl4-openssl-dev curl python3

@@ -6,7 +6,9 @@
  * The sections, each without trailing newlines, joined by one blank line
  * ("\n\n"), empty ones left out:
  *   1. who the agent is: one short paragraph naming the agent, its team
- *      and that huddle's tools are its way to post, claim and message;
+ *      and that huddle's tools are its way to post, claim and message
+ *      (for an agent whose runtime's plan has no huddle tools: that its
+ *      reply is posted for it and its mention tags reach teammates);
  *   2. the leader: the TEAM STATE block (hd_team_state); a member: its
  *      TEAM CONTEXT block (hd_team_context);
  *      -- sections 1 and 2 are the standing context (context_len) --
@@ -106,7 +108,8 @@ typedef struct hd_prompt {
 	size_t memory_facts; /* facts in the memory section */
 } hd_prompt;
 
-/* The intro paragraph of section 1 into b. */
+/* The intro paragraph of section 1 into b, for an agent with huddle's
+ * tools. */
 void hd_prompt_intro(
     hd_buf *b, const char *agent, const char *team, int is_leader);
 

@@ -66,6 +66,16 @@ typedef enum hd_native_channels {
 	HD_CHANNELS_GATEWAY = 2,
 } hd_native_channels;
 
+/* Whether the runtime's agent can be handed huddle's tools (its MCP
+ * server); none when it cannot carry a per-agent binding (an OpenClaw
+ * Gateway's config is process-wide): its room participation is then
+ * server-mediated, the engines posting its replies (an addition to SPEC
+ * 9.1's capabilities). */
+typedef enum hd_huddle_tools {
+	HD_TOOLS_MCP = 0, /* the default */
+	HD_TOOLS_NONE = 1,
+} hd_huddle_tools;
+
 /* What an adapter declares about itself. */
 typedef struct hd_runtime_caps {
 	hd_runtime_class runtime_class;
@@ -77,6 +87,7 @@ typedef struct hd_runtime_caps {
 	hd_native_keep native_skills;
 	hd_native_channels native_channels;
 	int native_scheduler; /* 1: the runtime has its own scheduler */
+	hd_huddle_tools huddle_tools;
 } hd_runtime_caps;
 
 typedef enum hd_home_kind {
@@ -96,6 +107,9 @@ typedef struct hd_runtime_plan {
 	 * ephemeral home); 0 for connected runtimes and for runtimes that
 	 * declare no home (an addition to SPEC 9.2's plan). */
 	int needs_dir;
+	/* 1 when the agent has huddle's tools; 0: it has none, and its
+	 * prompt must not offer them (caps.huddle_tools; an addition too) */
+	int huddle_tools;
 } hd_runtime_plan;
 
 /*
@@ -106,7 +120,8 @@ typedef struct hd_runtime_plan {
  *  - otherwise persistent only for a per-identity home with persist set,
  *    else ephemeral;
  *  - preserve_* only with a persistent home (a misdeclared adapter
- *    degrades to the safe default); co_run_scheduler is always 0.
+ *    degrades to the safe default); co_run_scheduler is always 0;
+ *  - huddle_tools unless caps say none (omitted caps: the tools).
  */
 hd_runtime_plan hd_runtime_resolve_integration(const hd_runtime_caps *caps);
 

@@ -459,7 +459,7 @@ static const hd_cli_opt agent_add_opts[] = {
     {"name", 0, "TEXT", "display name (default: the id)", 0},
     {"role", 0, "TEXT", "free text, e.g. reviewer", 0},
     {"runtime", 0, "NAME",
-	"scripted (default), exec, claude-code, codex, native or hermes", 0},
+	"scripted (default), exec, claude-code, codex, native, hermes or openclaw", 0},
     {"config", 0, "JSON", "the runtime's configuration object", 0},
     {"leader", 0, NULL, "make this agent the team's leader", 0},
     {NULL, 0, NULL, NULL, 0},

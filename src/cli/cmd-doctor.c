@@ -2,7 +2,8 @@
  * cmd-doctor.c -- `huddle doctor [TEAM]`: can each agent's turn run here?
  * For every agent (of one team, or of all), its runtime, the binary and
  * its version (or, for a native agent, which has none, the endpoint it
- * calls), the credentials it needs (names only; a keyless native agent
+ * calls; for an openclaw agent the Gateway it connects to and its
+ * session), the credentials it needs (names only; a keyless native agent
  * needs none), its home, and how its last turn ended; exit 1 when
  * anything would fail. First the whole database gets PRAGMA
  * integrity_check (O(size), fine for a command run by hand; serve runs
@@ -53,6 +54,7 @@ print_report(const json_t *r)
 {
 	const json_t *bin = json_object_get(r, "binary");
 	const json_t *ep = json_object_get(r, "endpoint");
+	const json_t *gw = json_object_get(r, "gateway");
 	const json_t *env = json_object_get(r, "env");
 	const json_t *lt = json_object_get(r, "last_turn"), *v;
 	size_t i;
@@ -84,6 +86,10 @@ print_report(const json_t *r)
 		    json_string_value(json_object_get(ep, "provider")),
 		    json_string_value(json_object_get(ep, "base_url")),
 		    json_string_value(json_object_get(ep, "model")));
+	if (json_is_object(gw))
+		printf("      gateway %s (session %s)\n",
+		    json_string_value(json_object_get(gw, "url")),
+		    json_string_value(json_object_get(gw, "session")));
 	if (json_is_true(json_object_get(env, "keyless")))
 		printf("      needs   %s\n",
 		    json_string_value(json_object_get(env, "needs")));

@@ -29,6 +29,10 @@
  *      within memory_chars code points; a request with no words has no
  *      memory section. It comes right before the request, after the
  *      standing context, so a runtime matching on what is new sees it.
+ *  (7) The intro offers huddle's tools only to an agent whose runtime's
+ *      plan has them (runtime.h, huddle_tools); an agent without them
+ *      (an OpenClaw Gateway's) is told its reply is its post, and its
+ *      mention tags its way to hand a teammate work.
  * Callers: exchange turns (turn.c), conversation deliveries
  * (conv_engine.c), the supervisor's turns (supervisor.c).
  */
@@ -41,25 +45,59 @@
 #include <huddle/memory.h>
 #include <huddle/prompt.h>
 #include <huddle/room.h>
+#include <huddle/runtime.h>
 #include <huddle/team_state.h>
 #include <huddle/util.h>
 
-void
-hd_prompt_intro(hd_buf *b, const char *agent, const char *team, int is_leader)
+/* (7): the intro, for an agent with huddle's tools or without them. */
+static void
+intro(hd_buf *b, const char *agent, const char *team, int is_leader,
+    int tools)
 {
 	hd_buf_puts(b, "You are ");
 	hd_buf_puts(b, agent);
 	hd_buf_puts(
 	    b, is_leader ? ", the leader of team " : ", a member of team ");
 	hd_buf_puts(b, team);
+	if (tools)
+		hd_buf_puts(b,
+		    ", working with your teammates through huddle. huddle's "
+		    "tools are how you act on the team: team_chat_post posts "
+		    "to the team room, task_list, task_claim, task_start and "
+		    "task_complete work the board, send_message and "
+		    "inbox_read carry messages to and from teammates.");
+	else
+		hd_buf_puts(b,
+		    ", working with your teammates through huddle. You have "
+		    "no huddle tools here: huddle posts your reply to the "
+		    "team room as you, and a tag [@teammate: message] in it "
+		    "hands that teammate the message.");
 	hd_buf_puts(b,
-	    ", working with your teammates through huddle. huddle's tools are "
-	    "how you act on the team: team_chat_post posts to the team room, "
-	    "task_list, task_claim, task_start and task_complete work the "
-	    "board, send_message and inbox_read carry messages to and from "
-	    "teammates. Room posts below are wrapped as inter-session "
-	    "messages (isUser=false): they come from your team, not from the "
-	    "user.");
+	    " Room posts below are wrapped as inter-session messages "
+	    "(isUser=false): they come from your team, not from the user.");
+}
+
+void
+hd_prompt_intro(hd_buf *b, const char *agent, const char *team, int is_leader)
+{
+	intro(b, agent, team, is_leader, 1);
+}
+
+/* Whether the agent's runtime hands it huddle's tools: its plan
+ * (runtime.h), never its name; a runtime this build lacks counts as
+ * having them (its turn fails before it reads a prompt). */
+static int
+has_tools(const hd_agent *a)
+{
+	const hd_runtime_adapter *rt;
+	hd_runtime_caps caps;
+	hd_err err = HD_ERR_INIT;
+
+	if (a->runtime == NULL || hd_runtime_find(&rt, a->runtime, &err) < 0)
+		return 1;
+	memset(&caps, 0, sizeof(caps));
+	rt->capabilities(&caps);
+	return hd_runtime_resolve_integration(&caps).huddle_tools;
 }
 
 /* Start a new section: sections are joined by one blank line. */
@@ -282,7 +320,8 @@ hd_prompt_build(
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	hd_prompt_intro(&b, spec->agent->id, spec->team, spec->is_leader);
+	intro(&b, spec->agent->id, spec->team, spec->is_leader,
+	    has_tools(spec->agent));
 	rc = spec->is_leader
 		 ? hd_team_state(&text, st, spec->team, err)
 		 : hd_team_context(&text, st, spec->team, spec->agent->id, err);

@@ -165,7 +165,7 @@ tool_team_shutdown(json_t **result, const hd_op_call *c, hd_err *err)
 static const hd_op_arg state_args[] = {ARG_TEAM, ARGS_END};
 
 #define NAME_DESC "the new agent's id: 1-50 lowercase letters, digits, '-' or '_'"
-#define RUNTIMES "scripted (default), exec, claude-code, codex, native or hermes"
+#define RUNTIMES "scripted (default), exec, claude-code, codex, native, hermes or openclaw"
 #define MODEL_HELP "the model it runs (sets the config's \"model\")"
 /* the CLI's --name: the display name (MCP's and REST's "name" is the id) */
 #define ARG_DISPLAY_NAME                                                      \

@@ -52,6 +52,7 @@ static const hd_runtime_adapter *adapters[] = {
     &hd_runtime__codex,
     &hd_runtime__native,
     &hd_runtime__hermes,
+    &hd_runtime__openclaw,
     NULL,
     NULL,
 };
@@ -128,9 +129,11 @@ hd_runtime_resolve_integration(const hd_runtime_caps *caps)
 	memset(&p, 0, sizeof(p));
 	p.home = HD_HOME_EPHEMERAL;
 	p.needs_dir = 1;
+	p.huddle_tools = 1;
 	/* omitted caps: wrapped-oneshot, ephemeral, nothing kept */
 	if (caps == NULL)
 		return p;
+	p.huddle_tools = caps->huddle_tools != HD_TOOLS_NONE;
 	if (caps->runtime_class == HD_RUNTIME_CONNECTED_SUBSTRATE) {
 		p.home = HD_HOME_CONNECTED;
 		p.needs_dir = 0;
@@ -157,9 +160,9 @@ hd_runtime_resolve_integration(const hd_runtime_caps *caps)
 /* Runtimes agents may come to name that this build has no adapter for
  * yet: named as such, not as unknown. */
 static const char *const planned[] = {
-    "openclaw", "openai", NULL};
+    "openai", NULL};
 
-/* "scripted, exec, claude-code, codex, native or hermes": every adapter, from
+/* "scripted, exec, claude-code, codex, native, hermes or openclaw": every adapter, from
  * the table. */
 static void
 adapter_names(hd_buf *b)

@@ -24,6 +24,7 @@ extern const hd_runtime_adapter hd_runtime__claude;
 extern const hd_runtime_adapter hd_runtime__codex;
 extern const hd_runtime_adapter hd_runtime__native;
 extern const hd_runtime_adapter hd_runtime__hermes;
+extern const hd_runtime_adapter hd_runtime__openclaw;
 
 /* ---- the user's own CLI home, seeding an agent's (home.c) ---- */
 
@@ -390,5 +391,45 @@ void hd_runtime__test_adapter(const hd_runtime_adapter *rt);
 
 /* `timed out after 1.5 s` into out. */
 void hd_runtime__timeout_msg(char *out, size_t outlen, int64_t ms);
+
+/* ---- openclaw.c: an OpenClaw Gateway's frames (openclaw.c (1)-(5)) ----
+ * A state machine with no I/O: the client hands it each WebSocket text
+ * message and sends what it queues. */
+
+typedef struct hd_openclaw hd_openclaw;
+
+typedef struct hd_openclaw_opts {
+	const char *token;    /* the Gateway's shared token, or NULL */
+	const char *session;  /* the session key */
+	const char *agent_id; /* the Gateway's agent, or NULL: its default */
+	const char *message;  /* the prompt */
+	const char *run_id;   /* chat.send's idempotency key (a UUID) */
+	const char *team;     /* with agent: the device key's seed (2) */
+	const char *agent;
+	int64_t timeout_ms; /* told to the Gateway; 0: none */
+} hd_openclaw_opts;
+
+enum { HD_OPENCLAW_ABORT = 1, HD_OPENCLAW_TIMEOUT = 2 };
+
+/* NULL when memory ran out. */
+hd_openclaw *hd_openclaw__new(const hd_openclaw_opts *o);
+void hd_openclaw__free(hd_openclaw *oc);
+/* One message from the Gateway (any bytes): emits what it means, queues
+ * the answer (connect after the challenge, chat.send after hello-ok).
+ * 0, or -1 for one that is not a JSON object with a type (ignored). */
+int hd_openclaw__frame(
+    hd_openclaw *oc, hd_runtime_emit *em, const char *text, size_t len);
+/* The next frame to send (malloc'd), or NULL. */
+char *hd_openclaw__next_out(hd_openclaw *oc);
+/* huddle stops the turn (why: HD_OPENCLAW_*): chat.abort is queued once
+ * a run may exist, else the turn ends at once (5). */
+void hd_openclaw__cancel(hd_openclaw *oc, hd_runtime_emit *em, int why);
+/* The connection is gone (why: how, for the error): ends the turn
+ * unless it ended. */
+void hd_openclaw__closed(hd_openclaw *oc, hd_runtime_emit *em, const char *why);
+/* 1 once the turn's done was emitted. */
+int hd_openclaw__done(const hd_openclaw *oc);
+/* 0, or the HD_OPENCLAW_* huddle cancelled with. */
+int hd_openclaw__cancelled(const hd_openclaw *oc);
 
 #endif

@@ -93,7 +93,7 @@ test('the new scripts are served and never build markup from strings', async () 
   assert.equal(css.status, 200);
   const rt = await api('GET', '/api/runtimes');
   assert.equal(rt.status, 200);
-  assert.deepEqual(rt.json.runtimes.map((x) => x.name), ['scripted', 'exec', 'claude-code', 'codex', 'native', 'hermes']);
+  assert.deepEqual(rt.json.runtimes.map((x) => x.name), ['scripted', 'exec', 'claude-code', 'codex', 'native', 'hermes', 'openclaw']);
   assert.equal(rt.json.runtimes[0].scripted, true);
 });
 
@@ -134,16 +134,16 @@ test('agents are added from the page; a bad runtime or config is refused with th
   await page.locator('#agent-new-runtime-hint', {hasText: 'scripted, exec, claude-code, codex, native'})
     .waitFor({timeout: LIVE});
   assert.deepEqual(await page.locator('#agent-runtimes option').evaluateAll((os) => os.map((o) => o.value)),
-    ['scripted', 'exec', 'claude-code', 'codex', 'native', 'hermes']);
+    ['scripted', 'exec', 'claude-code', 'codex', 'native', 'hermes', 'openclaw']);
 
   // a runtime this build does not have: the server's words
   await page.fill('#agent-new-id', 'ada');
   await page.fill('#agent-new-role', 'writer');
-  await page.fill('#agent-new-runtime', 'openclaw');
+  await page.fill('#agent-new-runtime', 'openai');
   await dlg.locator('button[type="submit"]').click();
-  const unknown = await api('POST', `/api/teams/${TEAM}/agents`, {id: 'ada', runtime: 'openclaw'});
+  const unknown = await api('POST', `/api/teams/${TEAM}/agents`, {id: 'ada', runtime: 'openai'});
   assert.equal(unknown.status, 400);
-  assert.match(unknown.json.error, /^runtime "openclaw" is not available in this build: use scripted/);
+  assert.match(unknown.json.error, /^runtime "openai" is not available in this build: use scripted/);
   await page.locator('#agent-dialog-msg', {hasText: unknown.json.error}).waitFor({timeout: LIVE});
   expectRefusals(1, /\/agents$/);
 

@@ -310,7 +310,8 @@ def check_configuration():
 
 RUNTIME_SOURCES = {"scripted": "scripted.c", "exec": "exec.c",
                    "claude-code": "claude.c", "codex": "codex.c",
-                   "native": "native.c", "hermes": "hermes.c"}
+                   "native": "native.c", "hermes": "hermes.c",
+                   "openclaw": "openclaw.c"}
 
 
 def source_keys(runtime):

@@ -40,6 +40,11 @@
 //   {"hang": true}         never answer (until the client goes away)
 //   {"cut": true}          start the streamed reply, then close the
 //                          connection mid-way (no end of reply)
+//   {"text": "...", "stall": true}
+//                          (Chat Completions) stream the text's first
+//                          half, then nothing more; when the client
+//                          goes away, append {ts, event: "gone", path}
+//                          to the log (a client that cancelled the call)
 // and any turn may carry "fail_first": {"status": 429, "retry_after": 1}:
 // the first request for that turn (of that script, on that API) gets that status (and
 // Retry-After header, in seconds); the next is answered as the turn says.
@@ -294,6 +299,11 @@ function chatReply(res, body, plan) {
     const half = Math.floor(text.length / 2);
     res.write(chunk({content: text.slice(0, half)}));
     if (turn.cut) return cutSoon(res);
+    if (turn.stall) {
+      res.on('close', () => fs.appendFileSync(logFile,
+        JSON.stringify({ts: Date.now(), event: 'gone', path: '/v1/chat/completions'}) + '\n'));
+      return;
+    }
     res.write(chunk({content: text.slice(half)}));
   }
   res.write(chunk({}, finish));

@@ -499,7 +499,7 @@ test('stdio: teammate_spawn with runtime, runtime_config and model; unknown argu
     const unbuilt = await manager.callTool({ name: 'teammate_spawn', arguments: { name: 'mcp-typo', runtime: 'x' } });
     assert.equal(unbuilt.isError, true);
     assert.equal(unbuilt.content[0].text,
-      'runtime "x" is not available in this build: use scripted, exec, claude-code, codex, native or hermes');
+      'runtime "x" is not available in this build: use scripted, exec, claude-code, codex, native, hermes or openclaw');
     const names = JSON.parse(huddle('agent', 'list', 'dev', '--json')).map((a) => a.id);
     assert.ok(!names.includes('mcp-typo'), 'nothing written by the refusals');
   } finally {

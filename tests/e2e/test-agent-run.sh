@@ -83,11 +83,11 @@ expect_contains "$ERR" "huddle: timed out after 1 s" "timeout message"
 
 # A runtime this build does not have is refused when the agent is added,
 # not at its first turn.
-run agent add dev future --runtime openclaw
-expect_rc 1 "add an openclaw agent"
-expect_eq "$ERR" 'huddle: runtime "openclaw" is not available in this build: use scripted, exec, claude-code, codex, native or hermes' "unbuilt runtime message"
+run agent add dev future --runtime openai
+expect_rc 1 "add an openai agent"
+expect_eq "$ERR" 'huddle: runtime "openai" is not available in this build: use scripted, exec, claude-code, codex, native, hermes or openclaw' "unbuilt runtime message"
 # So is any other name, on every way in: add, spawn and a team file.
-unbuilt='runtime "x" is not available in this build: use scripted, exec, claude-code, codex, native or hermes'
+unbuilt='runtime "x" is not available in this build: use scripted, exec, claude-code, codex, native, hermes or openclaw'
 run agent add dev future --runtime x
 expect_rc 1 "add an x agent"
 expect_eq "$ERR" "huddle: $unbuilt" "unknown runtime on add"

@@ -64,7 +64,7 @@ req_is 404 '{"error":"team \"ghost\" not found"}' "missing team" GET /api/teams/
 req_is 201 "" "add agent" POST /api/teams/qa/agents '{"id": "auditor", "role": "audit", "leader": true}'
 req GET /api/teams/qa
 expect_eq "$(json_get "$BODY" 'j["team"]["leader_agent_id"]')" "auditor" "leader set"
-req_is 400 '{"error":"runtime \"gpt\" is not available in this build: use scripted, exec, claude-code, codex, native or hermes"}' "unknown runtime refused" POST /api/teams/qa/agents '{"id": "x", "runtime": "gpt"}'
+req_is 400 '{"error":"runtime \"gpt\" is not available in this build: use scripted, exec, claude-code, codex, native, hermes or openclaw"}' "unknown runtime refused" POST /api/teams/qa/agents '{"id": "x", "runtime": "gpt"}'
 req GET /api/agents/auditor
 expect_eq "$(json_get "$BODY" 'j["agent"]["team_id"]')" "qa" "get agent"
 

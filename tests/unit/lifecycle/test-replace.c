@@ -297,7 +297,7 @@ test_replace__refusals_change_nothing(void **state)
 	s.runtime = "teleport";
 	assert_hd_err(hd_team_replace(&a, &moved, fx->st, &s, &err), HD_EINVAL,
 	    "runtime \"teleport\" is not available in this build: use "
-	    "scripted, exec, claude-code, codex, native or hermes",
+	    "scripted, exec, claude-code, codex, native, hermes or openclaw",
 	    &err);
 	s.runtime = NULL;
 	s.model = "sonnet"; /* exec takes no model */

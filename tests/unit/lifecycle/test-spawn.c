@@ -311,7 +311,7 @@ test_spawn__runtime_config_and_model_are_checked_and_stored(void **state)
 	s.runtime = "teleport";
 	expect_refused(fx, &s, HD_EINVAL,
 	    "runtime \"teleport\" is not available in this build: use "
-	    "scripted, exec, claude-code, codex, native or hermes");
+	    "scripted, exec, claude-code, codex, native, hermes or openclaw");
 	hd_assert_no_agent(fx, "nope");
 	json_decref(cfg);
 	json_decref(bad);

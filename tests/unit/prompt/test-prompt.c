@@ -5,7 +5,8 @@
  * it read up to, and the mail it delivered. The team: manager (leader),
  * coder (role "writes the code"), tester; task 1 claimed by coder.
  * Then the memory section: the facts the agent may read that bear on
- * the request, top 5 by bm25, within its cap.
+ * the request, top 5 by bm25, within its cap; and the intro of an agent
+ * whose runtime has no huddle tools.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,45 @@ test_prompt__a_missing_team_fails_cleanly(void **state)
 	hd_prompt_dispose(&p);
 }
 
+/* An agent whose runtime's plan has no huddle tools (openclaw) is not
+ * offered them: it is told its reply is its post (prompt.c (7)). */
+static void
+test_prompt__an_agent_without_huddle_tools(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_agent a;
+	hd_prompt_spec ps;
+	hd_prompt p;
+	hd_err err = HD_ERR_INIT;
+
+	hd_fixture_team(fx, "dev", "manager", NULL);
+	memset(&a, 0, sizeof(a));
+	a.id = (char *)"manager";
+	a.team_id = (char *)"dev";
+	a.runtime = (char *)"openclaw";
+	memset(&ps, 0, sizeof(ps));
+	ps.team = "dev";
+	ps.agent = &a;
+	ps.is_leader = 1;
+	ps.request = "hi";
+	assert_hd_ok(hd_prompt_build(&p, fx->st, &ps, &err), &err);
+	assert_non_null(strstr(p.text,
+	    "You are manager, the leader of team dev, working with your "
+	    "teammates through huddle. You have no huddle tools here: huddle "
+	    "posts your reply to the team room as you, and a tag "
+	    "[@teammate: message] in it hands that teammate the message. "
+	    "Room posts below are wrapped as inter-session messages "
+	    "(isUser=false): they come from your team, not from the user."));
+	assert_true(strncmp(p.text, "You are manager,", 16) == 0);
+	assert_null(strstr(p.text, "team_chat_post"));
+	hd_prompt_dispose(&p);
+	/* the same agent on a runtime with the tools gets them offered */
+	a.runtime = (char *)"scripted";
+	assert_hd_ok(hd_prompt_build(&p, fx->st, &ps, &err), &err);
+	assert_true(strncmp(p.text, LEADER, strlen(LEADER)) == 0);
+	hd_prompt_dispose(&p);
+}
+
 static int64_t
 fact(hd_fixture *fx, const char *team, const char *agent, const char *scope,
     const char *text)
@@ -333,6 +373,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    hd_fixture_test(test_prompt__the_table),
 	    hd_fixture_test(test_prompt__a_missing_team_fails_cleanly),
+	    hd_fixture_test(test_prompt__an_agent_without_huddle_tools),
 	    hd_fixture_test(
 		test_prompt__memory_carries_the_facts_for_the_request),
 	    hd_fixture_test(test_prompt__memory_keeps_to_five_facts_and_its_cap),

@@ -129,17 +129,17 @@ test_adapter__a_row_makes_a_runtime(void **state)
 	/* without its row, no such runtime */
 	assert_hd_err(add_probe(fx, "p1", NULL, &err), HD_EINVAL,
 	    "runtime \"probe\" is not available in this build: use scripted, "
-	    "exec, claude-code, codex, native or hermes",
+	    "exec, claude-code, codex, native, hermes or openclaw",
 	    &err);
 	hd_runtime__test_adapter(&probe_adapter);
 	for (all = hd_runtime_adapters(); all[n] != NULL; n++)
 		;
-	assert_int_equal(n, 7);
-	assert_ptr_equal(all[6], &probe_adapter);
+	assert_int_equal(n, 8);
+	assert_ptr_equal(all[7], &probe_adapter);
 	/* the refusals' list of runtimes is read from the table */
 	assert_hd_err(hd_runtime_find(&rt, "bogus", &err), HD_EINVAL,
 	    "unknown runtime \"bogus\": use scripted, exec, claude-code, "
-	    "codex, native, hermes or probe",
+	    "codex, native, hermes, openclaw or probe",
 	    &err);
 	/* its name is accepted by agent creation, its config by its check */
 	assert_hd_ok(add_probe(fx, "p1", NULL, &err), &err);
@@ -156,7 +156,7 @@ test_adapter__a_row_makes_a_runtime(void **state)
 	hd_runtime__test_adapter(NULL);
 	assert_hd_err(add_probe(fx, "p3", NULL, &err), HD_EINVAL,
 	    "runtime \"probe\" is not available in this build: use scripted, "
-	    "exec, claude-code, codex, native or hermes",
+	    "exec, claude-code, codex, native, hermes or openclaw",
 	    &err);
 }
 

@@ -84,12 +84,12 @@ static const ccase cases[] = {
     /* any runtime: an object or nothing */
     {"codex", "[1]", "runtime_config must be a JSON object"},
     /* runtimes this build lacks */
-    {"openclaw", NULL,
-	"runtime \"openclaw\" is not available in this build: use scripted, "
-	"exec, claude-code, codex, native or hermes"},
+    {"openai", NULL,
+	"runtime \"openai\" is not available in this build: use scripted, "
+	"exec, claude-code, codex, native, hermes or openclaw"},
     {"gpt", "{}",
 	"runtime \"gpt\" is not available in this build: use scripted, exec, "
-	"claude-code, codex, native or hermes"},
+	"claude-code, codex, native, hermes or openclaw"},
 };
 
 static void

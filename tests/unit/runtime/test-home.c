@@ -18,8 +18,8 @@
 
 #include "testutil.h"
 
-static const hd_runtime_plan persistent = {HD_HOME_PERSISTENT, 0, 0, 0, 0, 1};
-static const hd_runtime_plan ephemeral = {HD_HOME_EPHEMERAL, 0, 0, 0, 0, 1};
+static const hd_runtime_plan persistent = {HD_HOME_PERSISTENT, 0, 0, 0, 0, 1, 1};
+static const hd_runtime_plan ephemeral = {HD_HOME_EPHEMERAL, 0, 0, 0, 0, 1, 1};
 
 static int
 mode_of(const char *path)
@@ -346,8 +346,8 @@ static void
 test_home__plans_without_a_directory(void **state)
 {
 	hd_fixture *fx = *state;
-	hd_runtime_plan connected = {HD_HOME_CONNECTED, 0, 0, 1, 0, 0};
-	hd_runtime_plan none = {HD_HOME_EPHEMERAL, 0, 0, 0, 0, 0};
+	hd_runtime_plan connected = {HD_HOME_CONNECTED, 0, 0, 1, 0, 0, 0};
+	hd_runtime_plan none = {HD_HOME_EPHEMERAL, 0, 0, 0, 0, 0, 1};
 	hd_runtime_home_spec s;
 	hd_runtime_home h;
 	hd_err err = HD_ERR_INIT;

@@ -136,6 +136,27 @@ test_plan__named_rows(void **state)
 	check(&c, HD_HOME_CONNECTED, 0, 0, 0, 0);
 }
 
+/* huddle's tools: every plan has them unless the caps say none, whatever
+ * else they declare; omitted caps have them. */
+static void
+test_plan__huddle_tools(void **state)
+{
+	hd_runtime_caps c;
+	size_t a;
+
+	(void)state;
+	assert_int_equal(hd_runtime_resolve_integration(NULL).huddle_tools, 1);
+	for (a = 0; a < N(classes); a++) {
+		memset(&c, 0, sizeof(c));
+		c.runtime_class = classes[a];
+		assert_int_equal(
+		    hd_runtime_resolve_integration(&c).huddle_tools, 1);
+		c.huddle_tools = HD_TOOLS_NONE;
+		assert_int_equal(
+		    hd_runtime_resolve_integration(&c).huddle_tools, 0);
+	}
+}
+
 static void
 test_plan__builtin_adapters(void **state)
 {
@@ -156,6 +177,12 @@ test_plan__builtin_adapters(void **state)
 	    hd_runtime_home_kind_name(HD_HOME_EPHEMERAL), "ephemeral");
 	assert_string_equal(
 	    hd_runtime_home_kind_name(HD_HOME_CONNECTED), "connected");
+	/* openclaw: a connected substrate on the Gateway's channels, with no
+	 * huddle tools (openclaw.c (4)) */
+	assert_hd_ok(hd_runtime_find(&rt, "openclaw", &err), &err);
+	rt->capabilities(&c);
+	check(&c, HD_HOME_CONNECTED, 0, 0, 1, 0);
+	assert_int_equal(hd_runtime_resolve_integration(&c).huddle_tools, 0);
 }
 
 int
@@ -166,6 +193,7 @@ main(void)
 	    cmocka_unit_test(
 		test_plan__omitted_caps_are_wrapped_oneshot_ephemeral),
 	    cmocka_unit_test(test_plan__named_rows),
+	    cmocka_unit_test(test_plan__huddle_tools),
 	    cmocka_unit_test(test_plan__builtin_adapters),
 	};
 

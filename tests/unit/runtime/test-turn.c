@@ -32,14 +32,14 @@ test_turn__find_builtin_adapters(void **state)
 static void
 test_turn__declared_but_unbuilt_runtimes_say_so(void **state)
 {
-	static const char *const names[] = {"openclaw", "openai"};
+	static const char *const names[] = {"openai"};
 	const hd_runtime_adapter *rt = (void *)1;
 	hd_err err = HD_ERR_INIT;
 	char want[128];
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(want, sizeof(want),
 		    "runtime \"%s\" is not available in this build yet",
 		    names[i]);
@@ -49,7 +49,7 @@ test_turn__declared_but_unbuilt_runtimes_say_so(void **state)
 	}
 	assert_hd_err(hd_runtime_find(&rt, "bogus", &err), HD_EINVAL,
 	    "unknown runtime \"bogus\": use scripted, exec, claude-code, "
-	    "codex, native or hermes",
+	    "codex, native, hermes or openclaw",
 	    &err);
 }
 
@@ -63,19 +63,19 @@ test_turn__run_with_an_unbuilt_runtime_still_ends_in_done(void **state)
 	rec r;
 
 	(void)state;
-	test_agent(&a, "coder", "openclaw", "{}");
+	test_agent(&a, "coder", "openai", "{}");
 	rec_init(&r);
 	t.agent = &a;
 	t.prompt = "hi";
 	assert_hd_err(hd_runtime_run(&res, &t, rec_sink, &r, &err),
 	    HD_ENOTFOUND,
-	    "runtime \"openclaw\" is not available in this build yet", &err);
+	    "runtime \"openai\" is not available in this build yet", &err);
 	assert_string_equal(rec_kinds(&r), "error,cost,done");
 	assert_string_equal(r.texts[0],
-	    "runtime \"openclaw\" is not available in this build yet");
+	    "runtime \"openai\" is not available in this build yet");
 	assert_int_equal(res.reason, HD_DONE_ERROR);
 	assert_string_equal(
-	    res.error, "runtime \"openclaw\" is not available in this build yet");
+	    res.error, "runtime \"openai\" is not available in this build yet");
 	assert_string_equal(res.text, "");
 	hd_runtime_result_dispose(&res);
 	rec_dispose(&r);

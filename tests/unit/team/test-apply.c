@@ -308,7 +308,7 @@ test_apply__malformed_files_name_the_place_and_change_nothing(void **state)
 	    "{\"team\": \"dev\", \"agents\": [{\"id\": \"a\", \"runtime\": "
 	    "\"x\"}]}",
 	    "%s: agents[0].runtime \"x\" is not available in this build: use "
-	    "scripted, exec, claude-code, codex, native or hermes");
+	    "scripted, exec, claude-code, codex, native, hermes or openclaw");
 }
 
 static void

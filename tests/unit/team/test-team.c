@@ -290,12 +290,12 @@ test_agent__bad_names_and_runtimes_are_refused(void **state)
 	as.check = hd_runtime_check_config;
 	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
 	    "runtime \"gpt\" is not available in this build: use scripted, "
-	    "exec, claude-code, codex, native or hermes",
+	    "exec, claude-code, codex, native, hermes or openclaw",
 	    &err);
-	as.runtime = "openclaw";
+	as.runtime = "openai";
 	assert_hd_err(hd_agent_add(NULL, fx->st, &as, &err), HD_EINVAL,
-	    "runtime \"openclaw\" is not available in this build: use scripted, "
-	    "exec, claude-code, codex, native or hermes",
+	    "runtime \"openai\" is not available in this build: use scripted, "
+	    "exec, claude-code, codex, native, hermes or openclaw",
 	    &err);
 	as.runtime = "exec";
 	cfg = json_pack("{s:[]}", "command");
