@@ -16,11 +16,12 @@
  *   libmicrohttpd, so neither side waits on a model.
  * runtime_native_idle: what an idle native agent costs this process: the
  *   heap still in use (mallinfo2) after one turn each of IDLE_AGENTS
- *   agents, per agent, over what it was before (a native agent holds
- *   nothing between turns: its state is its transcript in its home; the
- *   thread's kept tool session is one, whatever the number of agents),
- *   the resident memory grown the same way, and the transcript's bytes
- *   on disk.
+ *   agents, per agent, over what it was before (a native agent's state
+ *   is its transcript in its home; what the process keeps is bounded
+ *   whatever the number of agents: the thread's kept tool session, and
+ *   the resendable tail of the last few sessions written,
+ *   native-transcript.c (3)), the resident memory grown the same way,
+ *   and the transcript's bytes on disk.
  *
  * usage: bench_native [TURNS]   (default 400)
  */
