@@ -45,6 +45,10 @@
  *      prefix), else SPEC 8.2's default (price.c).
  *  (6) The reply is the last model call's text (hd_runtime_emit_reply);
  *      every call's text streamed as text_delta as it came.
+ *  (7) The request body but its messages (model, tools, stream options)
+ *      is serialised once and kept for the process (the last one made,
+ *      reused while provider, model, system prompt and tools are equal):
+ *      an agent's turns offer the same tools turn after turn.
  * Callers: runtime.c's adapter table.
  */
 #include <errno.h>
@@ -243,6 +247,69 @@ transcript_open(native_turn *t, hd_err *err)
 		    "native: the session to resume has no transcript here; "
 		    "starting a new one");
 	return 0;
+}
+
+/* ---- the body but its messages (7) ---- */
+
+static pthread_mutex_t env_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	hd_native_provider provider;
+	char *model, *system; /* system: NULL when none */
+	json_t *tools;        /* a copy of its own, only read under env_mu */
+	char *text;
+} env_kept;
+
+static int
+same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) ||
+	       (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* t's hd_native__envelope, malloc'd: the kept one when it was made from
+ * the same provider, model, system prompt and tools, else made (and
+ * kept in its place). NULL: no memory. */
+static char *
+envelope(const native_turn *t)
+{
+	char *out = NULL, *model, *system, *text;
+	json_t *tools;
+
+	pthread_mutex_lock(&env_mu);
+	if (env_kept.text != NULL && env_kept.provider == t->provider &&
+	    strcmp(env_kept.model, t->model) == 0 &&
+	    same_str(env_kept.system, t->system) &&
+	    json_equal(env_kept.tools, t->tools))
+		out = strdup(env_kept.text);
+	pthread_mutex_unlock(&env_mu);
+	if (out != NULL ||
+	    (out = hd_native__envelope(
+		 t->provider, t->model, t->system, t->tools)) == NULL)
+		return out;
+	model = strdup(t->model);
+	system = t->system != NULL ? strdup(t->system) : NULL;
+	tools = json_deep_copy(t->tools);
+	text = strdup(out);
+	if (model == NULL || (t->system != NULL && system == NULL) ||
+	    tools == NULL || text == NULL) {
+		free(model);
+		free(system);
+		json_decref(tools);
+		free(text);
+		return out;
+	}
+	pthread_mutex_lock(&env_mu);
+	free(env_kept.model);
+	free(env_kept.system);
+	json_decref(env_kept.tools);
+	free(env_kept.text);
+	env_kept.provider = t->provider;
+	env_kept.model = model;
+	env_kept.system = system;
+	env_kept.tools = tools;
+	env_kept.text = text;
+	pthread_mutex_unlock(&env_mu);
+	return out;
 }
 
 /* ---- HTTP (4) ---- */
@@ -718,8 +785,7 @@ native_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	    json_object_get(cfg, "prices"), NULL);
 	if ((rc = http_setup(&t, err)) < 0 || (rc = tools_open(&t, err)) < 0 ||
 	    (rc = transcript_open(&t, err)) < 0 ||
-	    ((t.envelope = hd_native__envelope(t.provider, t.model, t.system,
-		  t.tools)) == NULL &&
+	    ((t.envelope = envelope(&t)) == NULL &&
 		(rc = hd_err_set(err, HD_ENOMEM, "out of memory")) < 0)) {
 		rc = hd_runtime__fail(em, err, "%s%s",
 		    strncmp(err->msg, "native: ", 8) == 0 ? "" : "native: ",
