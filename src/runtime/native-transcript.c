@@ -25,15 +25,18 @@
  *      key takes the window instead of reading the file; any other
  *      write to the file (another process's, a truncation) changes the
  *      key, and the file is read again. The remembered window is, by
- *      construction, what reading the file would give: the lines this
- *      turn wrote are parsed back from the bytes written (not the
- *      message in memory), the caps of (2) are applied on every line
- *      added, and a turn any of whose writes failed or was cut, or whose
- *      file's size is not what its own writes make it, remembers
- *      nothing. With each message the window keeps its wire form
- *      (native-wire.c (6)) for the provider of the turn that last sent
- *      it, so a resent message is serialised once, not once per model
- *      call. A window is held by one turn at a time (taken out, put back
+ *      construction, what reading the file would give: a line this turn
+ *      wrote is kept as its message only when the bytes written read
+ *      back as it (Jansson's dump and load round-trip every value but a
+ *      string holding NUL, which a read refuses: a line that may hold
+ *      one is parsed back instead), the caps of (2) are applied on every
+ *      line added, and a turn any of whose writes failed or was cut, or
+ *      whose file's size is not what its own writes make it, remembers
+ *      nothing. A message kept is never changed afterwards. With each
+ *      message the window keeps its wire form (native-wire.c (6)) for
+ *      the provider of the turn that last sent it, those this turn made
+ *      included (hd_native__transcript_sent), so a message is
+ *      serialised once, not once per model call. A window is held by one turn at a time (taken out, put back
  *      at the end), so no JSON value is ever used by two threads.
  *  (4) Directories are made only when the file cannot be created for
  *      their lack (ENOENT): a turn resuming a session opens one file and
@@ -464,7 +467,7 @@ hd_native__transcript_history(
 }
 
 int
-hd_native__transcript_add(hd_native_transcript *tr, const json_t *m)
+hd_native__transcript_add(hd_native_transcript *tr, json_t *m)
 {
 	char *s = json_dumps(m, JSON_COMPACT);
 	size_t len;
@@ -486,14 +489,45 @@ hd_native__transcript_add(hd_native_transcript *tr, const json_t *m)
 		tr->intact = 0;
 		rc = -1;
 	} else if (tr->intact) {
-		/* (3): the window gets what a read of this line gives */
-		if ((back = line_message(s, len)) != NULL &&
-		    window_push(&tr->win, back, len, tr->end) < 0)
+		/* (3): the window gets what a read of this line gives: m
+		 * itself, unless a string in it may hold NUL (a read skips
+		 * such a line): then the line is parsed back */
+		back = memmem(s, len, "\\u0000", 6) == NULL &&
+			       json_is_string(json_object_get(m, "role"))
+			   ? json_incref(m)
+			   : line_message(s, len);
+		if (back != NULL && window_push(&tr->win, back, len, tr->end) < 0)
 			tr->intact = 0;
 		tr->end += (off_t)len + 1;
 	}
 	free(s);
 	return rc;
+}
+
+void
+hd_native__transcript_sent(hd_native_transcript *tr, hd_native_provider p,
+    const json_t *sent, const json_t *wire)
+{
+	hd_native_window *w = &tr->win;
+	size_t i, j;
+	json_t *f;
+
+	if (w->wire_for != p) {
+		for (i = 0; i < w->n; i++)
+			json_array_set_new(w->wire, i, json_null());
+		w->wire_for = p;
+	}
+	for (i = w->n; i > 0; i--) {
+		if (json_is_string(json_array_get(w->wire, i - 1)))
+			continue;
+		for (j = json_array_size(sent); j > 0; j--)
+			if (json_array_get(sent, j - 1) ==
+			    json_array_get(w->msgs, i - 1))
+				break;
+		f = j > 0 ? json_array_get(wire, j - 1) : NULL;
+		if (json_is_string(f))
+			json_array_set(w->wire, i - 1, f);
+	}
 }
 
 void

@@ -738,6 +738,7 @@ turn_dispose(native_turn *t)
 	if (t->curl != NULL)
 		curl_easy_cleanup(t->curl);
 	curl_slist_free_all(t->headers);
+	hd_native__transcript_sent(&t->tr, t->provider, t->messages, t->wire);
 	json_decref(t->messages);
 	json_decref(t->wire);
 	free(t->envelope);

@@ -182,8 +182,14 @@ int hd_native__transcript_open(hd_native_transcript *tr, const char *home,
 json_t *hd_native__transcript_history(
     hd_native_transcript *tr, hd_native_provider p, json_t **wire);
 /* m as the transcript's next line; -1 with errno when it could not be
- * written whole. */
-int hd_native__transcript_add(hd_native_transcript *tr, const json_t *m);
+ * written whole. m may be kept with the window: it must not change
+ * afterwards. */
+int hd_native__transcript_add(hd_native_transcript *tr, json_t *m);
+/* The messages the turn sent (its history and what it added) and their
+ * wire forms for p (native-wire.c (6)), for the window to keep for the
+ * session's next turn: called before close. */
+void hd_native__transcript_sent(hd_native_transcript *tr,
+    hd_native_provider p, const json_t *sent, const json_t *wire);
 /* Closes the file; the window is remembered for the session's next turn
  * when nothing but this turn wrote the file. */
 void hd_native__transcript_close(hd_native_transcript *tr);

@@ -6,7 +6,8 @@
  * pieces), checked against a read of the same file after every step of
  * a long random history with other writers' lines, torn lines and
  * garbage in it; another writer's line is seen; a torn last line does
- * not swallow the next one.
+ * not swallow the next one; a line no read takes back (NUL in a string)
+ * is not remembered either.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -206,6 +207,38 @@ test_native_transcript__a_torn_line_stays_alone(void **state)
 	json_decref(b);
 }
 
+/* A message with NUL in a string is written (\u0000) but no read takes
+ * it back: the remembered window does not have it either. */
+static void
+test_native_transcript__what_a_read_skips_is_not_remembered(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_native_transcript tr;
+	hd_err err = HD_ERR_INIT;
+	char session[64];
+	json_t *a = msg_user("first"), *b, *c = msg_user("third"), *h;
+
+	b = json_pack("{s:s, s:s%}", "role", "user", "text", "nul\0here", 8);
+	assert_non_null(b);
+	assert_int_equal(
+	    hd_native__transcript_open(&tr, fx->home, NULL, &err), 0);
+	snprintf(session, sizeof(session), "%s", tr.session);
+	assert_int_equal(hd_native__transcript_add(&tr, a), 0);
+	assert_int_equal(hd_native__transcript_add(&tr, b), 0);
+	assert_int_equal(hd_native__transcript_add(&tr, c), 0);
+	hd_native__transcript_close(&tr);
+	h = history(fx->home, session, 0, NULL); /* remembered */
+	assert_int_equal(json_array_size(h), 2);
+	assert_true(json_equal(json_array_get(h, 1), c));
+	json_decref(h);
+	h = history(fx->home, session, 1, NULL); /* read */
+	assert_int_equal(json_array_size(h), 2);
+	json_decref(h);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+
 /* A message read before falls out of the tail the window reads once a
  * turn has written past it: the remembered window lets it go too. */
 static void
@@ -282,6 +315,8 @@ test_native_transcript__remembered_is_what_a_read_gives(void **state)
 		if (r % 10 < 7) { /* a turn: a few messages */
 			size_t k, count = 1 + (size_t)rand_r(&seed) % 8;
 
+			json_t *sent = json_array(), *wire = json_array();
+
 			assert_int_equal(hd_native__transcript_open(
 					     &tr, fx->home, session, &err),
 			    0);
@@ -302,9 +337,18 @@ test_native_transcript__remembered_is_what_a_read_gives(void **state)
 				    "text", text);
 				assert_int_equal(
 				    hd_native__transcript_add(&tr, m), 0);
+				/* the pieces a model call made, some */
+				json_array_append(sent, m);
+				json_array_append_new(wire,
+				    k % 3 ? hd_native__wire(HD_NATIVE_OPENAI, m)
+					  : json_null());
 				json_decref(m);
 			}
+			hd_native__transcript_sent(
+			    &tr, HD_NATIVE_OPENAI, sent, wire);
 			hd_native__transcript_close(&tr);
+			json_decref(sent);
+			json_decref(wire);
 		} else if (r % 10 == 7) { /* another writer's message */
 			const char *l = "{\"role\":\"user\",\"text\":\"o\"}\n";
 
@@ -359,6 +403,8 @@ main(void)
 	    hd_fixture_test(test_native_transcript__another_writer_is_seen),
 	    hd_fixture_test(test_native_transcript__a_torn_line_stays_alone),
 	    hd_fixture_test(test_native_transcript__the_tail_moves_on),
+	    hd_fixture_test(
+		test_native_transcript__what_a_read_skips_is_not_remembered),
 	    hd_fixture_test(
 		test_native_transcript__remembered_is_what_a_read_gives),
 	};
