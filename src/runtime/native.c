@@ -224,8 +224,9 @@ transcript_add(native_turn *t, json_t *m)
 	if (hd_native__transcript_add(&t->tr, m) < 0)
 		hd_log_warn("native: cannot append to %s: %s", t->tr.path,
 		    strerror(errno));
-	if (json_array_append_new(t->messages, m) == 0)
-		json_array_append_new(t->wire, json_null());
+	if (json_array_append_new(t->messages, m) == 0 &&
+	    json_array_append_new(t->wire, json_null()) < 0)
+		json_array_clear(t->wire); /* kept parallel: all made again */
 }
 
 static int
