@@ -23,11 +23,25 @@
  *  (5) Usage: Anthropic's input_tokens exclude cached reads, so
  *      cache_read_input_tokens is added to make input count every input
  *      token (price.c's convention); OpenAI's prompt_tokens already do.
- * Callers: native.c; tests/unit/runtime/test-native-wire.c;
+ *  (6) A request body is also made from kept pieces, so a turn resending
+ *      a long history does not build and serialise it again for every
+ *      model call: each neutral message's wire form is serialised once
+ *      by Jansson (hd_native__wire: the message, or for Anthropic a tool
+ *      result's block) and hd_native__body joins those serialisations
+ *      with the rest of the body (hd_native__envelope, serialised by
+ *      Jansson without its braces: JSON_EMBED). Only the joining is
+ *      written here: the messages array's brackets and commas, and the
+ *      user message that holds a run of Anthropic tool results. The body
+ *      parses to exactly hd_native__request's (the unit tests and the
+ *      fuzz target check it), its keys in another order.
+ * Callers: native.c, native-transcript.c;
+ * tests/unit/runtime/test-native-wire.c;
  * tests/fuzz/fuzz-native-stream.c.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <huddle/buf.h>
 
 #include "native.h"
 
@@ -163,100 +177,114 @@ args_object(const char *args)
 	return json_object();
 }
 
+/* One neutral message as an OpenAI message; NULL for an unknown role. */
+static json_t *
+openai_message(const json_t *m)
+{
+	const char *role = jstr(m, "role");
+	json_t *o, *calls, *c;
+	const json_t *mc;
+	size_t k;
+
+	if (strcmp(role, "user") == 0)
+		return json_pack(
+		    "{s:s, s:s}", "role", "user", "content", jstr(m, "text"));
+	if (strcmp(role, "tool") == 0)
+		return json_pack("{s:s, s:s, s:s}", "role", "tool",
+		    "tool_call_id", jstr(m, "id"), "content", jstr(m, "text"));
+	if (strcmp(role, "assistant") != 0)
+		return NULL;
+	o = json_pack("{s:s}", "role", "assistant");
+	mc = json_object_get(m, "calls");
+	json_object_set_new(o, "content",
+	    jstr(m, "text")[0] ? json_string(jstr(m, "text")) : json_null());
+	if (json_array_size(mc) > 0) {
+		calls = json_array();
+		json_array_foreach (mc, k, c)
+			json_array_append_new(calls,
+			    json_pack("{s:s, s:s, s:{s:s, s:s}}", "id",
+				jstr(c, "id"), "type", "function", "function",
+				"name", jstr(c, "name"), "arguments",
+				jstr(c, "args")));
+		json_object_set_new(o, "tool_calls", calls);
+	}
+	return o;
+}
+
+static json_t *
+openai_system(const char *system)
+{
+	return json_pack("{s:s, s:s}", "role", "system", "content", system);
+}
+
 static json_t *
 openai_messages(const char *system, const json_t *messages)
 {
-	json_t *out = json_array(), *m, *calls, *c;
-	size_t i, k;
+	json_t *out = json_array(), *m, *o;
+	size_t i;
 
 	if (system != NULL && system[0] != '\0')
-		json_array_append_new(out, json_pack("{s:s, s:s}", "role",
-					       "system", "content", system));
-	json_array_foreach (messages, i, m) {
-		const char *role = jstr(m, "role");
-
-		if (strcmp(role, "user") == 0)
-			json_array_append_new(
-			    out, json_pack("{s:s, s:s}", "role", "user",
-				     "content", jstr(m, "text")));
-		else if (strcmp(role, "assistant") == 0) {
-			json_t *o = json_pack("{s:s}", "role", "assistant");
-			const json_t *mc = json_object_get(m, "calls");
-
-			json_object_set_new(o, "content",
-			    jstr(m, "text")[0] ? json_string(jstr(m, "text"))
-					       : json_null());
-			if (json_array_size(mc) > 0) {
-				calls = json_array();
-				json_array_foreach (mc, k, c)
-					json_array_append_new(calls,
-					    json_pack("{s:s, s:s, s:{s:s, s:s}}",
-						"id", jstr(c, "id"), "type",
-						"function", "function", "name",
-						jstr(c, "name"), "arguments",
-						jstr(c, "args")));
-				json_object_set_new(o, "tool_calls", calls);
-			}
+		json_array_append_new(out, openai_system(system));
+	json_array_foreach (messages, i, m)
+		if ((o = openai_message(m)) != NULL)
 			json_array_append_new(out, o);
-		} else if (strcmp(role, "tool") == 0)
-			json_array_append_new(out,
-			    json_pack("{s:s, s:s, s:s}", "role", "tool",
-				"tool_call_id", jstr(m, "id"), "content",
-				jstr(m, "text")));
-	}
 	return out;
+}
+
+/* One neutral message for Anthropic: a user or assistant message, or a
+ * tool result's tool_result block (consecutive ones go in one user
+ * message); NULL for an unknown role. */
+static json_t *
+anthropic_message(const json_t *m)
+{
+	const char *role = jstr(m, "role");
+	json_t *blocks, *c;
+	size_t k;
+
+	if (strcmp(role, "tool") == 0)
+		return json_pack("{s:s, s:s, s:s, s:b}", "type", "tool_result",
+		    "tool_use_id", jstr(m, "id"), "content", jstr(m, "text"),
+		    "is_error", json_is_true(json_object_get(m, "is_error")));
+	if (strcmp(role, "user") == 0)
+		return json_pack(
+		    "{s:s, s:s}", "role", "user", "content", jstr(m, "text"));
+	if (strcmp(role, "assistant") != 0)
+		return NULL;
+	blocks = json_array();
+	if (jstr(m, "text")[0] != '\0')
+		json_array_append_new(blocks, json_pack("{s:s, s:s}", "type",
+						  "text", "text", jstr(m, "text")));
+	json_array_foreach (json_object_get(m, "calls"), k, c)
+		json_array_append_new(blocks,
+		    json_pack("{s:s, s:s, s:s, s:o}", "type", "tool_use", "id",
+			jstr(c, "id"), "name", jstr(c, "name"), "input",
+			args_object(jstr(c, "args"))));
+	if (json_array_size(blocks) == 0)
+		json_array_append_new(blocks, json_pack("{s:s, s:s}", "type",
+						  "text", "text", "(no reply)"));
+	return json_pack("{s:s, s:o}", "role", "assistant", "content", blocks);
 }
 
 static json_t *
 anthropic_messages(const json_t *messages)
 {
-	json_t *out = json_array(), *m, *c, *results = NULL;
-	size_t i, k;
+	json_t *out = json_array(), *m, *o, *results = NULL;
+	size_t i;
 
 	json_array_foreach (messages, i, m) {
-		const char *role = jstr(m, "role");
+		int tool = strcmp(jstr(m, "role"), "tool") == 0;
 
-		if (strcmp(role, "tool") == 0) {
-			/* consecutive results: one user message */
-			if (results == NULL) {
-				results = json_array();
-				json_array_append_new(out,
-				    json_pack("{s:s, s:o}", "role", "user",
-					"content", results));
-			}
-			json_array_append_new(results,
-			    json_pack("{s:s, s:s, s:s, s:b}", "type",
-				"tool_result", "tool_use_id", jstr(m, "id"),
-				"content", jstr(m, "text"), "is_error",
-				json_is_true(json_object_get(m, "is_error"))));
-			continue;
+		o = anthropic_message(m);
+		if (tool && results == NULL) { /* a run of results begins */
+			results = json_array();
+			json_array_append_new(out, json_pack("{s:s, s:o}",
+						       "role", "user",
+						       "content", results));
 		}
-		results = NULL;
-		if (strcmp(role, "user") == 0)
-			json_array_append_new(
-			    out, json_pack("{s:s, s:s}", "role", "user",
-				     "content", jstr(m, "text")));
-		else if (strcmp(role, "assistant") == 0) {
-			json_t *blocks = json_array();
-
-			if (jstr(m, "text")[0] != '\0')
-				json_array_append_new(blocks,
-				    json_pack("{s:s, s:s}", "type", "text",
-					"text", jstr(m, "text")));
-			json_array_foreach (json_object_get(m, "calls"), k, c)
-				json_array_append_new(blocks,
-				    json_pack("{s:s, s:s, s:s, s:o}", "type",
-					"tool_use", "id", jstr(c, "id"), "name",
-					jstr(c, "name"), "input",
-					args_object(jstr(c, "args"))));
-			if (json_array_size(blocks) == 0)
-				json_array_append_new(blocks,
-				    json_pack("{s:s, s:s}", "type", "text",
-					"text", "(no reply)"));
-			json_array_append_new(out,
-			    json_pack("{s:s, s:o}", "role", "assistant",
-				"content", blocks));
-		}
+		if (!tool)
+			results = NULL;
+		if (o != NULL)
+			json_array_append_new(tool ? results : out, o);
 	}
 	return out;
 }
@@ -304,6 +332,119 @@ hd_native__request(hd_native_provider p, const char *model,
 		json_object_set_new(body, "tools", list);
 	json_object_set_new(body, "stream", json_true());
 	return body;
+}
+
+/* ---- request bodies from kept fragments (6) ---- */
+
+json_t *
+hd_native__wire(hd_native_provider p, const json_t *m)
+{
+	json_t *o = p == HD_NATIVE_ANTHROPIC ? anthropic_message(m)
+					     : openai_message(m);
+	json_t *out;
+	char *s;
+
+	if (o == NULL)
+		return json_string(""); /* an unknown role: nothing sent */
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (s == NULL)
+		return NULL;
+	out = json_string_nocheck(s);
+	free(s);
+	return out;
+}
+
+char *
+hd_native__envelope(hd_native_provider p, const char *model,
+    const char *system, const json_t *tools)
+{
+	json_t *none = json_array(), *r;
+	char *s = NULL;
+
+	r = hd_native__request(p, model, system, none, tools);
+	json_decref(none);
+	if (r != NULL && json_object_del(r, "messages") == 0)
+		s = json_dumps(r, JSON_COMPACT | JSON_EMBED);
+	json_decref(r);
+	return s;
+}
+
+char *
+hd_native__body(hd_native_provider p, const char *envelope,
+    const char *system, const json_t *messages, json_t *wire)
+{
+	hd_buf b = HD_BUF_INIT(0);
+	size_t i, n = json_array_size(messages);
+	int first = 1, run = 0, block_first = 1;
+	json_t *f;
+	char *s;
+
+	while (json_array_size(wire) < n)
+		if (json_array_append_new(wire, json_null()) < 0)
+			return NULL;
+	hd_buf_puts(&b, "{\"messages\":[");
+	if (p == HD_NATIVE_OPENAI && system != NULL && system[0] != '\0') {
+		f = openai_system(system);
+		s = json_dumps(f, JSON_COMPACT);
+		json_decref(f);
+		if (s == NULL) {
+			hd_buf_dispose(&b);
+			return NULL;
+		}
+		hd_buf_puts(&b, s);
+		free(s);
+		first = 0;
+	}
+	for (i = 0; i < n; i++) {
+		const json_t *m = json_array_get(messages, i);
+		int tool = p == HD_NATIVE_ANTHROPIC &&
+			   strcmp(jstr(m, "role"), "tool") == 0;
+
+		f = json_array_get(wire, i);
+		if (!json_is_string(f)) {
+			if ((f = hd_native__wire(p, m)) == NULL ||
+			    json_array_set_new(wire, i, f) < 0) {
+				hd_buf_dispose(&b);
+				return NULL;
+			}
+		}
+		if (tool) { /* Anthropic: a run of results, one user message */
+			if (!run) {
+				if (!first)
+					hd_buf_putc(&b, ',');
+				hd_buf_puts(&b, "{\"role\":\"user\",\"content\":[");
+				run = 1;
+				first = 0;
+				block_first = 1;
+			}
+			if (!block_first)
+				hd_buf_putc(&b, ',');
+			hd_buf_put(&b, json_string_value(f), json_string_length(f));
+			block_first = 0;
+			continue;
+		}
+		if (run) {
+			hd_buf_puts(&b, "]}");
+			run = 0;
+		}
+		if (json_string_length(f) == 0)
+			continue;
+		if (!first)
+			hd_buf_putc(&b, ',');
+		hd_buf_put(&b, json_string_value(f), json_string_length(f));
+		first = 0;
+	}
+	if (run)
+		hd_buf_puts(&b, "]}");
+	hd_buf_puts(&b, "],");
+	hd_buf_puts(&b, envelope);
+	hd_buf_putc(&b, '}');
+	if (hd_buf_failed(&b)) {
+		hd_buf_dispose(&b);
+		return NULL;
+	}
+	return hd_buf_detach(&b);
 }
 
 /* ---- replies ---- */

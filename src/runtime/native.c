@@ -19,14 +19,20 @@
  *      (is_error) and the loop goes on; none ends the turn.
  *  (3) The transcript is one append-only JSON-lines file per native
  *      session in the agent's home (native/<session>.jsonl, 0600; the
- *      neutral messages of native.h), written as each message is made.
+ *      neutral messages of native.h), written as each message is made
+ *      (native-transcript.c, which says what survives a crash).
  *      The session id is done's native_session_id; a turn given it
- *      resumes the file, resending at most NATIVE_HISTORY_MAX messages
- *      and NATIVE_HISTORY_BYTES of it, cut at a user message so no tool
- *      result is resent without its call; only the file's last
- *      NATIVE_TAIL_BYTES are read, so a long-lived session costs a turn
- *      no more than a short one. A line that does not parse (a crash
- *      mid-write, or the first one read mid-file) is skipped.
+ *      resumes the file, resending at most HD_NATIVE_HISTORY_MAX messages
+ *      and HD_NATIVE_HISTORY_BYTES of it, cut at a user message so no
+ *      tool result is resent without its call; only the file's last
+ *      HD_NATIVE_TAIL_BYTES are read, and only the lines resent are
+ *      parsed, so a long-lived session costs a turn no more than a short
+ *      one. A line that does not parse (a crash mid-write, or the first
+ *      one read mid-file) is skipped. A process remembers what it last
+ *      resent and wrote of a few sessions, so its next turn of one reads
+ *      nothing back while the file is as that turn left it, and each
+ *      message's wire form is serialised once: a model call's body is
+ *      joined from those pieces (native-wire.c (6)), not rebuilt.
  *  (4) HTTP: one curl easy handle per turn (its connection reused from
  *      call to call). 429 and 5xx are retried with backoff (Retry-After
  *      honoured) while timeout_s allows; the abort flag and the time
@@ -39,18 +45,18 @@
  *      prefix), else SPEC 8.2's default (price.c).
  *  (6) The reply is the last model call's text (hd_runtime_emit_reply);
  *      every call's text streamed as text_delta as it came.
+ *  (7) The request body but its messages (model, tools, stream options)
+ *      is serialised once and kept for the process (the last one made,
+ *      reused while provider, model, system prompt and tools are equal):
+ *      an agent's turns offer the same tools turn after turn.
  * Callers: runtime.c's adapter table.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -65,9 +71,6 @@
 
 #define NATIVE_DEFAULT_TIMEOUT_S 600
 #define NATIVE_DEFAULT_MAX_TURNS 16
-#define NATIVE_HISTORY_MAX 200
-#define NATIVE_HISTORY_BYTES (512 * 1024)
-#define NATIVE_TAIL_BYTES (2 * NATIVE_HISTORY_BYTES)
 #define NATIVE_ERROR_BODY_MAX (64 * 1024)
 #define NATIVE_BACKOFF_MAX_MS 8000
 
@@ -203,199 +206,111 @@ typedef struct native_turn {
 	int64_t timeout_ms;
 	int timed_out;
 	json_t *messages; /* what is sent: the resent history and this turn */
+	json_t *wire;     /* each message's serialised wire form, or null */
+	char *envelope;   /* the body but its messages (native-wire.c (6)) */
 	json_t *tools;    /* [{"name","description","input_schema"}] */
 	void *sess;       /* the tool host's session, or NULL */
-	char session[64];
-	char path[PATH_MAX + 128]; /* the transcript */
-	int fd;
+	hd_native_transcript tr;
 } native_turn;
 
-/* ---- the transcript (3) ---- */
-
-static int
-session_ok(const char *s)
-{
-	size_t i, n = s != NULL ? strlen(s) : 0;
-
-	if (n < 8 || n > 48 || strncmp(s, "native-", 7) != 0)
-		return 0;
-	for (i = 7; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-			(s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
-/* The messages read back, and each one's line length (its size). */
-typedef struct history {
-	json_t *all;
-	size_t *lens;
-	size_t n, cap;
-} history;
-
-static void
-history_line(void *ctx, const char *line, size_t len, int cut)
-{
-	history *h = ctx;
-	json_t *m;
-	size_t *grown;
-
-	if (cut || len == 0)
-		return;
-	if ((m = json_loadb(line, len, 0, NULL)) == NULL ||
-	    !json_is_string(json_object_get(m, "role"))) {
-		json_decref(m);
-		return; /* a torn line: skipped (3) */
-	}
-	if (h->n == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 64;
-		if ((grown = realloc(h->lens, h->cap * sizeof(*grown))) ==
-		    NULL) {
-			json_decref(m);
-			h->cap = h->n;
-			return;
-		}
-		h->lens = grown;
-	}
-	h->lens[h->n++] = len;
-	json_array_append_new(h->all, m);
-}
-
-/* The last NATIVE_TAIL_BYTES of the file at path, from its first whole
- * line on (3), malloc'd into *out; -1 when it cannot be read. */
-static int
-read_tail(char **out, size_t *outlen, const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat sb;
-	off_t from;
-	size_t want, got = 0;
-	ssize_t n;
-	char *buf, *nl;
-
-	*out = NULL;
-	*outlen = 0;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &sb) < 0) {
-		close(fd);
-		return -1;
-	}
-	from = sb.st_size > NATIVE_TAIL_BYTES ? sb.st_size - NATIVE_TAIL_BYTES
-					      : 0;
-	want = (size_t)(sb.st_size - from);
-	if ((buf = malloc(want + 1)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	while (got < want &&
-	       (n = pread(fd, buf + got, want - got, from + (off_t)got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	buf[got] = '\0';
-	if (from > 0 && (nl = memchr(buf, '\n', got)) != NULL) {
-		got -= (size_t)(nl + 1 - buf);
-		memmove(buf, nl + 1, got + 1);
-	}
-	*out = buf;
-	*outlen = got;
-	return 0;
-}
-
-/* The resent part of a transcript: its tail, capped, from a user
- * message on (3). */
-static json_t *
-history_tail(const history *h)
-{
-	json_t *out = json_array(), *all = h->all;
-	size_t n = json_array_size(all), start = n, bytes = 0;
-
-	while (start > 0 && n - start < NATIVE_HISTORY_MAX) {
-		if (bytes + h->lens[start - 1] > NATIVE_HISTORY_BYTES)
-			break;
-		bytes += h->lens[start - 1];
-		start--;
-	}
-	while (start < n &&
-	       strcmp(json_string_value(json_object_get(
-			  json_array_get(all, start), "role")),
-		   "user") != 0)
-		start++;
-	for (; start < n; start++)
-		json_array_append(out, json_array_get(all, start));
-	return out;
-}
-
-static int
-transcript_open(native_turn *t, hd_err *err)
-{
-	const char *home = t->in->home_dir, *resume = t->in->resume_session_id;
-	char dir[PATH_MAX], hex[33];
-	history hist;
-	char *text = NULL;
-	size_t len = 0;
-	hd_lines lines;
-	int rc;
-
-	t->fd = -1;
-	if (home == NULL)
-		return hd_err_set(err, HD_EINVAL,
-		    "the native runtime needs its home directory");
-	snprintf(dir, sizeof(dir), "%s/native", home);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST &&
-	    (rc = hd_mkdir_p(dir, 0700, err)) < 0)
-		return rc;
-	if (resume != NULL && session_ok(resume)) {
-		snprintf(t->path, sizeof(t->path), "%s/%s.jsonl", dir, resume);
-		if (read_tail(&text, &len, t->path) == 0) {
-			snprintf(t->session, sizeof(t->session), "%s", resume);
-			memset(&hist, 0, sizeof(hist));
-			hist.all = json_array();
-			hd_lines_init(&lines, HD_RUNTIME_LINE_MAX,
-			    history_line, &hist);
-			hd_lines_feed(&lines, text, len);
-			hd_lines_feed(&lines, NULL, 0);
-			hd_lines_dispose(&lines);
-			free(text);
-			json_decref(t->messages);
-			t->messages = history_tail(&hist);
-			json_decref(hist.all);
-			free(hist.lens);
-		} else
-			hd_runtime_emit_status(t->em,
-			    "native: the session to resume has no transcript "
-			    "here; starting a new one");
-	}
-	if (t->session[0] == '\0') {
-		if ((rc = hd_random_hex(hex, 12, err)) < 0)
-			return rc;
-		snprintf(t->session, sizeof(t->session), "native-%s", hex);
-		snprintf(t->path, sizeof(t->path), "%s/%s.jsonl", dir,
-		    t->session);
-	}
-	t->fd = open(t->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (t->fd < 0)
-		return hd_err_set(err, HD_ERR, "cannot write %s: %s", t->path,
-		    strerror(errno));
-	return 0;
-}
+/* ---- the transcript (3): native-transcript.c ---- */
 
 /* Append m (taken) to the messages sent and to the transcript. */
 static void
 transcript_add(native_turn *t, json_t *m)
 {
-	char *s = json_dumps(m, JSON_COMPACT);
-	size_t len;
+	if (m == NULL)
+		return;
+	if (hd_native__transcript_add(&t->tr, m) < 0)
+		hd_log_warn("native: cannot append to %s: %s", t->tr.path,
+		    strerror(errno));
+	if (json_array_append_new(t->messages, m) == 0 &&
+	    json_array_append_new(t->wire, json_null()) < 0)
+		json_array_clear(t->wire); /* kept parallel: all made again */
+}
 
-	if (s != NULL && t->fd >= 0) {
-		len = strlen(s);
-		s[len] = '\n'; /* the NUL becomes the newline: one write */
-		if (write(t->fd, s, len + 1) != (ssize_t)(len + 1))
-			hd_log_warn("native: cannot append to %s: %s", t->path,
-			    strerror(errno));
+static int
+transcript_open(native_turn *t, hd_err *err)
+{
+	const char *resume = t->in->resume_session_id;
+	int rc;
+
+	if ((rc = hd_native__transcript_open(
+		 &t->tr, t->in->home_dir, resume, err)) < 0)
+		return rc;
+	if (t->tr.resumed) {
+		json_decref(t->messages);
+		json_decref(t->wire);
+		t->messages = hd_native__transcript_history(
+		    &t->tr, t->provider, &t->wire);
+	} else if (resume != NULL && hd_native__session_ok(resume))
+		hd_runtime_emit_status(t->em,
+		    "native: the session to resume has no transcript here; "
+		    "starting a new one");
+	return 0;
+}
+
+/* ---- the body but its messages (7) ---- */
+
+static pthread_mutex_t env_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	hd_native_provider provider;
+	char *model, *system; /* system: NULL when none */
+	json_t *tools;        /* a copy of its own, only read under env_mu */
+	char *text;
+} env_kept;
+
+static int
+same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) ||
+	       (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* t's hd_native__envelope, malloc'd: the kept one when it was made from
+ * the same provider, model, system prompt and tools, else made (and
+ * kept in its place). NULL: no memory. */
+static char *
+envelope(const native_turn *t)
+{
+	char *out = NULL, *model, *system, *text;
+	json_t *tools;
+
+	pthread_mutex_lock(&env_mu);
+	if (env_kept.text != NULL && env_kept.provider == t->provider &&
+	    strcmp(env_kept.model, t->model) == 0 &&
+	    same_str(env_kept.system, t->system) &&
+	    json_equal(env_kept.tools, t->tools))
+		out = strdup(env_kept.text);
+	pthread_mutex_unlock(&env_mu);
+	if (out != NULL ||
+	    (out = hd_native__envelope(
+		 t->provider, t->model, t->system, t->tools)) == NULL)
+		return out;
+	model = strdup(t->model);
+	system = t->system != NULL ? strdup(t->system) : NULL;
+	tools = json_deep_copy(t->tools);
+	text = strdup(out);
+	if (model == NULL || (t->system != NULL && system == NULL) ||
+	    tools == NULL || text == NULL) {
+		free(model);
+		free(system);
+		json_decref(tools);
+		free(text);
+		return out;
 	}
-	free(s);
-	json_array_append_new(t->messages, m);
+	pthread_mutex_lock(&env_mu);
+	free(env_kept.model);
+	free(env_kept.system);
+	json_decref(env_kept.tools);
+	free(env_kept.text);
+	env_kept.provider = t->provider;
+	env_kept.model = model;
+	env_kept.system = system;
+	env_kept.tools = tools;
+	env_kept.text = text;
+	pthread_mutex_unlock(&env_mu);
+	return out;
 }
 
 /* ---- HTTP (4) ---- */
@@ -595,13 +510,13 @@ http_attempt(native_turn *t, xfer *x, const char *body, hd_err *err)
 static int
 model_call(native_turn *t, xfer *x, hd_err *err)
 {
-	json_t *req = hd_native__request(
-	    t->provider, t->model, t->system, t->messages, t->tools);
-	char *body = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
+	char *body = t->envelope != NULL
+			 ? hd_native__body(t->provider, t->envelope, t->system,
+			       t->messages, t->wire)
+			 : NULL;
 	int attempt, rc = CALL_FAILED;
 	char *msg;
 
-	json_decref(req);
 	if (body == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	for (attempt = 0;; attempt++) {
@@ -824,10 +739,12 @@ turn_dispose(native_turn *t)
 	if (t->curl != NULL)
 		curl_easy_cleanup(t->curl);
 	curl_slist_free_all(t->headers);
+	hd_native__transcript_sent(&t->tr, t->provider, t->messages, t->wire);
 	json_decref(t->messages);
+	json_decref(t->wire);
+	free(t->envelope);
 	json_decref(t->tools);
-	if (t->fd >= 0)
-		close(t->fd);
+	hd_native__transcript_close(&t->tr);
 }
 
 static int
@@ -842,10 +759,11 @@ native_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 
 	memset(&t, 0, sizeof(t));
 	memset(&x, 0, sizeof(x));
-	t.fd = -1;
+	t.tr.fd = -1;
 	t.in = in;
 	t.em = em;
 	t.messages = json_array();
+	t.wire = json_array();
 	x.t = &t;
 	x.body = (hd_buf)HD_BUF_INIT(0);
 	hd_native__stream_init(&x.ns, HD_NATIVE_OPENAI, NULL, NULL);
@@ -868,7 +786,9 @@ native_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	hd_runtime__price(&t.price, &hd_runtime__native, t.model,
 	    json_object_get(cfg, "prices"), NULL);
 	if ((rc = http_setup(&t, err)) < 0 || (rc = tools_open(&t, err)) < 0 ||
-	    (rc = transcript_open(&t, err)) < 0) {
+	    (rc = transcript_open(&t, err)) < 0 ||
+	    ((t.envelope = envelope(&t)) == NULL &&
+		(rc = hd_err_set(err, HD_ENOMEM, "out of memory")) < 0)) {
 		rc = hd_runtime__fail(em, err, "%s%s",
 		    strncmp(err->msg, "native: ", 8) == 0 ? "" : "native: ",
 		    err->msg);
@@ -886,7 +806,7 @@ native_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 			hd_runtime_emit_cost(em, &cost);
 		}
 		if (rc == CALL_ABORTED) {
-			hd_runtime_emit_done(em, HD_DONE_ABORTED, NULL, t.session);
+			hd_runtime_emit_done(em, HD_DONE_ABORTED, NULL, t.tr.session);
 			rc = 0;
 			goto done;
 		}
@@ -906,7 +826,7 @@ native_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		if (json_array_size(calls) == 0) {
 			hd_runtime_emit_reply(
 			    em, hd_buf_cstr(&x.ns.r.text), x.ns.r.text.len);
-			hd_runtime_emit_done(em, HD_DONE_SUCCESS, NULL, t.session);
+			hd_runtime_emit_done(em, HD_DONE_SUCCESS, NULL, t.tr.session);
 			rc = 0;
 			goto done;
 		}
@@ -930,14 +850,14 @@ native_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 			run_tool(&t, json_array_get(calls, i));
 		}
 		if (hd_runtime_aborted(in)) {
-			hd_runtime_emit_done(em, HD_DONE_ABORTED, NULL, t.session);
+			hd_runtime_emit_done(em, HD_DONE_ABORTED, NULL, t.tr.session);
 			rc = 0;
 			goto done;
 		}
 	}
 	hd_runtime_emit_status(em, "native: max_turns model calls spent; the "
 				   "model was still calling tools");
-	hd_runtime_emit_done(em, HD_DONE_MAX_TURNS, NULL, t.session);
+	hd_runtime_emit_done(em, HD_DONE_MAX_TURNS, NULL, t.tr.session);
 	rc = 0;
 done:
 	hd_native__stream_dispose(&x.ns);

@@ -1,7 +1,7 @@
 /*
  * native.h -- shared inside src/runtime only: the native runtime's wire
  * formats (native-wire.c), which native.c drives and the unit tests and
- * fuzz target exercise alone.
+ * fuzz target exercise alone, and its transcript (native-transcript.c).
  *
  * A native session's messages are kept provider-neutral (one JSON object
  * each, the lines of its transcript file):
@@ -14,12 +14,15 @@
 #ifndef HD_RUNTIME_NATIVE_H
 #define HD_RUNTIME_NATIVE_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
 #include <huddle/buf.h>
+#include <huddle/err.h>
 
 /* ---- SSE framing (the text/event-stream line protocol) ---- */
 
@@ -72,6 +75,21 @@ const char *hd_native__provider_name(hd_native_provider p);
 json_t *hd_native__request(hd_native_provider p, const char *model,
     const char *system, const json_t *messages, const json_t *tools);
 
+/*
+ * The same body built from kept pieces (native-wire.c (6)): the body's
+ * members but messages, serialised without braces (hd_native__envelope,
+ * malloc'd, made once a turn); each message's wire form serialised (a
+ * new JSON string, "" for a role not sent; NULL: no memory); and the
+ * body joined from them (malloc'd, or NULL), filling wire -- an array
+ * parallel to messages, JSON null where a piece is not made yet -- with
+ * the pieces it had to make. Parses to what hd_native__request gives.
+ */
+char *hd_native__envelope(hd_native_provider p, const char *model,
+    const char *system, const json_t *tools);
+json_t *hd_native__wire(hd_native_provider p, const json_t *m);
+char *hd_native__body(hd_native_provider p, const char *envelope,
+    const char *system, const json_t *messages, json_t *wire);
+
 /* What one streamed reply said. */
 typedef struct hd_native_reply {
 	hd_buf text;     /* the text, as deltas arrived */
@@ -116,5 +134,64 @@ void hd_native__stream_dispose(hd_native_stream *ns);
  * {"error": "..."} or {"message": "..."}), malloc'd; the body's first
  * line (at most 300 bytes) when it is not one; NULL when empty. */
 char *hd_native__error_message(const char *body, size_t len);
+
+/* ---- the transcript (native-transcript.c) ---- */
+
+/* A turn resends at most this many messages of its session ... */
+#define HD_NATIVE_HISTORY_MAX 200
+/* ... whose lines total at most this many bytes ... */
+#define HD_NATIVE_HISTORY_BYTES (512 * 1024)
+/* ... read from at most the file's last this many bytes. */
+#define HD_NATIVE_TAIL_BYTES (2 * HD_NATIVE_HISTORY_BYTES)
+
+typedef struct hd_native_line {
+	size_t len;  /* the line's length, without its newline */
+	off_t start; /* where it starts in the file */
+} hd_native_line;
+
+/* The messages a resuming turn may resend (native-transcript.c (2)). */
+typedef struct hd_native_window {
+	json_t *msgs;          /* the messages, oldest first */
+	json_t *wire;          /* each one's hd_native__wire, or null */
+	hd_native_provider wire_for;
+	hd_native_line *lines; /* each one's line */
+	size_t n, cap;
+	size_t bytes; /* the lines' lengths, summed */
+} hd_native_window;
+
+typedef struct hd_native_transcript {
+	char session[64];
+	char path[PATH_MAX + 128];
+	int fd;
+	int resumed; /* 1: an existing session's file, resumed */
+	int intact;  /* every line this turn wrote was written whole */
+	off_t end;   /* the file's size as this turn's writes left it */
+	hd_native_window win;
+} hd_native_transcript;
+
+/* 1 when s is a native session id ("native-" and lowercase hex). */
+int hd_native__session_ok(const char *s);
+/* The transcript of session resume in home/native, or of a new session
+ * (tr->resumed 0) when resume is NULL, not a session id, or has no file
+ * there. */
+int hd_native__transcript_open(hd_native_transcript *tr, const char *home,
+    const char *resume, hd_err *err);
+/* The messages to resend, a new array: the window from its first user
+ * message on; *wire, a new array parallel to it, their wire forms for p
+ * (those the window lacked made now, and kept with it). */
+json_t *hd_native__transcript_history(
+    hd_native_transcript *tr, hd_native_provider p, json_t **wire);
+/* m as the transcript's next line; -1 with errno when it could not be
+ * written whole. m may be kept with the window: it must not change
+ * afterwards. */
+int hd_native__transcript_add(hd_native_transcript *tr, json_t *m);
+/* The messages the turn sent (its history and what it added) and their
+ * wire forms for p (native-wire.c (6)), for the window to keep for the
+ * session's next turn: called before close. */
+void hd_native__transcript_sent(hd_native_transcript *tr,
+    hd_native_provider p, const json_t *sent, const json_t *wire);
+/* Closes the file; the window is remembered for the session's next turn
+ * when nothing but this turn wrote the file. */
+void hd_native__transcript_close(hd_native_transcript *tr);
 
 #endif

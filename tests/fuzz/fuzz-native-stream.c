@@ -10,7 +10,8 @@
  *  (2) the text deltas handed over, joined, are the reply's text;
  *  (3) every tool call has a string id, name and args;
  *  (4) the next request, made from a transcript holding that reply, is
- *      a JSON object that dumps (whatever the model sent).
+ *      a JSON object that dumps (whatever the model sent), and the body
+ *      joined from kept pieces parses to exactly it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s = json_dumps(req, JSON_COMPACT);
 	check(s != NULL, "the next request does not dump");
 	free(s);
+	{ /* the same body joined from kept pieces (native-wire.c (6)) */
+		char *env = hd_native__envelope(p, "m", "sys", NULL), *body;
+		json_t *wire = json_array(), *got;
+
+		check(env != NULL, "no envelope");
+		body = hd_native__body(p, env, "sys", msgs, wire);
+		check(body != NULL, "no body from pieces");
+		got = json_loads(body, JSON_ALLOW_NUL, NULL);
+		check(json_equal(got, req),
+		    "the body from pieces is not the request");
+		json_decref(got);
+		json_decref(wire);
+		free(body);
+		free(env);
+	}
 	json_decref(req);
 	json_decref(msgs);
 	hd_buf_dispose(&deltas);

@@ -4,7 +4,8 @@
  * ending, a cut event never dispatched; both providers' streamed replies
  * (text, tool calls assembled from pieces, usage, the end of reply, an
  * error in the stream, malformed events) fed byte by byte and whole;
- * the request bodies made from a neutral transcript; error bodies.
+ * the request bodies made from a neutral transcript, and the same bodies
+ * joined from kept pieces; error bodies.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,95 @@ test_native_wire__requests(void **state)
 	json_decref(msgs);
 }
 
+/* The body joined from kept pieces parses to hd_native__request's, for
+ * both providers, with and without a system prompt and tools, whatever
+ * pieces were already made (some, all, none, or made for a prefix). */
+static void
+body_matches(hd_native_provider p, const char *system, const json_t *msgs,
+    const json_t *tools)
+{
+	json_t *req = hd_native__request(p, "m", system, msgs, tools);
+	json_t *wire = json_array(), *got, *prefix = json_array();
+	char *env = hd_native__envelope(p, "m", system, tools), *body;
+	size_t i, n = json_array_size(msgs);
+	int pass;
+
+	assert_non_null(env);
+	for (pass = 0; pass < 3; pass++) {
+		if (pass == 2) { /* pieces made for every other message */
+			json_array_clear(wire);
+			for (i = 0; i < n; i++)
+				json_array_append_new(wire,
+				    i % 2 ? hd_native__wire(p,
+						json_array_get(msgs, i))
+					  : json_null());
+		}
+		body = hd_native__body(p, env, system, msgs, wire);
+		assert_non_null(body);
+		got = json_loads(body, 0, NULL);
+		assert_non_null(got);
+		assert_true(json_equal(got, req));
+		assert_int_equal(json_array_size(wire), n);
+		json_decref(got);
+		free(body);
+	}
+	/* a turn's history first, then the messages it adds */
+	json_array_clear(wire);
+	for (i = 0; i < n; i++) {
+		json_t *want;
+
+		json_array_append(prefix, json_array_get(msgs, i));
+		want = hd_native__request(p, "m", system, prefix, tools);
+		body = hd_native__body(p, env, system, prefix, wire);
+		got = json_loads(body, 0, NULL);
+		assert_true(json_equal(got, want));
+		json_decref(got);
+		json_decref(want);
+		free(body);
+	}
+	json_decref(prefix);
+	json_decref(wire);
+	json_decref(req);
+	free(env);
+}
+
+static void
+test_native_wire__bodies_from_kept_pieces(void **state)
+{
+	json_t *msgs = transcript(), *tools, *none = json_array(), *odd;
+	hd_native_provider ps[] = {HD_NATIVE_OPENAI, HD_NATIVE_ANTHROPIC};
+	size_t k;
+
+	(void)state;
+	tools = json_loads("[{\"name\":\"task_claim\",\"description\":\"Claim\","
+			   "\"input_schema\":{\"type\":\"object\"}}]",
+	    0, NULL);
+	/* a run of results first and last, an unknown role inside a run,
+	 * text needing escapes */
+	odd = json_loads(
+	    "[{\"role\":\"tool\",\"id\":\"a\",\"text\":\"x\"},"
+	    "{\"role\":\"user\",\"text\":\"q \\\"\\u00e9\\n\\u2028\"},"
+	    "{\"role\":\"assistant\",\"text\":\"\"},"
+	    "{\"role\":\"tool\",\"id\":\"b\",\"text\":\"y\"},"
+	    "{\"role\":\"system-ish\",\"text\":\"z\"},"
+	    "{\"role\":\"tool\",\"id\":\"c\",\"text\":\"w\"},"
+	    "{\"role\":\"tool\",\"id\":\"d\",\"text\":\"v\","
+	    "\"is_error\":true}]",
+	    0, NULL);
+	assert_non_null(odd);
+	for (k = 0; k < 2; k++) {
+		body_matches(ps[k], "be brief", msgs, tools);
+		body_matches(ps[k], NULL, msgs, NULL);
+		body_matches(ps[k], "", msgs, none);
+		body_matches(ps[k], "sys", odd, tools);
+		body_matches(ps[k], NULL, none, tools);
+	}
+	json_decref(odd);
+	json_decref(none);
+	json_decref(tools);
+	json_decref(msgs);
+}
+
 static void
 test_native_wire__error_bodies(void **state)
 {
@@ -409,6 +499,7 @@ main(void)
 	    cmocka_unit_test(test_native_wire__openai_text_tools_usage),
 	    cmocka_unit_test(test_native_wire__openai_error_in_stream),
 	    cmocka_unit_test(test_native_wire__requests),
+	    cmocka_unit_test(test_native_wire__bodies_from_kept_pieces),
 	    cmocka_unit_test(test_native_wire__error_bodies),
 	};
 
