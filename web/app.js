@@ -48,8 +48,8 @@
 //      sends these same first requests while the page is still loading;
 //      api() takes its answers (boot.js (2)).
 // (10) The room's first posts are drawn once the page has painted what
-//      was drawn before them (afterPaint): a team's board and agents are
-//      on screen first. marked and DOMPurify (render.js) are not loaded
+//      was drawn before them and is idle (afterPaint): a team's board and
+//      agents are on screen first. marked and DOMPurify (render.js) are not loaded
 //      with the page but then (R.ready()), or for a conversation's first
 //      drawing if that comes sooner; the board and the agents never wait
 //      for them.
@@ -772,7 +772,8 @@
       const r = await api('GET',
         `/api/team-chat?teamId=${enc(state.team)}&sinceSeq=${state.roomSeq}&limit=${ROOM_PAGE}`);
       // (10) The room's first answer is drawn once the page has painted
-      // what came before it (the board), and Markdown is loaded then
+      // what came before it (the board) and is idle; Markdown is loaded
+      // then
       if ($('#room-log').childElementCount === 0) await afterPaint();
       await R.ready();
       if (gen !== state.gen) return;
@@ -781,12 +782,14 @@
     }
   }, 0);
 
-  // Settles once the page has painted what is drawn now (the next frame,
-  // then a task), or after 500 ms in a tab that paints nothing.
+  // Settles once the page has painted what is drawn now and is idle (the
+  // next frame, then an idle moment, at most a second later), or after
+  // 2 s in a tab that paints nothing.
   function afterPaint() {
     return new Promise((done) => {
-      requestAnimationFrame(() => setTimeout(done, 0));
-      setTimeout(done, 500);
+      requestAnimationFrame(() => (window.requestIdleCallback ? requestIdleCallback(() => done(), {timeout: 1000})
+        : setTimeout(done, 0)));
+      setTimeout(done, 2000);
     });
   }
 

@@ -21,10 +21,13 @@
 //  (2) take(path) hands a GET's answer (a Promise of its Response) to
 //      app.js's api() once and forgets it; app.js reads it as it reads any
 //      answer, so errors (a 401 without the token, a 404 for a team that
-//      is gone) are handled as ever. A path app.js asked for before it
+//      is gone) are handled as ever; a network failure is the same
+//      TypeError fetch() gives. A path app.js asked for before it
 //      was asked for here is never asked for here after (it would be an
-//      old answer to a later question). Nothing here reads a body but the
-//      log's (a clone), nor touches the page.
+//      old answer to a later question). Each answer is read whole as it
+//      comes and handed over as a Response of the same status, headers
+//      and bytes; only the log's is also read here. Nothing here touches
+//      the page.
 //  (3) The answers serve the first team the page opens only: when the page
 //      opens another team (or this one again), everything not yet taken is
 //      dropped, so no later request can get an old answer.
@@ -54,16 +57,24 @@ window.huddleBoot = (() => {
   const headers = {Accept: 'application/json'};
   if (token) headers.Authorization = `Bearer ${token}`;
 
-  // path asked for now and kept for take(). Returns {answered, body}:
-  // answered settles when its headers are in (true for a success), body
-  // with its JSON (null when it failed), read from a clone made before
-  // anyone else can read the answer (these are its first reactions).
+  // path asked for now and kept for take(), read whole as it comes (so
+  // app.js's json() has nothing left to wait for): a Response made of
+  // its status, headers and bytes. Returns {answered, body}: answered
+  // settles when its headers are in (true for a success), body with its
+  // JSON (null when it failed).
   function get(path) {
     if (dropped || missed.has(path)) return {answered: Promise.resolve(false), body: Promise.resolve(null)};
     const p = fetch(path, {method: 'GET', headers});
+    const read = p.then(async (res) => {
+      const bytes = await res.arrayBuffer();
+      const empty = res.status === 204 || res.status === 205 || res.status === 304;
+      return {res: new Response(empty ? null : bytes, {status: res.status, statusText: res.statusText,
+        headers: res.headers}), bytes, ok: res.ok};
+    });
     const answered = p.then((res) => res.ok, () => false);
-    const body = p.then((res) => (res.ok ? res.clone().json() : null)).catch(() => null);
-    early.set(path, p);
+    const body = read.then((x) => (x.ok ? JSON.parse(new TextDecoder().decode(x.bytes)) : null)).catch(() => null);
+    early.set(path, read.then((x) => x.res));
+    early.get(path).catch(() => {}); // a failure is app.js's to report, when it takes it
     return {answered, body};
   }
 
