@@ -44,7 +44,15 @@
 //      seq), the board, the agents and the room (from the newest post that
 //      past names). Nothing waits on a debounce. The board and the agents
 //      are drawn as they come; the events log, whose sentences name tasks
-//      by their subject, once the board has been drawn and painted.
+//      by their subject, once the board has been drawn and painted. boot.js
+//      sends these same first requests while the page is still loading;
+//      api() takes its answers (boot.js (2)).
+// (10) The room's first posts are drawn once the page has painted what
+//      was drawn before them and is idle (afterPaint): a team's board and
+//      agents are on screen first. marked and DOMPurify (render.js) are not loaded
+//      with the page but then (R.ready()), or for a conversation's first
+//      drawing if that comes sooner; the board and the agents never wait
+//      for them.
 'use strict';
 
 (() => {
@@ -183,7 +191,8 @@
       opts.headers['Content-Type'] = 'application/json';
       opts.body = JSON.stringify(body);
     }
-    const res = await fetch(path, opts);
+    // the answer boot.js asked for early, when it did (boot.js (2))
+    const res = await ((method === 'GET' && window.huddleBoot && huddleBoot.take(path)) || fetch(path, opts));
     let data = null;
     try {
       data = await res.json();
@@ -623,6 +632,7 @@
         h('span', {class: 'status-pill s-' + shown}, STATUS_TEXT[shown] || shown || 'unknown'));
     });
     $('#agents').replaceChildren(...items);
+    if (state.agentsLoaded && window.huddleBoot) huddleBoot.mark('huddle:agents');
     $('#agents-count').textContent = state.agents.length ? String(state.agents.length) : '';
     const empty = $('#agents-empty');
     empty.hidden = !state.agentsLoaded || state.agents.length > 0;
@@ -750,6 +760,7 @@
         h('code', null, `huddle task create ${state.team} "Write the docs"`),
         '. Agents claim pending tasks; a card opens to assign one by hand.');
     }
+    if (state.boardLoaded && window.huddleBoot) huddleBoot.mark('huddle:board');
     document.dispatchEvent(new CustomEvent('huddle:board'));
   }
 
@@ -760,11 +771,27 @@
     for (;;) {
       const r = await api('GET',
         `/api/team-chat?teamId=${enc(state.team)}&sinceSeq=${state.roomSeq}&limit=${ROOM_PAGE}`);
+      // (10) The room's first answer is drawn once the page has painted
+      // what came before it (the board) and is idle; Markdown is loaded
+      // then
+      if ($('#room-log').childElementCount === 0) await afterPaint();
+      await R.ready();
       if (gen !== state.gen) return;
       appendPosts(r.posts);
       if (r.posts.length < ROOM_PAGE) return;
     }
   }, 0);
+
+  // Settles once the page has painted what is drawn now and is idle (the
+  // next frame, then an idle moment, at most a second later), or after
+  // 2 s in a tab that paints nothing.
+  function afterPaint() {
+    return new Promise((done) => {
+      requestAnimationFrame(() => (window.requestIdleCallback ? requestIdleCallback(() => done(), {timeout: 1000})
+        : setTimeout(done, 0)));
+      setTimeout(done, 2000);
+    });
+  }
 
   function nearBottom(el) {
     return el.scrollHeight - el.scrollTop - el.clientHeight < 60;
@@ -823,6 +850,7 @@
       return;
     }
     log.append(frag);
+    if (window.huddleBoot) huddleBoot.mark('huddle:room');
     // (6) the oldest posts go; the note at the top counts them
     const note = log.querySelector('.post.earlier');
     for (let over = log.childElementCount - (note ? 1 : 0) - ROOM_KEEP; over > 0; over--) {
@@ -979,8 +1007,9 @@
   }
 
   // (9) The log drawn again once the board has been painted: the board
-  // first, the log under it next. Drawn once however often it is asked
-  // for before then; a hidden tab (no frames) draws it after a while.
+  // first, the log under it next, when the page is idle. Drawn once however
+  // often it is asked for before then; a hidden tab (no frames) draws it
+  // after a while.
   let eventsLater = null;
   function renderEventsLater() {
     const gen = state.gen;
@@ -994,8 +1023,9 @@
       state.eventsStale = false;
       renderEvents();
     };
-    requestAnimationFrame(() => setTimeout(run, 0));
-    setTimeout(run, 500);
+    requestAnimationFrame(() => (window.requestIdleCallback ? requestIdleCallback(run, {timeout: 1000})
+      : setTimeout(run, 0)));
+    setTimeout(run, 2000);
   }
 
   function addEventRow(ev) {
@@ -1019,6 +1049,10 @@
   }
 
   function renderConversation(c) {
+    if (!R.loaded()) { // (10) its replies are Markdown: drawn once marked is in
+      R.ready().then(() => renderConversation(c));
+      return;
+    }
     const list = $('#conversations');
     let li = list.querySelector(`li[data-conversation="${CSS.escape(c.id)}"]`);
     const fresh = !li;

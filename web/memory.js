@@ -16,6 +16,9 @@
 //  (4) Nodes come from h() only (createElement and text nodes); a fact's
 //      text is never parsed as HTML.
 //  (5) Choosing another team empties the box and lists that team's.
+//  (6) That first list is asked for when the page is next idle (at most a
+//      second later), not at once: a team's page draws its board and
+//      agents first.
 'use strict';
 
 (() => {
@@ -96,10 +99,14 @@
     }
   });
 
+  // (6) a team's first list waits until the page is idle: the board and
+  // the agents, above it, load first
+  const idle = (f) => (window.requestIdleCallback ? requestIdleCallback(() => f(), {timeout: 1000})
+    : setTimeout(f, 100));
   document.addEventListener('huddle:team', () => {
     q.value = '';
     say('#memory-save-msg', '');
-    load();
+    idle(load);
   });
-  if (state.team) load();
+  if (state.team) idle(load);
 })();

@@ -20,6 +20,9 @@
 //      out of the sentence, never printed.
 //  (4) Works under the page's CSP (script-src 'self', style-src 'self'):
 //      no inline styles or handlers; neither library evaluates strings.
+//  (5) marked and DOMPurify are loaded on demand (ready(), from this
+//      server's /assets/vendor/), not with the page: app.js asks for them
+//      when it first draws the room or a conversation.
 'use strict';
 
 (() => {
@@ -181,6 +184,31 @@
       window.DOMPurify.isSupported);
   }
 
+  // (5) The libraries are not in the page's first load: ready() adds them
+  // (once; both at once) and settles when both have loaded or failed;
+  // loaded() says it has settled. A reply drawn before that, or after
+  // they failed to load, is its text with its chips: nothing is lost.
+  const VENDOR = ['/assets/vendor/marked.umd.js', '/assets/vendor/purify.min.js'];
+  let loading = null;
+  let settled = false;
+  function ready() {
+    if (!loading) {
+      loading = available() ? Promise.resolve() : Promise.all(VENDOR.map((src) => new Promise((done) => {
+        const s = document.createElement('script');
+        s.src = src;
+        s.async = false;
+        s.onload = s.onerror = () => done();
+        document.head.append(s);
+      }))).then(() => undefined);
+      loading.then(() => { settled = true; });
+    }
+    return loading;
+  }
+
+  function loaded() {
+    return settled || available();
+  }
+
   // Put the chips back where their placeholders are (text nodes only, so
   // a placeholder can never become an attribute).
   function placeChips(root, chips) {
@@ -237,9 +265,9 @@
   }
 
   // An agent's reply as a fragment: Markdown, sanitized, tags as chips;
-  // opts.mentions also marks plain @names. Without the libraries (never
-  // in a build of this tree) it is the text with its chips, and nothing
-  // is lost.
+  // opts.mentions also marks plain @names. Without the libraries (not
+  // loaded yet, or failing to load: (5)) it is the text with its chips,
+  // and nothing is lost.
   function reply(text, hueOf, opts) {
     const src = String(text == null ? '' : text).replace(/[\uE000\uE001]/g, '');
     const tags = replyTags(src);
@@ -451,6 +479,6 @@
   }
 
   window.huddleRender = Object.freeze({
-    reply, replyTags, money, moneyText, moneyExact, eventSentence, endReason, available,
+    reply, replyTags, money, moneyText, moneyExact, eventSentence, endReason, available, ready, loaded,
   });
 })();

@@ -12,6 +12,9 @@
 //  (3) Routines are managed from the CLI and REST (huddle routine ...);
 //      the panel reads, it does not write. Nodes come from h() only
 //      (createElement and text).
+//  (4) A team's list is asked for when the page is next idle (at most a
+//      second after the team is selected), not at once: the board and the
+//      agents, above it, load first.
 'use strict';
 
 (() => {
@@ -65,11 +68,14 @@
     $('#routines-empty').hidden = list.length !== 0;
   }
 
-  document.addEventListener('huddle:team', load);
+  // (4) a team's first list waits until the page is idle
+  const idle = (f) => (window.requestIdleCallback ? requestIdleCallback(() => f(), {timeout: 1000})
+    : setTimeout(f, 100));
+  document.addEventListener('huddle:team', () => idle(load));
   document.addEventListener('huddle:event', (e) => {
     const ev = e.detail;
     if (!ev || !ev.kind) return;
     if (ev.kind.startsWith('routine_')) load();
   });
-  if (state.team) load();
+  if (state.team) idle(load);
 })();

@@ -236,7 +236,11 @@
     timer = setTimeout(load, REFRESH_MS);
   }
 
-  document.addEventListener('huddle:team', () => { last = null; load(); });
+  // a team's first read waits until the page is idle: the board and the
+  // agents, above it, load first (as memory.js and routines.js do)
+  const idle = (f) => (window.requestIdleCallback ? requestIdleCallback(() => f(), {timeout: 1000})
+    : setTimeout(f, 100));
+  document.addEventListener('huddle:team', () => { last = null; idle(load); });
   document.addEventListener('huddle:event', (e) => {
     const k = e.detail && e.detail.kind;
     if (k === 'cost' || k === 'budget_set' || k === 'budget_exceeded') soon();
@@ -248,5 +252,5 @@
     const w = Math.floor($('#spend-panel').clientWidth);
     if (w !== width) { width = w; draw(); }
   }).observe($('#spend-panel'));
-  if (state.team) load();
+  if (state.team) idle(load);
 })();
