@@ -81,6 +81,7 @@
     'turn_failed', 'exchange_resumed',
     'routine_added', 'routine_fired', 'routine_fire_failed', 'routine_enabled', 'routine_disabled',
     'routine_removed',
+    'verify_queued', 'verify_started', 'verify_gate', 'verify_failed', 'verify_verdict',
   ];
   const BOARD_KINDS = new Set(['task_created', 'task_claimed', 'status_changed', 'dep_linked']);
   const AGENT_KINDS = new Set(['agent_added', 'agent_removed', 'agent_updated']);

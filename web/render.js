@@ -471,6 +471,18 @@
       case 'routine_enabled': return [`routine ${d.routine || ''} was enabled`];
       case 'routine_disabled': return [`routine ${d.routine || ''} was disabled`];
       case 'routine_removed': return [`routine ${d.routine || ''} was removed`];
+      case 'verify_queued':
+        return [task, d.retry ? ' was queued for verification again' : ' waits for its verification', ...by(d.by)];
+      case 'verify_started':
+        return ['the verification of ', task, ' started',
+          Number.isInteger(d.attempt) && d.attempt > 1 ? ` (attempt ${d.attempt}${d.resumed ? ', resumed' : ''})` : ''];
+      case 'verify_gate':
+        return [task, d.passed ? '’s gate passed' : '’s gate failed', has(d.how) ? ` (${d.how})` : ''];
+      case 'verify_failed':
+        return ['the verification of ', task, ' failed', has(d.error) ? `: ${d.error}` : ''];
+      case 'verify_verdict':
+        return [task, d.verdict === 'reject' ? ' was rejected' : ' was approved', ...by(d.by),
+          d.verdict === 'reject' && has(d.reasons) ? `: ${q(d.reasons)}` : ''];
       default:
         // a kind this page does not know yet: still a sentence
         return [words(ev.kind || 'event'), has(ev.agent_id) ? [' (', ctx.agent(ev.agent_id), ')'] : '',
