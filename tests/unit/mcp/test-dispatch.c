@@ -171,7 +171,7 @@ test_mcp__tools_list_has_schemas_and_answers_before_initialize(void **state)
 	static const char *const want[] = {"team_chat_post",
 	    "team_chat_subscribe", "task_create", "task_list", "task_get",
 	    "task_claim", "task_auto_claim", "task_assign", "task_start",
-	    "task_complete",
+	    "task_complete", "verify_verdict", "task_verify",
 	    "task_fail", "task_release", "task_link", "task_comment",
 	    "team_create", "team_state", "teammate_spawn", "team_delegate",
 	    "team_shutdown",
