@@ -102,6 +102,13 @@ int hd_read_file(char **out, size_t *outlen, const char *path, size_t max,
  * `<what> must be an integer, not "<s>"`. */
 int hd_parse_i64(int64_t *out, const char *s, const char *what, hd_err *err);
 
+/* A duration "<N><unit>" in milliseconds: N a positive integer, the unit
+ * one of the letters in units (of s, m, h, d, w), the whole at most
+ * max_ms. 1 and *ms set when s is one, else 0 (the caller words its own
+ * message, naming what it accepts). */
+int hd_parse_duration(
+    int64_t *ms, const char *s, const char *units, int64_t max_ms);
+
 /* ---- processes on this host (host.c) ---- */
 
 /* The start time of process pid (field 22 of /proc/<pid>/stat, clock

@@ -109,26 +109,11 @@ utc_time(int64_t *ms, const char *s)
 int
 hd_memory_parse_expires(int64_t *out, const char *s, int64_t now, hd_err *err)
 {
-	static const struct {
-		char unit;
-		int64_t ms;
-	} units[] = {{'s', 1000}, {'m', 60000}, {'h', 3600000},
-	    {'d', 86400000}, {'w', 7 * 86400000LL}};
-	size_t len = strlen(s), i;
-	char digits[24];
-	int64_t n;
+	int64_t span;
 
-	if (len >= 2 && len < sizeof(digits) &&
-	    strspn(s, "0123456789") == len - 1) {
-		memcpy(digits, s, len - 1);
-		digits[len - 1] = '\0';
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (s[len - 1] == units[i].unit &&
-			    hd_parse_i64(&n, digits, "expires", NULL) == 0 &&
-			    n > 0 && n <= 3650 * 86400000LL / units[i].ms) {
-				*out = now + n * units[i].ms;
-				return 0;
-			}
+	if (hd_parse_duration(&span, s, "smhdw", 3650 * 86400000LL)) {
+		*out = now + span;
+		return 0;
 	}
 	if (utc_time(out, s))
 		return 0;

@@ -352,27 +352,8 @@ hd_spend_read(json_t **out, hd_store *st, const hd_spend_query *q, hd_err *err)
 int
 hd_spend_parse_since(int64_t *out, const char *s, hd_err *err)
 {
-	static const struct {
-		char unit;
-		int64_t ms;
-	} units[] = {{'m', 60000}, {'h', HD_SPEND_HOUR_MS},
-	    {'d', HD_SPEND_DAY_MS}, {'w', 7 * HD_SPEND_DAY_MS}};
-	size_t len = strlen(s), i;
-	char digits[16];
-	int64_t n;
-
-	if (len >= 2 && len < sizeof(digits) &&
-	    strspn(s, "0123456789") == len - 1) {
-		memcpy(digits, s, len - 1);
-		digits[len - 1] = '\0';
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (s[len - 1] == units[i].unit &&
-			    hd_parse_i64(&n, digits, "since", NULL) == 0 &&
-			    n > 0 && n <= HD_SPEND_SINCE_MAX_MS / units[i].ms) {
-				*out = n * units[i].ms;
-				return 0;
-			}
-	}
+	if (hd_parse_duration(out, s, "mhdw", HD_SPEND_SINCE_MAX_MS))
+		return 0;
 	return hd_err_set(err, HD_EINVAL,
 	    "since must be a duration like 24h or 7d (m, h, d or w), up to "
 	    "366d, not \"%.64s\"",

@@ -373,6 +373,34 @@ done:
 }
 
 int
+hd_parse_duration(int64_t *ms, const char *s, const char *units, int64_t max_ms)
+{
+	static const struct {
+		char unit;
+		int64_t ms;
+	} scale[] = {{'s', 1000}, {'m', 60000}, {'h', 3600000},
+	    {'d', 86400000}, {'w', 7 * 86400000LL}};
+	size_t len = strlen(s), i;
+	char digits[24];
+	int64_t n;
+
+	if (len < 2 || len >= sizeof(digits) ||
+	    strspn(s, "0123456789") != len - 1 ||
+	    strchr(units, s[len - 1]) == NULL)
+		return 0;
+	memcpy(digits, s, len - 1);
+	digits[len - 1] = '\0';
+	for (i = 0; i < sizeof(scale) / sizeof(scale[0]); i++)
+		if (s[len - 1] == scale[i].unit &&
+		    hd_parse_i64(&n, digits, "duration", NULL) == 0 && n > 0 &&
+		    n <= max_ms / scale[i].ms) {
+			*ms = n * scale[i].ms;
+			return 1;
+		}
+	return 0;
+}
+
+int
 hd_parse_i64(int64_t *out, const char *s, const char *what, hd_err *err)
 {
 	char *end;
