@@ -26,16 +26,21 @@
 /* ---- claim ------------------------------------------------------------------
  */
 
-/* Why task id could not be claimed: called only for a loser, inside the
- * same transaction, so what it reads is what the UPDATE saw. */
+/* Why task id could not be claimed by agent (NULL: not asked): called
+ * only for a loser, inside the same transaction, so what it reads is
+ * what the UPDATE saw. */
 static int
-claim_refusal(hd_store *st, int64_t id, hd_err *err)
+claim_refusal(hd_store *st, int64_t id, const char *agent, hd_err *err)
 {
 	hd_task *t = NULL;
 	hd_buf ids = HD_BUF_INIT(0);
 	size_t i;
 	int rc;
 
+	/* its critic never owns it (verify.c (2)) */
+	if (agent != NULL &&
+	    (rc = hd_board__verify_not_critic(st, id, agent, err)) < 0)
+		return rc;
 	if ((rc = hd_board__task_load(&t, st, id, 0, err)) < 0)
 		return rc;
 	if (t == NULL)
@@ -77,6 +82,8 @@ claim_update(
 		 "UPDATE tasks SET status = 'claimed', owner = ?2,"
 		 " claimed_at = ?3, updated_at = ?3"
 		 " WHERE id = ?1 AND status = 'pending' AND owner IS NULL"
+		 " AND NOT EXISTS (SELECT 1 FROM task_verify v"
+		 "   WHERE v.task_id = ?1 AND v.critic = ?2)"
 		 " AND NOT " UNFINISHED_DEP("tasks") " RETURNING " TASK_COLS,
 		 HD_INT(id), HD_TEXT(agent), HD_INT(hd_now_ms()))) < 0)
 		return rc;
@@ -134,7 +141,7 @@ claim_ready(hd_store *st, int64_t id, hd_err *err)
 	ready = t != NULL && strcmp(t->status, "pending") == 0 &&
 		t->owner == NULL && t->nblocked_by == 0;
 	hd_task_free(t);
-	return ready ? 0 : claim_refusal(st, id, err);
+	return ready ? 0 : claim_refusal(st, id, NULL, err);
 }
 
 /* open[i]: the claimed and in_progress tasks of team owned by m's item i,
@@ -266,13 +273,10 @@ board_claim_txn(hd_store *st, void *payload, hd_err *err)
 			goto done;
 	} else if ((rc = hd_team_member_check(st, team, b->agent, err)) < 0)
 		goto done;
-	/* a task's critic never owns it (verify.c (2)) */
-	if ((rc = hd_board__verify_not_critic(st, b->id, b->agent, err)) < 0)
-		goto done;
 	if ((rc = claim_update(&b->task, st, b->id, b->agent, err)) < 0)
 		goto done;
 	if (b->task == NULL) {
-		rc = claim_refusal(st, b->id, err);
+		rc = claim_refusal(st, b->id, b->agent, err);
 		goto done;
 	}
 	if ((rc = hd_board__task_load_deps(st, b->task, err)) < 0)
@@ -404,11 +408,10 @@ board_delegate_txn(hd_store *st, void *payload, hd_err *err)
 	    (rc = hd_board__create_txn(st, b, err)) < 0)
 		return rc;
 	b->id = b->task->id;
-	if ((rc = hd_board__verify_not_critic(st, b->id, b->agent, err)) < 0 ||
-	    (rc = claim_update(&t, st, b->id, b->agent, err)) < 0)
+	if ((rc = claim_update(&t, st, b->id, b->agent, err)) < 0)
 		return rc;
 	if (t == NULL) /* a dependency not completed yet */
-		return claim_refusal(st, b->id, err);
+		return claim_refusal(st, b->id, b->agent, err);
 	hd_task_free(b->task);
 	b->task = t;
 	if ((rc = hd_board__task_load_deps(st, b->task, err)) < 0)
