@@ -35,8 +35,9 @@
  *      a routine due, time does: this is the one timed wake here.
  *  (7) Verification: a thread of its own (verifier_main) runs the
  *      verifier engine (verifier.h) whenever a run is due: on a store
- *      change (a completion queued one), and every VERIFY_POLL_MS for a
- *      run whose verifier died. One run at a time: a gate or a critic's
+ *      change (a completion queued one; at most once per VERIFY_MIN_MS
+ *      however busy the store), and every VERIFY_POLL_MS for a run
+ *      whose verifier died. One run at a time: a gate or a critic's
  *      turn may take minutes, so neither runs on the dispatcher or the
  *      ticker; stopping aborts the run in flight (the next server
  *      resumes it, verify.c (4)).
@@ -69,6 +70,7 @@
 #define WAIT_SLICE_MS 250
 #define ROUTINE_TICK_MS 1000 /* (6) */
 #define VERIFY_POLL_MS 1000  /* (7) */
+#define VERIFY_MIN_MS 100    /* (7) */
 
 struct hd_supervisor {
 	char *home;
@@ -404,7 +406,7 @@ verifier_main(void *arg)
 	hd_err err = HD_ERR_INIT;
 	uint64_t cursor = 0;
 	int64_t backoff = 50, last = 0;
-	int due, changed = 1;
+	int due, changed = 1, pending = 0;
 
 	while (hd_store_open(&st, sv->home, &err) < 0) {
 		hd_log_error("the verifier cannot open the store: %s", err.msg);
@@ -420,7 +422,12 @@ verifier_main(void *arg)
 	env.abort = &sv->abort;
 	env.runner = sv->me.token;
 	while (!stopping(sv)) {
-		if (changed || hd_now_ms() - last >= VERIFY_POLL_MS) {
+		/* at most one read per VERIFY_MIN_MS however busy the store:
+		 * a burst of posts is not a burst of checks */
+		pending |= changed;
+		if ((pending && hd_now_ms() - last >= VERIFY_MIN_MS) ||
+		    hd_now_ms() - last >= VERIFY_POLL_MS) {
+			pending = 0;
 			last = hd_now_ms();
 			hd_store_change_cursor(st, &cursor, NULL);
 			hd_err_clear(&err);
@@ -430,7 +437,12 @@ verifier_main(void *arg)
 				 hd_verifier_run(NULL, st, &env, 0, &err) < 0)
 				hd_log_warn("verifications not run: %s", err.msg);
 		}
-		changed = hd_store_wait_change(st, &cursor, WAIT_SLICE_MS, NULL) > 0;
+		if (pending) { /* the rest of VERIFY_MIN_MS, then look */
+			hd_sleep_us(1000 * (VERIFY_MIN_MS - (hd_now_ms() - last)));
+			changed = 0;
+		} else
+			changed = hd_store_wait_change(
+				      st, &cursor, WAIT_SLICE_MS, NULL) > 0;
 	}
 	hd_store_close(st);
 	return NULL;
