@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <huddle/board.h>
+#include <huddle/room.h>
 
 #include "testutil.h"
 
@@ -70,5 +71,27 @@ bt_blocked(hd_fixture *fx, int64_t id, char *buf, size_t len)
 	hd_task_free(t);
 	return buf;
 }
+
+/* The last room line of team dev (malloc'd). */
+static inline char *
+bt_room_last(hd_fixture *fx)
+{
+	hd_posts p;
+	hd_err err = HD_ERR_INIT;
+	char *s;
+
+	assert_hd_ok(hd_room_read(&p, fx->st, "dev", 0, 500, NULL, &err), &err);
+	assert_true(p.n > 0);
+	s = strdup(p.items[p.n - 1].body);
+	hd_posts_dispose(&p);
+	return s;
+}
+
+#define assert_room_last(fx, want)                                             \
+	do {                                                                   \
+		char *r_ = bt_room_last(fx);                                      \
+		assert_string_equal(r_, (want));                               \
+		free(r_);                                                      \
+	} while (0)
 
 #endif

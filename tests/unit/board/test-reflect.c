@@ -257,28 +257,6 @@ test_board_reflect__leader_or_user_gets_no_announcement(void **state)
 			"Task #3 \"Merge\" completed by user.");
 }
 
-/* The last room line of team dev (malloc'd). */
-static char *
-room_last(hd_fixture *fx)
-{
-	hd_posts p;
-	hd_err err = HD_ERR_INIT;
-	char *s;
-
-	assert_hd_ok(hd_room_read(&p, fx->st, "dev", 0, 500, NULL, &err), &err);
-	assert_true(p.n > 0);
-	s = strdup(p.items[p.n - 1].body);
-	hd_posts_dispose(&p);
-	return s;
-}
-
-#define assert_room_last(fx, want)                                             \
-	do {                                                                   \
-		char *r_ = room_last(fx);                                      \
-		assert_string_equal(r_, (want));                               \
-		free(r_);                                                      \
-	} while (0)
-
 /* The "unblocked" ids of the newest status_changed event, as JSON text
  * (malloc'd). */
 static char *

@@ -59,28 +59,6 @@ vt_submit(hd_fixture *fx, int64_t id)
 	hd_task_free(t);
 }
 
-/* The last room line of team dev (malloc'd). */
-static char *
-last_line(hd_fixture *fx)
-{
-	hd_posts p;
-	hd_err err = HD_ERR_INIT;
-	char *s;
-
-	assert_hd_ok(hd_room_read(&p, fx->st, "dev", 0, 500, NULL, &err), &err);
-	assert_true(p.n > 0);
-	s = strdup(p.items[p.n - 1].body);
-	hd_posts_dispose(&p);
-	return s;
-}
-
-#define assert_last_line(fx, want)                                             \
-	do {                                                                   \
-		char *l_ = last_line(fx);                                      \
-		assert_string_equal(l_, (want));                               \
-		free(l_);                                                      \
-	} while (0)
-
 static void
 test_board_verify__state_machine(void **state)
 {
@@ -95,7 +73,7 @@ test_board_verify__state_machine(void **state)
 	    hd_board_complete(NULL, fx->st, plain, "coder", NULL, &err), &err);
 	assert_status(fx, plain, "completed");
 	vt_submit(fx, id);
-	assert_last_line(fx, "Task #1 \"Parse\" completed by coder; verifying: "
+	assert_room_last(fx, "Task #1 \"Parse\" completed by coder; verifying: "
 			     "gate `true`, critic tester.");
 	/* from verifying only a verdict or a cancel moves it */
 	assert_hd_err(hd_board_start(NULL, fx->st, id, "coder", &err),
@@ -143,7 +121,7 @@ test_board_verify__who_gives_the_verdict(void **state)
 	assert_string_equal(t->owner, "coder");
 	assert_null(t->result);
 	hd_task_free(t);
-	assert_last_line(fx, "Task #1 \"Parse\" rejected by tester: the tests "
+	assert_room_last(fx, "Task #1 \"Parse\" rejected by tester: the tests "
 			     "fail; back to coder.");
 	assert_hd_ok(hd_board_get(&t, fx->st, id, &err), &err);
 	assert_int_equal(t->ncomments, 1);
@@ -165,7 +143,7 @@ test_board_verify__who_gives_the_verdict(void **state)
 	assert_string_equal(t->result, "done");
 	assert_true(t->has_unblocked);
 	hd_task_free(t);
-	assert_last_line(fx, "Task #1 \"Parse\" approved by user: completed.");
+	assert_room_last(fx, "Task #1 \"Parse\" approved by user: completed.");
 }
 
 static void
@@ -185,7 +163,7 @@ test_board_verify__approve_unblocks(void **state)
 	assert_int_equal(t->nunblocked, 1);
 	assert_int_equal(t->unblocked[0], next);
 	hd_task_free(t);
-	assert_last_line(fx, "Task #1 \"Parse\" approved by tester: completed; "
+	assert_room_last(fx, "Task #1 \"Parse\" approved by tester: completed; "
 			     "now ready: #2 \"Ship\".");
 }
 
@@ -229,7 +207,7 @@ test_board_verify__runs(void **state)
 	assert_string_equal(j.owner, "coder");
 	assert_string_equal(j.summary, "done");
 	hd_verify_job_dispose(&j);
-	assert_last_line(fx, "Task #1 \"Parse\": verification started (attempt 1).");
+	assert_room_last(fx, "Task #1 \"Parse\": verification started (attempt 1).");
 	assert_hd_ok(hd_board_verify_take(&found, &j, fx->st, "r2", me, start,
 			 0, &err),
 	    &err);
@@ -244,13 +222,13 @@ test_board_verify__runs(void **state)
 			 "exit status 0", "ok\n", &err),
 	    &err);
 	assert_int_equal(passed, 1);
-	assert_last_line(fx, "Task #1 \"Parse\": gate passed (exit status 0).");
+	assert_room_last(fx, "Task #1 \"Parse\": gate passed (exit status 0).");
 	assert_hd_err(hd_board_verify_retry(NULL, fx->st, id, "coder", &err),
 	    HD_ECONFLICT, "task 1 is being verified by r1 (attempt 1)", &err);
 	assert_hd_ok(hd_board_verify_fail(fx->st, id, "r1",
 			 "critic tester's turn failed: boom", &err),
 	    &err);
-	assert_last_line(fx, "Task #1 \"Parse\": verification failed: critic "
+	assert_room_last(fx, "Task #1 \"Parse\": verification failed: critic "
 			     "tester's turn failed: boom; the task stays "
 			     "verifying (retry with huddle task verify dev 1).");
 	assert_hd_ok(hd_board_get(&t, fx->st, id, &err), &err);
@@ -282,7 +260,7 @@ test_board_verify__runs(void **state)
 	assert_int_equal(found, 1);
 	assert_int_equal(j.attempt, 3);
 	hd_verify_job_dispose(&j);
-	assert_last_line(fx, "Task #1 \"Parse\": verification started (attempt "
+	assert_room_last(fx, "Task #1 \"Parse\": verification started (attempt "
 			     "3, resumed: its last runner died).");
 	/* a verdict meanwhile ends the run: the runner's writes conflict */
 	assert_hd_ok(
@@ -334,7 +312,7 @@ test_board_verify__failed_gate_rejects(void **state)
 	    &err);
 	assert_hd_ok(hd_board_verify_pass(fx->st, id, "r1", &err), &err);
 	assert_status(fx, id, "completed");
-	assert_last_line(fx, "Task #1 \"Parse\" approved by huddle: completed.");
+	assert_room_last(fx, "Task #1 \"Parse\" approved by huddle: completed.");
 	/* the leader hears of it as the owner's completion */
 	assert_hd_ok(hd_mailbox_read(&m, fx->st, "manager", 100, &err), &err);
 	assert_true(m.n >= 1);
