@@ -382,7 +382,7 @@ hd_parse_duration(int64_t *ms, const char *s, const char *units, int64_t max_ms)
 	    {'d', 86400000}, {'w', 7 * 86400000LL}};
 	size_t len = strlen(s), i;
 	char digits[24];
-	int64_t n;
+	int64_t n = 0;
 
 	if (len < 2 || len >= sizeof(digits) ||
 	    strspn(s, "0123456789") != len - 1 ||
