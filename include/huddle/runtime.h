@@ -205,6 +205,10 @@ typedef struct hd_runtime_turn {
 			       message (prompt.h); 0: none */
 	const char *resume_session_id; /* native session to resume, or NULL */
 	const char *home_dir;          /* the runtime's home, or NULL */
+	/* 1: whatever the plan says, a runtime that keeps a home gets a
+	 * fresh ephemeral one for this turn, nothing preserved (a
+	 * verification's throwaway critic: it must share no state) */
+	int ephemeral_home;
 	const char *huddle_home;       /* HUDDLE_HOME, or NULL */
 	const char *mcp_url;           /* the agent's attach URL, or NULL */
 	const char *mcp_token;         /* its token, or NULL */
@@ -527,7 +531,8 @@ const char *hd_runtime_self_exe(char *buf, size_t size);
 
 /*
  * Everything for one turn of an agent: find its adapter, resolve the plan
- * from its capabilities, fill in the stdio MCP command when there is no
+ * from its capabilities (a persistent home made ephemeral when
+ * in->ephemeral_home), fill in the stdio MCP command when there is no
  * URL, prepare its home (unless in->home_dir is given; a persistent home
  * needs in->huddle_home), run the turn as
  * hd_runtime_run_turn() does, and release the home. A failure before the

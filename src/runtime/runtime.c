@@ -739,6 +739,11 @@ hd_runtime_run(hd_runtime_result *out, const hd_runtime_turn *in,
 		memset(&caps, 0, sizeof(caps));
 		rt->capabilities(&caps);
 		plan = hd_runtime_resolve_integration(&caps);
+		if (in->ephemeral_home && plan.home == HD_HOME_PERSISTENT) {
+			plan.home = HD_HOME_EPHEMERAL;
+			plan.preserve_skills = 0;
+			plan.preserve_memory = 0;
+		}
 		memset(&hs, 0, sizeof(hs));
 		hs.huddle_home = in->huddle_home;
 		hs.runtime = rt->name;
