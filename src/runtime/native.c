@@ -74,10 +74,12 @@
 #define NATIVE_ERROR_BODY_MAX (64 * 1024)
 #define NATIVE_BACKOFF_MAX_MS 8000
 
-/* (2): the room, the board's reading and claim/complete, the mailbox */
+/* (2): the room, the board's reading and claim/complete, the mailbox,
+ * and the verdict a critic gives (refused to anyone but a task's critic,
+ * so a native critic needs no tools list of its own) */
 static const char *const NATIVE_DEFAULT_TOOLS[] = {"team_chat_post",
     "team_chat_subscribe", "task_list", "task_get", "task_claim",
-    "task_complete", "send_message", "inbox_read", NULL};
+    "task_complete", "send_message", "inbox_read", "verify_verdict", NULL};
 
 /* (5): list prices as of 2026, USD per million tokens (input, cached
  * input, output), by model-name prefix. */

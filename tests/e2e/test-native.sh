@@ -137,7 +137,7 @@ expect_eq "$(json_get "$OUT" '[(t["id"], t["owner"], t["status"]) for t in sorte
 	"[(2, 'coder', 'completed'), (3, 'coder', 'completed')]" "assigned by the leader, completed by the member"
 expect_eq "$(requests /v1/messages | head -1 | python3 -c 'import json,sys
 print(sorted(t["name"] for t in json.loads(sys.stdin.readline())["body"]["tools"]))')" \
-	"['inbox_read', 'send_message', 'task_claim', 'task_complete', 'task_get', 'task_list', 'team_chat_post', 'team_chat_subscribe']" \
+	"['inbox_read', 'send_message', 'task_claim', 'task_complete', 'task_get', 'task_list', 'team_chat_post', 'team_chat_subscribe', 'verify_verdict']" \
 	"without runtime_config.tools: the default tools"
 run agent show coder --json
 ls "$HUDDLE_HOME/homes/native/coder/native/"*.jsonl >/dev/null 2>&1 && pass || fail "the coder's transcript is in its home"
