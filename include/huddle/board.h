@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "activity.h"
+#include "agent.h"
 #include "err.h"
 #include "store.h"
 
@@ -74,7 +75,11 @@ typedef struct hd_task_verify {
 	char *workdir; /* or NULL */
 	int64_t gate_timeout_s;
 	char *critic; /* or NULL */
+	char *critic_runtime; /* or NULL: a throwaway critic's runtime */
+	char *critic_config;  /* its runtime_config (JSON text), or NULL */
 	int64_t critic_timeout_s;
+	char *run_critic; /* the throwaway member the run made, until it is
+			     removed, or NULL */
 	char *state; /* idle | queued | running | failed */
 	int64_t attempts;
 	char *runner; /* the run's runner while running, or NULL */
@@ -151,6 +156,12 @@ typedef struct hd_task_spec {
 	const char *workdir; /* where the gate runs: an absolute path */
 	int64_t gate_timeout_s;
 	const char *critic; /* an agent of the team */
+	/* or, instead of critic: a runtime that runs a throwaway critic for
+	 * each run, with its runtime_config (borrowed; NULL: {}), checked by
+	 * critic_check (NULL: the shape only) as hd_agent_add checks one */
+	const char *critic_runtime;
+	const json_t *critic_config;
+	hd_agent_runtime_check critic_check;
 	int64_t critic_timeout_s;
 } hd_task_spec;
 

@@ -1,9 +1,11 @@
 /*
  * verify.h -- verification of a task's work (the board's part, SPEC 4.3):
  * a task may carry a gate (a shell command that must exit 0) and a critic
- * (an agent of its team that is never its owner). Completing such a task
- * moves it to `verifying` instead of `completed`; the verifier engine
- * (verifier.h) runs the gate, then the critic, who answers with a verdict:
+ * (an agent of its team that is never its owner, or a runtime that runs
+ * a throwaway critic for each run: a fresh member with a home of its
+ * own, removed after). Completing such a task moves it to `verifying`
+ * instead of `completed`; the verifier engine (verifier.h) runs the
+ * gate, then the critic, who answers with a verdict:
  *
  *   claimed|in_progress --complete--> verifying   (run queued)
  *   verifying --approve--> completed               (dependants unblock)
@@ -29,6 +31,7 @@
 
 #include <stdint.h>
 
+#include "agent.h"
 #include "board.h"
 #include "err.h"
 #include "store.h"
@@ -55,6 +58,8 @@ typedef struct hd_verify_job {
 	char *workdir; /* or NULL: the verifier's choice */
 	int64_t gate_timeout_s;
 	char *critic; /* or NULL */
+	char *critic_runtime; /* or NULL: a throwaway critic's runtime,
+				 hd_board_verify_critic_join */
 	int64_t critic_timeout_s;
 	int64_t attempt; /* 1 for the first run */
 } hd_verify_job;
@@ -91,6 +96,31 @@ int hd_board_verify_gate(int *passed, hd_store *st, int64_t id,
 /* Approve runner's run of task id for want of a critic (the gate passed). */
 int hd_board_verify_pass(
     hd_store *st, int64_t id, const char *runner, hd_err *err);
+
+/*
+ * A critic given as a runtime (verify_critic.c): make runner's run of
+ * task id its critic, a throwaway member of the task's team named
+ * critic-<id>-<attempt> (into *agent, malloc'd), of the task's critic
+ * runtime and config (checked by check, as hd_agent_add checks),
+ * working from the start and recorded as the run's run_critic, whose
+ * verdict counts as the critic's. A member of that name that is not a
+ * throwaway critic is refused (HD_EEXISTS); a throwaway a dead runner
+ * left is removed first. HD_ECONFLICT when the run is not runner's.
+ */
+int hd_board_verify_critic_join(char **agent, hd_store *st, int64_t id,
+    const char *runner, int64_t attempt, hd_agent_runtime_check check,
+    hd_err *err);
+
+/* Remove agent, task id's throwaway critic, once its run is over
+ * (whatever ended it), and the run's record of it. A member that is
+ * gone already, or is no throwaway critic of task id's, is left alone. */
+int hd_board_verify_critic_leave(
+    hd_store *st, int64_t id, const char *agent, hd_err *err);
+
+/* Remove every throwaway critic whose run is not live (running under a
+ * live runner with it as critic): what verifiers that died left.
+ * *removed (when non-NULL) how many. */
+int hd_board_verify_sweep(int *removed, hd_store *st, hd_err *err);
 
 /* runner's run of task id failed with error: the task stays verifying,
  * the run failed (verify_failed, a room line naming the retry). */

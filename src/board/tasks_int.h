@@ -200,6 +200,16 @@ int hd_board__verify_insert(
 int hd_board__verify_row(hd_task_verify **out, int64_t *pid, int64_t *start,
     hd_store *st, int64_t id, hd_err *err);
 
+/* A runner recorded as (pid, start) is alive: that pid is still the
+ * process that started then (verify_run.c). */
+int hd_board__verify_runner_alive(int64_t pid, int64_t start);
+
+/* Remove agent, task id's throwaway critic, and the run's record of it,
+ * inside the caller's transaction (verify_critic.c (3)); a member gone
+ * already, or not task id's throwaway, is left as it is. */
+int hd_board__verify_critic_leave(
+    hd_store *st, int64_t id, const char *agent, hd_err *err);
+
 /* The run of task id is runner's (verify.c (5)): its row into *v (the
  * caller frees it), the task into b->task; else HD_ECONFLICT. */
 int hd_board__verify_owned(hd_task_verify **v, hd_store *st, board_txn *b,

@@ -50,7 +50,8 @@
 #define VERIFY_COLS                                                            \
 	"gate, workdir, gate_timeout_s, critic, critic_timeout_s, state,"      \
 	" attempts, runner, started_at, gate_exit, gate_output, error,"        \
-	" verdict, verdict_by, reasons, updated_at, runner_pid, runner_start"
+	" verdict, verdict_by, reasons, updated_at, runner_pid, runner_start," \
+	" critic_runtime, critic_config, run_critic"
 
 /* ---- the row ------------------------------------------------------------- */
 
@@ -62,6 +63,9 @@ hd_board__verify_free(hd_task_verify *v)
 	free(v->gate);
 	free(v->workdir);
 	free(v->critic);
+	free(v->critic_runtime);
+	free(v->critic_config);
+	free(v->run_critic);
 	free(v->state);
 	free(v->runner);
 	free(v->gate_output);
@@ -117,6 +121,9 @@ hd_board__verify_row(hd_task_verify **out, int64_t *pid, int64_t *start, hd_stor
 		*pid = hd_stmt_int(s, 16);
 	if (start != NULL)
 		*start = hd_stmt_int(s, 17);
+	v->critic_runtime = hd_store_col_dup(s, 18);
+	v->critic_config = hd_store_col_dup(s, 19);
+	v->run_critic = hd_store_col_dup(s, 20);
 	hd_store_reset(s);
 	if (v->state == NULL) { /* NOT NULL: only an allocation failed */
 		hd_board__verify_free(v);
@@ -143,14 +150,22 @@ str_or_null(const char *s)
 json_t *
 hd_board__verify_json(const hd_task_verify *v)
 {
-	json_t *o = json_object();
+	json_t *o = json_object(), *cfg;
 
 	json_object_set_new(o, "gate", str_or_null(v->gate));
 	json_object_set_new(o, "workdir", str_or_null(v->workdir));
 	json_object_set_new(o, "gate_timeout_s", json_integer(v->gate_timeout_s));
 	json_object_set_new(o, "critic", str_or_null(v->critic));
+	json_object_set_new(o, "critic_runtime", str_or_null(v->critic_runtime));
+	cfg = v->critic_config != NULL
+		  ? json_loads(v->critic_config, 0, NULL)
+		  : NULL;
+	json_object_set_new(o, "critic_config",
+	    cfg != NULL ? cfg : v->critic_runtime != NULL ? json_object()
+							  : json_null());
 	json_object_set_new(
 	    o, "critic_timeout_s", json_integer(v->critic_timeout_s));
+	json_object_set_new(o, "run_critic", str_or_null(v->run_critic));
 	json_object_set_new(o, "state", json_string(v->state));
 	json_object_set_new(o, "attempts", json_integer(v->attempts));
 	json_object_set_new(o, "runner", str_or_null(v->runner));
@@ -203,6 +218,18 @@ hd_board__verify_check(const hd_task_spec *spec, hd_err *err)
 	if (spec->critic != NULL &&
 	    (rc = hd_slug_check("critic", spec->critic, err)) < 0)
 		return rc;
+	if (spec->critic_config != NULL && spec->critic_runtime == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "a critic config needs a critic runtime");
+	if (spec->critic_runtime != NULL) {
+		if (spec->critic != NULL)
+			return hd_err_set(err, HD_EINVAL,
+			    "give a critic (a member) or a critic runtime (a "
+			    "throwaway critic per run), not both");
+		if ((rc = hd_agent_check_runtime(spec->critic_runtime,
+			 spec->critic_config, spec->critic_check, err)) < 0)
+			return rc;
+	}
 	if ((rc = timeout_check("gate timeout", spec->gate_timeout_s, err)) < 0 ||
 	    (rc = timeout_check(
 		 "critic timeout", spec->critic_timeout_s, err)) < 0)
@@ -210,9 +237,10 @@ hd_board__verify_check(const hd_task_spec *spec, hd_err *err)
 	if (spec->gate_timeout_s > 0 && spec->gate == NULL)
 		return hd_err_set(
 		    err, HD_EINVAL, "a gate timeout needs a gate command");
-	if (spec->critic_timeout_s > 0 && spec->critic == NULL)
-		return hd_err_set(
-		    err, HD_EINVAL, "a critic timeout needs a critic");
+	if (spec->critic_timeout_s > 0 && spec->critic == NULL &&
+	    spec->critic_runtime == NULL)
+		return hd_err_set(err, HD_EINVAL,
+		    "a critic timeout needs a critic or a critic runtime");
 	return 0;
 }
 
@@ -220,24 +248,34 @@ int
 hd_board__verify_insert(
     hd_store *st, int64_t id, const hd_task_spec *spec, hd_err *err)
 {
+	char *cfg = NULL;
 	int rc;
 
-	if (spec->gate == NULL && spec->critic == NULL)
+	if (spec->gate == NULL && spec->critic == NULL &&
+	    spec->critic_runtime == NULL)
 		return 0;
 	if (spec->critic != NULL &&
 	    (rc = hd_team_member_check(st, spec->team, spec->critic, err)) < 0)
 		return rc;
-	return hd_store_run(st, err,
+	if (spec->critic_runtime != NULL &&
+	    (cfg = spec->critic_config != NULL
+		       ? json_dumps(spec->critic_config, JSON_COMPACT)
+		       : strdup("{}")) == NULL)
+		return oom(err);
+	rc = hd_store_run(st, err,
 	    "INSERT INTO task_verify(task_id, gate, workdir, gate_timeout_s,"
-	    " critic, critic_timeout_s, updated_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	    " critic, critic_timeout_s, updated_at, critic_runtime,"
+	    " critic_config)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	    HD_INT(id), HD_TEXT(spec->gate), HD_TEXT(spec->workdir),
 	    HD_INT(spec->gate_timeout_s > 0 ? spec->gate_timeout_s
 					    : HD_VERIFY_GATE_TIMEOUT_S),
 	    HD_TEXT(spec->critic),
 	    HD_INT(spec->critic_timeout_s > 0 ? spec->critic_timeout_s
 					      : HD_VERIFY_CRITIC_TIMEOUT_S),
-	    HD_INT(hd_now_ms()));
+	    HD_INT(hd_now_ms()), HD_TEXT(spec->critic_runtime), HD_TEXT(cfg));
+	free(cfg);
+	return rc;
 }
 
 int
@@ -280,6 +318,7 @@ hd_board__verify_submit(
 {
 	hd_task_verify *v = NULL;
 	int64_t now = hd_now_ms();
+	char fresh[96];
 	int rc;
 
 	b->verifying = 0;
@@ -304,9 +343,14 @@ hd_board__verify_submit(
 		"by", is_user(b->actor) ? HD_BOARD_USER : b->actor));
 	hd_events_append(st, "verify_queued", t->team_id, t->id,
 	    event_agent(b->actor),
-	    json_pack("{s:o, s:o}", "gate", str_or_null(v->gate), "critic",
-		str_or_null(v->critic)));
-	if ((rc = dup_into(&b->critic, v->critic, err)) < 0 ||
+	    json_pack("{s:o, s:o, s:o}", "gate", str_or_null(v->gate),
+		"critic", str_or_null(v->critic), "critic_runtime",
+		str_or_null(v->critic_runtime)));
+	if (v->critic_runtime != NULL)
+		snprintf(fresh, sizeof(fresh), "a fresh %s agent",
+		    v->critic_runtime);
+	if ((rc = dup_into(&b->critic,
+		 v->critic_runtime != NULL ? fresh : v->critic, err)) < 0 ||
 	    (rc = dup_into(&b->gate, v->gate, err)) < 0)
 		goto done;
 	hd_task_free(b->task);
@@ -426,6 +470,14 @@ done:
 	return rc;
 }
 
+/* (6): the task's critic, or the throwaway member its run made */
+static int
+is_critic(const hd_task_verify *v, const char *actor)
+{
+	return (v->critic != NULL && strcmp(v->critic, actor) == 0) ||
+	       (v->run_critic != NULL && strcmp(v->run_critic, actor) == 0);
+}
+
 static int
 verdict_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
@@ -473,13 +525,22 @@ verdict_txn_fn(hd_store *st, void *payload, hd_err *err)
 			    b->actor, b->id);
 			goto done;
 		}
-		if (!is_user(b->actor) &&
-		    (v->critic == NULL || strcmp(v->critic, b->actor) != 0)) {
+		if (!is_user(b->actor) && !is_critic(v, b->actor)) {
 			rc = v->critic != NULL
 				 ? hd_err_set(err, HD_EREFUSED,
 				       "task %" PRId64
 				       "'s critic is %s, not %s",
 				       b->id, v->critic, b->actor)
+			     : v->critic_runtime != NULL
+				 ? hd_err_set(err, HD_EREFUSED,
+				       "task %" PRId64 "'s critic is %s, "
+				       "not %s",
+				       b->id,
+				       v->run_critic != NULL
+					   ? v->run_critic
+					   : "a throwaway agent the verifier "
+					     "makes for its run",
+				       b->actor)
 				 : hd_err_set(err, HD_EREFUSED,
 				       "task %" PRId64 " has no critic; only "
 				       "a user may give its verdict, not %s",

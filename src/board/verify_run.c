@@ -3,7 +3,8 @@
  * half of verify.c (whose header states the invariants cited here):
  * taking a run (4), the runner's steps -- the gate's result, a failed
  * run, a pass without a critic -- each conditional on its run (5), and
- * the retry that queues a run again.
+ * the retry that queues a run again. A throwaway critic's joining and
+ * leaving are verify_critic.c's.
  * Callers: the verifier engine (src/engine/verifier.c) and the
  * operation table's task verify, through verify.h.
  */
@@ -30,13 +31,14 @@ hd_verify_job_dispose(hd_verify_job *j)
 	free(j->gate);
 	free(j->workdir);
 	free(j->critic);
+	free(j->critic_runtime);
 	memset(j, 0, sizeof(*j));
 }
 
 /* A runner recorded as (pid, start) is alive: that pid is still the
  * process that started then. */
-static int
-runner_alive(int64_t pid, int64_t start)
+int
+hd_board__verify_runner_alive(int64_t pid, int64_t start)
 {
 	return pid > 0 && start > 0 && hd_proc_start(pid) == start;
 }
@@ -71,7 +73,7 @@ take_pick(take_txn *k, hd_store *st, int64_t *id, hd_err *err)
 		const char *state = hd_stmt_text(s, 1);
 
 		if (strcmp(state, "queued") == 0 ||
-		    !runner_alive(hd_stmt_int(s, 2), hd_stmt_int(s, 3))) {
+		    !hd_board__verify_runner_alive(hd_stmt_int(s, 2), hd_stmt_int(s, 3))) {
 			*id = hd_stmt_int(s, 0);
 			k->resumed = strcmp(state, "running") == 0;
 			break;
@@ -130,6 +132,10 @@ take_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = hd_board__task_load(&b->task, st, id, 0, err)) < 0 ||
 	    (rc = hd_board__verify_row(&v, NULL, NULL, st, id, err)) < 0)
 		goto done;
+	/* the throwaway critic of a runner that died (verify_critic.c (3)) */
+	if (v->run_critic != NULL &&
+	    (rc = hd_board__verify_critic_leave(st, id, v->run_critic, err)) < 0)
+		goto done;
 	if ((rc = hd_store_run(st, err,
 		 "UPDATE task_verify SET state = 'running', runner = ?2,"
 		 " runner_pid = ?3, runner_start = ?4, started_at = ?5,"
@@ -151,7 +157,9 @@ take_txn_fn(hd_store *st, void *payload, hd_err *err)
 		(j->summary = strdup(b->task->result)) == NULL) ||
 	    (v->gate != NULL && (j->gate = strdup(v->gate)) == NULL) ||
 	    (v->workdir != NULL && (j->workdir = strdup(v->workdir)) == NULL) ||
-	    (v->critic != NULL && (j->critic = strdup(v->critic)) == NULL)) {
+	    (v->critic != NULL && (j->critic = strdup(v->critic)) == NULL) ||
+	    (v->critic_runtime != NULL &&
+		(j->critic_runtime = strdup(v->critic_runtime)) == NULL)) {
 		rc = oom(err);
 		goto done;
 	}
@@ -421,7 +429,7 @@ retry_txn_fn(hd_store *st, void *payload, hd_err *err)
 		    b->task->owner, b->actor);
 		goto done;
 	}
-	if (strcmp(v->state, "running") == 0 && runner_alive(pid, start)) {
+	if (strcmp(v->state, "running") == 0 && hd_board__verify_runner_alive(pid, start)) {
 		rc = hd_err_set(err, HD_ECONFLICT,
 		    "task %" PRId64 " is being verified by %s (attempt %" PRId64
 		    ")",

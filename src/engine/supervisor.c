@@ -40,7 +40,8 @@
  *      whose verifier died. One run at a time: a gate or a critic's
  *      turn may take minutes, so neither runs on the dispatcher or the
  *      ticker; stopping aborts the run in flight (the next server
- *      resumes it, verify.c (4)).
+ *      resumes it, verify.c (4)). When it starts it removes the
+ *      throwaway critics that verifiers which died left (verifier.c (6)).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -421,6 +422,9 @@ verifier_main(void *arg)
 	env.mcp_token = sv->mcp_token;
 	env.abort = &sv->abort;
 	env.runner = sv->me.token;
+	/* (7): the throwaway critics of verifiers that died (verifier.c) */
+	if (hd_board_verify_sweep(NULL, st, &err) < 0)
+		hd_log_warn("throwaway critics not swept: %s", err.msg);
 	while (!stopping(sv)) {
 		/* at most one read per VERIFY_MIN_MS however busy the store:
 		 * a burst of posts is not a burst of checks */

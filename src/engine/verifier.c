@@ -25,6 +25,14 @@
  *      never overwritten; the run just ends.
  *  (5) The critic's turn is paid for like any turn: its cost is charged
  *      to the budgets and appended as a cost event naming the task.
+ *  (6) A critic given as a runtime is a throwaway member made for this
+ *      run (verify_critic.c: critic-<task>-<attempt>, working, recorded
+ *      on the run) whose turn gets a fresh ephemeral home whatever its
+ *      runtime's plan (hd_runtime_turn.ephemeral_home): it shares no
+ *      session, home or mailbox with the builder or anyone. It is
+ *      removed when the run is over, whatever ended it; what a verifier
+ *      that died left is swept (hd_board_verify_sweep) by the next one
+ *      when it starts, and by the next take of that run.
  * Callers: engine/supervisor.c (huddle serve), the operation table's
  * task verify (huddle task verify, in the foreground).
  */
@@ -125,7 +133,8 @@ run_gate(hd_store *st, const hd_verify_job *j, const hd_verifier_env *env,
 
 /* (3): the critic's prompt. */
 static char *
-critic_prompt(const hd_verify_job *j, const hd_task_verify *v)
+critic_prompt(
+    const hd_verify_job *j, const char *critic, const hd_task_verify *v)
 {
 	hd_buf b = HD_BUF_INIT(0);
 	const char *out;
@@ -134,7 +143,7 @@ critic_prompt(const hd_verify_job *j, const hd_task_verify *v)
 	hd_buf_printf(&b,
 	    "You are %s, the critic of task #%lld \"%s\" in team %s. %s "
 	    "built it and says it is done; decide whether it is.\n\n",
-	    j->critic, (long long)j->task_id, j->subject, j->team,
+	    critic, (long long)j->task_id, j->subject, j->team,
 	    j->owner != NULL ? j->owner : "Its owner");
 	if (j->description[0] != '\0')
 		hd_buf_printf(&b, "The task:\n%s\n\n", j->description);
@@ -162,6 +171,7 @@ critic_prompt(const hd_verify_job *j, const hd_task_verify *v)
 
 struct spend {
 	const hd_verify_job *j;
+	const char *critic;
 	const hd_runtime_result *res;
 };
 
@@ -173,10 +183,10 @@ spend_txn(hd_store *st, void *payload, hd_err *err)
 	const hd_runtime_cost *c = &s->res->cost;
 	int crossed, rc;
 
-	if ((rc = hd_budget_charge(&crossed, st, s->j->team, s->j->critic,
+	if ((rc = hd_budget_charge(&crossed, st, s->j->team, s->critic,
 		 c->microcents, err)) < 0)
 		return rc;
-	hd_events_append(st, "cost", s->j->team, s->j->task_id, s->j->critic,
+	hd_events_append(st, "cost", s->j->team, s->j->task_id, s->critic,
 	    json_pack("{s:s, s:I, s:f, s:I, s:I, s:I, s:b}", "verify",
 		"critic", "task", (json_int_t)s->j->task_id, "usd", c->usd,
 		"microcents", (json_int_t)c->microcents, "input_tokens",
@@ -208,6 +218,8 @@ static void
 run_critic(hd_store *st, const hd_verify_job *j, const hd_verifier_env *env)
 {
 	hd_agent *critic = NULL;
+	char *throwaway = NULL;
+	const char *name = j->critic;
 	hd_task *t = NULL;
 	hd_runtime_turn in;
 	hd_runtime_result res;
@@ -218,21 +230,34 @@ run_critic(hd_store *st, const hd_verify_job *j, const hd_verifier_env *env)
 	char *prompt = NULL, *url = NULL;
 	int rc;
 
-	if (j->owner != NULL && strcmp(j->owner, j->critic) == 0) {
+	if (j->critic_runtime != NULL) { /* (6) */
+		if (hd_board_verify_critic_join(&throwaway, st, j->task_id,
+			env->runner, j->attempt, hd_runtime_check_config,
+			&err) < 0) {
+			if (err.code != HD_ECONFLICT) {
+				snprintf(msg, sizeof(msg),
+				    "a %s critic cannot join: %s",
+				    j->critic_runtime, err.msg);
+				run_fail(st, j, env->runner, msg);
+			}
+			return;
+		}
+		name = throwaway;
+	} else if (j->owner != NULL && strcmp(j->owner, j->critic) == 0) {
 		snprintf(msg, sizeof(msg),
 		    "%s owns the task and cannot be its own critic", j->critic);
 		run_fail(st, j, env->runner, msg);
 		return;
 	}
-	if (hd_agent_get(&critic, st, j->critic, &err) < 0 ||
+	if (hd_agent_get(&critic, st, name, &err) < 0 ||
 	    critic->team_id == NULL || strcmp(critic->team_id, j->team) != 0) {
-		snprintf(msg, sizeof(msg), "critic %s cannot run: %s", j->critic,
+		snprintf(msg, sizeof(msg), "critic %s cannot run: %s", name,
 		    err.msg[0] != '\0' ? err.msg : "it left the team");
 		run_fail(st, j, env->runner, msg);
 		goto done;
 	}
 	if (hd_board_get(&t, st, j->task_id, &err) < 0 ||
-	    (prompt = critic_prompt(j, t->verify)) == NULL) {
+	    (prompt = critic_prompt(j, name, t->verify)) == NULL) {
 		run_fail(st, j, env->runner, "out of memory");
 		goto done;
 	}
@@ -244,6 +269,7 @@ run_critic(hd_store *st, const hd_verify_job *j, const hd_verifier_env *env)
 	in.huddle_home = env->home;
 	in.timeout_ms = j->critic_timeout_s * 1000;
 	in.abort = env->abort;
+	in.ephemeral_home = throwaway != NULL;
 	if (env->mcp_port > 0 && env->mcp_host != NULL) {
 		hd_err_clear(&err);
 		if (hd_attach_url(&url, st, env->mcp_host, env->mcp_port,
@@ -262,6 +288,7 @@ run_critic(hd_store *st, const hd_verify_job *j, const hd_verifier_env *env)
 	hd_err_clear(&err);
 	rc = hd_runtime_run(&res, &in, hd_live_sink, &shown, &err);
 	sp.j = j;
+	sp.critic = critic->id;
 	sp.res = &res;
 	if (res.cost.microcents > 0 || res.cost.input_tokens > 0) {
 		hd_err serr = HD_ERR_INIT;
@@ -292,6 +319,15 @@ run_critic(hd_store *st, const hd_verify_job *j, const hd_verifier_env *env)
 disposed:
 	hd_runtime_result_dispose(&res);
 done:
+	if (throwaway != NULL) { /* (6): whatever ended the run */
+		hd_err_clear(&err);
+		if (hd_board_verify_critic_leave(
+			st, j->task_id, throwaway, &err) < 0)
+			hd_log_warn("task %lld: throwaway critic %s not "
+				    "removed (the next verifier sweeps it): %s",
+			    (long long)j->task_id, throwaway, err.msg);
+		free(throwaway);
+	}
 	free(url);
 	free(prompt);
 	hd_task_free(t);
@@ -315,7 +351,7 @@ run_job(hd_store *st, const hd_verify_job *j, const hd_verifier_env *env)
 	hd_agent_free(owner);
 	if (passed <= 0 || (env->abort != NULL && atomic_load(env->abort)))
 		return;
-	if (j->critic == NULL) {
+	if (j->critic == NULL && j->critic_runtime == NULL) {
 		hd_err_clear(&err);
 		if (hd_board_verify_pass(st, j->task_id, env->runner, &err) < 0 &&
 		    err.code != HD_ECONFLICT)
@@ -334,12 +370,16 @@ hd_verifier_run(int *ran, hd_store *st, const hd_verifier_env *env,
 	int64_t pid = (int64_t)getpid();
 	int64_t start = hd_proc_start(pid);
 	int found, n = 0, rc = 0;
+	hd_err serr = HD_ERR_INIT;
 
 	while (env->abort == NULL || !atomic_load(env->abort)) {
 		if ((rc = hd_board_verify_take(&found, &j, st, env->runner, pid,
 			 start, task_id, err)) < 0 ||
 		    !found)
 			break;
+		/* (6): what dead verifiers left, before this one adds its own */
+		if (n == 0 && hd_board_verify_sweep(NULL, st, &serr) < 0)
+			hd_log_warn("throwaway critics not swept: %s", serr.msg);
 		run_job(st, &j, env);
 		hd_verify_job_dispose(&j);
 		n++;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <huddle/board.h>
+#include <huddle/runtime.h>
 #include <huddle/verifier.h>
 #include <huddle/verify.h>
 
@@ -111,6 +112,9 @@ tool_task_create(json_t **result, const hd_op_call *c, hd_err *err)
 	spec.workdir = hd_op_str(c, "gate_workdir");
 	hd_op_int(c, "gate_timeout_s", 0, &spec.gate_timeout_s);
 	spec.critic = hd_op_str(c, "critic");
+	spec.critic_runtime = hd_op_str(c, "critic_runtime");
+	spec.critic_config = json_object_get(c->args, "critic_config");
+	spec.critic_check = hd_runtime_check_config;
 	hd_op_int(c, "critic_timeout_s", 0, &spec.critic_timeout_s);
 	return task_result(result, &t, hd_board_create(&t, c->st, &spec, err));
 }
@@ -445,6 +449,18 @@ static const hd_op_arg create_args[] = {
 	NULL, "--critic", 0,
 	"the member (never the owner) who must approve the work", "AGENT",
 	NULL},
+    {"critic_runtime", HD_OPT_STR, 0, 0, 0, NULL,
+	"verification, instead of a member as critic: a runtime (e.g. "
+	"claude-code) that runs a throwaway critic for each run, a fresh "
+	"member with a home of its own, removed after",
+	NULL, "--critic-runtime", 0,
+	"a throwaway critic per run, on this runtime, instead of a member",
+	"RUNTIME", NULL},
+    {"critic_config", HD_OPT_OBJECT, 0, 0, 0, NULL,
+	"the throwaway critic's runtime_config, checked as for an agent of "
+	"that runtime",
+	NULL, "--critic-config", 0,
+	"the throwaway critic's runtime configuration object", "JSON", NULL},
     {"critic_timeout_s", HD_OPT_INT, 0, 1, 86400, NULL,
 	"seconds the critic's turn may take (default 900)", NULL,
 	"--critic-timeout", 0,

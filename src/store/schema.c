@@ -568,6 +568,13 @@ const char *const hd_store_migrations[] = {
 	");"
 	"CREATE INDEX task_verify_open ON task_verify(state)"
 	"  WHERE state = 'queued' OR state = 'running';",
+	/* 21: a critic given as a runtime (board/verify.c): critic_runtime
+	 * and critic_config (its runtime_config, JSON text) instead of a
+	 * member; run_critic, the throwaway member the verifier made for
+	 * the current run (until it is removed). */
+	"ALTER TABLE task_verify ADD COLUMN critic_runtime TEXT;"
+	"ALTER TABLE task_verify ADD COLUMN critic_config TEXT;"
+	"ALTER TABLE task_verify ADD COLUMN run_critic TEXT;",
 };
 
 const int hd_store_nmigrations =

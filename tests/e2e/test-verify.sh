@@ -8,11 +8,17 @@
 # message), the owner never its own critic, a failing gate, a critic that
 # times out or answers no verdict (the task stays verifying with the
 # error; `huddle task verify` retries), kill -9 of the server while the
-# gate runs (the next server resumes the run), REST and bad input.
+# gate runs (the next server resumes the run), REST and bad input; and a
+# critic given as a runtime: a throwaway member per run with a fresh home
+# (gone with the run; the next run's critic finds nothing of it), kill -9
+# while it runs (the next server removes it and runs a new attempt with
+# a new one), and the native runtime as that critic against the fake
+# model, answering through its in-process verify_verdict.
 . "$(dirname "$0")/lib.sh"
 
 CRIT=$T_TMP/crit
 mkdir -p "$CRIT"
+export FAKE_NATIVE_KEY=sk-native-fake # the native critic's, at the end
 echo approve >"$CRIT/mode"
 cat >"$T_TMP/team.json" <<EOT
 {"team":"dev","agents":[
@@ -37,7 +43,7 @@ run_says 1 "huddle: no member \"ghost\" in team dev" "a critic from nowhere" \
 run task create dev X --gate true --gate-timeout 0
 expect_rc 2 "a gate timeout of 0"
 expect_contains "$ERR" "gate-timeout" "the message names the option"
-run_says 1 "huddle: a critic timeout needs a critic" "a critic timeout alone" \
+run_says 1 "huddle: a critic timeout needs a critic or a critic runtime" "a critic timeout alone" \
 	task create dev X --critic-timeout 5
 run task list dev --json
 expect_eq "$(json_get "$OUT" 'len(j)')" "0" "refused creates wrote nothing"
@@ -180,5 +186,105 @@ expect_eq "$(jq_task 5 'j["verify"]["attempts"], j["verify"]["gate_output"].stri
 run events dev --kind verify_started --json
 expect_contains "$OUT" '"resumed": true' "the resume is an event"
 expect_eq "$(ls "$T_TMP"/gate.* | wc -l)" "2" "the gate ran twice, once per attempt"
+
+# ---- a critic given as a runtime: a throwaway member per run ---------------
+crit_cfg="{\"command\":[\"$HUDDLE_SRC/tests/e2e/agents/critic-agent.sh\"],\"env\":{\"CRITIC_DIR\":\"$CRIT\",\"HUDDLE_BIN\":\"$HUDDLE\",\"CRITIC_OWNER\":\"coder\"}}"
+run_says 1 "huddle: give a critic (a member) or a critic runtime (a throwaway critic per run), not both" \
+	"a critic and a critic runtime" task create dev X --critic reviewer --critic-runtime exec
+run_says 1 "huddle: a critic config needs a critic runtime" "a config alone" \
+	task create dev X --critic-config '{}'
+run task create dev X --critic-runtime gemini
+expect_rc 1 "an unknown critic runtime"
+expect_contains "$ERR" 'runtime "gemini" is not available in this build' "the runtime layer's check names it"
+run task create dev X --critic-runtime exec --critic-config '{"env":{}}'
+expect_rc 1 "an exec critic without its command"
+expect_contains "$ERR" "command" "the config's check names the field"
+run task create dev X --critic-runtime exec --critic-config '{"command":'
+expect_rc 2 "a critic config that is not JSON"
+expect_contains "$ERR" "--critic-config: line 1, column 11" "the parser's place in it"
+expect_eq "$(json_get "$("$HUDDLE" task list dev --json)" 'len(j)')" "5" \
+	"no refused create left a task"
+
+: >"$CRIT/record"
+echo reject >"$CRIT/mode"
+echo "the lint warnings are still there" >"$CRIT/reasons"
+run task create dev "Lint" --critic-runtime exec --critic-config "$crit_cfg"
+expect_rc 0 "create with a critic runtime"
+expect_eq "$(jq_task 6 'j["verify"]["critic"], j["verify"]["critic_runtime"], j["verify"]["critic_config"]["command"][0].split("/")[-1]')" \
+	"(None, 'exec', 'critic-agent.sh')" "the spec: a runtime and its config, no member"
+run task claim 6 --as coder
+run task complete 6 --as coder --result "lint clean"
+wait_for 60 sh -c "'$HUDDLE' task show 6 --json | grep -q '\"status\": \"in_progress\"'" &&
+	pass || fail "the throwaway critic did not reject task 6: $(tail -5 "$T_TMP/serve.err")"
+expect_eq "$(jq_task 6 'j["verify"]["verdict_by"], j["comments"][-1]["author"], j["comments"][-1]["body"]')" \
+	"('critic-6-1', 'critic-6-1', 'the lint warnings are still there')" \
+	"the verdict and its comment are the throwaway critic's"
+home1=$(cat "$CRIT/home.critic-6-1")
+case "$home1" in
+"$HUDDLE_HOME"/*|"") fail "the throwaway's home was not a fresh one: [$home1]" ;;
+*) pass ;;
+esac
+[ -e "$home1" ] && fail "the throwaway's home outlived its run: $home1" || pass
+wait_for 30 sh -c "! '$HUDDLE' agent show critic-6-1 >/dev/null 2>&1" &&
+	pass || fail "the throwaway critic was not removed"
+run chat read dev
+expect_contains "$OUT" "critic-6-1, a fresh exec agent, joins as this run's critic (it leaves when the run is over)." \
+	"the room says who joined as the critic"
+run events dev --kind agent_removed --json
+expect_contains "$OUT" '"agent_id": "critic-6-1"' "its removal is an event"
+
+echo approve >"$CRIT/mode"
+run task complete 6 --as coder --result "lint clean, really"
+wait_for 60 sh -c "'$HUDDLE' task show 6 --json | grep -q '\"status\": \"completed\"'" &&
+	pass || fail "the second throwaway critic did not approve task 6"
+expect_eq "$(jq_task 6 'j["verify"]["verdict_by"], j["verify"]["run_critic"]')" \
+	"('critic-6-2', None)" "a new run, a new throwaway critic, gone once it is over"
+home2=$(cat "$CRIT/home.critic-6-2")
+[ -n "$home2" ] && [ "$home2" != "$home1" ] && pass ||
+	fail "the second critic shared the first one's home: [$home1] [$home2]"
+expect_eq "$(cat "$CRIT/ls.critic-6-2" | grep -c planted)" "0" \
+	"nothing the first critic left is in the second one's home"
+expect_eq "$(json_get "$("$HUDDLE" agent list dev --json)" 'sorted(a["id"] for a in j)')" \
+	"['coder', 'lead', 'reviewer']" "the team is as it was"
+
+# kill -9 while a throwaway critic runs: the next server removes it, and
+# its run goes on as a new attempt with a new critic
+rm -f "$CRIT/record"
+echo sleep >"$CRIT/mode"
+run task create dev "Format" --critic-runtime exec --critic-config "$crit_cfg"
+run task claim 7 --as coder
+run task complete 7 --as coder
+wait_for 60 sh -c "'$HUDDLE' agent show critic-7-1 >/dev/null 2>&1" &&
+	pass || fail "the throwaway critic of task 7 never joined"
+kill -9 "$serve_pid"
+wait "$serve_pid" 2>/dev/null
+run agent show critic-7-1
+expect_rc 0 "after kill -9 the dead server's throwaway critic is still there"
+echo approve >"$CRIT/mode"
+serve_bg
+wait_for 60 sh -c "'$HUDDLE' task show 7 --json | grep -q '\"status\": \"completed\"'" &&
+	pass || fail "the next server did not finish task 7: $(tail -5 "$T_TMP/serve.err")"
+expect_eq "$(jq_task 7 'j["verify"]["verdict_by"], j["verify"]["attempts"]')" \
+	"('critic-7-2', 2)" "attempt 2, with a throwaway critic of its own"
+wait_for 30 sh -c "! '$HUDDLE' agent show critic-7-1 >/dev/null 2>&1 && ! '$HUDDLE' agent show critic-7-2 >/dev/null 2>&1" &&
+	pass || fail "a throwaway critic outlived its run: $("$HUDDLE" agent list dev)"
+
+# a real runtime as the critic: native, against the fake model on
+# 127.0.0.1, giving its verdict through its in-process verify_verdict
+fake_model_start
+native_cfg="{\"provider\":\"openai\",\"model\":\"fake-model\",\"base_url\":\"http://127.0.0.1:$FAKE_MODEL_PORT/v1\",\"api_key_env\":\"FAKE_NATIVE_KEY\",\"timeout_s\":60}"
+run task create dev "Docs" --critic-runtime native --critic-config "$native_cfg" \
+	--description 'Write the docs. FAKE_SCRIPT:{"turns":[{"tool":{"name":"verify_verdict","input":{"task_id":8,"verdict":"approve","reasons":"the docs read well"}}},{"text":"approved: {{tool_result}}"}]}'
+expect_rc 0 "create with a native critic runtime"
+run task claim 8 --as coder
+run task complete 8 --as coder --result "docs written"
+wait_for 60 sh -c "'$HUDDLE' task show 8 --json | grep -q '\"status\": \"completed\"'" &&
+	pass || fail "the native throwaway critic did not approve task 8: $(tail -5 "$T_TMP/serve.err")"
+expect_eq "$(jq_task 8 'j["verify"]["verdict_by"], j["verify"]["reasons"]')" \
+	"('critic-8-1', 'the docs read well')" "the native critic's verdict, through its own tool"
+[ -e "$HUDDLE_HOME/homes/native/critic-8-1" ] &&
+	fail "the native critic's home was kept under HUDDLE_HOME" || pass
+run events dev --kind cost --json
+expect_contains "$OUT" '"agent_id": "critic-8-1"' "its turn's cost is recorded under its name"
 
 finish

@@ -10,13 +10,22 @@
 #   silent       answers without a verdict
 #   sleep        sleeps 60 s (a critic that never answers in time)
 #   owner        gives the verdict as $CRITIC_OWNER (must be refused)
-# and replies with what it did. $HUDDLE_BIN is the huddle binary; the
+# and replies with what it did. With $CRITIC_DIR/record present it
+# first records its home ($CRITIC_DIR/home.<agent>, ls.<agent>) and
+# plants a file there. $HUDDLE_BIN is the huddle binary; the
 # verdict goes through the CLI as this agent, the way an MCP client's
 # verify_verdict call goes through the same library function.
 set -u
 prompt=$(cat)
 id=$(printf '%s\n' "$prompt" | sed -n 's/.*the critic of task #\([0-9]*\).*/\1/p' | head -n 1)
 printf '%s\n' "$prompt" >"$CRITIC_DIR/prompt.$id"
+# with $CRITIC_DIR/record: where its home is and what it holds, then a
+# file planted there (a later critic must not find it)
+if [ -e "$CRITIC_DIR/record" ]; then
+	printf '%s\n' "${HUDDLE_AGENT_HOME:-}" >"$CRITIC_DIR/home.$HUDDLE_AGENT"
+	ls -A "${HUDDLE_AGENT_HOME:-/nonexistent}" >"$CRITIC_DIR/ls.$HUDDLE_AGENT" 2>&1
+	[ -n "${HUDDLE_AGENT_HOME:-}" ] && echo "$HUDDLE_AGENT" >"$HUDDLE_AGENT_HOME/planted"
+fi
 mode=$(cat "$CRITIC_DIR/mode" 2>/dev/null || echo approve)
 case $mode in
 approve)

@@ -2,12 +2,15 @@
  * test-verify.c -- verification on the board (verify.h): the verifying
  * state in the state machine, who may give a verdict, the runs' take
  * (one taker; a dead runner's run taken again), every runner write
- * conditional on its run, and the room lines each step makes.
+ * conditional on its run, the room lines each step makes, and a critic
+ * given as a runtime: its throwaway member's join, verdict, leave and
+ * sweep.
  */
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <huddle/agent.h>
 #include <huddle/buf.h>
 #include <huddle/mailbox.h>
 #include <huddle/room.h>
@@ -353,6 +356,234 @@ test_board_verify__spec_checks(void **state)
 	hd_tasks_dispose(&l);
 }
 
+/* A check standing for the runtime layer's (the domain knows no
+ * runtime): exec alone, its config needing a command. */
+static int
+exec_only(const char *runtime, const json_t *cfg, hd_err *err)
+{
+	if (strcmp(runtime, "exec") != 0)
+		return hd_err_set(err, HD_EINVAL, "unknown runtime \"%s\"",
+		    runtime);
+	if (json_object_get(cfg, "command") == NULL)
+		return hd_err_set(err, HD_EINVAL, "exec needs a command");
+	return 0;
+}
+
+/* A task whose critic is a runtime, claimed by coder and completed. */
+static int64_t
+vt_runtime_task(hd_fixture *fx)
+{
+	hd_task_spec spec;
+	hd_task *t = NULL;
+	hd_err err = HD_ERR_INIT;
+	json_t *cfg = json_pack("{s:[s]}", "command", "/bin/true");
+	int64_t id;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.team = "dev";
+	spec.subject = "Parse";
+	spec.critic_runtime = "exec";
+	spec.critic_config = cfg;
+	spec.critic_check = exec_only;
+	assert_hd_ok(hd_board_create(&t, fx->st, &spec, &err), &err);
+	json_decref(cfg);
+	id = t->id;
+	hd_task_free(t);
+	assert_hd_ok(hd_board_get(&t, fx->st, id, &err), &err);
+	assert_string_equal(t->verify->critic_runtime, "exec");
+	assert_string_equal(t->verify->critic_config, "{\"command\":[\"/bin/true\"]}");
+	assert_null(t->verify->critic);
+	hd_task_free(t);
+	assert_hd_ok(hd_board_claim(NULL, fx->st, id, "coder", &err), &err);
+	vt_submit(fx, id);
+	return id;
+}
+
+static int
+member_gone(hd_fixture *fx, const char *id)
+{
+	hd_err err = HD_ERR_INIT;
+
+	return hd_agent_exists(fx->st, id, &err) == HD_ENOTFOUND;
+}
+
+static void
+test_board_verify__throwaway_critic(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	hd_verify_job j;
+	hd_agent_spec spec;
+	hd_agent *a = NULL;
+	hd_task *t = NULL;
+	char *critic = NULL;
+	int64_t me = (int64_t)getpid(), start = hd_proc_start(me);
+	int found, removed;
+	int64_t id = vt_runtime_task(fx);
+
+	assert_room_last(fx, "Task #1 \"Parse\" completed by coder; verifying: "
+			     "critic a fresh exec agent.");
+	assert_hd_ok(hd_board_verify_take(&found, &j, fx->st, "r1", me, start,
+			 0, &err),
+	    &err);
+	assert_int_equal(found, 1);
+	assert_null(j.critic);
+	assert_string_equal(j.critic_runtime, "exec");
+	/* only the run's runner makes its critic */
+	assert_hd_err(hd_board_verify_critic_join(&critic, fx->st, id, "r2", 1,
+			  exec_only, &err),
+	    HD_ECONFLICT, "task 1's verification is no longer this runner's",
+	    &err);
+	assert_hd_ok(hd_board_verify_critic_join(&critic, fx->st, id, "r1",
+			 j.attempt, exec_only, &err),
+	    &err);
+	hd_verify_job_dispose(&j);
+	assert_string_equal(critic, "critic-1-1");
+	assert_room_last(fx, "Task #1 \"Parse\": critic-1-1, a fresh exec agent, "
+			     "joins as this run's critic (it leaves when the "
+			     "run is over).");
+	/* a member of the team, working (offered no ready work), marked */
+	assert_hd_ok(hd_agent_get(&a, fx->st, critic, &err), &err);
+	assert_string_equal(a->team_id, "dev");
+	assert_string_equal(a->runtime, "exec");
+	assert_string_equal(a->status, "working");
+	assert_string_equal(a->role, "critic");
+	assert_string_equal(a->spawned_by, "huddle");
+	assert_string_equal(
+	    json_string_value(json_array_get(
+		json_object_get(a->runtime_config, "command"), 0)),
+	    "/bin/true");
+	hd_agent_free(a);
+	/* a live run's critic is not swept */
+	assert_hd_ok(hd_board_verify_sweep(&removed, fx->st, &err), &err);
+	assert_int_equal(removed, 0);
+	/* its verdict is the critic's; another member's is not */
+	assert_hd_err(hd_board_verdict(NULL, fx->st, id, "tester", 1, NULL,
+			  &err),
+	    HD_EREFUSED, "task 1's critic is critic-1-1, not tester", &err);
+	assert_hd_ok(hd_board_verdict(&t, fx->st, id, critic, 0,
+			 "the parser drops blank lines", &err),
+	    &err);
+	assert_string_equal(t->status, "in_progress");
+	hd_task_free(t);
+	assert_hd_ok(hd_board_get(&t, fx->st, id, &err), &err);
+	assert_string_equal(t->verify->verdict_by, "critic-1-1");
+	assert_string_equal(t->comments[0].author, "critic-1-1");
+	hd_task_free(t);
+	/* it leaves when its run is over */
+	assert_hd_ok(
+	    hd_board_verify_critic_leave(fx->st, id, critic, &err), &err);
+	assert_true(member_gone(fx, critic));
+	assert_hd_ok(hd_board_get(&t, fx->st, id, &err), &err);
+	assert_null(t->verify->run_critic);
+	hd_task_free(t);
+	free(critic);
+	critic = NULL;
+	/* a leave never removes a member that is not its throwaway */
+	assert_hd_ok(
+	    hd_board_verify_critic_leave(fx->st, id, "tester", &err), &err);
+	assert_false(member_gone(fx, "tester"));
+
+	/* a runner that died leaves its critic: the next take of its run
+	 * removes it (a new attempt, a new name) */
+	vt_submit(fx, id);
+	assert_hd_ok(hd_board_verify_take(&found, &j, fx->st, "gone",
+			 dead_pid(), 1, 0, &err),
+	    &err);
+	assert_hd_ok(hd_board_verify_critic_join(&critic, fx->st, id, "gone",
+			 j.attempt, exec_only, &err),
+	    &err);
+	hd_verify_job_dispose(&j);
+	assert_string_equal(critic, "critic-1-2");
+	free(critic);
+	critic = NULL;
+	assert_hd_ok(hd_board_verify_take(&found, &j, fx->st, "r3", me, start,
+			 0, &err),
+	    &err);
+	assert_int_equal(found, 1);
+	assert_int_equal(j.attempt, 3);
+	hd_verify_job_dispose(&j);
+	assert_true(member_gone(fx, "critic-1-2"));
+	/* a person's agent of the throwaway's name is never taken over */
+	memset(&spec, 0, sizeof(spec));
+	spec.id = "critic-1-3";
+	spec.team = "dev";
+	assert_hd_ok(hd_agent_add(NULL, fx->st, &spec, &err), &err);
+	assert_hd_err(hd_board_verify_critic_join(&critic, fx->st, id, "r3", 3,
+			  exec_only, &err),
+	    HD_EEXISTS,
+	    "agent \"critic-1-3\" exists and is not a throwaway critic: "
+	    "rename it, or give the task a member as its critic",
+	    &err);
+	assert_null(critic);
+	assert_false(member_gone(fx, "critic-1-3"));
+	assert_hd_ok(hd_board_verify_fail(fx->st, id, "r3", "no critic", &err),
+	    &err);
+	/* a runner that died after its verdict came: the sweep removes its
+	 * critic (a verifier sweeps when it starts) */
+	assert_hd_ok(hd_board_verify_retry(NULL, fx->st, id, "coder", &err),
+	    &err);
+	assert_hd_ok(hd_board_verify_take(&found, &j, fx->st, "gone",
+			 dead_pid(), 1, 0, &err),
+	    &err);
+	assert_hd_ok(hd_board_verify_critic_join(&critic, fx->st, id, "gone",
+			 j.attempt, exec_only, &err),
+	    &err);
+	hd_verify_job_dispose(&j);
+	assert_string_equal(critic, "critic-1-4");
+	assert_hd_ok(
+	    hd_board_verdict(NULL, fx->st, id, critic, 1, NULL, &err), &err);
+	assert_status(fx, id, "completed");
+	assert_false(member_gone(fx, critic));
+	assert_hd_ok(hd_board_verify_sweep(&removed, fx->st, &err), &err);
+	assert_int_equal(removed, 1);
+	assert_true(member_gone(fx, critic));
+	free(critic);
+	critic = NULL;
+	assert_false(member_gone(fx, "critic-1-3"));
+}
+
+static void
+test_board_verify__critic_runtime_checks(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_task_spec spec;
+	hd_err err = HD_ERR_INIT;
+	json_t *cfg = json_pack("{s:s}", "model", "x");
+	hd_tasks l;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.team = "dev";
+	spec.subject = "X";
+	spec.critic = "tester";
+	spec.critic_runtime = "exec";
+	assert_hd_err(hd_board_create(NULL, fx->st, &spec, &err), HD_EINVAL,
+	    "give a critic (a member) or a critic runtime (a throwaway critic "
+	    "per run), not both",
+	    &err);
+	spec.critic = NULL;
+	spec.critic_runtime = NULL;
+	spec.critic_config = cfg;
+	assert_hd_err(hd_board_create(NULL, fx->st, &spec, &err), HD_EINVAL,
+	    "a critic config needs a critic runtime", &err);
+	spec.critic_runtime = "Bad Name";
+	assert_hd_err(hd_board_create(NULL, fx->st, &spec, &err), HD_EINVAL,
+	    "invalid runtime name \"Bad Name\": use 1-50 lowercase letters, "
+	    "digits, '-' or '_'",
+	    &err);
+	spec.critic_runtime = "codex";
+	spec.critic_check = exec_only;
+	assert_hd_err(hd_board_create(NULL, fx->st, &spec, &err), HD_EINVAL,
+	    "unknown runtime \"codex\"", &err);
+	spec.critic_runtime = "exec";
+	assert_hd_err(hd_board_create(NULL, fx->st, &spec, &err), HD_EINVAL,
+	    "exec needs a command", &err);
+	json_decref(cfg);
+	assert_hd_ok(hd_board_list(&l, fx->st, "dev", NULL, &err), &err);
+	assert_int_equal(l.n, 0);
+	hd_tasks_dispose(&l);
+}
+
 int
 main(void)
 {
@@ -371,6 +602,11 @@ main(void)
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_board_verify__spec_checks, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_verify__throwaway_critic, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_board_verify__critic_runtime_checks, setup,
+		hd_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
