@@ -6,8 +6,11 @@
  * file is every write they make, each one board write (board.c (5)):
  * its event and room line commit with it.
  *  (1) The spec is set at create (hd_board__verify_insert, in the
- *      create's transaction: the critic must be a member of the team)
- *      and never changes; a task without a row completes as always.
+ *      create's transaction: the critic must be a member of the team;
+ *      a critic runtime and its config are checked by the caller's
+ *      check, as an agent's are) and never changes; a task without a row
+ *      completes as always. A critic and a critic runtime exclude each
+ *      other.
  *  (2) The owner is never the critic: a claim by the critic is refused
  *      (hd_board__verify_not_critic, claim.c; auto-claim skips the task),
  *      a verdict by the owner is refused, and a run whose critic owns
@@ -26,12 +29,15 @@
  *      and runner its token. One that finds otherwise (a verdict came, a
  *      user cancelled, another runner took over) changes nothing and
  *      answers HD_ECONFLICT, so a late runner never overwrites a verdict.
- *  (6) A verdict (the critic's tool, or a user) is accepted whenever the
- *      task is verifying, whatever the run's state: approve completes it
- *      (naming what became ready, as a completion does), reject returns
- *      it to in_progress for the same owner with the reasons as a
- *      comment and a task_update message. Either ends the run (idle).
- * The runs' own writes are verify_run.c's.
+ *  (6) A verdict (the critic's tool -- the task's critic, or the
+ *      throwaway member its run made, verify_critic.c --, or a user) is
+ *      accepted whenever the task is verifying, whatever the run's state:
+ *      approve completes it (naming what became ready, as a completion
+ *      does), reject returns it to in_progress for the same owner with
+ *      the reasons as a comment and a task_update message. Either ends
+ *      the run (idle).
+ * The runs' own writes are verify_run.c's; a throwaway critic's joining
+ * and leaving are verify_critic.c's.
  * Callers: transitions.c (complete), create.c, claim.c; the operation
  * table's task verdict/verify entries (src/ops/ops-board.c) and the
  * verifier engine (src/engine/verifier.c) through verify.h.
