@@ -926,8 +926,9 @@ openclaw_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 	return rc;
 }
 
-/* huddle doctor: the Gateway's URL, whether the token's variable is
- * set, and whether the Gateway answers a handshake (no turn runs). */
+/* huddle doctor: the Gateway's URL and session, and whether the token's
+ * variable is set. It does not connect: whether the Gateway is up shows
+ * on the first turn, as a clear error naming the URL. */
 static void
 openclaw_doctor(const hd_agent *a, const char *home_dir, json_t *report)
 {
