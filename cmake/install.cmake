@@ -57,7 +57,9 @@ install(CODE "
 
 # make package: build/huddle_<version>_<arch>.deb. Its Depends are the
 # Debian packages of the libraries the binary links, as dpkg-shlibdeps
-# finds them (dpkg-dev); the binary is stripped.
+# finds them (dpkg-dev), and tzdata: routines read their time zones from
+# the system's database (/usr/share/zoneinfo), which no library pulls in.
+# The binary is stripped.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME huddle)
 set(CPACK_PACKAGE_VENDOR huddle)
@@ -72,6 +74,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS tzdata)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 include(CPack)

@@ -83,7 +83,7 @@ Architecture: $(dpkg --print-architecture)" "the package's name, version and arc
 
 # Depends: the package of every library the binary links itself (its
 # NEEDED entries, found where ldd finds them, owned as dpkg -S says),
-# found by dpkg-shlibdeps, nothing written by hand
+# found by dpkg-shlibdeps, nothing written by hand but tzdata
 depends=$(dpkg-deb -f "$deb" Depends)
 needed=$(LC_ALL=C readelf -d "$HUDDLE" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
 [ -n "$needed" ] && pass || fail "readelf found no NEEDED library in $HUDDLE"
@@ -105,6 +105,11 @@ for soname in $needed; do
 	*) fail "Depends [$depends] lacks $pkg (for $lib)" ;;
 	esac
 done
+# and tzdata, which no library pulls in: routines read their zones
+case ", $depends," in
+*", tzdata,"*) pass ;;
+*) fail "Depends [$depends] lacks tzdata (routines' time zones)" ;;
+esac
 dpkg -I "$deb" >"$T_TMP/info" 2>&1
 expect_contains "$(cat "$T_TMP/info")" " Depends: $depends" "dpkg -I shows the Depends"
 
