@@ -572,6 +572,7 @@
 
   function toolName(name) {
     // mcp__huddle__task_claim -> task_claim: huddle's own tools by name
+    // (claude-code's events say task_claim now; older ones kept the prefix)
     const m = /^mcp__huddle__(.+)$/.exec(name);
     return m ? m[1] : name;
   }

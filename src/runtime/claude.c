@@ -16,7 +16,9 @@
  *      for their results (at most CLAUDE_TOOLS_MAX).
  *  (2) Live events as lines come: tool_use blocks are tool_call, their
  *      tool_result blocks are tool_result carrying the tool's name (paired
- *      by id), text blocks are text_delta ("\n\n" between the text of two
+ *      by id; huddle's own tools by their bare names, task_claim for
+ *      Claude Code's mcp__huddle__task_claim, as every runtime names
+ *      them; other tools as Claude Code does), text blocks are text_delta ("\n\n" between the text of two
  *      assistant lines), a failed MCP server and each api_retry are a
  *      status. The synthetic assistant line Claude Code writes for an API
  *      failure (it carries a top-level `error`) is not the agent's text
@@ -267,6 +269,18 @@ on_retry(hd_runtime_emit *em, const json_t *j)
 	emit_status_buf(em, &b);
 }
 
+/* (2): huddle's tools by their own names; any other as Claude names it */
+static const char *
+tool_name(const char *name)
+{
+	static const char prefix[] = "mcp__huddle__";
+
+	if (name != NULL && strncmp(name, prefix, sizeof(prefix) - 1) == 0 &&
+	    name[sizeof(prefix) - 1] != '\0')
+		return name + sizeof(prefix) - 1;
+	return name;
+}
+
 static void
 on_tool_use(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *blk)
 {
@@ -282,7 +296,7 @@ on_tool_use(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *blk)
 		    cs->tools, json_string_value(id), (json_t *)name);
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = HD_RT_TOOL_CALL;
-	ev.name = json_string_value(name);
+	ev.name = tool_name(json_string_value(name));
 	ev.id = json_string_value(id);
 	ev.data = json_object_get(blk, "input");
 	hd_runtime_emit_event(em, &ev);
@@ -349,7 +363,7 @@ on_user(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *j)
 		name = json_object_get(cs->tools, json_string_value(id));
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = HD_RT_TOOL_RESULT;
-		ev.name = json_string_value(name);
+		ev.name = tool_name(json_string_value(name));
 		ev.id = json_string_value(id);
 		ev.data = json_object_get(blk, "content");
 		ev.is_error = json_is_true(json_object_get(blk, "is_error"));

@@ -181,7 +181,7 @@ expect_eq "$(json_get "$OUT" '[(t["id"], t["subject"], t["owner"], t["status"]) 
 # prefixes an MCP server's tools; the dashboard shows huddle's by name)
 run events --team "$team" --kind tool_call --after "$mark" --json
 expect_eq "$(json_get "$OUT" '[(e["agent_id"], e["data"]["name"]) for e in j if e["data"]["phase"]=="result"]')" \
-	"[('$lead', 'task_create'), ('$lead', 'task_assign'), ('$lead', 'task_create'), ('$lead', 'task_assign'), ('$coder', 'mcp__huddle__task_complete'), ('$lead', 'task_complete'), ('$lead', 'task_create'), ('$lead', 'task_assign'), ('$reviewer', 'task_complete')]" \
+	"[('$lead', 'task_create'), ('$lead', 'task_assign'), ('$lead', 'task_create'), ('$lead', 'task_assign'), ('$coder', 'task_complete'), ('$lead', 'task_complete'), ('$lead', 'task_create'), ('$lead', 'task_assign'), ('$reviewer', 'task_complete')]" \
 	"every tool call, by whom (none by the scribe)"
 run events --team "$team" --kind cost --after "$mark" --json
 expect_eq "$(json_get "$OUT" '[e["agent_id"] for e in j]')" "['$lead', '$coder', '$scribe', '$lead', '$reviewer', '$lead']" \

@@ -234,7 +234,9 @@ test_claude__long_error_text_is_cut(void **state)
 }
 
 /* Denied tools are a warning, not an error: the turn succeeds. Each tool
- * is named once. The tool_result carries the name of its call. */
+ * is named once, as Claude Code names it (what its settings allow). The
+ * tool_result carries the name of its call; huddle's tools go by their
+ * bare names, as every runtime's do. */
 static void
 test_claude__permission_denials_warn(void **state)
 {
@@ -267,9 +269,9 @@ test_claude__permission_denials_warn(void **state)
 	assert_int_equal(case_feed_lines(&c, lines, 0, ""), 0);
 	assert_string_equal(rec_kinds(&c.t.r),
 	    "tool_call,tool_result,text_delta,status,cost,done");
-	assert_tool(&c, 0, HD_RT_TOOL_CALL, "mcp__huddle__task_claim", "t1",
+	assert_tool(&c, 0, HD_RT_TOOL_CALL, "task_claim", "t1",
 	    "{\"id\":7}", 0);
-	assert_tool(&c, 1, HD_RT_TOOL_RESULT, "mcp__huddle__task_claim", "t1",
+	assert_tool(&c, 1, HD_RT_TOOL_RESULT, "task_claim", "t1",
 	    "\"Claude requested permissions to use mcp__huddle__task_claim, "
 	    "but you haven't granted it yet.\"",
 	    1);
