@@ -8,7 +8,10 @@
  *      (1 USD = 1e8), so $1 per million tokens is 100 micro-cents a
  *      token and whole-cent prices cost exact integers.
  *  (2) The longest matching prefix of the adapter's list wins
- *      ("gpt-5-mini" over "gpt-5"). A list holds public list prices and
+ *      ("gpt-5-mini" over "gpt-5"); a model no row names that is a
+ *      router's vendor/model id (OpenRouter's "openai/gpt-5-mini") is
+ *      looked up by the name after its last '/'. A list holds public
+ *      list prices and
  *      is a fallback only: prices in runtime_config always win, and a
  *      cost priced here is flagged estimated.
  *  (3) Cached input tokens are part of the input count: the uncached ones
@@ -44,6 +47,25 @@ price_field(double *out, const json_t *prices, const char *key, int required,
 	return 1;
 }
 
+/* (2): the row of the longest prefix of model into *best; 0: none */
+static int
+price_row(size_t *best, const hd_price_row *table, const char *model)
+{
+	size_t i, n;
+	int found = 0;
+
+	for (i = 0; model != NULL && table != NULL && table[i].prefix != NULL;
+	     i++) {
+		n = strlen(table[i].prefix);
+		if (strncmp(model, table[i].prefix, n) == 0 &&
+		    (!found || n > strlen(table[*best].prefix))) {
+			*best = i;
+			found = 1;
+		}
+	}
+	return found;
+}
+
 int
 hd_runtime__price(hd_price *out, const hd_runtime_adapter *rt,
     const char *model, const json_t *prices, hd_err *err)
@@ -51,8 +73,8 @@ hd_runtime__price(hd_price *out, const hd_runtime_adapter *rt,
 	const hd_price_row *table = rt != NULL ? rt->prices : NULL;
 	const char *key;
 	json_t *v;
-	size_t i, best = 0, n;
-	int rc, found = 0;
+	size_t best = 0;
+	int rc, found;
 
 	*out = default_price;
 	if (prices != NULL) {
@@ -80,15 +102,9 @@ hd_runtime__price(hd_price *out, const hd_runtime_adapter *rt,
 			return rc;
 		return 0;
 	}
-	for (i = 0; model != NULL && table != NULL && table[i].prefix != NULL;
-	     i++) {
-		n = strlen(table[i].prefix);
-		if (strncmp(model, table[i].prefix, n) == 0 &&
-		    (!found || n > strlen(table[best].prefix))) {
-			best = i;
-			found = 1;
-		}
-	}
+	if ((found = price_row(&best, table, model)) == 0 && model != NULL &&
+	    (key = strrchr(model, '/')) != NULL)
+		found = price_row(&best, table, key + 1);
 	if (found)
 		*out = table[best].price;
 	return 0;

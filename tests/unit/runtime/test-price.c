@@ -107,6 +107,16 @@ test_price__the_table_and_the_default(void **state)
 	assert_price(&p, 3, 3, 15);
 	assert_hd_ok(codex_price(&p, NULL, NULL, &err), &err);
 	assert_price(&p, 3, 3, 15);
+	/* a router's vendor/model id: the model after the last '/' */
+	assert_hd_ok(codex_price(&p, "openai/gpt-5-mini", NULL, &err), &err);
+	assert_price(&p, 0.25, 0.025, 2.00);
+	assert_hd_ok(codex_price(&p, "openrouter/openai/o4-mini", NULL, &err),
+	    &err);
+	assert_price(&p, 1.10, 0.275, 4.40);
+	assert_hd_ok(codex_price(&p, "acme/fake-model", NULL, &err), &err);
+	assert_price(&p, 3, 3, 15);
+	assert_hd_ok(codex_price(&p, "openai/", NULL, &err), &err);
+	assert_price(&p, 3, 3, 15);
 	/* a prefix is a prefix: "gpt-" alone is no model */
 	assert_hd_ok(codex_price(&p, "gpt-", NULL, &err), &err);
 	assert_price(&p, 3, 3, 15);
