@@ -29,9 +29,11 @@
  *      by Jansson (hd_native__wire: the message, or for Anthropic a tool
  *      result's block) and hd_native__body joins those serialisations
  *      with the rest of the body (hd_native__envelope, serialised by
- *      Jansson without its braces: JSON_EMBED). Only the joining is
- *      written here: the messages array's brackets and commas, and the
- *      user message that holds a run of Anthropic tool results. The body
+ *      Jansson without its braces: JSON_EMBED), copied once into one
+ *      allocation of the body's exact size (the join is run twice: to
+ *      count, then to copy). Only the joining is written here: the
+ *      messages array's brackets and commas, and the user message that
+ *      holds a run of Anthropic tool results. The body
  *      parses to exactly hd_native__request's (the unit tests and the
  *      fuzz target check it), its keys in another order.
  * Callers: native.c, native-transcript.c;
@@ -370,81 +372,111 @@ hd_native__envelope(hd_native_provider p, const char *model,
 	return s;
 }
 
-char *
-hd_native__body(hd_native_provider p, const char *envelope,
-    const char *system, const json_t *messages, json_t *wire)
-{
-	hd_buf b = HD_BUF_INIT(0);
-	size_t i, n = json_array_size(messages);
-	int first = 1, run = 0, block_first = 1;
-	json_t *f;
-	char *s;
+/* The body's bytes, in order, appended to out (len the bytes so far):
+ * with out NULL only counted. Run twice by hd_native__body: once to size
+ * the body, once to copy it, so the layout is written once. */
+typedef struct body_out {
+	char *out;
+	size_t len;
+} body_out;
 
-	while (json_array_size(wire) < n)
-		if (json_array_append_new(wire, json_null()) < 0)
-			return NULL;
-	hd_buf_puts(&b, "{\"messages\":[");
-	if (p == HD_NATIVE_OPENAI && system != NULL && system[0] != '\0') {
-		f = openai_system(system);
-		s = json_dumps(f, JSON_COMPACT);
-		json_decref(f);
-		if (s == NULL) {
-			hd_buf_dispose(&b);
-			return NULL;
-		}
-		hd_buf_puts(&b, s);
-		free(s);
-		first = 0;
-	}
+static void
+body_put(body_out *b, const char *s, size_t n)
+{
+	if (b->out != NULL)
+		memcpy(b->out + b->len, s, n);
+	b->len += n;
+}
+
+#define BODY_LIT(b, lit) body_put((b), (lit), sizeof(lit) - 1)
+
+static void
+body_join(body_out *b, hd_native_provider p, const char *envelope,
+    const char *sys, size_t syslen, const json_t *messages,
+    const json_t *wire)
+{
+	size_t i, n = json_array_size(messages);
+	int first = sys == NULL, run = 0, block_first = 1;
+	const json_t *f;
+
+	BODY_LIT(b, "{\"messages\":[");
+	if (sys != NULL)
+		body_put(b, sys, syslen);
 	for (i = 0; i < n; i++) {
 		const json_t *m = json_array_get(messages, i);
 		int tool = p == HD_NATIVE_ANTHROPIC &&
 			   strcmp(jstr(m, "role"), "tool") == 0;
 
 		f = json_array_get(wire, i);
-		if (!json_is_string(f)) {
-			if ((f = hd_native__wire(p, m)) == NULL ||
-			    json_array_set_new(wire, i, f) < 0) {
-				hd_buf_dispose(&b);
-				return NULL;
-			}
-		}
 		if (tool) { /* Anthropic: a run of results, one user message */
 			if (!run) {
 				if (!first)
-					hd_buf_putc(&b, ',');
-				hd_buf_puts(&b, "{\"role\":\"user\",\"content\":[");
+					BODY_LIT(b, ",");
+				BODY_LIT(b, "{\"role\":\"user\",\"content\":[");
 				run = 1;
 				first = 0;
 				block_first = 1;
 			}
 			if (!block_first)
-				hd_buf_putc(&b, ',');
-			hd_buf_put(&b, json_string_value(f), json_string_length(f));
+				BODY_LIT(b, ",");
+			body_put(b, json_string_value(f), json_string_length(f));
 			block_first = 0;
 			continue;
 		}
 		if (run) {
-			hd_buf_puts(&b, "]}");
+			BODY_LIT(b, "]}");
 			run = 0;
 		}
 		if (json_string_length(f) == 0)
 			continue;
 		if (!first)
-			hd_buf_putc(&b, ',');
-		hd_buf_put(&b, json_string_value(f), json_string_length(f));
+			BODY_LIT(b, ",");
+		body_put(b, json_string_value(f), json_string_length(f));
 		first = 0;
 	}
 	if (run)
-		hd_buf_puts(&b, "]}");
-	hd_buf_puts(&b, "],");
-	hd_buf_puts(&b, envelope);
-	hd_buf_putc(&b, '}');
-	if (hd_buf_failed(&b)) {
-		hd_buf_dispose(&b);
-		return NULL;
+		BODY_LIT(b, "]}");
+	BODY_LIT(b, "],");
+	body_put(b, envelope, strlen(envelope));
+	BODY_LIT(b, "}");
+}
+
+char *
+hd_native__body(hd_native_provider p, const char *envelope,
+    const char *system, const json_t *messages, json_t *wire)
+{
+	size_t i, n = json_array_size(messages);
+	body_out b = {NULL, 0};
+	char *sys = NULL;
+	json_t *f;
+
+	while (json_array_size(wire) < n)
+		if (json_array_append_new(wire, json_null()) < 0)
+			return NULL;
+	for (i = 0; i < n; i++) /* the pieces not made yet */
+		if (!json_is_string(json_array_get(wire, i)) &&
+		    ((f = hd_native__wire(p, json_array_get(messages, i))) ==
+			    NULL ||
+			json_array_set_new(wire, i, f) < 0))
+			return NULL;
+	if (p == HD_NATIVE_OPENAI && system != NULL && system[0] != '\0') {
+		f = openai_system(system);
+		sys = f != NULL ? json_dumps(f, JSON_COMPACT) : NULL;
+		json_decref(f);
+		if (sys == NULL)
+			return NULL;
 	}
-	return hd_buf_detach(&b);
+	/* one allocation of the body's exact size: counted, then copied */
+	body_join(&b, p, envelope, sys, sys != NULL ? strlen(sys) : 0,
+	    messages, wire);
+	if ((b.out = malloc(b.len + 1)) != NULL) {
+		b.len = 0;
+		body_join(&b, p, envelope, sys, sys != NULL ? strlen(sys) : 0,
+		    messages, wire);
+		b.out[b.len] = '\0';
+	}
+	free(sys);
+	return b.out;
 }
 
 /* ---- replies ---- */
