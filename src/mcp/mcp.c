@@ -53,7 +53,9 @@
  *
  * Callers: the stdio transport (src/cli/cmd-mcp.c, hd_mcp_handle) and
  * POST /mcp (src/http/route-mcp.c, hd_mcp_handle_http); era.c borrows the
- * reply makers and the tool methods through mcp_int.h.
+ * reply makers and the tool methods through mcp_int.h, and tool-host.c
+ * (the native runtime's tools) runs tools/call as hd_mcp__tools_call_text:
+ * the same run, its outcome as the text a model reads.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -494,37 +496,38 @@ mail_after(hd_mcp_session *s)
 	return t.mail;
 }
 
-/* The result of a tools/call as text; *bad when params has no name (the
- * caller answers -32602). */
-char *
-hd_mcp__tools_call(hd_mcp_session *s, const json_t *params, int *bad)
+/* Run the tool name with args (NULL: none) on s: 0 with *result (new)
+ * and *mail (malloc'd, or NULL: none) for a success, else 1 with err
+ * saying why, its message never empty: the tool error (3). The one run
+ * of a tools/call, whichever way its outcome is written out. */
+static int
+tools_run(hd_mcp_session *s, const char *name, const json_t *args_in,
+    json_t **result, char **mail, hd_err *err)
 {
 	const struct mcp_tool_entry *e;
-	const char *name = json_string_value(json_object_get(params, "name"));
-	json_t *args = json_object_get(params, "arguments"), *result = NULL;
-	json_t *checked = NULL;
+	json_t *args, *checked = NULL;
 	hd_op_call call;
 	struct call_txn ct;
-	hd_err err = HD_ERR_INIT;
-	char *text;
 
-	*bad = name == NULL;
-	if (name == NULL)
-		return NULL;
+	*result = NULL;
+	*mail = NULL;
 	if ((e = find_tool(s->srv, name)) == NULL) {
-		hd_err_set(&err, HD_ENOTFOUND, "unknown tool \"%.64s\"", name);
-		return tool_error(err.msg);
+		hd_err_set(err, HD_ENOTFOUND, "unknown tool \"%.64s\"", name);
+		return 1;
 	}
-	if (s->read_only && (e->op->flags & HD_OPF_WRITE))
-		return tool_error("this connection is read-only: attach with a "
-				  "signed URL (huddle attach TEAM AGENT) to post "
-				  "or change anything");
-	if (args == NULL || json_is_null(args))
+	if (s->read_only && (e->op->flags & HD_OPF_WRITE)) {
+		hd_err_set(err, HD_EREFUSED, "%s",
+		    "this connection is read-only: attach with a signed URL "
+		    "(huddle attach TEAM AGENT) to post or change anything");
+		return 1;
+	}
+	if (args_in == NULL || json_is_null(args_in))
 		args = json_object();
-	else if (!json_is_object(args))
-		return tool_error("arguments must be an object");
-	else
-		json_incref(args);
+	else if (!json_is_object(args_in)) {
+		hd_err_set(err, HD_EINVAL, "arguments must be an object");
+		return 1;
+	} else
+		args = json_incref((json_t *)args_in);
 	memset(&call, 0, sizeof(call));
 	memset(&ct, 0, sizeof(ct));
 	call.st = s->st;
@@ -536,26 +539,79 @@ hd_mcp__tools_call(hd_mcp_session *s, const json_t *params, int *bad)
 	 * transaction; anything else runs as it is */
 	ct.piggyback = s->bound && (e->op->flags & HD_OPF_WRITE) &&
 		       !(e->op->flags & HD_OPF_OWN_COMMIT);
-	if (hd_ops_check(&checked, e->op, HD_OPS_MCP, args, &err) < 0 ||
+	if (hd_ops_check(&checked, e->op, HD_OPS_MCP, args, err) < 0 ||
 	    (call.args = checked,
-		resolve_identity(&call, s, e->op, args, &err)) < 0 ||
-	    (ct.piggyback ? hd_store_atomic(s->st, call_txn_fn, &ct, &err)
-			  : call_txn_fn(s->st, &ct, &err)) < 0) {
+		resolve_identity(&call, s, e->op, args, err)) < 0 ||
+	    (ct.piggyback ? hd_store_atomic(s->st, call_txn_fn, &ct, err)
+			  : call_txn_fn(s->st, &ct, err)) < 0) {
 		json_decref(checked);
 		json_decref(args);
 		json_decref(ct.result);
 		free(ct.mail);
-		return tool_error(
-		    err.msg[0] ? err.msg : hd_code_name(err.code));
+		if (err->msg[0] == '\0')
+			hd_err_set(err, err->code, "%s", hd_code_name(err->code));
+		return 1;
 	}
 	json_decref(checked);
 	json_decref(args);
-	result = ct.result;
 	if (!ct.piggyback)
 		ct.mail = mail_after(s);
-	text = tool_success(result != NULL ? result : json_object(), ct.mail);
-	free(ct.mail);
+	*result = ct.result != NULL ? ct.result : json_object();
+	*mail = ct.mail;
+	return 0;
+}
+
+/* The result of a tools/call as text; *bad when params has no name (the
+ * caller answers -32602). */
+char *
+hd_mcp__tools_call(hd_mcp_session *s, const json_t *params, int *bad)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	hd_err err = HD_ERR_INIT;
+	json_t *result;
+	char *mail, *text;
+
+	*bad = name == NULL;
+	if (name == NULL)
+		return NULL;
+	if (tools_run(s, name, json_object_get(params, "arguments"), &result,
+		&mail, &err) != 0)
+		return tool_error(err.msg);
+	text = tool_success(result, mail);
+	free(mail);
 	return text;
+}
+
+/* What a model reads of a tools/call (tool-host.c): the text blocks
+ * tools/call's result would hold, joined by a newline (the result's
+ * JSON as tool_success dumps it, then the mail), or the error's message;
+ * *is_error 1 for an error. Made from the same run, without writing the
+ * result out as JSON-RPC text and parsing it back. NULL: no memory. */
+char *
+hd_mcp__tools_call_text(hd_mcp_session *s, const char *name,
+    const json_t *args, int *is_error)
+{
+	hd_err err = HD_ERR_INIT;
+	hd_buf b = HD_BUF_INIT(0);
+	json_t *result;
+	char *mail;
+	int rc;
+
+	*is_error = tools_run(s, name, args, &result, &mail, &err) != 0;
+	if (*is_error)
+		return strdup(err.msg);
+	rc = buf_dump(&b, result);
+	if (mail != NULL) {
+		hd_buf_putc(&b, '\n');
+		hd_buf_puts(&b, mail);
+	}
+	json_decref(result);
+	free(mail);
+	if (rc < 0 || hd_buf_failed(&b)) {
+		hd_buf_dispose(&b);
+		return NULL;
+	}
+	return hd_buf_detach(&b);
 }
 
 /* Classify a parsed message: 1 request, 0 notification/response, -1 bad. */

@@ -29,6 +29,11 @@ char *hd_mcp__reply_error(
 json_t *hd_mcp__tools_list(const hd_mcp_session *s);
 /* tools/call's result as text; *bad when params has no string name. */
 char *hd_mcp__tools_call(hd_mcp_session *s, const json_t *params, int *bad);
+/* What a model reads of tools/call name(args) (tool-host.c): its text
+ * blocks joined by a newline, or its error's message (*is_error 1);
+ * NULL when out of memory. */
+char *hd_mcp__tools_call_text(hd_mcp_session *s, const char *name,
+    const json_t *args, int *is_error);
 
 /* The capabilities initialize and server/discover give s (new). */
 json_t *hd_mcp__capabilities(const hd_mcp_session *s);

@@ -21,7 +21,10 @@
  *      copy of the thread's own: JSON values are not shared between
  *      threads, mcp.c's tools/list).
  *  (3) A call's text is what the model reads: the result's text blocks
- *      joined by a newline, or the error's message; 1 for an error.
+ *      joined by a newline, or the error's message; 1 for an error. It
+ *      is made from the same run as tools/call's result
+ *      (hd_mcp__tools_call_text), not by writing that result out as JSON
+ *      text and parsing it back.
  * Callers: main() registers it (src/cli/main.c); src/runtime/native.c
  * calls it through the registered host.
  */
@@ -31,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <huddle/buf.h>
 #include <huddle/runtime.h>
 #include <huddle/store.h>
 
@@ -131,35 +133,14 @@ static int
 host_call(void *sess, const char *name, const json_t *args, char **text)
 {
 	host_sess *h = sess;
-	json_t *params, *r, *blk;
-	char *reply;
-	hd_buf b = HD_BUF_INIT(0);
-	size_t i;
-	int bad = 0, is_error;
+	int is_error = 1;
 
-	*text = NULL;
-	params = json_pack("{s:s, s:O}", "name", name, "arguments", args);
-	reply = params != NULL ? hd_mcp__tools_call(&h->s, params, &bad)
-			       : NULL;
-	json_decref(params);
-	if (reply == NULL ||
-	    (r = json_loads(reply, 0, NULL)) == NULL) {
-		free(reply);
+	/* (3): the outcome as text, straight from the run (mcp.c) */
+	if ((*text = hd_mcp__tools_call_text(&h->s, name, args, &is_error)) ==
+	    NULL) {
 		*text = strdup("the tool gave no result");
 		return 1;
 	}
-	free(reply);
-	is_error = json_is_true(json_object_get(r, "isError"));
-	json_array_foreach (json_object_get(r, "content"), i, blk) {
-		if (i > 0)
-			hd_buf_putc(&b, '\n');
-		hd_buf_puts(&b, json_string_value(json_object_get(blk, "text"))
-				    ? json_string_value(
-					  json_object_get(blk, "text"))
-				    : "");
-	}
-	json_decref(r);
-	*text = hd_buf_detach(&b);
 	return is_error;
 }
 

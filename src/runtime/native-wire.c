@@ -29,9 +29,15 @@
  *      by Jansson (hd_native__wire: the message, or for Anthropic a tool
  *      result's block) and hd_native__body joins those serialisations
  *      with the rest of the body (hd_native__envelope, serialised by
- *      Jansson without its braces: JSON_EMBED). Only the joining is
- *      written here: the messages array's brackets and commas, and the
- *      user message that holds a run of Anthropic tool results. The body
+ *      Jansson without its braces: JSON_EMBED), copied once into one
+ *      allocation of the body's exact size (the join is run twice: to
+ *      count, then to copy). A body is kept with where its messages end
+ *      and the join's state there (hd_native_body), so a turn's next
+ *      model call, whose messages are the last call's and those added
+ *      since, extends it in place: only the new messages and the close
+ *      are written again. Only the joining is written here: the
+ *      messages array's brackets and commas, and the user message that
+ *      holds a run of Anthropic tool results. The body
  *      parses to exactly hd_native__request's (the unit tests and the
  *      fuzz target check it), its keys in another order.
  * Callers: native.c, native-transcript.c;
@@ -370,81 +376,173 @@ hd_native__envelope(hd_native_provider p, const char *model,
 	return s;
 }
 
-char *
-hd_native__body(hd_native_provider p, const char *envelope,
-    const char *system, const json_t *messages, json_t *wire)
-{
-	hd_buf b = HD_BUF_INIT(0);
-	size_t i, n = json_array_size(messages);
-	int first = 1, run = 0, block_first = 1;
-	json_t *f;
-	char *s;
+/* The body's bytes, in order, appended to out (len the bytes so far):
+ * with out NULL only counted. Each part is run twice, once to size the
+ * body and once to copy it, so the layout is written once. */
+typedef struct body_out {
+	char *out;
+	size_t len;
+} body_out;
 
-	while (json_array_size(wire) < n)
-		if (json_array_append_new(wire, json_null()) < 0)
-			return NULL;
-	hd_buf_puts(&b, "{\"messages\":[");
-	if (p == HD_NATIVE_OPENAI && system != NULL && system[0] != '\0') {
-		f = openai_system(system);
-		s = json_dumps(f, JSON_COMPACT);
-		json_decref(f);
-		if (s == NULL) {
-			hd_buf_dispose(&b);
-			return NULL;
-		}
-		hd_buf_puts(&b, s);
-		free(s);
-		first = 0;
-	}
-	for (i = 0; i < n; i++) {
+static void
+body_put(body_out *b, const char *s, size_t n)
+{
+	if (b->out != NULL)
+		memcpy(b->out + b->len, s, n);
+	b->len += n;
+}
+
+#define BODY_LIT(b, lit) body_put((b), (lit), sizeof(lit) - 1)
+
+/* The messages from..n-1, their pieces made, after those before them:
+ * js the join's state there, moved past them. */
+static void
+body_msgs(body_out *b, hd_native_provider p, const json_t *messages,
+    const json_t *wire, size_t from, hd_native_join *js)
+{
+	size_t i, n = json_array_size(messages);
+	const json_t *f;
+
+	for (i = from; i < n; i++) {
 		const json_t *m = json_array_get(messages, i);
 		int tool = p == HD_NATIVE_ANTHROPIC &&
 			   strcmp(jstr(m, "role"), "tool") == 0;
 
 		f = json_array_get(wire, i);
-		if (!json_is_string(f)) {
-			if ((f = hd_native__wire(p, m)) == NULL ||
-			    json_array_set_new(wire, i, f) < 0) {
-				hd_buf_dispose(&b);
-				return NULL;
-			}
-		}
 		if (tool) { /* Anthropic: a run of results, one user message */
-			if (!run) {
-				if (!first)
-					hd_buf_putc(&b, ',');
-				hd_buf_puts(&b, "{\"role\":\"user\",\"content\":[");
-				run = 1;
-				first = 0;
-				block_first = 1;
+			if (!js->run) {
+				if (!js->first)
+					BODY_LIT(b, ",");
+				BODY_LIT(b, "{\"role\":\"user\",\"content\":[");
+				js->run = 1;
+				js->first = 0;
+				js->block_first = 1;
 			}
-			if (!block_first)
-				hd_buf_putc(&b, ',');
-			hd_buf_put(&b, json_string_value(f), json_string_length(f));
-			block_first = 0;
+			if (!js->block_first)
+				BODY_LIT(b, ",");
+			body_put(b, json_string_value(f), json_string_length(f));
+			js->block_first = 0;
 			continue;
 		}
-		if (run) {
-			hd_buf_puts(&b, "]}");
-			run = 0;
+		if (js->run) {
+			BODY_LIT(b, "]}");
+			js->run = 0;
 		}
 		if (json_string_length(f) == 0)
 			continue;
-		if (!first)
-			hd_buf_putc(&b, ',');
-		hd_buf_put(&b, json_string_value(f), json_string_length(f));
-		first = 0;
+		if (!js->first)
+			BODY_LIT(b, ",");
+		body_put(b, json_string_value(f), json_string_length(f));
+		js->first = 0;
 	}
-	if (run)
-		hd_buf_puts(&b, "]}");
-	hd_buf_puts(&b, "],");
-	hd_buf_puts(&b, envelope);
-	hd_buf_putc(&b, '}');
-	if (hd_buf_failed(&b)) {
-		hd_buf_dispose(&b);
+}
+
+/* What follows the messages: an open run of results closed, the array
+ * closed, the envelope. */
+static void
+body_close(body_out *b, const char *envelope, const hd_native_join *js)
+{
+	if (js->run)
+		BODY_LIT(b, "]}");
+	BODY_LIT(b, "],");
+	body_put(b, envelope, strlen(envelope));
+	BODY_LIT(b, "}");
+}
+
+void
+hd_native__body_dispose(hd_native_body *b)
+{
+	free(b->text);
+	memset(b, 0, sizeof(*b));
+}
+
+/* The body's opening: the messages array opened, OpenAI's system
+ * message (sys, serialised, or NULL) first in it. */
+static void
+body_open(body_out *b, const char *sys)
+{
+	BODY_LIT(b, "{\"messages\":[");
+	if (sys != NULL)
+		body_put(b, sys, strlen(sys));
+}
+
+int
+hd_native__body_make(hd_native_body *b, hd_native_provider p,
+    const char *envelope, const char *system, const json_t *messages,
+    json_t *wire)
+{
+	size_t i, n = json_array_size(messages);
+	body_out o = {NULL, 0};
+	hd_native_join js;
+	char *sys = NULL, *text;
+	int fresh = b->text == NULL || b->n > n;
+	json_t *f;
+
+	while (json_array_size(wire) < n)
+		if (json_array_append_new(wire, json_null()) < 0)
+			goto fail;
+	for (i = 0; i < n; i++) /* the pieces not made yet */
+		if (!json_is_string(json_array_get(wire, i)) &&
+		    ((f = hd_native__wire(p, json_array_get(messages, i))) ==
+			    NULL ||
+			json_array_set_new(wire, i, f) < 0))
+			goto fail;
+	if (fresh) { /* made anew: its opening */
+		hd_native__body_dispose(b);
+		if (p == HD_NATIVE_OPENAI && system != NULL &&
+		    system[0] != '\0') {
+			f = openai_system(system);
+			sys = f != NULL ? json_dumps(f, JSON_COMPACT) : NULL;
+			json_decref(f);
+			if (sys == NULL)
+				goto fail;
+		}
+		body_open(&o, sys);
+		b->end = o.len;
+		b->join.first = sys == NULL;
+		b->join.run = 0;
+		b->join.block_first = 1;
+	}
+	/* counted: the messages it does not hold yet, then the close */
+	o.len = b->end;
+	js = b->join;
+	body_msgs(&o, p, messages, wire, b->n, &js);
+	body_close(&o, envelope, &js);
+	if ((text = realloc(b->text, o.len + 1)) == NULL)
+		goto fail;
+	b->text = text;
+	/* copied: the opening when new, then from where its messages end */
+	o.out = b->text;
+	o.len = 0;
+	if (fresh)
+		body_open(&o, sys);
+	o.len = b->end;
+	js = b->join;
+	body_msgs(&o, p, messages, wire, b->n, &js);
+	b->end = o.len;
+	b->join = js;
+	b->n = n;
+	body_close(&o, envelope, &js);
+	b->text[o.len] = '\0';
+	b->len = o.len;
+	free(sys);
+	return 0;
+fail:
+	free(sys);
+	hd_native__body_dispose(b);
+	return -1;
+}
+
+char *
+hd_native__body(hd_native_provider p, const char *envelope,
+    const char *system, const json_t *messages, json_t *wire)
+{
+	hd_native_body b;
+
+	memset(&b, 0, sizeof(b));
+	if (hd_native__body_make(&b, p, envelope, system, messages, wire) < 0)
 		return NULL;
-	}
-	return hd_buf_detach(&b);
+	return b.text;
 }
 
 /* ---- replies ---- */

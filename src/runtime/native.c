@@ -32,7 +32,9 @@
  *      resent and wrote of a few sessions, so its next turn of one reads
  *      nothing back while the file is as that turn left it, and each
  *      message's wire form is serialised once: a model call's body is
- *      joined from those pieces (native-wire.c (6)), not rebuilt.
+ *      joined from those pieces (native-wire.c (6)), not rebuilt, and a
+ *      turn's next model call extends the last one's body in place
+ *      with the messages added since (a turn's messages only grow).
  *  (4) HTTP: one curl easy handle per turn (its connection reused from
  *      call to call). 429 and 5xx are retried with backoff (Retry-After
  *      honoured) while timeout_s allows; the abort flag and the time
@@ -210,6 +212,7 @@ typedef struct native_turn {
 	json_t *messages; /* what is sent: the resent history and this turn */
 	json_t *wire;     /* each message's serialised wire form, or null */
 	char *envelope;   /* the body but its messages (native-wire.c (6)) */
+	hd_native_body body; /* the last model call's, extended for the next */
 	json_t *tools;    /* [{"name","description","input_schema"}] */
 	void *sess;       /* the tool host's session, or NULL */
 	hd_native_transcript tr;
@@ -465,7 +468,8 @@ enum { CALL_OK = 0, CALL_ABORTED = 1, CALL_FAILED = -1 };
 /* One attempt. 0 when it ran (read x->status), else CALL_ABORTED or
  * CALL_FAILED with err set. */
 static int
-http_attempt(native_turn *t, xfer *x, const char *body, hd_err *err)
+http_attempt(
+    native_turn *t, xfer *x, const char *body, size_t len, hd_err *err)
 {
 	CURL *c = t->curl;
 	int64_t left = t->deadline - hd_mono_ms();
@@ -475,7 +479,7 @@ http_attempt(native_turn *t, xfer *x, const char *body, hd_err *err)
 	curl_easy_setopt(c, CURLOPT_URL, t->url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, t->headers);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
@@ -512,14 +516,12 @@ http_attempt(native_turn *t, xfer *x, const char *body, hd_err *err)
 static int
 model_call(native_turn *t, xfer *x, hd_err *err)
 {
-	char *body = t->envelope != NULL
-			 ? hd_native__body(t->provider, t->envelope, t->system,
-			       t->messages, t->wire)
-			 : NULL;
 	int attempt, rc = CALL_FAILED;
 	char *msg;
 
-	if (body == NULL)
+	if (t->envelope == NULL ||
+	    hd_native__body_make(&t->body, t->provider, t->envelope, t->system,
+		t->messages, t->wire) < 0)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	for (attempt = 0;; attempt++) {
 		int64_t wait, left;
@@ -529,7 +531,8 @@ model_call(native_turn *t, xfer *x, hd_err *err)
 		hd_buf_reset(&x->body);
 		x->status = 0;
 		x->retry_after_ms = -1;
-		if ((rc = http_attempt(t, x, body, err)) != 0)
+		if ((rc = http_attempt(t, x, t->body.text, t->body.len, err)) !=
+		    0)
 			break;
 		if (x->status == 200) {
 			hd_native__stream_end(&x->ns);
@@ -582,7 +585,6 @@ model_call(native_turn *t, xfer *x, hd_err *err)
 		free(msg);
 		break;
 	}
-	free(body);
 	return rc;
 }
 
@@ -745,6 +747,7 @@ turn_dispose(native_turn *t)
 	json_decref(t->messages);
 	json_decref(t->wire);
 	free(t->envelope);
+	hd_native__body_dispose(&t->body);
 	json_decref(t->tools);
 	hd_native__transcript_close(&t->tr);
 }

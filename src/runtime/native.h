@@ -90,6 +90,32 @@ json_t *hd_native__wire(hd_native_provider p, const json_t *m);
 char *hd_native__body(hd_native_provider p, const char *envelope,
     const char *system, const json_t *messages, json_t *wire);
 
+/* A body kept for a turn's next model call: a turn's messages only grow
+ * from call to call, so the next body is this one extended in place
+ * (native-wire.c (6)), not joined again. */
+typedef struct hd_native_join {
+	int first;       /* no message written yet */
+	int run;         /* Anthropic: a user message of results is open */
+	int block_first; /* ... and holds no result yet */
+} hd_native_join;
+
+typedef struct hd_native_body {
+	char *text;  /* the body, NUL-terminated (malloc'd), or NULL */
+	size_t len;
+	size_t n;    /* the messages it holds */
+	size_t end;  /* where they end: the rest is the body's close */
+	hd_native_join join; /* the join's state there */
+} hd_native_body;
+
+/* b made the body of messages (as hd_native__body): extended when it
+ * holds a body of their first b->n (made by this from the same
+ * provider, envelope, system prompt and messages: the caller's
+ * promise), else made anew. 0, or -1 when out of memory (b emptied). */
+int hd_native__body_make(hd_native_body *b, hd_native_provider p,
+    const char *envelope, const char *system, const json_t *messages,
+    json_t *wire);
+void hd_native__body_dispose(hd_native_body *b);
+
 /* What one streamed reply said. */
 typedef struct hd_native_reply {
 	hd_buf text;     /* the text, as deltas arrived */

@@ -8,7 +8,8 @@
 #   - huddle exchange: two native agents (one per provider), each turn two
 #     resuming the agent's own transcript from its home;
 #   - a tool call with arguments that are not JSON is answered as a tool
-#     error and the loop goes on; an agent cannot post as another;
+#     error and the loop goes on; an agent cannot post as another; its
+#     mail rides on a tool's result, once;
 #   - max_turns stops a model that never stops calling tools;
 #   - 429 then success (Retry-After honoured); 401 a clear error; a stream
 #     cut mid-way a clear error; a bad runtime_config refused by key;
@@ -164,6 +165,24 @@ expect_rc 0 "the member's turn"
 run chat read dev --json --limit 500
 expect_eq "$(json_get "$OUT" '[p["authorAgentId"] for p in j["posts"] if p["body"]=="I am the lead"]')" \
 	"['coder']" "a post claiming to be the lead is stored as the member's"
+
+# ---- mail rides on a tool's result, as over MCP (mcp.c (5)) -------------------
+run send dev --as lead --to coder "rebase before you ship"
+expect_rc 0 "the lead mails the member"
+run agent run coder "List. $(script '{"turns":[{"tool":{"name":"task_list","input":{}}},{"text":"listed"}]}')"
+expect_rc 0 "the member's turn with a read tool"
+expect_eq "$(requests /v1/messages | tail -1 | python3 -c 'import json,sys
+b=json.loads(sys.stdin.readline())["body"]
+c=[c["content"] for m in b["messages"] if m["role"]=="user" and isinstance(m["content"],list) for c in m["content"] if c.get("type")=="tool_result"][-1]
+head, mail = c.split("\n", 1)
+print(sorted(json.loads(head)), mail.startswith("<teammate-message teammate_id=\"lead\""), "rebase before you ship" in mail)')" \
+	"['tasks'] True True" "the tool's result, then the mail, in the text the model read"
+run agent run coder "List again. $(script '{"turns":[{"tool":{"name":"task_list","input":{}}},{"text":"listed"}]}')"
+expect_eq "$(requests /v1/messages | tail -1 | python3 -c 'import json,sys
+b=json.loads(sys.stdin.readline())["body"]
+c=[c["content"] for m in b["messages"] if m["role"]=="user" and isinstance(m["content"],list) for c in m["content"] if c.get("type")=="tool_result"][-1]
+print("teammate-message" in c, sorted(json.loads(c)))')" \
+	"False ['tasks']" "delivered once: the next result carries no mail"
 
 # ---- max_turns stops a model that never stops calling tools ---------------------
 run agent add dev looper --runtime native --config "$(openai_cfg '"max_turns":3')"

@@ -11,7 +11,9 @@
  *  (3) every tool call has a string id, name and args;
  *  (4) the next request, made from a transcript holding that reply, is
  *      a JSON object that dumps (whatever the model sent), and the body
- *      joined from kept pieces parses to exactly it.
+ *      joined from kept pieces parses to exactly it; a body kept for its
+ *      first message and extended by the rest is that body, byte for
+ *      byte.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +119,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		got = json_loads(body, JSON_ALLOW_NUL, NULL);
 		check(json_equal(got, req),
 		    "the body from pieces is not the request");
+		{ /* kept for the first message, then extended by the rest */
+			json_t *head = json_array(), *w2 = json_array();
+			hd_native_body kept;
+
+			memset(&kept, 0, sizeof(kept));
+			json_array_append(head, json_array_get(msgs, 0));
+			check(hd_native__body_make(&kept, p, env, "sys", head,
+				  w2) == 0 &&
+				  hd_native__body_make(
+				      &kept, p, env, "sys", msgs, w2) == 0,
+			    "no kept body");
+			check(kept.len == strlen(body) &&
+				  strcmp(kept.text, body) == 0,
+			    "the extended body is not the body joined anew");
+			hd_native__body_dispose(&kept);
+			json_decref(head);
+			json_decref(w2);
+		}
 		json_decref(got);
 		json_decref(wire);
 		free(body);

@@ -380,6 +380,7 @@ body_matches(hd_native_provider p, const char *system, const json_t *msgs,
 	json_t *req = hd_native__request(p, "m", system, msgs, tools);
 	json_t *wire = json_array(), *got, *prefix = json_array();
 	char *env = hd_native__envelope(p, "m", system, tools), *body;
+	hd_native_body kept;
 	size_t i, n = json_array_size(msgs);
 	int pass;
 
@@ -402,8 +403,10 @@ body_matches(hd_native_provider p, const char *system, const json_t *msgs,
 		json_decref(got);
 		free(body);
 	}
-	/* a turn's history first, then the messages it adds */
+	/* a turn's history first, then the messages it adds: a kept body
+	 * extended call after call is the body joined anew, byte for byte */
 	json_array_clear(wire);
+	memset(&kept, 0, sizeof(kept));
 	for (i = 0; i < n; i++) {
 		json_t *want;
 
@@ -412,10 +415,25 @@ body_matches(hd_native_provider p, const char *system, const json_t *msgs,
 		body = hd_native__body(p, env, system, prefix, wire);
 		got = json_loads(body, 0, NULL);
 		assert_true(json_equal(got, want));
+		assert_int_equal(
+		    hd_native__body_make(&kept, p, env, system, prefix, wire), 0);
+		assert_int_equal(kept.n, i + 1);
+		assert_int_equal(kept.len, strlen(body));
+		assert_string_equal(kept.text, body);
 		json_decref(got);
 		json_decref(want);
 		free(body);
 	}
+	/* fewer messages than it holds: made anew */
+	json_array_clear(prefix);
+	json_array_append(prefix, json_array_get(msgs, 0));
+	body = hd_native__body(p, env, system, prefix, wire);
+	assert_int_equal(
+	    hd_native__body_make(&kept, p, env, system, prefix, wire), 0);
+	assert_string_equal(kept.text, body);
+	free(body);
+	hd_native__body_dispose(&kept);
+	assert_null(kept.text);
 	json_decref(prefix);
 	json_decref(wire);
 	json_decref(req);
