@@ -21,6 +21,11 @@
 //      reads both again when the stream names the task. Its forms are
 //      built once and only shown or hidden, so a reload never loses what
 //      is being typed; answers that come back out of order are dropped.
+//      Its Verification section is verify.js's: after each drawing the
+//      drawer sends huddle:drawer (detail: the task, or null while it is
+//      being read; the section's node; act(action, body, form), the
+//      drawer's own way of acting; refresh(), reading the task again) and
+//      verify.js fills the section.
 //  (4) Keyboard and touch: every card is focusable, Enter or Space (or a
 //      tap) opens the drawer, whose buttons do what the drags do; on a
 //      narrow screen the drawer takes the whole width. Focus goes to the
@@ -52,7 +57,8 @@
     failed: {action: 'fail', from: ['claimed', 'in_progress'], ask: 'reason'},
     cancelled: {action: 'cancel', from: ['pending', 'claimed', 'in_progress', 'verifying']},
     // verifying is reached only by completing a task with a gate or a
-    // critic; its verdict is the critic's (or a user's, over REST)
+    // critic; its verdict is the critic's (or a user's: the drawer's
+    // Verification section, verify.js)
     verifying: {action: 'complete', from: []},
   };
   const OPEN = ['claimed', 'in_progress'];
@@ -240,6 +246,8 @@
     dr = {
       title: h('h2', {id: 'drawer-title', tabindex: '-1'}),
       facts: h('div', {id: 'drawer-facts', class: 'drawer-facts'}),
+      verify: h('section', {id: 'drawer-verify', class: 'drawer-sec', 'aria-label': 'Verification',
+        hidden: true}),
       assign: h('form', {id: 'drawer-assign', class: 'inline-form', onsubmit: onAssign},
         h('label', {for: 'drawer-agent'}, 'Assign to'),
         h('select', {id: 'drawer-agent', required: true}),
@@ -278,6 +286,7 @@
         onclick: closeDrawer}, '×')),
     h('div', {class: 'drawer-body'},
       dr.facts,
+      dr.verify,
       h('section', {class: 'drawer-sec', 'aria-label': 'Actions'},
         h('h3', null, 'Actions'), dr.assign, dr.buttons, dr.complete, dr.fail, dr.final, dr.msg),
       h('section', {class: 'drawer-sec', 'aria-label': 'Dependencies'},
@@ -366,6 +375,8 @@
     const t = drawer.task;
     if (!dr || drawer.id === null) return;
     markOpen();
+    document.dispatchEvent(new CustomEvent('huddle:drawer',
+      {detail: {task: t, section: dr.verify, act: drawerAct, refresh}}));
     if (!t) {
       dr.title.textContent = `#${drawer.id}`;
       return;
