@@ -6,7 +6,12 @@
  * SQL.
  *  (1) The dispatcher sleeps on the store's change notification
  *      (hd_store_wait_change), in slices so a stop is seen at once; when
- *      anything was committed it scans the autorun teams for new wakes,
+ *      anything was committed it scans the autorun teams for new wakes
+ *      (after a pass that found no wakes, at most one pass per
+ *      DISPATCH_MIN_MS however busy the store: a commit that soon after
+ *      it waits out the rest, and that pass reads every commit made
+ *      meanwhile, so a burst of room posts that wake nobody costs a pass
+ *      per DISPATCH_MIN_MS, not one per commit),
  *      then looks at every agent with wakes queued: one that could run
  *      gets its worker kicked, one held by a dead engine's turn gets that
  *      turn aborted (its wakes come back), one over its hourly cap sets
@@ -72,6 +77,7 @@
 #define ROUTINE_TICK_MS 1000 /* (6) */
 #define VERIFY_POLL_MS 1000  /* (7) */
 #define VERIFY_MIN_MS 100    /* (7) */
+#define DISPATCH_MIN_MS 50   /* (1) */
 
 struct hd_supervisor {
 	char *home;
@@ -302,10 +308,11 @@ recover(hd_store *st)
 }
 
 /* One pass (1): scan, then start what can run. *next_at is when a capped
- * agent can run again (0: none); returns 1 when it changed something
- * worth another pass at once. */
+ * agent can run again (0: none); *found is 1 when the pass found wakes
+ * (new or queued); returns 1 when it changed something worth another
+ * pass at once. */
 static int
-dispatch(hd_supervisor *sv, hd_store *st, int64_t *next_at)
+dispatch(hd_supervisor *sv, hd_store *st, int64_t *next_at, int *found)
 {
 	hd_wake_agent *q = NULL;
 	hd_sv_block blk;
@@ -315,17 +322,21 @@ dispatch(hd_supervisor *sv, hd_store *st, int64_t *next_at)
 	int result, aborted, again = 0;
 
 	*next_at = 0;
+	*found = 0;
 	if (hd_autorun_teams(&teams, &nteams, st, &err) < 0)
 		hd_log_warn("cannot list autorun teams: %s", err.msg);
 	for (i = 0; i < nteams && !stopping(sv); i++)
 		if (hd_sv__scan(&queued, st, teams[i], &err) < 0)
 			hd_log_warn(
 			    "cannot scan team %s: %s", teams[i], err.msg);
+		else
+			*found |= queued > 0;
 	hd_strv_free(teams, nteams);
 	if (hd_wake_agents(&q, &nq, st, &err) < 0) {
 		hd_log_warn("cannot list queued wakes: %s", err.msg);
 		return 0;
 	}
+	*found |= nq > 0;
 	for (i = 0; i < nq && !stopping(sv); i++) {
 		if (hd_workers_busy(&sv->workers, q[i].agent)) {
 			kick(sv, q[i].agent); /* it looks again when done */
@@ -361,8 +372,8 @@ dispatcher_main(void *arg)
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
 	uint64_t cursor = 0;
-	int64_t next_at = 0, wait, backoff = 50;
-	int again = 1;
+	int64_t next_at = 0, wait, backoff = 50, last = 0, rest;
+	int again = 1, found = 1;
 
 	while (hd_store_open(&st, sv->home, &err) < 0) {
 		hd_log_error(
@@ -374,8 +385,9 @@ dispatcher_main(void *arg)
 	recover(st);
 	while (!stopping(sv)) {
 		if (again) {
+			last = hd_now_ms();
 			hd_store_change_cursor(st, &cursor, NULL);
-			again = dispatch(sv, st, &next_at);
+			again = dispatch(sv, st, &next_at, &found);
 			continue;
 		}
 		wait = WAIT_SLICE_MS;
@@ -392,6 +404,12 @@ dispatcher_main(void *arg)
 		pthread_mutex_lock(&sv->lock);
 		hd_workers_reap(&sv->workers);
 		pthread_mutex_unlock(&sv->lock);
+		/* (1): a commit this soon after a pass that found nothing
+		 * waits for the rest of DISPATCH_MIN_MS; the pass then reads
+		 * all of them */
+		if (again && !found &&
+		    (rest = DISPATCH_MIN_MS - (hd_now_ms() - last)) > 0)
+			hd_sleep_us(1000 * rest);
 	}
 	hd_store_close(st);
 	return NULL;
