@@ -11,7 +11,8 @@
  *      DISPATCH_MIN_MS however busy the store: a commit that soon after
  *      it waits out the rest, and that pass reads every commit made
  *      meanwhile, so a burst of room posts that wake nobody costs a pass
- *      per DISPATCH_MIN_MS, not one per commit),
+ *      per DISPATCH_MIN_MS, not one per commit; a wake is seen at most
+ *      DISPATCH_MIN_MS later for it, small beside a turn),
  *      then looks at every agent with wakes queued: one that could run
  *      gets its worker kicked, one held by a dead engine's turn gets that
  *      turn aborted (its wakes come back), one over its hourly cap sets
@@ -77,7 +78,7 @@
 #define ROUTINE_TICK_MS 1000 /* (6) */
 #define VERIFY_POLL_MS 1000  /* (7) */
 #define VERIFY_MIN_MS 100    /* (7) */
-#define DISPATCH_MIN_MS 50   /* (1) */
+#define DISPATCH_MIN_MS 10   /* (1) */
 
 struct hd_supervisor {
 	char *home;
