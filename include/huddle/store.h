@@ -174,4 +174,25 @@ int hd_store_change_cursor(hd_store *st, uint64_t *out, hd_err *err);
 int hd_store_wait_change(
     hd_store *st, uint64_t *cursor, int timeout_ms, hd_err *err);
 
+/*
+ * The same wait, paced: "at most one look per min_gap_ms however busy the
+ * store". last_look_us is the hd_mono_us() of the caller's last look (the
+ * cursor taken, then the read); a change is reported no sooner than
+ * min_gap_ms after it. A change seen sooner is held until the gap ends,
+ * and the cursor is then taken again, so the look that follows reads
+ * every commit made in the gap: one look per gap under a stream of
+ * commits, none lost, and a commit in the gap is reported as it ends.
+ * min_gap_ms 0 (after a look that found work: look again at once) is
+ * hd_store_wait_change. timeout_ms (-1: no limit) bounds the whole call,
+ * the gap included: when it passes first, or a signal interrupts, return
+ * 0 with *cursor as it was, and the next call reports the change.
+ *
+ *	last = hd_mono_us(); hd_store_change_cursor(st, &cur, err);
+ *	read; found = ...;
+ *	hd_store_wait_change_paced(st, &cur, ms, found ? 0 : GAP_MS, last,
+ *	    err);
+ */
+int hd_store_wait_change_paced(hd_store *st, uint64_t *cursor, int timeout_ms,
+    int min_gap_ms, int64_t last_look_us, hd_err *err);
+
 #endif

@@ -35,6 +35,14 @@
  *      never shared): no locks, nothing global but the log-once flag.
  *  (6) Commits made through the waiting connection itself do not change
  *      data_version; the caller made them and knows.
+ *  (7) Paced waits (hd_store_wait_change_paced: the supervisor's
+ *      dispatcher and verifier, the cancel watch): a change seen less
+ *      than the caller's gap after its last look is held, without taking
+ *      the cursor, until the gap ends; the cursor is then taken again, so
+ *      the look that follows reads every commit of the gap (1 still
+ *      holds: the cursor comes before the read). A stream of commits
+ *      costs one look per gap, and the caller's timeout bounds the gap
+ *      too (returning 0 leaves the cursor, so the change is not lost).
  */
 #include <assert.h>
 #include <errno.h>
@@ -239,4 +247,49 @@ hd_store_wait_change(
 		if (watch_sleep(w, wait) < 0)
 			return 0;
 	}
+}
+
+/* Sleep until the monotonic time end_us (7); -1 when a signal came first. */
+static int
+sleep_until(int64_t end_us)
+{
+	struct timespec ts;
+	int64_t us;
+
+	while ((us = end_us - hd_mono_us()) > 0) {
+		ts.tv_sec = (time_t)(us / 1000000);
+		ts.tv_nsec = (long)(us % 1000000) * 1000;
+		if (ppoll(NULL, 0, &ts, NULL) < 0 && errno == EINTR)
+			return -1;
+	}
+	return 0;
+}
+
+int
+hd_store_wait_change_paced(hd_store *st, uint64_t *cursor, int timeout_ms,
+    int min_gap_ms, int64_t last_look_us, hd_err *err)
+{
+	int64_t deadline = -1, gap_end;
+	uint64_t seen = *cursor;
+	int rc;
+
+	if (min_gap_ms <= 0)
+		return hd_store_wait_change(st, cursor, timeout_ms, err);
+	if (timeout_ms >= 0)
+		deadline = hd_mono_us() + (int64_t)timeout_ms * 1000;
+	if ((rc = hd_store_wait_change(st, &seen, timeout_ms, err)) <= 0)
+		return rc;
+	gap_end = last_look_us + (int64_t)min_gap_ms * 1000;
+	if (gap_end > hd_mono_us()) { /* (7) too soon: wait out the gap */
+		if (deadline >= 0 && deadline < gap_end) {
+			sleep_until(deadline);
+			return 0; /* *cursor untouched: the next call sees it */
+		}
+		if (sleep_until(gap_end) < 0)
+			return 0;
+		if ((rc = hd_store_change_cursor(st, &seen, err)) < 0)
+			return rc;
+	}
+	*cursor = seen;
+	return 1;
 }
