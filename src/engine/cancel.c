@@ -15,9 +15,10 @@
  *      (hd_store_wait_change, slices of WATCH_SLICE_MS) and then looks for
  *      requests, so a request is seen within a slice and an idle engine
  *      costs no query. It looks at most once per WATCH_MIN_MS however
- *      busy the store: a commit that soon after the last look waits out
- *      the rest of it, and that look sees every request made meanwhile
- *      (a burst of room posts is not a query per commit).
+ *      busy the store (hd_store_wait_change_paced): a commit that soon
+ *      after the last look waits out the rest of it, and that look sees
+ *      every request made meanwhile (a burst of room posts is not a query
+ *      per commit).
  *  (3) A cancelled conversation ends only once none of its messages is
  *      running: the watch aborts their turns (the runtime kills each
  *      process group: SIGTERM, then SIGKILL), each worker marks its
@@ -507,7 +508,7 @@ watch_main(void *arg)
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
 	uint64_t cursor = 0;
-	int64_t last = 0, rest;
+	int64_t last = 0;
 	int again = 1, changed;
 
 	while (!atomic_load(&w->stop) &&
@@ -522,16 +523,15 @@ watch_main(void *arg)
 		if (w->mirror != NULL && atomic_load(w->mirror))
 			atomic_store(w->turn_abort, 1);
 		if (again) {
-			last = hd_now_ms();
+			last = hd_mono_us();
 			again = w->check(w, st);
 		}
-		changed = hd_store_wait_change(
-		    st, &cursor, WATCH_SLICE_MS, NULL);
-		/* (2): not more than one look per WATCH_MIN_MS */
-		if (changed > 0 && !again &&
-		    (rest = WATCH_MIN_MS - (hd_now_ms() - last)) > 0)
-			hd_sleep_us(1000 * rest);
-		again = again || changed;
+		/* (2): not more than one look per WATCH_MIN_MS, unless the
+		 * last one found something still going on; a failed wait
+		 * looks too */
+		changed = hd_store_wait_change_paced(st, &cursor,
+		    WATCH_SLICE_MS, again ? 0 : WATCH_MIN_MS, last, NULL);
+		again = again || changed != 0;
 	}
 	hd_store_close(st);
 	return NULL;

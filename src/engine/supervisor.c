@@ -8,10 +8,11 @@
  *      (hd_store_wait_change), in slices so a stop is seen at once; when
  *      anything was committed it scans the autorun teams for new wakes
  *      (after a pass that found no wakes, at most one pass per
- *      DISPATCH_MIN_MS however busy the store: a commit that soon after
- *      it waits out the rest, and that pass reads every commit made
- *      meanwhile, so a burst of room posts that wake nobody costs a pass
- *      per DISPATCH_MIN_MS, not one per commit; a wake is seen at most
+ *      DISPATCH_MIN_MS however busy the store, through
+ *      hd_store_wait_change_paced: a commit that soon after it waits out
+ *      the rest, and that pass reads every commit made meanwhile, so a
+ *      burst of room posts that wake nobody costs a pass per
+ *      DISPATCH_MIN_MS, not one per commit; a wake is seen at most
  *      DISPATCH_MIN_MS later for it, small beside a turn),
  *      then looks at every agent with wakes queued: one that could run
  *      gets its worker kicked, one held by a dead engine's turn gets that
@@ -42,12 +43,13 @@
  *  (7) Verification: a thread of its own (verifier_main) runs the
  *      verifier engine (verifier.h) whenever a run is due: on a store
  *      change (a completion queued one; at most once per VERIFY_MIN_MS
- *      however busy the store), and every VERIFY_POLL_MS for a run
- *      whose verifier died. One run at a time: a gate or a critic's
- *      turn may take minutes, so neither runs on the dispatcher or the
- *      ticker; stopping aborts the run in flight (the next server
- *      resumes it, verify.c (4)). When it starts it removes the
- *      throwaway critics that verifiers which died left (verifier.c (6)).
+ *      however busy the store, hd_store_wait_change_paced), and every
+ *      VERIFY_POLL_MS for a run whose verifier died. One run at a time:
+ *      a gate or a critic's turn may take minutes, so neither runs on
+ *      the dispatcher or the ticker; stopping aborts the run in flight
+ *      (the next server resumes it, verify.c (4)). When it starts it
+ *      removes the throwaway critics that verifiers which died left
+ *      (verifier.c (6)).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -373,7 +375,7 @@ dispatcher_main(void *arg)
 	hd_store *st = NULL;
 	hd_err err = HD_ERR_INIT;
 	uint64_t cursor = 0;
-	int64_t next_at = 0, wait, backoff = 50, last = 0, rest;
+	int64_t next_at = 0, wait, backoff = 50, last = 0;
 	int again = 1, found = 1;
 
 	while (hd_store_open(&st, sv->home, &err) < 0) {
@@ -386,7 +388,7 @@ dispatcher_main(void *arg)
 	recover(st);
 	while (!stopping(sv)) {
 		if (again) {
-			last = hd_now_ms();
+			last = hd_mono_us();
 			hd_store_change_cursor(st, &cursor, NULL);
 			again = dispatch(sv, st, &next_at, &found);
 			continue;
@@ -401,16 +403,14 @@ dispatcher_main(void *arg)
 			if (wait > WAIT_SLICE_MS)
 				wait = WAIT_SLICE_MS;
 		}
-		again = hd_store_wait_change(st, &cursor, (int)wait, NULL) > 0;
+		/* (1): after a pass that found nothing, a commit this soon
+		 * waits out the rest of DISPATCH_MIN_MS; the pass then reads
+		 * all of them */
+		again = hd_store_wait_change_paced(st, &cursor, (int)wait,
+			    found ? 0 : DISPATCH_MIN_MS, last, NULL) > 0;
 		pthread_mutex_lock(&sv->lock);
 		hd_workers_reap(&sv->workers);
 		pthread_mutex_unlock(&sv->lock);
-		/* (1): a commit this soon after a pass that found nothing
-		 * waits for the rest of DISPATCH_MIN_MS; the pass then reads
-		 * all of them */
-		if (again && !found &&
-		    (rest = DISPATCH_MIN_MS - (hd_now_ms() - last)) > 0)
-			hd_sleep_us(1000 * rest);
 	}
 	hd_store_close(st);
 	return NULL;
@@ -426,7 +426,7 @@ verifier_main(void *arg)
 	hd_err err = HD_ERR_INIT;
 	uint64_t cursor = 0;
 	int64_t backoff = 50, last = 0;
-	int due, changed = 1, pending = 0;
+	int due, changed = 1;
 
 	while (hd_store_open(&st, sv->home, &err) < 0) {
 		hd_log_error("the verifier cannot open the store: %s", err.msg);
@@ -445,13 +445,8 @@ verifier_main(void *arg)
 	if (hd_board_verify_sweep(NULL, st, &err) < 0)
 		hd_log_warn("throwaway critics not swept: %s", err.msg);
 	while (!stopping(sv)) {
-		/* at most one read per VERIFY_MIN_MS however busy the store:
-		 * a burst of posts is not a burst of checks */
-		pending |= changed;
-		if ((pending && hd_now_ms() - last >= VERIFY_MIN_MS) ||
-		    hd_now_ms() - last >= VERIFY_POLL_MS) {
-			pending = 0;
-			last = hd_now_ms();
+		if (changed || hd_mono_us() - last >= VERIFY_POLL_MS * 1000) {
+			last = hd_mono_us();
 			hd_store_change_cursor(st, &cursor, NULL);
 			hd_err_clear(&err);
 			if (hd_board_verify_due(&due, st, &err) < 0)
@@ -460,12 +455,10 @@ verifier_main(void *arg)
 				 hd_verifier_run(NULL, st, &env, 0, &err) < 0)
 				hd_log_warn("verifications not run: %s", err.msg);
 		}
-		if (pending) { /* the rest of VERIFY_MIN_MS, then look */
-			hd_sleep_us(1000 * (VERIFY_MIN_MS - (hd_now_ms() - last)));
-			changed = 0;
-		} else
-			changed = hd_store_wait_change(
-				      st, &cursor, WAIT_SLICE_MS, NULL) > 0;
+		/* at most one read per VERIFY_MIN_MS however busy the store:
+		 * a burst of posts is not a burst of checks */
+		changed = hd_store_wait_change_paced(st, &cursor,
+			      WAIT_SLICE_MS, VERIFY_MIN_MS, last, NULL) > 0;
 	}
 	hd_store_close(st);
 	return NULL;
