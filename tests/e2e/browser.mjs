@@ -12,9 +12,21 @@
 //                            (text "uncaught: ...", url '') page error
 //   numberedShots(pageOf)    shot(name): pageOf()'s screenshot saved as
 //                            HUDDLE_SHOTS/NN-name.png, NN = 01, 02, ...
+//   gotoLive(page, team, timeout)
+//                            page shows /teams/<team> and its live stream
+//                            is connected (#conn live; waited for up to
+//                            timeout ms, a bound, never a measure of speed)
+//   dashboardPages({team, timeout, onError})
+//                            one browser for the whole test file, opened in
+//                            node:test's before() and closed in its after(),
+//                            and open(viewport = DESKTOP, t = team): a new
+//                            page of it at viewport, its console errors
+//                            passed to onError (as onConsoleError's f),
+//                            gone live on team t (gotoLive)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import {before, after} from 'node:test';
 
 import {chromium} from 'playwright-core';
 
@@ -76,4 +88,24 @@ export function onConsoleError(page, f) {
     if (m.type() === 'error') f(m.text(), m.location().url || '');
   });
   page.on('pageerror', (e) => f(`uncaught: ${e.message}`, ''));
+}
+
+export async function gotoLive(page, team, timeout) {
+  await page.goto(`${BASE}/teams/${team}`);
+  await page.locator('#conn[data-state="live"]').waitFor({timeout});
+}
+
+export function dashboardPages({team, timeout, onError}) {
+  let browser;
+  before(async () => {
+    browser = await openBrowser();
+  });
+  after(() => browser?.close());
+  return async (viewport = DESKTOP, t = team) => {
+    const page = await browser.ctx.newPage();
+    await page.setViewportSize(viewport);
+    if (onError) onConsoleError(page, onError);
+    await gotoLive(page, t, timeout);
+    return page;
+  };
 }

@@ -9,14 +9,14 @@
 // running conversation ends it cancelled on the page and in the REST API,
 // kills the turn's process group and leaves the agent idle; the same for
 // an exchange.
-import {test, before, after} from 'node:test';
+import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {setTimeout as sleep} from 'node:timers/promises';
 
-import {BASE, PORT, SHOTS, api, onConsoleError, openBrowser} from './browser.mjs';
+import {PORT, SHOTS, api, dashboardPages} from './browser.mjs';
 
 const PGIDS = path.join(process.env.AGENT_LOG || '', 'prog-coder.pgid');
 // Bounds on waits so a broken page fails instead of hanging; never a
@@ -55,25 +55,14 @@ async function until(what, fn, ms = LIVE) {
   }
 }
 
-let ctx;
-let closeBrowser;
 const consoleErrors = [];
-
-before(async () => {
-  ({ctx, close: closeBrowser} = await openBrowser());
-});
-
-after(() => closeBrowser?.());
+const openLive = dashboardPages({team: 'prog', timeout: LIVE, onError: (text) => consoleErrors.push(text)});
 
 // A new page at w x h on team prog, live, with the slow agent's card shown;
 // mark is where its console errors begin.
 async function openProg(w, h) {
-  const page = await ctx.newPage();
-  await page.setViewportSize({width: w, height: h});
   const mark = consoleErrors.length;
-  onConsoleError(page, (text) => consoleErrors.push(text));
-  await page.goto(BASE + '/teams/prog');
-  await page.locator('#conn[data-state="live"]').waitFor({timeout: LIVE});
+  const page = await openLive({width: w, height: h});
   const cardOf = page.locator(`#agents .agent[data-agent="${AGENT}"]`);
   await cardOf.waitFor({timeout: LIVE});
   return {page, mark, cardOf};

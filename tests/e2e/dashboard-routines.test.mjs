@@ -9,33 +9,23 @@
 // says so. Then the clock passes the standup's time: the server fires it
 // and the list shows the task it made and the next weekday's time,
 // without a reload.
-import {test, before, after} from 'node:test';
+import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import {BASE, PORT, SHOTS, DESKTOP, PHONE, api, onConsoleError, openBrowser} from './browser.mjs';
+import {PORT, SHOTS, DESKTOP, PHONE, api, dashboardPages} from './browser.mjs';
 
 const CLOCK = process.env.HUDDLE_CLOCK_FILE;
 const LIVE = 20000; // a bound on waits, never a measure of speed
 assert.ok(PORT && SHOTS && CLOCK, 'run me through test-dashboard-routines.sh');
 
 const iso = (s) => new Date(s).toISOString();
-let ctx;
-let closeBrowser;
 const consoleErrors = [];
-
-before(async () => {
-  ({ctx, close: closeBrowser} = await openBrowser());
-});
-after(() => closeBrowser?.());
+const openLive = dashboardPages({team: 'rtd', timeout: LIVE, onError: (text) => consoleErrors.push(text)});
 
 async function open(size) {
-  const page = await ctx.newPage();
-  await page.setViewportSize(size);
-  onConsoleError(page, (text) => consoleErrors.push(text));
-  await page.goto(BASE + '/teams/rtd');
-  await page.locator('#conn[data-state="live"]').waitFor({timeout: LIVE});
+  const page = await openLive(size);
   await page.locator('#routines tr[data-routine="standup"]').waitFor({timeout: LIVE});
   return page;
 }

@@ -10,32 +10,17 @@
 // in order; then the server runs a turn of lead (POST
 // /api/team-chat/exchange) and the chart follows without a reload; at
 // 390 px nothing scrolls sideways; team quiet shows the empty state.
-import {test, before, after} from 'node:test';
+import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 
-import {BASE, PORT, SHOTS, DESKTOP, PHONE, api, onConsoleError, openBrowser} from './browser.mjs';
+import {PORT, SHOTS, DESKTOP, PHONE, api, dashboardPages} from './browser.mjs';
 
 const LIVE = 30000; // a bound on waits, never a measure of speed
 assert.ok(PORT && SHOTS, 'run me through test-dashboard-spend.sh');
 
-let ctx;
-let closeBrowser;
 const consoleErrors = [];
-
-before(async () => {
-  ({ctx, close: closeBrowser} = await openBrowser());
-});
-after(() => closeBrowser?.());
-
-async function open(size, team = 'sp') {
-  const page = await ctx.newPage();
-  await page.setViewportSize(size);
-  onConsoleError(page, (text) => consoleErrors.push(text));
-  await page.goto(`${BASE}/teams/${team}`);
-  await page.locator('#conn[data-state="live"]').waitFor({timeout: LIVE});
-  return page;
-}
+const open = dashboardPages({team: 'sp', timeout: LIVE, onError: (text) => consoleErrors.push(text)});
 
 // each bar: its agent, micro-cents and height
 const bars = (page) => page.locator('#spend-svg rect.spend-bar').evaluateAll((rs) => rs.map((r) => ({

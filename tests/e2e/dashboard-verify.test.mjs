@@ -13,33 +13,20 @@
 // comment); #5's throwaway critic named while it runs; the section
 // reached by Tab inside the drawer; and at 390 px nothing scrolls
 // sideways.
-import {test, before, after} from 'node:test';
+import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
 import path from 'node:path';
 
-import {BASE, PORT, SHOTS, DESKTOP, PHONE, api, onConsoleError, openBrowser} from './browser.mjs';
+import {PORT, SHOTS, DESKTOP, PHONE, api, dashboardPages} from './browser.mjs';
 
 const LIVE = 60000; // a bound on waits, never a measure of speed
 assert.ok(PORT && SHOTS, 'run me through test-dashboard-verify.sh');
 
-let ctx;
-let closeBrowser;
 const consoleErrors = [];
-
-before(async () => {
-  ({ctx, close: closeBrowser} = await openBrowser());
+const open = dashboardPages({
+  team: 'vd', timeout: LIVE, onError: (text, url) => consoleErrors.push({text, url}),
 });
-after(() => closeBrowser?.());
-
-async function open(size) {
-  const page = await ctx.newPage();
-  await page.setViewportSize(size);
-  onConsoleError(page, (text, url) => consoleErrors.push({text, url}));
-  await page.goto(`${BASE}/teams/vd`);
-  await page.locator('#conn[data-state="live"]').waitFor({timeout: LIVE});
-  return page;
-}
 
 async function openCard(page, id) {
   await page.locator(`.card[data-task-id="${id}"]`).click();

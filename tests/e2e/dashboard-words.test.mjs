@@ -11,7 +11,7 @@ import {execFileSync} from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import {BASE, DESKTOP, PHONE, PORT, SHOTS, api, onConsoleError, openBrowser} from './browser.mjs';
+import {DESKTOP, PHONE, PORT, SHOTS, api, gotoLive, onConsoleError, openBrowser} from './browser.mjs';
 
 const HUDDLE = process.env.HUDDLE;
 const HUDDLE_SRC = process.env.HUDDLE_SRC;
@@ -60,10 +60,7 @@ before(async () => {
 
 after(() => closeBrowser?.());
 
-async function open(team) {
-  await page.goto(`${BASE}/teams/${team}`);
-  await page.locator('#conn[data-state="live"]').waitFor({timeout: LIVE});
-}
+const open = (team) => gotoLive(page, team, LIVE);
 
 // Ask through the page's form; the conversation's element once answered.
 async function ask(question) {
