@@ -44,6 +44,7 @@ cleanup_pg() {
 	t_cleanup
 }
 trap cleanup_pg EXIT
+trap 'exit 1' INT TERM
 
 # cl CMD DIR: cluster.sh, capturing as run() does
 cl() {

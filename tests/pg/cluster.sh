@@ -73,6 +73,17 @@ esac
 case "$2" in
 *$'\n'* | *"'"*) die "DIR may not hold a newline or a single quote: $2" ;;
 esac
+if [ "$cmd" != start ] && [ ! -d "$2" ]; then
+	# nothing was ever started there
+	case "$cmd" in
+	stop) exit 0 ;;
+	url) die "no cluster runs in $2 (start one: tests/pg/cluster.sh start $2)" ;;
+	status)
+		echo "not running in $2"
+		exit 3
+		;;
+	esac
+fi
 mkdir -p "$2" || die "cannot create $2"
 dir=$(cd "$2" && pwd -P) || die "cannot enter $2"
 state=$dir/state
