@@ -235,7 +235,9 @@ stop_recorded() {
 		# pg_ctl returns once the pid file is gone; the postmaster
 		# exits a moment later
 		for ((i = 0; i < 100; i++)); do
-			[ -n "$pid" ] && alive "$pid" || break
+			if [ -z "$pid" ] || ! alive "$pid"; then
+				break
+			fi
 			sleep 0.1
 		done
 	fi
