@@ -4,8 +4,11 @@
 #               http://127.0.0.1:7340 (PORT=N for another port; Ctrl-C
 #               stops it)
 #   make test   install the tests' packages too (cmocka, Chromium and
-#               Node.js for the browser tests, ...), then every test, twice:
-#               a normal build and an ASan+UBSan build
+#               Node.js for the browser tests, PostgreSQL, ...), then every
+#               test, twice: a normal build and an ASan+UBSan build; the
+#               PostgreSQL set among them (unit-pg/*, on a throwaway
+#               cluster under each build directory, tests/pg/cluster.sh)
+#   make test-pg  that PostgreSQL set alone, in both builds
 #   make install  what make run builds, installed under $(PREFIX)
 #               (default PREFIX=~/.local; PREFIX=/usr/local as root;
 #               DESTDIR=dir stages it there): bin/huddle, its man page
@@ -31,7 +34,7 @@ FUZZ_SECONDS ?= 30
 PREFIX     ?= $(HOME)/.local
 DESTDIR    ?=
 
-.PHONY: all deps deps-test deps-fuzz build build-asan build-tsan build-release build-run run install uninstall package test test-tsan test-unit bench fuzz clean format
+.PHONY: all deps deps-test deps-fuzz build build-asan build-tsan build-release build-run run install uninstall package test test-pg test-tsan test-unit bench fuzz clean format
 
 all: build
 
@@ -108,14 +111,36 @@ package: $(if $(HD_CONFIGURED),,build-run)
 	@cd $(BUILD) && cpack -G DEB >/dev/null
 	@ls $(BUILD)/huddle_*.deb
 
+# ctest in build directory $(1), with ctest's arguments $(2). The
+# PostgreSQL set's cluster ($(1)/pg) is stopped by its fixture's pg/stop,
+# which ctest runs even when tests failed; stopped here again whatever
+# ended ctest (Ctrl-C included), as pg_ctl runs the server in a session
+# of its own that no signal to ctest reaches. Nothing to stop is no error.
+define hd_ctest
+trap '$(CURDIR)/tests/pg/cluster.sh stop $(abspath $(1))/pg >/dev/null' EXIT; \
+	trap 'exit 130' INT; trap 'exit 143' TERM; \
+	cd $(1) && ctest --output-on-failure -j $(JOBS) $(2)
+endef
+
 test: deps-test
 	@scripts/checksrc.sh
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory build-asan
 	@echo "== tests: normal build =="
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(call hd_ctest,$(BUILD))
 	@echo "== tests: ASan+UBSan build =="
-	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(call hd_ctest,$(ASAN_BUILD))
+
+# The PostgreSQL set alone (ctest label pg: pg/start, the unit-pg tests,
+# e2e/pg-cluster, pg/stop), in both builds: no browser packages needed.
+test-pg:
+	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build-asan
+	@echo "== PostgreSQL tests: normal build =="
+	@$(call hd_ctest,$(BUILD),-L '^pg$$')
+	@echo "== PostgreSQL tests: ASan+UBSan build =="
+	@$(call hd_ctest,$(ASAN_BUILD),-L '^pg$$')
 
 # Phony on purpose: without a rule, `make build-release` found the
 # directory and reported nothing to do, leaving a stale binary to measure.

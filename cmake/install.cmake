@@ -57,8 +57,11 @@ install(CODE "
 
 # make package: build/huddle_<version>_<arch>.deb. Its Depends are the
 # Debian packages of the libraries the binary links, as dpkg-shlibdeps
-# finds them (dpkg-dev), and tzdata: routines read their time zones from
-# the system's database (/usr/share/zoneinfo), which no library pulls in.
+# finds them (dpkg-dev) -- libpq5 among them, for the store's PostgreSQL
+# backend (the linker's --as-needed keeps libpq.so.5 only once the store
+# calls it; tests/e2e/test-package.sh checks both) -- and tzdata: routines
+# read their time zones from the system's database (/usr/share/zoneinfo),
+# which no library pulls in.
 # The binary is stripped.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME huddle)

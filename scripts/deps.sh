@@ -5,7 +5,9 @@
 # Otherwise it names what it installs, runs apt-get (through sudo when not
 # root) and fails with a clear message when it cannot.
 #
-#   scripts/deps.sh [run]   what building and running huddle needs (make run)
+#   scripts/deps.sh [run]   what building and running huddle needs (make run),
+#                           libpq-dev among them (the store's PostgreSQL
+#                           backend links libpq)
 #   scripts/deps.sh test    also the tests' (make test): cmocka, the e2e scripts' curl,
 #                           python3 and sqlite3, Node.js/npm and Chromium,
 #                           dpkg-dev (make package: dpkg-shlibdeps)
@@ -13,7 +15,11 @@
 #                           man-db/groff-base (the man page's render
 #                           check), zsh (its completion's test) and
 #                           python3-yaml (test-hermes.sh's stand-in reads
-#                           config.yaml with PyYAML, as Hermes does)
+#                           config.yaml with PyYAML, as Hermes does),
+#                           postgresql (initdb, pg_ctl, postgres, psql: the
+#                           throwaway cluster of the unit-pg set,
+#                           tests/pg/cluster.sh) and iproute2 (ss: its
+#                           test sees that cluster listens on no TCP port)
 #   scripts/deps.sh fuzz    also clang and its libFuzzer runtime (make fuzz)
 #
 # The sanitizer build of `make test` uses the compiler's own runtimes
@@ -22,12 +28,12 @@ set -euo pipefail
 
 run=(build-essential cmake pkg-config libsqlite3-dev libjansson-dev
      libmicrohttpd-dev libssl-dev libcurl4-openssl-dev libwebsockets-dev
-     tzdata)
+     libpq-dev tzdata)
 case "${1:-run}" in
 run) pkgs=("${run[@]}") ;;
 test) pkgs=("${run[@]}" libcmocka-dev libcurl4-openssl-dev curl python3
 	    sqlite3 nodejs npm chromium dpkg-dev openssl man-db groff-base
-	    zsh python3-yaml) ;;
+	    zsh python3-yaml postgresql iproute2) ;;
 fuzz) pkgs=("${run[@]}" clang libclang-rt-14-dev) ;;
 *)
 	echo "usage: scripts/deps.sh [run|test|fuzz]" >&2

@@ -2,7 +2,8 @@
 # test-package.sh -- the Debian package, on this machine: `make package`
 # builds huddle_<version>_<arch>.deb from this build directory; its Depends
 # name the Debian package of every shared library the binary links (as
-# dpkg-shlibdeps found them); `apt-get install ./huddle_*.deb` installs it;
+# dpkg-shlibdeps found them), libpq5 among them once the store has its
+# PostgreSQL backend; `apt-get install ./huddle_*.deb` installs it;
 # the installed /usr/bin/huddle is this build's, its systemd user unit
 # verifies, and it serves a home under a temporary directory to a real MCP
 # client (initialize, tools/list over POST /mcp) and to the REST API;
@@ -105,6 +106,21 @@ for soname in $needed; do
 	*) fail "Depends [$depends] lacks $pkg (for $lib)" ;;
 	esac
 done
+# libpq5 among them once the store has its PostgreSQL backend (a file of
+# src/store/ includes libpq-fe.h): the binary links libpq.so.5 and the
+# loop above found its package; the linker's --as-needed drops libpq while
+# nothing calls it
+if grep -qsE '^#[[:space:]]*include[[:space:]]*[<"]libpq-fe\.h[>"]' \
+	"$HUDDLE_SRC"/src/store/*.[ch]; then
+	case " $(echo $needed) " in
+	*" libpq.so.5 "*) pass ;;
+	*) fail "the store includes libpq-fe.h, yet the binary does not link libpq.so.5 (NEEDED: $(echo $needed))" ;;
+	esac
+	case ", $depends" in
+	*", libpq5 ("* | *", libpq5,"* | *", libpq5") pass ;;
+	*) fail "Depends [$depends] lacks libpq5 (the store's PostgreSQL backend)" ;;
+	esac
+fi
 # and tzdata, which no library pulls in: routines read their zones
 case ", $depends," in
 *", tzdata,"*) pass ;;
