@@ -5,8 +5,6 @@
  * status around turns.
  */
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <huddle/activity.h>
 #include <huddle/board.h>
