@@ -4,8 +4,11 @@
  * An attach URL binds a connection to one agent of one team:
  *   http://127.0.0.1:<port>/mcp?roomTeamId=<team>&postAuthorAgentId=<agent>&sig=<hex>
  * where sig = HMAC-SHA256(secret, "v1" 0x1f <team> 0x1f <agent>) in lower
- * case hex, and secret is 32 random bytes in HUDDLE_HOME/secret (0600),
- * created on first use. Signatures are compared in constant time.
+ * case hex, and secret is 32 random bytes kept in the store (kv
+ * "attach.secret"), created once on first use and shared by every node
+ * serving the same database; a home's older HUDDLE_HOME/secret file is
+ * adopted as that secret when the database has none (team/attach.c).
+ * Signatures are compared in constant time.
  */
 #ifndef HUDDLE_ATTACH_H
 #define HUDDLE_ATTACH_H
@@ -25,7 +28,7 @@ int hd_attach_verify(hd_store *st, const char *team, const char *agent,
     const char *sig);
 
 /* The signing key, for a long-lived process (the server) to load once
- * instead of reading HUDDLE_HOME/secret for every request. */
+ * instead of reading the store for every request. */
 #define HD_ATTACH_KEY_LEN 32
 int hd_attach_key(unsigned char key[HD_ATTACH_KEY_LEN], hd_store *st,
     hd_err *err);

@@ -52,6 +52,7 @@ typedef struct hd_cli_cmd {
 
 struct hd_cli {
 	const char *home_opt; /* --home, or NULL */
+	const char *store_opt; /* --store, or NULL (store-select.c) */
 	int json;	      /* --json */
 	const char *path;     /* "team create", for messages */
 	const hd_cli_cmd *cmd;
@@ -80,6 +81,21 @@ int hd_cli_opt_int(hd_cli *c, const char *name, int64_t min, int64_t max,
 
 /* Open the store (once); on failure print the error and return 1. */
 int hd_cli_store(hd_cli *c, hd_store **out);
+
+/*
+ * Which store (store-select.c). hd_cli_store_select applies --store (or
+ * checks HUDDLE_STORE) before a command runs: 0, or the usage error's
+ * exit code. hd_cli_store_pg: 1 when the selected store is PostgreSQL.
+ * hd_cli_store_describe: "postgresql://user:***@host/db" (the password
+ * masked) or "sqlite HOME/huddle.db" into out; 0 or the failure's exit
+ * code (printed). hd_cli_store_mask: url with its password masked.
+ * hd_cli_store_url_ok: 1 when v is a value --store accepts.
+ */
+int hd_cli_store_select(hd_cli *c);
+int hd_cli_store_pg(void);
+int hd_cli_store_describe(hd_cli *c, char *out, size_t len);
+void hd_cli_store_mask(char *out, size_t len, const char *url);
+int hd_cli_store_url_ok(const char *v);
 
 /* The team as positional pos (-1 or absent: only the option), with the
  * older --team kept as an alias: *team from whichever was given (or

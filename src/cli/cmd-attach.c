@@ -437,6 +437,7 @@ const hd_cli_cmd hd_cli_cmd_attach = {
 	    "`codex mcp add` command (Codex expands no variable in a url).\n"
 	    "json: all of it, machine-readable. env: the export line, for "
 	    "eval.\nThe URL carries sig = HMAC-SHA256 of the team and agent "
-	    "with HUDDLE_HOME/secret;\na URL without a valid sig is served "
+	    "with the store's secret\n(shared by every server on the same "
+	    "database); a URL without a valid sig is served "
 	    "read-only. Older spellings: attach AGENT, attach TEAM --as AGENT.",
 };

@@ -5,9 +5,12 @@
  * calls; for an openclaw agent the Gateway it connects to and its
  * session), the credentials it needs (names only; a keyless native agent
  * needs none), its home, and how its last turn ended; exit 1 when
- * anything would fail. First the whole database gets PRAGMA
+ * anything would fail. First it names the store (store-select.c: `store:
+ * sqlite HOME/huddle.db` or the PostgreSQL URL with its password masked;
+ * "store" under --json), then a SQLite database gets PRAGMA
  * integrity_check (O(size), fine for a command run by hand; serve runs
- * the cheaper quick_check, see store.c (9)).
+ * the cheaper quick_check, see store.c (9)); PostgreSQL checks its own
+ * pages.
  */
 #include <string.h>
 
@@ -126,14 +129,21 @@ cmd_doctor(hd_cli *c)
 	hd_agents agents = {0};
 	hd_store *st;
 	json_t *all, *r;
+	char store[1024];
 	size_t i, bad = 0;
 
 	if ((rc = hd_cli_team_arg(c, 0, &team)) != 0)
 		return rc;
+	if ((rc = hd_cli_store_describe(c, store, sizeof(store))) != 0)
+		return rc;
+	if (!c->json) {
+		printf("store: %s\n", store);
+		fflush(stdout);
+	}
 	if (hd_cli_store(c, &st) != 0)
 		return HD_EXIT_FAIL;
 	/* the full check, every index entry too: doctor is run by hand */
-	if (hd_store_integrity(st, &c->err) < 0 ||
+	if ((!hd_cli_store_pg() && hd_store_integrity(st, &c->err) < 0) ||
 	    (team != NULL && hd_team_exists(st, team, &c->err) < 0) ||
 	    hd_agent_list(&agents, st, team, &c->err) < 0)
 		return hd_cli_fail(c);
@@ -157,8 +167,8 @@ cmd_doctor(hd_cli *c)
 		json_array_append_new(all, r);
 	}
 	if (c->json)
-		hd_cli_json(json_pack("{s:o, s:b, s:I}", "agents", all, "ok",
-		    bad == 0, "problems", (json_int_t)bad));
+		hd_cli_json(json_pack("{s:s, s:o, s:b, s:I}", "store", store,
+		    "agents", all, "ok", bad == 0, "problems", (json_int_t)bad));
 	else {
 		if (agents.n == 0)
 			printf("no agents%s%s\n", team ? " in team " : "",
@@ -190,7 +200,7 @@ const hd_cli_cmd hd_cli_cmd_doctor = {
 	"codex,\nhermes, an exec command) or the endpoint a native agent "
 	"calls, the\ncredentials it needs (variable names only, never "
 	"values), its home, and\nhow its last turn ended. Nothing is "
-	"changed and no model is called. The\ndatabase gets PRAGMA "
-	"integrity_check first; a damaged one is named and\nnothing else "
-	"is checked. Exit 1 when any agent has a problem.",
+	"changed and no model is called. First\nthe store (--store) is "
+	"named; a SQLite database gets PRAGMA integrity_check;\na damaged "
+	"one is named and nothing else is checked. Exit 1 when any agent has a problem.",
 };

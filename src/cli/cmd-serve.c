@@ -19,6 +19,12 @@
  * fit together and with the open-file limit is checked by the server
  * (src/http/guard.c), which logs the effective values.
  *
+ * The store: the one --store / HUDDLE_STORE selects (store-select.c), said
+ * on stdout after the address as `store: sqlite HOME/huddle.db` or
+ * `store: postgresql://user:***@host/db` (never a password). SQLite's
+ * quick_check at start is for the SQLite file only; PostgreSQL checks its
+ * own pages.
+ *
  * Logging (stderr, for a terminal or the journal): one line per request
  * (server.c (6)) and per engine event (eventlog.c) at level info, set by
  * --log-level (default HUDDLE_LOG, else info) or --quiet (warn: neither
@@ -103,7 +109,7 @@ cmd_serve(hd_cli *c)
 	int64_t port = HD_HTTP_DEFAULT_PORT, threads = 8;
 	int64_t max_conns = 0, per_addr = 0, followers = 0, header_s = 0;
 	sigset_t set;
-	char *home;
+	char *home, store[1024];
 	int sig, rc;
 
 	if ((rc = log_args(c)) != 0)
@@ -143,9 +149,12 @@ cmd_serve(hd_cli *c)
 		return HD_EXIT_FAIL;
 	/* A damaged database is refused here, once, before anything serves
 	 * it: quick_check reads every page (see hd_store_quick_check), which
-	 * a long-running server pays once but a CLI call would pay each time. */
-	if (hd_store_quick_check(st, &c->err) < 0)
+	 * a long-running server pays once but a CLI call would pay each time.
+	 * SQLite's only: PostgreSQL checksums its own pages. */
+	if (!hd_cli_store_pg() && hd_store_quick_check(st, &c->err) < 0)
 		return hd_cli_fail(c);
+	if ((rc = hd_cli_store_describe(c, store, sizeof(store))) != 0)
+		return rc;
 	if ((home = strdup(hd_store_home(st))) == NULL)
 		return HD_EXIT_FAIL;
 	cfg.home = home;
@@ -162,6 +171,7 @@ cmd_serve(hd_cli *c)
 	printf("huddle is running at %s://%s:%d\n",
 	    hd_http_tls(srv) ? "https" : "http",
 	    cfg.bind != NULL ? cfg.bind : "127.0.0.1", hd_http_port(srv));
+	printf("store: %s\n", store);
 	fflush(stdout);
 	if (!hd_http_tls(srv) && cfg.bind != NULL &&
 	    !hd_http_is_loopback(cfg.bind))
@@ -255,5 +265,9 @@ const hd_cli_cmd hd_cli_cmd_serve = {
 	       "machines: --bind 0.0.0.0 --token ... --tls-cert F --tls-key F "
 	       "--public-url https://NAME:PORT (NAME as the certificate "
 	       "names it);\nbound beyond loopback without TLS, the token "
-	       "and the signed URLs travel in clear, and serve warns so.",
+	       "and the signed URLs travel in clear, and serve warns so.\n"
+	       "It prints where it listens and which store it serves: "
+	       "sqlite HOME/huddle.db, or\n--store's PostgreSQL URL (its "
+	       "password masked), which several servers, each with\nits own "
+	       "HUDDLE_HOME, may share: an attach URL from one works on all.",
 };

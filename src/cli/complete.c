@@ -27,7 +27,10 @@
  *      the line, else $HUDDLE_HOME, else ~/.huddle -- and only when that
  *      database exists: completing never creates a home or a database
  *      and writes nothing of its own (the store is opened as any command
- *      opens it). Nothing goes to stderr and the exit code is 0 whatever
+ *      opens it). A --store on the line is applied as the command would
+ *      apply it (store-select.c): a PostgreSQL URL is read from as it is,
+ *      sqlite means the home's file; a value --store refuses, or an
+ *      unusable HUDDLE_STORE, offers no ids. Nothing goes to stderr and the exit code is 0 whatever
  *      was typed, so a half-typed line cannot make the shell print noise.
  */
 #include <stdio.h>
@@ -46,6 +49,7 @@
 struct line {
 	const char *cur;  /* the word being completed */
 	const char *home; /* --home on the line, or NULL */
+	const char *store; /* --store on the line, or NULL */
 	const char *team; /* the team typed, or NULL */
 };
 
@@ -54,6 +58,22 @@ offer(const struct line *l, const char *cand)
 {
 	if (strncmp(cand, l->cur, strlen(l->cur)) == 0)
 		printf("%s\n", cand);
+}
+
+/* Apply --store on the line, else check HUDDLE_STORE, as a command would
+ * (invariant 3): 1 when the store can be read, 0 when it must not be. */
+static int
+use_store(const struct line *l)
+{
+	const char *v = l->store != NULL ? l->store : getenv("HUDDLE_STORE");
+
+	if (v == NULL || (l->store == NULL && v[0] == '\0'))
+		return 1;
+	if (!hd_cli_store_url_ok(v))
+		return 0;
+	if (strcmp(v, "sqlite") == 0)
+		return unsetenv("HUDDLE_STORE") == 0;
+	return setenv("HUDDLE_STORE", v, 1) == 0;
 }
 
 /* The team or agent ids in the store, when it exists. */
@@ -67,10 +87,13 @@ offer_ids(const struct line *l, int agents)
 	char *home, path[4096];
 	size_t i;
 
+	if (!use_store(l))
+		return;
 	if ((home = hd_home_resolve(l->home, &err)) == NULL)
 		return;
 	snprintf(path, sizeof(path), "%s/huddle.db", home);
-	if (access(path, R_OK) != 0 || hd_store_open(&st, home, &err) < 0) {
+	if ((!hd_cli_store_pg() && access(path, R_OK) != 0) ||
+	    hd_store_open(&st, home, &err) < 0) {
 		free(home);
 		return;
 	}
@@ -179,6 +202,8 @@ remember(struct line *l, const hd_cli_opt *o, const char *v)
 {
 	if (strcmp(o->name, "home") == 0)
 		l->home = v;
+	else if (strcmp(o->name, "store") == 0)
+		l->store = v;
 	else if (strcmp(o->name, "team") == 0)
 		l->team = v;
 }
@@ -257,9 +282,9 @@ int
 hd_cli_complete(const hd_cli_cmd *const *table, const hd_cli_opt *common,
     int argc, char **argv)
 {
-	static const char *const globals[] = {"--home", "--json", "--help",
-	    "--version", NULL};
-	struct line l = {"", NULL, NULL};
+	static const char *const globals[] = {"--home", "--store", "--json",
+	    "--help", "--version", NULL};
+	struct line l = {"", NULL, NULL, NULL};
 	const hd_cli_cmd *const *cp, *cmd = NULL, *sc;
 	int i = 0, k;
 
@@ -280,6 +305,14 @@ hd_cli_complete(const hd_cli_cmd *const *table, const hd_cli_opt *common,
 			l.home = argv[++i];
 		} else if (strncmp(argv[i], "--home=", 7) == 0)
 			l.home = argv[i] + 7;
+		else if (strcmp(argv[i], "--store") == 0) {
+			if (i + 1 == argc - 1) {
+				offer(&l, "sqlite");
+				return HD_EXIT_OK;
+			}
+			l.store = argv[++i];
+		} else if (strncmp(argv[i], "--store=", 8) == 0)
+			l.store = argv[i] + 8;
 	}
 	if (i == argc - 1) {
 		if (l.cur[0] == '-')

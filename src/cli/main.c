@@ -1,9 +1,11 @@
 /*
  * main.c -- `huddle`: the command table and the dispatcher.
  *
- * Every command goes through dispatch(): global options (--home, --json,
- * --help, --version) may come before the command, and --home/--json/--help
- * after it too; getopt_long parses each command's own table; the
+ * Every command goes through dispatch(): global options (--home, --store,
+ * --json, --help, --version) may come before the command, and
+ * --home/--store/--json/--help after it too; --store (or HUDDLE_STORE) is
+ * checked and applied to the environment before the command runs
+ * (store-select.c); getopt_long parses each command's own table; the
  * positional count is checked from the table. Errors are printed only by
  * hd_cli_fail/hd_cli_usage, as `huddle: <message>` on stderr (under --json,
  * given anywhere, as one JSON object with "error" and "code"). A mistyped
@@ -56,6 +58,9 @@ static const hd_cli_cmd *const hand_table[] = {
 static const hd_cli_opt common_opts[] = {
 	{"home", 0, "DIR", "use DIR as HUDDLE_HOME (default: $HUDDLE_HOME, "
 			   "else ~/.huddle)", 0},
+	{"store", 0, "URL", "keep the data in PostgreSQL at a postgres:// URL, "
+			    "or sqlite under the home (default: "
+			    "$HUDDLE_STORE, else sqlite)", 0},
 	{"json", 0, NULL, "print machine-readable JSON on stdout", 0},
 	{"help", 'h', NULL, "show this help", 0},
 	{NULL, 0, NULL, NULL, 0},
@@ -85,7 +90,8 @@ print_main_help(FILE *f)
 	const hd_cli_cmd *const *cp;
 
 	fprintf(f,
-	    "usage: huddle [--home DIR] [--json] <command> [options]\n\n"
+	    "usage: huddle [--home DIR] [--store URL] [--json] <command> "
+	    "[options]\n\n"
 	    "huddle: one shared place for a team of AI agents on different "
 	    "runtimes:\n"
 	    "a board of tasks, a room, mailboxes.\n\ncommands:\n");
@@ -252,7 +258,7 @@ run_leaf(hd_cli *c, const hd_cli_cmd *cmd, int argc, char **argv)
 	const hd_cli_opt *all[HD_CLI_MAX_OPTS + 4], *o;
 	char shorts[HD_CLI_MAX_OPTS * 2 + 4];
 	size_t ns = 0;
-	int n = 0, i, ch, idx;
+	int n = 0, i, ch, idx, rc;
 
 	shorts[ns++] = ':'; /* report missing arguments as ':' */
 	for (i = 0; i < 2; i++) {
@@ -307,6 +313,10 @@ run_leaf(hd_cli *c, const hd_cli_cmd *cmd, int argc, char **argv)
 			c->home_opt = optarg;
 			continue;
 		}
+		if (strcmp(o->name, "store") == 0) {
+			c->store_opt = optarg;
+			continue;
+		}
 		if (strcmp(o->name, "json") == 0) {
 			c->json = 1;
 			continue;
@@ -336,6 +346,9 @@ run_leaf(hd_cli *c, const hd_cli_cmd *cmd, int argc, char **argv)
 	if (cmd->max_args >= 0 && c->argc > cmd->max_args)
 		return hd_cli_usage(c, "unexpected argument \"%.64s\" for '%s'",
 		    c->argv[cmd->max_args], c->path);
+	/* before any store opens or thread starts (store-select.c (1)) */
+	if ((rc = hd_cli_store_select(c)) != 0)
+		return rc;
 	return cmd->fn(c);
 }
 
@@ -516,16 +529,21 @@ is_help(const char *a)
 	    strcmp(a, "help") == 0;
 }
 
-/* An option before the command: --home, --json, --help, --version. */
+/* An option before the command: the common options and --version. */
 static int
 unknown_global(hd_cli *c, const char *arg)
 {
 	static const hd_cli_opt version = {"version", 0, NULL, "", 0};
-	const hd_cli_opt *all[] = {&common_opts[0], &common_opts[1],
-	    &common_opts[2], &version};
+	const hd_cli_opt *all[8];
+	int n = 0;
 
+	while (n < 7 && common_opts[n].name != NULL) {
+		all[n] = &common_opts[n];
+		n++;
+	}
+	all[n++] = &version;
 	c->path = NULL;
-	return unknown_option(c, all, 4, arg);
+	return unknown_option(c, all, n, arg);
 }
 
 /* `unknown command "tsk": did you mean "task"?`; subs for a subcommand. */
@@ -557,7 +575,7 @@ unknown_command(hd_cli *c, const hd_cli_cmd *parent, const char *name)
 	    parent ? "'" : "");
 }
 
-/* Take leading --home/--json/--help/--version, then dispatch. */
+/* Take leading --home/--store/--json/--help/--version, then dispatch. */
 int
 main(int argc, char **argv)
 {
@@ -586,7 +604,16 @@ main(int argc, char **argv)
 			c.home_opt = argv[++i];
 		else if (strncmp(argv[i], "--home=", 7) == 0)
 			c.home_opt = argv[i] + 7;
-		else if (is_help(argv[i])) {
+		else if (strcmp(argv[i], "--store") == 0 && i + 1 < argc)
+			c.store_opt = argv[++i];
+		else if (strncmp(argv[i], "--store=", 8) == 0)
+			c.store_opt = argv[i] + 8;
+		else if (strcmp(argv[i], "--home") == 0 ||
+		    strcmp(argv[i], "--store") == 0) {
+			c.path = NULL;
+			return hd_cli_usage(&c, "option %s needs a value",
+			    argv[i]);
+		} else if (is_help(argv[i])) {
 			print_main_help(stdout);
 			return HD_EXIT_OK;
 		} else if (strcmp(argv[i], "--version") == 0) {

@@ -7,8 +7,8 @@
  *   Huddle-Signature: <sig>
  * where sig is the agent's attach signature -- the sig= of its attach URL
  * (`huddle attach AGENT --format json`), HMAC-SHA256 over (team, agent)
- * with HUDDLE_HOME/secret -- checked like an attach URL's
- * (hd_http_attach_ok: constant time, verified once per distinct triple).
+ * with the store's attach secret (team/attach.c) -- checked like an
+ * attach URL's (hd_http_attach_ok: constant time, verified once per distinct triple).
  * The bearer token (server.c (4)) is a separate, server-wide check.
  *  (1) Without proof, a body may name no acting agent, or "user"; naming
  *      any agent (from, as, agent, ...) is refused with 403: a local

@@ -14,7 +14,11 @@
 #   - the printed `claude mcp add` and `codex mcp add` lines, run as
 #     printed: both succeed, and claude / codex exec then post as coder;
 #   - neither the signing secret nor the token is in anything printed or
-#     written, and the committed-style files hold no signed URL either.
+#     written, and the committed-style files hold no signed URL either;
+#   - two nodes, one store: a sig `huddle attach` made through one
+#     server's home is accepted by a second server with another
+#     HUDDLE_HOME on the same database (the secret lives in the store),
+#     and a forged one is not.
 . "$(dirname "$0")/lib.sh"
 
 claude=$(agent_cli_bin claude) || exit $?
@@ -183,8 +187,8 @@ expect_eq "$(posted_by "from codex via mcp add")" "coder" \
 	"after codex mcp add, codex exec's tool call posts as coder ($(tail -5 "$T_TMP/codex.out"))"
 
 # ---- nothing printed or written holds a secret -------------------------------
-secret_hex=$(od -An -tx1 "$HUDDLE_HOME/secret" | tr -d ' \n')
-expect_eq "${#secret_hex}" "64" "the home's signing secret"
+secret_hex=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT value FROM kv WHERE key=\x27attach.secret\x27").fetchone()[0])' "$HUDDLE_HOME/huddle.db")
+expect_eq "${#secret_hex}" "64" "the store's signing secret (kv attach.secret)"
 files=("$printed"/*.txt "$T_TMP/committed.mcp.json" "$HOME/.claude.json" "$CODEX_HOME/config.toml" "$T_TMP/claude-add.out" "$T_TMP/codex-add.out")
 leaks=""
 for f in "${files[@]}"; do
@@ -225,4 +229,46 @@ expect_contains "$ERR" "using the running server at https://huddle.example.test/
 	"and says so"
 kill -TERM "$server"
 wait "$server"
+# ---- two nodes, one store ----------------------------------------------------
+# Each `huddle serve` has its own HUDDLE_HOME and they share the database.
+# With HUDDLE_STORE a postgres:// URL that is the store's own sharing;
+# SQLite has no second node, so node 2's huddle.db is a symbolic link to
+# node 1's: a stand-in for this check only, not a setup huddle supports.
+# Node 2's home holds an old-style secret file of its own: it must not
+# matter, the database already has the secret.
+node2=$T_TMP/node2
+mkdir -m 700 "$node2"
+head -c 32 /dev/urandom >"$node2/secret"
+case "${HUDDLE_STORE:-sqlite}" in
+postgres://* | postgresql://*) ;;
+*) ln -s "$HUDDLE_HOME/huddle.db" "$node2/huddle.db" ;;
+esac
+"$HUDDLE" serve --port 0 >"$T_TMP/node1.out" 2>"$T_TMP/node1.err" &
+n1=$!
+HUDDLE_HOME=$node2 "$HUDDLE" serve --port 0 >"$T_TMP/node2.out" 2>"$T_TMP/node2.err" &
+n2=$!
+trap 'kill "$n1" "$n2" "$FAKE_MODEL_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T_TMP"' EXIT
+wait_for 60 grep -q "huddle is running at" "$T_TMP/node1.out" || fail "node 1 did not start: $(cat "$T_TMP/node1.err")"
+wait_for 60 grep -q "huddle is running at" "$T_TMP/node2.out" || fail "node 2 did not start: $(cat "$T_TMP/node2.err")"
+for _ in $(seq 1 200); do grep -q "\"pid\":$n1" "$HUDDLE_HOME/serve.json" 2>/dev/null && break; sleep 0.05; done
+port2=$(sed -n 's|^huddle is running at http://127\.0\.0\.1:||p' "$T_TMP/node2.out")
+run attach dev coder --format json
+expect_rc 0 "attach through node 1's home"
+sig=$(json_get "$OUT" '__import__("urllib.parse").parse.parse_qs(j["url"].split("?", 1)[1])["sig"][0]')
+expect_eq "${#sig}" "64" "node 1's URL carries a sig"
+post2() { # post2 SIG TEXT: a room post on node 2 proving dev/coder with SIG
+	curl -s -o "$T_TMP/node2.body" -w '%{http_code}' -X POST "http://127.0.0.1:$port2/api/teams/dev/posts" \
+		-H 'Content-Type: application/json' -H "Huddle-Agent: dev/coder" -H "Huddle-Signature: $1" \
+		--data "{\"text\": \"$2\"}"
+}
+expect_eq "$(post2 "$sig" "signed through node 1")" "201" \
+	"node 2 (another HUDDLE_HOME, the same store) accepts node 1's sig ($(cat "$T_TMP/node2.body"))"
+expect_eq "$(posted_by "signed through node 1")" "coder" "and the post is coder's"
+forged=$(printf '%s' "$sig" | tr '0-9a-f' '1-9a-f0')
+expect_eq "$(post2 "$forged" "forged on node 2")" "403" "a forged sig is refused on node 2"
+expect_eq "$(posted_by "forged on node 2")" "" "and posts nothing"
+expect_eq "$(HUDDLE_HOME=$node2 "$HUDDLE" attach dev coder --format json --port 7340 | json_get "$(cat)" 'j["url"].split("sig=")[1]')" \
+	"$sig" "node 2's home signs the same URL"
+kill -TERM "$n1" "$n2"
+wait "$n1" "$n2"
 finish

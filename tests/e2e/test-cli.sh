@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test-cli.sh -- the CLI contract through the real binary: --help everywhere,
 # usage errors exit 2 with a hint, refusals exit 1 as `huddle: ...`,
-# --json parses, team files apply idempotently.
+# --json parses, team files apply idempotently, --store and HUDDLE_STORE
+# take a postgres:// URL or sqlite and refuse anything else before the
+# home is touched, and a URL's password is never shown.
 . "$(dirname "$0")/lib.sh"
 
 # --help on every command and subcommand, found from the help itself, so
@@ -140,4 +142,47 @@ run team rm two
 expect_rc 0 "rm empty team"
 run --home "$T_TMP/other" team list --json
 expect_eq "$OUT" "[]" "--home points elsewhere"
+# --store URL / HUDDLE_STORE: a postgres:// or postgresql:// URL, or sqlite;
+# anything else is a usage error naming the value and where it came from,
+# found before anything is created.
+want_store='must be a postgres:// or postgresql:// URL (PostgreSQL) or sqlite (the embedded default), not'
+run --home "$T_TMP/fresh" --store ftp://db.example/huddle init
+expect_rc 2 "--store with another scheme"
+expect_eq "$ERR" "huddle: --store $want_store \"ftp://db.example/huddle\"
+see 'huddle init --help'" "names the value"
+[ ! -e "$T_TMP/fresh" ] && pass || fail "a refused --store created the home"
+run team list --store ""
+expect_rc 2 "an empty --store"
+expect_contains "$ERR" "huddle: --store $want_store \"\"" "names the empty value"
+run --store=mysql://localhost/db team list
+expect_rc 2 "--store=VALUE is checked the same way"
+expect_contains "$ERR" "\"mysql://localhost/db\"" "and named"
+run team list --store "postgresql://u@127.0.0.1/db name"
+expect_rc 2 "a URL with a space"
+run --store
+expect_rc 2 "--store without a value"
+expect_eq "$ERR" $'huddle: option --store needs a value\nsee \'huddle --help\'' "says it needs one"
+run --json --store pg team list
+expect_rc 2 "under --json"
+expect_eq "$(json_get "$ERR" 'j["code"]')" "usage" "a usage error in JSON"
+HUDDLE_STORE=bogus run team list
+expect_rc 2 "HUDDLE_STORE gets the same check"
+expect_contains "$ERR" "huddle: HUDDLE_STORE $want_store \"bogus\"" "naming the variable"
+run --json team list
+listed=$OUT
+HUDDLE_STORE=bogus run --store sqlite --json team list
+expect_rc 0 "--store sqlite wins over HUDDLE_STORE"
+expect_eq "$OUT" "$listed" "and is the home's database"
+HUDDLE_STORE= run --json team list
+expect_eq "$OUT" "$listed" "an empty HUDDLE_STORE is sqlite"
+HUDDLE_STORE=sqlite run doctor
+expect_contains "$OUT" "store: sqlite $HUDDLE_HOME/huddle.db" "doctor names the store"
+run doctor --json --store sqlite
+expect_eq "$(json_get "$OUT" 'j["store"]')" "sqlite $HUDDLE_HOME/huddle.db" "and under --json"
+# a URL is shown with its password masked (nothing listens on port 1: a
+# PostgreSQL build of the store then fails to connect, after naming it)
+run --store 'postgresql://u:sekret1@127.0.0.1:1/db?sslmode=disable&password=sekret2' doctor
+expect_contains "$OUT" "store: postgresql://u:***@127.0.0.1:1/db?sslmode=disable&password=***" \
+	"doctor names a PostgreSQL store, the passwords masked"
+case "$OUT$ERR" in *sekret*) fail "a password was printed: $OUT $ERR" ;; *) pass ;; esac
 finish

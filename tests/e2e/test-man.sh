@@ -14,7 +14,8 @@
 #  (3) bash: the completion function called as bash calls it (COMP_WORDS,
 #      COMP_CWORD, COMP_LINE set in `bash -c`, COMPREPLY read back) for a
 #      command, a subcommand, an option, a team id, the agent ids of the
-#      team typed after --as, --home and --team on the line, a file; then
+#      team typed after --as, --home, --store and --team on the line, a
+#      file; then
 #      a real interactive bash on a pseudo-terminal presses TAB
 #      (pty-complete.py);
 #  (4) zsh, when installed (scripts/deps.sh test installs it): a real
@@ -143,6 +144,16 @@ expect_eq "$OUT" ":dir" "complete: --home asks the shell for a directory"
 run complete -- task claim --nosuch "" extra --as
 expect_rc 0 "complete: a line that would be a usage error exits 0"
 expect_eq "$ERR" "" "complete: ... and says nothing on stderr"
+run complete -- --st
+expect_eq "$OUT" "--store" "complete: --store is a global option"
+run complete -- --store ""
+expect_eq "$OUT" "sqlite" "complete: --store offers the one word it takes"
+run complete -- --store sqlite task list ""
+expect_eq "$OUT" "$(printf 'dev\nops')" "complete: --store sqlite reads the home's database"
+run complete -- --store ftp://x task list ""
+expect_eq "$OUT$ERR" "" "complete: a --store the command would refuse offers no ids, silently"
+HUDDLE_STORE=bogus run complete -- task list ""
+expect_eq "$OUT$ERR" "" "complete: so does an unusable HUDDLE_STORE"
 
 # bash_complete LINE: COMPREPLY (sorted, space-separated) after calling
 # _huddle as bash would with the cursor at the end of LINE.

@@ -7,7 +7,8 @@
 "$HUDDLE" up "$HUDDLE_SRC/examples/dev-team.json" >/dev/null
 HUDDLE_LOG=info serve_bg
 B=$url
-expect_eq "$(cat "$T_TMP/serve.out")" "huddle is running at http://127.0.0.1:$port" "startup line"
+expect_eq "$(cat "$T_TMP/serve.out")" "huddle is running at http://127.0.0.1:$port
+store: sqlite $HUDDLE_HOME/huddle.db" "startup lines: where, and which store"
 
 # req METHOD PATH [BODY] [extra curl args...]: sets CODE, BODY, CTYPE
 req() {

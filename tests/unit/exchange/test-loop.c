@@ -5,8 +5,6 @@
  * status around turns.
  */
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <huddle/activity.h>
 #include <huddle/board.h>
@@ -745,18 +743,20 @@ test_loop__a_turn_commits_with_the_next_announcement(void **state)
 	fake_dispose(&f);
 }
 
-/* During the first turn: make the attach secret unreadable, so the
- * second turn's begin fails. */
+/* During the first turn: spoil the store's attach secret (kv
+ * "attach.secret", attach.h), so the second turn's begin fails. */
 static void
 break_secret(fake *f, const hd_runtime_turn *in)
 {
-	char path[512];
+	hd_err err = HD_ERR_INIT;
+	hd_store *st = NULL;
 
 	if (f->n != 1)
 		return;
-	snprintf(path, sizeof(path), "%s/secret", in->huddle_home);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(mkdir(path, 0700), 0);
+	assert_hd_ok(hd_store_open(&st, in->huddle_home, &err), &err);
+	assert_hd_ok(
+	    hd_store_kv_put(st, "attach.secret", "not a secret", &err), &err);
+	hd_store_close(st);
 }
 
 static void
