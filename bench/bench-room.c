@@ -3,7 +3,7 @@
  * in the same run (SPEC 15):
  *
  *   room_post_1proc / room_post_8proc: posts per second through
- *     hd_room_post (member check, MAX(seq)+1, insert, event, commit) from
+ *     hd_room_post (member check, seq counter upsert, insert, event, commit) from
  *     one process and from P processes into one room, against raw SQLite
  *     doing the same post on the same schema and pragmas (BEGIN IMMEDIATE,
  *     SELECT MAX(seq)+1, INSERT with a random UUID id, COMMIT). ratio =
