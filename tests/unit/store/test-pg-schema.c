@@ -1,8 +1,10 @@
 /*
  * test-pg-schema.c -- the PostgreSQL schema (src/store/schema_pg.c) agrees
  * with the SQLite one (schema.c): as many migrations, and after all of
- * them every table has the same column names on both, so a module's
- * statement names the same columns whichever backend runs it.
+ * them every table has the same columns on both: the same names, each
+ * of the type schema_pg.c spells SQLite's as (INTEGER bigint, TEXT text,
+ * BLOB bytea, REAL double precision) and NOT NULL on both or neither; so
+ * a module's statement means the same whichever backend runs it.
  *
  * The PostgreSQL half needs a server: HUDDLE_TEST_PG is a libpq URL to a
  * throwaway cluster's maintenance database (e.g.
@@ -28,7 +30,8 @@
 /* Where the schemas depart on purpose (schema_pg.c, migration 17): on
  * PostgreSQL memory_facts carries its search column where SQLite has the
  * FTS5 table memory_fts (a virtual table, so not in the SQLite list). */
-static const char *const PG_ONLY_COLUMNS[] = {"memory_facts.fts", NULL};
+static const char *const PG_ONLY_COLUMNS[] = {
+    "memory_facts.fts tsvector", NULL};
 
 typedef struct pg_fixture {
 	hd_fixture *fx; /* the SQLite side: a fresh home, fully migrated */
@@ -154,7 +157,9 @@ test_pg_schema__as_many_migrations_as_sqlite(void **state)
 	assert_int_equal(hd_store_pg_nmigrations, hd_store_nmigrations);
 }
 
-/* Every "table.column" of the SQLite store, one per line, sorted: the
+/* Every "table.column type[ not null]" of the SQLite store, one per line,
+ * sorted, its type as PostgreSQL would name it (a key column is never
+ * NULL on PostgreSQL, so it counts as NOT NULL here too): the
  * ordinary tables only (pragma table_list), so neither SQLite's own nor
  * a virtual table (memory_fts) nor its shadow tables count. */
 static char *
@@ -166,7 +171,13 @@ sqlite_columns(pg_fixture *pf)
 	int src;
 
 	assert_int_equal(sqlite3_prepare_v2(db,
-			     "SELECT t.name || '.' || c.name"
+			     "SELECT t.name || '.' || c.name || ' ' ||"
+			     " CASE upper(c.type) WHEN 'INTEGER' THEN 'bigint'"
+			     " WHEN 'TEXT' THEN 'text' WHEN 'BLOB' THEN 'bytea'"
+			     " WHEN 'REAL' THEN 'double precision'"
+			     " ELSE 'unmapped ' || c.type END ||"
+			     " CASE WHEN c.\"notnull\" OR c.pk > 0"
+			     " THEN ' not null' ELSE '' END"
 			     " FROM pragma_table_list t,"
 			     " pragma_table_info(t.name) c"
 			     " WHERE t.schema = 'main' AND t.type = 'table'"
@@ -189,10 +200,10 @@ static char *
 pg_columns(pg_fixture *pf)
 {
 	PGresult *r = PQexec(pf->db,
-	    "SELECT table_name || '.' || column_name AS col"
-	    " FROM information_schema.columns"
-	    " WHERE table_schema = 'public'"
-	    " ORDER BY table_name || '.' || column_name COLLATE \"C\"");
+	    "SELECT col FROM (SELECT table_name || '.' || column_name || ' '"
+	    " || data_type || CASE is_nullable WHEN 'NO' THEN ' not null'"
+	    " ELSE '' END AS col FROM information_schema.columns"
+	    " WHERE table_schema = 'public') c ORDER BY col COLLATE \"C\"");
 	hd_buf b = HD_BUF_INIT(0);
 	int seen[sizeof(PG_ONLY_COLUMNS) / sizeof(PG_ONLY_COLUMNS[0])] = {0};
 	int i, j, skip_it;
