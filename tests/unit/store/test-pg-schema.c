@@ -3,8 +3,10 @@
  * with the SQLite one (schema.c): as many migrations, and after all of
  * them every table has the same columns on both: the same names, each
  * of the type schema_pg.c spells SQLite's as (INTEGER bigint, TEXT text,
- * BLOB bytea, REAL double precision) and NOT NULL on both or neither; so
- * a module's statement means the same whichever backend runs it.
+ * BLOB bytea, REAL double precision) and NOT NULL on both or neither,
+ * and the same indexes; so a module's statement means the same whichever
+ * backend runs it. Migration 22 (the room's counter) is checked on
+ * PostgreSQL with posts made before it.
  *
  * The PostgreSQL half needs a server: HUDDLE_TEST_PG is a libpq URL to a
  * throwaway cluster's maintenance database (e.g.
@@ -32,6 +34,9 @@
  * FTS5 table memory_fts (a virtual table, so not in the SQLite list). */
 static const char *const PG_ONLY_COLUMNS[] = {
     "memory_facts.fts tsvector", NULL};
+/* ... and the GIN index that searches it */
+static const char *const PG_ONLY_INDEXES[] = {
+    "memory_facts.memory_facts_fts", NULL};
 
 typedef struct pg_fixture {
 	hd_fixture *fx; /* the SQLite side: a fresh home, fully migrated */
@@ -157,89 +162,64 @@ test_pg_schema__as_many_migrations_as_sqlite(void **state)
 	assert_int_equal(hd_store_pg_nmigrations, hd_store_nmigrations);
 }
 
-/* Every "table.column type[ not null]" of the SQLite store, one per line,
- * sorted, its type as PostgreSQL would name it (a key column is never
- * NULL on PostgreSQL, so it counts as NOT NULL here too): the
- * ordinary tables only (pragma table_list), so neither SQLite's own nor
- * a virtual table (memory_fts) nor its shadow tables count. */
+/* The rows of a one-column SQLite query, one per line ("" when none). */
 static char *
-sqlite_columns(pg_fixture *pf)
+sqlite_list(pg_fixture *pf, const char *sql)
 {
 	sqlite3 *db = hd_store_db(pf->fx->st);
 	sqlite3_stmt *s;
 	hd_buf b = HD_BUF_INIT(0);
+	char *out;
 	int src;
 
-	assert_int_equal(sqlite3_prepare_v2(db,
-			     "SELECT t.name || '.' || c.name || ' ' ||"
-			     " CASE upper(c.type) WHEN 'INTEGER' THEN 'bigint'"
-			     " WHEN 'TEXT' THEN 'text' WHEN 'BLOB' THEN 'bytea'"
-			     " WHEN 'REAL' THEN 'double precision'"
-			     " ELSE 'unmapped ' || c.type END ||"
-			     " CASE WHEN c.\"notnull\" OR c.pk > 0"
-			     " THEN ' not null' ELSE '' END"
-			     " FROM pragma_table_list t,"
-			     " pragma_table_info(t.name) c"
-			     " WHERE t.schema = 'main' AND t.type = 'table'"
-			     " AND t.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
-			     " ORDER BY 1",
-			     -1, &s, NULL),
-	    SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
 	while ((src = sqlite3_step(s)) == SQLITE_ROW)
 		hd_buf_printf(&b, "%s\n", (const char *)sqlite3_column_text(s, 0));
 	assert_int_equal(src, SQLITE_DONE);
 	sqlite3_finalize(s);
 	assert_int_equal(b.failed, 0);
-	assert_non_null(b.ptr);
-	return b.ptr;
+	assert_non_null(out = strdup(hd_buf_cstr(&b)));
+	free(b.ptr);
+	return out;
 }
 
-/* The same list from PostgreSQL, without the departures of
- * PG_ONLY_COLUMNS, each of which must be there. */
+/* The rows of a one-column PostgreSQL query, one per line, without the
+ * departures in only (NULL-terminated), each of which must be there. */
 static char *
-pg_columns(pg_fixture *pf)
+pg_list(pg_fixture *pf, const char *sql, const char *const *only)
 {
-	PGresult *r = PQexec(pf->db,
-	    "SELECT col FROM (SELECT table_name || '.' || column_name || ' '"
-	    " || data_type || CASE is_nullable WHEN 'NO' THEN ' not null'"
-	    " ELSE '' END AS col FROM information_schema.columns"
-	    " WHERE table_schema = 'public') c ORDER BY col COLLATE \"C\"");
+	PGresult *r = PQexec(pf->db, sql);
 	hd_buf b = HD_BUF_INIT(0);
-	int seen[sizeof(PG_ONLY_COLUMNS) / sizeof(PG_ONLY_COLUMNS[0])] = {0};
+	int seen[8] = {0}; /* only has fewer than 8 entries */
 	int i, j, skip_it;
+	char *out;
 
-	pg_ok(pf->db, r, "information_schema.columns");
+	pg_ok(pf->db, r, sql);
 	for (i = 0; i < PQntuples(r); i++) {
-		const char *col = PQgetvalue(r, i, 0);
+		const char *row = PQgetvalue(r, i, 0);
 
 		skip_it = 0;
-		for (j = 0; PG_ONLY_COLUMNS[j] != NULL; j++)
-			if (strcmp(col, PG_ONLY_COLUMNS[j]) == 0)
+		for (j = 0; j < 8 && only[j] != NULL; j++)
+			if (strcmp(row, only[j]) == 0)
 				skip_it = seen[j] = 1;
 		if (!skip_it)
-			hd_buf_printf(&b, "%s\n", col);
+			hd_buf_printf(&b, "%s\n", row);
 	}
 	PQclear(r);
-	for (j = 0; PG_ONLY_COLUMNS[j] != NULL; j++)
+	for (j = 0; j < 8 && only[j] != NULL; j++)
 		if (!seen[j])
-			fail_msg("PostgreSQL has no column %s", PG_ONLY_COLUMNS[j]);
+			fail_msg("PostgreSQL has no %s", only[j]);
 	assert_int_equal(b.failed, 0);
-	assert_non_null(b.ptr);
-	return b.ptr;
+	assert_non_null(out = strdup(hd_buf_cstr(&b)));
+	free(b.ptr);
+	return out;
 }
 
+/* The two lists, both sorted bytewise (SQLite's BINARY, PostgreSQL's
+ * "C"), are the same; else the first line where they part, named. */
 static void
-test_pg_schema__every_table_has_the_same_columns(void **state)
+assert_same(const char *what, char *pg, char *lite)
 {
-	pg_fixture *pf = *state;
-	char *lite, *pg;
-
-	pg_scratch(pf);
-	pg_migrate(pf, 1, hd_store_pg_nmigrations);
-	lite = sqlite_columns(pf);
-	pg = pg_columns(pf);
-	/* both lists sorted bytewise (SQLite's BINARY, PostgreSQL's "C"):
-	 * the first line where they part names the column */
 	assert_true(strlen(lite) > 0);
 	if (strcmp(pg, lite) != 0) {
 		size_t i = 0, line = 0;
@@ -247,13 +227,82 @@ test_pg_schema__every_table_has_the_same_columns(void **state)
 		while (pg[i] != '\0' && pg[i] == lite[i])
 			if (pg[i++] == '\n')
 				line = i;
-		fail_msg("the schemas part at: PostgreSQL \"%.*s\", SQLite"
+		fail_msg("the %s part at: PostgreSQL \"%.*s\", SQLite"
 			 " \"%.*s\"",
-		    (int)strcspn(pg + line, "\n"), pg + line,
+		    what, (int)strcspn(pg + line, "\n"), pg + line,
 		    (int)strcspn(lite + line, "\n"), lite + line);
 	}
-	free(lite);
 	free(pg);
+	free(lite);
+}
+
+/* Every "table.column type[ not null]", its SQLite type as PostgreSQL
+ * would name it (a key column is never NULL on PostgreSQL, so it counts
+ * as NOT NULL on SQLite too), of the ordinary tables only (pragma
+ * table_list): neither SQLite's own tables nor a virtual table
+ * (memory_fts) nor its shadow tables count. */
+static void
+test_pg_schema__every_table_has_the_same_columns(void **state)
+{
+	pg_fixture *pf = *state;
+
+	pg_scratch(pf);
+	pg_migrate(pf, 1, hd_store_pg_nmigrations);
+	assert_same("columns",
+	    pg_list(pf,
+		"SELECT col FROM (SELECT table_name || '.' || column_name"
+		" || ' ' || data_type || CASE is_nullable WHEN 'NO'"
+		" THEN ' not null' ELSE '' END AS col"
+		" FROM information_schema.columns"
+		" WHERE table_schema = 'public') c ORDER BY col COLLATE \"C\"",
+		PG_ONLY_COLUMNS),
+	    sqlite_list(pf,
+		"SELECT t.name || '.' || c.name || ' ' ||"
+		" CASE upper(c.type) WHEN 'INTEGER' THEN 'bigint'"
+		" WHEN 'TEXT' THEN 'text' WHEN 'BLOB' THEN 'bytea'"
+		" WHEN 'REAL' THEN 'double precision'"
+		" ELSE 'unmapped ' || c.type END ||"
+		" CASE WHEN c.\"notnull\" OR c.pk > 0"
+		" THEN ' not null' ELSE '' END"
+		" FROM pragma_table_list t, pragma_table_info(t.name) c"
+		" WHERE t.schema = 'main' AND t.type = 'table'"
+		" AND t.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+		" ORDER BY 1"));
+}
+
+/* Every index made by CREATE INDEX, as "table.index[ unique][ partial]":
+ * the same on both after all the migrations (7 and 10 drop some), so a
+ * unique partial index that is a rule (autorun_turns_running: one turn
+ * running per agent) holds on both. The indexes behind a PRIMARY KEY or
+ * UNIQUE are not listed: their columns are the CREATE TABLE's, the same
+ * text on both. */
+static void
+test_pg_schema__every_table_has_the_same_indexes(void **state)
+{
+	pg_fixture *pf = *state;
+
+	pg_scratch(pf);
+	pg_migrate(pf, 1, hd_store_pg_nmigrations);
+	assert_same("indexes",
+	    pg_list(pf,
+		"SELECT ix FROM (SELECT t.relname || '.' || i.relname ||"
+		" CASE WHEN x.indisunique THEN ' unique' ELSE '' END ||"
+		" CASE WHEN x.indpred IS NOT NULL THEN ' partial' ELSE ''"
+		" END AS ix FROM pg_index x"
+		" JOIN pg_class i ON i.oid = x.indexrelid"
+		" JOIN pg_class t ON t.oid = x.indrelid"
+		" JOIN pg_namespace n ON n.oid = t.relnamespace"
+		" WHERE n.nspname = 'public' AND NOT EXISTS (SELECT 1"
+		" FROM pg_constraint k WHERE k.conindid = x.indexrelid)) s"
+		" ORDER BY ix COLLATE \"C\"",
+		PG_ONLY_INDEXES),
+	    sqlite_list(pf,
+		"SELECT t.name || '.' || i.name ||"
+		" CASE WHEN i.\"unique\" THEN ' unique' ELSE '' END ||"
+		" CASE WHEN i.partial THEN ' partial' ELSE '' END"
+		" FROM pragma_table_list t, pragma_index_list(t.name) i"
+		" WHERE t.schema = 'main' AND t.type = 'table'"
+		" AND i.origin = 'c' ORDER BY 1"));
 }
 
 /* Migration 22 starts each room's counter at its last post, and the
@@ -297,6 +346,9 @@ main(void)
 		cmocka_unit_test(test_pg_schema__as_many_migrations_as_sqlite),
 		cmocka_unit_test_setup_teardown(
 		    test_pg_schema__every_table_has_the_same_columns, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_pg_schema__every_table_has_the_same_indexes, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_pg_schema__room_seqs_start_at_each_rooms_last_post,
