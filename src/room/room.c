@@ -710,7 +710,8 @@ hd_room_team_purge(hd_store *st, const char *team, hd_err *err)
 	if ((rc = hd_store_run(st, err,
 		 "DELETE FROM team_chat WHERE team_id = ?1", HD_TEXT(team))) < 0 ||
 	    (rc = hd_store_run(st, err,
-		 "DELETE FROM room_seqs WHERE team_id = ?1", HD_TEXT(team))) < 0 ||
+		 "DELETE FROM room_seqs WHERE team_id = ?1",
+		 HD_TEXT(team))) < 0 ||
 	    (rc = hd_room__lock_purge(st, room, err)) < 0)
 		return rc;
 	return hd_store_kv_delete(st, turns, 1, err);

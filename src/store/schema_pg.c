@@ -475,7 +475,8 @@ const char *const hd_store_pg_migrations[] = {
 	"  fires BIGINT NOT NULL DEFAULT 0,"
 	"  UNIQUE (team_id, name)"
 	");"
-	"CREATE INDEX routines_due ON routines(next_fire_at) WHERE enabled = 1;",
+	"CREATE INDEX routines_due ON routines(next_fire_at)"
+	"  WHERE enabled = 1;",
 
 	/* 19: events (events): a team's cost events by time */
 	"CREATE INDEX events_cost ON events(team_id, ts) WHERE kind = 'cost';",

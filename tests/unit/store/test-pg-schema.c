@@ -120,7 +120,8 @@ pg_scratch(pg_fixture *pf)
 		fprintf(stderr,
 		    "test-pg-schema: skipped: set HUDDLE_TEST_PG to a libpq URL"
 		    " of a throwaway cluster's maintenance database, e.g."
-		    " postgresql:///postgres?host=/abs/sockdir&user=postgres\n");
+		    " postgresql:///postgres?host=/abs/sockdir"
+		    "&user=postgres\n");
 		skip();
 	}
 	pf->admin = PQconnectdb(url);
@@ -174,7 +175,8 @@ sqlite_list(pg_fixture *pf, const char *sql)
 
 	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
 	while ((src = sqlite3_step(s)) == SQLITE_ROW)
-		hd_buf_printf(&b, "%s\n", (const char *)sqlite3_column_text(s, 0));
+		hd_buf_printf(
+		    &b, "%s\n", (const char *)sqlite3_column_text(s, 0));
 	assert_int_equal(src, SQLITE_DONE);
 	sqlite3_finalize(s);
 	assert_int_equal(b.failed, 0);
