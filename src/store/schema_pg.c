@@ -521,13 +521,14 @@ const char *const hd_store_pg_migrations[] = {
 	"ALTER TABLE task_verify ADD COLUMN run_critic TEXT;",
 
 	/* 22: the room's seq counter (room; issue 16), filled from the
-	 * posts there are */
+	 * posts there are; team_chat_team goes, as on SQLite */
 	"CREATE TABLE room_seqs ("
 	"  team_id TEXT PRIMARY KEY,"
 	"  seq BIGINT NOT NULL"
 	");"
 	"INSERT INTO room_seqs(team_id, seq)"
-	"  SELECT team_id, MAX(seq) FROM team_chat GROUP BY team_id;",
+	"  SELECT team_id, MAX(seq) FROM team_chat GROUP BY team_id;"
+	"DROP INDEX team_chat_team;",
 };
 
 const int hd_store_pg_nmigrations =

@@ -118,7 +118,9 @@ test_post__the_counter_starts_at_the_posts_made_before_it(void **state)
 	post_seq(fx, "ops", "opsbot", 1);
 	/* back to the schema before 22, the posts kept */
 	assert_hd_ok(hd_store_exec(fx->st,
-			 "DROP TABLE room_seqs; PRAGMA user_version = 21",
+			 "DROP TABLE room_seqs;"
+			 "CREATE INDEX team_chat_team ON team_chat(team_id);"
+			 "PRAGMA user_version = 21",
 			 &err),
 	    &err);
 	hd_store_close(fx->st);
