@@ -2,9 +2,9 @@
  * room.h -- the team room (SPEC 5): an append-only, ordered transcript per
  * team, narration only. Room id of team T is "team:T".
  *
- * (1) seq is MAX(seq)+1 for the room taken inside BEGIN IMMEDIATE: the
- *     first post is 1, and posters in many processes never collide and
- *     never leave gaps.
+ * (1) seq comes from the room's counter row, moved on by 1 in the post's
+ *     own transaction: the first post is 1, and posters in many processes
+ *     never collide and never leave gaps.
  * (2) A peer post's author must be a member of the team; a system post is
  *     authored "huddle", a user post "user". Bodies are 1..100000 bytes of
  *     valid UTF-8, not blank (only HD_TEXT_BLANK_CHARS).

@@ -19,8 +19,10 @@
  *      I/O) reaches every post of that batch that was not refused.
  *  (2) Posts keep their queue order, in a batch and from one batch to the
  *      next (one commit at a time per database), so one thread's posts
- *      get increasing seqs. seq itself is room.c's (1): MAX(seq)+1 inside
- *      BEGIN IMMEDIATE, so other processes' posts interleave without gaps.
+ *      get increasing seqs. seq itself is room.c's (1): the room's
+ *      counter row, moved on in the post's transaction (in its savepoint:
+ *      a refused post gives its seq back), so other processes' posts
+ *      interleave without gaps.
  *  (3) A connection is one thread's: the leader writes on its own, never
  *      on a follower's, and a follower's connection sees the committed
  *      post in its next read (WAL). Which connection wrote a post changes

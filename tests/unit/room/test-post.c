@@ -8,6 +8,8 @@
 #include <huddle/events.h>
 #include <huddle/room.h>
 
+#include <store/store.h>
+
 #include "testutil.h"
 
 static int
@@ -72,6 +74,83 @@ test_post__seqs_count_up_per_room(void **state)
 	hd_post_free(p);
 	assert_int_equal(head(fx, "dev"), 5);
 	assert_int_equal(head(fx, "ops"), 1);
+}
+
+/* A post's seq comes from the room's counter row (room_seqs): the posts
+ * of one team's room, and only those, move it on. */
+static int64_t
+counter(hd_fixture *fx, const char *team)
+{
+	hd_err err = HD_ERR_INIT;
+	int64_t n = -1;
+
+	if (hd_store_get_int(fx->st, &n, &err,
+		"SELECT seq FROM room_seqs WHERE team_id = ?1",
+		HD_TEXT(team)) == 0)
+		return 0; /* no row */
+	return n;
+}
+
+static void
+post_seq(hd_fixture *fx, const char *team, const char *author, int64_t want)
+{
+	hd_err err = HD_ERR_INIT;
+	hd_post *p = NULL;
+
+	assert_hd_ok(
+	    hd_room_post(&p, fx->st, team, "peer", author, "x", &err), &err);
+	assert_int_equal(p->seq, want);
+	hd_post_free(p);
+	assert_int_equal(counter(fx, team), want);
+}
+
+/* Migration 22 starts each room's counter at its last post: a store
+ * whose posts were made before the counter existed goes on from them. */
+static void
+test_post__the_counter_starts_at_the_posts_made_before_it(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+	hd_store *st = NULL;
+
+	post_seq(fx, "dev", "coder", 1);
+	post_seq(fx, "dev", "manager", 2);
+	post_seq(fx, "ops", "opsbot", 1);
+	/* back to the schema before 22, the posts kept */
+	assert_hd_ok(hd_store_exec(fx->st,
+			 "DROP TABLE room_seqs;"
+			 "CREATE INDEX team_chat_team ON team_chat(team_id);"
+			 "PRAGMA user_version = 21",
+			 &err),
+	    &err);
+	hd_store_close(fx->st);
+	fx->st = NULL;
+	assert_hd_ok(hd_store_open(&st, fx->home, &err), &err);
+	fx->st = st;
+	assert_int_equal(counter(fx, "dev"), 2);
+	assert_int_equal(counter(fx, "ops"), 1);
+	post_seq(fx, "dev", "coder", 3);
+	post_seq(fx, "ops", "opsbot", 2);
+	assert_int_equal(head(fx, "dev"), 3);
+}
+
+/* A purge deletes the team's counter row with its posts: the room starts
+ * again at 1, as it did when seq was MAX(seq)+1. */
+static void
+test_post__a_purged_room_starts_again_at_one(void **state)
+{
+	hd_fixture *fx = *state;
+	hd_err err = HD_ERR_INIT;
+
+	post_seq(fx, "dev", "coder", 1);
+	post_seq(fx, "dev", "coder", 2);
+	post_seq(fx, "ops", "opsbot", 1);
+	assert_hd_ok(hd_room_team_purge(fx->st, "dev", &err), &err);
+	assert_int_equal(counter(fx, "dev"), 0);
+	assert_int_equal(head(fx, "dev"), 0);
+	assert_int_equal(counter(fx, "ops"), 1);
+	post_seq(fx, "dev", "coder", 1);
+	post_seq(fx, "ops", "opsbot", 2);
 }
 
 static void
@@ -309,6 +388,12 @@ main(void)
 		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_post__seqs_count_up_per_room, setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_post__the_counter_starts_at_the_posts_made_before_it,
+		setup, hd_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_post__a_purged_room_starts_again_at_one, setup,
+		hd_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_post__system_and_user_authors_are_forced, setup,
 		hd_fixture_teardown),
