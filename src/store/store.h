@@ -256,5 +256,8 @@ void hd_store__memo_free(hd_store_memo *m);
 /* The migrations, oldest first: migration i takes user_version i to i+1. */
 extern const char *const hd_store_migrations[];
 extern const int hd_store_nmigrations;
+/* The same migrations in PostgreSQL's dialect (schema_pg.c). */
+extern const char *const hd_store_pg_migrations[];
+extern const int hd_store_pg_nmigrations;
 
 #endif

@@ -19,9 +19,11 @@
 typedef struct hd_fixture {
 	char home[256];
 	hd_store *st;
+	char pgdb[64]; /* HUDDLE_TEST_PG: the fixture's database, else "" */
 } hd_fixture;
 
-/* cmocka setup/teardown: a fresh home with an open store in *state. */
+/* cmocka setup/teardown: a fresh home with an open store in *state (with
+ * HUDDLE_TEST_PG set, on a fresh PostgreSQL database: testutil.c). */
 int hd_fixture_setup(void **state);
 int hd_fixture_teardown(void **state);
 
