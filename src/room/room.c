@@ -1,13 +1,20 @@
 /*
  * room.c -- the team room (SPEC 5): an append-only, ordered transcript of
- * posts, one room per team ("team:<team>"). Owns table team_chat; nothing
- * else writes it (hd_room_team_purge deletes a team's posts when the team
- * is removed with them).
- *  (1) seq = MAX(seq)+1 for the room, read and inserted inside one
- *      BEGIN IMMEDIATE (hd_store_write): the first post is 1, and posters
- *      in many processes never collide and never leave gaps. UNIQUE
+ * posts, one room per team ("team:<team>"). Owns tables team_chat and
+ * room_seqs; nothing else writes them (hd_room_team_purge deletes a team's
+ * posts and its counter row when the team is removed with them).
+ *  (1) A post's seq comes from its team's counter row in room_seqs (issue
+ *      16): one upsert that creates the row at 1 or adds 1 to it and
+ *      returns the new value, in the same transaction (hd_store_write)
+ *      as the insert of the post. The row is the room's head: it equals
+ *      MAX(seq) of the room's posts (migration 22 filled it from them),
+ *      so the first post is 1, and posters in many processes, on either
+ *      backend, never collide and never leave gaps: the upsert locks the
+ *      row until the post commits or rolls back with it, never MAX+1
+ *      read in a snapshot that a concurrent poster could share. UNIQUE
  *      (room_id, seq) would turn a broken promise into an error, never a
- *      duplicate.
+ *      duplicate. Reads (the head, a subscriber's next_seq) still take
+ *      MAX(seq) of the posts, in their own snapshot.
  *  (2) Kind, author and body are checked before the write; the team and
  *      the author's membership are checked inside the same transaction as
  *      the insert, so no post is stored for a team or member that is gone.
@@ -211,13 +218,18 @@ room_post_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if ((rc = room_author_ok(st, tx, err)) < 0 ||
 	    (rc = hd_store_uuid(st, tx->id, err)) < 0)
 		return rc;
-	/* (1): under the write lock. Two statements, not one INSERT with a
-	 * MAX(seq) subquery: inserting into the table it selects from makes
-	 * SQLite stage the row in a temporary table, which costs more than
-	 * the extra step */
-	if ((rc = room_head_q(&tx->seq, st, tx->room, err)) < 0)
+	/* (1): the counter row, then the post, in this transaction. SQLite
+	 * makes every change of an INSERT ... RETURNING in its first step,
+	 * so the one row read here is the committed-with-the-post value. */
+	if ((rc = hd_store_get_int(st, &tx->seq, err,
+		 "INSERT INTO room_seqs(team_id, seq) VALUES (?, 1)"
+		 " ON CONFLICT(team_id) DO UPDATE SET seq = room_seqs.seq + 1"
+		 " RETURNING seq",
+		 HD_TEXT(tx->team))) < 0)
 		return rc;
-	tx->seq++;
+	if (rc == 0)
+		return hd_err_set(err, HD_ERR,
+		    "room %s: the seq counter returned no row", tx->room);
 	if ((rc = hd_store_run(st, err,
 		 "INSERT INTO team_chat(" POST_COLS ")"
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -697,6 +709,8 @@ hd_room_team_purge(hd_store *st, const char *team, hd_err *err)
 	snprintf(turns, sizeof(turns), "turn:%s:", room);
 	if ((rc = hd_store_run(st, err,
 		 "DELETE FROM team_chat WHERE team_id = ?1", HD_TEXT(team))) < 0 ||
+	    (rc = hd_store_run(st, err,
+		 "DELETE FROM room_seqs WHERE team_id = ?1", HD_TEXT(team))) < 0 ||
 	    (rc = hd_room__lock_purge(st, room, err)) < 0)
 		return rc;
 	return hd_store_kv_delete(st, turns, 1, err);

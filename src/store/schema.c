@@ -575,6 +575,20 @@ const char *const hd_store_migrations[] = {
 	"ALTER TABLE task_verify ADD COLUMN critic_runtime TEXT;"
 	"ALTER TABLE task_verify ADD COLUMN critic_config TEXT;"
 	"ALTER TABLE task_verify ADD COLUMN run_critic TEXT;",
+
+	/* 22: the room's seq counter (room; issue 16). room_seqs holds each
+	 * team's room head: the seq of its last post. A post takes its seq
+	 * by one upsert of the row in the post's own transaction instead of
+	 * reading MAX(seq) + 1, which is safe only under SQLite's one
+	 * writer. Filled from the posts there are, so the next post of
+	 * every room follows its last. WITHOUT ROWID: the key is the row,
+	 * one b-tree searched and written per post instead of two. */
+	"CREATE TABLE room_seqs ("
+	"  team_id TEXT PRIMARY KEY,"
+	"  seq INTEGER NOT NULL"
+	") WITHOUT ROWID;"
+	"INSERT INTO room_seqs(team_id, seq)"
+	"  SELECT team_id, MAX(seq) FROM team_chat GROUP BY team_id;",
 };
 
 const int hd_store_nmigrations =

@@ -256,7 +256,7 @@ void hd_store__memo_free(hd_store_memo *m);
 /* The migrations, oldest first: migration i takes user_version i to i+1. */
 extern const char *const hd_store_migrations[];
 extern const int hd_store_nmigrations;
-/* The same migrations in PostgreSQL's dialect (schema_pg.c). */
+/* The same migrations for PostgreSQL (schema_pg.c), entry for entry. */
 extern const char *const hd_store_pg_migrations[];
 extern const int hd_store_pg_nmigrations;
 

@@ -203,7 +203,7 @@ test_remove__purge_leaves_no_row_of_the_team_and_every_row_of_another(
 	    "agents.team_id=2 autorun_agents.team_id=1 autorun_turns.team_id=1"
 	    " cancel_requests.team_id=1 conversations.team_id=1"
 	    " memory_facts.team_id=3 messages.team_id=1 room_locks.room_id=1"
-	    " routines.team_id=1"
+	    " room_seqs.team_id=1 routines.team_id=1"
 	    " sessions.team_id=1"
 	    " tasks.team_id=2 team_chat.room_id=4 team_chat.team_id=4"
 	    " wakes.team_id=1 kv=3");
