@@ -58,6 +58,7 @@
 #define HD_PG_MIGRATE_KEY 0x4875644d
 #define PG_CACHE 256
 #define PG_BYTEAOID 17
+#define PG_TEXTOID 25
 /* hd_pg_step's answer on failure: any code but HD_ROW and HD_DONE; the
  * failure itself waits in pg->state and pg->msg for hd_pg_sqlerr. */
 #define PG_FAILED 1
@@ -313,6 +314,18 @@ hd_pg_translate(const char *sql, const char *const *tables,
 		}
 		if (is_word((unsigned char)*s) &&
 		    (s == sql || !is_word((unsigned char)s[-1]))) {
+			/* SQLite's planner hint `INDEXED BY name`: dropped,
+			 * PostgreSQL's planner takes no orders */
+			if (word_at(sql, s, "INDEXED") &&
+			    (t = s + 7 + strspn(s + 7, " \t\n")) != NULL &&
+			    word_at(sql, t, "BY")) {
+				t += 2;
+				t += strspn(t, " \t\n");
+				while (is_word((unsigned char)*t))
+					t++;
+				s = t + strspn(t, " \t\n");
+				continue;
+			}
 			for (i = 0; i < sizeof(pg_words) / sizeof(pg_words[0]);
 			    i++)
 				if (word_at(sql, s, pg_words[i].from))
@@ -809,20 +822,70 @@ stmt_new(hd_pg *pg, const char *sql)
 	return s;
 }
 
-/* Prepare s on the current connection (once per generation: (2)). */
+/* The parameter PostgreSQL could not type (42P18 indeterminate or
+ * 42P08 ambiguous, "could not determine data type of parameter $N"): N,
+ * or 0. */
+static int
+untyped_param(const PGresult *res)
+{
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	const char *m = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+	if (state == NULL ||
+	    (strcmp(state, "42P18") != 0 && strcmp(state, "42P08") != 0) ||
+	    m == NULL ||
+	    (m = strstr(m, "parameter $")) == NULL)
+		return 0;
+	return atoi(m + 11);
+}
+
+/*
+ * Prepare s on the current connection (once per generation: (2)). A
+ * parameter nothing in the statement types (`?3 IS NULL` alone) is
+ * declared text and the statement prepared again: SQLite binds any
+ * value there, and text is what a value with no context is. A failed
+ * prepare aborts an open transaction, so inside one the tries run under
+ * a savepoint (a statement is prepared once per connection: rare).
+ */
 static int
 stmt_prepare(hd_pg_stmt *s)
 {
 	hd_pg *pg = s->pg;
 	PGresult *res;
+	Oid *types = NULL;
+	int k, sp = PQtransactionStatus(pg->conn) == PQTRANS_INTRANS;
 
-	res = PQprepare(pg->conn, s->name, s->sql, 0, NULL);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		pg_fail_res(pg, res);
+	if (sp)
+		PQclear(PQexec(pg->conn, "SAVEPOINT hd_prepare"));
+	for (;;) {
+		res = PQprepare(pg->conn, s->name, s->sql, types != NULL
+		    ? s->nparams : 0, types);
+		if (PQresultStatus(res) == PGRES_COMMAND_OK)
+			break;
+		if (sp)
+			PQclear(PQexec(
+			    pg->conn, "ROLLBACK TO SAVEPOINT hd_prepare"));
+		k = untyped_param(res);
+		if (k < 1 || k > s->nparams ||
+		    (types == NULL &&
+			(types = calloc((size_t)s->nparams, sizeof(Oid))) ==
+			    NULL) ||
+		    types[k - 1] != 0) {
+			pg_fail_res(pg, res);
+			PQclear(res);
+			free(types);
+			if (sp)
+				PQclear(PQexec(
+				    pg->conn, "RELEASE SAVEPOINT hd_prepare"));
+			return -1;
+		}
+		types[k - 1] = PG_TEXTOID;
 		PQclear(res);
-		return -1;
 	}
 	PQclear(res);
+	free(types);
+	if (sp)
+		PQclear(PQexec(pg->conn, "RELEASE SAVEPOINT hd_prepare"));
 	s->gen = pg->gen;
 	return 0;
 }

@@ -137,8 +137,8 @@ pg_fixture_db(const char *admin_url, char *db, size_t dblen)
 	return 0;
 }
 
-int
-hd_fixture_setup(void **state)
+static int
+fixture_setup(void **state, int pg)
 {
 	hd_fixture *fx = calloc(1, sizeof(*fx));
 	const char *tmp = getenv("TMPDIR");
@@ -152,7 +152,7 @@ hd_fixture_setup(void **state)
 		free(fx);
 		return -1;
 	}
-	if (getenv("HUDDLE_TEST_PG") != NULL &&
+	if (pg && getenv("HUDDLE_TEST_PG") != NULL &&
 	    *getenv("HUDDLE_TEST_PG") != '\0' &&
 	    pg_fixture_db(getenv("HUDDLE_TEST_PG"), fx->pgdb,
 		sizeof(fx->pgdb)) < 0) {
@@ -168,6 +168,18 @@ hd_fixture_setup(void **state)
 	}
 	*state = fx;
 	return 0;
+}
+
+int
+hd_fixture_setup(void **state)
+{
+	return fixture_setup(state, 1);
+}
+
+int
+hd_fixture_setup_sqlite(void **state)
+{
+	return fixture_setup(state, 0);
 }
 
 int

@@ -26,6 +26,9 @@ typedef struct hd_fixture {
  * HUDDLE_TEST_PG set, on a fresh PostgreSQL database: testutil.c). */
 int hd_fixture_setup(void **state);
 int hd_fixture_teardown(void **state);
+/* hd_fixture_setup on SQLite whatever HUDDLE_TEST_PG says: for a test
+ * that compares the SQLite store with a PostgreSQL database of its own. */
+int hd_fixture_setup_sqlite(void **state);
 
 /* Remove a directory tree (test homes). */
 void hd_rm_rf(const char *path);

@@ -98,6 +98,9 @@ test_pg__translates_dialect(void **state)
 	    1, 0);
 	check_tr("SELECT instr(a, ?) FROM t ORDER BY created_at, rowid",
 	    "SELECT strpos(a, $1) FROM t ORDER BY created_at, ctid", 1, 0);
+	/* SQLite's planner hint goes */
+	check_tr("SELECT 1 FROM agents INDEXED BY agents_team WHERE a = ?",
+	    "SELECT 1 FROM agents WHERE a = $1", 1, 0);
 	/* whole words only */
 	check_tr("SELECT instruction, rowids FROM t",
 	    "SELECT instruction, rowids FROM t", 0, 0);
@@ -250,6 +253,21 @@ test_pg__binds_and_reads_every_type(void **state)
 	hd_store_reset(s);
 }
 
+static int
+untyped(hd_store *st, void *p, hd_err *err)
+{
+	int64_t n = 0;
+	int rc;
+
+	(void)p;
+	if ((rc = hd_store_get_int(st, &n, err,
+		 "SELECT COUNT(*) FROM events WHERE ?1 IS NULL OR ?2 IS NULL",
+		 HD_NULL, HD_INT(7))) < 0)
+		return rc;
+	assert_int_equal(n, 2);
+	return hd_store_kv_put(st, "after", "1", err);
+}
+
 static void
 test_pg__last_id_and_changes(void **state)
 {
@@ -287,6 +305,9 @@ test_pg__last_id_and_changes(void **state)
 			 HD_TEXT("k")),
 	    &err);
 	assert_int_equal(hd_store_changes(fx->st), 2);
+	/* a parameter only `IS NULL` looks at is typed text, also inside a
+	 * transaction (a failed prepare must not abort it) */
+	assert_hd_ok(hd_store_write(fx->st, untyped, NULL, &err), &err);
 	/* INSERT OR IGNORE: nothing, no error, no new id */
 	assert_hd_ok(hd_store_kv_put(fx->st, "k", "v", &err), &err);
 	assert_hd_ok(hd_store_run(fx->st, &err,
