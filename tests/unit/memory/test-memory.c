@@ -420,11 +420,12 @@ test_memory__the_index_commits_with_the_fact(void **state)
 	counts(fx, &facts, &indexed);
 	assert_int_equal(facts, 0);
 	assert_int_equal(indexed, 0);
-	assert_hd_ok(hd_store_run(fx->st, &err,
-			 "INSERT INTO memory_fts(memory_fts, rank)"
-			 " VALUES ('integrity-check', ?1)",
-			 HD_INT(1)),
-	    &err);
+	if (strcmp(hd_store_backend_name(fx->st), "postgresql") != 0)
+		assert_hd_ok(hd_store_run(fx->st, &err,
+				 "INSERT INTO memory_fts(memory_fts, rank)"
+				 " VALUES ('integrity-check', ?1)",
+				 HD_INT(1)),
+		    &err);
 }
 
 /* Facts are on disk: a new connection (a restarted server) finds them. */
