@@ -706,6 +706,12 @@ hd_store_backend_name(const hd_store *st)
 	return st->pg != NULL ? "postgresql" : "sqlite";
 }
 
+const char *
+hd_store_dialect(const hd_store *st, const char *sqlite_sql, const char *pg_sql)
+{
+	return st->pg != NULL ? pg_sql : sqlite_sql;
+}
+
 hd_store_watch **
 hd_store__watch_slot(hd_store *st)
 {

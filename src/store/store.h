@@ -85,6 +85,16 @@ int64_t hd_store_last_id(hd_store *st);
  */
 int hd_store_sqlerr(hd_store *st, int src, hd_err *err);
 
+/*
+ * Where the two backends' SQL truly differs (full-text search: SQLite's
+ * FTS5 against PostgreSQL's tsvector), the module writes both texts and
+ * runs the one this returns: sqlite_sql on SQLite, pg_sql on PostgreSQL.
+ * Both must be string literals (or outlive st), like any statement's
+ * SQL. The module never learns which backend ran it.
+ */
+const char *hd_store_dialect(
+    const hd_store *st, const char *sqlite_sql, const char *pg_sql);
+
 /* A random version-4 UUID for a row id, like hd_uuid() but drawn from a
  * per-connection pool of OpenSSL random bytes (refilled in blocks, and
  * after a fork). Ids need to be unique, not secret; secrets still come
