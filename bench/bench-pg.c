@@ -89,6 +89,7 @@ static int nposts = 8000, ntasks = 10000, nthreads = 8, nlat = 1000,
 static char *admin_url; /* the cluster's maintenance database */
 static char cluster_dir[600];
 static int started_cluster;
+static pid_t nodes[2]; /* the serve processes running, 0: none */
 
 /* --- the cluster and its databases -------------------------------------- */
 
@@ -216,19 +217,22 @@ pg_do(PGconn *c, const char *sql)
 	PQclear(r);
 }
 
-/* A fresh database: its name in db, its URL returned (malloc'd), and
- * HUDDLE_STORE set to it, so hd_store_open uses it. */
+/* A fresh database, a copy of template (NULL: an empty one): its name in
+ * db, its URL returned (malloc'd), and HUDDLE_STORE set to it, so
+ * hd_store_open uses it. */
 static char *
-db_create(char db[64])
+db_create(char db[64], const char *template)
 {
 	static int seq;
 	PGconn *c = pg_connect(admin_url);
-	char sql[128], *url;
+	char sql[200], *url;
 
 	snprintf(db, 64, "huddle_bench_%d_%d", (int)getpid(), ++seq);
 	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s", db);
 	pg_do(c, sql);
-	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", db);
+	snprintf(sql, sizeof(sql), "CREATE DATABASE %s%s%s", db,
+	    template != NULL ? " TEMPLATE " : "",
+	    template != NULL ? template : "");
 	pg_do(c, sql);
 	PQfinish(c);
 	if ((url = url_with_db(admin_url, db)) == NULL ||
@@ -706,24 +710,40 @@ claims_verify(struct round *rd)
 	}
 }
 
-/* One round on a fresh database: nthreads threads post or claim;
+/* The database every round of a kind starts from, made once by huddle
+ * (team b, members a0..a(P-1), a0 its leader, and for claims T ready
+ * tasks made by hd_board_create): each round copies it (CREATE DATABASE
+ * ... TEMPLATE), so both sides start from the very same rows and no round
+ * pays for the setup. Its name in db. */
+static void
+template_make(char db[64], int claims)
+{
+	char *url, *home = fresh_home();
+	hd_store *st;
+	hd_err err = HD_ERR_INIT;
+
+	url = db_create(db, NULL);
+	st = bench_team_home(home, "b", "a", nthreads, 1);
+	if (claims && hd_store_write(st, make_tasks_txn, NULL, &err) < 0)
+		bench_die("tasks", &err);
+	hd_store_close(st); /* a template has no connections */
+	free(url);
+	bench_rm_rf(home);
+	free(home);
+}
+
+/* One round on a copy of template: nthreads threads post or claim;
  * returns posts or claims per second. */
 static double
-round_once(int side, int claims)
+round_once(int side, int claims, const char *template)
 {
 	struct worker w[MAX_THREADS];
 	struct round rd = {0};
 	char db[64], *url, *home = fresh_home();
-	hd_store *st;
-	hd_err err = HD_ERR_INIT;
 	int64_t t0, t1;
 	int i, done;
 
-	url = db_create(db);
-	st = bench_team_home(home, "b", "a", nthreads, 1);
-	if (claims && hd_store_write(st, make_tasks_txn, NULL, &err) < 0)
-		bench_die("tasks", &err);
-	hd_store_close(st);
+	url = db_create(db, template);
 	rd.side = side;
 	rd.home = home;
 	rd.url = url;
@@ -769,18 +789,20 @@ bench_rounds(int claims)
 {
 	double v[NSIDES][64], fig[NSIDES];
 	const char *unit = claims ? "claims/s" : "posts/s";
-	char name[48];
+	char name[48], template[64];
 	int r, k, side;
 
+	template_make(template, claims);
 	for (r = 0; r < nrounds; r++)
 		for (k = 0; k < NSIDES; k++) {
 			side = (r + k) % NSIDES; /* rotate, against drift */
-			v[side][r] = round_once(side, claims);
+			v[side][r] = round_once(side, claims, template);
 			printf("# %s round %d %s: %.0f %s\n",
 			    claims ? "claim" : "room_post", r + 1,
 			    side_names[side], v[side][r], unit);
 			fflush(stdout);
 		}
+	db_drop(template);
 	for (side = 0; side < NSIDES; side++) {
 		qsort(v[side], (size_t)nrounds, sizeof(double), cmp_double);
 		/* posts: the best round (bench-room.c); claims: the median
@@ -931,10 +953,23 @@ node_start(const char *bin, const char *home, pid_t *pid)
 }
 
 static void
-node_stop(pid_t pid)
+node_stop(pid_t *pid)
 {
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
+	if (*pid > 0) {
+		kill(*pid, SIGTERM);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = 0;
+}
+
+/* At exit, a failure's too: no serve process and no cluster of ours
+ * outlives the benchmark. */
+static void
+cleanup(void)
+{
+	node_stop(&nodes[0]);
+	node_stop(&nodes[1]);
+	cluster_stop();
 }
 
 static void
@@ -946,7 +981,6 @@ bench_sse(void)
 	char post_url[128];
 	int64_t *cross, *base;
 	struct curl_slist *hdrs;
-	pid_t pid_a, pid_b;
 	int port_a, port_b;
 	CURL *h;
 
@@ -956,10 +990,10 @@ bench_sse(void)
 		    bin);
 		return;
 	}
-	url = db_create(db);
+	url = db_create(db, NULL);
 	hd_store_close(bench_team_home(home_a, "b", "a", 2, 1));
-	port_a = node_start(bin, home_a, &pid_a);
-	port_b = node_start(bin, home_b, &pid_b);
+	port_a = node_start(bin, home_a, &nodes[0]);
+	port_b = node_start(bin, home_b, &nodes[1]);
 	cross = calloc((size_t)nlat, sizeof(*cross));
 	base = calloc(2 * (size_t)nlat, sizeof(*base));
 	if (cross == NULL || base == NULL)
@@ -996,8 +1030,8 @@ bench_sse(void)
 	fflush(stdout);
 	curl_easy_cleanup(h);
 	curl_slist_free_all(hdrs);
-	node_stop(pid_a);
-	node_stop(pid_b);
+	node_stop(&nodes[0]);
+	node_stop(&nodes[1]);
 	free(cross);
 	free(base);
 	db_drop(db);
@@ -1052,6 +1086,7 @@ main(int argc, char **argv)
 		printf("# pg: skipped: %s\n", why);
 		return 0;
 	}
+	atexit(cleanup);
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	hd_log_set_level(HD_LOG_WARN);
@@ -1068,7 +1103,6 @@ main(int argc, char **argv)
 	if (nlat > 0)
 		bench_sse();
 	curl_global_cleanup();
-	cluster_stop();
 	free(admin_url);
 	return 0;
 }
