@@ -14,7 +14,9 @@
  *     ratio is what huddle's own code adds or saves (its group commit of
  *     posts made at the same time, room/batch.c, puts several posts in a
  *     commit: the baseline commits each post, as a program that does not
- *     batch does).
+ *     batch does; on PostgreSQL each post of a batch sends a SAVEPOINT and a
+ *     RELEASE, as many round trips as the BEGIN and COMMIT it saves, so
+ *     what the batch saves there is lock hand-offs).
  *   pg_room_post_8thr_vs_lean: the same huddle figure against a lean
  *     libpq loop writing the same rows with the fewest round trips:
  *     BEGIN + advisory lock, the upsert with RETURNING seq, the post,
@@ -51,7 +53,9 @@
  * and lines starting with '#' for context.
  *
  *   bench_pg [--posts N] [--tasks T] [--threads P] [--latency N]
- *            [--rounds R]
+ *            [--rounds R]     (default 8000 10000 8 1000 3)
+ *
+ * Callers: bench/run.sh (make bench), which runs every bench_*.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
