@@ -117,7 +117,7 @@ watch_get(hd_pg *pg, hd_pg_watch **out, hd_err *err)
 int
 hd_pg_change_cursor(hd_pg *pg, uint64_t *out, hd_err *err)
 {
-	hd_pg_watch *w;
+	hd_pg_watch *w = NULL; /* -O2 cannot see watch_get set it */
 	int rc;
 
 	if ((rc = watch_get(pg, &w, err)) < 0 ||
@@ -130,7 +130,7 @@ hd_pg_change_cursor(hd_pg *pg, uint64_t *out, hd_err *err)
 int
 hd_pg_wait_change(hd_pg *pg, uint64_t *cursor, int timeout_ms, hd_err *err)
 {
-	hd_pg_watch *w;
+	hd_pg_watch *w = NULL; /* -O2 cannot see watch_get set it */
 	int64_t deadline = -1, now;
 	struct pollfd pfd;
 	int rc, ms;
