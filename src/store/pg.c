@@ -226,6 +226,17 @@ sb_str(struct sbuf *b, const char *s)
 	sb_add(b, s, strlen(s));
 }
 
+/* Does the text p[0..n) end with the words w (case-insensitive), w
+ * standing whole? */
+static int
+is_suffix_word(const char *p, size_t n, const char *w)
+{
+	size_t k = strlen(w);
+
+	return n >= k && strncasecmp(p + n - k, w, k) == 0 &&
+	    (n == k || !is_word((unsigned char)p[n - k - 1]));
+}
+
 /* Does the word w start at s (case-insensitive, whole word)? */
 static int
 word_at(const char *sql, const char *s, const char *w)
@@ -299,6 +310,18 @@ hd_pg_translate(const char *sql, const char *const *tables,
 		}
 		if (*s == '?') {
 			int v;
+
+			/* `x IS ?` / `x IS NOT ?`: SQLite's null-safe
+			 * comparison with a value, PostgreSQL's IS [NOT]
+			 * DISTINCT FROM (IS takes only NULL, TRUE... there) */
+			if (b.n >= 3 && is_suffix_word(b.p, b.n, "IS ")) {
+				b.n -= 3;
+				sb_str(&b, "IS NOT DISTINCT FROM ");
+			} else if (b.n >= 7 &&
+			    is_suffix_word(b.p, b.n, "IS NOT ")) {
+				b.n -= 7;
+				sb_str(&b, "IS DISTINCT FROM ");
+			}
 
 			s++;
 			if (*s >= '0' && *s <= '9') {

@@ -98,6 +98,11 @@ test_pg__translates_dialect(void **state)
 	    1, 0);
 	check_tr("SELECT instr(a, ?) FROM t ORDER BY created_at, rowid",
 	    "SELECT strpos(a, $1) FROM t ORDER BY created_at, ctid", 1, 0);
+	/* null-safe comparison with a value */
+	check_tr("SELECT 1 WHERE owner IS ?1 AND b IS NOT ? AND c IS NULL",
+	    "SELECT 1 WHERE owner IS NOT DISTINCT FROM $1 AND b IS DISTINCT "
+	    "FROM $2 AND c IS NULL",
+	    2, 0);
 	/* SQLite's planner hint goes */
 	check_tr("SELECT 1 FROM agents INDEXED BY agents_team WHERE a = ?",
 	    "SELECT 1 FROM agents WHERE a = $1", 1, 0);
