@@ -24,8 +24,10 @@
 #      on two nodes: while it is down, MCP and REST calls fail saying the
 #      database is unreachable; once it is back both nodes post again
 #      without being restarted, an SSE stream wakes again across nodes,
-#      and nothing acknowledged is lost, seqs gapless.
-# 1-6 run on a database of their own made on the pg fixture's cluster
+#      and nothing acknowledged is lost, seqs gapless;
+#   8. the two-node example of README.md and docs/configuration.md runs as
+#      written (the same block in both; its URL and ports changed).
+# 1-6 and 8 run on databases of their own made on the pg fixture's cluster
 # (HUDDLE_TEST_PG: ctest runs this through tests/pg/run-with-pg.sh);
 # 7 stops and starts PostgreSQL, so it runs on a cluster of its own
 # (tests/pg/cluster.sh start/halt/resume in T_TMP): the fixture's serves
@@ -64,6 +66,7 @@ pg_cleanup() {
 		kill -9 "${node_pid[$n]}" 2>/dev/null && wait "${node_pid[$n]}" 2>/dev/null
 	done
 	psql "$HUDDLE_TEST_PG" -XAtqc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1
+	psql "$HUDDLE_TEST_PG" -XAtqc "DROP DATABASE IF EXISTS ${db}_ex WITH (FORCE)" >/dev/null 2>&1
 	bash "$cluster" stop "$own_pg" >/dev/null 2>&1
 	t_cleanup
 }
@@ -395,6 +398,56 @@ expect_eq "$(room_check "$T_TMP/pg.json" "$T_TMP/pg.acks")" "" \
 for n in c d; do
 	kill -0 "${node_pid[$n]}" 2>/dev/null && pass || fail "node $n died with PostgreSQL: $(tail -5 "$T_TMP/$n.err")"
 done
+
+# ---- 8. the example of README.md and docs/configuration.md, as written ------
+# the same block in both; run by bash -e with huddle on PATH, a HOME of its
+# own, and only its database URL and its two ports changed
+example() {
+	python3 - "$1" <<'EOF'
+import re, sys
+m = re.search(r"<!-- pg-nodes-example:begin -->\s*```sh\n(.*?)```\s*<!-- pg-nodes-example:end -->",
+              open(sys.argv[1]).read(), re.S)
+print(m.group(1) if m else "", end="")
+EOF
+}
+ex=$(example "$HUDDLE_SRC/README.md")
+[ -n "$ex" ] && pass || fail "README.md has no pg-nodes-example block"
+expect_eq "$(example "$HUDDLE_SRC/docs/configuration.md")" "$ex" "docs/configuration.md shows the README's example"
+psql "$HUDDLE_TEST_PG" -XAtqc "CREATE DATABASE ${db}_ex" >/dev/null || fail "CREATE DATABASE ${db}_ex"
+ex_store=$(db_url "$HUDDLE_TEST_PG" "${db}_ex")
+ex=$(python3 - "$ex" "$ex_store" "$(free_port)" "$(free_port)" <<'EOF'
+import re, sys
+block, url, p1, p2 = sys.argv[1:]
+lines = block.splitlines()
+setters = [i for i, l in enumerate(lines) if re.fullmatch(r"db='[^']*'", l)]
+if len(setters) != 1 or "7341" not in block or "7342" not in block:
+    sys.exit("the example must set db='URL' on a line of its own, once, and use ports 7341 and 7342")
+lines[setters[0]] = "db='" + url + "'"
+print("\n".join(lines).replace("7341", p1).replace("7342", p2))
+EOF
+)
+mkdir -p "$T_TMP/ex"
+huddle_on_path
+(cd "$HUDDLE_SRC" && env -u HUDDLE_HOME -u HUDDLE_STORE HOME="$T_TMP/ex" \
+	timeout 120 bash -e -c "trap 'jobs -p >\"$T_TMP/ex.pids\"' EXIT
+$ex") >"$T_TMP/ex.out" 2>"$T_TMP/ex.err"
+RC=$? OUT=$(cat "$T_TMP/ex.out") ERR=$(cat "$T_TMP/ex.err")
+expect_rc 0 "the example runs as written"
+expect_eq "$(python3 - "$T_TMP/ex.out" <<'EOF'
+import json, re, sys
+text, dec, got = open(sys.argv[1]).read(), json.JSONDecoder(), []
+for m in re.finditer(r'\{"team":', text):
+    t = dec.raw_decode(text[m.start():])[0]["team"]
+    got.append((t["id"], t["name"], [a["id"] for a in t["agents"]] if "agents" in t else None))
+print(got)
+EOF
+)" "[('dev', 'Dev', None), ('dev', 'Dev', [])]" \
+	"the first node made the team, the second shows it (with its members)"
+for p in $(cat "$T_TMP/ex.pids" 2>/dev/null); do
+	kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+done
+ex_stopped() { ! ls "$T_TMP"/ex/.huddle-*/serve.json >/dev/null 2>&1; }
+wait_for 20 ex_stopped || fail "the example's nodes did not stop"
 
 for n in a b c d; do
 	kill -TERM "${node_pid[$n]}"
