@@ -637,7 +637,7 @@ hd_pg_prepare(hd_pg *pg, hd_stmt **out, const char *sql, hd_err *err)
 {
 	hd_pg_stmt *s;
 	char dealloc[32];
-	int i;
+	int i, rc;
 
 	for (i = 0; i < pg->ncache; i++)
 		if (pg->cache[i].sql == sql)
@@ -645,6 +645,11 @@ hd_pg_prepare(hd_pg *pg, hd_stmt **out, const char *sql, hd_err *err)
 	for (i = 0; i < pg->ncache; i++)
 		if (strcmp(pg->cache[i].sql, sql) == 0)
 			goto found;
+	/* a new statement is prepared at once: outside a transaction a
+	 * lost connection is taken up again first, as hd_pg_step does (6) */
+	if (!pg->txn && PQstatus(pg->conn) != CONNECTION_OK &&
+	    (rc = pg_reconnect(pg, err)) < 0)
+		return rc;
 	if ((s = stmt_new(pg, sql)) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	if (stmt_prepare(s) < 0) {

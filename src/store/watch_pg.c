@@ -22,6 +22,14 @@
  *  (4) A listening connection that breaks is reopened on the next call
  *      and the cursor moves on (a wake-up: whatever was missed while it
  *      was down must be read again).
+ *  (5) While the database cannot be reached, the wait still lasts its
+ *      timeout: it tries to reopen the connection every
+ *      PG_WATCH_RETRY_MS, wakes (1) when that succeeds, and returns the
+ *      last "database unreachable" error only once the timeout has
+ *      passed. Callers loop on the wait (the supervisor's and the cancel
+ *      watch's threads, taking no error), so a wait failing at once would
+ *      spin them on connection attempts for as long as PostgreSQL is
+ *      down.
  *
  * Callers: watch.c (hd_store_change_cursor, hd_store_wait_change).
  */
@@ -35,6 +43,8 @@
 #include <huddle/util.h>
 
 #include "pg.h"
+
+#define PG_WATCH_RETRY_MS 100 /* (5) */
 
 struct hd_pg_watch {
 	PGconn *conn;
@@ -138,10 +148,10 @@ hd_pg_wait_change(hd_pg *pg, uint64_t *cursor, int timeout_ms, hd_err *err)
 	if (timeout_ms >= 0)
 		deadline = hd_mono_us() + (int64_t)timeout_ms * 1000;
 	for (;;) {
-		if ((rc = watch_get(pg, &w, err)) < 0 ||
-		    (rc = watch_drain(pg, w, err)) < 0)
-			return rc;
-		if (w->seen != *cursor) {
+		rc = watch_get(pg, &w, err);
+		if (rc == 0)
+			rc = watch_drain(pg, w, err);
+		if (rc == 0 && w->seen != *cursor) {
 			*cursor = w->seen;
 			return 1;
 		}
@@ -149,8 +159,15 @@ hd_pg_wait_change(hd_pg *pg, uint64_t *cursor, int timeout_ms, hd_err *err)
 		if (deadline >= 0) {
 			now = hd_mono_us();
 			if (now >= deadline)
-				return 0;
+				return rc < 0 ? rc : 0;
 			ms = (int)((deadline - now + 999) / 1000);
+		}
+		if (rc < 0) { /* (5) unreachable: try again in a while */
+			if (ms < 0 || ms > PG_WATCH_RETRY_MS)
+				ms = PG_WATCH_RETRY_MS;
+			if (poll(NULL, 0, ms) < 0 && errno == EINTR)
+				return 0;
+			continue;
 		}
 		pfd.fd = PQsocket(w->conn);
 		pfd.events = POLLIN;

@@ -6,9 +6,12 @@
 #    empty), with the settings of a test cluster; a DIR with a space in it
 #    is percent-encoded in the URL;
 #  - a second start reuses the running cluster (same postmaster, same URL);
-#  - status and url answer while it runs; stop stops it and removes its
-#    data, a second stop succeeds with nothing to stop, status then says
-#    so (exit 3), url and run-with-pg.sh fail naming what to run;
+#  - status and url answer while it runs; halt stops its postmaster and
+#    keeps its data (status says so, url fails), resume starts it again
+#    on the same data with the same URL, restart does both;
+#  - stop stops it and removes its data, a second stop succeeds with
+#    nothing to stop, status then says so (exit 3), url and
+#    run-with-pg.sh fail naming what to run;
 #  - start after stop makes a new cluster; a cluster killed with -9 is
 #    replaced by the next start;
 #  - a DIR too long for a Unix socket's path puts the socket in a /tmp
@@ -104,6 +107,40 @@ expect_eq "$(printf '%s\n' "$out" | grep '^HUDDLE_TEST_PG=')" "HUDDLE_TEST_PG=$u
 out=$(bash "$wrapper" "$d" sh -c 'exit 7' 2>&1)
 RC=$? OUT=$out ERR=
 expect_rc 7 "run-with-pg.sh passes the command's exit status on"
+
+# ---- halt, resume, restart: the same data, socket and URL ---------------
+sql "$url" "create table kept (x int); insert into kept values (7)" >/dev/null
+cl halt "$d"
+expect_rc 0 "halt"
+alive "$pid" && fail "the postmaster $pid still runs after halt" || pass
+expect_eq "$([ -d "$d/run/data" ] && [ ! -e "$d/url" ] && echo kept)" kept \
+	"halt keeps the data and removes DIR/url"
+cl status "$d"
+expect_rc 3 "status while halted"
+expect_eq "$OUT" "not running in $d; its data is kept (halted, or crashed): resume starts it again, stop removes it" \
+	"status says it is halted"
+cl url "$d"
+expect_rc 1 "url while halted"
+cl resume "$d"
+expect_rc 0 "resume"
+expect_eq "$OUT" "$url" "resume prints the same URL"
+expect_eq "$(cat "$d/url" 2>/dev/null)" "$url" "and writes it to DIR/url again"
+expect_eq "$(sql "$url" 'select x from kept')" 7 "what was written before the halt is there"
+pid=$(postmaster "$d")
+cl resume "$d"
+expect_rc 0 "resume while it runs"
+expect_eq "$(postmaster "$d")" "$pid" "leaves the running postmaster be"
+cl restart "$d"
+expect_rc 0 "restart"
+expect_eq "$OUT" "$url" "restart prints the same URL"
+[ "$(postmaster "$d")" != "$pid" ] && ! alive "$pid" && pass ||
+	fail "restart: postmaster [$(postmaster "$d")], the old one [$pid] (alive: $(alive "$pid" && echo yes))"
+expect_eq "$(sql "$url" 'select x from kept')" 7 "the data survives the restart"
+pid=$(postmaster "$d")
+cl halt "$T_TMP/never started"
+expect_rc 1 "halt where nothing was started"
+expect_eq "$ERR" "cluster.sh: no cluster runs in $T_TMP/never started (start one: tests/pg/cluster.sh start $T_TMP/never started)" \
+	"halt names what to run"
 
 # ---- stop, twice; then nothing runs -----------------------------------
 cl stop "$d"

@@ -11,6 +11,15 @@
 #                                   a stop with nothing to stop)
 #   tests/pg/cluster.sh url DIR     print the URL of the one that runs
 #   tests/pg/cluster.sh status DIR  say whether one runs (exit 0) or not (3)
+#   tests/pg/cluster.sh halt DIR    stop its postmaster (pg_ctl -m fast:
+#                                   sessions are ended, as an operator's
+#                                   restart does) and keep its data,
+#                                   socket directory and port
+#   tests/pg/cluster.sh resume DIR  start the halted one again on the same
+#                                   data, socket and port (the same URL),
+#                                   wait until pg_isready answers, print
+#                                   the URL
+#   tests/pg/cluster.sh restart DIR halt, then resume
 #
 # The server's binaries: $HUDDLE_PG_BINDIR when set, else pg_config
 # --bindir, else the newest /usr/lib/postgresql/*/bin; none is an error
@@ -18,7 +27,9 @@
 #
 # Callers: tests/CMakeLists.txt (the ctest fixture `pg`: pg/start and
 # pg/stop on ${CMAKE_BINARY_DIR}/pg, read by tests/pg/run-with-pg.sh for
-# the unit-pg set) and tests/e2e/test-pg-cluster.sh.
+# the unit-pg set), tests/e2e/test-pg-cluster.sh and
+# tests/e2e/test-pg-nodes.sh (halt and resume on a cluster of its own:
+# the fixture's is shared with the tests running beside it).
 #
 # The URL is libpq's, for the cluster's maintenance database:
 #   postgresql:///postgres?host=SOCKDIR&port=PORT&user=postgres
@@ -30,7 +41,8 @@
 #    binaries, the server's user, its run directory, socket directory and
 #    port), `url` (present only while a cluster runs), `lock` (flock: one
 #    cluster.sh at a time per DIR) and `server.log` (the last stopped
-#    cluster's log). The server's own files (data/, its log) are in the run
+#    cluster's log). A halted cluster keeps `state` and its data, has no
+#    `url`, and is reported by status as halted (exit 3). The server's own files (data/, its log) are in the run
 #    directory, DIR/run, owned by the server's user.
 #  - initdb and postgres refuse to run as root: as root they run as the
 #    `postgres` system user (Debian's postgresql package creates it) or,
@@ -49,8 +61,9 @@
 #    full_page_writes off, trust authentication for the superuser
 #    `postgres`, max_connections 200. `start` reuses a cluster that runs
 #    and answers in DIR; anything else left in DIR (a crashed cluster, a
-#    killed run) is stopped and made afresh. `stop` removes the data: the
-#    next start runs initdb again.
+#    killed run, a halted one) is stopped and made afresh. `stop` removes
+#    the data: the next start runs initdb again. `resume` is the only
+#    command that starts on kept data.
 set -u
 
 me=cluster.sh
@@ -59,14 +72,14 @@ die() {
 	exit 1
 }
 usage() {
-	echo "usage: tests/pg/cluster.sh start|stop|url|status DIR" >&2
+	echo "usage: tests/pg/cluster.sh start|stop|url|status|halt|resume|restart DIR" >&2
 	exit 2
 }
 
 [ $# -eq 2 ] || usage
 cmd=$1
 case "$cmd" in
-start | stop | url | status) ;;
+start | stop | url | status | halt | resume | restart) ;;
 *) usage ;;
 esac
 [ -n "$2" ] || die "DIR is empty"
@@ -77,7 +90,7 @@ if [ "$cmd" != start ] && [ ! -d "$2" ]; then
 	# nothing was ever started there
 	case "$cmd" in
 	stop) exit 0 ;;
-	url) die "no cluster runs in $2 (start one: tests/pg/cluster.sh start $2)" ;;
+	url | halt | resume | restart) die "no cluster runs in $2 (start one: tests/pg/cluster.sh start $2)" ;;
 	status)
 		echo "not running in $2"
 		exit 3
@@ -210,8 +223,6 @@ answers() {
 }
 
 # ---- stop ------------------------------------------------------------
-# stop_recorded: stop what DIR/state records and remove it all; 0 when
-# nothing was left running.
 # alive PID: the process runs (a zombie left unreaped counts as gone).
 alive() {
 	local st
@@ -219,28 +230,37 @@ alive() {
 	st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
 	[ "${st%% *}" != Z ]
 }
-stop_recorded() {
-	local rc=0 pid= i
-	if [ -n "$st_rundir" ] && running; then
-		pid=$(head -n 1 "$st_rundir/data/postmaster.pid" 2>/dev/null)
-		if ! as_server "$st_bindir/pg_ctl" stop -D "$st_rundir/data" -m fast \
-			-w -t 60 >/dev/null 2>&1; then
-			as_server "$st_bindir/pg_ctl" stop -D "$st_rundir/data" \
-				-m immediate -w -t 30 >/dev/null 2>&1
-			if running; then
-				echo "$me: the cluster in $st_rundir/data does not stop (pg_ctl stop -m immediate failed; its log: $st_rundir/server.log)" >&2
-				return 1
-			fi
+# stop_postmaster: stop the recorded cluster's postmaster, when it runs
+# (pg_ctl -m fast, else -m immediate), and wait until it has exited; the
+# data stays. 1 when it does not stop.
+stop_postmaster() {
+	local pid= i
+	[ -n "$st_rundir" ] && running || return 0
+	pid=$(head -n 1 "$st_rundir/data/postmaster.pid" 2>/dev/null)
+	if ! as_server "$st_bindir/pg_ctl" stop -D "$st_rundir/data" -m fast \
+		-w -t 60 >/dev/null 2>&1; then
+		as_server "$st_bindir/pg_ctl" stop -D "$st_rundir/data" \
+			-m immediate -w -t 30 >/dev/null 2>&1
+		if running; then
+			echo "$me: the cluster in $st_rundir/data does not stop (pg_ctl stop -m immediate failed; its log: $st_rundir/server.log)" >&2
+			return 1
 		fi
-		# pg_ctl returns once the pid file is gone; the postmaster
-		# exits a moment later
-		for ((i = 0; i < 100; i++)); do
-			if [ -z "$pid" ] || ! alive "$pid"; then
-				break
-			fi
-			sleep 0.1
-		done
 	fi
+	# pg_ctl returns once the pid file is gone; the postmaster
+	# exits a moment later
+	for ((i = 0; i < 100; i++)); do
+		if [ -z "$pid" ] || ! alive "$pid"; then
+			break
+		fi
+		sleep 0.1
+	done
+	return 0
+}
+# stop_recorded: stop what DIR/state records and remove it all; 0 when
+# nothing was left running.
+stop_recorded() {
+	local rc=0
+	stop_postmaster || return 1
 	if [ -n "$st_rundir" ] && [ -f "$st_rundir/server.log" ]; then
 		cp "$st_rundir/server.log" "$dir/server.log" 2>/dev/null
 	fi
@@ -326,7 +346,6 @@ start() {
 	fi
 	write_state || die "cannot write $state"
 
-	local log=$st_rundir/server.log
 	if ! out=$(as_server "$st_bindir/initdb" -D "$st_rundir/data" -A trust \
 		-U postgres -E UTF8 --locale=C --no-sync 2>&1); then
 		echo "$out" >&2
@@ -344,14 +363,24 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 EOF
+	if ! launch; then
+		stop_recorded
+		exit 1
+	fi
+	write_url
+}
+
+# launch: start the postmaster on the recorded data and wait until
+# pg_isready answers; 1, saying why with the log's last lines, when it
+# does not.
+launch() {
+	local log=$st_rundir/server.log i
 	if ! as_server "$st_bindir/pg_ctl" start -D "$st_rundir/data" -l "$log" \
 		-w -t 60 >/dev/null 2>&1; then
 		echo "$me: the server did not start; its log ($log):" >&2
 		tail -n 20 "$log" >&2 2>/dev/null
-		stop_recorded
-		exit 1
+		return 1
 	fi
-	local i
 	for ((i = 0; i < 300; i++)); do
 		answers && break
 		sleep 0.1
@@ -359,8 +388,25 @@ EOF
 	if ! answers; then
 		echo "$me: the server started but pg_isready gets no answer on $st_sockdir port $st_port; its log ($log):" >&2
 		tail -n 20 "$log" >&2 2>/dev/null
-		stop_recorded
-		exit 1
+		return 1
+	fi
+	return 0
+}
+
+# ---- halt and resume: the same cluster, down and up again --------------
+halt() {
+	read_state || die "no cluster runs in $dir (start one: tests/pg/cluster.sh start $dir)"
+	[ -d "$st_rundir/data" ] || die "the cluster in $dir has no data in $st_rundir/data (start one: tests/pg/cluster.sh start $dir)"
+	rm -f "$dir/url"
+	stop_postmaster || exit 1
+}
+resume() {
+	read_state || die "no cluster is halted in $dir (start one: tests/pg/cluster.sh start $dir)"
+	[ -d "$st_rundir/data" ] || die "the cluster in $dir has no data in $st_rundir/data to resume (start one: tests/pg/cluster.sh start $dir)"
+	if ! running; then
+		launch || die "resume failed: the cluster in $dir stays halted (stop removes it)"
+	elif ! answers; then
+		die "the cluster in $dir runs but pg_isready gets no answer on $st_sockdir port $st_port"
 	fi
 	write_url
 }
@@ -388,6 +434,16 @@ url)
 		die "no cluster runs in $dir (start one: tests/pg/cluster.sh start $dir)"
 	fi
 	;;
+halt)
+	halt
+	;;
+resume)
+	resume
+	;;
+restart)
+	halt
+	resume
+	;;
 status)
 	if read_state && running; then
 		if answers; then
@@ -396,6 +452,10 @@ status)
 			echo "running but not answering on $st_sockdir port $st_port (as $st_user, data in $st_rundir/data)"
 		fi
 		exit 0
+	fi
+	if read_state && [ -d "$st_rundir/data" ]; then
+		echo "not running in $dir; its data is kept (halted, or crashed): resume starts it again, stop removes it"
+		exit 3
 	fi
 	echo "not running in $dir"
 	exit 3
