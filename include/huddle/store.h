@@ -1,5 +1,6 @@
 /*
- * store.h -- the one SQLite database under HUDDLE_HOME.
+ * store.h -- the one database: SQLite under HUDDLE_HOME, or PostgreSQL
+ * when HUDDLE_STORE names one (see "The backend" below).
  *
  * An hd_store is one connection; it is not shared between threads (open one
  * per thread). Opening creates the home (0700) and huddle.db, sets the
@@ -20,6 +21,21 @@ typedef struct hd_store hd_store;
 #define HD_STORE_BUSY_BUDGET_MS 2000
 
 /*
+ * The backend. With the environment variable HUDDLE_STORE unset or empty
+ * the store is SQLite, HUDDLE_HOME/huddle.db, as everything below
+ * describes. When HUDDLE_STORE holds a libpq URL, postgres://... or
+ * postgresql://... (e.g. postgresql:///huddle?host=/run/postgresql), the
+ * store is that PostgreSQL database: hd_store_open connects and migrates
+ * it (the home is still made: it holds what is not in the database), and
+ * hd_store_path is the URL with any password masked. Anything else in
+ * HUDDLE_STORE is refused, HD_EINVAL "HUDDLE_STORE: not a postgres://
+ * URL: ...". A process runs one backend: the first store opened decides,
+ * and opening the other kind later is refused (HD_EREFUSED). On
+ * PostgreSQL hd_store_integrity, hd_store_quick_check, hd_store_backup
+ * and hd_store_restore are refused (HD_EREFUSED): pg_dump backs it up.
+ */
+
+/*
  * Open (creating when needed) HUDDLE_HOME/huddle.db. home must be a resolved
  * path (see hd_home_resolve). Refuses a database whose schema is newer than
  * this binary, and a file that is not a database (0 bytes, other data):
@@ -34,6 +50,9 @@ int hd_store_open(hd_store **out, const char *home, hd_err *err);
 
 /* Close and free. NULL-safe. */
 void hd_store_close(hd_store *st);
+
+/* "sqlite" or "postgresql" (for doctor and status). */
+const char *hd_store_backend_name(const hd_store *st);
 
 /* The home directory and database path. Borrowed; live with st. */
 const char *hd_store_home(const hd_store *st);

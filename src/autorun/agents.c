@@ -65,7 +65,7 @@ hd_autorun_agent_ensure(
 	    "INSERT INTO autorun_agents(agent_id, team_id) VALUES (?1, ?2)"
 	    " ON CONFLICT(agent_id) DO UPDATE SET team_id = "
 	    "excluded.team_id"
-	    " WHERE team_id != excluded.team_id",
+	    " WHERE autorun_agents.team_id != excluded.team_id",
 	    HD_TEXT(agent), HD_TEXT(team));
 }
 

@@ -41,7 +41,7 @@ board_link_txn(hd_store *st, void *payload, hd_err *err)
 		goto done;
 	/* Does dep already (transitively) depend on id? dep == id counts. */
 	if ((rc = hd_store_get_int(st, &cycle, err,
-		 "WITH RECURSIVE up(id) AS (SELECT ?1"
+		 "WITH RECURSIVE up(id) AS (SELECT CAST(?1 AS BIGINT)"
 		 " UNION SELECT d.depends_on FROM task_deps d"
 		 "   JOIN up ON d.task_id = up.id)"
 		 " SELECT EXISTS (SELECT 1 FROM up WHERE id = ?2)",

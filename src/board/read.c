@@ -192,7 +192,8 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 		 HD_TEXT(l->team), HD_TEXT(f ? f->status : NULL),
 		 HD_TEXT(f ? f->owner : NULL), HD_INT(f ? f->ready != 0 : 0),
 		 HD_INT(f ? f->blocked != 0 : 0),
-		 HD_INT(l->nmeta > 0 ? -1 : limit))) < 0)
+		 /* no limit: the largest (PostgreSQL refuses SQLite's -1) */
+		 HD_INT(l->nmeta > 0 || limit < 0 ? INT64_MAX : limit))) < 0)
 		return rc;
 	while ((src = hd_stmt_step(s)) == HD_ROW) {
 		hd_task *t;

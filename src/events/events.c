@@ -170,7 +170,7 @@ hd_events_list(
 	static const char *const sql_tail =
 	    "SELECT * FROM (SELECT seq, id, ts, kind, team_id, task_id,"
 	    " agent_id, data FROM events WHERE (?2 IS NULL OR team_id = ?2)"
-	    " AND (?3 IS NULL OR kind = ?3) ORDER BY seq DESC LIMIT ?4)"
+	    " AND (?3 IS NULL OR kind = ?3) ORDER BY seq DESC LIMIT ?4) AS tail"
 	    " ORDER BY seq";
 	hd_stmt *s;
 	int limit, rc;
@@ -192,7 +192,7 @@ hd_events_list_task(hd_event_list *out, hd_store *st, const char *team,
 	static const char *const sql =
 	    "SELECT * FROM (SELECT seq, id, ts, kind, team_id, task_id,"
 	    " agent_id, data FROM events WHERE team_id = ?1 AND task_id = ?2"
-	    " ORDER BY seq DESC LIMIT ?3) ORDER BY seq";
+	    " ORDER BY seq DESC LIMIT ?3) AS tail ORDER BY seq";
 	hd_stmt *s;
 	int rc;
 
@@ -244,7 +244,7 @@ hd_events_list_kinds(hd_event_list *out, hd_store *st, const char *team,
 	    "SELECT seq, id, ts, kind, team_id, task_id, agent_id, data"
 	    " FROM events WHERE seq > ?1"
 	    " AND CASE kind WHEN ?3 THEN 1 WHEN ?4 THEN 1 WHEN ?5 THEN 1"
-	    " WHEN ?6 THEN 1 ELSE 0 END AND (?2 IS NULL OR team_id = ?2)"
+	    " WHEN ?6 THEN 1 ELSE 0 END = 1 AND (?2 IS NULL OR team_id = ?2)"
 	    " ORDER BY seq LIMIT ?7";
 	hd_stmt *s;
 	int rc;
@@ -274,7 +274,7 @@ hd_events_last_of(hd_event_list *out, hd_store *st, const char *agent,
 	    "SELECT seq, id, ts, kind, team_id, task_id, agent_id, data"
 	    " FROM events WHERE agent_id = ?1"
 	    " AND CASE kind WHEN ?2 THEN 1 WHEN ?3 THEN 1 WHEN ?4 THEN 1"
-	    " WHEN ?5 THEN 1 ELSE 0 END ORDER BY seq DESC LIMIT 1";
+	    " WHEN ?5 THEN 1 ELSE 0 END = 1 ORDER BY seq DESC LIMIT 1";
 	hd_stmt *s;
 	int rc;
 

@@ -553,7 +553,9 @@ read_txn(hd_store *st, void *payload, hd_err *err)
 		 "SELECT " MSG_COLS " FROM messages"
 		 " WHERE to_agent = ? AND delivered_at IS NULL"
 		 " ORDER BY id LIMIT ?",
-		 HD_TEXT(c->agent), HD_INT(c->limit > 0 ? c->limit : -1))) < 0 ||
+		 /* no limit: the largest (PostgreSQL refuses SQLite's -1) */
+		 HD_TEXT(c->agent),
+		 HD_INT(c->limit > 0 ? c->limit : INT64_MAX))) < 0 ||
 	    (rc = msg_rows(&c->list, st, s, err)) < 0)
 		return rc;
 	if (!c->mark || c->list.n == 0)
@@ -687,7 +689,8 @@ hd_mailbox_waiting(hd_mail_waiting **out, size_t *n, hd_store *st,
 		 " (SELECT MAX(m.id) FROM messages m WHERE m.to_agent = a.id"
 		 "  AND m.delivered_at IS NULL AND m.type != 'idle'"
 		 "  AND m.type != 'broadcast') AS direct"
-		 " FROM agents a WHERE a.team_id = ?1) WHERE newest IS NOT NULL"
+		 " FROM agents a WHERE a.team_id = ?1) AS w"
+		 " WHERE newest IS NOT NULL"
 		 " ORDER BY agent",
 		 HD_TEXT(team))) < 0 ||
 	    (rc = hd_store_rows(st, s, sizeof(hd_mail_waiting), waiting_row,

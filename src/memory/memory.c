@@ -338,8 +338,21 @@ read_txn(hd_store *st, void *payload, hd_err *err)
 
 	if ((rc = check_reader(st, q->team, q->agent, err)) < 0)
 		return rc;
-	/* bm25: lower is better (5) */
-	if (r->match != NULL)
+	/* bm25: lower is better (5). PostgreSQL has no FTS5: memory_facts
+	 * carries a tsvector (schema_pg.c, migration 17), which the same
+	 * quoted words joined by OR search through websearch_to_tsquery,
+	 * ranked by ts_rank negated so lower is better there too. */
+	if (r->match != NULL &&
+	    strcmp(hd_store_backend_name(st), "postgresql") == 0)
+		rc = hd_store_query(st, &s, err,
+		    "SELECT " FACT_COLS ","
+		    " -ts_rank(f.fts, websearch_to_tsquery('simple', ?1))"
+		    " FROM memory_facts f"
+		    " WHERE f.fts @@ websearch_to_tsquery('simple', ?1) AND"
+		    VISIBLE " ORDER BY 11, f.id DESC LIMIT ?6",
+		    HD_TEXT(r->match), HD_TEXT(q->team), HD_TEXT(q->agent),
+		    HD_INT(r->now), HD_TEXT(q->tag), HD_INT(r->limit));
+	else if (r->match != NULL)
 		rc = hd_store_query(st, &s, err,
 		    "SELECT " FACT_COLS ", bm25(memory_fts, 1.0, 0.5)"
 		    " FROM memory_fts JOIN memory_facts f"

@@ -57,12 +57,14 @@
 #include <huddle/util.h>
 #include <huddle/version.h>
 
+#include "pg.h"
 #include "sqlite.h"
 
 #define STMT_CACHE 96
 
 struct hd_store {
 	sqlite3 *db;
+	hd_pg *pg; /* the PostgreSQL backend (pg.c), or NULL: SQLite */
 	char *home;
 	char *path;
 	int busy_budget_ms;
@@ -203,6 +205,8 @@ hd_store_sqlerr(hd_store *st, int src, hd_err *err)
 	int prim = src & 0xff;
 	char note[48];
 
+	if (__builtin_expect(st->pg != NULL, 0))
+		return hd_pg_sqlerr(st->pg, st->busy_budget_ms, err);
 	if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
 		return hd_err_set(err, HD_EBUSY,
 		    "database is busy: gave up after %d ms",
@@ -240,6 +244,8 @@ hd_store_exec(hd_store *st, const char *sql, hd_err *err)
 	char *msg = NULL;
 	int src;
 
+	if (__builtin_expect(st->pg != NULL, 0))
+		return hd_pg_exec(st->pg, sql, err);
 	src = sqlite3_exec(st->db, sql, NULL, NULL, &msg);
 	sqlite3_free(msg);
 	if (src != SQLITE_OK)
@@ -534,16 +540,53 @@ store_open_immutable(hd_store *st, hd_err *err)
 	return 0;
 }
 
+/* HUDDLE_STORE names a PostgreSQL database (pg.c): the home still
+ * holds what is not in the database (logs, sockets); the path is the URL
+ * with its password masked. */
+static int
+store_open_pg(hd_store **out, const char *home, const char *url, hd_err *err)
+{
+	hd_store *st;
+	int rc;
+
+	if ((rc = hd_store__backend_claim(HD_STORE_BACKEND_PG, err)) < 0)
+		return rc;
+	if ((rc = hd_mkdir_p(home, 0700, err)) < 0)
+		return rc;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return hd_err_set(err, HD_ENOMEM, "out of memory");
+	st->busy_budget_ms = HD_STORE_BUSY_BUDGET_MS;
+	if ((st->home = strdup(home)) == NULL ||
+	    (st->path = hd_pg_mask_url(url)) == NULL) {
+		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((rc = hd_pg_open(&st->pg, url, err)) < 0)
+		goto fail;
+	*out = st;
+	return 0;
+fail:
+	hd_store_close(st);
+	return rc;
+}
+
 int
 hd_store_open(hd_store **out, const char *home, hd_err *err)
 {
 	static pthread_once_t configured = PTHREAD_ONCE_INIT;
 
 	hd_store *st;
+	const char *url;
 	size_t n;
 	int src, rc, exists;
 
 	*out = NULL;
+	if ((rc = hd_pg_selected(&url, err)) < 0)
+		return rc;
+	if (rc == 1)
+		return store_open_pg(out, home, url, err);
+	if ((rc = hd_store__backend_claim(HD_STORE_BACKEND_SQLITE, err)) < 0)
+		return rc;
 	pthread_once(&configured, store_configure_sqlite);
 	if ((rc = hd_mkdir_p(home, 0700, err)) < 0)
 		return rc;
@@ -621,6 +664,7 @@ hd_store_close(hd_store *st)
 	/* before the connection: the worker checkpoints the same file */
 	hd_store__worker_free(st->worker);
 	hd_store__memo_free(st->memo);
+	hd_pg_close(st->pg);
 	for (i = 0; i < st->ncache; i++)
 		sqlite3_finalize(st->cache[i].stmt);
 	if (st->db != NULL)
@@ -650,6 +694,18 @@ hd_store_db(hd_store *st)
 	return st->db;
 }
 
+hd_pg *
+hd_store__pg(hd_store *st)
+{
+	return st->pg;
+}
+
+const char *
+hd_store_backend_name(const hd_store *st)
+{
+	return st->pg != NULL ? "postgresql" : "sqlite";
+}
+
 hd_store_watch **
 hd_store__watch_slot(hd_store *st)
 {
@@ -673,6 +729,8 @@ hd_store_file_version(hd_store *st, hd_err *err)
 {
 	int v = 0, rc;
 
+	if (st->pg != NULL)
+		return hd_pg_schema_version(st->pg, err);
 	if ((rc = store_user_version(st, &v, err)) < 0)
 		return rc;
 	return v;
@@ -684,6 +742,8 @@ hd_store_prepare(hd_store *st, hd_stmt **out, const char *sql, hd_err *err)
 	sqlite3_stmt *s;
 	int i, src;
 
+	if (__builtin_expect(st->pg != NULL, 0))
+		return hd_pg_prepare(st->pg, out, sql, err);
 	/* Callers pass string literals, so the pointer finds the entry; the
 	 * text comparison only catches the same SQL from another literal. */
 	for (i = 0; i < st->ncache; i++)
@@ -726,6 +786,11 @@ found:
 void
 hd_store_reset(hd_stmt *stmt)
 {
+	if (hd_store__is_pg()) {
+		if (stmt != NULL)
+			hd_pg_reset(stmt);
+		return;
+	}
 	if (stmt != NULL)
 		sqlite3_reset(hd_stmt_sqlite(stmt));
 }
@@ -758,6 +823,52 @@ store_step_ctl(hd_store *st, const char *sql)
 	return src == SQLITE_DONE || src == SQLITE_ROW ? SQLITE_OK : src;
 }
 
+/* store_txn on PostgreSQL (pg.c (5), (6)): the same body, failure and
+ * retry rules as SQLite's, with pg.c's begin and commit; a busy or lost
+ * database is retried (reconnecting) until the budget is spent. */
+static int
+store_txn_pg(
+    hd_store *st, int write, hd_store_txn_fn fn, void *payload, hd_err *err)
+{
+	int64_t left;
+	int rc;
+
+	st->deadline_us = hd_mono_us() + (int64_t)st->busy_budget_ms * 1000;
+	for (;;) {
+		left = (st->deadline_us - hd_mono_us()) / 1000;
+		rc = hd_pg_begin(st->pg, write, left > 0 ? (int)left : 1, err);
+		if (rc < 0) {
+			if (rc == HD_EBUSY && hd_mono_us() < st->deadline_us) {
+				hd_sleep_us(1000 + hd_jitter(4000));
+				continue;
+			}
+			break;
+		}
+		st->txn_depth++;
+		hd_err_clear(err);
+		hd_err_clear(&st->fail);
+		st->nsp = 0;
+		rc = fn(st, payload, err);
+		st->txn_depth--;
+		hd_pg_reset_all(st->pg);
+		if (rc >= 0 && st->fail.code != HD_OK) { /* (10) */
+			rc = st->fail.code;
+			if (err != NULL)
+				*err = st->fail;
+		}
+		if (rc >= 0) {
+			if ((rc = hd_pg_commit(st->pg, write, err)) == 0)
+				break;
+		}
+		hd_pg_rollback(st->pg);
+		if (rc != HD_EBUSY || hd_mono_us() >= st->deadline_us)
+			break;
+		hd_sleep_us(1000 + hd_jitter(4000));
+	}
+	st->deadline_us = 0;
+	return rc;
+}
+
 static int
 store_txn(
     hd_store *st, int write, hd_store_txn_fn fn, void *payload, hd_err *err)
@@ -769,6 +880,8 @@ store_txn(
 
 	if (st->txn_depth > 0)
 		return fn(st, payload, err);
+	if (__builtin_expect(st->pg != NULL, 0))
+		return store_txn_pg(st, write, fn, payload, err);
 	st->deadline_us = start + budget;
 	if (write)
 		hd_store__queue_enter(st->queue, st->deadline_us);
@@ -916,6 +1029,8 @@ hd_store_data_version(hd_store *st, uint32_t *out)
 {
 	unsigned int v = 0;
 
+	if (__builtin_expect(st->pg != NULL, 0))
+		return hd_pg_data_version(st->pg, out);
 	if (sqlite3_file_control(
 		st->db, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK)
 		return -1;
@@ -966,15 +1081,30 @@ done:
 	return rc;
 }
 
+/* The SQLite-file operations on a PostgreSQL store: refused, naming the
+ * tool that does the job there. */
+static int
+store_not_pg(const char *what, hd_err *err)
+{
+	return hd_err_set(err, HD_EREFUSED,
+	    "%s is for the SQLite store; back PostgreSQL up with pg_dump "
+	    "(and check it with PostgreSQL's own tools)",
+	    what);
+}
+
 int
 hd_store_integrity(hd_store *st, hd_err *err)
 {
+	if (st->pg != NULL)
+		return store_not_pg("an integrity check", err);
 	return store_check_db(st->db, st->path, 1, err);
 }
 
 int
 hd_store_quick_check(hd_store *st, hd_err *err)
 {
+	if (st->pg != NULL)
+		return store_not_pg("a quick check", err);
 	return store_check_db(st->db, st->path, 0, err);
 }
 
@@ -1011,6 +1141,8 @@ hd_store_backup(hd_store *st, const char *file, hd_err *err)
 	struct stat sb;
 	int src, rc;
 
+	if (st->pg != NULL)
+		return store_not_pg("huddle backup", err);
 	if (stat(file, &sb) == 0)
 		return hd_err_set(err, HD_EEXISTS,
 		    "%s already exists; choose a new file", file);
@@ -1072,7 +1204,13 @@ hd_store_restore(const char *home, const char *file, hd_err *err)
 	char path[PATH_MAX], tmp[PATH_MAX + 32], old[PATH_MAX + 16];
 	char side[PATH_MAX + 24], wal[PATH_MAX + 8], shm[PATH_MAX + 8];
 	sqlite3 *from = NULL, *to = NULL, *live = NULL;
+	const char *url;
 	int exists, src, rc;
+
+	if ((rc = hd_pg_selected(&url, err)) < 0)
+		return rc;
+	if (rc == 1)
+		return store_not_pg("huddle restore", err);
 
 	snprintf(path, sizeof(path), "%s/huddle.db", home);
 	snprintf(tmp, sizeof(tmp), "%s.restore-%ld", path, (long)getpid());

@@ -57,6 +57,7 @@
 
 #include <huddle/util.h>
 
+#include "pg.h"
 #include "sqlite.h"
 
 #define HD_LOG_COMPONENT "store"
@@ -192,6 +193,8 @@ hd_store_change_cursor(hd_store *st, uint64_t *out, hd_err *err)
 	hd_stmt *s;
 	int rc, src;
 
+	if (hd_store__is_pg()) /* watch_pg.c */
+		return hd_pg_change_cursor(hd_store__pg(st), out, err);
 	if ((rc = hd_store_prepare(st, &s, "PRAGMA data_version", err)) < 0)
 		return rc;
 	if ((src = hd_stmt_step(s)) == HD_ROW)
@@ -213,6 +216,8 @@ hd_store_wait_change(
 
 	/* in a transaction the snapshot never changes: a programmer error */
 	assert(!hd_store_in_txn(st));
+	if (hd_store__is_pg()) /* watch_pg.c */
+		return hd_pg_wait_change(hd_store__pg(st), cursor, timeout_ms, err);
 	if (*slot == NULL && (rc = watch_new(slot, st, err)) < 0)
 		return rc;
 	w = *slot;

@@ -93,7 +93,8 @@ hd_agent_turn_mark(
 		  " turn_at = COALESCE(turn_at, ?3), last_active_at = ?3"
 		  " WHERE id = ?1 AND team_id = ?2"
 	    : delta < 0
-		? "UPDATE agents SET turns = MAX(turns - 1, 0),"
+		? "UPDATE agents SET turns = CASE WHEN turns > 1 THEN turns - 1"
+		  " ELSE 0 END,"
 		  " turn_at = CASE WHEN turns > 1 THEN turn_at END"
 		  " WHERE id = ?1 AND team_id = ?2 AND ?3 IS NOT NULL"
 		: "UPDATE agents SET turns = 0, turn_at = NULL"

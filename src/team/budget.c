@@ -352,7 +352,7 @@ charge_one(int *crossed, int *tripped, hd_store *st, const char *scope,
 		    : "INSERT INTO budgets(scope, subject_id, "
 		      "spent_microcents, updated_at) VALUES (?, ?, ?, ?) "
 		      "ON CONFLICT(scope, subject_id) DO UPDATE SET "
-		      "spent_microcents = spent_microcents + "
+		      "spent_microcents = budgets.spent_microcents + "
 		      "excluded.spent_microcents, "
 		      "updated_at = excluded.updated_at",
 	    scope, subject, microcents, err);

@@ -5,6 +5,13 @@
  * several test files share (an agent's status, a missing agent, an event
  * count, a parse's description, a script or text file in the home). Each
  * helper asserts through cmocka, so a failure points at the test.
+ *
+ * On PostgreSQL: when HUDDLE_TEST_PG holds a libpq URL of a throwaway
+ * cluster's maintenance database, each fixture gets a database of its
+ * own, made with CREATE DATABASE ... TEMPLATE from a template this test
+ * process migrated once (a copy is much faster than migrating), and
+ * HUDDLE_STORE points at it before the store opens; teardown drops it
+ * (WITH (FORCE)), and the template goes when the process exits.
  */
 #include <ftw.h>
 #include <sys/stat.h>
@@ -12,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <libpq-fe.h>
 
 #include <huddle/events.h>
 #include <huddle/team.h>
@@ -34,8 +43,102 @@ hd_rm_rf(const char *path)
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int
-hd_fixture_setup(void **state)
+/* The PostgreSQL side of the fixture (see the header comment). */
+static PGconn *pg_admin;  /* the maintenance database */
+static char pg_tpl[40];   /* this process's migrated template, or "" */
+static unsigned pg_seq;   /* fixture databases made so far */
+
+/* url with its database name replaced by db, into out. */
+static void
+pg_url_with_db(char *out, size_t len, const char *url, const char *db)
+{
+	const char *auth = strstr(url, "://"), *path, *query;
+
+	auth = auth != NULL ? auth + 3 : url;
+	path = auth + strcspn(auth, "/?");
+	query = strchr(path, '?');
+	snprintf(out, len, "%.*s/%s%s", (int)(path - url), url, db,
+	    query != NULL ? query : "");
+}
+
+static int
+pg_admin_exec(const char *sql)
+{
+	PGresult *res = PQexec(pg_admin, sql);
+	int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+
+	if (!ok)
+		fprintf(stderr, "HUDDLE_TEST_PG: %s: %s", sql,
+		    PQerrorMessage(pg_admin));
+	PQclear(res);
+	return ok ? 0 : -1;
+}
+
+static void
+pg_drop_template(void)
+{
+	char sql[128];
+
+	if (pg_admin == NULL)
+		return;
+	if (pg_tpl[0] != '\0') {
+		snprintf(sql, sizeof(sql),
+		    "DROP DATABASE IF EXISTS %s WITH (FORCE)", pg_tpl);
+		pg_admin_exec(sql);
+	}
+	PQfinish(pg_admin);
+	pg_admin = NULL;
+}
+
+/* A fresh database for one fixture, HUDDLE_STORE pointing at it; its
+ * name into db. 0, or -1 with the reason on stderr. */
+static int
+pg_fixture_db(const char *admin_url, char *db, size_t dblen)
+{
+	char sql[256], url[1024];
+	hd_store *st = NULL;
+	hd_err err = HD_ERR_INIT;
+
+	if (pg_admin == NULL) {
+		pg_admin = PQconnectdb(admin_url);
+		if (PQstatus(pg_admin) != CONNECTION_OK) {
+			fprintf(stderr, "HUDDLE_TEST_PG=%s: %s", admin_url,
+			    PQerrorMessage(pg_admin));
+			PQfinish(pg_admin);
+			pg_admin = NULL;
+			return -1;
+		}
+		atexit(pg_drop_template);
+	}
+	if (pg_tpl[0] == '\0') {
+		char tpl[40];
+
+		snprintf(tpl, sizeof(tpl), "hd_tpl_%ld_%u", (long)getpid(),
+		    hd_jitter(1000000));
+		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", tpl);
+		if (pg_admin_exec(sql) < 0)
+			return -1;
+		snprintf(pg_tpl, sizeof(pg_tpl), "%s", tpl);
+		pg_url_with_db(url, sizeof(url), admin_url, pg_tpl);
+		setenv("HUDDLE_STORE", url, 1);
+		if (hd_store_open(&st, "/tmp", &err) != 0) {
+			fprintf(stderr, "migrating %s: %s\n", pg_tpl, err.msg);
+			return -1;
+		}
+		hd_store_close(st);
+	}
+	snprintf(db, dblen, "%s_%u", pg_tpl, pg_seq++);
+	snprintf(sql, sizeof(sql), "CREATE DATABASE %s TEMPLATE %s", db,
+	    pg_tpl);
+	if (pg_admin_exec(sql) < 0)
+		return -1;
+	pg_url_with_db(url, sizeof(url), admin_url, db);
+	setenv("HUDDLE_STORE", url, 1);
+	return 0;
+}
+
+static int
+fixture_setup(void **state, int pg)
 {
 	hd_fixture *fx = calloc(1, sizeof(*fx));
 	const char *tmp = getenv("TMPDIR");
@@ -46,6 +149,14 @@ hd_fixture_setup(void **state)
 	snprintf(fx->home, sizeof(fx->home), "%s/huddle-test-XXXXXX",
 	    tmp ? tmp : "/tmp");
 	if (mkdtemp(fx->home) == NULL) {
+		free(fx);
+		return -1;
+	}
+	if (pg && getenv("HUDDLE_TEST_PG") != NULL &&
+	    *getenv("HUDDLE_TEST_PG") != '\0' &&
+	    pg_fixture_db(getenv("HUDDLE_TEST_PG"), fx->pgdb,
+		sizeof(fx->pgdb)) < 0) {
+		hd_rm_rf(fx->home);
 		free(fx);
 		return -1;
 	}
@@ -60,6 +171,18 @@ hd_fixture_setup(void **state)
 }
 
 int
+hd_fixture_setup(void **state)
+{
+	return fixture_setup(state, 1);
+}
+
+int
+hd_fixture_setup_sqlite(void **state)
+{
+	return fixture_setup(state, 0);
+}
+
+int
 hd_fixture_teardown(void **state)
 {
 	hd_fixture *fx = *state;
@@ -67,6 +190,13 @@ hd_fixture_teardown(void **state)
 	if (fx == NULL)
 		return 0;
 	hd_store_close(fx->st);
+	if (fx->pgdb[0] != '\0' && pg_admin != NULL) {
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "DROP DATABASE %s WITH (FORCE)",
+		    fx->pgdb);
+		pg_admin_exec(sql);
+	}
 	hd_rm_rf(fx->home);
 	free(fx);
 	return 0;

@@ -19,11 +19,16 @@
 typedef struct hd_fixture {
 	char home[256];
 	hd_store *st;
+	char pgdb[64]; /* HUDDLE_TEST_PG: the fixture's database, else "" */
 } hd_fixture;
 
-/* cmocka setup/teardown: a fresh home with an open store in *state. */
+/* cmocka setup/teardown: a fresh home with an open store in *state (with
+ * HUDDLE_TEST_PG set, on a fresh PostgreSQL database: testutil.c). */
 int hd_fixture_setup(void **state);
 int hd_fixture_teardown(void **state);
+/* hd_fixture_setup on SQLite whatever HUDDLE_TEST_PG says: for a test
+ * that compares the SQLite store with a PostgreSQL database of its own. */
+int hd_fixture_setup_sqlite(void **state);
 
 /* Remove a directory tree (test homes). */
 void hd_rm_rf(const char *path);

@@ -248,6 +248,28 @@ refuse_events(hd_fixture *fx, const char *only)
 {
 	hd_err err = HD_ERR_INIT;
 
+	if (strcmp(hd_store_backend_name(fx->st), "postgresql") == 0) {
+		/* PostgreSQL has no temporary triggers: the fixture's
+		 * database is the test's own, so a trigger on it is too */
+		assert_hd_ok(hd_store_exec(fx->st,
+				 only == NULL
+				     ? "CREATE FUNCTION refuse() RETURNS trigger"
+				       " LANGUAGE plpgsql AS $$ BEGIN RAISE"
+				       " 'events refused by the test'; END $$;"
+				       "CREATE TRIGGER refuse BEFORE INSERT ON"
+				       " events FOR EACH ROW EXECUTE FUNCTION"
+				       " refuse()"
+				     : "CREATE FUNCTION refuse() RETURNS trigger"
+				       " LANGUAGE plpgsql AS $$ BEGIN RAISE"
+				       " 'events refused by the test'; END $$;"
+				       "CREATE TRIGGER refuse BEFORE INSERT ON"
+				       " events FOR EACH ROW WHEN (NEW.kind ="
+				       " 'team_chat_post') EXECUTE FUNCTION"
+				       " refuse()",
+				 &err),
+		    &err);
+		return;
+	}
 	assert_hd_ok(hd_store_exec(fx->st,
 			 only == NULL
 			     ? "CREATE TEMP TRIGGER refuse BEFORE INSERT ON"

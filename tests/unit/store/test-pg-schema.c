@@ -51,7 +51,7 @@ setup(void **state)
 	pg_fixture *pf = calloc(1, sizeof(*pf));
 	void *fx = NULL;
 
-	if (pf == NULL || hd_fixture_setup(&fx) != 0)
+	if (pf == NULL || hd_fixture_setup_sqlite(&fx) != 0)
 		return -1;
 	pf->fx = fx;
 	*state = pf;

@@ -61,6 +61,22 @@ rows_table(hd_fixture *fx)
 	    " INSERT INTO r VALUES (21, NULL)", &err), &err);
 }
 
+/* The store runs on PostgreSQL (HUDDLE_TEST_PG). */
+static int
+is_pg(hd_fixture *fx)
+{
+	return strcmp(hd_store_backend_name(fx->st), "postgresql") == 0;
+}
+
+/* An integer overflow in the database's words: SQLite's "integer
+ * overflow", PostgreSQL's "bigint out of range". */
+static int
+overflow_msg(const char *msg)
+{
+	return strstr(msg, "overflow") != NULL ||
+	    strstr(msg, "out of range") != NULL;
+}
+
 static void
 test_rows__every_row_in_order_and_a_skipped_one_kept_nowhere(void **state)
 {
@@ -132,19 +148,22 @@ test_rows__a_failing_fill_or_step_keeps_nothing_and_disposes_all(
 	assert_int_equal(n, 0);
 	assert_int_equal(disposed, 12); /* the eleven kept and the failing one */
 
-	/* the database refuses the fifth row (an integer overflow) */
+	/* the database refuses the fifth row (an integer overflow; SQLite
+	 * steps row by row, PostgreSQL fails the statement before the
+	 * first row) */
 	hd_err_clear(&err);
 	disposed = 0;
 	assert_hd_ok(hd_store_query(fx->st, &s, &err,
 	    "SELECT k, CASE WHEN k = ?1 THEN"
-	    " abs(-9223372036854775807 - 1) ELSE name END FROM r ORDER BY k",
+	    " CAST(abs(-9223372036854775807 - 1) AS TEXT) ELSE name END"
+	    " FROM r ORDER BY k",
 	    HD_INT(5)), &err);
 	assert_int_equal(hd_store_rows(fx->st, s, sizeof(row), row_fill,
 	    row_dispose, NULL, &items, &n, &err), HD_ERR);
-	assert_non_null(strstr(err.msg, "overflow"));
+	assert_true(overflow_msg(err.msg));
 	assert_null(items);
 	assert_int_equal(n, 0);
-	assert_int_equal(disposed, 4);
+	assert_int_equal(disposed, is_pg(fx) ? 0 : 4);
 
 	/* both statements were reset: the table takes a write at once */
 	hd_err_clear(&err);
@@ -199,7 +218,7 @@ test_rows__the_first_row_alone(void **state)
 	    HD_INT(1)), &err);
 	assert_int_equal(hd_store_row(fx->st, s, &r, row_fill, row_dispose,
 	    NULL, &err), HD_ERR);
-	assert_non_null(strstr(err.msg, "overflow"));
+	assert_true(overflow_msg(err.msg));
 }
 
 int
