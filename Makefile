@@ -7,7 +7,8 @@
 #               Node.js for the browser tests, PostgreSQL, ...), then every
 #               test, twice: a normal build and an ASan+UBSan build; the
 #               PostgreSQL set among them (unit-pg/*, on a throwaway
-#               cluster under each build directory, tests/pg/cluster.sh)
+#               cluster under each build directory, tests/pg/cluster.sh;
+#               e2e-pg/* too, in the normal build only)
 #   make test-pg  that PostgreSQL set alone, in both builds
 #   make install  what make run builds, installed under $(PREFIX)
 #               (default PREFIX=~/.local; PREFIX=/usr/local as root;
@@ -132,7 +133,9 @@ test: deps-test
 	@$(call hd_ctest,$(ASAN_BUILD))
 
 # The PostgreSQL set alone (ctest label pg: pg/start, the unit-pg tests,
-# e2e/pg-cluster, pg/stop), in both builds: no browser packages needed.
+# e2e/pg-cluster, the e2e-pg tests (normal build only), pg/stop), in both
+# builds: no browser packages needed, yet e2e-pg/mcp and e2e-pg/attach
+# want tests/e2e/node_modules (make deps-test; attach skips without it).
 test-pg:
 	@scripts/deps.sh test
 	@$(MAKE) --no-print-directory build
