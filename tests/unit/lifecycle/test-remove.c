@@ -145,10 +145,20 @@ rows_of(hd_fixture *fx, const char *team, char *out, size_t len)
 	hd_room_id(room, sizeof(room), team);
 	out[0] = '\0';
 	assert_hd_ok(hd_store_prepare(fx->st, &s,
-			 "SELECT m.name, p.name FROM sqlite_master m,"
-			 " pragma_table_info(m.name) p WHERE m.type = 'table'"
-			 " AND m.name != 'events'"
-			 " AND p.name IN ('team_id', 'room_id') ORDER BY 1, 2",
+			 strcmp(hd_store_backend_name(fx->st), "postgresql") ==
+				 0
+			     ? "SELECT c.table_name, c.column_name FROM"
+			       " information_schema.columns c JOIN"
+			       " information_schema.tables t ON t.table_name ="
+			       " c.table_name AND t.table_schema ="
+			       " c.table_schema WHERE c.table_schema ="
+			       " current_schema() AND t.table_type = 'BASE TABLE'"
+			       " AND c.table_name != 'events' AND c.column_name"
+			       " IN ('team_id', 'room_id') ORDER BY 1, 2"
+			     : "SELECT m.name, p.name FROM sqlite_master m,"
+			       " pragma_table_info(m.name) p WHERE m.type ="
+			       " 'table' AND m.name != 'events'"
+			       " AND p.name IN ('team_id', 'room_id') ORDER BY 1, 2",
 			 &err),
 	    &err);
 	while ((src = hd_stmt_step(s)) == HD_ROW) {

@@ -290,9 +290,15 @@ counts(hd_fixture *fx, int64_t *facts, int64_t *indexed)
 			     "SELECT COUNT(*) FROM memory_facts WHERE ?1",
 			     HD_INT(1)),
 	    1);
+	/* the index: FTS5's table on SQLite, the tsvector column of
+	 * memory_facts on PostgreSQL (schema_pg.c) */
 	assert_int_equal(hd_store_get_int(fx->st, indexed, &err,
-			     "SELECT COUNT(*) FROM memory_fts WHERE"
-			     " memory_fts MATCH ?1",
+			     strcmp(hd_store_backend_name(fx->st),
+				 "postgresql") == 0
+				 ? "SELECT COUNT(*) FROM memory_facts WHERE"
+				   " fts @@ to_tsquery('simple', ?1)"
+				 : "SELECT COUNT(*) FROM memory_fts WHERE"
+				   " memory_fts MATCH ?1",
 			     HD_TEXT("zebra")),
 	    1);
 }
@@ -403,20 +409,23 @@ test_memory__the_index_commits_with_the_fact(void **state)
 	counts(fx, &facts, &indexed);
 	assert_int_equal(facts, 1);
 	assert_int_equal(indexed, 1);
-	assert_hd_ok(hd_store_run(fx->st, &err,
-			 "INSERT INTO memory_fts(memory_fts, rank)"
-			 " VALUES ('integrity-check', ?1)",
-			 HD_INT(1)),
-	    &err);
+	/* FTS5's own check (PostgreSQL's generated column has none to do) */
+	if (strcmp(hd_store_backend_name(fx->st), "postgresql") != 0)
+		assert_hd_ok(hd_store_run(fx->st, &err,
+				 "INSERT INTO memory_fts(memory_fts, rank)"
+				 " VALUES ('integrity-check', ?1)",
+				 HD_INT(1)),
+		    &err);
 	assert_hd_ok(hd_memory_forget(fx->st, "dev", "coder", id, &err), &err);
 	counts(fx, &facts, &indexed);
 	assert_int_equal(facts, 0);
 	assert_int_equal(indexed, 0);
-	assert_hd_ok(hd_store_run(fx->st, &err,
-			 "INSERT INTO memory_fts(memory_fts, rank)"
-			 " VALUES ('integrity-check', ?1)",
-			 HD_INT(1)),
-	    &err);
+	if (strcmp(hd_store_backend_name(fx->st), "postgresql") != 0)
+		assert_hd_ok(hd_store_run(fx->st, &err,
+				 "INSERT INTO memory_fts(memory_fts, rank)"
+				 " VALUES ('integrity-check', ?1)",
+				 HD_INT(1)),
+		    &err);
 }
 
 /* Facts are on disk: a new connection (a restarted server) finds them. */
