@@ -134,10 +134,9 @@ test: deps-test
 
 # The PostgreSQL set alone (ctest label pg: pg/start, the unit-pg tests,
 # e2e/pg-cluster, the e2e-pg tests (normal build only), pg/stop), in both
-# builds: no browser packages needed, yet e2e-pg/mcp and e2e-pg/attach
-# want tests/e2e/node_modules (make deps-test; attach skips without it).
-test-pg:
-	@scripts/deps.sh test
+# builds: deps-test, as the e2e-pg tests that drive the MCP SDK, the
+# Inspector or the agent CLIs need tests/e2e/node_modules.
+test-pg: deps-test
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory build-asan
 	@echo "== PostgreSQL tests: normal build =="
