@@ -59,7 +59,8 @@ hd_pg *hd_store__pg(hd_store *st);
  * lock) and learn the tables' generated keys. */
 int hd_pg_open(hd_pg **out, const char *url, hd_err *err);
 void hd_pg_close(hd_pg *pg);
-/* url with any password masked ("postgresql://u:***@h/db"), malloc'd. */
+/* url with any password masked ("postgresql://u:***@h/db"), malloc'd
+ * (pg_sql.c). */
 char *hd_pg_mask_url(const char *url);
 
 int hd_pg_prepare(hd_pg *pg, hd_stmt **out, const char *sql, hd_err *err);
@@ -107,10 +108,11 @@ hd_pg_watch **hd_pg__watch_slot(hd_pg *pg);
 int hd_pg__own_pid(hd_pg *pg);
 
 /*
- * The translator (pg.c): the module's SQLite-dialect SQL as PostgreSQL
+ * The translator (pg_sql.c): the module's SQLite-dialect SQL as PostgreSQL
  * runs it. `?N` -> `$N`, a bare `?` -> the next `$k`; `INSERT OR IGNORE
- * INTO` -> `INSERT INTO ... ON CONFLICT DO NOTHING`; the words of
- * pg_words[] (instr -> strpos, rowid -> ctid); an INSERT into a table
+ * INTO` -> `INSERT INTO ... ON CONFLICT DO NOTHING`; `IS ?` and `IS NOT
+ * ?` -> `IS [NOT] DISTINCT FROM $n`; `INDEXED BY name` dropped; the words
+ * of pg_words[] (instr -> strpos, rowid -> ctid); an INSERT into a table
  * with a generated key (tables[i] -> keys[i]) and no RETURNING of its own
  * gets ` RETURNING key` (*returning = 1) so hd_store_last_id costs no
  * round trip. A malloc'd string (NULL: out of memory) and in *nparams

@@ -304,7 +304,9 @@ test_procs__kill_9_loses_no_acknowledged_post(void **state)
 	reap_ok(other);
 
 	/* every row is whole, the room is gapless, and every ack is there */
-	assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
+	/* SQLite's file checked; PostgreSQL has no such check to run */
+	if (strcmp(hd_store_backend_name(fx->st), "postgresql") != 0)
+		assert_hd_ok(hd_store_integrity(fx->st, &err), &err);
 	assert_hd_ok(hd_room_head(&h, fx->st, "r0", &err), &err);
 	assert_true(h >= nacked + 600);
 	do {

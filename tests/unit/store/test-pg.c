@@ -4,7 +4,8 @@
  * set (a throwaway cluster's maintenance database, see testutil.c) the
  * statement interface on a fresh database per test: every column type,
  * errors, transactions, savepoints, the data version, serialized writers
- * on two connections, the change watch across connections, refusing a
+ * on two connections, a busy budget spent waiting on another node's
+ * writer, the change watch across connections, refusing a
  * newer schema and an unreachable server. Without HUDDLE_TEST_PG those
  * tests skip, saying so.
  */
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <libpq-fe.h>
 
 #include <huddle/util.h>
 
@@ -587,6 +590,43 @@ test_pg__watch_wakes_on_other_commits_only(void **state)
 	hd_store_close(other);
 }
 
+static int
+put_busy(hd_store *st, void *p, hd_err *err)
+{
+	(void)p;
+	return hd_store_kv_put(st, "busy", "1", err);
+}
+
+/* A writer holding the writers' lock elsewhere (any connection, any
+ * node): the write waits out the busy budget and says so. */
+static void
+test_pg__busy_writer_elsewhere_exhausts_the_budget(void **state)
+{
+	hd_fixture *fx;
+	hd_err err = HD_ERR_INIT;
+	PGconn *c;
+	PGresult *res;
+	int64_t t0, ms;
+
+	NEED_PG();
+	fx = *state;
+	c = PQconnectdb(getenv("HUDDLE_STORE"));
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	res = PQexec(c, "BEGIN; SELECT pg_advisory_xact_lock(1215652964)");
+	assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+	PQclear(res);
+	hd_store_set_busy_budget(fx->st, 300);
+	t0 = hd_mono_us();
+	assert_int_equal(
+	    hd_store_write(fx->st, put_busy, NULL, &err), HD_EBUSY);
+	ms = (hd_mono_us() - t0) / 1000;
+	assert_string_equal(err.msg, "database is busy: gave up after 300 ms");
+	assert_true(ms >= 250 && ms < 2000);
+	PQclear(PQexec(c, "ROLLBACK"));
+	PQfinish(c);
+	assert_hd_ok(hd_store_write(fx->st, put_busy, NULL, &err), &err);
+}
+
 static void
 test_pg__newer_schema_is_refused(void **state)
 {
@@ -648,6 +688,7 @@ main(void)
 		T(test_pg__data_version_moves_with_every_commit),
 		T(test_pg__writers_are_serialized),
 		T(test_pg__watch_wakes_on_other_commits_only),
+		T(test_pg__busy_writer_elsewhere_exhausts_the_budget),
 		T(test_pg__newer_schema_is_refused),
 		T(test_pg__unreachable_server_is_named),
 #undef T
