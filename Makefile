@@ -7,7 +7,8 @@
 #               Node.js for the browser tests, PostgreSQL, ...), then every
 #               test, twice: a normal build and an ASan+UBSan build; the
 #               PostgreSQL set among them (unit-pg/*, on a throwaway
-#               cluster under each build directory, tests/pg/cluster.sh)
+#               cluster under each build directory, tests/pg/cluster.sh;
+#               e2e-pg/* too, in the normal build only)
 #   make test-pg  that PostgreSQL set alone, in both builds
 #   make install  what make run builds, installed under $(PREFIX)
 #               (default PREFIX=~/.local; PREFIX=/usr/local as root;
@@ -132,9 +133,10 @@ test: deps-test
 	@$(call hd_ctest,$(ASAN_BUILD))
 
 # The PostgreSQL set alone (ctest label pg: pg/start, the unit-pg tests,
-# e2e/pg-cluster, pg/stop), in both builds: no browser packages needed.
-test-pg:
-	@scripts/deps.sh test
+# e2e/pg-cluster, the e2e-pg tests (normal build only), pg/stop), in both
+# builds: deps-test, as the e2e-pg tests that drive the MCP SDK, the
+# Inspector or the agent CLIs need tests/e2e/node_modules.
+test-pg: deps-test
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory build-asan
 	@echo "== PostgreSQL tests: normal build =="

@@ -5,8 +5,12 @@
  *      creator's membership, the parent and the team's caps (board.c
  *      (7): open children, depth, root tasks per window), the
  *      dependencies (existing tasks of the same team, which cannot close
- *      a cycle: board.c (3)), the insert and its event (board.c (5)).
- *  (2) A refusal at any step writes nothing.
+ *      a cycle: board.c (3)), the critic's membership, the insert and
+ *      its event (board.c (5)).
+ *  (2) A refusal at any step writes nothing. Every refusal comes before
+ *      the task's INSERT: on PostgreSQL a rolled-back insert still uses
+ *      up its id (an identity sequence), and a refusal after it would
+ *      leave a gap in the team's task numbers that SQLite never has.
  * Callers: the CLI, MCP, HTTP; hd_board_delegate (claim.c) for its first
  * step.
  */
@@ -147,7 +151,8 @@ hd_board__create_txn(hd_store *st, void *payload, hd_err *err)
 	}
 	if ((spec->parent_id > 0 &&
 		(rc = create_parent_check(st, spec, team, err)) < 0) ||
-	    (rc = create_roots_check(st, spec, team, err)) < 0)
+	    (rc = create_roots_check(st, spec, team, err)) < 0 ||
+	    (rc = hd_board__verify_member(st, spec, err)) < 0)
 		goto done;
 	meta = spec->metadata != NULL ? json_dumps(spec->metadata,
 					    JSON_COMPACT | JSON_PRESERVE_ORDER)

@@ -189,9 +189,12 @@ int hd_board__verify_load(hd_store *st, hd_task *t, hd_err *err);
 json_t *hd_board__verify_json(const hd_task_verify *v);
 void hd_board__verify_free(hd_task_verify *v);
 
-/* The spec's verification checks that need no database, and its row
- * (and the critic's membership) inside the create's transaction. */
+/* The spec's verification checks that need no database; the critic's
+ * membership, inside the create's transaction before the task's insert;
+ * and its row, after it. */
 int hd_board__verify_check(const hd_task_spec *spec, hd_err *err);
+int hd_board__verify_member(
+    hd_store *st, const hd_task_spec *spec, hd_err *err);
 int hd_board__verify_insert(
     hd_store *st, int64_t id, const hd_task_spec *spec, hd_err *err);
 

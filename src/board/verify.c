@@ -6,7 +6,8 @@
  * file is every write they make, each one board write (board.c (5)):
  * its event and room line commit with it.
  *  (1) The spec is set at create (hd_board__verify_insert, in the
- *      create's transaction: the critic must be a member of the team;
+ *      create's transaction: the critic must be a member of the team,
+ *      checked before the task's insert, hd_board__verify_member;
  *      a critic runtime and its config are checked by the caller's
  *      check, as an agent's are) and never changes; a task without a row
  *      completes as always. A critic and a critic runtime exclude each
@@ -251,6 +252,14 @@ hd_board__verify_check(const hd_task_spec *spec, hd_err *err)
 }
 
 int
+hd_board__verify_member(hd_store *st, const hd_task_spec *spec, hd_err *err)
+{
+	if (spec->critic == NULL)
+		return 0;
+	return hd_team_member_check(st, spec->team, spec->critic, err);
+}
+
+int
 hd_board__verify_insert(
     hd_store *st, int64_t id, const hd_task_spec *spec, hd_err *err)
 {
@@ -260,9 +269,6 @@ hd_board__verify_insert(
 	if (spec->gate == NULL && spec->critic == NULL &&
 	    spec->critic_runtime == NULL)
 		return 0;
-	if (spec->critic != NULL &&
-	    (rc = hd_team_member_check(st, spec->team, spec->critic, err)) < 0)
-		return rc;
 	if (spec->critic_runtime != NULL &&
 	    (cfg = spec->critic_config != NULL
 		       ? json_dumps(spec->critic_config, JSON_COMPACT)

@@ -139,6 +139,41 @@ EOF
 	expect_rc 0 "up $1"
 }
 
+# ---- the store: SQLite under the home, or PostgreSQL ---------------------
+# A test runs on PostgreSQL when HUDDLE_STORE holds a postgres:// URL (the
+# e2e-pg set: tests/pg/run-e2e-pg.sh gives each test a database of its
+# own); every huddle process it starts then shares that database, whatever
+# its home.
+
+# on_pg: this run's store is PostgreSQL.
+on_pg() {
+	case "${HUDDLE_STORE:-}" in
+	postgres://* | postgresql://*) return 0 ;;
+	esac
+	return 1
+}
+# store_says: the store as `huddle serve` and `huddle doctor` name it:
+# `sqlite HOME/huddle.db`, or the URL (the tests' URLs hold no password
+# to mask).
+store_says() {
+	if on_pg; then
+		printf '%s' "$HUDDLE_STORE"
+	else
+		printf 'sqlite %s' "$HUDDLE_HOME/huddle.db"
+	fi
+}
+# db_query SQL: SQL's rows, one a line, columns split by `|`, on this
+# run's store: psql on HUDDLE_STORE, else sqlite3 on the home's huddle.db.
+# Write SQL both dialects read (string_agg and group_concat differ: keep
+# aggregation in the shell).
+db_query() {
+	if on_pg; then
+		psql "$HUDDLE_STORE" -X -q -At -v ON_ERROR_STOP=1 -c "$1"
+	else
+		sqlite3 "$HUDDLE_HOME/huddle.db" "$1"
+	fi
+}
+
 # free_port: a port free on 127.0.0.1 now.
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

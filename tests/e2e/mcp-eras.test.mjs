@@ -13,11 +13,17 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const HUDDLE = process.env.HUDDLE;
 const HOME = process.env.HUDDLE_HOME;
+// where every huddle process stores: the home, and the store HUDDLE_STORE
+// names (the e2e-pg set's PostgreSQL database) as --store, since the SDK's
+// stdio transport gives its child only a default environment (PATH, HOME,
+// ...), not ours
+const AT = ['--home', HOME,
+  ...(process.env.HUDDLE_STORE ? ['--store', process.env.HUDDLE_STORE] : [])];
 let server;
 let port;
 
 function huddle(...args) {
-  return execFileSync(HUDDLE, ['--home', HOME, ...args], { encoding: 'utf8' });
+  return execFileSync(HUDDLE, [...AT, ...args], { encoding: 'utf8' });
 }
 
 function attachUrl(agent) {
@@ -41,7 +47,7 @@ const transports = {
   http: (agent) => new StreamableHTTPClientTransport(new URL(attachUrl(agent))),
   stdio: (agent) => new StdioClientTransport({
     command: HUDDLE,
-    args: ['--home', HOME, 'mcp', '--team', 'dev', '--agent', agent],
+    args: [...AT, 'mcp', '--team', 'dev', '--agent', agent],
     stderr: 'ignore',
   }),
 };
@@ -52,7 +58,7 @@ function result(res) {
 }
 
 before(async () => {
-  server = spawn(HUDDLE, ['--home', HOME, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  server = spawn(HUDDLE, [...AT, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
   port = await new Promise((resolve, reject) => {
     let out = '';
     server.stdout.on('data', (d) => {

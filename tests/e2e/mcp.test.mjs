@@ -12,11 +12,17 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 const HUDDLE = process.env.HUDDLE;
 const HOME = process.env.HUDDLE_HOME;
+// where every huddle process stores: the home, and the store HUDDLE_STORE
+// names (the e2e-pg set's PostgreSQL database) as --store, since the SDK's
+// stdio transport gives its child only a default environment (PATH, HOME,
+// ...), not ours
+const AT = ['--home', HOME,
+  ...(process.env.HUDDLE_STORE ? ['--store', process.env.HUDDLE_STORE] : [])];
 let server;
 let port;
 
 function huddle(...args) {
-  return execFileSync(HUDDLE, ['--home', HOME, ...args], { encoding: 'utf8' });
+  return execFileSync(HUDDLE, [...AT, ...args], { encoding: 'utf8' });
 }
 
 function attachUrl(agent) {
@@ -31,7 +37,7 @@ async function connect(transport) {
 
 const stdioClient = (agent) => connect(new StdioClientTransport({
   command: HUDDLE,
-  args: ['--home', HOME, 'mcp', '--team', 'dev', '--agent', agent],
+  args: [...AT, 'mcp', '--team', 'dev', '--agent', agent],
   stderr: 'ignore',
 }));
 const httpClient = (url) => connect(new StreamableHTTPClientTransport(new URL(url)));
@@ -43,7 +49,7 @@ function result(res) {
 }
 
 before(async () => {
-  server = spawn(HUDDLE, ['--home', HOME, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  server = spawn(HUDDLE, [...AT, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
   port = await new Promise((resolve, reject) => {
     let out = '';
     server.stdout.on('data', (d) => {
@@ -167,7 +173,7 @@ test('stdio: task_assign auto picks the member', async () => {
   huddle('agent', 'set-status', 'cy', 'error');
   huddle('agent', 'set-status', 'dee', 'shutdown');
   const boss = await connect(new StdioClientTransport({
-    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'pick', '--agent', 'boss'], stderr: 'ignore',
+    command: HUDDLE, args: [...AT, 'mcp', '--team', 'pick', '--agent', 'boss'], stderr: 'ignore',
   }));
   try {
     const ids = [];
@@ -217,7 +223,7 @@ test('stdio: team_delegate and subtasks with their caps', async () => {
   huddle('agent', 'add', 'dele', 'dchief', '--leader');
   for (const a of ['dw1', 'dw2', 'dw3']) huddle('agent', 'add', 'dele', a);
   const open = (agent) => connect(new StdioClientTransport({
-    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'dele', '--agent', agent], stderr: 'ignore',
+    command: HUDDLE, args: [...AT, 'mcp', '--team', 'dele', '--agent', agent], stderr: 'ignore',
   }));
   const chief = await open('dchief');
   const dw1 = await open('dw1');
@@ -410,7 +416,7 @@ test('http: forged, foreign, altered and extended URLs are read-only', async () 
 
 test('stdio unbound: identity comes from the arguments, and is asked for', async () => {
   const client = await connect(new StdioClientTransport({
-    command: HUDDLE, args: ['--home', HOME, 'mcp'], stderr: 'ignore',
+    command: HUDDLE, args: [...AT, 'mcp'], stderr: 'ignore',
   }));
   try {
     const missing = await client.callTool({ name: 'team_chat_post', arguments: { text: 'x' } });
@@ -441,7 +447,7 @@ const BAD_POSTS = [
 
 test('team_chat_post refuses the bad-post table with the library\'s texts', async () => {
   const unbound = await connect(new StdioClientTransport({
-    command: HUDDLE, args: ['--home', HOME, 'mcp'], stderr: 'ignore',
+    command: HUDDLE, args: [...AT, 'mcp'], stderr: 'ignore',
   }));
   const bound = await httpClient(attachUrl('coder'));
   try {
@@ -568,7 +574,7 @@ test('stdio: a shutdown_response without recipient reaches whoever asked', async
   huddle('send', '--team', 'wind', '--from', 'w-lead', '--to', 'w-one', '--type', 'shutdown_request',
     '--request-id', 'stop-w1', 'stop please');
   const bound = (agent) => connect(new StdioClientTransport({
-    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'wind', '--agent', agent], stderr: 'ignore',
+    command: HUDDLE, args: [...AT, 'mcp', '--team', 'wind', '--agent', agent], stderr: 'ignore',
   }));
   // a result may carry the agent's mail (and then no structuredContent)
   const sent = (res) => {
@@ -628,7 +634,7 @@ test('stdio: team_state tells the truth; idle notices; a shutdown completes on i
   huddle('agent', 'add', 'live', 'chief', '--leader');
   huddle('agent', 'add', 'live', 'maker');
   const client = (agent) => connect(new StdioClientTransport({
-    command: HUDDLE, args: ['--home', HOME, 'mcp', '--team', 'live', '--agent', agent], stderr: 'ignore',
+    command: HUDDLE, args: [...AT, 'mcp', '--team', 'live', '--agent', agent], stderr: 'ignore',
   }));
   const chief = await client('chief');
   const maker = await client('maker');

@@ -187,7 +187,7 @@ expect_eq "$(posted_by "from codex via mcp add")" "coder" \
 	"after codex mcp add, codex exec's tool call posts as coder ($(tail -5 "$T_TMP/codex.out"))"
 
 # ---- nothing printed or written holds a secret -------------------------------
-secret_hex=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT value FROM kv WHERE key=\x27attach.secret\x27").fetchone()[0])' "$HUDDLE_HOME/huddle.db")
+secret_hex=$(db_query "SELECT value FROM kv WHERE key = 'attach.secret'")
 expect_eq "${#secret_hex}" "64" "the store's signing secret (kv attach.secret)"
 files=("$printed"/*.txt "$T_TMP/committed.mcp.json" "$HOME/.claude.json" "$CODEX_HOME/config.toml" "$T_TMP/claude-add.out" "$T_TMP/codex-add.out")
 leaks=""

@@ -197,7 +197,7 @@ wait_for 10 has_turns x1 2 || fail "the wake did not run again after the restart
 wait_for 10 last_turn_done crash x1 || fail "the resumed turn was not recorded"
 expect_contains "$(cat "$AGENT_LOG/x1.prompt.2")" "the slow job" "the message is shown again"
 expect_contains "$(cat "$AGENT_LOG/x1.prompt.2")" "cut short" "the prompt says it resumes"
-done_turns=$(sqlite3 "$HUDDLE_HOME/huddle.db" "SELECT group_concat(status) FROM (SELECT status FROM autorun_turns WHERE agent_id = 'x1' ORDER BY id)")
+done_turns=$(db_query "SELECT status FROM autorun_turns WHERE agent_id = 'x1' ORDER BY id" | paste -sd,)
 expect_eq "$done_turns" "aborted,done" "one turn aborted, one done: the wake finished once"
 run chat read crash
 expect_eq "$(grep -c 'x1 \[peer\]: finally done' <<<"$OUT")" 1 "one narration in the room"

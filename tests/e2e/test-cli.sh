@@ -140,7 +140,11 @@ expect_eq "$ERR" "huddle: warning: multiple leaders flagged for team two; keepin
 # rm: refused with rows, fine when empty; --home wins over HUDDLE_HOME.
 run team rm two
 expect_rc 0 "rm empty team"
-run --home "$T_TMP/other" team list --json
+# (on PostgreSQL every home shares the one database: the other home is
+# seen through its own SQLite store)
+other=()
+on_pg && other=(--store sqlite)
+run --home "$T_TMP/other" "${other[@]}" team list --json
 expect_eq "$OUT" "[]" "--home points elsewhere"
 # --store URL / HUDDLE_STORE: a postgres:// or postgresql:// URL, or sqlite;
 # anything else is a usage error naming the value and where it came from,
@@ -168,8 +172,14 @@ expect_eq "$(json_get "$ERR" 'j["code"]')" "usage" "a usage error in JSON"
 HUDDLE_STORE=bogus run team list
 expect_rc 2 "HUDDLE_STORE gets the same check"
 expect_contains "$ERR" "huddle: HUDDLE_STORE $want_store \"bogus\"" "naming the variable"
-run --json team list
+# the home's SQLite database, whatever this run's store
+run --json "${other[@]}" team list
 listed=$OUT
+if on_pg; then
+	run --json team list
+	[ "$OUT" != "$listed" ] && pass ||
+		fail "--store sqlite lists the same teams as PostgreSQL: $OUT"
+fi
 HUDDLE_STORE=bogus run --store sqlite --json team list
 expect_rc 0 "--store sqlite wins over HUDDLE_STORE"
 expect_eq "$OUT" "$listed" "and is the home's database"

@@ -18,7 +18,10 @@ run_inspector() {
 	INSPECTOR_OUT=$(cd "$T_TMP" && HOME="$T_TMP" timeout 60 "$inspector" --cli "$@" 2>"$T_TMP/inspector.err")
 	INSPECTOR_RC=$?
 }
-run_inspector "$HUDDLE" --home "$HUDDLE_HOME" mcp --team dev --agent tester \
+# (the inspector gives its stdio server a default environment, PATH and
+# HOME: the store goes as --store)
+run_inspector "$HUDDLE" --home "$HUDDLE_HOME" ${HUDDLE_STORE:+--store "$HUDDLE_STORE"} \
+	mcp --team dev --agent tester \
 	--method tools/call --tool-name team_chat_post --tool-arg "text=from the inspector over stdio"
 expect_eq "$INSPECTOR_RC" 0 "inspector over stdio (stderr: $(cat "$T_TMP/inspector.err"))"
 expect_contains "$INSPECTOR_OUT" '"authorAgentId": "tester"' "inspector stdio result"

@@ -8,7 +8,7 @@
 HUDDLE_LOG=info serve_bg
 B=$url
 expect_eq "$(cat "$T_TMP/serve.out")" "huddle is running at http://127.0.0.1:$port
-store: sqlite $HUDDLE_HOME/huddle.db" "startup lines: where, and which store"
+store: $(store_says)" "startup lines: where, and which store"
 
 # req METHOD PATH [BODY] [extra curl args...]: sets CODE, BODY, CTYPE
 req() {

@@ -3,11 +3,57 @@
 # huddle.db is refused and left alone, zeroed pages are named as damage,
 # a read-only database reads but refuses writes, a full disk names the
 # file and ENOSPC, and `huddle backup|restore` (while writing; restore
-# refused under a running server).
+# refused under a running server). On PostgreSQL (HUDDLE_STORE), backup
+# and restore are refused with a message naming pg_dump instead.
 . "$(dirname "$0")/lib.sh"
 
 # home DIR: HUDDLE_HOME for the next calls.
 home() { export HUDDLE_HOME="$1"; }
+
+# On PostgreSQL (the e2e-pg set) the store is no file under the home:
+# what follows here is SQLite's (a file's damage, mode and disk, and
+# backup/restore, which copy and swap that file). There, backup, restore
+# and their checks are refused, naming PostgreSQL's own tool, and nothing
+# is written; a database that is not there is named as unreachable.
+if on_pg; then
+	not_here='is for the SQLite store; back PostgreSQL up with pg_dump (and check it with PostgreSQL'"'"'s own tools)'
+	run team create dev
+	expect_rc 0 "a new home on PostgreSQL"
+	[ ! -e "$HUDDLE_HOME/huddle.db" ] && pass ||
+		fail "a PostgreSQL store wrote $HUDDLE_HOME/huddle.db"
+	run chat post dev "kept"
+	run_says 1 "huddle: huddle backup $not_here" "backup on PostgreSQL" \
+		backup "$T_TMP/b.db"
+	[ ! -e "$T_TMP/b.db" ] && pass || fail "a refused backup wrote $T_TMP/b.db"
+	run --json backup "$T_TMP/b.db"
+	expect_rc 1 "backup --json on PostgreSQL"
+	expect_eq "$(json_get "$ERR" 'j["code"]')" "refused" "a refusal in JSON"
+	# a SQLite backup made elsewhere is no PostgreSQL restore either
+	HUDDLE_STORE= run --home "$T_TMP/lite" team create lite
+	HUDDLE_STORE= run --home "$T_TMP/lite" backup "$T_TMP/lite.db"
+	expect_rc 0 "a SQLite backup to offer"
+	run_says 1 "huddle: huddle restore $not_here" "restore on PostgreSQL" \
+		restore "$T_TMP/lite.db"
+	run chat read dev
+	expect_contains "$OUT" "kept" "the PostgreSQL store is as it was"
+	run team list --json
+	case "$OUT" in *lite*) fail "restore brought the SQLite backup's team in: $OUT" ;; *) pass ;; esac
+	# doctor's integrity check is SQLite's: on PostgreSQL it names the
+	# store and passes
+	run doctor
+	expect_rc 0 "doctor on PostgreSQL"
+	expect_contains "$OUT" "store: $(store_says)" "doctor names the store"
+	# a database that is not there
+	missing=${HUDDLE_STORE/\/hd_e2e_/\/hd_none_}
+	run --store "$missing" team list
+	expect_rc 1 "a store whose database does not exist"
+	expect_contains "$ERR" "huddle: database unreachable: " "is unreachable"
+	missing_db=${missing#*:///}
+	expect_contains "$ERR" "database \"${missing_db%%\?*}\" does not exist" \
+		"naming the database"
+	finish
+	exit
+fi
 
 run team create dev
 expect_rc 0 "a new home creates the store"

@@ -124,7 +124,7 @@ HUDDLE_TOKEN=$token "$HUDDLE" serve --port "$port" --tls-cert "$pki/srv.pem" --t
 serve_pid=$!
 wait_for 60 grep -q "huddle is running at" "$T_TMP/serve.out"
 expect_eq "$(cat "$T_TMP/serve.out")" "huddle is running at https://127.0.0.1:$port
-store: sqlite $HUDDLE_HOME/huddle.db" "says it runs https, and its store"
+store: $(store_says)" "says it runs https, and its store"
 expect_eq "$(grep -c 'warning' "$T_TMP/serve.err")" 0 "no warning on loopback"
 expect_eq "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["tls"], j["token"], j["public_url"])' "$HUDDLE_HOME/serve.json")" \
 	"True True $B" "serve.json says https, a token and the public URL"

@@ -332,6 +332,7 @@ test_board_verify__spec_checks(void **state)
 	hd_task_spec spec;
 	hd_err err = HD_ERR_INIT;
 	hd_tasks l;
+	hd_task *t = NULL;
 
 	memset(&spec, 0, sizeof(spec));
 	spec.team = "dev";
@@ -354,6 +355,14 @@ test_board_verify__spec_checks(void **state)
 	assert_hd_ok(hd_board_list(&l, fx->st, "dev", NULL, &err), &err);
 	assert_int_equal(l.n, 0);
 	hd_tasks_dispose(&l);
+	/* no refusal used up a task number: the critic's membership is
+	 * checked before the insert (on PostgreSQL a rolled-back insert
+	 * keeps its identity value) */
+	spec.gate_timeout_s = 0;
+	spec.gate = NULL;
+	assert_hd_ok(hd_board_create(&t, fx->st, &spec, &err), &err);
+	assert_int_equal(t->id, 1);
+	hd_task_free(t);
 }
 
 /* A check standing for the runtime layer's (the domain knows no
