@@ -113,6 +113,12 @@ test_post__the_counter_starts_at_the_posts_made_before_it(void **state)
 	hd_err err = HD_ERR_INIT;
 	hd_store *st = NULL;
 
+	if (strcmp(hd_store_backend_name(fx->st), "postgresql") == 0) {
+		print_message("SQLite only: rewinds the schema with PRAGMA "
+			      "user_version (unit/store/pg-schema checks "
+			      "migration 22's counters on PostgreSQL)\n");
+		skip();
+	}
 	post_seq(fx, "dev", "coder", 1);
 	post_seq(fx, "dev", "manager", 2);
 	post_seq(fx, "ops", "opsbot", 1);
