@@ -933,7 +933,7 @@ hd_pg_last_id(hd_pg *pg)
 /* ---- transactions ---- */
 
 int
-hd_pg_begin(hd_pg *pg, int write, int budget_ms, hd_err *err)
+hd_pg_begin(hd_pg *pg, int write, int lock_ms, int budget_ms, hd_err *err)
 {
 	char sql[160];
 	PGresult *res;
@@ -945,7 +945,7 @@ hd_pg_begin(hd_pg *pg, int write, int budget_ms, hd_err *err)
 		snprintf(sql, sizeof(sql),
 		    "BEGIN; SET LOCAL lock_timeout = %d; "
 		    "SELECT pg_advisory_xact_lock(%d)",
-		    budget_ms > 0 ? budget_ms : 1, HD_PG_WRITE_KEY);
+		    lock_ms > 0 ? lock_ms : 1, HD_PG_WRITE_KEY);
 	else
 		snprintf(sql, sizeof(sql),
 		    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");

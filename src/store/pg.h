@@ -84,10 +84,12 @@ int hd_pg_sqlerr(hd_pg *pg, int budget_ms, hd_err *err);
 int hd_pg_exec(hd_pg *pg, const char *sql, hd_err *err);
 
 /* A transaction: begin (write: serialized with every other writer by an
- * advisory lock, waiting at most budget_ms), commit (write: the data
- * version bumped and the change announced in the same round trip), and
- * roll back whatever is open. */
-int hd_pg_begin(hd_pg *pg, int write, int budget_ms, hd_err *err);
+ * advisory lock, waiting at most lock_ms, what is left of the caller's
+ * busy budget; a refusal names budget_ms, the whole of it), commit
+ * (write: the data version bumped and the change announced in the same
+ * round trip), and roll back whatever is open. */
+int hd_pg_begin(
+    hd_pg *pg, int write, int lock_ms, int budget_ms, hd_err *err);
 int hd_pg_commit(hd_pg *pg, int write, hd_err *err);
 void hd_pg_rollback(hd_pg *pg);
 

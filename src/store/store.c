@@ -842,7 +842,10 @@ store_txn_pg(
 	st->deadline_us = hd_mono_us() + (int64_t)st->busy_budget_ms * 1000;
 	for (;;) {
 		left = (st->deadline_us - hd_mono_us()) / 1000;
-		rc = hd_pg_begin(st->pg, write, left > 0 ? (int)left : 1, err);
+		/* the lock waits what is left; a refusal names the whole
+		 * budget, as SQLite's does */
+		rc = hd_pg_begin(st->pg, write, left > 0 ? (int)left : 1,
+		    st->busy_budget_ms, err);
 		if (rc < 0) {
 			if (rc == HD_EBUSY && hd_mono_us() < st->deadline_us) {
 				hd_sleep_us(1000 + hd_jitter(4000));
