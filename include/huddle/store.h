@@ -54,6 +54,10 @@ void hd_store_close(hd_store *st);
 /* "sqlite" or "postgresql" (for doctor and status). */
 const char *hd_store_backend_name(const hd_store *st);
 
+/* A store URL fit to show: the userinfo's password and any password=
+ * parameter as ***. malloc'd (free it); NULL when out of memory. */
+char *hd_store_mask_url(const char *url);
+
 /* The home directory and database path. Borrowed; live with st. */
 const char *hd_store_home(const hd_store *st);
 const char *hd_store_path(const hd_store *st);

@@ -88,13 +88,12 @@ int hd_cli_store(hd_cli *c, hd_store **out);
  * exit code. hd_cli_store_pg: 1 when the selected store is PostgreSQL.
  * hd_cli_store_describe: "postgresql://user:***@host/db" (the password
  * masked) or "sqlite HOME/huddle.db" into out; 0 or the failure's exit
- * code (printed). hd_cli_store_mask: url with its password masked.
+ * code (printed).
  * hd_cli_store_url_ok: 1 when v is a value --store accepts.
  */
 int hd_cli_store_select(hd_cli *c);
 int hd_cli_store_pg(void);
 int hd_cli_store_describe(hd_cli *c, char *out, size_t len);
-void hd_cli_store_mask(char *out, size_t len, const char *url);
 int hd_cli_store_url_ok(const char *v);
 
 /* The team as positional pos (-1 or absent: only the option), with the

@@ -20,7 +20,7 @@
  *      where it came from (--store or HUDDLE_STORE). An empty HUDDLE_STORE
  *      is unset, as the store layer reads it.
  *  (3) A URL is never printed with its password: hd_cli_store_describe
- *      masks the userinfo password and a password= parameter as ***.
+ *      shows it through the store's hd_store_mask_url.
  * Callers: main.c (select), cmd-serve.c and cmd-doctor.c (describe, and
  * hd_cli_store_pg to leave out SQLite's own file checks), complete.c
  * (hd_cli_store_url_ok, for --store on a line being completed).
@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <huddle/store.h>
 #include <huddle/util.h>
 
 #include "cli.h"
@@ -104,72 +105,20 @@ hd_cli_store_pg(void)
 	return env != NULL && pg_scheme(env);
 }
 
-/* Append n bytes of s to out (len bytes, *at used), truncating. */
-static void
-put(char *out, size_t len, size_t *at, const char *s, size_t n)
-{
-	if (*at + 1 >= len)
-		return;
-	if (n > len - 1 - *at)
-		n = len - 1 - *at;
-	memcpy(out + *at, s, n);
-	*at += n;
-	out[*at] = '\0';
-}
-
-void
-hd_cli_store_mask(char *out, size_t len, const char *url)
-{
-	const char *p = strstr(url, "://"), *auth, *end, *at, *colon, *q, *amp;
-	size_t o = 0;
-
-	if (len == 0)
-		return;
-	out[0] = '\0';
-	if (p == NULL) {
-		put(out, len, &o, url, strlen(url));
-		return;
-	}
-	auth = p + 3;
-	end = auth + strcspn(auth, "/?");
-	/* the userinfo ends at the authority's last '@' */
-	for (at = NULL, p = auth; p < end; p++)
-		if (*p == '@')
-			at = p;
-	put(out, len, &o, url, (size_t)(auth - url));
-	if (at != NULL) {
-		colon = memchr(auth, ':', (size_t)(at - auth));
-		if (colon != NULL) {
-			put(out, len, &o, auth, (size_t)(colon - auth));
-			put(out, len, &o, ":***", 4);
-			put(out, len, &o, at, (size_t)(end - at));
-		} else
-			put(out, len, &o, auth, (size_t)(end - auth));
-	} else
-		put(out, len, &o, auth, (size_t)(end - auth));
-	if ((q = strchr(end, '?')) == NULL) {
-		put(out, len, &o, end, strlen(end));
-		return;
-	}
-	put(out, len, &o, end, (size_t)(q + 1 - end));
-	for (p = q + 1; *p != '\0'; p = *amp != '\0' ? amp + 1 : amp) {
-		amp = p + strcspn(p, "&");
-		if (strncmp(p, "password=", 9) == 0)
-			put(out, len, &o, "password=***", 12);
-		else
-			put(out, len, &o, p, (size_t)(amp - p));
-		if (*amp == '&')
-			put(out, len, &o, "&", 1);
-	}
-}
-
 int
 hd_cli_store_describe(hd_cli *c, char *out, size_t len)
 {
 	char *home;
 
 	if (hd_cli_store_pg()) {
-		hd_cli_store_mask(out, len, getenv(STORE_ENV));
+		char *masked = hd_store_mask_url(getenv(STORE_ENV));
+
+		if (masked == NULL) {
+			hd_err_set(&c->err, HD_ENOMEM, "out of memory");
+			return hd_cli_fail(c);
+		}
+		snprintf(out, len, "%s", masked);
+		free(masked);
 		return 0;
 	}
 	if ((home = hd_home_resolve(c->home_opt, &c->err)) == NULL)

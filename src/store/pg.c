@@ -416,7 +416,7 @@ hd_pg_open(hd_pg **out, const char *url, hd_err *err)
 	if ((pg = calloc(1, sizeof(*pg))) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	if ((pg->url = strdup(url)) == NULL ||
-	    (pg->masked = hd_pg_mask_url(url)) == NULL) {
+	    (pg->masked = hd_store_mask_url(url)) == NULL) {
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		goto fail;
 	}

@@ -59,10 +59,6 @@ hd_pg *hd_store__pg(hd_store *st);
  * lock) and learn the tables' generated keys. */
 int hd_pg_open(hd_pg **out, const char *url, hd_err *err);
 void hd_pg_close(hd_pg *pg);
-/* url with any password masked ("postgresql://u:***@h/db"), malloc'd
- * (pg_sql.c). */
-char *hd_pg_mask_url(const char *url);
-
 int hd_pg_prepare(hd_pg *pg, hd_stmt **out, const char *sql, hd_err *err);
 void hd_pg_reset(hd_stmt *s);
 void hd_pg_reset_all(hd_pg *pg);

@@ -1,6 +1,6 @@
 /*
  * pg_sql.c -- the PostgreSQL backend's SQL translator and URL masking
- * (pg.h: hd_pg_translate, hd_pg_mask_url), apart from the connection
+ * (pg.h: hd_pg_translate; store.h: hd_store_mask_url), apart from the connection
  * (pg.c) because it is pure text work, tested on its own.
  *
  * Invariants:
@@ -11,10 +11,13 @@
  *  (2) An INSERT into a table with a generated key and no RETURNING of
  *      its own returns the key (pg.c (4)), so last_id costs no round
  *      trip.
- *  (3) A URL shown to anyone has its password masked, in the authority
- *      and in a password= parameter.
+ *  (3) A URL shown to anyone has its password masked: the userinfo's (up
+ *      to the authority's last '@', so a password holding '@' is masked
+ *      whole) and every password= parameter's, whatever its length.
+ *  (4) Text is built in an hd_buf (util), as everywhere else.
  *
  * Callers: pg.c (each statement once per connection, the store's path),
+ * store.c (hd_store_path), the CLI's store line (serve, doctor),
  * tests/unit/store/test-pg.c.
  */
 #include <stdio.h>
@@ -22,39 +25,47 @@
 #include <string.h>
 #include <strings.h>
 
+#include <huddle/buf.h>
+
 #include "pg.h"
 
 char *
-hd_pg_mask_url(const char *url)
+hd_store_mask_url(const char *url)
 {
-	char *out = strdup(url), *p, *at, *slash, *colon, *end;
-	size_t n;
+	const char *p = strstr(url, "://"), *auth, *end, *at, *colon, *q, *amp;
+	hd_buf b = HD_BUF_INIT(0);
 
-	if (out == NULL)
-		return NULL;
-	/* scheme://user:PASSWORD@host... */
-	if ((p = strstr(out, "://")) != NULL) {
-		p += 3;
-		slash = strchr(p, '/');
-		at = strchr(p, '@');
-		if (at != NULL && (slash == NULL || at < slash) &&
-		    (colon = memchr(p, ':', (size_t)(at - p))) != NULL) {
-			n = strlen(at);
-			memcpy(colon + 1, "***", 3);
-			memmove(colon + 4, at, n + 1);
+	if (p == NULL)
+		return strdup(url);
+	auth = p + 3;
+	end = auth + strcspn(auth, "/?");
+	/* the userinfo ends at the authority's last '@' */
+	for (at = NULL, p = auth; p < end; p++)
+		if (*p == '@')
+			at = p;
+	hd_buf_put(&b, url, (size_t)(auth - url));
+	if (at != NULL &&
+	    (colon = memchr(auth, ':', (size_t)(at - auth))) != NULL) {
+		hd_buf_put(&b, auth, (size_t)(colon - auth));
+		hd_buf_put(&b, ":***", 4);
+		hd_buf_put(&b, at, (size_t)(end - at));
+	} else
+		hd_buf_put(&b, auth, (size_t)(end - auth));
+	if ((q = strchr(end, '?')) == NULL)
+		hd_buf_put(&b, end, strlen(end));
+	else {
+		hd_buf_put(&b, end, (size_t)(q + 1 - end));
+		for (p = q + 1; *p != '\0'; p = *amp != '\0' ? amp + 1 : amp) {
+			amp = p + strcspn(p, "&");
+			if (strncmp(p, "password=", 9) == 0)
+				hd_buf_put(&b, "password=***", 12);
+			else
+				hd_buf_put(&b, p, (size_t)(amp - p));
+			if (*amp == '&')
+				hd_buf_put(&b, "&", 1);
 		}
 	}
-	/* ...?password=PASSWORD&... */
-	for (p = out; (p = strstr(p, "password=")) != NULL; p += 9) {
-		if (p != out && p[-1] != '?' && p[-1] != '&')
-			continue;
-		end = p + 9 + strcspn(p + 9, "&");
-		if (end - (p + 9) < 3)
-			continue;
-		memcpy(p + 9, "***", 3);
-		memmove(p + 12, end, strlen(end) + 1);
-	}
-	return out;
+	return hd_buf_detach(&b);
 }
 
 /* ---- the translator ---- */
@@ -72,42 +83,6 @@ is_word(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	    (c >= '0' && c <= '9') || c == '_';
-}
-
-struct sbuf {
-	char *p;
-	size_t n, cap;
-	int oom;
-};
-
-static void
-sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	char *np;
-
-	if (b->oom)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 256);
-
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		if ((np = realloc(b->p, cap)) == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
-static void
-sb_str(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
 }
 
 /* Does the text p[0..n) end with the words w (case-insensitive), w
@@ -159,7 +134,7 @@ char *
 hd_pg_translate(const char *sql, const char *const *tables,
     const char *const *keys, size_t nkeys, int *nparams, int *returning)
 {
-	struct sbuf b = { 0 };
+	hd_buf b = HD_BUF_INIT(0);
 	const char *s = sql, *t;
 	int maxp = 0, ignore = 0;
 	char q = 0, num[16];
@@ -170,7 +145,7 @@ hd_pg_translate(const char *sql, const char *const *tables,
 	while (*s == ' ' || *s == '\t' || *s == '\n')
 		s++;
 	if (strncasecmp(s, "INSERT OR IGNORE INTO", 21) == 0) {
-		sb_str(&b, "INSERT INTO");
+		hd_buf_puts(&b, "INSERT INTO");
 		s += 21;
 		ignore = 1;
 	}
@@ -178,17 +153,17 @@ hd_pg_translate(const char *sql, const char *const *tables,
 		if (q != 0) { /* inside '...' or "..." ('' reads as two) */
 			if (*s == q)
 				q = 0;
-			sb_add(&b, s++, 1);
+			hd_buf_put(&b, s++, 1);
 			continue;
 		}
 		if (*s == '\'' || *s == '"') {
 			q = *s;
-			sb_add(&b, s++, 1);
+			hd_buf_put(&b, s++, 1);
 			continue;
 		}
 		if (s[0] == '-' && s[1] == '-') {
 			n = strcspn(s, "\n");
-			sb_add(&b, s, n);
+			hd_buf_put(&b, s, n);
 			s += n;
 			continue;
 		}
@@ -198,13 +173,13 @@ hd_pg_translate(const char *sql, const char *const *tables,
 			/* `x IS ?` / `x IS NOT ?`: SQLite's null-safe
 			 * comparison with a value, PostgreSQL's IS [NOT]
 			 * DISTINCT FROM (IS takes only NULL, TRUE... there) */
-			if (b.n >= 3 && is_suffix_word(b.p, b.n, "IS ")) {
-				b.n -= 3;
-				sb_str(&b, "IS NOT DISTINCT FROM ");
-			} else if (b.n >= 7 &&
-			    is_suffix_word(b.p, b.n, "IS NOT ")) {
-				b.n -= 7;
-				sb_str(&b, "IS DISTINCT FROM ");
+			if (b.len >= 3 && is_suffix_word(b.ptr, b.len, "IS ")) {
+				b.len -= 3;
+				hd_buf_puts(&b, "IS NOT DISTINCT FROM ");
+			} else if (b.len >= 7 &&
+			    is_suffix_word(b.ptr, b.len, "IS NOT ")) {
+				b.len -= 7;
+				hd_buf_puts(&b, "IS DISTINCT FROM ");
 			}
 
 			s++;
@@ -216,7 +191,7 @@ hd_pg_translate(const char *sql, const char *const *tables,
 			if (v > maxp)
 				maxp = v;
 			snprintf(num, sizeof(num), "$%d", v);
-			sb_str(&b, num);
+			hd_buf_puts(&b, num);
 			continue;
 		}
 		if (is_word((unsigned char)*s) &&
@@ -238,51 +213,51 @@ hd_pg_translate(const char *sql, const char *const *tables,
 				if (word_at(sql, s, pg_words[i].from))
 					break;
 			if (i < sizeof(pg_words) / sizeof(pg_words[0])) {
-				sb_str(&b, pg_words[i].to);
+				hd_buf_puts(&b, pg_words[i].to);
 				s += strlen(pg_words[i].from);
 				continue;
 			}
 			n = 0;
 			while (is_word((unsigned char)s[n]))
 				n++;
-			sb_add(&b, s, n);
+			hd_buf_put(&b, s, n);
 			s += n;
 			continue;
 		}
-		sb_add(&b, s++, 1);
+		hd_buf_put(&b, s++, 1);
 	}
-	if (b.oom || b.p == NULL) {
-		free(b.p);
+	if (hd_buf_failed(&b) || b.ptr == NULL) {
+		hd_buf_dispose(&b);
 		return NULL;
 	}
 	/* no trailing `;` or blanks: clauses are appended below */
-	while (b.n > 0 && strchr(" \t\n;", b.p[b.n - 1]) != NULL)
-		b.p[--b.n] = '\0';
-	at = find_word(b.p, "RETURNING");
+	while (b.len > 0 && strchr(" \t\n;", b.ptr[b.len - 1]) != NULL)
+		b.ptr[--b.len] = '\0';
+	at = find_word(b.ptr, "RETURNING");
 	if (ignore) {
 		const char *clause = " ON CONFLICT DO NOTHING";
-		char *tail = at >= 0 ? strdup(b.p + at) : NULL;
+		char *tail = at >= 0 ? strdup(b.ptr + at) : NULL;
 
 		if (at >= 0 && tail == NULL) {
-			free(b.p);
+			hd_buf_dispose(&b);
 			return NULL;
 		}
 		if (at >= 0) {
-			b.n = (size_t)at;
-			while (b.n > 0 && b.p[b.n - 1] == ' ')
-				b.n--;
-			b.p[b.n] = '\0';
+			b.len = (size_t)at;
+			while (b.len > 0 && b.ptr[b.len - 1] == ' ')
+				b.len--;
+			b.ptr[b.len] = '\0';
 		}
-		sb_str(&b, clause);
+		hd_buf_puts(&b, clause);
 		if (tail != NULL) {
-			sb_str(&b, " ");
-			sb_str(&b, tail);
+			hd_buf_puts(&b, " ");
+			hd_buf_puts(&b, tail);
 			free(tail);
 		}
 	}
 	/* (4): INSERT INTO name ... with a generated key */
-	if (at < 0 && strncasecmp(b.p, "INSERT INTO", 11) == 0) {
-		s = b.p + 11;
+	if (at < 0 && strncasecmp(b.ptr, "INSERT INTO", 11) == 0) {
+		s = b.ptr + 11;
 		while (*s == ' ')
 			s++;
 		for (n = 0; is_word((unsigned char)s[n]); n++)
@@ -292,15 +267,15 @@ hd_pg_translate(const char *sql, const char *const *tables,
 			    strncasecmp(tables[i], s, n) == 0)
 				break;
 		if (n > 0 && i < nkeys) {
-			sb_str(&b, " RETURNING ");
-			sb_str(&b, keys[i]);
+			hd_buf_puts(&b, " RETURNING ");
+			hd_buf_puts(&b, keys[i]);
 			*returning = 1;
 		}
 	}
-	if (b.oom) {
-		free(b.p);
+	if (hd_buf_failed(&b)) {
+		hd_buf_dispose(&b);
 		return NULL;
 	}
 	*nparams = maxp;
-	return b.p;
+	return hd_buf_detach(&b);
 }

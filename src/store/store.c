@@ -557,7 +557,7 @@ store_open_pg(hd_store **out, const char *home, const char *url, hd_err *err)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	st->busy_budget_ms = HD_STORE_BUSY_BUDGET_MS;
 	if ((st->home = strdup(home)) == NULL ||
-	    (st->path = hd_pg_mask_url(url)) == NULL) {
+	    (st->path = hd_store_mask_url(url)) == NULL) {
 		rc = hd_err_set(err, HD_ENOMEM, "out of memory");
 		goto fail;
 	}

@@ -133,13 +133,13 @@ test_pg__masks_passwords(void **state)
 	char *m;
 
 	(void)state;
-	m = hd_pg_mask_url("postgresql://bob:s3cret@db.example/huddle");
+	m = hd_store_mask_url("postgresql://bob:s3cret@db.example/huddle");
 	assert_string_equal(m, "postgresql://bob:***@db.example/huddle");
 	free(m);
-	m = hd_pg_mask_url("postgres:///h?host=/run/pg&password=hunter2&x=1");
+	m = hd_store_mask_url("postgres:///h?host=/run/pg&password=hunter2&x=1");
 	assert_string_equal(m, "postgres:///h?host=/run/pg&password=***&x=1");
 	free(m);
-	m = hd_pg_mask_url("postgresql://bob@db/huddle");
+	m = hd_store_mask_url("postgresql://bob@db/huddle");
 	assert_string_equal(m, "postgresql://bob@db/huddle");
 	free(m);
 }
