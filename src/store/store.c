@@ -829,6 +829,32 @@ store_step_ctl(hd_store *st, const char *sql)
 	return src == SQLITE_DONE || src == SQLITE_ROW ? SQLITE_OK : src;
 }
 
+/* A transaction's body, on either backend: run fn inside the open
+ * transaction, reset every statement so no snapshot outlives it, and let
+ * a failure marked with hd_store_fail_txn refuse the whole write (10). */
+static inline int
+store_body(hd_store *st, hd_store_txn_fn fn, void *payload, hd_err *err)
+{
+	int rc;
+
+	st->txn_depth++;
+	hd_err_clear(err);
+	hd_err_clear(&st->fail);
+	st->nsp = 0;
+	rc = fn(st, payload, err);
+	st->txn_depth--;
+	if (__builtin_expect(st->pg != NULL, 0))
+		hd_pg_reset_all(st->pg);
+	else
+		store_reset_all(st);
+	if (rc >= 0 && st->fail.code != HD_OK) { /* (10) */
+		rc = st->fail.code;
+		if (err != NULL)
+			*err = st->fail;
+	}
+	return rc;
+}
+
 /* store_txn on PostgreSQL (pg.c (5), (6)): the same body, failure and
  * retry rules as SQLite's, with pg.c's begin and commit; a busy or lost
  * database is retried (reconnecting) until the budget is spent. */
@@ -853,18 +879,7 @@ store_txn_pg(
 			}
 			break;
 		}
-		st->txn_depth++;
-		hd_err_clear(err);
-		hd_err_clear(&st->fail);
-		st->nsp = 0;
-		rc = fn(st, payload, err);
-		st->txn_depth--;
-		hd_pg_reset_all(st->pg);
-		if (rc >= 0 && st->fail.code != HD_OK) { /* (10) */
-			rc = st->fail.code;
-			if (err != NULL)
-				*err = st->fail;
-		}
+		rc = store_body(st, fn, payload, err);
 		if (rc >= 0) {
 			if ((rc = hd_pg_commit(st->pg, write, err)) == 0)
 				break;
@@ -902,18 +917,7 @@ store_txn(
 				continue;
 			break;
 		}
-		st->txn_depth++;
-		hd_err_clear(err);
-		hd_err_clear(&st->fail);
-		st->nsp = 0;
-		rc = fn(st, payload, err);
-		st->txn_depth--;
-		store_reset_all(st);
-		if (rc >= 0 && st->fail.code != HD_OK) { /* (10) */
-			rc = st->fail.code;
-			if (err != NULL)
-				*err = st->fail;
-		}
+		rc = store_body(st, fn, payload, err);
 		if (rc >= 0) {
 			src = store_step_ctl(st, "COMMIT");
 			if (src == SQLITE_OK)
