@@ -142,6 +142,10 @@ test_pg__masks_passwords(void **state)
 	m = hd_store_mask_url("postgresql://bob@db/huddle");
 	assert_string_equal(m, "postgresql://bob@db/huddle");
 	free(m);
+	/* a password holding '@', and one of a single character */
+	m = hd_store_mask_url("postgresql://bob:p@ss@db/huddle?password=x");
+	assert_string_equal(m, "postgresql://bob:***@db/huddle?password=***");
+	free(m);
 }
 
 static void
