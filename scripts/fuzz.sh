@@ -70,12 +70,22 @@ for t in "${targets[@]}"; do
 		echo "fuzz.sh: $name:"
 		grep -E '^stat::number_of_executed_units|^Done' "$dir/log" | tail -2 | sed 's/^/  /'
 	else
-		echo "fuzz.sh: $name FAILED; last lines of $dir/log:" >&2
-		tail -25 "$dir/log" >&2
 		failed+=("$name")
 	fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
+	# Last, so that a log cut to its tail (CI's) still shows why: each
+	# failure's exit status, the sanitizer's or libFuzzer's verdict lines,
+	# the input it saved (with its bytes in base64, to replay it where the
+	# build directory is gone), then the log's last lines.
+	for name in "${failed[@]}"; do
+		dir="$build/fuzz/$name"
+		echo "fuzz.sh: $name FAILED (exit $(cat "$dir/rc" 2>/dev/null || echo '?')); log: $dir/log" >&2
+		grep -E '==ERROR|^SUMMARY|violated:|deadly signal|ALARM|timeout|out-of-memory|LeakSanitizer|runtime error|Test unit written|^Base64' \
+			"$dir/log" | head -20 | cut -c1-300 | sed 's/^/  /' >&2 || true
+		echo "  last lines:" >&2
+		tail -8 "$dir/log" | cut -c1-300 | sed 's/^/  /' >&2
+	done
 	echo "fuzz.sh: failed: ${failed[*]}" >&2
 	exit 1
 fi
