@@ -1095,21 +1095,21 @@ done:
 }
 
 /* The SQLite-file operations on a PostgreSQL store: refused, naming the
- * tool that does the job there. */
+ * tool that does the job there (how: "back PostgreSQL up with pg_dump"). */
 static int
-store_not_pg(const char *what, hd_err *err)
+store_not_pg(const char *what, const char *how, hd_err *err)
 {
-	return hd_err_set(err, HD_EREFUSED,
-	    "%s is for the SQLite store; back PostgreSQL up with pg_dump "
-	    "(and check it with PostgreSQL's own tools)",
-	    what);
+	return hd_err_set(
+	    err, HD_EREFUSED, "%s is for the SQLite store; %s", what, how);
 }
+
+#define PG_CHECK_HOW "check PostgreSQL with its own tools (amcheck, pg_amcheck)"
 
 int
 hd_store_integrity(hd_store *st, hd_err *err)
 {
 	if (st->pg != NULL)
-		return store_not_pg("an integrity check", err);
+		return store_not_pg("an integrity check", PG_CHECK_HOW, err);
 	return store_check_db(st->db, st->path, 1, err);
 }
 
@@ -1117,7 +1117,7 @@ int
 hd_store_quick_check(hd_store *st, hd_err *err)
 {
 	if (st->pg != NULL)
-		return store_not_pg("a quick check", err);
+		return store_not_pg("a quick check", PG_CHECK_HOW, err);
 	return store_check_db(st->db, st->path, 0, err);
 }
 
@@ -1155,7 +1155,8 @@ hd_store_backup(hd_store *st, const char *file, hd_err *err)
 	int src, rc;
 
 	if (st->pg != NULL)
-		return store_not_pg("huddle backup", err);
+		return store_not_pg("huddle backup",
+		    "back PostgreSQL up with pg_dump", err);
 	if (stat(file, &sb) == 0)
 		return hd_err_set(err, HD_EEXISTS,
 		    "%s already exists; choose a new file", file);
@@ -1223,7 +1224,10 @@ hd_store_restore(const char *home, const char *file, hd_err *err)
 	if ((rc = hd_pg_selected(&url, err)) < 0)
 		return rc;
 	if (rc == 1)
-		return store_not_pg("huddle restore", err);
+		return store_not_pg("huddle restore",
+		    "restore a pg_dump archive with pg_restore (or a plain "
+		    "dump with psql)",
+		    err);
 
 	snprintf(path, sizeof(path), "%s/huddle.db", home);
 	snprintf(tmp, sizeof(tmp), "%s.restore-%ld", path, (long)getpid());

@@ -16,13 +16,14 @@ home() { export HUDDLE_HOME="$1"; }
 # and their checks are refused, naming PostgreSQL's own tool, and nothing
 # is written; a database that is not there is named as unreachable.
 if on_pg; then
-	not_here='is for the SQLite store; back PostgreSQL up with pg_dump (and check it with PostgreSQL'"'"'s own tools)'
+	not_here='is for the SQLite store;'
 	run team create dev
 	expect_rc 0 "a new home on PostgreSQL"
 	[ ! -e "$HUDDLE_HOME/huddle.db" ] && pass ||
 		fail "a PostgreSQL store wrote $HUDDLE_HOME/huddle.db"
 	run chat post dev "kept"
-	run_says 1 "huddle: huddle backup $not_here" "backup on PostgreSQL" \
+	run_says 1 "huddle: huddle backup $not_here back PostgreSQL up with pg_dump" \
+		"backup on PostgreSQL" \
 		backup "$T_TMP/b.db"
 	[ ! -e "$T_TMP/b.db" ] && pass || fail "a refused backup wrote $T_TMP/b.db"
 	run --json backup "$T_TMP/b.db"
@@ -32,7 +33,8 @@ if on_pg; then
 	HUDDLE_STORE= run --home "$T_TMP/lite" team create lite
 	HUDDLE_STORE= run --home "$T_TMP/lite" backup "$T_TMP/lite.db"
 	expect_rc 0 "a SQLite backup to offer"
-	run_says 1 "huddle: huddle restore $not_here" "restore on PostgreSQL" \
+	run_says 1 "huddle: huddle restore $not_here restore a pg_dump archive with pg_restore (or a plain dump with psql)" \
+		"restore on PostgreSQL" \
 		restore "$T_TMP/lite.db"
 	run chat read dev
 	expect_contains "$OUT" "kept" "the PostgreSQL store is as it was"
