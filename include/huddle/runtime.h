@@ -213,9 +213,9 @@ typedef struct hd_runtime_turn {
 	const char *mcp_url;           /* the agent's attach URL, or NULL */
 	const char *mcp_token;         /* its token, or NULL */
 	/* Without a URL, the stdio MCP server that serves this agent:
-	 * `huddle mcp --team T --agent A --home H` with absolute paths,
-	 * and `--store URL` when HUDDLE_STORE is set (argv,
-	 * NULL-terminated); hd_runtime_run() fills it in. */
+	 * `huddle mcp --team T --agent A --home H` with absolute paths
+	 * (argv, NULL-terminated; the store is HUDDLE_STORE in its
+	 * environment, never an argument); hd_runtime_run() fills it in. */
 	const char *const *mcp_command;
 	int64_t timeout_ms; /* 0: only the adapter's own limit */
 	atomic_int *abort;  /* or NULL; set non-zero to stop */

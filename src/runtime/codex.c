@@ -555,6 +555,18 @@ add_mcp(hd_strv *argv, const hd_runtime_turn *in)
 			    args, json_string(in->mcp_command[i]));
 		add_override(argv, "mcp_servers.huddle.args", args);
 		json_decref(args);
+		/* Codex starts it with a few variables of its own choosing:
+		 * the store is passed on by name, its value never on this
+		 * command line (runtime.h hd_runtime__store_env) */
+		if (hd_runtime__store_env() != NULL) {
+			args = json_pack("[s]", "HUDDLE_STORE");
+			if (args == NULL)
+				argv->oom = 1;
+			else
+				add_override(
+				    argv, "mcp_servers.huddle.env_vars", args);
+			json_decref(args);
+		}
 	} else
 		return;
 	/* without it every call is refused: "requires approval, but

@@ -254,7 +254,11 @@ mcp_json(const hd_runtime_turn *in)
 		for (i = 1; in->mcp_command[i] != NULL; i++)
 			json_array_append_new(
 			    args, json_string(in->mcp_command[i]));
-		env = json_object();
+		/* the store, which Hermes would not pass on by itself; this
+		 * file is owner-only (3b) */
+		env = hd_runtime__store_env() != NULL
+		    ? json_pack("{s:s}", "HUDDLE_STORE", hd_runtime__store_env())
+		    : json_object();
 		srv = json_pack("{s:s, s:o, s:o}", "command",
 		    in->mcp_command[0], "args", args, "env", env);
 	}

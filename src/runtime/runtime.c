@@ -676,17 +676,15 @@ hd_runtime_self_exe(char *buf, size_t size)
 }
 
 /* The stdio MCP server for in's agent (runtime.h mcp_command): this
- * binary, `mcp --team T --agent A --home H`, every path absolute, and
- * `--store URL` when HUDDLE_STORE names a PostgreSQL store (--store sets
- * it too): an agent CLI may start its MCP servers with an environment of
- * its own choosing (Codex does), where HUDDLE_STORE would be lost and the
- * server would open the home's SQLite store instead. */
+ * binary, `mcp --team T --agent A --home H`, every path absolute. The
+ * store is never on this command line, where `ps` and the agent's config
+ * files would show a password in its URL: it travels as HUDDLE_STORE in
+ * the environment (--store sets it too), which the agent's CLI inherits
+ * and each adapter has it hand to the server (hd_runtime__store_env). */
 static void
-mcp_command(const char *argv[11], char *exe, size_t exelen, char *home,
+mcp_command(const char *argv[9], char *exe, size_t exelen, char *home,
     size_t homelen, const hd_runtime_turn *in)
 {
-	const char *store = getenv("HUDDLE_STORE");
-
 	argv[0] = NULL;
 	if (in->huddle_home == NULL || in->team == NULL ||
 	    hd_runtime_self_exe(exe, exelen) == NULL)
@@ -705,18 +703,21 @@ mcp_command(const char *argv[11], char *exe, size_t exelen, char *home,
 	argv[6] = "--home";
 	argv[7] = home;
 	argv[8] = NULL;
-	if (store != NULL && *store != '\0') {
-		argv[8] = "--store";
-		argv[9] = store;
-		argv[10] = NULL;
-	}
+}
+
+const char *
+hd_runtime__store_env(void)
+{
+	const char *store = getenv("HUDDLE_STORE");
+
+	return store != NULL && *store != '\0' ? store : NULL;
 }
 
 int
 hd_runtime_run(hd_runtime_result *out, const hd_runtime_turn *in,
     hd_runtime_sink sink, void *payload, hd_err *err)
 {
-	const char *cmd[11];
+	const char *cmd[9];
 	char exe[PATH_MAX], home_abs[PATH_MAX];
 	const hd_runtime_adapter *rt;
 	hd_runtime_caps caps;

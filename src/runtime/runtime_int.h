@@ -66,6 +66,13 @@ char *hd_runtime__env_pair(const char *key, const char *value);
 void hd_runtime__env(hd_strv *env, const hd_runtime_turn *in,
     const json_t *cfg_env, char *const *extra);
 
+/* HUDDLE_STORE when set and not empty (the store a PostgreSQL node
+ * serves), else NULL. It reaches the stdio MCP server (runtime.c's
+ * mcp_command) through the environment only, never its command line:
+ * the agent CLI inherits it (hd_runtime__env), and an adapter whose CLI
+ * starts MCP servers with an environment of its own passes it on. */
+const char *hd_runtime__store_env(void);
+
 /* The value of key in a "KEY=value" vector, or NULL. Borrowed. */
 const char *hd_runtime__env_get(char *const *env, const char *key);
 

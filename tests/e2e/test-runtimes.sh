@@ -52,9 +52,22 @@ run task create dev "Write the parser"
 expect_rc 0 "task 1"
 member=$(script '{"turns":[{"tool":{"name":"task_claim","input":{"task_id":1}}},{"text":"claimed it: {{!tool_result}}"}]}')
 lead_turns=$(python3 -c 'import json,sys; print(json.dumps({"by_agent":{"lead":{"turns":[{"text":"Builder, this one is yours. [@builder: please claim task 1\n"+sys.argv[1]+"]"}]}}}))' "$member")
-run ask dev "Get task 1 going.
+HUDDLE_LOG=debug run ask dev "Get task 1 going.
 $(script "$lead_turns")"
 expect_rc 0 "ask the pair"
+# the store reaches each stdio MCP server through the environment, never
+# on a command line (ps) nor in a file of the agent's home: Codex is told
+# to pass HUDDLE_STORE on by name (the debug log shows its command)
+if on_pg; then
+	expect_contains "$ERR" 'mcp_servers.huddle.env_vars=[\"HUDDLE_STORE\"]' \
+		"Codex passes the store on by name"
+	case "$ERR" in *"$HUDDLE_STORE"*) fail "a command line carried the store's URL" ;; *) pass ;; esac
+	if grep -rlF -- "$HUDDLE_STORE" "$HUDDLE_HOME/homes" >/dev/null 2>&1; then
+		fail "an agent's home holds the store's URL: $(grep -rlF -- "$HUDDLE_STORE" "$HUDDLE_HOME/homes")"
+	else
+		pass
+	fi
+fi
 expect_contains "$OUT" "@lead: Builder, this one is yours." "the leader's reply"
 expect_contains "$OUT" "@builder: claimed it: " "the member's reply came back"
 expect_contains "$OUT" '"owner":"builder"' "the member's tool result, in its reply"
