@@ -192,7 +192,10 @@ int hd_store_change_cursor(hd_store *st, uint64_t *out, hd_err *err);
  * Block until the database differs from *cursor, then store the new cursor
  * and return 1. Return 0 when timeout_ms (-1: no limit) passes first or a
  * signal interrupts the wait (so a caller can check its flags). A commit by
- * another process wakes the waiter within milliseconds.
+ * another process wakes the waiter within milliseconds. A wake-up means
+ * "look again", not "something unseen is certainly there": on PostgreSQL
+ * a commit's notification can arrive after the read of step (2) already
+ * saw the commit, and then wakes the wait once more.
  */
 int hd_store_wait_change(
     hd_store *st, uint64_t *cursor, int timeout_ms, hd_err *err);

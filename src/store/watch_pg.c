@@ -14,7 +14,10 @@
  *      is never missed (check -> read -> wait, as store.h says).
  *  (2) The cursor counts the notifications from OTHER connections: one
  *      whose payload is this store's own backend pid is its own commit,
- *      which store.h says does not count.
+ *      which store.h says does not count. A notification may arrive
+ *      after a read already saw its commit (delivery follows the commit's
+ *      visibility, not the other way round): the wait then wakes once
+ *      more for it, a look that finds nothing new (store.h).
  *  (3) The wait is poll() on the listening socket with the timeout,
  *      PQconsumeInput, PQnotifies: no polling of the database, and a
  *      commit anywhere wakes the waiter within a round trip. A signal

@@ -92,7 +92,8 @@ test_watch__paced_wait_looks_once_per_gap_under_a_stream_of_commits(
 	long seen[STREAM_COMMITS + 1];
 	uint64_t cur;
 	pthread_t t;
-	int looks = 0, i;
+	int looks = 0, i,
+	    exact = strcmp(hd_store_backend_name(fx->st), "sqlite") == 0;
 
 	snprintf(wr.home, sizeof(wr.home), "%s", fx->home);
 	assert_hd_ok(hd_store_change_cursor(fx->st, &cur, &err), &err);
@@ -115,8 +116,13 @@ test_watch__paced_wait_looks_once_per_gap_under_a_stream_of_commits(
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_false(wr.failed);
 	for (i = 1; i < looks; i++) {
-		/* each look after a change saw something new... */
-		assert_true(seen[i] > seen[i - 1]);
+		/* each look after a change saw something new (on SQLite; on
+		 * PostgreSQL a commit's notification may come after the read
+		 * already saw it, one harmless extra look, store.h)... */
+		if (exact)
+			assert_true(seen[i] > seen[i - 1]);
+		else
+			assert_true(seen[i] >= seen[i - 1]);
 		/* ...and none came sooner than the gap after the one before */
 		assert_true(look_us[i] - look_us[i - 1] >=
 			    (int64_t)STREAM_GAP_MS * 1000);
