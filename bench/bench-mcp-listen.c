@@ -17,16 +17,10 @@
  * usage: bench_mcp_listen [POSTS]   (default 2000); HUDDLE_BIN names the
  * huddle binary (default ./huddle).
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -35,6 +29,7 @@
 #include <huddle/team.h>
 
 #include "bench-server.h"
+#include "bench-stream.h"
 
 static const char post_body[] =
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
@@ -46,108 +41,20 @@ static const char listen_body[] =
     "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
     "\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
 
-/* One open stream and the arrivals its reader stamped. */
-struct stream {
-	int fd;
-	const char *marker; /* the line that is one arrival */
-	int64_t *at;	    /* hd_mono_us of arrival i */
-	int max;
-	_Atomic int n;
-	pthread_t reader;
-};
-
-static void *
-reader(void *arg)
-{
-	struct stream *s = arg;
-	char buf[65536];
-	size_t len = 0, mlen = strlen(s->marker);
-	ssize_t got;
-
-	while (atomic_load(&s->n) < s->max &&
-	    (got = read(s->fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
-		int64_t now = hd_mono_us();
-		char *line = buf, *nl;
-
-		len += (size_t)got;
-		buf[len] = '\0';
-		while ((nl = strchr(line, '\n')) != NULL) {
-			if ((size_t)(nl - line) >= mlen &&
-			    strncmp(line, s->marker, mlen) == 0 &&
-			    atomic_load(&s->n) < s->max) {
-				s->at[atomic_load(&s->n)] = now;
-				atomic_fetch_add(&s->n, 1);
-			}
-			line = nl + 1;
-		}
-		len -= (size_t)(line - buf);
-		memmove(buf, line, len);
-		if (len == sizeof(buf) - 1)
-			len = 0; /* a line this long is no marker */
-	}
-	return NULL;
-}
-
-/* Open an HTTP/1.0 stream (no chunking: the body is the stream) with
- * request head `head` and body `body` (or NULL), and start its reader. */
-static void
-stream_open(struct stream *s, int port, const char *head, const char *body,
-    const char *marker, int max)
-{
-	struct sockaddr_in sin = {0};
-	char req[2048];
-	int one = 1, n;
-
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((s->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
-	    connect(s->fd, (struct sockaddr *)&sin, sizeof(sin)) != 0)
-		bench_die("connect", NULL);
-	setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	n = body != NULL
-		? snprintf(req, sizeof(req), "%sContent-Length: %zu\r\n\r\n%s",
-		      head, strlen(body), body)
-		: snprintf(req, sizeof(req), "%s\r\n", head);
-	if (n <= 0 || (size_t)n >= sizeof(req) ||
-	    write(s->fd, req, (size_t)n) != n)
-		bench_die("request", NULL);
-	s->marker = marker;
-	s->max = max;
-	s->at = calloc((size_t)max, sizeof(*s->at));
-	atomic_store(&s->n, 0);
-	if (s->at == NULL || pthread_create(&s->reader, NULL, reader, s) != 0)
-		bench_die("reader", NULL);
-}
-
-static void
-stream_close(struct stream *s)
-{
-	shutdown(s->fd, SHUT_RDWR);
-	pthread_join(s->reader, NULL);
-	close(s->fd);
-	free(s->at);
-}
-
 /* Post n times through h, each after the previous one's arrival on s;
  * lat[i] = its arrival - just before its request, in us. */
 static void
-measure(CURL *h, struct stream *s, int n, int64_t *lat)
+measure(CURL *h, bench_stream *s, int n, int64_t *lat)
 {
 	int i;
 
 	hd_sleep_us(200000); /* the stream is registered */
 	for (i = 0; i < n; i++) {
-		int64_t t0 = hd_mono_us(), deadline = t0 + 10000000;
+		int64_t t0 = hd_mono_us();
 
 		if (curl_easy_perform(h) != CURLE_OK)
 			bench_die("post", NULL);
-		while (atomic_load(&s->n) <= i) {
-			if (hd_mono_us() > deadline)
-				bench_die("no notification within 10 s", NULL);
-			hd_sleep_us(20);
-		}
-		lat[i] = s->at[i] - t0;
+		lat[i] = bench_stream_wait(s, i, t0, "notification") - t0;
 	}
 	qsort(lat, (size_t)n, sizeof(*lat), bench_cmp_i64);
 }
@@ -156,16 +63,16 @@ measure(CURL *h, struct stream *s, int n, int64_t *lat)
 static void
 events_run(CURL *h, int port, int n, int64_t *lat)
 {
-	struct stream s;
+	bench_stream s;
 	char head[256];
 
 	snprintf(head, sizeof(head),
 	    "GET /api/events?team=dev HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n"
 	    "Accept: text/event-stream\r\n",
 	    port);
-	stream_open(&s, port, head, NULL, "event: team_chat_post", n);
+	bench_stream_open(&s, port, head, NULL, "event: team_chat_post", n);
 	measure(h, &s, n, lat);
-	stream_close(&s);
+	bench_stream_close(&s);
 }
 
 int
@@ -178,7 +85,7 @@ main(int argc, char **argv)
 	hd_store *st;
 	hd_err err = HD_ERR_INIT;
 	struct curl_slist *hdrs;
-	struct stream s;
+	bench_stream s;
 	CURL *h;
 	double b50, b99;
 
@@ -223,11 +130,11 @@ main(int argc, char **argv)
 	    "Mcp-Method: subscriptions/listen\r\n",
 	    strstr(url, "/mcp"), port);
 	free(url);
-	stream_open(&s, port, head, listen_body,
+	bench_stream_open(&s, port, head, listen_body,
 	    "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/huddle/room\"",
 	    n);
 	measure(h, &s, n, lat);
-	stream_close(&s);
+	bench_stream_close(&s);
 
 	events_run(h, port, n, base2);
 	b50 = (base1[n / 2] + base2[n / 2]) / 2.0;

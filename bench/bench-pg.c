@@ -83,6 +83,7 @@
 
 #include "bench-raw.h"
 #include "bench-server.h"
+#include "bench-stream.h"
 
 #define MAX_THREADS 64
 #define PG_WRITE_KEY 0x48756464 /* pg.c's HD_PG_WRITE_KEY */
@@ -827,100 +828,23 @@ bench_rounds(int claims)
 
 /* --- cross-node post -> SSE --------------------------------------------- */
 
-/* One open event stream and the arrivals its reader stamped (as
- * bench-mcp-listen.c's). */
-struct stream {
-	int fd;
-	int64_t *at; /* hd_mono_us of arrival i */
-	int max;
-	_Atomic int n;
-	pthread_t reader;
-};
-
-static const char marker[] = "event: team_chat_post";
-
-static void *
-reader(void *arg)
-{
-	struct stream *s = arg;
-	char buf[65536];
-	size_t len = 0, mlen = strlen(marker);
-	ssize_t got;
-
-	while (atomic_load(&s->n) < s->max &&
-	       (got = read(s->fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
-		int64_t now = hd_mono_us();
-		char *line = buf, *nl;
-
-		len += (size_t)got;
-		buf[len] = '\0';
-		while ((nl = strchr(line, '\n')) != NULL) {
-			if ((size_t)(nl - line) >= mlen &&
-			    strncmp(line, marker, mlen) == 0 &&
-			    atomic_load(&s->n) < s->max) {
-				s->at[atomic_load(&s->n)] = now;
-				atomic_fetch_add(&s->n, 1);
-			}
-			line = nl + 1;
-		}
-		len -= (size_t)(line - buf);
-		memmove(buf, line, len);
-		if (len == sizeof(buf) - 1)
-			len = 0; /* a line this long is no marker */
-	}
-	return NULL;
-}
-
-/* GET /api/events?team=b on port as HTTP/1.0 (the body is the stream). */
-static void
-stream_open(struct stream *s, int port, int max)
-{
-	struct sockaddr_in sin = {0};
-	char req[256];
-	int one = 1, n;
-
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((s->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
-	    connect(s->fd, (struct sockaddr *)&sin, sizeof(sin)) != 0)
-		bench_die("connect", NULL);
-	setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	n = snprintf(req, sizeof(req),
-	    "GET /api/events?team=b HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n"
-	    "Accept: text/event-stream\r\n\r\n",
-	    port);
-	if (n <= 0 || (size_t)n >= sizeof(req) ||
-	    write(s->fd, req, (size_t)n) != n)
-		bench_die("request", NULL);
-	s->max = max;
-	s->at = calloc((size_t)max, sizeof(*s->at));
-	atomic_store(&s->n, 0);
-	if (s->at == NULL || pthread_create(&s->reader, NULL, reader, s) != 0)
-		bench_die("reader", NULL);
-}
-
-static void
-stream_close(struct stream *s)
-{
-	shutdown(s->fd, SHUT_RDWR);
-	pthread_join(s->reader, NULL);
-	close(s->fd);
-	free(s->at);
-}
-
 /* n posts through h, each after the previous one arrived on the stream of
  * port; lat[i] = its arrival - just before its request, in us. */
 static void
 measure(CURL *h, int port, int n, int64_t *lat)
 {
-	struct stream s;
+	bench_stream s;
+	char head[256];
 	int i;
 
-	stream_open(&s, port, n);
+	snprintf(head, sizeof(head),
+	    "GET /api/events?team=b HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n"
+	    "Accept: text/event-stream\r\n",
+	    port);
+	bench_stream_open(&s, port, head, NULL, "event: team_chat_post", n);
 	hd_sleep_us(200000); /* the stream is registered */
 	for (i = 0; i < n; i++) {
-		int64_t t0 = hd_mono_us(), deadline = t0 + 10000000;
+		int64_t t0 = hd_mono_us();
 		long code = 0;
 
 		if (curl_easy_perform(h) != CURLE_OK ||
@@ -931,14 +855,9 @@ measure(CURL *h, int port, int n, int64_t *lat)
 			    stderr, "bench_pg: REST post: HTTP %ld\n", code);
 			exit(1);
 		}
-		while (atomic_load(&s.n) <= i) {
-			if (hd_mono_us() > deadline)
-				bench_die("no event within 10 s", NULL);
-			hd_sleep_us(20);
-		}
-		lat[i] = s.at[i] - t0;
+		lat[i] = bench_stream_wait(&s, i, t0, "event") - t0;
 	}
-	stream_close(&s);
+	bench_stream_close(&s);
 }
 
 /* Start `bin serve` on home; its port. Its own pid is returned in *pid. */

@@ -3,7 +3,8 @@
  * their own (on a free port, its home given), its resident memory, the
  * stopping it, and a curl sink for bodies nobody reads (the sort of
  * latencies is bench.h's bench_cmp_i64).
- * Callers: bench-mcp-http.c, bench-conn.c, bench-mcp-listen.c.
+ * Callers: bench-mcp-http.c, bench-conn.c, bench-mcp-listen.c, bench-pg.c
+ * (an open stream of arrivals is bench-stream.h's).
  */
 #ifndef HD_BENCH_SERVER_H
 #define HD_BENCH_SERVER_H
