@@ -343,8 +343,8 @@ hd_native__request(hd_native_provider p, const char *model,
 /* ---- request bodies from kept fragments (6) ---- */
 
 char *
-hd_native__dump(const json_t *v, char *buf, size_t size, size_t *len,
-    char **heap)
+hd_native__dump(
+    const json_t *v, char *buf, size_t size, size_t *len, char **heap)
 {
 	size_t n = json_dumpb(v, buf, size, JSON_COMPACT);
 
