@@ -6,6 +6,11 @@
  *  (2) ready is computed (board.c (1), (2)): pending, no owner, no
  *      unfinished dependency; never stored.
  *  (3) Writes nothing.
+ *  (4) A team's list reads no more of the team than whether it exists
+ *      (hd_team_exists; an unknown team is HD_ENOTFOUND, "team \"x\" not
+ *      found"): loading the team counts its agents, a cost growing with
+ *      the team that a task list (the native runtime's task_list, every
+ *      turn) has no use for.
  * Callers: the CLI (task list, show), MCP tools, HTTP routes, the
  * engines' prompts.
  */
@@ -170,13 +175,13 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 	struct board_list *l = payload;
 	const hd_task_filter *f = l->f;
 	hd_stmt *s;
-	hd_team *team = NULL;
 	size_t cap = 0;
 	int rc, src, limit;
 
-	if ((rc = hd_team_get(&team, st, l->team, err)) < 0)
+	/* (4): whether the team is there, not the team (its row counts its
+	 * agents) */
+	if ((rc = hd_team_exists(st, l->team, err)) < 0)
 		return rc;
-	hd_team_free(team);
 	limit = f != NULL && f->limit > 0 ? f->limit : -1;
 	/* metadata filters run in C, so the limit is applied there too (?6) */
 	if ((rc = hd_store_query(st, &s, err,

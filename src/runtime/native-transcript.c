@@ -36,8 +36,9 @@
  *      message the window keeps its wire form (native-wire.c (6)) for
  *      the provider of the turn that last sent it, those this turn made
  *      included (hd_native__transcript_sent), so a message is
- *      serialised once, not once per model call. A window is held by one turn at a time (taken out, put back
- *      at the end), so no JSON value is ever used by two threads.
+ *      serialised once, not once per model call. A window is held by
+ *      one turn at a time (taken out, put back at the end, in the record
+ *      it came in), so no JSON value is ever used by two threads.
  *  (4) Directories are made only when the file cannot be created for
  *      their lack (ENOENT): a turn resuming a session opens one file and
  *      makes nothing.
@@ -269,9 +270,11 @@ kept_remove(size_t i)
 }
 
 /* The window kept for path when the file is still as sb says; 1 when
- * it moved into *w. A stale one is dropped. */
+ * it moved into *w, its record (emptied) into *slot for kept_put to keep
+ * the turn's window in again. A stale one is dropped. */
 static int
-kept_take(hd_native_window *w, const char *path, const struct stat *sb)
+kept_take(
+    hd_native_window *w, kept **slot, const char *path, const struct stat *sb)
 {
 	kept *k = NULL;
 	size_t i;
@@ -290,19 +293,23 @@ kept_take(hd_native_window *w, const char *path, const struct stat *sb)
 	      k->size == sb->st_size &&
 	      k->mtime.tv_sec == sb->st_mtim.tv_sec &&
 	      k->mtime.tv_nsec == sb->st_mtim.tv_nsec;
-	if (hit) {
-		*w = k->win;
-		memset(&k->win, 0, sizeof(k->win));
+	if (!hit) {
+		kept_free(k);
+		return 0;
 	}
-	kept_free(k);
-	return hit;
+	*w = k->win;
+	memset(&k->win, 0, sizeof(k->win));
+	*slot = k;
+	return 1;
 }
 
-/* w (taken) kept for path as sb says the file is. */
+/* w (taken) kept for path as sb says the file is, in slot (taken: the
+ * record kept_take emptied, of the same path) or a new record. */
 static void
-kept_put(hd_native_window *w, const char *path, const struct stat *sb)
+kept_put(hd_native_window *w, kept *slot, const char *path,
+    const struct stat *sb)
 {
-	kept *k = calloc(1, sizeof(*k)), *old = NULL;
+	kept *k = slot != NULL ? slot : calloc(1, sizeof(*k)), *old = NULL;
 	size_t i, lru;
 
 	if (k == NULL || w->bytes > NATIVE_KEPT_BYTES) {
@@ -310,7 +317,8 @@ kept_put(hd_native_window *w, const char *path, const struct stat *sb)
 		window_dispose(w);
 		return;
 	}
-	snprintf(k->path, sizeof(k->path), "%s", path);
+	if (slot == NULL)
+		snprintf(k->path, sizeof(k->path), "%s", path);
 	k->dev = sb->st_dev;
 	k->ino = sb->st_ino;
 	k->size = sb->st_size;
@@ -397,6 +405,7 @@ hd_native__transcript_open(hd_native_transcript *tr, const char *home,
 {
 	char dir[sizeof(tr->path) - 64];
 	struct stat sb;
+	kept *slot = NULL;
 	int torn = 0;
 
 	memset(tr, 0, sizeof(*tr));
@@ -421,9 +430,10 @@ hd_native__transcript_open(hd_native_transcript *tr, const char *home,
 		return hd_err_set(err, HD_ERR, "cannot read %s: %s", tr->path,
 		    strerror(errno));
 	tr->end = sb.st_size;
-	if (kept_take(&tr->win, tr->path, &sb))
+	if (kept_take(&tr->win, &slot, tr->path, &sb)) {
+		tr->slot = slot;
 		window_clip(&tr->win, sb.st_size);
-	else if (read_window(&tr->win, &torn, tr->fd, sb.st_size) < 0)
+	} else if (read_window(&tr->win, &torn, tr->fd, sb.st_size) < 0)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
 	if (torn) { /* (1): the torn line ends here, not in ours */
 		if (write(tr->fd, "\n", 1) == 1)
@@ -440,28 +450,35 @@ hd_native__transcript_history(
 {
 	hd_native_window *w = &tr->win;
 	json_t *out = json_array(), *f;
-	size_t i = 0;
+	size_t i, from = 0;
 
 	*wire = json_array();
 	if (w->wire_for != p) { /* pieces made for the other provider */
 		for (i = 0; i < w->n; i++)
 			json_array_set_new(w->wire, i, json_null());
 		w->wire_for = p;
-		i = 0;
 	}
-	while (i < w->n &&
+	while (from < w->n &&
 	       strcmp(json_string_value(json_object_get(
-			  json_array_get(w->msgs, i), "role")),
+			  json_array_get(w->msgs, from), "role")),
 		   "user") != 0)
-		i++;
-	for (; i < w->n; i++) {
-		f = json_array_get(w->wire, i);
-		if (!json_is_string(f) &&
+		from++;
+	for (i = from; i < w->n; i++) /* the pieces not made yet */
+		if (!json_is_string(json_array_get(w->wire, i)) &&
 		    (f = hd_native__wire(p, json_array_get(w->msgs, i))) != NULL)
 			json_array_set_new(w->wire, i, f);
-		json_array_append(out, json_array_get(w->msgs, i));
-		json_array_append_new(*wire,
-		    f != NULL ? json_incref(f) : json_null());
+	/* the window whole, then its lines before the first user message
+	 * dropped; the two kept parallel (none of either when short of
+	 * memory) */
+	if (w->n > 0 && (json_array_extend(out, w->msgs) < 0 ||
+			    json_array_extend(*wire, w->wire) < 0)) {
+		json_array_clear(out);
+		json_array_clear(*wire);
+		return out;
+	}
+	for (i = 0; i < from; i++) {
+		json_array_remove(out, 0);
+		json_array_remove(*wire, 0);
 	}
 	return out;
 }
@@ -469,19 +486,20 @@ hd_native__transcript_history(
 int
 hd_native__transcript_add(hd_native_transcript *tr, json_t *m)
 {
-	char *s = json_dumps(m, JSON_COMPACT);
+	char buf[4096], *heap, *s;
 	size_t len;
 	json_t *back;
 	ssize_t n;
 	int rc = 0;
 
-	if (s == NULL) {
+	/* room for the newline past the line: one write */
+	if ((s = hd_native__dump(
+		 m, buf, sizeof(buf) - 1, &len, &heap)) == NULL) {
 		tr->intact = 0;
 		errno = ENOMEM;
 		return -1;
 	}
-	len = strlen(s);
-	s[len] = '\n'; /* the NUL becomes the newline: one write */
+	s[len] = '\n';
 	n = tr->fd >= 0 ? write(tr->fd, s, len + 1) : -1;
 	if (n != (ssize_t)(len + 1)) {
 		if (n >= 0 || tr->fd < 0)
@@ -500,7 +518,7 @@ hd_native__transcript_add(hd_native_transcript *tr, json_t *m)
 			tr->intact = 0;
 		tr->end += (off_t)len + 1;
 	}
-	free(s);
+	free(heap);
 	return rc;
 }
 
@@ -537,10 +555,14 @@ hd_native__transcript_close(hd_native_transcript *tr)
 
 	if (tr->fd >= 0) {
 		if (tr->intact && fstat(tr->fd, &sb) == 0 &&
-		    sb.st_size == tr->end)
-			kept_put(&tr->win, tr->path, &sb);
+		    sb.st_size == tr->end) {
+			kept_put(&tr->win, tr->slot, tr->path, &sb);
+			tr->slot = NULL;
+		}
 		close(tr->fd);
 		tr->fd = -1;
 	}
+	free(tr->slot); /* emptied by kept_take: no window in it */
+	tr->slot = NULL;
 	window_dispose(&tr->win);
 }

@@ -342,22 +342,47 @@ hd_native__request(hd_native_provider p, const char *model,
 
 /* ---- request bodies from kept fragments (6) ---- */
 
+char *
+hd_native__dump(
+    const json_t *v, char *buf, size_t size, size_t *len, char **heap)
+{
+	size_t n = json_dumpb(v, buf, size, JSON_COMPACT);
+
+	*heap = NULL;
+	*len = n;
+	if (n == 0)
+		return NULL;
+	if (n <= size)
+		return buf;
+	/* too long for buf: once more, into a buffer of its size and one
+	 * byte of room past it */
+	if ((*heap = malloc(n + 1)) == NULL ||
+	    json_dumpb(v, *heap, n, JSON_COMPACT) != n) {
+		free(*heap);
+		*heap = NULL;
+		return NULL;
+	}
+	return *heap;
+}
+
 json_t *
 hd_native__wire(hd_native_provider p, const json_t *m)
 {
 	json_t *o = p == HD_NATIVE_ANTHROPIC ? anthropic_message(m)
 					     : openai_message(m);
 	json_t *out;
-	char *s;
+	char buf[2048], *heap;
+	const char *s;
+	size_t len;
 
 	if (o == NULL)
 		return json_string(""); /* an unknown role: nothing sent */
-	s = json_dumps(o, JSON_COMPACT);
+	s = hd_native__dump(o, buf, sizeof(buf), &len, &heap);
 	json_decref(o);
 	if (s == NULL)
 		return NULL;
-	out = json_string_nocheck(s);
-	free(s);
+	out = json_stringn_nocheck(s, len);
+	free(heap);
 	return out;
 }
 
@@ -404,9 +429,9 @@ body_msgs(body_out *b, hd_native_provider p, const json_t *messages,
 	const json_t *f;
 
 	for (i = from; i < n; i++) {
-		const json_t *m = json_array_get(messages, i);
 		int tool = p == HD_NATIVE_ANTHROPIC &&
-			   strcmp(jstr(m, "role"), "tool") == 0;
+			   strcmp(jstr(json_array_get(messages, i), "role"),
+			       "tool") == 0;
 
 		f = json_array_get(wire, i);
 		if (tool) { /* Anthropic: a run of results, one user message */
@@ -481,7 +506,9 @@ hd_native__body_make(hd_native_body *b, hd_native_provider p,
 	while (json_array_size(wire) < n)
 		if (json_array_append_new(wire, json_null()) < 0)
 			goto fail;
-	for (i = 0; i < n; i++) /* the pieces not made yet */
+	/* the pieces not made yet of the messages it writes: all when
+	 * made anew, else those it does not hold yet */
+	for (i = fresh ? 0 : b->n; i < n; i++)
 		if (!json_is_string(json_array_get(wire, i)) &&
 		    ((f = hd_native__wire(p, json_array_get(messages, i))) ==
 			    NULL ||

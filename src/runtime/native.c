@@ -608,8 +608,24 @@ tool_selected(const json_t *sel, const char *name)
 	return 0;
 }
 
+static int
+tool_offered(const native_turn *t, const char *name)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach (t->tools, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "name")),
+			name) == 0)
+			return 1;
+	return 0;
+}
+
 /* The tools offered: the host's, as runtime_config.tools picks them. An
- * unknown name in it ends the turn before any model call. */
+ * unknown name in it ends the turn before any model call. The host's
+ * list is read once (each tool's name looked up once), and the picked
+ * names are checked against what was offered: a name the host has is
+ * always among them. */
 static int
 tools_open(native_turn *t, hd_err *err)
 {
@@ -617,8 +633,8 @@ tools_open(native_turn *t, hd_err *err)
 	const json_t *sel = json_object_get(t->in->agent->runtime_config, "tools");
 	json_t *all, *v;
 	const char *team = t->in->team ? t->in->team : t->in->agent->team_id;
-	size_t i, k;
-	int rc, found;
+	size_t i;
+	int rc;
 
 	t->tools = json_array();
 	if (json_array_size(sel) == 0 && sel != NULL)
@@ -634,39 +650,17 @@ tools_open(native_turn *t, hd_err *err)
 		return rc;
 	if ((all = h->list(t->sess)) == NULL)
 		return hd_err_set(err, HD_ENOMEM, "out of memory");
-	json_array_foreach (sel, k, v) {
-		found = 0;
-		for (i = 0; i < json_array_size(all); i++)
-			if (strcmp(json_string_value(json_object_get(
-				       json_array_get(all, i), "name")),
-				json_string_value(v)) == 0)
-				found = 1;
-		if (!found) {
-			json_decref(all);
-			return hd_err_set(err, HD_EINVAL,
-			    "native: runtime_config.tools: unknown tool "
-			    "\"%.64s\"",
-			    json_string_value(v));
-		}
-	}
 	json_array_foreach (all, i, v)
 		if (tool_selected(sel,
 			json_string_value(json_object_get(v, "name"))))
 			json_array_append(t->tools, v);
 	json_decref(all);
-	return 0;
-}
-
-static int
-tool_offered(const native_turn *t, const char *name)
-{
-	const json_t *v;
-	size_t i;
-
-	json_array_foreach (t->tools, i, v)
-		if (strcmp(json_string_value(json_object_get(v, "name")),
-			name) == 0)
-			return 1;
+	json_array_foreach (sel, i, v)
+		if (!tool_offered(t, json_string_value(v)))
+			return hd_err_set(err, HD_EINVAL,
+			    "native: runtime_config.tools: unknown tool "
+			    "\"%.64s\"",
+			    json_string_value(v));
 	return 0;
 }
 

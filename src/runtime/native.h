@@ -87,6 +87,14 @@ json_t *hd_native__request(hd_native_provider p, const char *model,
 char *hd_native__envelope(hd_native_provider p, const char *model,
     const char *system, const json_t *tools);
 json_t *hd_native__wire(hd_native_provider p, const json_t *m);
+/* v as compact JSON text, json_dumps's bytes (*len of them, not
+ * NUL-terminated): in buf when they fit in its first size bytes, else in
+ * *heap, malloc'd with a byte of room past them (the caller frees it;
+ * NULL when buf served; a caller wanting that byte in buf too passes one
+ * less than its size). No reallocation and no copy, as json_dumps makes.
+ * NULL when v cannot be serialised or no memory. */
+char *hd_native__dump(
+    const json_t *v, char *buf, size_t size, size_t *len, char **heap);
 char *hd_native__body(hd_native_provider p, const char *envelope,
     const char *system, const json_t *messages, json_t *wire);
 
@@ -193,6 +201,7 @@ typedef struct hd_native_transcript {
 	int intact;  /* every line this turn wrote was written whole */
 	off_t end;   /* the file's size as this turn's writes left it */
 	hd_native_window win;
+	void *slot;  /* the record win was kept in, to keep it in again */
 } hd_native_transcript;
 
 /* 1 when s is a native session id ("native-" and lowercase hex). */

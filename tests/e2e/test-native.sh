@@ -12,7 +12,8 @@
 #     mail rides on a tool's result, once;
 #   - max_turns stops a model that never stops calling tools;
 #   - 429 then success (Retry-After honoured); 401 a clear error; a stream
-#     cut mid-way a clear error; a bad runtime_config refused by key;
+#     cut mid-way a clear error; a bad runtime_config refused by key; an
+#     unknown tool in runtime_config.tools named before any model call;
 #   - huddle doctor says what a native agent needs, never a key's value;
 #   - cost events carry the fake's usage at runtime_config.prices.
 . "$(dirname "$0")/lib.sh"
@@ -210,6 +211,17 @@ for a in lead coder; do
 	expect_rc 1 "$a: a cut stream fails the turn"
 	expect_contains "$ERR" "the stream ended before the reply did (cut mid-way)" "$a: says the stream was cut"
 done
+# a tool runtime_config.tools names that huddle has not: the turn ends
+# before any model call, naming it (the tools it does have still picked)
+calls=$(fake_model_requests /v1/chat/completions)
+run agent add dev picky --runtime native --config "$(openai_cfg '"tools":["task_list","no_such_tool"]')"
+expect_rc 0 "add an agent whose tools list names an unknown tool"
+run agent run picky "hello"
+expect_rc 1 "an unknown tool fails the turn"
+expect_contains "$ERR" 'huddle: native: runtime_config.tools: unknown tool "no_such_tool"' "names the unknown tool"
+expect_eq "$(fake_model_requests /v1/chat/completions)" "$calls" "no model call was made"
+run agent rm picky
+expect_rc 0 "remove it"
 FAKE_NATIVE_KEY= run agent run lead "hello"
 expect_rc 1 "no key"
 expect_contains "$ERR" "huddle: native: openai: the API key variable FAKE_NATIVE_KEY (runtime_config.api_key_env) is not set" \

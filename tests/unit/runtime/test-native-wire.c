@@ -506,6 +506,38 @@ test_native_wire__error_bodies(void **state)
 	assert_null(hd_native__error_message("", 0));
 }
 
+/* hd_native__dump gives json_dumps's bytes whether they fit the
+ * caller's buffer (no allocation), fit it but for the byte of room a
+ * caller keeps, or do not (a buffer of their own, with that byte). */
+static void
+test_native_wire__dump_in_and_past_the_buffer(void **state)
+{
+	json_t *v = json_pack("{s:s, s:[i, b], s:s}", "role", "tool", "n", 1,
+	    0, "text", "caf\xc3\xa9 \"quoted\"\n\x01");
+	char *want = json_dumps(v, JSON_COMPACT), buf[256], *heap, *s;
+	size_t n = strlen(want), len, size;
+
+	(void)state;
+	for (size = 0; size <= n + 1; size++) {
+		memset(buf, 'x', sizeof(buf));
+		s = hd_native__dump(v, buf, size, &len, &heap);
+		assert_non_null(s);
+		assert_int_equal(len, n);
+		assert_memory_equal(s, want, n);
+		if (size >= n) {
+			assert_ptr_equal(s, buf);
+			assert_null(heap);
+			assert_int_equal(buf[n], 'x'); /* nothing past it */
+		} else {
+			assert_ptr_equal(s, heap);
+			s[n] = '\n'; /* the byte of room past the text */
+		}
+		free(heap);
+	}
+	free(want);
+	json_decref(v);
+}
+
 int
 main(void)
 {
@@ -519,6 +551,7 @@ main(void)
 	    cmocka_unit_test(test_native_wire__requests),
 	    cmocka_unit_test(test_native_wire__bodies_from_kept_pieces),
 	    cmocka_unit_test(test_native_wire__error_bodies),
+	    cmocka_unit_test(test_native_wire__dump_in_and_past_the_buffer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
