@@ -106,13 +106,16 @@ wait_for() {
 # it is running (bounded: 20 s: an ASan build on a loaded machine can
 # take seconds to start); sets serve_pid, url (http://127.0.0.1:N)
 # and port. The caller stops it. Environment for the server goes before
-# the call: HUDDLE_LOG=info serve_bg.
+# the call: HUDDLE_LOG=info serve_bg. The last call's serve.out goes
+# first: the new server's redirection empties it only once it forked, and
+# until then it would still say the last server's "running at".
 serve_bg() {
+	rm -f "$T_TMP/serve.out"
 	"$HUDDLE" serve --port 0 "$@" >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
 	serve_pid=$!
 	T_SERVERS="$T_SERVERS $serve_pid"
 	for _ in $(seq 1 1000); do
-		grep -q "huddle is running at" "$T_TMP/serve.out" && break
+		grep -q "huddle is running at" "$T_TMP/serve.out" 2>/dev/null && break
 		kill -0 "$serve_pid" 2>/dev/null || break # it died: say why now
 		sleep 0.02
 	done

@@ -87,12 +87,15 @@ node_start() {
 	local name=$1
 	mkdir -p "$T_TMP/$name"
 	node_store[$name]=$2
+	# a node started again (6): its last life's "running at" must not be
+	# read before the new one's redirection empties the file
+	rm -f "$T_TMP/$name.out"
 	HUDDLE_HOME=$T_TMP/$name "$HUDDLE" --store "$2" serve --port 0 \
 		>"$T_TMP/$name.out" 2>>"$T_TMP/$name.err" &
 	node_pid[$name]=$!
 	T_SERVERS="$T_SERVERS $!"
 	for _ in $(seq 1 1000); do
-		grep -q "huddle is running at" "$T_TMP/$name.out" && break
+		grep -q "huddle is running at" "$T_TMP/$name.out" 2>/dev/null && break
 		kill -0 "${node_pid[$name]}" 2>/dev/null || break
 		sleep 0.02
 	done
