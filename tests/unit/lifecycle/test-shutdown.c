@@ -63,7 +63,7 @@ static void
 expire_soon(hd_fixture *fx, const char *team, int64_t ms)
 {
 	char key[80], *text = NULL;
-	json_t *o;
+	json_t *o, *at;
 	hd_err err = HD_ERR_INIT;
 
 	snprintf(key, sizeof(key), "shutdown:%s", team);
@@ -73,13 +73,13 @@ expire_soon(hd_fixture *fx, const char *team, int64_t ms)
 	free(text);
 	assert_string_equal(
 	    json_string_value(json_object_get(o, "outcome")), "pending");
-	assert_true(json_is_integer(json_object_get(o, "requested_at")));
+	at = json_object_get(o, "requested_at");
+	assert_true(json_is_integer(at));
 	assert_int_equal(json_object_set_new(o, "deadline",
-			     json_integer(json_integer_value(json_object_get(
-					      o, "requested_at")) +
-				 ms)),
+			     json_integer(json_integer_value(at) + ms)),
 	    0);
-	assert_non_null(text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER));
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	assert_non_null(text);
 	json_decref(o);
 	assert_hd_ok(hd_store_kv_put(fx->st, key, text, &err), &err);
 	free(text);
