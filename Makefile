@@ -8,11 +8,8 @@
 #               test, twice: a normal build and an ASan+UBSan build; the
 #               PostgreSQL set among them (unit-pg/*, on a throwaway
 #               cluster under each build directory, tests/pg/cluster.sh;
-#               e2e-pg/* too, in the normal build only, but for the
-#               ones labelled pg-long, which drive agent CLIs, the
-#               Gateway or a browser more than the store)
-#   make test-pg  that PostgreSQL set alone, in both builds, pg-long
-#               included: the whole e2e suite on PostgreSQL
+#               e2e-pg/* too, in the normal build only)
+#   make test-pg  that PostgreSQL set alone, in both builds
 #   make install  what make run builds, installed under $(PREFIX)
 #               (default PREFIX=~/.local; PREFIX=/usr/local as root;
 #               DESTDIR=dir stages it there): bin/huddle, its man page
@@ -131,9 +128,9 @@ test: deps-test
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory build-asan
 	@echo "== tests: normal build =="
-	@$(call hd_ctest,$(BUILD),-LE '^pg-long$$')
+	@$(call hd_ctest,$(BUILD))
 	@echo "== tests: ASan+UBSan build =="
-	@$(call hd_ctest,$(ASAN_BUILD),-LE '^pg-long$$')
+	@$(call hd_ctest,$(ASAN_BUILD))
 
 # The PostgreSQL set alone (ctest label pg: pg/start, the unit-pg tests,
 # e2e/pg-cluster, the e2e-pg tests (normal build only), pg/stop), in both

@@ -3,8 +3,12 @@
  * shutdown, approvals, a refusal, idle as approval, the timeout, requests
  * sent one to one, answers that find whoever asked, and the refusals with
  * their exact texts. Waits are bounded generously; nothing
- * asserts how long anything took.
+ * asserts how long anything took, and no answer races a deadline: a test
+ * that needs an answer in before the timeout asks with a long one, and
+ * then brings the stored deadline forward (expire_soon), as the clock
+ * would.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +50,39 @@ expect_team_status(hd_fixture *fx, const char *team, const char *status)
 	assert_hd_ok(hd_team_get(&t, fx->st, team, &err), &err);
 	assert_string_equal(t->status, status);
 	hd_team_free(t);
+}
+
+/* The pending request of team, stored as shutdown.c keeps it (its kv
+ * key "shutdown:<team>", hd_shutdown_to_json's members), has its deadline
+ * moved to `ms` after it was made: where the clock stands then decides,
+ * on the next read, answer or wait, as if that much time had been asked
+ * for. An answer that has to arrive before the timeout then never races
+ * it (on a loaded machine, or on PostgreSQL under ASan, the request and
+ * an answer took over 30 ms apart). */
+static void
+expire_soon(hd_fixture *fx, const char *team, int64_t ms)
+{
+	char key[80], *text = NULL;
+	json_t *o, *at;
+	hd_err err = HD_ERR_INIT;
+
+	snprintf(key, sizeof(key), "shutdown:%s", team);
+	assert_hd_ok(hd_store_kv_get(&text, fx->st, key, &err), &err);
+	assert_non_null(text);
+	assert_non_null(o = json_loads(text, 0, NULL));
+	free(text);
+	assert_string_equal(
+	    json_string_value(json_object_get(o, "outcome")), "pending");
+	at = json_object_get(o, "requested_at");
+	assert_true(json_is_integer(at));
+	assert_int_equal(json_object_set_new(o, "deadline",
+			     json_integer(json_integer_value(at) + ms)),
+	    0);
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	assert_non_null(text);
+	json_decref(o);
+	assert_hd_ok(hd_store_kv_put(fx->st, key, text, &err), &err);
+	free(text);
 }
 
 static size_t
@@ -349,12 +386,18 @@ test_shutdown__timeout_aborts(void **state)
 
 	hold_started(fx, "dev", "coder");
 	hd_set_agent_status(fx, "tester", "working");
-	assert_hd_ok(hd_team_shutdown(&s, fx->st, "dev", NULL, 50, &err), &err);
+	/* tester's approval is in long before 60 s; the deadline then comes
+	 * to 50 ms, past or about to be */
+	assert_hd_ok(
+	    hd_team_shutdown(&s, fx->st, "dev", NULL, 60000, &err), &err);
 	assert_string_equal(s->outcome, "pending");
-	assert_int_equal(s->deadline - s->requested_at, 50);
-	assert_hd_ok(hd_shutdown_respond(NULL, fx->st, "dev", "tester",
+	assert_int_equal(s->deadline - s->requested_at, 60000);
+	assert_hd_ok(hd_shutdown_respond(&fin, fx->st, "dev", "tester",
 			 s->request_id, 1, NULL, &err),
 	    &err);
+	assert_string_equal(fin->outcome, "pending");
+	hd_shutdown_free(fin);
+	expire_soon(fx, "dev", 50);
 	/* bounded generously: the 50 ms deadline ends it first */
 	assert_hd_ok(hd_team_shutdown_wait(
 			 &fin, fx->st, "dev", s->request_id, 30000, &err),
