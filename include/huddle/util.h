@@ -46,6 +46,21 @@ int hd_slug_check(const char *what, const char *s, hd_err *err);
  * code points past U+10FFFF). */
 int hd_utf8_ok(const char *s, size_t len);
 
+/* The length of the longest valid UTF-8 prefix of the len bytes at s: len
+ * when they are all valid, else where the first bad or cut-off character
+ * starts. */
+size_t hd_utf8_prefix(const char *s, size_t len);
+
+/* The bytes of s to print under a limit of max bytes without cutting a
+ * character in two: at most max, ending on a character boundary (for
+ * "%.*s"; s valid UTF-8, NUL-terminated or at least max long). */
+size_t hd_utf8_cut(const char *s, size_t max);
+
+/* Make the NUL-terminated s valid UTF-8 in place: every byte that does
+ * not start a valid character (a stray byte, a character cut off by a
+ * length limit) becomes '?'. */
+void hd_utf8_scrub(char *s);
+
 /* The number of code points in the NUL-terminated UTF-8 string s, or -1
  * when s is not valid UTF-8. */
 long hd_utf8_chars(const char *s);

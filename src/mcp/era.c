@@ -53,6 +53,7 @@
 #include <openssl/evp.h>
 
 #include <huddle/buf.h>
+#include <huddle/util.h>
 #include <huddle/version.h>
 
 #include "mcp_int.h"
@@ -371,6 +372,7 @@ hd_mcp__modern(int *status, hd_mcp_session *s, const json_t *id,
 			    NULL);
 		return hd_mcp__reply_text(id, complete_text(text));
 	}
-	snprintf(buf, sizeof(buf), "Method not found: %.100s", method);
+	snprintf(buf, sizeof(buf), "Method not found: %.*s",
+	    (int)hd_utf8_cut(method, 100), method);
 	return era_error(status, 404, id, -32601, buf, NULL);
 }

@@ -229,6 +229,15 @@ hd_mcp__reply_error(
 	json_object_set_new(
 	    r, "id", id != NULL ? json_incref((json_t *)id) : json_null());
 	e = json_pack("{s:i, s:s}", "code", code, "message", message);
+	if (e == NULL) { /* not UTF-8: never a reply without its error */
+		char *m = strdup(message);
+
+		if (m != NULL)
+			hd_utf8_scrub(m);
+		e = json_pack("{s:i, s:s}", "code", code, "message",
+		    m != NULL ? m : "out of memory");
+		free(m);
+	}
 	if (data != NULL)
 		json_object_set_new(e, "data", data);
 	json_object_set_new(r, "error", e);
@@ -747,7 +756,8 @@ hd_mcp_handle_http(char **reply, int *status, hd_mcp_session *s,
 	} else {
 		char m[160];
 
-		snprintf(m, sizeof(m), "Method not found: %.100s", method);
+		snprintf(m, sizeof(m), "Method not found: %.*s",
+		    (int)hd_utf8_cut(method, 100), method);
 		*reply = hd_mcp__reply_error(id, -32601, m, NULL);
 		goto done;
 	}

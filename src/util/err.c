@@ -1,12 +1,16 @@
 /*
- * err.c -- filling hd_err. Messages are made one line here, once, so no
- * surface has to sanitise them again.
+ * err.c -- filling hd_err. Messages are made one line of valid UTF-8
+ * here, once, so no surface has to sanitise them again: a control
+ * character becomes a space, and a byte that starts no valid character
+ * ('%.64s' of a name cut a character in two, or the bytes were never
+ * UTF-8) becomes '?', so JSON can always carry the message.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <huddle/err.h>
+#include <huddle/util.h>
 
 int
 hd_err_set(hd_err *err, hd_code code, const char *fmt, ...)
@@ -23,6 +27,7 @@ hd_err_set(hd_err *err, hd_code code, const char *fmt, ...)
 	for (p = err->msg; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = ' ';
+	hd_utf8_scrub(err->msg);
 	return code;
 }
 

@@ -6,9 +6,10 @@
  * so a line per HTTP request costs its formatting and one write.
  *  (1) The format (text or JSON) is set once like the level, or read from
  *      HUDDLE_LOG_FORMAT on first use. A JSON line is one object built
- *      with Jansson: its strings are escaped there, and text that is not
- *      UTF-8 has its bytes above 0x7f replaced by '?' first (Jansson
- *      refuses it, and the line must not be lost).
+ *      with Jansson: its strings are escaped there, and in text that is
+ *      not UTF-8 each byte that starts no valid character becomes '?'
+ *      first (hd_utf8_scrub: Jansson refuses such text, and the line must
+ *      not be lost).
  *  (2) Text lines have control characters replaced by spaces, so logged
  *      data never forges a line; neither format ever writes a colour.
  * Callers: every layer through the hd_log_* macros; `huddle serve`
@@ -121,10 +122,7 @@ log_json(hd_log_level level, const char *component, json_t *fields,
 	json_t *j;
 	char *text, *p;
 
-	if (!hd_utf8_ok(msg, strlen(msg)))
-		for (p = msg; *p != '\0'; p++)
-			if ((unsigned char)*p >= 0x80)
-				*p = '?';
+	hd_utf8_scrub(msg);
 	j = json_pack("{s:s, s:I, s:s, s:s, s:s}", "ts", ts, "pid",
 	    (json_int_t)getpid(), "component", component, "level",
 	    names[level], "msg", msg);

@@ -115,8 +115,8 @@ hd_slug_check(const char *what, const char *s, hd_err *err)
 	    what, s != NULL ? s : "");
 }
 
-int
-hd_utf8_ok(const char *s, size_t len)
+size_t
+hd_utf8_prefix(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
@@ -140,21 +140,44 @@ hd_utf8_ok(const char *s, size_t len)
 			n = 3;
 			cp = c & 0x07;
 		} else
-			return 0;
+			return i;
 		if (len - i <= n)
-			return 0;
+			return i;
 		for (k = 1; k <= n; k++) {
 			if ((p[i + k] & 0xc0) != 0x80)
-				return 0;
+				return i;
 			cp = (cp << 6) | (p[i + k] & 0x3f);
 		}
 		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
 		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
 		    (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
+			return i;
 		i += n + 1;
 	}
-	return 1;
+	return len;
+}
+
+int
+hd_utf8_ok(const char *s, size_t len)
+{
+	return hd_utf8_prefix(s, len) == len;
+}
+
+size_t
+hd_utf8_cut(const char *s, size_t max)
+{
+	size_t len = strnlen(s, max);
+
+	return hd_utf8_prefix(s, len);
+}
+
+void
+hd_utf8_scrub(char *s)
+{
+	size_t len = strlen(s), i = 0;
+
+	while ((i += hd_utf8_prefix(s + i, len - i)) < len)
+		s[i++] = '?';
 }
 
 long

@@ -118,6 +118,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* The first byte of each seed picks the session (see above). */
 const char *const hd_fuzz_seeds[] = {
+    /* found by libFuzzer: a method name whose 100th byte falls inside a
+     * character made "Method not found" invalid UTF-8, and the reply
+     * went out with no error member */
+    "\x02{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ab"
+    "\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615"
+    "\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615"
+    "\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615"
+    "\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615"
+    "\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\\ue615\"}",
     "\x02{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
     "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
     "\"clientInfo\":{\"name\":\"fuzz\",\"version\":\"1\"}}}",
