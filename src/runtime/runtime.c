@@ -352,13 +352,16 @@ hd_runtime_emit_cost(hd_runtime_emit *em, const hd_runtime_cost *c)
 	deliver(em, &ev);
 }
 
-/* Record and deliver an error message (made one line here). */
+/* Record and deliver an error message (made one line of valid UTF-8
+ * here: it quotes what a runtime printed, whatever its bytes). */
 static void
 emit_error_msg(hd_runtime_emit *em, char *msg)
 {
 	hd_runtime_event ev;
-	size_t i, len = strlen(msg);
+	size_t i, len;
 
+	hd_utf8_scrub(msg);
+	len = strlen(msg);
 	for (i = 0; i < len; i++)
 		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
 			msg[i] = ' ';
@@ -389,8 +392,9 @@ hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
 		msg = strdup("out of memory");
 	if (msg == NULL)
 		return;
+	hd_utf8_scrub(msg); /* then a cut, not inside a character */
 	if (strlen(msg) > ERROR_MSG_MAX)
-		msg[ERROR_MSG_MAX] = '\0';
+		msg[hd_utf8_cut(msg, ERROR_MSG_MAX)] = '\0';
 	emit_error_msg(em, msg);
 }
 

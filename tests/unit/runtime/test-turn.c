@@ -330,6 +330,7 @@ enum fake_mode {
 	FAKE_BIG,
 	FAKE_SPLIT_AT_CAP,
 	FAKE_TOOLS,
+	FAKE_BAD_BYTES_ERROR,
 };
 
 static enum fake_mode fake_mode;
@@ -386,6 +387,16 @@ fake_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		hd_runtime_emit_text(em, chunk, HD_RUNTIME_OUTPUT_MAX + 1);
 		free(chunk);
 		hd_runtime_emit_done(em, HD_DONE_SUCCESS, NULL, NULL);
+		return 0;
+	case FAKE_BAD_BYTES_ERROR:
+		/* a stray byte, then a character across the 16 KiB cap:
+		 * "x\xffy " is 4 bytes, so "é" takes bytes 16383 and 16384 */
+		chunk = malloc(16 * 1024);
+		memset(chunk, 'e', 16 * 1024 - 5);
+		memcpy(chunk + 16 * 1024 - 5, "\xc3\xa9", 3);
+		hd_runtime_emit_error(em, "x\xffy %s", chunk);
+		free(chunk);
+		hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
 		return 0;
 	case FAKE_TOOLS:
 		memset(&ev, 0, sizeof(ev));
@@ -517,6 +528,29 @@ test_turn__a_failing_adapter_ends_in_error_done(void **state)
 }
 
 static void
+test_turn__an_error_is_valid_utf8_whatever_it_quotes(void **state)
+{
+	hd_runtime_result res;
+	hd_err err = HD_ERR_INIT;
+	json_t *j;
+	rec r;
+
+	(void)state;
+	run_fake(FAKE_BAD_BYTES_ERROR, &res, &r, &err, NULL);
+	assert_string_equal(rec_kinds(&r), "error,cost,done");
+	assert_non_null(res.error);
+	/* the stray byte is '?', and the cap falls before "é", not in it */
+	assert_int_equal(strncmp(res.error, "x?y eee", 7), 0);
+	assert_int_equal(strlen(res.error), 16 * 1024 - 1);
+	assert_true(hd_utf8_ok(res.error, strlen(res.error)));
+	assert_true(hd_utf8_ok(r.texts[0], strlen(r.texts[0])));
+	assert_non_null(j = json_string(res.error)); /* JSON carries it */
+	json_decref(j);
+	hd_runtime_result_dispose(&res);
+	rec_dispose(&r);
+}
+
+static void
 test_turn__a_reported_cost_is_not_estimated(void **state)
 {
 	hd_runtime_result res;
@@ -637,6 +671,8 @@ main(void)
 	    cmocka_unit_test(test_turn__a_forgotten_done_is_supplied),
 	    cmocka_unit_test(test_turn__only_the_first_done_counts),
 	    cmocka_unit_test(test_turn__a_failing_adapter_ends_in_error_done),
+	    cmocka_unit_test(
+		test_turn__an_error_is_valid_utf8_whatever_it_quotes),
 	    cmocka_unit_test(test_turn__a_reported_cost_is_not_estimated),
 	    cmocka_unit_test(test_turn__the_reply_is_capped_at_one_mib),
 	    cmocka_unit_test(test_turn__tool_and_status_events_pass_through),
