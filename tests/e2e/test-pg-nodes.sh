@@ -34,6 +34,7 @@
 # the other PostgreSQL tests at the same time. Without HUDDLE_TEST_PG the
 # test is skipped (exit 77). Label pg.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-nodes.sh"
 E2E=$(cd "$(dirname "$0")" && pwd)
 cluster=$HUDDLE_SRC/tests/pg/cluster.sh
 
@@ -52,7 +53,6 @@ unset HUDDLE_TOKEN HUDDLE_STORE
 # ---- databases, nodes, and cleaning up ---------------------------------
 db=hd_nodes_$$_$RANDOM
 own_pg=$T_TMP/pg # item 7's cluster
-declare -A node_pid node_url node_store
 pg_cleanup() {
 	local n
 	if [ "$T_FAILS" -gt 0 ]; then
@@ -75,61 +75,9 @@ trap 'exit 1' INT TERM
 # the server's user (postgres, as root) must reach item 7's cluster
 chmod 711 "$T_TMP"
 
-# db_url URL NAME: URL with its database NAME
-db_url() {
-	python3 -c 'import re, sys
-print(re.sub(r"^(postgres(ql)?://[^/?]*)(/[^?]*)?", lambda m: m[1] + "/" + sys.argv[2], sys.argv[1]))' "$1" "$2"
-}
-
-# node_start NAME STORE: `huddle serve --port 0` on HUDDLE_HOME
-# $T_TMP/NAME and store STORE, once it says it runs; sets node_url[NAME].
-node_start() {
-	local name=$1
-	mkdir -p "$T_TMP/$name"
-	node_store[$name]=$2
-	# a node started again (6): its last life's "running at" must not be
-	# read before the new one's redirection empties the file
-	rm -f "$T_TMP/$name.out"
-	HUDDLE_HOME=$T_TMP/$name "$HUDDLE" --store "$2" serve --port 0 \
-		>"$T_TMP/$name.out" 2>>"$T_TMP/$name.err" &
-	node_pid[$name]=$!
-	T_SERVERS="$T_SERVERS $!"
-	for _ in $(seq 1 1000); do
-		grep -q "huddle is running at" "$T_TMP/$name.out" 2>/dev/null && break
-		kill -0 "${node_pid[$name]}" 2>/dev/null || break
-		sleep 0.02
-	done
-	node_url[$name]=$(sed -n 's/^huddle is running at //p' "$T_TMP/$name.out")
-	if [ -z "${node_url[$name]}" ]; then
-		fail "node $name did not start: $(cat "$T_TMP/$name.err")"
-		finish
-		exit 1
-	fi
-	# attach reads the node's port from its serve.json
-	wait_for 20 grep -q "\"pid\":${node_pid[$name]}" "$T_TMP/$name/serve.json" ||
-		fail "node $name wrote no serve.json"
-}
-# hud NAME ARGS...: the CLI on node NAME's home and store
-hud() {
-	local name=$1
-	shift
-	HUDDLE_HOME=$T_TMP/$name "$HUDDLE" --store "${node_store[$name]}" "$@"
-}
 # attach_url NAME TEAM AGENT: the MCP URL `huddle attach` makes on NAME's home
 attach_url() {
 	hud "$1" attach "$2" "$3" --format json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["url"])'
-}
-# rest NAME METHOD PATH [BODY] [curl args...]: sets CODE and BODY
-rest() {
-	local name=$1 m=$2 p=$3 data=${4-}
-	shift 4 2>/dev/null || shift $#
-	if [ -n "$data" ]; then
-		CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -X "$m" "${node_url[$name]}$p" \
-			-H 'Content-Type: application/json' --data-binary "$data" "$@")
-	else
-		CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -X "$m" "${node_url[$name]}$p" "$@")
-	fi
-	BODY=$(cat "$T_TMP/body")
 }
 # rest_is CODE DESCRIPTION NAME METHOD PATH [BODY] [curl args...]
 rest_is() {

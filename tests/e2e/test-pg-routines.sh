@@ -37,6 +37,7 @@
 # without HUDDLE_TEST_PG it is skipped (exit 77). Label pg; the plain
 # build only, as the e2e-pg set.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-nodes.sh"
 
 if [ -z "${HUDDLE_TEST_PG:-}" ]; then
 	echo "$T_NAME: skipped: needs HUDDLE_TEST_PG, a PostgreSQL URL (ctest runs it through tests/pg/run-with-pg.sh with the fixture pg)"
@@ -52,7 +53,6 @@ export HUDDLE_CLOCK_FILE=$T_TMP/clock
 
 # ---- the database, the nodes, and cleaning up ----------------------------
 db=hd_routines_$$_$RANDOM
-declare -A node_pid node_url
 pg_cleanup() {
 	local n
 	if [ "$T_FAILS" -gt 0 ]; then
@@ -76,42 +76,17 @@ if ! out=$(psql "$HUDDLE_TEST_PG" -XAtqc "CREATE DATABASE $db" 2>&1); then
 	finish
 	exit 1
 fi
-store=$(python3 -c 'import re, sys
-print(re.sub(r"^(postgres(ql)?://[^/?]*)(/[^?]*)?", lambda m: m[1] + "/" + sys.argv[2], sys.argv[1]))' \
-	"$HUDDLE_TEST_PG" "$db")
+store=$(db_url "$HUDDLE_TEST_PG" "$db")
+# every node is on it, the CLI on a node's home too before it serves
+node_store=([a]=$store [b]=$store [c]=$store)
 sql() { psql "$store" -XAtqc "$1"; }
 
-# node_start NAME [WRAPPER...]: `huddle serve --port 0` on HUDDLE_HOME
-# $T_TMP/NAME and the store, logging at info (its fires, its takeovers)
-# to $T_TMP/NAME.err (appended: a node started again keeps its lines),
-# run through WRAPPER (env ..., unshare ...) when given; once it says it
-# runs, sets node_url[NAME].
-node_start() {
+# node_up NAME [WRAPPER...]: lib-nodes.sh's node_start on the store,
+# logging at info (its fires, its takeovers) to $T_TMP/NAME.err
+node_up() {
 	local name=$1
 	shift
-	mkdir -p "$T_TMP/$name"
-	# a node started again: its last life's "running at" must not be
-	# read before the new one's redirection empties the file
-	rm -f "$T_TMP/$name.out"
-	HUDDLE_HOME=$T_TMP/$name HUDDLE_LOG=info "$@" "$HUDDLE" --store "$store" \
-		serve --port 0 >"$T_TMP/$name.out" 2>>"$T_TMP/$name.err" &
-	node_pid[$name]=$!
-	for _ in $(seq 1 1000); do
-		grep -q "huddle is running at" "$T_TMP/$name.out" 2>/dev/null && break
-		kill -0 "${node_pid[$name]}" 2>/dev/null || break
-		sleep 0.02
-	done
-	node_url[$name]=$(sed -n 's/^huddle is running at //p' "$T_TMP/$name.out")
-	if [ -z "${node_url[$name]}" ]; then
-		local how="it still runs"
-		if ! kill -0 "${node_pid[$name]}" 2>/dev/null; then
-			wait "${node_pid[$name]}"
-			how="it exited $?"
-		fi
-		fail "node $name did not start ($how): $(cat "$T_TMP/$name.out"; tail -n 5 "$T_TMP/$name.err")"
-		finish
-		exit 1
-	fi
+	node_start "$name" "$store" env HUDDLE_LOG=info "$@"
 }
 # node_stop NAME: SIGTERM, and it exits 0 (a fire in flight ends first)
 node_stop() {
@@ -125,23 +100,6 @@ node_kill() {
 	kill -9 "${node_pid[$1]}"
 	wait "${node_pid[$1]}" 2>/dev/null
 	unset "node_pid[$1]"
-}
-# hud NAME ARGS...: the CLI on node NAME's home and the store
-hud() {
-	local name=$1
-	shift
-	HUDDLE_HOME=$T_TMP/$name "$HUDDLE" --store "$store" "$@"
-}
-# rest NAME METHOD PATH [BODY]: sets CODE and BODY
-rest() {
-	local name=$1 m=$2 p=$3 data=${4-}
-	if [ -n "$data" ]; then
-		CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -X "$m" "${node_url[$name]}$p" \
-			-H 'Content-Type: application/json' --data-binary "$data")
-	else
-		CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -X "$m" "${node_url[$name]}$p")
-	fi
-	BODY=$(cat "$T_TMP/body")
 }
 # fired_in NAME: the routine fires node NAME's log reports
 fired_in() {
@@ -167,8 +125,8 @@ for t in $teams; do
 	done
 done
 K=12
-node_start a
-node_start b
+node_up a
+node_up b
 
 # fires_of: each routine's fire count, "team/name=N" space-separated
 # (read through the CLI, whichever node fired and whichever runs);
@@ -207,12 +165,12 @@ node_stop b
 a_then=$(fired_in a)
 step 5
 expect_eq "$(($(fired_in a) - a_then))" "$K" "node A alone fired the $K routines of step 5"
-node_start b
+node_up b
 node_stop a
 b_then=$(fired_in b)
 step 6
 expect_eq "$(($(fired_in b) - b_then))" "$K" "node B alone fired the $K routines of step 6"
-node_start a
+node_up a
 for s in 7 8; do step "$s"; done
 S=8
 echo "$T_NAME: of the 6 steps with both nodes up, $split had fires made by both"
@@ -292,8 +250,8 @@ expect_eq "$((fa + fb))" "$((S * K))" "the nodes' logs report $((S * K)) fires i
 echo "$T_NAME: scheduled fires made by node A: $fa, by node B: $fb ($((2 * K)) of them alone)"
 
 # ---- 3. six exchanges at once in one room, through both nodes -----------
-node_start a
-node_start b
+node_up a
+node_up b
 hud a team create ex >/dev/null || fail "team create ex"
 # sa's turn runs until stopped (cancelled, or its node killed); sb's is quick
 hud a agent add ex sa --leader --config '{"delay_ms": 600000, "default": "holding the room"}' >/dev/null ||
@@ -375,12 +333,12 @@ lease=5000
 other_host=huddle-other-$$
 if unshare -u sh -c 'printf %s x >/proc/sys/kernel/hostname' 2>/dev/null; then
 	# exec'd in turn by unshare and sh: node_pid[c] is the node itself
-	node_start c env HUDDLE_EXCHANGE_LEASE_MS=$lease unshare -u sh -c \
+	node_up c env HUDDLE_EXCHANGE_LEASE_MS=$lease unshare -u sh -c \
 		'printf %s "$0" >/proc/sys/kernel/hostname && exec "$@"' "$other_host"
 	relabel=
 else
 	echo "$T_NAME: unshare -u is not permitted here: node C runs on this host, and its lock row is given another host name once it is dead"
-	node_start c env HUDDLE_EXCHANGE_LEASE_MS=$lease
+	node_up c env HUDDLE_EXCHANGE_LEASE_MS=$lease
 	relabel=1
 fi
 seen=$(selected)
