@@ -6,6 +6,37 @@
 
 declare -A node_pid node_url node_store
 
+# nodes_need_pg: skip the test (exit 77) without HUDDLE_TEST_PG, the
+# fixture's cluster (ctest runs these tests through
+# tests/pg/run-with-pg.sh); fail it without psql.
+nodes_need_pg() {
+	if [ -z "${HUDDLE_TEST_PG:-}" ]; then
+		echo "$T_NAME: skipped: needs HUDDLE_TEST_PG, a PostgreSQL URL (ctest runs it through tests/pg/run-with-pg.sh with the fixture pg)"
+		exit 77
+	fi
+	command -v psql >/dev/null 2>&1 || {
+		fail "psql is missing (scripts/deps.sh test installs postgresql)"
+		finish
+		exit 1
+	}
+}
+
+# nodes_stop_all: when the test failed, each node's last 20 stderr lines
+# (on stderr); then every node still running is killed (-9).
+nodes_stop_all() {
+	local n
+	if [ "$T_FAILS" -gt 0 ]; then
+		for n in "${!node_url[@]}"; do
+			[ -s "$T_TMP/$n.err" ] || continue
+			echo "--- node $n's stderr, its last 20 lines:"
+			tail -n 20 "$T_TMP/$n.err"
+		done >&2
+	fi
+	for n in "${!node_pid[@]}"; do
+		kill -9 "${node_pid[$n]}" 2>/dev/null && wait "${node_pid[$n]}" 2>/dev/null
+	done
+}
+
 # db_url URL NAME: URL with its database NAME
 db_url() {
 	python3 -c 'import re, sys

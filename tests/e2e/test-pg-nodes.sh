@@ -38,15 +38,7 @@
 E2E=$(cd "$(dirname "$0")" && pwd)
 cluster=$HUDDLE_SRC/tests/pg/cluster.sh
 
-if [ -z "${HUDDLE_TEST_PG:-}" ]; then
-	echo "$T_NAME: skipped: needs HUDDLE_TEST_PG, a PostgreSQL URL (ctest runs it through tests/pg/run-with-pg.sh with the fixture pg)"
-	exit 77
-fi
-command -v psql >/dev/null 2>&1 || {
-	fail "psql is missing (scripts/deps.sh test installs postgresql)"
-	finish
-	exit 1
-}
+nodes_need_pg
 need_node_modules @modelcontextprotocol/sdk
 unset HUDDLE_TOKEN HUDDLE_STORE
 
@@ -54,17 +46,7 @@ unset HUDDLE_TOKEN HUDDLE_STORE
 db=hd_nodes_$$_$RANDOM
 own_pg=$T_TMP/pg # item 7's cluster
 pg_cleanup() {
-	local n
-	if [ "$T_FAILS" -gt 0 ]; then
-		for n in a b c d; do
-			[ -s "$T_TMP/$n.err" ] || continue
-			echo "--- node $n's stderr, its last 20 lines:"
-			tail -n 20 "$T_TMP/$n.err"
-		done >&2
-	fi
-	for n in "${!node_pid[@]}"; do
-		kill -9 "${node_pid[$n]}" 2>/dev/null && wait "${node_pid[$n]}" 2>/dev/null
-	done
+	nodes_stop_all
 	psql "$HUDDLE_TEST_PG" -XAtqc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1
 	psql "$HUDDLE_TEST_PG" -XAtqc "DROP DATABASE IF EXISTS ${db}_ex WITH (FORCE)" >/dev/null 2>&1
 	bash "$cluster" stop "$own_pg" >/dev/null 2>&1

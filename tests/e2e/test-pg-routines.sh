@@ -39,32 +39,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-nodes.sh"
 
-if [ -z "${HUDDLE_TEST_PG:-}" ]; then
-	echo "$T_NAME: skipped: needs HUDDLE_TEST_PG, a PostgreSQL URL (ctest runs it through tests/pg/run-with-pg.sh with the fixture pg)"
-	exit 77
-fi
-command -v psql >/dev/null 2>&1 || {
-	fail "psql is missing (scripts/deps.sh test installs postgresql)"
-	finish
-	exit 1
-}
+nodes_need_pg
 unset HUDDLE_TOKEN HUDDLE_STORE HUDDLE_EXCHANGE_LEASE_MS
 export HUDDLE_CLOCK_FILE=$T_TMP/clock
 
 # ---- the database, the nodes, and cleaning up ----------------------------
 db=hd_routines_$$_$RANDOM
 pg_cleanup() {
-	local n
-	if [ "$T_FAILS" -gt 0 ]; then
-		for n in a b c; do
-			[ -s "$T_TMP/$n.err" ] || continue
-			echo "--- node $n's stderr, its last 20 lines:"
-			tail -n 20 "$T_TMP/$n.err"
-		done >&2
-	fi
-	for n in "${!node_pid[@]}"; do
-		kill -9 "${node_pid[$n]}" 2>/dev/null && wait "${node_pid[$n]}" 2>/dev/null
-	done
+	nodes_stop_all
 	psql "$HUDDLE_TEST_PG" -XAtqc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1
 	t_cleanup
 }
