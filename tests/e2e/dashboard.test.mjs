@@ -280,10 +280,16 @@ test('agent status updates live', {timeout: SLOW}, async () => {
 });
 
 test('autorun: an agent card shows woken, then working, then idle, live', {timeout: SLOW}, async () => {
-  // an agent whose turn takes a while, held by a tripped budget so the
-  // "woken" state lasts until the test lets it go
+  // an agent held at each state until the test lets it go, so no state
+  // is only a moment long (on a loaded machine "working" and "idle" could
+  // reach the page together, and the card show only the last): "woken"
+  // by a tripped budget, "working" by a turn that waits for a file
+  const hold = fs.mkdtempSync(path.join(os.tmpdir(), 'huddle-runner-'));
+  const go = path.join(hold, 'go');
   cli('agent', 'add', 'dev', 'runner', '--runtime', 'exec', '--config',
-    JSON.stringify({command: ['sh', '-c', 'cat >/dev/null; sleep 1.5; echo ran the job']}));
+    JSON.stringify({command: ['sh', '-c',
+      'cat >/dev/null; while [ -d "${0%/*}" ] && [ ! -e "$0" ]; do sleep 0.05; done; echo ran the job',
+      go]}));
   cli('budget', 'set', '--agent', 'runner', '--limit-cents', '0', '--mode', 'cap');
   const card = (st) => page.locator(`#agents .agent[data-agent="runner"][data-status="${st}"]`);
   await card('idle').waitFor({timeout: LIVE});
@@ -296,6 +302,7 @@ test('autorun: an agent card shows woken, then working, then idle, live', {timeo
     cli('budget', 'set', '--agent', 'runner', '--limit-cents', '1000', '--mode', 'cap');
     await card('working').waitFor({timeout: LIVE});
     await shot('autorun-working');
+    fs.writeFileSync(go, '');
     await card('idle').waitFor({timeout: LIVE});
     await room('ran the job').first().waitFor({timeout: LIVE});
     cli('agent', 'park', 'runner', '--reason', 'taking a break');
@@ -305,6 +312,8 @@ test('autorun: an agent card shows woken, then working, then idle, live', {timeo
     await page.locator('#agents .agent[data-agent="runner"] .agent-parked').waitFor({state: 'detached', timeout: LIVE});
   } finally {
     cli('team', 'update', 'dev', '--autorun', 'off');
+    // a turn still waiting ends when its file or its directory is gone
+    fs.rmSync(hold, {recursive: true, force: true});
   }
 });
 
