@@ -580,15 +580,20 @@
   // Autorun (the supervisor): a wake shows the card "woken" until its turn
   // starts (then agent_status says working); a park shows why. The agents
   // route gives both on every (re)load, so a gap never leaves them stale.
+  // An event is shown at once, then the agents are loaded again: a load
+  // already under way may have read them before the event (a park, then
+  // its unpark) and would put the old state back when it lands; the
+  // loader runs once more after it, so the last word is a read made after
+  // the event.
   function autorunEvent(kind, agent, d) {
     const a = state.agents.find((x) => x.id === agent);
     if (!a) return loadAgents();
     if (kind === 'wake_queued') a.woken = true;
     else if (kind === 'autorun_turn_started') a.woken = false;
-    else if (kind === 'autorun_turn_completed' || kind === 'autorun_turn_aborted') loadAgents();
     else if (kind === 'agent_parked') a.parked = d.reason || 'parked';
     else if (kind === 'agent_unparked') a.parked = null;
     renderAgents();
+    loadAgents();
   }
 
   function shownStatus(a) {

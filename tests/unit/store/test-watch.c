@@ -132,7 +132,19 @@ test_watch__paced_wait_looks_once_per_gap_under_a_stream_of_commits(
 				     ((int64_t)STREAM_GAP_MS * 1000));
 	/* and the last commit was reported, not left for a later one */
 	assert_int_equal(seen[looks - 1], STREAM_COMMITS);
-	assert_int_equal(hd_store_wait_change(fx->st, &cur, 0, &err), 0);
+	if (exact)
+		assert_int_equal(hd_store_wait_change(fx->st, &cur, 0, &err), 0);
+	else {
+		/* on PostgreSQL the last commit's notification may still come
+		 * after the read that saw it (store.h): a wake-up or so, then
+		 * none, and nothing new to see */
+		for (i = 0; i < STREAM_COMMITS &&
+			    hd_store_wait_change(fx->st, &cur, 0, &err) == 1;
+		     i++)
+			;
+		assert_true(i < STREAM_COMMITS);
+		assert_int_equal(read_seq(fx->st), STREAM_COMMITS);
+	}
 }
 
 static void
