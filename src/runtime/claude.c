@@ -141,40 +141,22 @@ set_session(hd_claude_stream *cs, const json_t *id)
 
 /*
  * Append s (len bytes of valid UTF-8, as Jansson guarantees) to b: with
- * first_line, only its first line, trailing blanks dropped; control
- * characters made spaces; cut to max bytes on a character boundary with
- * "..." after a cut (4).
+ * first_line, only its first line; control characters made spaces, no
+ * trailing blank; cut to max bytes on a character boundary with "..."
+ * after a cut (4). Returns the bytes added: 0 when s says nothing.
  */
-static void
+static size_t
 put_quoted(hd_buf *b, const char *s, size_t len, size_t max, int first_line)
 {
-	size_t n = 0, i, cut;
-
-	if (first_line) {
-		while (n < len && s[n] != '\n' && s[n] != '\r')
-			n++;
-		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-			n--;
-	} else
-		n = len;
-	cut = n;
-	if (cut > max) {
-		cut = max;
-		while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
-			cut--;
-	}
-	for (i = 0; i < cut; i++)
-		hd_buf_putc(b,
-		    ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? ' ' : s[i]);
-	if (cut < n)
-		hd_buf_puts(b, "...");
+	return hd_runtime__quote(b, s, len, max,
+	    HD_QUOTE_ELLIPSIS | (first_line ? HD_QUOTE_FIRST_LINE : 0));
 }
 
 /* A name from the stream (a server, a tool): whole, made one line. */
-static void
+static size_t
 put_name(hd_buf *b, const json_t *str)
 {
-	put_quoted(b, json_string_value(str), json_string_length(str),
+	return put_quoted(b, json_string_value(str), json_string_length(str),
 	    CLAUDE_MSG_MAX, 0);
 }
 
@@ -216,9 +198,7 @@ on_init(hd_claude_stream *cs, hd_runtime_emit *em, const json_t *j)
 		if (st == NULL || strcmp(st, "failed") != 0)
 			continue;
 		hd_buf_puts(&b, CLAUDE_PREFIX "MCP server ");
-		if (json_is_string(json_object_get(srv, "name")))
-			put_name(&b, json_object_get(srv, "name"));
-		else
+		if (put_name(&b, json_object_get(srv, "name")) == 0)
 			hd_buf_puts(&b, "(unnamed)");
 		hd_buf_puts(&b, " failed to start");
 		emit_status_buf(em, &b);
@@ -233,7 +213,7 @@ on_retry(hd_runtime_emit *em, const json_t *j)
 	const json_t *status = json_object_get(j, "error_status");
 	const json_t *delay = json_object_get(j, "retry_delay_ms");
 	const json_t *what = json_object_get(j, "error");
-	hd_buf b = HD_BUF_INIT(0);
+	hd_buf b = HD_BUF_INIT(0), q = HD_BUF_INIT(0);
 	double ms;
 
 	hd_buf_puts(&b, CLAUDE_PREFIX "API error");
@@ -241,12 +221,10 @@ on_retry(hd_runtime_emit *em, const json_t *j)
 		hd_buf_putc(&b, ' ');
 		hd_buf_put_i64(&b, (int64_t)json_integer_value(status));
 	}
-	if (json_is_string(what) && json_string_length(what) > 0) {
-		hd_buf_puts(&b, " (");
-		put_quoted(&b, json_string_value(what),
-		    json_string_length(what), CLAUDE_MSG_MAX, 1);
-		hd_buf_putc(&b, ')');
-	}
+	if (put_quoted(&q, json_string_value(what), json_string_length(what),
+		CLAUDE_MSG_MAX, 1) > 0)
+		hd_buf_printf(&b, " (%s)", hd_buf_cstr(&q));
+	hd_buf_dispose(&q);
 	hd_buf_puts(&b, "; retrying");
 	if (json_is_number(delay)) {
 		ms = json_number_value(delay);
@@ -449,9 +427,7 @@ warn_denials(hd_runtime_emit *em, const json_t *res)
 		}
 		hd_buf_puts(
 		    &b, named ? ", " : CLAUDE_PREFIX "permission denied for ");
-		if (n[0] != '\0')
-			put_name(&b, name);
-		else
+		if (put_name(&b, name) == 0)
 			hd_buf_puts(&b, "a tool");
 		named++;
 	}
@@ -504,7 +480,9 @@ error_exit(hd_runtime_emit *em, int exit_code, const char *tail)
 		    exit_code, tail[0] ? ": " : "", tail);
 }
 
-/* A result line with is_error: "API error N: <text>" or "<text>". */
+/* A result line with is_error: "API error N: <text>", "API error N",
+ * "<text>", else its subtype, else the exit or a plain "reports an
+ * error" (never an empty message: text that is all blanks says none). */
 static void
 error_result(
     hd_runtime_emit *em, const json_t *res, int exit_code, const char *tail)
@@ -515,7 +493,7 @@ error_result(
 	const char *s;
 	size_t len;
 	char lead[64];
-	hd_buf b = HD_BUF_INIT(0);
+	hd_buf b = HD_BUF_INIT(0), q = HD_BUF_INIT(0);
 
 	if (!json_is_string(text) || json_string_length(text) == 0)
 		text = json_array_get(json_object_get(res, "errors"), 0);
@@ -535,11 +513,11 @@ error_result(
 		}
 		hd_buf_printf(&b, "API error %lld",
 		    (long long)json_integer_value(status));
-		if (len > 0)
-			hd_buf_puts(&b, ": ");
 	}
-	if (s != NULL)
-		put_quoted(&b, s, len, CLAUDE_MSG_MAX, 1);
+	if (put_quoted(&q, s, len, CLAUDE_MSG_MAX, 1) > 0)
+		hd_buf_printf(&b, "%s%s", b.len > 0 ? ": " : "",
+		    hd_buf_cstr(&q));
+	hd_buf_dispose(&q);
 	if (b.len == 0 && json_is_string(sub) &&
 	    strcmp(json_string_value(sub), "success") != 0)
 		put_name(&b, sub);

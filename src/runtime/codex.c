@@ -22,7 +22,8 @@
  *      standard error's tail says why, less Codex's known noise.
  *  (4) Every message starts `codex: `, is one line without control
  *      characters, and quotes at most CODEX_QUOTE_MAX bytes of what the
- *      CLI said. A failed run ends in error without a thread to resume.
+ *      CLI said; a text of blanks and control characters says nothing
+ *      and is replaced, never quoted as an empty message. A failed run ends in error without a thread to resume.
  *  (5) The adapter's child is proc.c's (own process group, killed whole
  *      on timeout or abort). CODEX_HOME is the agent's persistent home,
  *      seeded once from the user's config.toml and auth.json and never
@@ -136,20 +137,13 @@ replace(char **slot, const char *s)
 }
 
 /* The first line of s, at most CODEX_QUOTE_MAX bytes on a character
- * boundary, control characters made spaces, into b (4). */
-static void
+ * boundary, control characters made spaces, no trailing blank, into b
+ * (4). Returns the bytes added: 0 when s says nothing. */
+static size_t
 quote(hd_buf *b, const char *s)
 {
-	size_t n = strcspn(s, "\r\n"), i;
-
-	if (n > CODEX_QUOTE_MAX) {
-		n = CODEX_QUOTE_MAX;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-	}
-	for (i = 0; i < n; i++)
-		hd_buf_putc(
-		    b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i]);
+	return hd_runtime__quote(
+	    b, s, strlen(s), CODEX_QUOTE_MAX, HD_QUOTE_FIRST_LINE);
 }
 
 /* (3): a provider's error body ({"error":{"message":...}}) says its own
@@ -223,10 +217,9 @@ on_item(
 	} else if (strcmp(type, "error") == 0 && completed) {
 		/* (1): a warning item, not the turn's failure */
 		hd_buf_puts(&b, "codex: ");
-		quote(&b, (text = json_string_value(
-			       json_object_get(item, "message"))) != NULL
-			      ? text
-			      : "warning");
+		text = json_string_value(json_object_get(item, "message"));
+		if (text == NULL || quote(&b, text) == 0)
+			hd_buf_puts(&b, "warning");
 		hd_runtime_emit_status(em, hd_buf_cstr(&b));
 	}
 	hd_buf_dispose(&b);
@@ -306,34 +299,30 @@ run_tokens(const hd_codex_stream *cs, hd_codex_usage *out)
 }
 
 /* The last line of a standard-error tail that is not Codex's known
- * noise, into b. */
+ * noise and says something, into b as ": <line>". */
 static void
 quote_tail(hd_buf *b, const char *tail)
 {
-	const char *end = tail + strlen(tail), *start, *line = NULL;
-	size_t n = 0;
+	const char *end = tail + strlen(tail), *start;
+	hd_buf q = HD_BUF_INIT(0);
 
 	while (end > tail) {
 		start = end;
 		while (start > tail && start[-1] != '\n')
 			start--;
-		n = (size_t)(end - start);
-		while (n > 0 && (start[n - 1] == '\r' || start[n - 1] == ' '))
-			n--;
-		if (n > 0 &&
-		    strncmp(start, "WARNING: proceeding, even though", 32) !=
+		/* its first line is the line: it ends at '\n' */
+		if (strncmp(start, "WARNING: proceeding, even though", 32) !=
 			0 &&
 		    strncmp(start, "Reading additional input from stdin", 35) !=
-			0) {
-			line = start;
+			0 &&
+		    quote(&q, start) > 0)
 			break;
-		}
+		hd_buf_reset(&q);
 		end = start > tail ? start - 1 : tail;
 	}
-	if (line == NULL)
-		return;
-	hd_buf_puts(b, ": ");
-	quote(b, line); /* its first line is the line: it ends at '\n' */
+	if (q.len > 0 && !hd_buf_failed(&q))
+		hd_buf_printf(b, ": %s", hd_buf_cstr(&q));
+	hd_buf_dispose(&q);
 }
 
 void
@@ -358,13 +347,8 @@ hd_codex__stream_finish(hd_codex_stream *cs, hd_runtime_emit *em, int exit_code,
 	}
 	hd_buf_puts(&msg, "codex: ");
 	if (cs->error != NULL) {
-		size_t head = msg.len;
-
-		quote(&msg, cs->error);
 		/* nothing but blanks and control characters says nothing */
-		while (msg.len > head && msg.ptr[msg.len - 1] == ' ')
-			msg.ptr[--msg.len] = '\0';
-		if (msg.len == head)
+		if (quote(&msg, cs->error) == 0)
 			hd_buf_puts(&msg, "the turn failed");
 	} else if (exit_code < 0)
 		hd_buf_puts(&msg, "killed");

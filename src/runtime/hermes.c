@@ -116,14 +116,15 @@ hermes_line(void *p, hd_runtime_emit *em, const char *line, size_t len)
 	return 0;
 }
 
-/* one line, no control characters, at most HERMES_QUOTE_MAX bytes */
-static void
+/* One line, no control characters or trailing blank, at most
+ * HERMES_QUOTE_MAX bytes on a character boundary (hd_runtime__quote);
+ * returns the bytes added, 0 when s says nothing. */
+static size_t
 quote(hd_buf *b, const char *s)
 {
-	size_t n = 0;
-
-	for (; s != NULL && *s != '\0' && n < HERMES_QUOTE_MAX; s++, n++)
-		hd_buf_putc(b, (unsigned char)*s < 0x20 ? ' ' : *s);
+	return s != NULL ? hd_runtime__quote(
+			       b, s, strlen(s), HERMES_QUOTE_MAX, 0)
+			 : 0;
 }
 
 static int64_t
@@ -143,7 +144,7 @@ hermes_finish(void *p, hd_runtime_emit *em, int exit_code, const char *tail)
 	char *text = NULL, status[64];
 	json_t *u = NULL;
 	const char *sid = NULL, *t;
-	hd_buf msg = HD_BUF_INIT(0);
+	hd_buf msg = HD_BUF_INIT(0), q = HD_BUF_INIT(0);
 	hd_runtime_cost c;
 	hd_proc_result pr;
 	const json_t *usd;
@@ -186,11 +187,11 @@ hermes_finish(void *p, hd_runtime_emit *em, int exit_code, const char *tail)
 	t = tail;
 	while (t != NULL && (*t == '\n' || *t == ' '))
 		t++;
-	if (t != NULL && *t != '\0') {
-		hd_buf_puts(&msg, ": ");
-		quote(&msg, t);
-	} else if (u != NULL && json_is_true(json_object_get(u, "failed")))
+	if (quote(&q, t) > 0 && !hd_buf_failed(&q))
+		hd_buf_printf(&msg, ": %s", hd_buf_cstr(&q));
+	else if (u != NULL && json_is_true(json_object_get(u, "failed")))
 		hd_buf_puts(&msg, " (its usage report says failed)");
+	hd_buf_dispose(&q);
 	hd_runtime_emit_error(em, "%s", hd_buf_cstr(&msg));
 	hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
 	hd_buf_dispose(&msg);

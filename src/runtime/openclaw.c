@@ -132,25 +132,24 @@ struct hd_openclaw {
 	int nreq;
 };
 
-/* s as one clean line: control characters become spaces, at most max
- * bytes (cut on a UTF-8 boundary). */
+/* s as one clean line (hd_runtime__quote): control characters become
+ * spaces, no trailing blank, at most max bytes (cut on a UTF-8
+ * boundary); dflt when s is NULL or says nothing. */
 static void
-clean(char *out, size_t outlen, const char *s, size_t max)
+clean(char *out, size_t outlen, const char *s, size_t max, const char *dflt)
 {
-	size_t i, n = 0;
+	hd_buf b = HD_BUF_INIT(0);
 
 	if (outlen == 0)
 		return;
 	if (max > outlen - 1)
 		max = outlen - 1;
-	for (i = 0; s != NULL && s[i] != '\0' && n < max; i++)
-		out[n++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' '
-								      : s[i];
-	/* cut short: s[n], the first byte left out, must start a character */
-	if (s != NULL && s[i] != '\0')
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-	out[n] = '\0';
+	if (s == NULL || hd_runtime__quote(&b, s, strlen(s), max, 0) == 0 ||
+	    hd_buf_failed(&b))
+		snprintf(out, outlen, "%s", dflt);
+	else
+		memcpy(out, b.ptr, b.len + 1);
+	hd_buf_dispose(&b);
 }
 
 /* End the turn in error (unless it ended): "openclaw: <msg>". */
@@ -322,8 +321,8 @@ refused(hd_openclaw *oc, hd_runtime_emit *em, const char *what,
 
 	if (code == NULL)
 		code = json_string_value(json_object_get(error, "code"));
-	clean(cm, sizeof(cm), m ? m : "no reason given", 300);
-	clean(cc, sizeof(cc), code, 60);
+	clean(cm, sizeof(cm), m, 300, "no reason given");
+	clean(cc, sizeof(cc), code, 60, "");
 	snprintf(msg, sizeof(msg), "the Gateway refused %s: %s%s%s%s", what,
 	    cm, cc[0] ? " (" : "", cc, cc[0] ? ")" : "");
 	fail(oc, em, msg);
@@ -413,8 +412,8 @@ on_chat(hd_openclaw *oc, hd_runtime_emit *em, const json_t *p)
 			    json_string_length(delta));
 	} else if (strcmp(state, "status") == 0) {
 		phase = json_string_value(json_object_get(p, "phase"));
-		if (phase != NULL) {
-			clean(cm, sizeof(cm), phase, 80);
+		clean(cm, sizeof(cm), phase, 80, "");
+		if (cm[0] != '\0') { /* a phase that says something */
 			snprintf(msg, sizeof(msg), "openclaw: %s", cm);
 			hd_runtime_emit_status(em, msg);
 		}
@@ -428,7 +427,7 @@ on_chat(hd_openclaw *oc, hd_runtime_emit *em, const json_t *p)
 		fail(oc, em, "the run was aborted on the Gateway");
 	} else if (strcmp(state, "error") == 0) {
 		m = json_string_value(json_object_get(p, "errorMessage"));
-		clean(cm, sizeof(cm), m ? m : "the run failed", 300);
+		clean(cm, sizeof(cm), m, 300, "the run failed");
 		fail(oc, em, cm);
 	}
 	hd_buf_dispose(&b);
@@ -577,8 +576,7 @@ hd_openclaw__closed(hd_openclaw *oc, hd_runtime_emit *em, const char *why)
 		end_cancelled(oc, em);
 		return;
 	}
-	clean(cw, sizeof(cw), why && why[0] ? why : "the connection ended",
-	    300);
+	clean(cw, sizeof(cw), why, 300, "the connection ended");
 	fail(oc, em, cw);
 }
 

@@ -567,7 +567,9 @@ keep_tail(run_state *rs, const char *buf, size_t n)
 }
 
 /* The last PROC_TAIL_LINES lines of at most PROC_TAIL_BYTES of standard
- * error, trailing blanks trimmed, malloc'd ("" when there was none). */
+ * error, trailing blanks and control characters trimmed, malloc'd (""
+ * when there was none, or nothing but those: "exit status 1: " then
+ * nothing would say nothing). */
 static char *
 tail_text(run_state *rs)
 {
@@ -576,8 +578,8 @@ tail_text(run_state *rs)
 
 	if (s == NULL || hd_buf_failed(&rs->tail))
 		return strdup("");
-	while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r' ||
-			      s[len - 1] == ' ' || s[len - 1] == '\t'))
+	while (len > 0 && ((unsigned char)s[len - 1] <= 0x20 ||
+			      s[len - 1] == 0x7f))
 		len--;
 	s[len] = '\0';
 	start = len > PROC_TAIL_BYTES ? len - PROC_TAIL_BYTES : 0;

@@ -352,16 +352,63 @@ hd_runtime_emit_cost(hd_runtime_emit *em, const hd_runtime_cost *c)
 	deliver(em, &ev);
 }
 
-/* Record and deliver an error message (made one line of valid UTF-8
- * here: it quotes what a runtime printed, whatever its bytes). */
-static void
-emit_error_msg(hd_runtime_emit *em, char *msg)
+static int
+quote_blank(unsigned char c)
+{
+	return c <= 0x20 || c == 0x7f;
+}
+
+size_t
+hd_runtime__quote(
+    hd_buf *b, const char *s, size_t len, size_t max, unsigned flags)
+{
+	size_t n = len, cut, i, start = b->len;
+
+	if (s == NULL)
+		return 0;
+	if (flags & HD_QUOTE_FIRST_LINE)
+		for (n = 0; n < len && s[n] != '\n' && s[n] != '\r'; n++)
+			;
+	while (n > 0 && quote_blank((unsigned char)s[n - 1]))
+		n--;
+	cut = n;
+	if (cut > max) {
+		cut = max; /* s[cut], the first byte left out, starts one */
+		while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+			cut--;
+	}
+	for (i = 0; i < cut; i++)
+		hd_buf_putc(b,
+		    (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i]);
+	if (cut < n && (flags & HD_QUOTE_ELLIPSIS))
+		hd_buf_puts(b, "...");
+	return b->len - start;
+}
+
+void
+hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
 {
 	hd_runtime_event ev;
+	hd_buf b = HD_BUF_INIT(0);
+	va_list ap;
+	char *msg;
 	size_t i, len;
 
+	if (em->done)
+		return;
+	va_start(ap, fmt);
+	hd_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if ((msg = hd_buf_detach(&b)) == NULL)
+		msg = strdup("out of memory");
+	if (msg == NULL)
+		return;
+	/* one line of valid UTF-8, whatever the bytes a runtime printed:
+	 * scrubbed, then cut (not inside a character), then made one line */
 	hd_utf8_scrub(msg);
 	len = strlen(msg);
+	if (len > ERROR_MSG_MAX)
+		msg[len = hd_utf8_cut(msg, ERROR_MSG_MAX)] = '\0';
 	for (i = 0; i < len; i++)
 		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
 			msg[i] = ' ';
@@ -374,28 +421,6 @@ emit_error_msg(hd_runtime_emit *em, char *msg)
 	ev.text = msg;
 	ev.len = len;
 	deliver(em, &ev);
-}
-
-void
-hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
-{
-	hd_buf b = HD_BUF_INIT(0);
-	va_list ap;
-	char *msg;
-
-	if (em->done)
-		return;
-	va_start(ap, fmt);
-	hd_buf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	if ((msg = hd_buf_detach(&b)) == NULL)
-		msg = strdup("out of memory");
-	if (msg == NULL)
-		return;
-	hd_utf8_scrub(msg); /* then a cut, not inside a character */
-	if (strlen(msg) > ERROR_MSG_MAX)
-		msg[hd_utf8_cut(msg, ERROR_MSG_MAX)] = '\0';
-	emit_error_msg(em, msg);
 }
 
 void

@@ -73,6 +73,18 @@ void hd_runtime__env(hd_strv *env, const hd_runtime_turn *in,
  * starts MCP servers with an environment of its own passes it on. */
 const char *hd_runtime__store_env(void);
 
+/* What a runtime printed, quoted into an error or a status line (b):
+ * only its first line with HD_QUOTE_FIRST_LINE; control characters made
+ * spaces; no trailing blank (a space, a tab, a control character); at
+ * most max bytes, cut where a character starts (whatever the bytes:
+ * the emitter scrubs what is not UTF-8), with "..." after a cut when
+ * HD_QUOTE_ELLIPSIS. Returns the bytes added: 0 says the text says
+ * nothing, and the caller says something else (an error never ends in
+ * a bare "prefix: "). */
+enum { HD_QUOTE_FIRST_LINE = 1, HD_QUOTE_ELLIPSIS = 2 };
+size_t hd_runtime__quote(
+    hd_buf *b, const char *s, size_t len, size_t max, unsigned flags);
+
 /* The value of key in a "KEY=value" vector, or NULL. Borrowed. */
 const char *hd_runtime__env_get(char *const *env, const char *key);
 

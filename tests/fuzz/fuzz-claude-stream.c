@@ -85,6 +85,11 @@ const char *const hd_fuzz_seeds[] = {
     "\x00{\"type\":\"result\",\"total_cost_usd\":-1,\"result\":7}",
     "\x00{\"type\":\"system\",\"subtype\":\"api_retry\",\"retry_delay_ms\":"
     "1e308,\"attempt\":-3,\"max_retries\":\"x\",\"error\":\"a\\nb\"}",
+    /* found by libFuzzer: a failed result whose text was DEL bytes only
+     * made the error "claude-code: " and spaces, which the emitter trims
+     * to a bare "claude-code:" */
+    "\xff{\"type\":\"result\",\"result\":\"\x7f\x7f\x7f\\n!!!\",\"is_error\":"
+    "true}\n",
     NULL,
 };
 
@@ -124,6 +129,7 @@ const char *const hd_fuzz_tokens[] = {
     "\"api_error_status\":null,",
     "\"result\":\"API Error: 400 bad\",",
     "\"result\":\"FINAL\",",
+    "\"result\":\"\x7f \\t\\u0001\",",
     "\"session_id\":\"s-2\",",
     "\"total_cost_usd\":0.002,",
     "\"total_cost_usd\":1e300,",

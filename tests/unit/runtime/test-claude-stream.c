@@ -313,7 +313,9 @@ test_claude__many_denials_are_counted(void **state)
 }
 
 /* is_error with no result text: the first of `errors`, else a subtype
- * other than "success", else the exit status, else a plain sentence. */
+ * other than "success", else the exit status, else a plain sentence. A
+ * text of nothing but blanks and control characters is no text (a fuzzed
+ * result of DEL bytes once made the error a bare "claude-code:"). */
 static void
 test_claude__error_results_without_text(void **state)
 {
@@ -337,6 +339,17 @@ test_claude__error_results_without_text(void **state)
 	    {"{\"type\":\"result\",\"is_error\":true,"
 	     "\"api_error_status\":503,\"result\":\"API Error: 503\"}",
 		1, "claude-code: API error 503"},
+	    {"{\"type\":\"result\",\"is_error\":true,"
+	     "\"result\":\"\\u007f\\u007f \\t\\u0001\\nsecond\"}",
+		0, "claude-code: the result line reports an error"},
+	    {"{\"type\":\"result\",\"is_error\":true,"
+	     "\"result\":\"\\u007f\\u007f\"}",
+		2, "claude-code: exit status 2: last words"},
+	    {"{\"type\":\"result\",\"is_error\":true,"
+	     "\"api_error_status\":500,\"result\":\"API Error: 500 \\u0001\"}",
+		1, "claude-code: API error 500"},
+	    {"{\"type\":\"result\",\"subtype\":\"\\u0002 \",\"is_error\":true}",
+		0, "claude-code: the result line reports an error"},
 	};
 	turn_case c;
 	size_t i;

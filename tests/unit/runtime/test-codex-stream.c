@@ -272,6 +272,18 @@ test_codex__a_nonzero_exit_says_why(void **state)
 	assert_error(&c, "codex: exit status 2: config.toml: bad  key");
 	case_dispose(&c);
 
+	/* a last line of control characters says nothing: the one before */
+	case_init(&c);
+	case_lines(&c, lines);
+	assert_true(case_run(&c, 2, "the real reason\n\x7f\x01\t") < 0);
+	assert_error(&c, "codex: exit status 2: the real reason");
+	case_dispose(&c);
+	case_init(&c);
+	case_lines(&c, lines);
+	assert_true(case_run(&c, 4, "\x7f\x01\n\x1b") < 0);
+	assert_error(&c, "codex: exit status 4");
+	case_dispose(&c);
+
 	assert_true(case_feed_lines(&c, lines, -1, "") < 0);
 	assert_error(&c, "codex: killed");
 	case_dispose(&c);

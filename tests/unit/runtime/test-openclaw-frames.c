@@ -409,6 +409,27 @@ test_openclaw__a_long_message_is_cut_between_characters(void **state)
 	case_dispose(&c);
 }
 
+/* A message of nothing but blanks and control characters says nothing:
+ * the error is the plain one, never a bare "openclaw:". */
+static void
+test_openclaw__a_blank_message_says_the_run_failed(void **state)
+{
+	const char *lines[] = {
+	    "{\"type\":\"event\",\"event\":\"connect.challenge\","
+	    "\"payload\":{\"nonce\":\"n-1\",\"ts\":5}}",
+	    "{\"type\":\"res\",\"id\":\"connect-1\",\"ok\":true}",
+	    "{\"type\":\"event\",\"event\":\"chat\",\"payload\":{"
+	    "\"runId\":\"" RUN "\",\"state\":\"error\",\"errorMessage\":"
+	    "\"\\u007f \\t\\u0001\"}}",
+	    NULL};
+	turn_case c;
+
+	(void)state;
+	assert_true(case_feed_lines(&c, lines, 0, "") < 0);
+	assert_string_equal(c.res.error, "openclaw: the run failed");
+	case_dispose(&c);
+}
+
 /* The connection ending before a terminal frame: the caller's words. */
 static void
 test_openclaw__closed_mid_run(void **state)
@@ -502,6 +523,9 @@ main(void)
 		test_openclaw__refusals_and_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_openclaw__a_long_message_is_cut_between_characters, setup,
+		teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_openclaw__a_blank_message_says_the_run_failed, setup,
 		teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_openclaw__closed_mid_run, setup, teardown),
