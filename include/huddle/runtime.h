@@ -398,7 +398,11 @@ const hd_runtime_adapter *const *hd_runtime_adapters(void);
 int hd_runtime_check_config(
     const char *runtime, const json_t *cfg, hd_err *err);
 
-/* Emitting, for adapters. Anything after done is dropped. */
+/* Emitting, for adapters. Anything after done is dropped. A status and
+ * an error reach the sink as one line of valid UTF-8, whatever bytes
+ * they quote: a byte that starts no character becomes '?', a control
+ * character a space (an error is also cut to 16 KiB and loses its
+ * trailing blanks). */
 void hd_runtime_emit_event(hd_runtime_emit *em, const hd_runtime_event *ev);
 void hd_runtime_emit_text(hd_runtime_emit *em, const char *text, size_t len);
 void hd_runtime_emit_status(hd_runtime_emit *em, const char *text);

@@ -319,18 +319,56 @@ hd_runtime_emit_text_so_far(const hd_runtime_emit *em, size_t *len)
 	return hd_buf_cstr(&em->text);
 }
 
+/* 1 when the len bytes at s are one line of valid UTF-8 (no control
+ * character), as every status and error is delivered. */
+static int
+one_clean_line(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+	return hd_utf8_ok(s, len);
+}
+
+/* Make the NUL-terminated s (len bytes) one clean line in place: scrubbed
+ * to valid UTF-8, each control character a space. */
+static void
+make_clean_line(char *s, size_t len)
+{
+	size_t i;
+
+	hd_utf8_scrub(s);
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			s[i] = ' ';
+}
+
 void
 hd_runtime_emit_status(hd_runtime_emit *em, const char *text)
 {
 	hd_runtime_event ev;
+	char *copy = NULL;
+	size_t len;
 
 	if (em->done || text == NULL)
 		return;
+	len = strlen(text);
+	if (!one_clean_line(text, len)) {
+		/* a runtime's bytes, quoted: made what a sink may record
+		 * (JSON refuses what is not UTF-8) rather than lost there */
+		if ((copy = strdup(text)) == NULL)
+			return;
+		make_clean_line(copy, len);
+		text = copy;
+	}
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = HD_RT_STATUS;
 	ev.text = text;
-	ev.len = strlen(text);
+	ev.len = len;
 	deliver(em, &ev);
+	free(copy);
 }
 
 void
@@ -392,7 +430,7 @@ hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
 	hd_buf b = HD_BUF_INIT(0);
 	va_list ap;
 	char *msg;
-	size_t i, len;
+	size_t len;
 
 	if (em->done)
 		return;
@@ -404,14 +442,11 @@ hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
 	if (msg == NULL)
 		return;
 	/* one line of valid UTF-8, whatever the bytes a runtime printed:
-	 * scrubbed, then cut (not inside a character), then made one line */
-	hd_utf8_scrub(msg);
+	 * scrubbed and made one line, then cut (not inside a character) */
 	len = strlen(msg);
+	make_clean_line(msg, len);
 	if (len > ERROR_MSG_MAX)
 		msg[len = hd_utf8_cut(msg, ERROR_MSG_MAX)] = '\0';
-	for (i = 0; i < len; i++)
-		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
-			msg[i] = ' ';
 	while (len > 0 && msg[len - 1] == ' ')
 		msg[--len] = '\0';
 	free(em->error);

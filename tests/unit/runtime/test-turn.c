@@ -394,6 +394,8 @@ fake_run(const hd_runtime_turn *in, hd_runtime_emit *em, hd_err *err)
 		chunk = malloc(16 * 1024);
 		memset(chunk, 'e', 16 * 1024 - 5);
 		memcpy(chunk + 16 * 1024 - 5, "\xc3\xa9", 3);
+		/* a status quoting the same kind of bytes */
+		hd_runtime_emit_status(em, "phase \xff\x01two\nlines");
 		hd_runtime_emit_error(em, "x\xffy %s", chunk);
 		free(chunk);
 		hd_runtime_emit_done(em, HD_DONE_ERROR, NULL, NULL);
@@ -537,13 +539,15 @@ test_turn__an_error_is_valid_utf8_whatever_it_quotes(void **state)
 
 	(void)state;
 	run_fake(FAKE_BAD_BYTES_ERROR, &res, &r, &err, NULL);
-	assert_string_equal(rec_kinds(&r), "error,cost,done");
+	assert_string_equal(rec_kinds(&r), "status,error,cost,done");
+	/* a status is one line of valid UTF-8 too: '?' and spaces */
+	assert_string_equal(r.texts[0], "phase ? two lines");
 	assert_non_null(res.error);
 	/* the stray byte is '?', and the cap falls before "é", not in it */
 	assert_int_equal(strncmp(res.error, "x?y eee", 7), 0);
 	assert_int_equal(strlen(res.error), 16 * 1024 - 1);
 	assert_true(hd_utf8_ok(res.error, strlen(res.error)));
-	assert_true(hd_utf8_ok(r.texts[0], strlen(r.texts[0])));
+	assert_true(hd_utf8_ok(r.texts[1], strlen(r.texts[1])));
 	assert_non_null(j = json_string(res.error)); /* JSON carries it */
 	json_decref(j);
 	hd_runtime_result_dispose(&res);
