@@ -25,13 +25,14 @@
  *      blocks; such a result has no structuredContent, since clients that
  *      find one show the model only that (Claude Code does) and the mail
  *      would never reach it. They are marked delivered in the same
- *      transaction as the
- *      tool's own write (a write tool runs inside it), so a message is
- *      delivered exactly once and only to its recipient; a read tool, or
- *      a post (HD_OPF_OWN_COMMIT: committed with other threads' posts by
- *      hd_room_post, so it cannot share a transaction), takes
- *      them in a transaction of their own, and only after a read found
- *      some, so a reader with no mail never takes the write lock.
+ *      transaction as the tool's own write (a write tool runs inside it),
+ *      so a message is delivered exactly once and only to its recipient;
+ *      a read tool, or a post (HD_OPF_OWN_COMMIT: committed with other
+ *      threads' posts by hd_room_post, so it cannot share a transaction),
+ *      takes them in a transaction of their own, and only after a look
+ *      found some, so a reader with no mail never takes the write lock. A
+ *      read tool looks in its own read transaction: one snapshot, and one
+ *      begin and commit for the tool and the look.
  *  (6) The tools are the operation table's entries with an MCP name
  *      (src/ops/ops.h): tools/list shows each with the inputSchema
  *      hd_ops_schema made of its arguments, and tools/call checks the
@@ -449,6 +450,7 @@ struct call_txn {
 	json_t *result;
 	char *mail;
 	int piggyback;
+	int peeked, has_mail; /* a read tool's look for mail (5) */
 };
 
 static int
@@ -479,23 +481,46 @@ take_fn(hd_store *st, void *payload, hd_err *err)
 	return mail_take(&t->mail, st, t->s->agent, err);
 }
 
-/* After a tool that did not take the mail in its own transaction: a read
- * first, then, only when there is mail, a transaction that takes it. A
- * failure here costs the piggyback, never the tool's result. */
+/* 1 when agent has undelivered mail (a failed look says none). */
+static int
+mail_waiting(hd_store *st, const char *agent)
+{
+	hd_messages peek = {0};
+	hd_err err = HD_ERR_INIT;
+	int some = hd_mailbox_peek(&peek, st, agent, 1, &err) == 0 && peek.n > 0;
+
+	hd_messages_dispose(&peek);
+	return some;
+}
+
+/* (5): a bound agent's read tool, then its look for mail, in one read
+ * transaction. */
+static int
+read_txn_fn(hd_store *st, void *payload, hd_err *err)
+{
+	struct call_txn *t = payload;
+	int rc;
+
+	if ((rc = call_txn_fn(st, t, err)) < 0)
+		return rc;
+	t->peeked = 1;
+	t->has_mail = mail_waiting(st, t->s->agent);
+	return 0;
+}
+
+/* After a tool that did not take the mail in its own transaction: a look
+ * first (the one ct made, or one here), then, only when there is mail, a
+ * transaction that takes it. A failure here costs the piggyback, never
+ * the tool's result. */
 static char *
-mail_after(hd_mcp_session *s)
+mail_after(hd_mcp_session *s, const struct call_txn *ct)
 {
 	struct call_txn t;
-	hd_messages peek = {0};
 	hd_err err = HD_ERR_INIT;
 
 	if (!s->bound || s->st == NULL ||
-	    hd_mailbox_peek(&peek, s->st, s->agent, 1, &err) < 0 ||
-	    peek.n == 0) {
-		hd_messages_dispose(&peek);
+	    !(ct->peeked ? ct->has_mail : mail_waiting(s->st, s->agent)))
 		return NULL;
-	}
-	hd_messages_dispose(&peek);
 	memset(&t, 0, sizeof(t));
 	t.s = s;
 	if (hd_store_atomic(s->st, take_fn, &t, &err) < 0) {
@@ -552,7 +577,9 @@ tools_run(hd_mcp_session *s, const char *name, const json_t *args_in,
 	    (call.args = checked,
 		resolve_identity(&call, s, e->op, args, err)) < 0 ||
 	    (ct.piggyback ? hd_store_atomic(s->st, call_txn_fn, &ct, err)
-			  : call_txn_fn(s->st, &ct, err)) < 0) {
+		: s->bound && s->st != NULL && !(e->op->flags & HD_OPF_WRITE)
+		    ? hd_store_read(s->st, read_txn_fn, &ct, err)
+		    : call_txn_fn(s->st, &ct, err)) < 0) {
 		json_decref(checked);
 		json_decref(args);
 		json_decref(ct.result);
@@ -564,7 +591,7 @@ tools_run(hd_mcp_session *s, const char *name, const json_t *args_in,
 	json_decref(checked);
 	json_decref(args);
 	if (!ct.piggyback)
-		ct.mail = mail_after(s);
+		ct.mail = mail_after(s, &ct);
 	*result = ct.result != NULL ? ct.result : json_object();
 	*mail = ct.mail;
 	return 0;
