@@ -32,6 +32,8 @@ board_get_txn(hd_store *st, void *payload, hd_err *err)
 	board_txn *b = payload;
 	int rc;
 
+	hd_task_free(b->task); /* a try again starts over */
+	b->task = NULL;
 	if ((rc = hd_board__task_load(&b->task, st, b->id, 1, err)) < 0)
 		return rc;
 	if (b->task == NULL)
@@ -178,6 +180,7 @@ board_list_txn(hd_store *st, void *payload, hd_err *err)
 	size_t cap = 0;
 	int rc, src, limit;
 
+	hd_tasks_dispose(&l->out); /* a try again starts over */
 	/* (4): whether the team is there, not the team (its row counts its
 	 * agents) */
 	if ((rc = hd_team_exists(st, l->team, err)) < 0)

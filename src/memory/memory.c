@@ -380,6 +380,7 @@ memory_read(hd_facts *out, hd_store *st, const hd_memory_query *q,
     const char *match, hd_err *err)
 {
 	struct read r;
+	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.q = q;
@@ -395,7 +396,9 @@ memory_read(hd_facts *out, hd_store *st, const hd_memory_query *q,
 		    "invalid tag \"%.64s\": use 1-50 lowercase letters, "
 		    "digits, '-' or '_'",
 		    q->tag);
-	return hd_store_read(st, read_txn, &r, err);
+	if ((rc = hd_store_read(st, read_txn, &r, err)) < 0)
+		hd_facts_dispose(out); /* a failed read keeps nothing */
+	return rc;
 }
 
 int

@@ -34,6 +34,10 @@
  *  (6) hd_room_read_each hands its callback views of the row (no copies);
  *      it remembers the last seq handed over, so a read the store runs
  *      again resumes after it instead of repeating posts.
+ *  (7) The other reads start over when the store runs them again (a busy
+ *      or lost database: store.c retries the transaction), dropping what
+ *      the try before read, and a read that fails keeps nothing: the
+ *      caller gets an empty list with the error, never posts to free.
  * Callers: the CLI (cmd-chat.c), the board's reflections, MCP and HTTP.
  */
 #include <stdio.h>
@@ -539,9 +543,12 @@ static int
 room_read_txn_fn(hd_store *st, void *payload, hd_err *err)
 {
 	room_read_txn *tx = payload;
-	size_t before = tx->out->n;
+	size_t before;
 	int rc;
 
+	if (tx->fn == NULL) /* (7): a try again starts over */
+		hd_posts_dispose(tx->out);
+	before = tx->out->n;
 	if ((rc = tx->fn != NULL ? room_visit(st, tx, err)
 				 : room_query(st, tx, err)) < 0)
 		return rc;
@@ -551,6 +558,17 @@ room_read_txn_fn(hd_store *st, void *payload, hd_err *err)
 	if (tx->out->n == before)
 		return hd_team_exists(st, tx->team, err);
 	return 0;
+}
+
+/* (7): the read of tx, into tx->out; nothing kept when it fails. */
+static int
+room_read_run(hd_store *st, room_read_txn *tx, hd_err *err)
+{
+	int rc = hd_store_read(st, room_read_txn_fn, tx, err);
+
+	if (rc < 0 && tx->fn == NULL)
+		hd_posts_dispose(tx->out);
+	return rc;
 }
 
 static int
@@ -590,7 +608,7 @@ hd_room_read(hd_posts *out, hd_store *st, const char *team, int64_t since_seq,
 	if ((rc = room_read_args(&tx, out, team, since_seq, limit, err)) < 0)
 		return rc;
 	tx.exclude = exclude_author;
-	return hd_store_read(st, room_read_txn_fn, &tx, err);
+	return room_read_run(st, &tx, err);
 }
 
 int
@@ -630,7 +648,7 @@ hd_room_subscribe(hd_posts *out, hd_store *st, const char *team,
 		return hd_err_set(
 		    err, HD_EINVAL, "a subscriber needs an agent");
 	tx.agent = agent;
-	return hd_store_read(st, room_read_txn_fn, &tx, err);
+	return room_read_run(st, &tx, err);
 }
 
 int
@@ -664,7 +682,7 @@ hd_room_follow(hd_posts *out, hd_store *st, const char *team, int64_t since_seq,
 	/* the first read checks the team; after a wake-up, one SELECT (a
 	 * snapshot of its own) is all a follower needs, and it is what
 	 * stands between the commit and the follower's answer */
-	rc = hd_store_read(st, room_read_txn_fn, &tx, err);
+	rc = room_read_run(st, &tx, err);
 	for (;;) {
 		if (rc < 0 || out->n > 0)
 			return rc;
@@ -676,7 +694,8 @@ hd_room_follow(hd_posts *out, hd_store *st, const char *team, int64_t since_seq,
 			return rc;
 		if (rc == 0) /* timed out, or a signal: let the caller look */
 			return 0;
-		rc = room_query(st, &tx, err);
+		if ((rc = room_query(st, &tx, err)) < 0)
+			hd_posts_dispose(out); /* (7) */
 	}
 }
 
