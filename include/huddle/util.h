@@ -61,6 +61,11 @@ size_t hd_utf8_cut(const char *s, size_t max);
  * length limit) becomes '?'. */
 void hd_utf8_scrub(char *s);
 
+/* Make the NUL-terminated s one line of valid UTF-8 in place, as error
+ * messages and a runtime's statuses are kept: hd_utf8_scrub, then each
+ * control character (below 0x20, and 0x7f) a space. The length stays. */
+void hd_utf8_line(char *s);
+
 /* The number of code points in the NUL-terminated UTF-8 string s, or -1
  * when s is not valid UTF-8. */
 long hd_utf8_chars(const char *s);

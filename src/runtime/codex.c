@@ -310,12 +310,13 @@ quote_tail(hd_buf *b, const char *tail)
 		start = end;
 		while (start > tail && start[-1] != '\n')
 			start--;
-		/* its first line is the line: it ends at '\n' */
+		/* the line [start, end), up to a '\r' in it */
 		if (strncmp(start, "WARNING: proceeding, even though", 32) !=
 			0 &&
 		    strncmp(start, "Reading additional input from stdin", 35) !=
 			0 &&
-		    quote(&q, start) > 0)
+		    hd_runtime__quote(&q, start, (size_t)(end - start),
+			CODEX_QUOTE_MAX, HD_QUOTE_FIRST_LINE) > 0)
 			break;
 		hd_buf_reset(&q);
 		end = start > tail ? start - 1 : tail;

@@ -332,19 +332,6 @@ one_clean_line(const char *s, size_t len)
 	return hd_utf8_ok(s, len);
 }
 
-/* Make the NUL-terminated s (len bytes) one clean line in place: scrubbed
- * to valid UTF-8, each control character a space. */
-static void
-make_clean_line(char *s, size_t len)
-{
-	size_t i;
-
-	hd_utf8_scrub(s);
-	for (i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			s[i] = ' ';
-}
-
 void
 hd_runtime_emit_status(hd_runtime_emit *em, const char *text)
 {
@@ -360,7 +347,7 @@ hd_runtime_emit_status(hd_runtime_emit *em, const char *text)
 		 * (JSON refuses what is not UTF-8) rather than lost there */
 		if ((copy = strdup(text)) == NULL)
 			return;
-		make_clean_line(copy, len);
+		hd_utf8_line(copy);
 		text = copy;
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -443,8 +430,8 @@ hd_runtime_emit_error(hd_runtime_emit *em, const char *fmt, ...)
 		return;
 	/* one line of valid UTF-8, whatever the bytes a runtime printed:
 	 * scrubbed and made one line, then cut (not inside a character) */
+	hd_utf8_line(msg);
 	len = strlen(msg);
-	make_clean_line(msg, len);
 	if (len > ERROR_MSG_MAX)
 		msg[len = hd_utf8_cut(msg, ERROR_MSG_MAX)] = '\0';
 	while (len > 0 && msg[len - 1] == ' ')

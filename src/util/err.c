@@ -16,7 +16,6 @@ int
 hd_err_set(hd_err *err, hd_code code, const char *fmt, ...)
 {
 	va_list ap;
-	char *p;
 
 	if (err == NULL)
 		return code;
@@ -24,10 +23,7 @@ hd_err_set(hd_err *err, hd_code code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
-	for (p = err->msg; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
-	hd_utf8_scrub(err->msg);
+	hd_utf8_line(err->msg);
 	return code;
 }
 

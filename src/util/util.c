@@ -180,6 +180,15 @@ hd_utf8_scrub(char *s)
 		s[i++] = '?';
 }
 
+void
+hd_utf8_line(char *s)
+{
+	hd_utf8_scrub(s);
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
 long
 hd_utf8_chars(const char *s)
 {

@@ -1,7 +1,8 @@
 /*
  * test-utf8.c -- UTF-8 at the edges where text is cut or carried into
  * JSON: the longest valid prefix, a cut under a byte limit that never
- * splits a character, the scrub that makes any bytes valid, and the two
+ * splits a character, the scrub that makes any bytes valid, the one line
+ * made of any bytes (errors, runtime statuses), and the two
  * places found by fuzzing that relied on them: an error message built
  * with "%.Ns" of a name (hd_err_set) and MCP's "Method not found" for a
  * long method name with a character across the limit (a reply with no
@@ -64,6 +65,18 @@ test_utf8__scrub_replaces_each_bad_byte_and_keeps_the_rest(void **state)
 	assert_true(hd_utf8_ok(a, strlen(a)));
 	hd_utf8_scrub(b);
 	assert_string_equal(b, "plain");
+}
+
+static void
+test_utf8__line_is_scrubbed_and_has_no_control_character(void **state)
+{
+	char a[] = "two\nlines\x7f\t\xff \xc3\xa9";
+
+	(void)state;
+	hd_utf8_line(a);
+	assert_string_equal(a, "two lines  ? \xc3\xa9");
+	assert_int_equal(strlen(a), sizeof(a) - 1);
+	assert_true(hd_utf8_ok(a, strlen(a)));
 }
 
 static void
@@ -139,6 +152,8 @@ main(void)
 		cmocka_unit_test(test_utf8__cut_never_splits_a_character),
 		cmocka_unit_test(
 		    test_utf8__scrub_replaces_each_bad_byte_and_keeps_the_rest),
+		cmocka_unit_test(
+		    test_utf8__line_is_scrubbed_and_has_no_control_character),
 		cmocka_unit_test(
 		    test_utf8__an_error_message_is_always_valid_utf8),
 		cmocka_unit_test(
